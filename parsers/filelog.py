@@ -1,0 +1,83 @@
+"""The SK file-logger line format of every ``sk_meta/<pid>/model_*/*.log`` (artifacts.md §3.2).
+
+``YYYY-MM-DD HH:MM:SS.mmm [<pid>:<tid>] [<LEVEL>] [<file>:<line>] [<Function>] <message>``
+
+The prefix is optional: hand-written fixtures and older files carry bare messages, so
+:func:`split_prefix` returns the message either way plus the prefix when present.
+Records longer than 4096 bytes are written in pieces with ``[CONT:<n>] `` markers spliced in
+*without* a newline (at byte offsets 4096, 8192+len(marker), …); :func:`rejoin_cont` removes them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+PREFIX_RE = re.compile(
+    r"^(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}) \[(?P<pid>\d+):(?P<tid>\d+)\] "
+    r"\[(?P<level>[A-Z]+)\] \[(?P<src>[^\]]*?):(?P<line>\d+)\] \[(?P<func>[^\]]*)\] ?"
+)
+CONT_RE = re.compile(rb"\[CONT:\d+\] ")
+PIECE = 4096
+FORMAT_ERROR = "[FORMAT_ERROR] Failed to format log message"
+
+
+@dataclass(frozen=True, slots=True)
+class FileLogPrefix:
+    ts: datetime | None
+    ts_text: str
+    pid: int
+    tid: int
+    level: str  # TRACE, DEBUG, INFO, WARN, ERROR
+    src_file: str
+    src_line: int
+    func: str
+
+
+def parse_filelog_ts(text: str) -> datetime | None:
+    try:
+        return datetime.strptime(text, "%Y-%m-%d %H:%M:%S.%f")
+    except ValueError:
+        return None
+
+
+def split_prefix(line: str) -> tuple[FileLogPrefix | None, str]:
+    """Return ``(prefix or None, message)``; the message keeps its own leading indentation."""
+    m = PREFIX_RE.match(line)
+    if m is None:
+        return None, line
+    prefix = FileLogPrefix(
+        ts=parse_filelog_ts(m.group("ts")),
+        ts_text=m.group("ts"),
+        pid=int(m.group("pid")),
+        tid=int(m.group("tid")),
+        level=m.group("level"),
+        src_file=m.group("src").rsplit("/", 1)[-1],
+        src_line=int(m.group("line")),
+        func=m.group("func"),
+    )
+    return prefix, line[m.end() :]
+
+
+def rejoin_cont(line: str) -> str:
+    """Remove ``[CONT:n] `` markers that the file logger spliced in at 4096-byte piece borders."""
+    if len(line) < PIECE or "[CONT:" not in line:
+        return line
+    raw = line.encode("utf-8", errors="surrogateescape")
+    pos = PIECE
+    while pos < len(raw):
+        m = CONT_RE.match(raw, pos)
+        if m is None:
+            break
+        raw = raw[:pos] + raw[m.end() :]
+        pos += PIECE
+    return raw.decode("utf-8", errors="replace")
+
+
+def format_filelog_prefix(
+    ts: datetime, pid: int, tid: int, level: str, src_file: str, src_line: int, func: str
+) -> str:
+    """Inverse of :func:`split_prefix` (used by the scene builder)."""
+    stamp = ts.strftime("%Y-%m-%d %H:%M:%S.") + f"{ts.microsecond // 1000:03d}"
+    return f"{stamp} [{pid}:{tid}] [{level}] [{src_file}:{src_line}] [{func}] "

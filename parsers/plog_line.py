@@ -1,0 +1,121 @@
+"""Tokenizer for one CANN plog line (artifacts.md §1.2).
+
+Grammar: ``[<LEVEL>] <MODULE>(<pid>,<proc>):<YYYY-MM-DD-HH:MM:SS.mmm.uuu> [<file>:<line>]<rest>``
+with ``\\s*`` tolerated around ``(``…``)``, ``:`` and inside ``[``…``]`` (real logs show
+``[ERROR]  RUNTIME(…) :2024-…``). ``<rest>`` is split by module:
+
+* SK (``ASCENDCKERNEL`` or any module): ``[SK][<Function>] <text>`` — no tid;
+* IDEDD: ``[tid:<tid>] <text>``;
+* RUNTIME: ``<tid> <Function>:[TAG][TAG]<text>`` (tags optional);
+* GE and others: ``<tid> <Function>: <text>`` when that shape is present, else the whole rest.
+
+Only this module knows the grammar; everything downstream works on :class:`PlogLine`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from skdbg.parsers.common import Source
+
+LINE_RE = re.compile(
+    r"^\[\s*(?P<level>[A-Z]+)\s*\]\s*(?P<module>[A-Za-z_][A-Za-z0-9_]*)\s*\(\s*(?P<pid>\d+)\s*,(?P<proc>[^)]*)\)\s*:\s*"
+    r"(?P<ts>\d{4}-\d{2}-\d{2}-\d{2}:\d{2}:\d{2}\.\d{3}\.\d{3})\s*\[\s*(?P<src>[^\]]*?):(?P<line>\d+)\s*\](?P<rest>.*)$"
+)
+SK_REST_RE = re.compile(r"^\s*\[SK\]\[(?P<func>[^\]]*)\] ?(?P<text>.*)$")
+IDEDD_REST_RE = re.compile(r"^\s*\[tid:\s*(?P<tid>\d+)\]\s?(?P<text>.*)$")
+TID_FUNC_RE = re.compile(
+    r"^\s*(?P<tid>\d+)\s+(?P<func>[A-Za-z_~][\w:~<>]*)\s*:(?P<tags>(?:\[[A-Z_]+\])*)\s?(?P<text>.*)$"
+)
+TS_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})-(\d{2}):(\d{2}):(\d{2})\.(\d{3})\.(\d{3})$")
+TAG_RE = re.compile(r"\[([A-Z_]+)\]")
+
+
+@dataclass(frozen=True, slots=True)
+class PlogLine:
+    """One parsed plog record; ``text`` is the message body after tid/function/tags."""
+
+    src: Source
+    level: str
+    module: str
+    pid: int
+    proc: str
+    ts: datetime | None  # None only if the stamp is out of range (e.g. month 13)
+    ts_text: str
+    src_file: str  # basename of __FILE__
+    src_line: int
+    tid: int | None
+    func: str | None
+    tags: tuple[str, ...]
+    text: str
+    is_sk: bool  # carries the [SK][<Function>] tag of the SK logger
+    complete: bool = True  # False: last line of a truncated file
+
+    @property
+    def ts_key(self) -> tuple[int, datetime]:
+        """Sort key that puts unparsable stamps first instead of raising."""
+        return (0, datetime.min) if self.ts is None else (1, self.ts)
+
+
+def parse_plog_ts(text: str) -> datetime | None:
+    """``2026-03-28-11:32:18.888.239`` -> naive datetime with microsecond precision."""
+    m = TS_RE.match(text)
+    if not m:
+        return None
+    y, mo, d, h, mi, s, ms, us = (int(g) for g in m.groups())
+    try:
+        return datetime(y, mo, d, h, mi, s, ms * 1000 + us)
+    except ValueError:
+        return None
+
+
+def format_plog_ts(ts: datetime) -> str:
+    """Inverse of :func:`parse_plog_ts` (used by the scene builder)."""
+    return ts.strftime("%Y-%m-%d-%H:%M:%S.") + f"{ts.microsecond // 1000:03d}.{ts.microsecond % 1000:03d}"
+
+
+def parse_plog_line(text: str, src: Source, *, complete: bool = True) -> PlogLine | None:
+    """Tokenize one physical line; ``None`` when it is not a CANN plog record."""
+    m = LINE_RE.match(text)
+    if m is None:
+        return None
+    rest = m.group("rest")
+    module = m.group("module")
+    tid: int | None = None
+    func: str | None = None
+    tags: tuple[str, ...] = ()
+    body = rest
+    is_sk = False
+    sk = SK_REST_RE.match(rest)
+    if sk is not None:
+        is_sk = True
+        func = sk.group("func")
+        body = sk.group("text")
+    elif (ide := IDEDD_REST_RE.match(rest)) is not None:
+        tid = int(ide.group("tid"))
+        body = ide.group("text")
+    elif (tf := TID_FUNC_RE.match(rest)) is not None:
+        tid = int(tf.group("tid"))
+        func = tf.group("func")
+        tags = tuple(TAG_RE.findall(tf.group("tags")))
+        body = tf.group("text")
+    src_path = m.group("src").strip()
+    return PlogLine(
+        src=src,
+        level=m.group("level"),
+        module=module,
+        pid=int(m.group("pid")),
+        proc=m.group("proc").strip(),
+        ts=parse_plog_ts(m.group("ts")),
+        ts_text=m.group("ts"),
+        src_file=src_path.rsplit("/", 1)[-1],
+        src_line=int(m.group("line")),
+        tid=tid,
+        func=func,
+        tags=tags,
+        text=body.rstrip("\r"),
+        is_sk=is_sk,
+        complete=complete,
+    )
