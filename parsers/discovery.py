@@ -1,0 +1,213 @@
+"""Find the ``sk_meta`` model directories of a scene (artifacts.md §3.1, rows 76–79).
+
+Users point skdbg at whatever folder they copied: a result root, ``sk_meta``, ``sk_meta/<pid>``
+or one ``model_*`` directory. All four resolve to the same typed layout here, with every
+missing file recorded as a capability downgrade (a :class:`Gap`), never a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from skdbg.parsers.common import Gap, ParseError, Source
+
+MODEL_DIR_RE = re.compile(r"^model_(?:(?P<rts>\d+)_(?P<call>\d+)|unknown)$")
+PROF_RE = re.compile(r"^(?:sk_prof_device|sk_event_dev_device)_(?P<dev>\d+)\.json$")
+
+#: role -> file name inside ``model_<m>/`` (artifacts.md §3.1)
+MODEL_FILES: dict[str, str] = {
+    "super_kernel_log": "super_kernel.log",
+    "fused_nodes": "sk_fused_nodes.log",
+    "node_detail": "sk_node_detail.log",
+    "scope_split": "sk_scope_split.log",
+    "fail_reasons": "sk_fusion_fail_reasons.log",
+    "device_args": "sk_device_args.log",
+    "task_queue": "sk_task_queue.json",
+    "graph_origin": "sk_graph_origin.json",
+    "graph_updated": "sk_graph_updated.json",
+    "mdl_origin": "sk_mdl_origin.json",
+    "mdl_updated": "sk_mdl_updated.json",
+}
+
+#: what each missing file costs, and how to get it next time (capability downgrade, row 78)
+MISSING_COST: dict[str, str] = {
+    "super_kernel_log": "no build facts (binDevAddr, split symbols, reorder lines) and no handler copy",
+    "fused_nodes": "no child list per SK: L4 cross-check and child identity unavailable",
+    "node_detail": "no per-node scope tagging",
+    "scope_split": "no scope break history",
+    "fail_reasons": "no unfusible-kernel list",
+    "device_args": "no direct task index -> nodeId map (T6 guard weaker)",
+    "task_queue": "no structured task queue: L3 COND/opId correlation weaker",
+    "bin_files": "no kernel ELFs: PC -> symbol lookup unavailable",
+}
+COLLECT_META = "rerun with ASCEND_OP_COMPILE_SAVE_KERNEL_META=1 and copy sk_meta/<pid>/ from the process cwd"
+
+_SEARCH_DEPTH = 3
+
+
+@dataclass(frozen=True, slots=True)
+class ModelDir:
+    """One ``sk_meta/<pid>/model_<rts>_<call>`` directory and the files it holds."""
+
+    pid: int | None  # None when the pid folder name is not numeric (e.g. a rank label)
+    pid_label: str
+    label: str  # "model_48_1" / "model_unknown"
+    path: Path
+    files: dict[str, Path]  # role -> path (only present files)
+    bin_files: tuple[Path, ...]
+    constant_codegen: tuple[Path, ...]
+
+    @property
+    def model_id(self) -> str | None:
+        """``<rtsId>_<callCount>`` as printed in plog ``ModelId=`` (None for model_unknown)."""
+        m = MODEL_DIR_RE.match(self.label)
+        if m is None or m.group("rts") is None:
+            return None
+        return f"{m.group('rts')}_{m.group('call')}"
+
+    def missing(self) -> list[str]:
+        roles = [r for r in MISSING_COST if r != "bin_files" and r not in self.files]
+        if not self.bin_files:
+            roles.append("bin_files")
+        return roles
+
+
+@dataclass(slots=True)
+class SkMetaLayout:
+    """All model dirs found under a scene, grouped by pid label, plus profiling files."""
+
+    root: Path
+    models: list[ModelDir] = field(default_factory=list)
+    prof_files: list[Path] = field(default_factory=list)
+    gaps: list[Gap] = field(default_factory=list)
+
+    @property
+    def pid_labels(self) -> list[str]:
+        return sorted({m.pid_label for m in self.models}, key=_natural)
+
+    def models_of(self, pid_label: str) -> list[ModelDir]:
+        return [m for m in self.models if m.pid_label == pid_label]
+
+
+def _natural(s: str) -> tuple[int, str]:
+    return (int(s), "") if s.isdigit() else (1 << 62, s)
+
+
+def _natural_path(p: Path) -> tuple[int, str]:
+    return _natural(p.name)
+
+
+def _is_model_dir(p: Path) -> bool:
+    if MODEL_DIR_RE.match(p.name):
+        return True
+    return any((p / name).is_file() for name in MODEL_FILES.values())
+
+
+def _model_children(p: Path) -> list[Path]:
+    try:
+        kids = sorted((c for c in p.iterdir() if c.is_dir()), key=lambda c: c.name)
+    except OSError:
+        return []
+    return [c for c in kids if MODEL_DIR_RE.match(c.name)]
+
+
+def _load_model(path: Path, pid_label: str) -> ModelDir:
+    files = {role: path / name for role, name in MODEL_FILES.items() if (path / name).is_file()}
+    bins = tuple(sorted((path / "bin_files").glob("*.o"))) if (path / "bin_files").is_dir() else ()
+    cc_dir = path / "constant_codegen"
+    cc = tuple(sorted(p for p in cc_dir.iterdir() if p.is_file())) if cc_dir.is_dir() else ()
+    return ModelDir(
+        pid=int(pid_label) if pid_label.isdigit() else None,
+        pid_label=pid_label,
+        label=path.name,
+        path=path,
+        files=files,
+        bin_files=bins,
+        constant_codegen=cc,
+    )
+
+
+def _add_pid_dir(layout: SkMetaLayout, pid_dir: Path) -> None:
+    for model in _model_children(pid_dir):
+        layout.models.append(_load_model(model, pid_dir.name))
+    for f in sorted(pid_dir.iterdir()):
+        if f.is_file() and PROF_RE.match(f.name):
+            layout.prof_files.append(f)
+
+
+def _find_sk_meta_dirs(root: Path) -> list[Path]:
+    found: list[Path] = []
+    root_depth = len(root.parts)
+    for dirpath, dirnames, _ in os.walk(root):
+        here = Path(dirpath)
+        if here.name == "sk_meta":
+            found.append(here)
+            dirnames[:] = []
+            continue
+        if len(here.parts) - root_depth >= _SEARCH_DEPTH:
+            dirnames[:] = []
+        dirnames.sort()
+    return found
+
+
+def discover_sk_meta(path: str | os.PathLike[str]) -> SkMetaLayout:
+    """Resolve a result root, ``sk_meta``, ``sk_meta/<pid>`` or ``model_*`` dir to model dirs (row 76).
+
+    Raises :class:`ParseError` only when ``path`` is not a directory; an empty result is a gap.
+    """
+    root = Path(path)
+    if not root.exists():
+        raise ParseError(str(root), "a scene directory (path does not exist)")
+    if not root.is_dir():
+        raise ParseError(str(root), "a scene directory, got a file")
+    layout = SkMetaLayout(root=root)
+    if _is_model_dir(root) and not _model_children(root):
+        parent = root.parent
+        layout.models.append(_load_model(root, parent.name if parent != root else "?"))
+    elif _model_children(root):
+        _add_pid_dir(layout, root)  # sk_meta/<pid>
+    elif root.name == "sk_meta":
+        for pid_dir in sorted((c for c in root.iterdir() if c.is_dir()), key=_natural_path):
+            _add_pid_dir(layout, pid_dir)
+    else:
+        for sk_meta in _find_sk_meta_dirs(root):
+            for pid_dir in sorted(
+                (c for c in sk_meta.iterdir() if c.is_dir()), key=lambda c: _natural(c.name)
+            ):
+                _add_pid_dir(layout, pid_dir)
+    # profiling files may also sit beside sk_meta (msprof copies; the auto-tune fixture keeps it at the root)
+    known = set(layout.prof_files)
+    for dirpath, dirnames, filenames in os.walk(root):
+        depth = len(Path(dirpath).parts) - len(root.parts)
+        if depth >= _SEARCH_DEPTH:
+            dirnames[:] = []
+        dirnames.sort()
+        for name in sorted(filenames):
+            p = Path(dirpath) / name
+            if PROF_RE.match(name) and p not in known:
+                layout.prof_files.append(p)
+                known.add(p)
+    if not layout.models:
+        layout.gaps.append(
+            Gap(
+                "no_sk_meta",
+                f"no sk_meta model directory found under {root}",
+                Source(str(root)),
+                COLLECT_META,
+            )
+        )
+    for model in layout.models:
+        for role in model.missing():
+            name = MODEL_FILES.get(role, "bin_files/")
+            layout.gaps.append(
+                Gap(
+                    "missing_file",
+                    f"{model.label}: {name} missing — {MISSING_COST[role]}",
+                    Source(str(model.path / name)),
+                    COLLECT_META,
+                )
+            )
+    return layout
