@@ -1,0 +1,330 @@
+"""The SK node ``Format()`` grammar shared by every sk_meta listing (artifacts.md §3.5, row 54).
+
+Why a dedicated module: the same node text appears in sk_fused_nodes, sk_node_detail,
+sk_scope_split, sk_fusion_fail_reasons and super_kernel.log, embedded in different sentences
+(``Processed node <node>: type=…``, ``Node <node>: reason: …``, ``[i] <node>``). Callers find the
+``[nodeId:`` opening and hand the rest to :func:`match_node`, which reports where the node text
+ends so the caller can continue with its own grammar.
+
+Forms accepted (upstream ``sk_node.cpp`` ``*Node::Format`` and ``KernelInfos::Format``):
+
+* current: ``[nodeId:…, streamId:…, streamIdxInGraph:…, nodeIdxInStream:…] - KernelInfos{…}``,
+  event/memory/default payloads *inside* the bracket;
+* fixture (hand-written, §3.14): ``[nodeId:10, streamId:1] - KernelInfos{…}`` with fields missing;
+* legacy: ``[nodeId:…, streamIdxInGraph:…, nodeIdxInStream:…] - Kernel:<func>`` and
+  ``- Event:Notify(eventId:…)``; also the intermediate ``…, Kernel name:<func>]`` that the
+  upstream ``sk_node_tracing.py`` accepts.
+
+``funcName`` is read up to ``, kernelType:`` (names may contain ``,``/``}`` in pathological cases).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from skdbg.parsers.common import ParseError, Source, parse_int
+
+KERNEL_TYPES = frozenset(
+    {"AIC_ONLY", "AIV_ONLY", "MIX_AIV_1_0", "MIX_AIC_1_0", "MIX_1_1", "MIX_1_2", "DEFAULT"}
+)
+# Older GetKernelTypeString spelled the mix types with the enum names (sk_node.cpp @00239185).
+KERNEL_TYPE_ALIASES = {"MIX_AIC_1_1": "MIX_1_1", "MIX_AIC_1_2": "MIX_1_2"}
+EVENT_TYPES = ("EventNotify", "EventWait", "EventReset", "Unknown")
+LEGACY_EVENT = {"Notify": "EventNotify", "Wait": "EventWait", "Reset": "EventReset"}
+SCOPE_MARKER_PREFIXES = {
+    "sk_scope_kernel_begin": "begin",
+    "sk_scope_kernel_end": "end",
+    "sk_placeholder_kernel": "placeholder",
+}
+
+_HEAD = re.compile(
+    r"\[nodeId:(?P<nid>\d+)"
+    r"(?:, streamId:(?P<sid>-?\d+))?"
+    r"(?:, streamIdxInGraph:(?P<sidx>\d+))?"
+    r"(?:, nodeIdxInStream:(?P<nidx>\d+))?"
+)
+_INT = r"(?:0[xX][0-9a-fA-F]+|\d+)"
+_EVENT_INNER = re.compile(
+    r"(?P<et>EventNotify|EventWait|EventReset|Unknown)\((?P<args>[^)]*)\)\]",
+)
+_EVENT_AFTER = re.compile(r" - (?P<et>EventNotify|EventWait|EventReset|Unknown)\((?P<args>[^)]*)\)")
+_MEM_WRITE = re.compile(r"MemoryWrite\((?P<args>[^)]*)\)\]")
+_MEM_WAIT = re.compile(r"MemoryWait\((?P<args>[^)]*)\)\]")
+_DEFAULT = re.compile(r"type: Default\]")
+_KERNEL_NAME = re.compile(r"Kernel name:(?P<f>[^\]]*)\]")
+_LEGACY_KERNEL = re.compile(r" - Kernel:(?P<f>[^\s:\]]+)")
+_LEGACY_EVENT = re.compile(r" - Event:(?P<et>\w+)(?:\((?P<args>[^)]*)\))?")
+_ARG = re.compile(r"\s*(?P<k>\w+):(?P<v>[^,]*)")
+_KFIELD = re.compile(r", (?P<k>\w+):(?P<v>\[[^\]]*\]|[^,}]*)")
+_KERNEL_OPEN = " - KernelInfos{funcName:"
+
+_INT_FIELDS = {
+    "cap": "cap",
+    "numBlocks": "num_blocks",
+    "cubeNum": "cube_num",
+    "vecNum": "vec_num",
+    "dynUbufSize": "dyn_ubuf_size",
+    "allocUbufSize": "alloc_ubuf_size",
+    "resolvedNum": "resolved_num",
+    "binHdl": "bin_hdl",
+    "funcHdl": "func_hdl",
+    "launchKernelCfg": "launch_kernel_cfg",
+    "devArgs": "dev_args",
+}
+_BOOL_FIELDS = {
+    "isScheModeOn": "is_sche_mode_on",
+    "needMixKernelSplit": "need_mix_kernel_split",
+    "isSimtOp": "is_simt_op",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """One node as printed by ``Format()``.
+
+    ``kind`` ∈ kernel, event, memory_write, memory_wait, default. ``form`` tells which printer
+    produced it: ``current`` (all ids), ``fixture`` (streamId but no idx fields) or ``legacy``
+    (no streamId, or the ``Kernel:``/``Event:`` payloads).
+    """
+
+    src: Source
+    kind: str
+    node_id: int
+    stream_id: int | None
+    stream_idx_in_graph: int | None
+    node_idx_in_stream: int | None
+    form: str
+    text: str  # the node text exactly as printed
+    # kernel fields (None when the printer omitted them)
+    func_name: str | None = None
+    kernel_type: str | None = None
+    task_ratio: tuple[int, int] | None = None
+    cap: int | None = None
+    num_blocks: int | None = None
+    cube_num: int | None = None
+    vec_num: int | None = None
+    is_sche_mode_on: bool | None = None
+    need_mix_kernel_split: bool | None = None
+    is_simt_op: bool = False
+    dyn_ubuf_size: int | None = None
+    alloc_ubuf_size: int | None = None
+    resolved_num: int | None = None
+    bin_hdl: int | None = None
+    func_hdl: int | None = None
+    launch_kernel_cfg: int | None = None
+    dev_args: int | None = None
+    extra_fields: tuple[tuple[str, str], ...] = ()  # KernelInfos keys this parser does not know
+    # event / memory fields
+    event_type: str | None = None  # EventNotify, EventWait, EventReset, Unknown
+    event_id: int | None = None
+    event_flag: int | None = None
+    event_task_flag: int | None = None
+    memory_value: int | None = None
+    memory_wait_flag: int | None = None
+
+    @property
+    def is_kernel(self) -> bool:
+        return self.kind == "kernel"
+
+    @property
+    def scope_marker(self) -> str | None:
+        """``begin``/``end``/``placeholder`` for the scope marker kernels (§3.5), else None."""
+        if self.func_name is None:
+            return None
+        for prefix, what in SCOPE_MARKER_PREFIXES.items():
+            if self.func_name == prefix or self.func_name.startswith(prefix + "_"):
+                return what
+        return None
+
+    @property
+    def is_scope_marker(self) -> bool:
+        return self.scope_marker is not None
+
+    @property
+    def kernel_type_known(self) -> bool:
+        return self.kernel_type is None or self.kernel_type in KERNEL_TYPES
+
+    @property
+    def normalized_kernel_type(self) -> str | None:
+        """``MIX_AIC_1_1`` (older printer) → ``MIX_1_1``; unknown names are returned unchanged."""
+        if self.kernel_type is None:
+            return None
+        return KERNEL_TYPE_ALIASES.get(self.kernel_type, self.kernel_type)
+
+
+def _err(src: Source, expected: str, got: str) -> ParseError:
+    return ParseError(src.file, expected, line=src.line, got=got)
+
+
+def _int(value: str, key: str, src: Source, text: str) -> int:
+    v = value.strip()
+    if not re.fullmatch(_INT, v):
+        raise _err(src, f"an integer for node field {key!r}", text)
+    return parse_int(v)
+
+
+def _args(args: str, src: Source, text: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for part in args.split(","):
+        if not part.strip():
+            continue
+        m = _ARG.fullmatch(part)
+        if m is None:
+            raise _err(src, "'key:value' pairs inside an event/memory node", text)
+        out[m.group("k")] = _int(m.group("v"), m.group("k"), src, text)
+    return out
+
+
+def _form(sid: str | None, sidx: str | None, nidx: str | None) -> str:
+    if sid is None:
+        return "legacy"
+    if sidx is None or nidx is None:
+        return "fixture"
+    return "current"
+
+
+def _kernel(text: str, pos: int, src: Source) -> tuple[dict[str, object], int]:
+    """Parse ``KernelInfos{funcName:…}`` starting right after ``funcName:``; return fields, end."""
+    kt = text.find(", kernelType:", pos)
+    close_simple = text.find("}", pos)
+    if kt < 0:
+        # Fixture shortcut seen upstream: ``KernelInfos{funcName:X}`` with nothing else.
+        if close_simple < 0:
+            raise _err(src, "'}' closing KernelInfos{…}", text[pos - 24 :])
+        return {"func_name": text[pos:close_simple]}, close_simple + 1
+    out: dict[str, object] = {"func_name": text[pos:kt]}
+    extra: list[tuple[str, str]] = []
+    i = kt
+    while True:
+        if text.startswith("}", i):
+            out["extra_fields"] = tuple(extra)
+            return out, i + 1
+        m = _KFIELD.match(text, i)
+        if m is None:
+            raise _err(src, "', key:value' or '}' inside KernelInfos{…}", text[i:])
+        k, v = m.group("k"), m.group("v")
+        if k == "kernelType":
+            out["kernel_type"] = v
+        elif k == "taskRatio":
+            rm = re.fullmatch(r"\[(\d+),\s*(\d+)\]", v)
+            if rm is None:
+                raise _err(src, "taskRatio:[<a>,<b>]", v)
+            out["task_ratio"] = (int(rm.group(1)), int(rm.group(2)))
+        elif k in _INT_FIELDS:
+            out[_INT_FIELDS[k]] = _int(v, k, src, text)
+        elif k in _BOOL_FIELDS:
+            if v not in ("0", "1"):
+                raise _err(src, f"0 or 1 for {k}", v)
+            out[_BOOL_FIELDS[k]] = v == "1"
+        else:
+            extra.append((k, v))
+        i = m.end()
+
+
+def match_node(text: str, pos: int, src: Source) -> tuple[Node, int] | None:
+    """Parse a node starting at ``text[pos]``; return ``(node, end)`` or None if no ``[nodeId:``.
+
+    Raises :class:`ParseError` (with the file/line of ``src``) when the text opens a node but
+    its payload does not follow any known ``Format()`` form.
+    """
+    head = _HEAD.match(text, pos)
+    if head is None:
+        return None
+    nid, sid, sidx, nidx = head.group("nid", "sid", "sidx", "nidx")
+    base: dict[str, object] = {
+        "node_id": int(nid),
+        "stream_id": int(sid) if sid is not None else None,
+        "stream_idx_in_graph": int(sidx) if sidx is not None else None,
+        "node_idx_in_stream": int(nidx) if nidx is not None else None,
+    }
+    form = _form(sid, sidx, nidx)
+    i = head.end()
+    fields: dict[str, object]
+    if text.startswith("]", i):
+        i += 1
+        if text.startswith(_KERNEL_OPEN, i):
+            fields, end = _kernel(text, i + len(_KERNEL_OPEN), src)
+            fields["kind"] = "kernel"
+        elif (m := _LEGACY_KERNEL.match(text, i)) is not None:
+            fields, end, form = {"kind": "kernel", "func_name": m.group("f")}, m.end(), "legacy"
+        elif (m := _LEGACY_EVENT.match(text, i)) is not None:
+            et = LEGACY_EVENT.get(m.group("et"), m.group("et"))
+            a = _args(m.group("args") or "", src, text)
+            fields = {"kind": "event", "event_type": et, "event_id": a.get("eventId")}
+            end, form = m.end(), "legacy"
+        elif (m := _EVENT_AFTER.match(text, i)) is not None:
+            a = _args(m.group("args"), src, text)
+            fields = _event_fields(m.group("et"), a)
+            end = m.end()
+        else:
+            raise _err(
+                src, "' - KernelInfos{…}' (or legacy ' - Kernel:'/' - Event:') after the node ids", text
+            )
+    elif text.startswith(", ", i):
+        i += 2
+        if (m := _EVENT_INNER.match(text, i)) is not None:
+            fields = _event_fields(m.group("et"), _args(m.group("args"), src, text))
+        elif (m := _MEM_WRITE.match(text, i)) is not None:
+            a = _args(m.group("args"), src, text)
+            fields = {"kind": "memory_write", "memory_value": a.get("value"), "event_id": a.get("eventId")}
+        elif (m := _MEM_WAIT.match(text, i)) is not None:
+            a = _args(m.group("args"), src, text)
+            fields = {
+                "kind": "memory_wait",
+                "memory_wait_flag": a.get("flag"),
+                "memory_value": a.get("value"),
+                "event_id": a.get("eventId"),
+            }
+        elif (m := _DEFAULT.match(text, i)) is not None:
+            fields = {"kind": "default"}
+        elif (m := _KERNEL_NAME.match(text, i)) is not None:
+            fields, form = {"kind": "kernel", "func_name": m.group("f")}, "legacy"
+        else:
+            raise _err(
+                src,
+                "an event/MemoryWrite/MemoryWait/'type: Default' payload inside the node brackets",
+                text,
+            )
+        end = m.end()
+    else:
+        raise _err(src, "']' or ', ' after the node ids", text)
+    node = Node(src=src, form=form, text=text[pos:end], **base, **fields)  # type: ignore[arg-type]
+    return node, end
+
+
+def _event_fields(et: str, a: dict[str, int]) -> dict[str, object]:
+    return {
+        "kind": "event",
+        "event_type": et,
+        "event_id": a.get("eventId"),
+        "event_flag": a.get("eventFlag"),
+        "event_task_flag": a.get("eventTaskFlag"),
+    }
+
+
+def parse_node(text: str, src: Source) -> Node | None:
+    """Parse a whole string as one node (surrounding blanks allowed).
+
+    None when the text does not start with ``[nodeId:``; ParseError when it does but is
+    malformed or has trailing text.
+    """
+    stripped = text.strip()
+    got = match_node(stripped, 0, src)
+    if got is None:
+        return None
+    node, end = got
+    if end != len(stripped):
+        raise _err(src, "nothing after the node text", stripped[end:])
+    return node
+
+
+def find_node(text: str, src: Source) -> tuple[Node, int, int] | None:
+    """Find the first ``[nodeId:`` in ``text`` and parse it: ``(node, start, end)`` or None."""
+    start = text.find("[nodeId:")
+    if start < 0:
+        return None
+    got = match_node(text, start, src)
+    if got is None:
+        return None
+    return got[0], start, got[1]

@@ -1,0 +1,162 @@
+"""Line layer shared by every ``sk_meta/<pid>/model_*/*.log`` parser (artifacts.md §3.2, rows 48-50).
+
+Why one layer: each sk_meta log line goes through the same steps before its own grammar sees it —
+``[CONT:n]`` markers are removed first (row 48, they sit at byte offsets of the *physical* line,
+prefix included), then the optional file-logger prefix is split off (hand-written fixtures have
+none; row 50 covers pid 0, ``WARN`` and long tids), ``[FORMAT_ERROR]`` bodies are kept as opaque
+records (row 49) and ``#`` lines of the hand-written fixtures are comments, not garbage (§3.14).
+Doing this once keeps the per-file parsers about their own grammar only.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, fields, is_dataclass
+from datetime import datetime
+from typing import Any
+
+import pandas as pd
+
+from skdbg.parsers.common import Gap, Source, Unrecognized
+from skdbg.parsers.filelog import FORMAT_ERROR, FileLogPrefix, rejoin_cont, split_prefix
+from skdbg.parsers.textio import TextLine, iter_lines, iter_text_lines
+
+
+@dataclass(frozen=True, slots=True)
+class MetaLine:
+    """One physical sk_meta log line after CONT removal and prefix split."""
+
+    src: Source
+    prefix: FileLogPrefix | None
+    message: str  # body after the prefix; keeps its own indentation
+    complete: bool  # False: truncated last line of the file
+
+    @property
+    def ts(self) -> datetime | None:
+        return self.prefix.ts if self.prefix is not None else None
+
+    @property
+    def pid(self) -> int | None:
+        return self.prefix.pid if self.prefix is not None else None
+
+    @property
+    def is_blank(self) -> bool:
+        return not self.message.strip()
+
+    @property
+    def is_format_error(self) -> bool:
+        """Row 49: the logger replaced a body that did not fit its 4096-byte buffer."""
+        return self.message.strip() == FORMAT_ERROR
+
+    @property
+    def is_comment(self) -> bool:
+        """``#`` lines exist only in the hand-written upstream fixtures (no prefix, §3.14)."""
+        return self.prefix is None and self.message.lstrip().startswith("#")
+
+
+@dataclass(frozen=True, slots=True)
+class OpaqueRecord:
+    """A record whose body the logger could not format (row 49); kept so gaps are visible."""
+
+    src: Source
+    ts: datetime | None
+    pid: int | None
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class CommentLine:
+    """A ``#`` line of a hand-written fixture, e.g. ``# no scope breaks``."""
+
+    src: Source
+    text: str
+
+
+@dataclass
+class MetaResultBase:
+    """What every sk_meta parse result shares: leftovers that must never be dropped silently."""
+
+    file: str
+    unrecognized: list[Unrecognized] = field(default_factory=list)
+    gaps: list[Gap] = field(default_factory=list)
+    format_errors: list[OpaqueRecord] = field(default_factory=list)
+    comments: list[CommentLine] = field(default_factory=list)
+    lines_read: int = 0
+
+    def note_common(self, ml: MetaLine) -> bool:
+        """Account for blank/format-error/comment lines; True when the line was consumed."""
+        self.lines_read += 1
+        if ml.is_format_error:
+            self.format_errors.append(OpaqueRecord(ml.src, ml.ts, ml.pid, ml.message.strip()))
+            return True
+        if ml.is_comment:
+            self.comments.append(CommentLine(ml.src, ml.message.strip()))
+            return True
+        return ml.is_blank
+
+    def note_truncated(self, ml: MetaLine, context: str) -> None:
+        if not ml.complete:
+            self.gaps.append(
+                Gap(
+                    "truncated_line",
+                    f"{context}: last line has no newline (file cut while writing)",
+                    src=ml.src,
+                )
+            )
+
+
+def to_meta_line(tl: TextLine, file: str) -> MetaLine:
+    """CONT markers first (row 48), then the optional prefix (§3.2)."""
+    prefix, message = split_prefix(rejoin_cont(tl.text))
+    return MetaLine(Source(file, tl.no), prefix, message, tl.complete)
+
+
+def iter_meta_lines(path: str | os.PathLike[str], *, what: str = "an sk_meta log") -> Iterator[MetaLine]:
+    """Stream a file as :class:`MetaLine` (raises ParseError for missing/binary files)."""
+    file = str(path)
+    for tl in iter_lines(path, what=what):
+        yield to_meta_line(tl, file)
+
+
+def iter_meta_text(text: str, file: str = "<text>") -> Iterator[MetaLine]:
+    """The same for in-memory text (tests, stdin)."""
+    for tl in iter_text_lines(text):
+        yield to_meta_line(tl, file)
+
+
+def meta_lines(source: str | os.PathLike[str] | Iterable[MetaLine], *, what: str) -> Iterable[MetaLine]:
+    """Accept a path or an already-made line iterable (lets super_kernel.log feed sub-parsers)."""
+    if isinstance(source, (str, os.PathLike)):
+        return iter_meta_lines(source, what=what)
+    return source
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+def record_row(record: Any, *, skip: Sequence[str] = ()) -> dict[str, Any]:
+    """Flatten a record to plain DataFrame columns: ``file``/``line`` from its src, scalars as is."""
+    row: dict[str, Any] = {}
+    src = getattr(record, "src", None)
+    if isinstance(src, Source):
+        row["file"] = src.file
+        row["line"] = src.line
+    if is_dataclass(record):
+        for f in fields(record):
+            if f.name == "src" or f.name in skip:
+                continue
+            value = getattr(record, f.name)
+            if is_dataclass(value) or (isinstance(value, tuple) and value and is_dataclass(value[0])):
+                continue
+            row[f.name] = _plain(value)
+    return row
+
+
+def frame(rows: list[dict[str, Any]], columns: Sequence[str]) -> pd.DataFrame:
+    """A DataFrame that has the expected columns even when there are no rows."""
+    df: pd.DataFrame = pd.DataFrame(rows) if rows else pd.DataFrame(columns=list(columns))
+    return df
