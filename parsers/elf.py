@@ -1,0 +1,946 @@
+"""Kernel ELFs (artifacts.md §4): headers, sections, image extent and a fast FUNC symbol table.
+
+Why this shape:
+
+* pyelftools reads the ELF header and section headers (robust, endian-aware), but its
+  per-symbol ``construct`` parsing costs microseconds per symbol; the ``.symtab`` is instead
+  viewed as one numpy structured array, so a 50k-symbol kernel loads in milliseconds and
+  millions of PCs resolve with one ``searchsorted`` (ecosystem.md §3.2, §3.4).
+* Only ELFCLASS64 is accepted, as the runtime does ("Elf can no be 32bit.", §4.2); ``e_machine``
+  is never checked (device ELFs carry a machine number pyelftools does not know, triage.md §3.3).
+* Two rules coexist on purpose: :meth:`SymbolTable.lookup` is skdbg's *range* rule (which
+  function contains a PC, §4.7 step 3), :meth:`SymbolTable.lookup_exact` is the SK handler's
+  rule (``st_value == funcOffset`` among sized, named FUNC symbols, §1.6.2 step 4) so skdbg can
+  recompute what the handler printed.
+* The image extent follows the runtime loader (``elf.cc`` ``ProcessSymbolTable``): ``text_offset``
+  is the ``sh_offset`` of the first ``SHF_ALLOC`` section with non-zero size, the extent ends at
+  the end of the *last* such section in header order (§4.2). Both address formulas of §4.6 are
+  computed per section; where they disagree the lookup says so and grades itself down (row 71).
+"""
+
+from __future__ import annotations
+
+import io
+import mmap
+import os
+import struct
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, cast
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from skdbg.parsers.common import Gap, ParseError, Source
+
+SHF_ALLOC = 0x2
+SHT_NULL = 0
+SHT_SYMTAB = 2
+SHT_NOBITS = 8
+STT_FUNC = 2
+STB_LOCAL = 0
+SHN_UNDEF = 0
+SHN_LORESERVE = 0xFF00
+ELF_MAGIC = b"\x7fELF"
+RUNTIME_32BIT_MESSAGE = "Elf can no be 32bit."
+
+# Lookup tiers (ecosystem.md §3.4): a PC inside a sized FUNC symbol, a nearest-preceding
+# zero-size FUNC symbol, or nothing.
+TIER_UNRESOLVED = "unresolved"
+TIER_SYMTAB = "symtab"
+TIER_NEAREST = "nearest-symbol"
+TIER_CODES = {0: TIER_UNRESOLVED, 1: TIER_SYMTAB, 2: TIER_NEAREST}
+
+BIND_NAMES = {0: "LOCAL", 1: "GLOBAL", 2: "WEAK", 10: "GNU_UNIQUE"}
+VISIBILITY_NAMES = {0: "DEFAULT", 1: "INTERNAL", 2: "HIDDEN", 3: "PROTECTED"}
+
+_U64_MAX = (1 << 64) - 1
+
+
+def _sym_dtype(little: bool) -> np.dtype[Any]:
+    """Elf64_Sym as a numpy structured dtype (24 bytes) in the file's byte order."""
+    o = "<" if little else ">"
+    return np.dtype(
+        [
+            ("st_name", o + "u4"),
+            ("st_info", "u1"),
+            ("st_other", "u1"),
+            ("st_shndx", o + "u2"),
+            ("st_value", o + "u8"),
+            ("st_size", o + "u8"),
+        ]
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ElfSection:
+    """One section header, with its name resolved through ``e_shstrndx``."""
+
+    index: int
+    name: str
+    sh_type: int
+    flags: int
+    addr: int
+    offset: int
+    size: int
+    link: int
+    info: int
+    entsize: int
+    src: Source
+
+    @property
+    def alloc(self) -> bool:
+        return bool(self.flags & SHF_ALLOC)
+
+    @property
+    def has_file_data(self) -> bool:
+        return self.sh_type not in (SHT_NULL, SHT_NOBITS)
+
+
+@dataclass(frozen=True, slots=True)
+class ImageExtent:
+    """The file range the runtime loads as one device image (§4.2); ``binDevAddr`` points at its start."""
+
+    text_offset: int
+    size: int
+    first_section: str
+    last_section: str
+    src: Source
+
+    @property
+    def end(self) -> int:
+        return self.text_offset + self.size
+
+
+@dataclass(frozen=True, slots=True)
+class FuncSymbol:
+    """An ``STT_FUNC`` symbol. ``value`` is ``st_value`` = the runtime's image offset (§4.6).
+
+    ``section_model_offset`` is the same symbol placed by the file layout,
+    ``(S.sh_offset − text_offset) + (st_value − S.sh_addr)``; ``None`` when not computable.
+    """
+
+    name: str
+    value: int
+    size: int
+    bind: str
+    local: bool
+    visibility: str
+    section_index: int
+    section: str | None
+    sym_index: int
+    section_model_offset: int | None
+    src: Source
+
+    @property
+    def end(self) -> int:
+        return self.value + self.size
+
+    @property
+    def address_models_agree(self) -> bool | None:
+        if self.section_model_offset is None:
+            return None
+        return self.section_model_offset == self.value
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolMatch:
+    """Result of a range lookup of one image offset; ``reason`` explains the grade.
+
+    ``confidence``: ``high`` (inside a sized symbol, address models agree), ``medium`` (models
+    disagree but name the same symbol, or several symbols overlap), ``low`` (models name
+    different symbols, or only a zero-size nearest symbol), ``none`` (unresolved).
+    """
+
+    offset: int
+    symbol: FuncSymbol | None
+    tier: str
+    reason: str
+    offset_in_symbol: int | None
+    containing: int
+    address_model_agrees: bool | None
+    confidence: str
+    src: Source
+
+
+@dataclass(frozen=True, slots=True)
+class ExactMatch:
+    """The SK handler's lookup (§1.6.2 step 4): ``st_value == funcOffset``, sized named FUNC only.
+
+    ``runtime_bind`` is the bind the handler prints (GLOBAL/WEAK, anything else LOCAL);
+    ``duplicates`` counts other sized named FUNC symbols with the same value (the handler keeps
+    the last one in symbol-table order, sk_common.cpp ``ExtractFunctionSymbols``).
+    """
+
+    value: int
+    symbol: FuncSymbol
+    runtime_bind: str
+    duplicates: int
+    src: Source
+
+
+class BatchLookup:
+    """Vectorised lookup result: per offset a candidate position (``-1`` none) and a tier code."""
+
+    __slots__ = ("offsets", "position", "tier_code")
+
+    def __init__(
+        self,
+        offsets: npt.NDArray[np.uint64],
+        position: npt.NDArray[np.int64],
+        tier_code: npt.NDArray[np.uint8],
+    ) -> None:
+        self.offsets = offsets
+        self.position = position
+        self.tier_code = tier_code
+
+    def __len__(self) -> int:
+        return int(self.offsets.shape[0])
+
+    def tiers(self) -> list[str]:
+        return [TIER_CODES[int(c)] for c in self.tier_code]
+
+
+class _RangeIndex:
+    """Non-overlapping elementary intervals with one winning symbol each.
+
+    Built once: all starts/ends of sized symbols become sorted unique boundaries; each interval
+    between two boundaries is painted with the highest-priority symbol covering it (priority =
+    smallest size, then non-LOCAL, then lowest symbol-table index — §4.7 step 3). A PC is then one
+    ``searchsorted`` away from its winner, for any number of PCs.
+    """
+
+    __slots__ = ("bounds", "winner")
+
+    def __init__(
+        self,
+        starts: npt.NDArray[np.uint64],
+        ends: npt.NDArray[np.uint64],
+        sizes: npt.NDArray[np.uint64],
+        local: npt.NDArray[np.bool_],
+        order_key: npt.NDArray[np.int64],
+    ) -> None:
+        n = int(starts.shape[0])
+        if n == 0:
+            self.bounds = np.zeros(0, dtype=np.uint64)
+            self.winner = np.zeros(0, dtype=np.int64)
+            return
+        bounds = np.unique(np.concatenate([starts, ends]))
+        lo = np.searchsorted(bounds, starts)
+        hi = np.searchsorted(bounds, ends)
+        n_int = int(bounds.shape[0]) - 1
+        winner = np.full(max(n_int, 0), -1, dtype=np.int64)
+        by_start = np.argsort(starts, kind="stable")
+        s_sorted = starts[by_start]
+        e_sorted = ends[by_start]
+        overlapping = bool(np.any(s_sorted[1:] < np.maximum.accumulate(e_sorted)[:-1])) if n > 1 else False
+        if not overlapping:
+            # Each symbol is exactly one elementary interval (no boundary falls inside it).
+            winner[lo] = np.arange(n, dtype=np.int64)
+        else:
+            priority = np.lexsort((order_key, local.astype(np.int8), sizes))
+            nxt = list(range(n_int + 1))  # union-find "next unpainted interval"
+
+            def find(i: int) -> int:
+                root = i
+                while nxt[root] != root:
+                    root = nxt[root]
+                while nxt[i] != root:
+                    nxt[i], i = root, nxt[i]
+                return root
+
+            lo_l = lo.tolist()
+            hi_l = hi.tolist()
+            for k in priority.tolist():
+                i = find(lo_l[k])
+                end = hi_l[k]
+                while i < end:
+                    winner[i] = k
+                    nxt[i] = i + 1
+                    i = find(i + 1)
+        self.bounds = bounds
+        self.winner = winner
+
+    def query(self, offsets: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
+        if self.winner.shape[0] == 0:
+            return np.full(offsets.shape[0], -1, dtype=np.int64)
+        idx = np.searchsorted(self.bounds, offsets, side="right").astype(np.int64) - 1
+        valid = (idx >= 0) & (idx < self.winner.shape[0])
+        out = np.where(valid, self.winner[np.clip(idx, 0, self.winner.shape[0] - 1)], -1)
+        return out.astype(np.int64)
+
+
+class SymbolTable:
+    """``STT_FUNC`` symbols of one ELF as sorted numpy arrays, built once (§4.7, ecosystem.md §3.4).
+
+    Candidates are named, defined FUNC symbols; sized ones take part in the range rule,
+    zero-size ones only in the nearest-preceding fallback. Positions (``0..len-1``) index the
+    candidate arrays; :meth:`symbol` turns a position into a :class:`FuncSymbol` record.
+    """
+
+    def __init__(self, image: ElfImage, raw: npt.NDArray[Any], strtab: bytes) -> None:
+        self._image = image
+        self._strtab = strtab
+        self._src = Source(image.name)
+        st_type = raw["st_info"] & 0xF
+        bind = raw["st_info"] >> 4
+        strtab_arr = np.frombuffer(strtab, dtype=np.uint8) if strtab else np.zeros(1, dtype=np.uint8)
+        st_name = raw["st_name"].astype(np.int64)
+        in_range = st_name < strtab_arr.shape[0]
+        named = in_range & (strtab_arr[np.where(in_range, st_name, 0)] != 0)
+        func_named = (st_type == STT_FUNC) & named
+        self._exact_mask = func_named & (raw["st_size"] > 0)
+        defined = raw["st_shndx"] != SHN_UNDEF
+        cand = func_named & defined
+        pos = np.nonzero(cand)[0]
+        self.sym_index: npt.NDArray[np.int64] = pos.astype(np.int64)
+        self.value: npt.NDArray[np.uint64] = raw["st_value"][pos].astype(np.uint64)
+        self.size: npt.NDArray[np.uint64] = raw["st_size"][pos].astype(np.uint64)
+        self.bind: npt.NDArray[np.uint8] = bind[pos].astype(np.uint8)
+        self.local: npt.NDArray[np.bool_] = self.bind == STB_LOCAL
+        self.other: npt.NDArray[np.uint8] = raw["st_other"][pos].astype(np.uint8)
+        self.shndx: npt.NDArray[np.uint16] = raw["st_shndx"][pos].astype(np.uint16)
+        self.name_off: npt.NDArray[np.int64] = st_name[pos]
+        self._raw = raw
+        self._names: npt.NDArray[np.object_] | None = None
+        self._exact: dict[int, tuple[int, int]] | None = None
+        self._alt: _RangeIndex | None = None
+
+        sized = self.size > 0
+        self._sized_pos = np.nonzero(sized)[0].astype(np.int64)
+        s_start = self.value[self._sized_pos]
+        s_size = self.size[self._sized_pos]
+        s_end = s_start + s_size
+        s_end = np.where(s_end < s_start, np.uint64(_U64_MAX), s_end).astype(np.uint64)  # u64 wrap
+        self._index = _RangeIndex(
+            s_start, s_end, s_size, self.local[self._sized_pos], self.sym_index[self._sized_pos]
+        )
+        self._sized_start = s_start
+        self._sized_end = s_end
+        self._ends_sorted = np.sort(s_end)
+        self._starts_sorted = np.sort(s_start)
+        zero = np.nonzero(~sized)[0]
+        zv = self.value[zero]
+        # Equal values: the lowest .symtab index must be the last one, which searchsorted picks.
+        zorder = np.lexsort((-self.sym_index[zero], zv))
+        self._zero_pos = zero[zorder].astype(np.int64)
+        self._zero_start = zv[zorder]
+        # §4.6: per-section delta between the two address formulas (0 = they agree).
+        self._section_delta = image.section_deltas()
+        self.layout_consistent = all(d == 0 for d in self._section_delta.values())
+
+    # ------------------------------------------------------------------ records
+
+    def __len__(self) -> int:
+        return int(self.value.shape[0])
+
+    @property
+    def sized_count(self) -> int:
+        return int(self._sized_pos.shape[0])
+
+    def _name(self, off: int) -> str:
+        end = self._strtab.find(b"\0", off)
+        raw = self._strtab[off:] if end < 0 else self._strtab[off:end]
+        return raw.decode("utf-8", errors="replace")
+
+    def names(self, positions: npt.NDArray[np.int64] | None = None) -> npt.NDArray[np.object_]:
+        """Names of candidate positions (``None`` for ``-1``); all names when ``positions`` is None."""
+        if self._names is None:
+            arr = np.empty(len(self) + 1, dtype=object)
+            arr[:-1] = [self._name(int(o)) for o in self.name_off.tolist()]
+            arr[-1] = None
+            self._names = arr
+        if positions is None:
+            return self._names[:-1]
+        return self._names[np.where(positions < 0, len(self), positions)]
+
+    def section_model_offset(self, position: int) -> int | None:
+        delta = self._section_delta.get(int(self.shndx[position]))
+        return None if delta is None else int(self.value[position]) + delta
+
+    def symbol(self, position: int) -> FuncSymbol:
+        shndx = int(self.shndx[position])
+        sec = self._image.section(shndx)
+        b = int(self.bind[position])
+        return FuncSymbol(
+            name=self._name(int(self.name_off[position])),
+            value=int(self.value[position]),
+            size=int(self.size[position]),
+            bind=BIND_NAMES.get(b, f"BIND_{b}"),
+            local=bool(self.local[position]),
+            visibility=VISIBILITY_NAMES[int(self.other[position]) & 3],
+            section_index=shndx,
+            section=sec.name if sec is not None else None,
+            sym_index=int(self.sym_index[position]),
+            section_model_offset=self.section_model_offset(position),
+            src=self._src,
+        )
+
+    def __iter__(self) -> Iterator[FuncSymbol]:
+        for p in range(len(self)):
+            yield self.symbol(p)
+
+    def find_by_name(self, name: str) -> list[FuncSymbol]:
+        names = self.names()
+        return [self.symbol(int(p)) for p in np.nonzero(names == name)[0]]
+
+    # ------------------------------------------------------------------ lookups
+
+    def lookup_many(self, offsets: npt.ArrayLike) -> BatchLookup:
+        """Range rule for many image offsets at once: winner position and tier code per offset.
+
+        Tier 1 (``symtab``): inside a sized symbol. Tier 2 (``nearest-symbol``): no sized symbol
+        contains it, but a zero-size FUNC symbol precedes it with no sized symbol ending between
+        them. Tier 0: unresolved (position ``-1``).
+        """
+        off = np.asarray(offsets, dtype=np.uint64).reshape(-1)
+        if self.sized_count == 0:
+            pos = np.full(off.shape[0], -1, dtype=np.int64)
+        else:
+            hit = self._index.query(off)
+            pos = np.where(hit >= 0, self._sized_pos[np.clip(hit, 0, self.sized_count - 1)], -1)
+        tier = np.where(pos >= 0, 1, 0).astype(np.uint8)
+        miss = pos < 0
+        if self._zero_pos.shape[0] and bool(miss.any()):
+            m_off = off[miss]
+            z = np.searchsorted(self._zero_start, m_off, side="right").astype(np.int64) - 1
+            ok = z >= 0
+            zc = np.clip(z, 0, None)
+            if self._ends_sorted.shape[0]:
+                e = np.searchsorted(self._ends_sorted, m_off, side="right").astype(np.int64) - 1
+                last_end = np.where(e >= 0, self._ends_sorted[np.clip(e, 0, None)], 0)
+            else:
+                last_end = np.zeros(m_off.shape[0], dtype=np.uint64)
+            ok &= self._zero_start[zc] >= last_end.astype(np.uint64)
+            fill = np.where(ok, self._zero_pos[zc], -1)
+            pos = pos.copy()
+            pos[miss] = fill
+            tier[miss] = np.where(ok, 2, 0).astype(np.uint8)
+        return BatchLookup(off, pos.astype(np.int64), tier)
+
+    def lookup(self, offset: int) -> SymbolMatch:
+        """Range rule for one image offset, with the reason for the grade (rows 66, 67, 71)."""
+        batch = self.lookup_many(np.array([offset], dtype=np.uint64))
+        p = int(batch.position[0])
+        code = int(batch.tier_code[0])
+        if code == 0:
+            return SymbolMatch(
+                offset, None, TIER_UNRESOLVED, self._miss_reason(offset), None, 0, None, "none", self._src
+            )
+        sym = self.symbol(p)
+        if code == 2:
+            reason = (
+                f"no sized FUNC symbol contains 0x{offset:x}; nearest preceding zero-size FUNC symbol "
+                f"{sym.name} at 0x{sym.value:x} (+0x{offset - sym.value:x})"
+            )
+            return SymbolMatch(
+                offset,
+                sym,
+                TIER_NEAREST,
+                reason,
+                offset - sym.value,
+                0,
+                sym.address_models_agree,
+                "low",
+                self._src,
+            )
+        inside = (self._sized_start <= np.uint64(offset)) & (np.uint64(offset) < self._sized_end)
+        containing = int(inside.sum())
+        reason = f"inside {sym.name} [0x{sym.value:x}, 0x{sym.end:x}) at +0x{offset - sym.value:x}"
+        confidence = "high"
+        if containing > 1:
+            reason += (
+                f"; {containing} sized FUNC symbols contain it, chose the smallest, then non-LOCAL "
+                f"(bind {sym.bind}, size 0x{sym.size:x})"
+            )
+            confidence = "medium"
+        agrees = sym.address_models_agree
+        if agrees is False:
+            reason += self._disagreement(offset, sym)
+            alt = self._alt_lookup(offset)
+            confidence = "medium" if alt == p else "low"
+        return SymbolMatch(
+            offset, sym, TIER_SYMTAB, reason, offset - sym.value, containing, agrees, confidence, self._src
+        )
+
+    def _disagreement(self, offset: int, sym: FuncSymbol) -> str:
+        assert sym.section_model_offset is not None
+        text = (
+            f"; §4.6 address models disagree for section {sym.section}: st_value puts {sym.name} at "
+            f"image offset 0x{sym.value:x}, the file layout at 0x{sym.section_model_offset:x}"
+        )
+        alt = self._alt_lookup(offset)
+        if alt < 0:
+            return text + f"; by file layout 0x{offset:x} is in no function"
+        alt_sym = self.symbol(alt)
+        if alt_sym.sym_index == sym.sym_index:
+            return text + "; both models still name the same function"
+        return text + f"; by file layout 0x{offset:x} is in {alt_sym.name}"
+
+    def _alt_lookup(self, offset: int) -> int:
+        """Range rule under the file-layout model (formula 2 of §4.6); built only when needed."""
+        if self._alt is None:
+            deltas = np.array(
+                [self._section_delta.get(int(s), 0) for s in self.shndx[self._sized_pos].tolist()],
+                dtype=object,
+            )
+            starts = np.array(
+                [
+                    (int(v) + int(d)) & _U64_MAX
+                    for v, d in zip(self._sized_start.tolist(), deltas, strict=True)
+                ],
+                dtype=np.uint64,
+            )
+            sizes = self.size[self._sized_pos]
+            ends = starts + sizes
+            ends = np.where(ends < starts, np.uint64(_U64_MAX), ends).astype(np.uint64)
+            self._alt = _RangeIndex(
+                starts, ends, sizes, self.local[self._sized_pos], self.sym_index[self._sized_pos]
+            )
+        hit = int(self._alt.query(np.array([offset], dtype=np.uint64))[0])
+        return int(self._sized_pos[hit]) if hit >= 0 else -1
+
+    def _miss_reason(self, offset: int) -> str:
+        if self.sized_count == 0:
+            return "the symbol table has no sized, named FUNC symbols"
+        i = int(np.searchsorted(self._starts_sorted, np.uint64(offset), side="right"))
+        if i == 0:
+            first = int(self._starts_sorted[0])
+            return f"0x{offset:x} is before the first function symbol (starts at 0x{first:x})"
+        prev = self._nearest_sized_before(offset)
+        if i >= self._starts_sorted.shape[0]:
+            return f"0x{offset:x} is after the last function symbol {prev}"
+        nxt_start = int(self._starts_sorted[i])
+        return f"0x{offset:x} is in a gap between {prev} and the next function at 0x{nxt_start:x}"
+
+    def _nearest_sized_before(self, offset: int) -> str:
+        cand = np.nonzero(self._sized_end <= np.uint64(offset))[0]
+        if cand.shape[0] == 0:
+            return "(none)"
+        k = int(cand[np.argmax(self._sized_end[cand])])
+        s = self.symbol(int(self._sized_pos[k]))
+        return f"{s.name} (ends 0x{s.end:x})"
+
+    def lookup_exact(self, value: int) -> ExactMatch | None:
+        """The SK handler's exact rule: sized, named FUNC with ``st_value == value``; last one wins."""
+        if self._exact is None:
+            idx = np.nonzero(self._exact_mask)[0]
+            vals = self._raw["st_value"][idx].tolist()
+            table: dict[int, tuple[int, int]] = {}
+            for v, i in zip(vals, idx.tolist(), strict=True):
+                prev = table.get(v)
+                table[v] = (i, 0 if prev is None else prev[1] + 1)
+            self._exact = table
+        found = self._exact.get(int(value))
+        if found is None:
+            return None
+        raw_i, dups = found
+        row = self._raw[raw_i]
+        b = int(row["st_info"]) >> 4
+        runtime_bind = "WEAK" if b == 2 else "GLOBAL" if b == 1 else "LOCAL"
+        shndx = int(row["st_shndx"])
+        sec = self._image.section(shndx)
+        delta = self._section_delta.get(shndx)
+        sym = FuncSymbol(
+            name=self._name(int(row["st_name"])),
+            value=int(row["st_value"]),
+            size=int(row["st_size"]),
+            bind=BIND_NAMES.get(b, f"BIND_{b}"),
+            local=b == STB_LOCAL,
+            visibility=VISIBILITY_NAMES[int(row["st_other"]) & 3],
+            section_index=shndx,
+            section=sec.name if sec is not None else None,
+            sym_index=raw_i,
+            section_model_offset=None if delta is None else int(row["st_value"]) + delta,
+            src=self._src,
+        )
+        return ExactMatch(int(value), sym, runtime_bind, dups, self._src)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per candidate FUNC symbol."""
+        names = self.names()
+        secs = {s.index: s.name for s in self._image.sections}
+        models = [self.section_model_offset(p) for p in range(len(self))]
+        frame: pd.DataFrame = pd.DataFrame(
+            {
+                "file": self._image.name,
+                "line": None,
+                "name": list(names),
+                "value": self.value.tolist(),
+                "size": self.size.tolist(),
+                "end": (self.value + self.size).tolist(),
+                "bind": [BIND_NAMES.get(int(b), f"BIND_{int(b)}") for b in self.bind.tolist()],
+                "local": self.local.tolist(),
+                "section": [secs.get(int(s)) for s in self.shndx.tolist()],
+                "sym_index": self.sym_index.tolist(),
+                "section_model_offset": models,
+            }
+        )
+        return frame
+
+
+class ElfImage:
+    """A parsed 64-bit ELF: sections, image extent, symbol table (lazy) and recorded gaps."""
+
+    def __init__(self, name: str, data: bytes | mmap.mmap) -> None:
+        """``data`` is the whole file; an ``mmap`` keeps big host libraries out of memory (row 75)."""
+        self.name = name
+        self.data: bytes | mmap.mmap = data
+        self.gaps: list[Gap] = []
+        self._symbols: SymbolTable | None = None
+        self._symbols_built = False
+        self._parse()
+
+    # ------------------------------------------------------------------ parsing
+
+    def _fail(self, expected: str, got: str | None = None) -> ParseError:
+        return ParseError(self.name, expected, got=got)
+
+    def _parse(self) -> None:
+        from elftools.elf.elffile import ELFFile
+
+        data = self.data
+        if len(data) < 16 or data[:4] != ELF_MAGIC:
+            raise self._fail(
+                "an ELF file (magic 7f 45 4c 46)", got=data[:16].hex(" ") if data else "empty file"
+            )
+        ei_class = data[4]
+        if ei_class == 1:
+            raise self._fail(
+                f"a 64-bit ELF (ELFCLASS64); the runtime rejects ELFCLASS32 ('{RUNTIME_32BIT_MESSAGE}')",
+                got="ELFCLASS32",
+            )
+        if ei_class != 2:
+            raise self._fail("a 64-bit ELF (EI_CLASS=2)", got=f"EI_CLASS={ei_class}")
+        if data[5] not in (1, 2):
+            # The runtime reads ELFDATANONE and unknown values as little-endian (elf.cc GetFileHeader).
+            self.gaps.append(
+                Gap(
+                    "elf_ident",
+                    f"EI_DATA={data[5]} read as little-endian, as the runtime does",
+                    Source(self.name),
+                )
+            )
+            data = data[:5] + b"\x01" + data[6:]
+            self.data = data
+        if len(data) < 64:
+            raise self._fail("a complete 64-byte ELF64 header", got=f"{len(data)} bytes")
+        try:
+            stream: io.BytesIO | mmap.mmap
+            if isinstance(data, mmap.mmap):
+                data.seek(0)
+                stream = data
+            else:
+                stream = io.BytesIO(data)
+            elf = ELFFile(cast("IO[bytes]", stream))
+            hdr = elf.header
+            self.little = bool(elf.little_endian)
+            self.e_type = str(hdr["e_type"])
+            self.e_machine = hdr["e_machine"]  # recorded, never checked (triage.md §3.3)
+            nsec = int(elf.num_sections()) if hdr["e_shoff"] else 0
+            if nsec and int(hdr["e_shentsize"]) != 64:
+                raise self._fail("e_shentsize 64 for ELF64", got=str(hdr["e_shentsize"]))
+            if nsec and int(hdr["e_shoff"]) + nsec * 64 > len(data):
+                raise self._fail(
+                    f"{nsec} section headers at e_shoff 0x{int(hdr['e_shoff']):x} inside the file",
+                    got=f"file of {len(data)} bytes (truncated)",
+                )
+            shoff = int(hdr["e_shoff"])
+            raw_headers = [_section_header(data, shoff + 64 * i, self.little) for i in range(nsec)]
+            shstrndx = int(elf.get_shstrndx()) if nsec else 0
+        except ParseError:
+            raise
+        except Exception as exc:  # pyelftools/construct raise many types on corrupt input
+            raise self._fail(
+                "a well-formed ELF64 header and section header table", got=f"{type(exc).__name__}: {exc}"
+            ) from None
+        names = b""
+        if 0 < shstrndx < len(raw_headers):
+            sh = raw_headers[shstrndx]
+            o, s = int(sh["sh_offset"]), int(sh["sh_size"])
+            if o + s <= len(data):
+                names = data[o : o + s]
+            else:
+                self.gaps.append(
+                    Gap("section_out_of_range", "section name table lies outside the file", Source(self.name))
+                )
+        self.sections: list[ElfSection] = []
+        for i, h in enumerate(raw_headers):
+            n = int(h["sh_name"])
+            if n < len(names):
+                end = names.find(b"\0", n)
+                sname = (names[n:] if end < 0 else names[n:end]).decode("utf-8", errors="replace")
+            else:
+                sname = ""
+            self.sections.append(
+                ElfSection(
+                    index=i,
+                    name=sname,
+                    sh_type=int(h["sh_type"]),
+                    flags=int(h["sh_flags"]),
+                    addr=int(h["sh_addr"]),
+                    offset=int(h["sh_offset"]),
+                    size=int(h["sh_size"]),
+                    link=int(h["sh_link"]),
+                    info=int(h["sh_info"]),
+                    entsize=int(h["sh_entsize"]),
+                    src=Source(self.name, json_path=f"section[{i}]"),
+                )
+            )
+        self.extent = self._compute_extent()
+
+    def _compute_extent(self) -> ImageExtent | None:
+        """Runtime rule (elf.cc ``ProcessSymbolTable``): first/last SHF_ALLOC section with non-zero size."""
+        first: ElfSection | None = None
+        last: ElfSection | None = None
+        for s in self.sections:
+            if s.alloc and s.size > 0:
+                if first is None:
+                    first = s
+                last = s
+        if first is None or last is None:
+            self.gaps.append(
+                Gap(
+                    "no_alloc_sections",
+                    "no SHF_ALLOC section with non-zero size: no device image extent",
+                    Source(self.name),
+                )
+            )
+            return None
+        size = last.offset + last.size - first.offset
+        if size < 0:
+            ends = [s.offset + s.size for s in self.sections if s.alloc and s.size > 0]
+            size = max(ends) - first.offset
+            self.gaps.append(
+                Gap(
+                    "alloc_section_order",
+                    f"last SHF_ALLOC section {last.name} ends before {first.name} starts; "
+                    "extent taken to the farthest end",
+                    Source(self.name),
+                )
+            )
+        return ImageExtent(first.offset, size, first.name, last.name, Source(self.name))
+
+    # ------------------------------------------------------------------ accessors
+
+    def section(self, index: int) -> ElfSection | None:
+        if 0 < index < len(self.sections) and index < SHN_LORESERVE:
+            return self.sections[index]
+        return None
+
+    def section_by_name(self, name: str) -> ElfSection | None:
+        """Last section with that name and file data (the SK handler's name match keeps the last)."""
+        found = None
+        for s in self.sections:
+            if s.name == name and s.has_file_data:
+                found = s
+        return found
+
+    def sections_with_prefix(self, prefix: str) -> list[ElfSection]:
+        return [s for s in self.sections if s.name.startswith(prefix) and s.has_file_data]
+
+    def section_data(self, sec: ElfSection) -> bytes | None:
+        """Bytes of a section, or ``None`` (with a Gap) when its range lies outside the file."""
+        if not sec.has_file_data:
+            return b""
+        if sec.offset + sec.size > len(self.data):
+            self.gaps.append(
+                Gap(
+                    "section_out_of_range",
+                    f"section {sec.name or sec.index} [0x{sec.offset:x}+0x{sec.size:x}) lies outside the "
+                    f"{len(self.data)}-byte file",
+                    sec.src,
+                )
+            )
+            return None
+        return self.data[sec.offset : sec.offset + sec.size]
+
+    def section_deltas(self) -> dict[int, int]:
+        """Per section: file-layout offset minus ``st_value`` offset (§4.6); 0 means the models agree."""
+        if self.extent is None:
+            return {}
+        t = self.extent.text_offset
+        # Only loaded (SHF_ALLOC) sections have a device address; symbols elsewhere get no model.
+        return {s.index: (s.offset - t) - s.addr for s in self.sections[1:] if s.alloc}
+
+    # ------------------------------------------------------------------ symbols
+
+    @property
+    def symbols(self) -> SymbolTable | None:
+        """FUNC symbol table, built on first use; ``None`` plus a ``no_symtab`` Gap when stripped (row 68)."""
+        if not self._symbols_built:
+            self._symbols_built = True
+            self._symbols = self._build_symbols()
+        return self._symbols
+
+    def raw_symbols(self) -> tuple[npt.NDArray[Any], bytes] | None:
+        """All ``.symtab`` entries as a structured array plus the string table (for relocations)."""
+        symtab = self.section_by_name(".symtab")
+        if symtab is None:
+            typed = [s for s in self.sections if s.sh_type == SHT_SYMTAB]
+            symtab = typed[-1] if typed else None
+        if symtab is None:
+            return None
+        strtab_sec = self.section_by_name(".strtab")
+        if strtab_sec is None:
+            strtab_sec = self.section(symtab.link)
+        if strtab_sec is None:
+            self.gaps.append(Gap("no_strtab", "a .symtab without .strtab cannot name symbols", symtab.src))
+            return None
+        if symtab.entsize != 24:
+            self.gaps.append(
+                Gap("bad_symtab", f".symtab sh_entsize {symtab.entsize}, expected 24 for ELF64", symtab.src)
+            )
+            return None
+        sym_bytes = self.section_data(symtab)
+        str_bytes = self.section_data(strtab_sec)
+        if sym_bytes is None or str_bytes is None:
+            return None
+        count = len(sym_bytes) // 24
+        raw = np.frombuffer(sym_bytes, dtype=_sym_dtype(self.little), count=count).copy()
+        return raw, bytes(str_bytes)
+
+    def _build_symbols(self) -> SymbolTable | None:
+        got = self.raw_symbols()
+        if got is None:
+            if not any(g.kind in ("bad_symtab", "no_strtab", "section_out_of_range") for g in self.gaps):
+                self.gaps.append(
+                    Gap(
+                        "no_symtab",
+                        "no .symtab: the ELF is stripped, PCs in it cannot be symbolised (§4.2)",
+                        Source(self.name),
+                        collect="use the unstripped kernel .o (sk_meta/<pid>/model_*/bin_files/ "
+                        "or the operator's kernel_meta)",
+                    )
+                )
+            return None
+        raw, strtab = got
+        return SymbolTable(self, raw, strtab)
+
+    def lookup(self, offset: int) -> SymbolMatch:
+        """Range lookup that also covers the stripped case (row 68)."""
+        table = self.symbols
+        if table is None:
+            reason = "; ".join(
+                g.detail for g in self.gaps if g.kind in ("no_symtab", "bad_symtab", "no_strtab")
+            )
+            return SymbolMatch(
+                offset,
+                None,
+                TIER_UNRESOLVED,
+                reason or "no usable symbol table",
+                None,
+                0,
+                None,
+                "none",
+                Source(self.name),
+            )
+        return table.lookup(offset)
+
+    def sections_frame(self) -> pd.DataFrame:
+        """One row per section header."""
+        frame: pd.DataFrame = pd.DataFrame(
+            [
+                {
+                    "file": self.name,
+                    "line": None,
+                    "index": s.index,
+                    "name": s.name,
+                    "sh_type": s.sh_type,
+                    "flags": s.flags,
+                    "alloc": s.alloc,
+                    "addr": s.addr,
+                    "offset": s.offset,
+                    "size": s.size,
+                }
+                for s in self.sections
+            ],
+            columns=["file", "line", "index", "name", "sh_type", "flags", "alloc", "addr", "offset", "size"],
+        )
+        return frame
+
+
+def _section_header(data: bytes | mmap.mmap, at: int, little: bool) -> dict[str, int]:
+    """One Elf64_Shdr as plain integers (pyelftools would map known values to enum names)."""
+    fields = struct.unpack_from(("<" if little else ">") + "IIQQQQIIQQ", data, at)
+    keys = (
+        "sh_name",
+        "sh_type",
+        "sh_flags",
+        "sh_addr",
+        "sh_offset",
+        "sh_size",
+        "sh_link",
+        "sh_info",
+        "sh_addralign",
+        "sh_entsize",
+    )
+    return dict(zip(keys, fields, strict=True))
+
+
+def open_elf(path: str | os.PathLike[str]) -> ElfImage:
+    """Open a kernel ELF; ParseError for a missing file, directory, non-ELF bytes, 32-bit or truncated ELF."""
+    p = Path(path)
+    name = str(p)
+    if p.is_dir():
+        raise ParseError(name, "an ELF file", got="a directory")
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise ParseError(name, "an ELF file", got="no such file") from None
+    except OSError as exc:
+        raise ParseError(name, "a readable ELF file", got=str(exc)) from None
+    return ElfImage(name, data)
+
+
+def elf_from_bytes(data: bytes, name: str) -> ElfImage:
+    """Parse an in-memory ELF (e.g. the entry ELF embedded in a host library, row 75)."""
+    return ElfImage(name, bytes(data))
+
+
+def elf_length(data: bytes, start: int = 0) -> int | None:
+    """Bytes an ELF64 at ``data[start:]`` occupies (header, section data, section headers), or None."""
+    if data[start : start + 4] != ELF_MAGIC or len(data) < start + 64 or data[start + 4] != 2:
+        return None
+    o = "<" if data[start + 5] != 2 else ">"
+    (phoff, shoff) = struct.unpack_from(o + "QQ", data, start + 32)
+    (phentsize, phnum, shentsize, shnum) = struct.unpack_from(o + "HHHH", data, start + 54)
+    end = 64
+    if phoff and phnum:
+        end = max(end, phoff + phentsize * phnum)
+    if shoff and shnum:
+        if shentsize != 64 or start + shoff + shnum * 64 > len(data):
+            return None
+        end = max(end, shoff + shnum * 64)
+        for i in range(shnum):
+            base = start + shoff + i * 64
+            (sh_type,) = struct.unpack_from(o + "I", data, base + 4)
+            (sh_offset, sh_size) = struct.unpack_from(o + "QQ", data, base + 24)
+            if sh_type not in (SHT_NULL, SHT_NOBITS):
+                end = max(end, sh_offset + sh_size)
+    return end if start + end <= len(data) else None
+
+
+def symbol_frame(images: Sequence[ElfImage]) -> pd.DataFrame:
+    """Concatenated :meth:`SymbolTable.to_frame` of several images (stripped ones contribute nothing)."""
+    frames = [t.to_frame() for t in (i.symbols for i in images) if t is not None]
+    if not frames:
+        frame: pd.DataFrame = pd.DataFrame(
+            columns=[
+                "file",
+                "line",
+                "name",
+                "value",
+                "size",
+                "end",
+                "bind",
+                "local",
+                "section",
+                "sym_index",
+                "section_model_offset",
+            ]
+        )
+        return frame
+    return pd.concat(frames, ignore_index=True)
