@@ -1,0 +1,93 @@
+"""Render evidence tables for the terminal and for machines.
+
+Why separate: the CLI's contract is "stdout carries data, stderr messages" (ecosystem.md §4.2),
+so every table goes through one renderer with three faithful formats — a rich table for people,
+CSV and JSON for scripts — and the JSON carries a schema id so consumers can rely on its shape.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+FORMATS = ("table", "csv", "json")
+TABLE_SCHEMA = "skdbg.table/1"
+
+
+def _plain(value: Any) -> Any:
+    """JSON-safe scalar: NaN/NA -> None, numpy scalars -> Python, paths/times -> strings."""
+    if value is None:
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if value is pd.NA or value is pd.NaT:
+        return None
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        try:
+            return _plain(value.item())
+        except (ValueError, AttributeError):
+            pass
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (str, int, bool, float)):
+        return value
+    return str(value)
+
+
+def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    cols = [str(c) for c in frame.columns]
+    return [dict(zip(cols, (_plain(v) for v in row), strict=True)) for row in frame.itertuples(index=False)]
+
+
+def _cell(value: Any) -> str:
+    v = _plain(value)
+    if v is None:
+        return ""
+    if isinstance(v, (list, dict)):
+        return json.dumps(v)
+    return str(v)
+
+
+def write_frame(
+    frame: pd.DataFrame, fmt: str, out: TextIO, *, title: str = "", meta: dict[str, Any] | None = None
+) -> None:
+    """Write one table in ``fmt`` (table | csv | json) to ``out``."""
+    if fmt == "json":
+        doc: dict[str, Any] = {"schema": TABLE_SCHEMA, "table": title}
+        doc.update(meta or {})
+        doc["columns"] = [str(c) for c in frame.columns]
+        doc["rows"] = frame_records(frame)
+        json.dump(doc, out, indent=2, ensure_ascii=False)
+        out.write("\n")
+    elif fmt == "csv":
+        frame.to_csv(out, index=False, lineterminator="\n")
+    else:
+        console = Console(file=out, soft_wrap=False, width=max(80, min(240, 24 * max(1, len(frame.columns)))))
+        table = Table(title=title or None, show_lines=False, header_style="bold")
+        for col in frame.columns:
+            table.add_column(str(col), overflow="fold")
+        for row in frame.itertuples(index=False):
+            table.add_row(*(_cell(v) for v in row))
+        console.print(table)
+        if frame.empty:
+            console.print("(no rows)")
+
+
+def write_rows(
+    rows: Sequence[dict[str, Any]], columns: Sequence[str], fmt: str, out: TextIO, *, title: str = ""
+) -> None:
+    write_frame(pd.DataFrame(list(rows), columns=list(columns)), fmt, out, title=title)
