@@ -69,8 +69,18 @@ def test_row54_kernel_simt_fields() -> None:
 
 @pytest.mark.parametrize("et", ["EventNotify", "EventWait", "EventReset", "Unknown"])
 def test_row54_event_forms(et: str) -> None:
-    n = _p(render_node(NodeSpec(7, kind="event", event_type=et, event_id=0xFFFD80CD2B00, event_flag=1, event_task_flag=2)))
-    assert (n.kind, n.event_type, n.event_id, n.event_flag, n.event_task_flag) == ("event", et, 0xFFFD80CD2B00, 1, 2)
+    n = _p(
+        render_node(
+            NodeSpec(7, kind="event", event_type=et, event_id=0xFFFD80CD2B00, event_flag=1, event_task_flag=2)
+        )
+    )
+    assert (n.kind, n.event_type, n.event_id, n.event_flag, n.event_task_flag) == (
+        "event",
+        et,
+        0xFFFD80CD2B00,
+        1,
+        2,
+    )
     assert n.func_name is None
 
 
@@ -101,8 +111,10 @@ def test_row54_legacy_kernel_and_event_forms() -> None:
 
 def test_row54_fixture_form_without_idx_fields() -> None:
     line = (
-        "[nodeId:10, streamId:1] - KernelInfos{funcName:static_kernel_GroupedMatmul_hash, kernelType:AIC_ONLY, "
-        "taskRatio:[1,0], numBlocks:1, cubeNum:1, vecNum:0, isScheModeOn:0, needMixKernelSplit:0, resolvedNum:1}"
+        "[nodeId:10, streamId:1] - "
+        "KernelInfos{funcName:static_kernel_GroupedMatmul_hash, kernelType:AIC_ONLY, "
+        "taskRatio:[1,0], numBlocks:1, cubeNum:1, vecNum:0, isScheModeOn:0, "
+        "needMixKernelSplit:0, resolvedNum:1}"
     )
     n = _p(line)
     assert (n.form, n.node_id, n.stream_id, n.stream_idx_in_graph, n.cap) == ("fixture", 10, 1, None, None)
@@ -179,8 +191,11 @@ def test_row54_arbitrary_text_only_parse_error(text: str) -> None:
             pass
 
 
-_names = st.text(alphabet=st.characters(min_codepoint=33, max_codepoint=126, blacklist_characters=",}"), min_size=1,
-                 max_size=30)
+_names = st.text(
+    alphabet=st.characters(min_codepoint=33, max_codepoint=126, blacklist_characters=",}"),
+    min_size=1,
+    max_size=30,
+)
 _u = st.integers(min_value=0, max_value=2**32)
 _h = st.integers(min_value=0, max_value=2**64 - 1)
 

@@ -1,0 +1,356 @@
+"""``sk_fused_nodes.log`` — ``PrintSKNodes`` of ``sk_optimizer.cpp`` (artifacts.md §3.4, rows 51-55).
+
+Why it matters: it is the only listing of which children (and event nodes) each SK fused, in
+the filtered order, under the SK function name that the profiler and the exception dump use.
+
+Real lines carry the file-logger prefix and indentation (``  SK Function: …`` / ``    [i] <node>``);
+the hand-written upstream fixture has neither prefix nor ``[i]`` (row 51 — both give the same
+blocks). The file is opened in append mode upstream, so a rerun in the same cwd repeats the
+blocks (row 55): they are kept, numbered by ``occurrence``, and :meth:`FusedNodesResult.latest`
+/ :meth:`FusedNodesResult.dedupe` select from them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+import pandas as pd
+
+from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
+from skdbg.parsers.node_format import Node, match_node
+from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, frame, meta_lines, record_row
+
+_HEADER = re.compile(r"^\s*SK Function: (?P<name>.*), scope id: (?P<sid>\d+), Node Count: (?P<n>\d+)\s*$")
+_POS = re.compile(r"^\s*(?:\[(?P<i>\d+)\]\s+)?(?=\[nodeId:)")
+_SK = re.compile(r"^sk_(?P<id>\d+)_(?P<rest>.*)$", re.DOTALL)
+_NO_KERNEL = "no_kernel_scope_"
+_START = "_start_"
+_END = "_end_"
+
+
+@dataclass(frozen=True, slots=True)
+class SkFuncName:
+    """``sk_<id>_<scope>_start_<first>_end_<last>`` split into its parts (§3.4, row 53).
+
+    ``ambiguous`` is True when the markers occur more than once, so several splits are possible
+    and no first/last funcName was available to pick the right one; ``resolved_by_nodes`` when
+    the node list's first/last kernel names decided it.
+    """
+
+    raw: str
+    scope_id: int | None
+    scope_name: str | None
+    first_func: str | None
+    last_func: str | None
+    no_kernel: bool = False
+    ambiguous: bool = False
+    resolved_by_nodes: bool = False
+
+    @property
+    def parsed(self) -> bool:
+        return self.scope_id is not None
+
+
+def _splits(rest: str) -> list[tuple[str, str, str]]:
+    """Every (scope, first, last) reading of ``<scope>_start_<first>_end_<last>``."""
+    out: list[tuple[str, str, str]] = []
+    i = rest.find(_START)
+    while i >= 0:
+        after = rest[i + len(_START) :]
+        k = after.find(_END)
+        while k >= 0:
+            last = after[k + len(_END) :]
+            if last:
+                out.append((rest[:i], after[:k], last))
+            k = after.find(_END, k + 1)
+        i = rest.find(_START, i + 1)
+    return out
+
+
+def split_sk_func_name(name: str, first_hint: str | None = None, last_hint: str | None = None) -> SkFuncName:
+    """Split an SK function name; hints (first/last kernel funcName of the node list) disambiguate.
+
+    Without hints the *rightmost* markers win (scope names are user text and may contain
+    ``_start_``/``_end_``; the split then never cuts inside the last child name) and the
+    result is flagged ``ambiguous`` when another reading exists.
+    """
+    m = _SK.match(name)
+    if m is None:
+        return SkFuncName(name, None, None, None, None)
+    sid, rest = int(m.group("id")), m.group("rest")
+    if first_hint is not None and last_hint is not None:
+        suffix = f"{_START}{first_hint}{_END}{last_hint}"
+        if rest.endswith(suffix):
+            return SkFuncName(name, sid, rest[: -len(suffix)], first_hint, last_hint, resolved_by_nodes=True)
+    candidates = _splits(rest)
+    if rest.startswith(_NO_KERNEL) and (first_hint is None or not candidates):
+        # A scope without kernels; flag it when a kernel reading is also possible.
+        return SkFuncName(
+            name, sid, rest[len(_NO_KERNEL) :], None, None, no_kernel=True, ambiguous=bool(candidates)
+        )
+    if not candidates:
+        return SkFuncName(name, sid, None, None, None)
+    if first_hint is not None or last_hint is not None:
+        hinted = [
+            c
+            for c in candidates
+            if (first_hint is None or c[1] == first_hint) and (last_hint is None or c[2] == last_hint)
+        ]
+        if len(hinted) == 1:
+            s, f, la = hinted[0]
+            return SkFuncName(name, sid, s, f, la, resolved_by_nodes=True)
+    # Rightmost: largest start index, then largest end index.
+    best = max(candidates, key=lambda c: (len(c[0]), len(c[1])))
+    return SkFuncName(name, sid, best[0], best[1], best[2], ambiguous=len(candidates) > 1)
+
+
+@dataclass(frozen=True, slots=True)
+class FusedNode:
+    """One ``[i] <node>`` line of a block (``position`` None in the fixture form)."""
+
+    src: Source
+    position: int | None
+    node: Node
+
+
+@dataclass(frozen=True, slots=True)
+class SkBlock:
+    """One ``SK Function`` block.
+
+    ``count_mismatch`` (row 52): the header's Node Count differs from the number of
+    ``KernelInfos`` lines — expected when event/memory nodes are listed, so a flag, not an error.
+    ``incomplete``: fewer node lines than the header announced (file cut or interleaved).
+    ``occurrence``: 0 for the first block with this (scope id, name), 1 for its first repeat, …
+    """
+
+    src: Source
+    ts: datetime | None
+    pid: int | None
+    sk_func_name: str
+    name: SkFuncName
+    scope_id: int
+    node_count: int
+    nodes: tuple[FusedNode, ...]
+    occurrence: int
+
+    @property
+    def kernels(self) -> tuple[Node, ...]:
+        return tuple(fn.node for fn in self.nodes if fn.node.is_kernel)
+
+    @property
+    def kernel_count(self) -> int:
+        return len(self.kernels)
+
+    @property
+    def count_mismatch(self) -> bool:
+        return self.node_count != self.kernel_count
+
+    @property
+    def incomplete(self) -> bool:
+        return len(self.nodes) < self.node_count
+
+    @property
+    def key(self) -> tuple[int, str]:
+        return (self.scope_id, self.sk_func_name)
+
+    def content(self) -> tuple[object, ...]:
+        """Everything but provenance/occurrence: equal content means a repeated block."""
+        return (
+            self.sk_func_name,
+            self.scope_id,
+            self.node_count,
+            tuple((fn.position, replace(fn.node, src=Source(""))) for fn in self.nodes),
+        )
+
+
+@dataclass
+class FusedNodesResult(MetaResultBase):
+    blocks: list[SkBlock] = field(default_factory=list)
+
+    def latest(self) -> list[SkBlock]:
+        """For each (scope id, skFuncName) the last occurrence (a rerun appended later), in file order."""
+        last: dict[tuple[int, str], SkBlock] = {}
+        for b in self.blocks:
+            last[b.key] = b
+        keep = {id(b) for b in last.values()}
+        return [b for b in self.blocks if id(b) in keep]
+
+    def dedupe(self) -> list[SkBlock]:
+        """Blocks with identical content kept once (the first); differing repeats all kept."""
+        seen: set[tuple[object, ...]] = set()
+        out: list[SkBlock] = []
+        for b in self.blocks:
+            c = b.content()
+            if c not in seen:
+                seen.add(c)
+                out.append(b)
+        return out
+
+    def by_scope(self, scope_id: int) -> SkBlock | None:
+        """The latest block of a scope id, or None."""
+        found = [b for b in self.latest() if b.scope_id == scope_id]
+        return found[-1] if found else None
+
+    def blocks_frame(self) -> pd.DataFrame:
+        rows = []
+        for b in self.blocks:
+            rows.append(
+                {
+                    "file": b.src.file,
+                    "line": b.src.line,
+                    "ts": b.ts,
+                    "pid": b.pid,
+                    "sk_func_name": b.sk_func_name,
+                    "scope_id": b.scope_id,
+                    "scope_name": b.name.scope_name,
+                    "first_func": b.name.first_func,
+                    "last_func": b.name.last_func,
+                    "no_kernel": b.name.no_kernel,
+                    "name_ambiguous": b.name.ambiguous,
+                    "node_count": b.node_count,
+                    "listed_nodes": len(b.nodes),
+                    "kernel_count": b.kernel_count,
+                    "count_mismatch": b.count_mismatch,
+                    "incomplete": b.incomplete,
+                    "occurrence": b.occurrence,
+                }
+            )
+        return frame(rows, BLOCK_COLUMNS)
+
+    def nodes_frame(self) -> pd.DataFrame:
+        rows = []
+        for b in self.blocks:
+            for fn in b.nodes:
+                row = record_row(fn.node, skip=("text",))
+                row.update(
+                    {
+                        "file": fn.src.file,
+                        "line": fn.src.line,
+                        "scope_id": b.scope_id,
+                        "sk_func_name": b.sk_func_name,
+                        "occurrence": b.occurrence,
+                        "position": fn.position,
+                        "scope_marker": fn.node.scope_marker,
+                    }
+                )
+                rows.append(row)
+        return frame(rows, NODE_COLUMNS)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per listed node (the usual table); see :meth:`blocks_frame` for headers."""
+        return self.nodes_frame()
+
+
+BLOCK_COLUMNS = [
+    "file",
+    "line",
+    "ts",
+    "pid",
+    "sk_func_name",
+    "scope_id",
+    "scope_name",
+    "first_func",
+    "last_func",
+    "no_kernel",
+    "name_ambiguous",
+    "node_count",
+    "listed_nodes",
+    "kernel_count",
+    "count_mismatch",
+    "incomplete",
+    "occurrence",
+]
+NODE_COLUMNS = [
+    "file",
+    "line",
+    "scope_id",
+    "sk_func_name",
+    "occurrence",
+    "position",
+    "kind",
+    "node_id",
+    "stream_id",
+    "stream_idx_in_graph",
+    "node_idx_in_stream",
+    "form",
+    "func_name",
+    "kernel_type",
+    "scope_marker",
+]
+
+
+class _Open:
+    def __init__(self, ml: MetaLine, name: str, sid: int, n: int) -> None:
+        self.ml, self.name, self.sid, self.n = ml, name, sid, n
+        self.nodes: list[FusedNode] = []
+
+
+def parse_fused_nodes(
+    source: str | os.PathLike[str] | Iterable[MetaLine], *, file: str | None = None
+) -> FusedNodesResult:
+    """Parse ``sk_fused_nodes.log`` (a path or MetaLines); raises ParseError only for unreadable files."""
+    fname = (
+        file if file is not None else (str(source) if isinstance(source, (str, os.PathLike)) else "<lines>")
+    )
+    res = FusedNodesResult(fname)
+    seen: dict[tuple[int, str], int] = {}
+    cur: _Open | None = None
+
+    def close() -> None:
+        nonlocal cur
+        if cur is None:
+            return
+        kernels = [fn.node for fn in cur.nodes if fn.node.is_kernel and not fn.node.is_scope_marker]
+        first = kernels[0].func_name if kernels else None
+        last = kernels[-1].func_name if kernels else None
+        name = split_sk_func_name(cur.name, first, last)
+        key = (cur.sid, cur.name)
+        occ = seen.get(key, 0)
+        seen[key] = occ + 1
+        block = SkBlock(
+            cur.ml.src, cur.ml.ts, cur.ml.pid, cur.name, name, cur.sid, cur.n, tuple(cur.nodes), occ
+        )
+        if block.incomplete:
+            res.gaps.append(
+                Gap(
+                    "incomplete_block",
+                    f"SK Function {cur.name}: header announces {cur.n} nodes, {len(cur.nodes)} listed",
+                    src=cur.ml.src,
+                )
+            )
+        res.blocks.append(block)
+        cur = None
+
+    for ml in meta_lines(source, what="sk_fused_nodes.log"):
+        res.note_truncated(ml, "sk_fused_nodes.log")
+        if res.note_common(ml):
+            continue
+        msg = ml.message
+        h = _HEADER.match(msg)
+        if h is not None:
+            close()
+            cur = _Open(ml, h.group("name"), int(h.group("sid")), int(h.group("n")))
+            continue
+        pm = _POS.match(msg)
+        if pm is not None:
+            try:
+                got = match_node(msg, pm.end(), ml.src)
+            except ParseError as exc:
+                res.unrecognized.append(Unrecognized(ml.src, msg, f"sk_fused_nodes:malformed_node: {exc}"))
+                continue
+            if got is None or msg[got[1] :].strip():
+                res.unrecognized.append(Unrecognized(ml.src, msg, "sk_fused_nodes:node_trailing_text"))
+                continue
+            if cur is None:
+                res.unrecognized.append(Unrecognized(ml.src, msg, "sk_fused_nodes:node_outside_block"))
+                continue
+            pos = pm.group("i")
+            cur.nodes.append(FusedNode(ml.src, int(pos) if pos is not None else None, got[0]))
+            continue
+        res.unrecognized.append(Unrecognized(ml.src, msg, "sk_fused_nodes"))
+    close()
+    return res

@@ -1,0 +1,153 @@
+"""``sk_node_detail.log`` — ``UpdateNodeScopeBitFlags`` of ``sk_graph.cpp`` (artifacts.md §3.6, row 56).
+
+Why it matters: it is the per-node record of scope tagging — which named scopes a node was
+put in and whether it stayed fusible — i.e. the first place a "my op was not fused" question
+can be answered. ``scopeFlags`` is the scope bitset written index-0-first and truncated to the
+number of named scopes (``0100`` = second name), or ``0`` when no scope names exist.
+
+Older builds print ``type=<digit>`` (the upstream ``sk_node_tracing.py`` maps 0..5 to
+KERNEL/NOTIFY/WAIT/RESET/MEMORY_WRITE/MEMORY_WAIT) and may omit the trailing fields.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import pandas as pd
+
+from skdbg.parsers.common import ParseError, Source, Unrecognized
+from skdbg.parsers.node_format import Node, match_node
+from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, frame, meta_lines, record_row
+
+NODE_TYPES = frozenset({"KERNEL", "NOTIFY", "WAIT", "RESET", "MEMORY_WRITE", "MEMORY_WAIT", "DEFAULT"})
+LEGACY_TYPE_CODES = {
+    "0": "KERNEL",
+    "1": "NOTIFY",
+    "2": "WAIT",
+    "3": "RESET",
+    "4": "MEMORY_WRITE",
+    "5": "MEMORY_WAIT",
+}
+_LEAD = re.compile(r"^\s*Processed node (?=\[nodeId:)")
+_TAIL = re.compile(
+    r"^: type=(?P<type>\w+)"
+    r"(?:, scopeFlags=(?P<flags>[01]+))?"
+    r"(?:, isFusible=(?P<fus>[01]))?"
+    r"(?:, stackSize=(?P<stack>\d+))?\s*$"
+)
+
+
+def scope_indices(flags: str) -> tuple[int, ...]:
+    """Indices of the named scopes a bit string selects (index-0-first, §3.6)."""
+    return tuple(i for i, ch in enumerate(flags) if ch == "1")
+
+
+@dataclass(frozen=True, slots=True)
+class NodeDetail:
+    src: Source
+    ts: datetime | None
+    pid: int | None
+    node: Node
+    node_type: str  # KERNEL … DEFAULT (legacy digit codes mapped)
+    node_type_raw: str
+    scope_flags: str | None  # the bit string as printed
+    is_fusible: bool | None
+    stack_size: int | None
+
+    @property
+    def scope_indices(self) -> tuple[int, ...]:
+        return scope_indices(self.scope_flags or "")
+
+    @property
+    def in_named_scope(self) -> bool:
+        return bool(self.scope_indices)
+
+    @property
+    def node_type_known(self) -> bool:
+        return self.node_type in NODE_TYPES
+
+
+COLUMNS = [
+    "file",
+    "line",
+    "ts",
+    "pid",
+    "node_id",
+    "stream_id",
+    "stream_idx_in_graph",
+    "node_idx_in_stream",
+    "kind",
+    "func_name",
+    "node_type",
+    "scope_flags",
+    "scope_indices",
+    "is_fusible",
+    "stack_size",
+]
+
+
+@dataclass
+class NodeDetailResult(MetaResultBase):
+    nodes: list[NodeDetail] = field(default_factory=list)
+
+    def by_node_id(self) -> dict[int, NodeDetail]:
+        """Last record per nodeId (the file may hold appended reruns)."""
+        return {d.node.node_id: d for d in self.nodes}
+
+    def to_frame(self) -> pd.DataFrame:
+        rows = []
+        for d in self.nodes:
+            row = record_row(d.node, skip=("text",))
+            row.update(record_row(d, skip=("node",)))
+            row["scope_indices"] = list(d.scope_indices)
+            rows.append(row)
+        return frame(rows, COLUMNS)
+
+
+def parse_node_detail(
+    source: str | os.PathLike[str] | Iterable[MetaLine], *, file: str | None = None
+) -> NodeDetailResult:
+    """Parse ``sk_node_detail.log``; unknown lines are kept as Unrecognized."""
+    fname = (
+        file if file is not None else (str(source) if isinstance(source, (str, os.PathLike)) else "<lines>")
+    )
+    res = NodeDetailResult(fname)
+    for ml in meta_lines(source, what="sk_node_detail.log"):
+        res.note_truncated(ml, "sk_node_detail.log")
+        if res.note_common(ml):
+            continue
+        msg = ml.message
+        lead = _LEAD.match(msg)
+        if lead is None:
+            res.unrecognized.append(Unrecognized(ml.src, msg, "sk_node_detail"))
+            continue
+        try:
+            got = match_node(msg, lead.end(), ml.src)
+        except ParseError as exc:
+            res.unrecognized.append(Unrecognized(ml.src, msg, f"sk_node_detail:malformed_node: {exc}"))
+            continue
+        tail = _TAIL.match(msg[got[1] :]) if got is not None else None
+        if got is None or tail is None:
+            res.unrecognized.append(Unrecognized(ml.src, msg, "sk_node_detail:tail"))
+            continue
+        raw_type = tail.group("type")
+        fus = tail.group("fus")
+        stack = tail.group("stack")
+        res.nodes.append(
+            NodeDetail(
+                src=ml.src,
+                ts=ml.ts,
+                pid=ml.pid,
+                node=got[0],
+                node_type=LEGACY_TYPE_CODES.get(raw_type, raw_type),
+                node_type_raw=raw_type,
+                scope_flags=tail.group("flags"),
+                is_fusible=None if fus is None else fus == "1",
+                stack_size=None if stack is None else int(stack),
+            )
+        )
+    return res

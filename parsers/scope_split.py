@@ -1,0 +1,505 @@
+"""``sk_scope_split.log`` — the ``ScopeSplitPipeline`` snapshots of ``sk_scope_split.cpp`` (§3.7, row 57).
+
+Why it matters: it shows how named scopes were cut into the SKs that actually ran, pass by
+pass, and *why* (``BreakInfo``: the node that broke a scope and the reason). The final
+snapshot (``ScopeSplitPipelineFinal``) is the one the scheduler consumed.
+
+``BreakInfo`` (``ScopeBreakInfo::Format`` in ``sk_scope_info.h``) is a comma list that may be
+empty or start with ``", "``; values of ``breakReason=``/``fusionFailReason=`` are enum names in
+current builds but English sentences (containing commas) in older ones, and ``detail="…"`` is
+quoted free text — so the list is split only at known ``, <key>=`` boundaries.
+Older builds print ``Printing scope split results, total scopes: <n>`` and ``Scope <i>: …``
+without ``(scopeId=…)``. The hand-written fixture holds only ``# no scope breaks``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import pandas as pd
+
+from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
+from skdbg.parsers.node_format import Node, match_node
+from skdbg.parsers.sk_reasons import (
+    break_reason_known,
+    classify_break_reason,
+    classify_fusion_fail,
+    fusion_fail_known,
+)
+from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, frame, meta_lines
+
+FINAL_PASS = "ScopeSplitPipelineFinal"
+PASSES = frozenset(
+    {
+        "InitialScopeSplitPass",
+        "DeadlockRefinePass",
+        "ScheModeKernelSplitPass",
+        "DefaultNodeProcessPass",
+        "PerOpMaxCoreSplitPass",
+        "EventOnlyStreamRemovePass",
+        FINAL_PASS,
+    }
+)
+_BREAK_KEYS = (
+    "breakReason",
+    "triggerNode",
+    "triggerStream",
+    "fusionFailReason",
+    "parentScope",
+    "syncAllNodes",
+)
+_SPLIT = re.compile(r", (?=(?:" + "|".join(_BREAK_KEYS) + r")=)")
+_DETAIL = re.compile(r'(?:^|, )detail="')
+_KV = re.compile(r"^(?P<k>\w+)=(?P<v>.*)$", re.DOTALL)
+
+_ITER = re.compile(r"\[ScopeSplitPipeline\] iteration (?P<k>\d+)")
+_RUNNING = re.compile(r"\[ScopeSplitPipeline\] running pass: (?P<p>\w+)")
+_BEGIN = re.compile(r"Scope split results begin: pass=(?P<p>[^,\s]+), totalScopes=(?P<n>\d+)")
+_END = re.compile(r"Scope split results end: pass=(?P<p>[^\s=]+)")
+_OLD_BEGIN = re.compile(r"Printing scope split results, total scopes: (?P<n>\d+)")
+_SCOPE = re.compile(
+    r"^\s*Scope (?P<i>\d+)(?: \(scopeId=(?P<sid>\d+)\))?: (?P<n>\d+) nodes, (?P<m>\d+) streams"
+    r"(?:, scopeBitFlags=(?P<flags>[^,\s]*))?(?:, scopeNames=\[(?P<names>.*)\])?\s*$"
+)
+_BREAKINFO = re.compile(r"^\s*BreakInfo:(?: (?P<b>.*))?$")
+_NODES_HDR = re.compile(r"^\s*Scope (?P<i>\d+) nodes: (?P<n>\d+)\s*$")
+_NODE = re.compile(r"^\s*\[(?P<j>\d+)\]\s+(?=\[nodeId:)")
+_STREAM = re.compile(
+    r"^\s*Scope (?P<i>\d+) StreamInfo\[(?P<j>\d+)\]: streamIdx=(?P<x>\d+), headNode=(?P<h>\d+), "
+    r"tailNode=(?P<t>\d+), nodeSize=(?P<s>\d+)\s*$"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class BreakInfo:
+    """A parsed ``ScopeBreakInfo::Format()`` text; ``raw`` is kept verbatim."""
+
+    src: Source
+    raw: str
+    break_reason_raw: str | None = None
+    break_reason: str | None = None  # enum name (derived from a sentence in older builds)
+    trigger_node: int | None = None
+    trigger_stream: int | None = None
+    fusion_fail_reason_raw: str | None = None
+    fusion_fail_reason: str | None = None
+    fusion_fail_sub: str | None = None
+    parent_scope: int | None = None
+    sync_all_nodes: tuple[int, ...] | None = None
+    detail: str | None = None
+    unknown_fields: tuple[tuple[str, str], ...] = ()
+    leading_comma: bool = False  # reason NONE but other fields present
+
+    @property
+    def empty(self) -> bool:
+        return not self.raw.strip()
+
+    @property
+    def break_reason_known(self) -> bool:
+        return self.break_reason_raw is None or break_reason_known(self.break_reason)
+
+    @property
+    def fusion_fail_known(self) -> bool:
+        return self.fusion_fail_reason_raw is None or fusion_fail_known(self.fusion_fail_reason)
+
+
+def _int_or_none(v: str) -> int | None:
+    v = v.strip()
+    return int(v) if v.isdigit() else None
+
+
+def parse_break_info(text: str, src: Source) -> BreakInfo:
+    """Parse BreakInfo text (never raises): unknown keys/values go to ``unknown_fields``."""
+    raw = text
+    s = text.strip()
+    leading = s.startswith(",")
+    if leading:
+        s = s[1:].lstrip()
+    detail: str | None = None
+    dm = _DETAIL.search(s)
+    if dm is not None and s.endswith('"') and len(s) > dm.end():
+        detail = s[dm.end() : -1]
+        s = s[: dm.start()]
+    elif dm is not None and s.endswith('"') and len(s) == dm.end():
+        # ``detail="`` followed by nothing but the closing quote is impossible; keep as unknown.
+        pass
+    values: dict[str, object] = {}
+    unknown: list[tuple[str, str]] = []
+    if s:
+        for part in _SPLIT.split(s):
+            m = _KV.match(part)
+            if m is None:
+                unknown.append(("", part))
+                continue
+            k, v = m.group("k"), m.group("v")
+            if k == "breakReason":
+                values["break_reason_raw"] = v
+                values["break_reason"] = classify_break_reason(v)
+            elif k in ("triggerNode", "triggerStream", "parentScope"):
+                iv = _int_or_none(v)
+                if iv is None:
+                    unknown.append((k, v))
+                    continue
+                values[
+                    {
+                        "triggerNode": "trigger_node",
+                        "triggerStream": "trigger_stream",
+                        "parentScope": "parent_scope",
+                    }[k]
+                ] = iv
+            elif k == "fusionFailReason":
+                reason, sub = classify_fusion_fail(v)
+                values["fusion_fail_reason_raw"] = v
+                values["fusion_fail_reason"] = reason
+                values["fusion_fail_sub"] = sub
+            elif k == "syncAllNodes":
+                lm = re.fullmatch(r"\[\s*([\d,\s]*)\]", v)
+                if lm is None:
+                    unknown.append((k, v))
+                    continue
+                values["sync_all_nodes"] = tuple(int(x) for x in re.findall(r"\d+", lm.group(1)))
+            else:
+                unknown.append((k, v))
+    return BreakInfo(
+        src=src,
+        raw=raw,
+        detail=detail,
+        unknown_fields=tuple(unknown),
+        leading_comma=leading,
+        **values,  # type: ignore[arg-type]
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class StreamInfo:
+    src: Source
+    ordinal: int  # the scope's display ordinal
+    index: int  # j of StreamInfo[j]
+    stream_idx: int
+    head_node: int
+    tail_node: int
+    node_size: int
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeNode:
+    src: Source
+    position: int
+    node: Node
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeSnapshot:
+    """One ``Scope <i> (scopeId=<id>): …`` entry of a pass snapshot."""
+
+    src: Source
+    ordinal: int
+    scope_id: int | None  # None in the old ``Scope <i>:`` format
+    node_count: int
+    stream_count: int
+    scope_bit_flags: str | None
+    scope_names: str | None  # raw ``_``-joined names; None for ``none``/absent
+    break_info: BreakInfo | None
+    declared_nodes: int | None  # from ``Scope <i> nodes: <n>``
+    nodes: tuple[ScopeNode, ...]
+    streams: tuple[StreamInfo, ...]
+
+    @property
+    def count_mismatch(self) -> bool:
+        return len(self.nodes) != self.node_count or len(self.streams) not in (0, self.stream_count)
+
+
+@dataclass(frozen=True, slots=True)
+class PassSnapshot:
+    """All scopes printed for one pass (``Scope split results begin … end``)."""
+
+    src: Source
+    ts: datetime | None
+    pid: int | None
+    iteration: int | None
+    pass_name: str | None
+    total_scopes: int
+    scopes: tuple[ScopeSnapshot, ...]
+    old_format: bool
+    complete: bool  # the ``end`` line was seen (old format: implied by the next block)
+
+    @property
+    def final(self) -> bool:
+        return self.pass_name == FINAL_PASS
+
+    @property
+    def pass_known(self) -> bool:
+        return self.pass_name is None or self.pass_name in PASSES
+
+
+SCOPE_COLUMNS = [
+    "file",
+    "line",
+    "iteration",
+    "pass_name",
+    "final",
+    "ordinal",
+    "scope_id",
+    "node_count",
+    "stream_count",
+    "scope_bit_flags",
+    "scope_names",
+    "break_raw",
+    "break_reason",
+    "trigger_node",
+    "trigger_stream",
+    "fusion_fail_reason",
+    "parent_scope",
+    "sync_all_nodes",
+    "detail",
+]
+NODE_COLUMNS = [
+    "file",
+    "line",
+    "iteration",
+    "pass_name",
+    "ordinal",
+    "scope_id",
+    "position",
+    "node_id",
+    "kind",
+    "func_name",
+]
+
+
+@dataclass
+class ScopeSplitResult(MetaResultBase):
+    snapshots: list[PassSnapshot] = field(default_factory=list)
+
+    def final_snapshot(self) -> PassSnapshot | None:
+        """The last ``ScopeSplitPipelineFinal`` snapshot, else the last snapshot of any pass."""
+        finals = [s for s in self.snapshots if s.final]
+        if finals:
+            return finals[-1]
+        return self.snapshots[-1] if self.snapshots else None
+
+    def iterations(self) -> list[int]:
+        return sorted({s.iteration for s in self.snapshots if s.iteration is not None})
+
+    def to_frame(self) -> pd.DataFrame:
+        rows = []
+        for snap in self.snapshots:
+            for sc in snap.scopes:
+                b = sc.break_info
+                rows.append(
+                    {
+                        "file": sc.src.file,
+                        "line": sc.src.line,
+                        "iteration": snap.iteration,
+                        "pass_name": snap.pass_name,
+                        "final": snap.final,
+                        "ordinal": sc.ordinal,
+                        "scope_id": sc.scope_id,
+                        "node_count": sc.node_count,
+                        "stream_count": sc.stream_count,
+                        "scope_bit_flags": sc.scope_bit_flags,
+                        "scope_names": sc.scope_names,
+                        "break_raw": b.raw if b else None,
+                        "break_reason": b.break_reason if b else None,
+                        "trigger_node": b.trigger_node if b else None,
+                        "trigger_stream": b.trigger_stream if b else None,
+                        "fusion_fail_reason": b.fusion_fail_reason if b else None,
+                        "parent_scope": b.parent_scope if b else None,
+                        "sync_all_nodes": list(b.sync_all_nodes)
+                        if b and b.sync_all_nodes is not None
+                        else None,
+                        "detail": b.detail if b else None,
+                    }
+                )
+        return frame(rows, SCOPE_COLUMNS)
+
+    def nodes_frame(self) -> pd.DataFrame:
+        rows = []
+        for snap in self.snapshots:
+            for sc in snap.scopes:
+                for sn in sc.nodes:
+                    rows.append(
+                        {
+                            "file": sn.src.file,
+                            "line": sn.src.line,
+                            "iteration": snap.iteration,
+                            "pass_name": snap.pass_name,
+                            "ordinal": sc.ordinal,
+                            "scope_id": sc.scope_id,
+                            "position": sn.position,
+                            "node_id": sn.node.node_id,
+                            "kind": sn.node.kind,
+                            "func_name": sn.node.func_name,
+                        }
+                    )
+        return frame(rows, NODE_COLUMNS)
+
+
+class _ScopeB:
+    def __init__(self, ml: MetaLine, m: re.Match[str]) -> None:
+        self.ml = ml
+        self.ordinal = int(m.group("i"))
+        sid = m.group("sid")
+        self.scope_id = int(sid) if sid is not None else None
+        self.n, self.m = int(m.group("n")), int(m.group("m"))
+        self.flags = m.group("flags")
+        names = m.group("names")
+        self.names = None if names is None or names == "none" else names
+        self.brk: BreakInfo | None = None
+        self.declared: int | None = None
+        self.nodes: list[ScopeNode] = []
+        self.streams: list[StreamInfo] = []
+
+    def freeze(self) -> ScopeSnapshot:
+        return ScopeSnapshot(
+            self.ml.src,
+            self.ordinal,
+            self.scope_id,
+            self.n,
+            self.m,
+            self.flags,
+            self.names,
+            self.brk,
+            self.declared,
+            tuple(self.nodes),
+            tuple(self.streams),
+        )
+
+
+class _SnapB:
+    def __init__(
+        self, ml: MetaLine, iteration: int | None, pass_name: str | None, total: int, old: bool
+    ) -> None:
+        self.ml, self.iteration, self.pass_name, self.total, self.old = ml, iteration, pass_name, total, old
+        self.scopes: list[_ScopeB] = []
+
+    def freeze(self, complete: bool) -> PassSnapshot:
+        return PassSnapshot(
+            self.ml.src,
+            self.ml.ts,
+            self.ml.pid,
+            self.iteration,
+            self.pass_name,
+            self.total,
+            tuple(s.freeze() for s in self.scopes),
+            self.old,
+            complete,
+        )
+
+
+def parse_scope_split(
+    source: str | os.PathLike[str] | Iterable[MetaLine], *, file: str | None = None
+) -> ScopeSplitResult:
+    """Parse ``sk_scope_split.log`` (or the same blocks fed from super_kernel.log)."""
+    fname = (
+        file if file is not None else (str(source) if isinstance(source, (str, os.PathLike)) else "<lines>")
+    )
+    res = ScopeSplitResult(fname)
+    iteration: int | None = None
+    running: str | None = None
+    snap: _SnapB | None = None
+
+    def close(complete: bool) -> None:
+        nonlocal snap
+        if snap is None:
+            return
+        if not complete:
+            res.gaps.append(
+                Gap("incomplete_snapshot", f"pass {snap.pass_name}: no 'results end' line", src=snap.ml.src)
+            )
+        frozen = snap.freeze(complete)
+        if len(frozen.scopes) != frozen.total_scopes:
+            res.gaps.append(
+                Gap(
+                    "scope_count_mismatch",
+                    f"pass {frozen.pass_name}: totalScopes={frozen.total_scopes}, "
+                    f"{len(frozen.scopes)} listed",
+                    src=frozen.src,
+                )
+            )
+        res.snapshots.append(frozen)
+        snap = None
+
+    def current_scope(ml: MetaLine, what: str) -> _ScopeB | None:
+        if snap is None or not snap.scopes:
+            res.unrecognized.append(Unrecognized(ml.src, ml.message, f"sk_scope_split:{what}_outside_scope"))
+            return None
+        return snap.scopes[-1]
+
+    for ml in meta_lines(source, what="sk_scope_split.log"):
+        res.note_truncated(ml, "sk_scope_split.log")
+        if res.note_common(ml):
+            continue
+        msg = ml.message
+        if (m := _ITER.search(msg)) is not None:
+            close(snap is not None and snap.old)
+            iteration = int(m.group("k"))
+        elif (m := _RUNNING.search(msg)) is not None:
+            close(snap is not None and snap.old)
+            running = m.group("p")
+        elif (m := _BEGIN.search(msg)) is not None:
+            close(snap is not None and snap.old)
+            snap = _SnapB(ml, iteration, m.group("p"), int(m.group("n")), old=False)
+        elif (m := _OLD_BEGIN.search(msg)) is not None:
+            close(snap is not None and snap.old)
+            snap = _SnapB(ml, iteration, running, int(m.group("n")), old=True)
+        elif (m := _END.search(msg)) is not None:
+            if snap is None:
+                res.unrecognized.append(Unrecognized(ml.src, msg, "sk_scope_split:end_without_begin"))
+            else:
+                if snap.pass_name != m.group("p"):
+                    res.gaps.append(
+                        Gap(
+                            "pass_mismatch",
+                            f"begin pass={snap.pass_name}, end pass={m.group('p')}",
+                            src=ml.src,
+                        )
+                    )
+                close(True)
+        elif (m := _SCOPE.match(msg)) is not None:
+            if snap is None:
+                res.unrecognized.append(Unrecognized(ml.src, msg, "sk_scope_split:scope_outside_snapshot"))
+            else:
+                snap.scopes.append(_ScopeB(ml, m))
+        elif (m := _BREAKINFO.match(msg)) is not None:
+            sc = current_scope(ml, "breakinfo")
+            if sc is not None:
+                sc.brk = parse_break_info(m.group("b") or "", ml.src)
+        elif (m := _NODES_HDR.match(msg)) is not None:
+            sc = current_scope(ml, "nodes_header")
+            if sc is not None:
+                sc.declared = int(m.group("n"))
+        elif (m := _NODE.match(msg)) is not None:
+            sc = current_scope(ml, "node")
+            if sc is None:
+                continue
+            try:
+                got = match_node(msg, m.end(), ml.src)
+            except ParseError as exc:
+                res.unrecognized.append(Unrecognized(ml.src, msg, f"sk_scope_split:malformed_node: {exc}"))
+                continue
+            if got is None or msg[got[1] :].strip():
+                res.unrecognized.append(Unrecognized(ml.src, msg, "sk_scope_split:node_trailing_text"))
+                continue
+            sc.nodes.append(ScopeNode(ml.src, int(m.group("j")), got[0]))
+        elif (m := _STREAM.match(msg)) is not None:
+            sc = current_scope(ml, "stream_info")
+            if sc is not None:
+                sc.streams.append(
+                    StreamInfo(
+                        ml.src,
+                        int(m.group("i")),
+                        int(m.group("j")),
+                        int(m.group("x")),
+                        int(m.group("h")),
+                        int(m.group("t")),
+                        int(m.group("s")),
+                    )
+                )
+        else:
+            res.unrecognized.append(Unrecognized(ml.src, msg, "sk_scope_split"))
+    close(snap is not None and snap.old)
+    return res
