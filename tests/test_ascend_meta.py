@@ -96,7 +96,7 @@ def test_row70_truncated_trailing_record_is_a_gap(tmp_path: Path) -> None:
 
 
 def test_row70_conflicting_duplicate_global(tmp_path: Path) -> None:
-    """Row 70: two records sharing globalFunc with different values → BINDMAP_ENTRY_CONFLICT; equal ones merge."""
+    """Row 70: shared globalFunc with different values → BINDMAP_ENTRY_CONFLICT; equal ones merge."""
     a = sk_bind_record(0, 0x0, [0x100, 0x180])
     b = sk_bind_record(0, 0x0, [0x180, 0x100])
     same = sk_bind_record(0, 0x200, [0x100])

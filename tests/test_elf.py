@@ -1,4 +1,4 @@
-"""Kernel ELF reader: symbol table, range/exact lookups, extent and address models (artifacts.md §4, rows 66–71)."""
+"""Kernel ELF reader: symbols, range/exact lookups, extent, address models (artifacts.md §4, rows 66–71)."""
 
 from __future__ import annotations
 
@@ -235,7 +235,7 @@ def test_row71_nonzero_sh_addr_models_disagree(tmp_path: Path) -> None:
 
 
 def test_row71_text_not_first(tmp_path: Path) -> None:
-    """Row 71: .text after another SHF_ALLOC section with sh_addr 0 → formulas disagree; matching addr → agree."""
+    """Row 71: .text after another SHF_ALLOC section, sh_addr 0 → formulas disagree; matching addr → agree."""
     rodata = SectionSpec(".rodata", b"r" * 0x100, flags=SHF_ALLOC, align=16)
     syms = [SymSpec("g", 0x0, 0x80), SymSpec("h", 0x80, 0x80)]
     elf = open_elf(
@@ -265,7 +265,8 @@ def test_frames(tmp_path: Path) -> None:
     elf = open_elf(_two_funcs(tmp_path))
     frame = symbol_frame([elf])
     assert list(frame.columns) == [
-        "file", "line", "name", "value", "size", "end", "bind", "local", "section", "sym_index", "section_model_offset",
+        "file", "line", "name", "value", "size", "end", "bind", "local", "section", "sym_index",
+        "section_model_offset",
     ]  # fmt: skip
     assert frame["name"].tolist() == ["alpha", "beta"] and frame["end"].tolist() == [0x180, 0x280]
     assert elf.sections_frame()["name"].tolist() == ["", ".text", ".symtab", ".strtab", ".shstrtab"]

@@ -1,0 +1,431 @@
+"""``bin_files/``: names → image bases; PC → image → symbol → child (artifacts.md §3.12, §4.7; rows 72, 73).
+
+Why: ``DumpKernelBinaries`` (sk_node.cpp) writes each child binary as
+``<SanitizePathComponent(funcName)>_0x<UPPERHEX binDevAddr>.o`` and the SK entry as
+``sk_entry_0x<HEX>.o``. The name is the only record of where the image sat on the device, so the
+base is read from it (split on the *last* ``_0x``: function names may contain ``_0x``). Each
+image spans the runtime extent of its ELF (§4.2); a PC is placed in the image whose
+``[base, base + extent)`` contains it, then in a function by the symbol table, then tied back to
+the child global and split index through the image's SK bind map (§4.5).
+
+ELFs are opened lazily — headers when the table first needs extents, symbols and meta on the
+first lookup inside that image — and cached per file (path, size, mtime).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from skdbg.parsers.ascend_meta import BINDMAP_ENTRY_CONFLICT, AscendMetaResult, parse_ascend_meta
+from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
+from skdbg.parsers.demangle import demangle
+from skdbg.parsers.elf import TIER_NEAREST, TIER_SYMTAB, TIER_UNRESOLVED, ElfImage, open_elf
+
+ENTRY_PREFIX = "sk_entry"
+SANITIZED_CHARS = '/\\:*?"<>|'  # sk_common.h SanitizePathComponent
+_HEX = re.compile(r"[0-9A-Fa-f]+")
+
+
+@dataclass(frozen=True, slots=True)
+class BinFileName:
+    """A parsed ``bin_files`` name. ``func_name`` is the sanitized child funcName (None for the entry)."""
+
+    file_name: str
+    kind: str  # "entry" | "child"
+    func_name: str | None
+    base: int
+    hex_text: str
+    upper_hex: bool
+    src: Source
+
+
+def sanitize_func_name(name: str) -> str:
+    """Upstream ``SanitizePathComponent``: each of ``/ \\ : * ? " < > |`` becomes ``_``."""
+    return "".join("_" if c in SANITIZED_CHARS else c for c in name)
+
+
+def parse_bin_file_name(path: str | os.PathLike[str]) -> BinFileName | None:
+    """Parse ``<name>_0x<HEX>.o`` / ``sk_entry_0x<HEX>.o``; ``None`` when the name does not fit (row 72)."""
+    p = Path(path)
+    name = p.name
+    if not name.endswith(".o"):
+        return None
+    stem = name[:-2]
+    cut = stem.rfind("_0x")
+    if cut <= 0:
+        return None
+    prefix, hex_text = stem[:cut], stem[cut + 3 :]
+    if not _HEX.fullmatch(hex_text):
+        return None
+    kind = "entry" if prefix == ENTRY_PREFIX else "child"
+    return BinFileName(
+        name,
+        kind,
+        None if kind == "entry" else prefix,
+        int(hex_text, 16),
+        hex_text,
+        hex_text == hex_text.upper(),
+        Source(str(p)),
+    )
+
+
+def matches_func_name(file_func: str, func_name: str) -> bool:
+    """Whether a file-name prefix belongs to a (raw, unsanitized) child funcName."""
+    return sanitize_func_name(func_name) == file_func
+
+
+# ------------------------------------------------------------------ ELF cache
+
+_ELF_CACHE: dict[tuple[str, int, int], ElfImage] = {}
+_META_CACHE: dict[tuple[str, int, int], AscendMetaResult] = {}
+_CACHE_LIMIT = 256
+
+
+def _key(path: Path) -> tuple[str, int, int]:
+    st = path.stat()
+    return (str(path.resolve()), st.st_size, st.st_mtime_ns)
+
+
+def cached_elf(path: str | os.PathLike[str]) -> ElfImage:
+    """:func:`open_elf` with a per-file cache keyed by (real path, size, mtime)."""
+    p = Path(path)
+    try:
+        key = _key(p)
+    except OSError:
+        return open_elf(p)  # raises the precise ParseError
+    hit = _ELF_CACHE.get(key)
+    if hit is None:
+        if len(_ELF_CACHE) >= _CACHE_LIMIT:
+            _ELF_CACHE.pop(next(iter(_ELF_CACHE)))
+        hit = _ELF_CACHE[key] = open_elf(p)
+    return hit
+
+
+def cached_meta(image: ElfImage) -> AscendMetaResult:
+    """:func:`parse_ascend_meta` of a cached image, cached alongside it."""
+    p = Path(image.name)
+    try:
+        key = _key(p)
+    except OSError:
+        return parse_ascend_meta(image)
+    hit = _META_CACHE.get(key)
+    if hit is None:
+        if len(_META_CACHE) >= _CACHE_LIMIT:
+            _META_CACHE.pop(next(iter(_META_CACHE)))
+        hit = _META_CACHE[key] = parse_ascend_meta(image)
+    return hit
+
+
+def clear_caches() -> None:
+    _ELF_CACHE.clear()
+    _META_CACHE.clear()
+
+
+# ------------------------------------------------------------------ records
+
+
+@dataclass(frozen=True, slots=True)
+class ImageInfo:
+    """One dumped image: base from the file name, extent from the ELF (§4.7 step 1)."""
+
+    path: str
+    kind: str
+    func_name: str | None
+    base: int
+    text_offset: int | None
+    size: int | None
+    src: Source
+
+    @property
+    def end(self) -> int | None:
+        return None if self.size is None else self.base + self.size
+
+    def contains(self, pc: int) -> bool:
+        return self.size is not None and self.base <= pc < self.base + self.size
+
+
+@dataclass(frozen=True, slots=True)
+class PcLocation:
+    """A PC placed in the dumped images: image, function, child, with a tier and the reason.
+
+    ``child_global``/``split_index`` come from the bind map when the function is an SK variant;
+    ``in_entry`` means the PC is in the SK entry binary (SK glue: sync, wait, preload — §4.7 step 4).
+    """
+
+    pc: int
+    image: ImageInfo | None
+    offset: int | None
+    symbol: str | None
+    demangled: str | None
+    sym_start: int | None
+    sym_size: int | None
+    offset_in_symbol: int | None
+    tier: str
+    confidence: str
+    reason: str
+    in_entry: bool
+    child_global: str | None
+    split_index: int | None
+    other_images: tuple[str, ...]
+    src: Source
+
+
+@dataclass(slots=True)
+class ImageTable:
+    """All images of one ``bin_files`` directory, sorted by base."""
+
+    directory: str
+    names: list[BinFileName] = field(default_factory=list)
+    unrecognized: list[Unrecognized] = field(default_factory=list)
+    gaps: list[Gap] = field(default_factory=list)
+    _images: list[ImageInfo] | None = None
+    _bases: list[int] = field(default_factory=list)
+
+    @property
+    def images(self) -> list[ImageInfo]:
+        """Image extents, read from the ELF headers on first use (lazy)."""
+        if self._images is None:
+            out: list[ImageInfo] = []
+            for n in self.names:
+                path = n.src.file
+                try:
+                    elf = cached_elf(path)
+                except ParseError as exc:
+                    self.gaps.append(Gap("bad_elf", str(exc), n.src))
+                    out.append(ImageInfo(path, n.kind, n.func_name, n.base, None, None, n.src))
+                    continue
+                ext = elf.extent
+                if ext is None:
+                    self.gaps.append(
+                        Gap("no_extent", "no SHF_ALLOC section: the image cannot be placed", n.src)
+                    )
+                out.append(
+                    ImageInfo(
+                        path,
+                        n.kind,
+                        n.func_name,
+                        n.base,
+                        None if ext is None else ext.text_offset,
+                        None if ext is None else ext.size,
+                        n.src,
+                    )
+                )
+            out.sort(key=lambda i: (i.base, i.path))
+            self._images = out
+            self._bases = [i.base for i in out]
+            self._check_overlaps(out)
+        return self._images
+
+    def _check_overlaps(self, images: list[ImageInfo]) -> None:
+        placed = [i for i in images if i.size is not None]
+        for a, b in zip(placed, placed[1:], strict=False):
+            assert a.end is not None
+            if b.base < a.end:
+                self.gaps.append(
+                    Gap(
+                        "overlapping_images",
+                        f"{Path(a.path).name} [0x{a.base:x}, 0x{a.end:x}) overlaps "
+                        f"{Path(b.path).name} at 0x{b.base:x}",
+                        b.src,
+                    )
+                )
+
+    @property
+    def entry(self) -> ImageInfo | None:
+        return next((i for i in self.images if i.kind == "entry"), None)
+
+    def containing(self, pc: int) -> list[ImageInfo]:
+        """All images whose extent contains ``pc``; the one with the highest base first."""
+        imgs = self.images
+        k = bisect_right(self._bases, pc)
+        return [i for i in reversed(imgs[:k]) if i.contains(pc)]
+
+    def locate(self, pc: int, *, demangle_names: bool = True) -> PcLocation:
+        """PC → image → function → child (row 73): §4.7 steps 2–4."""
+        src = Source(self.directory)
+        hits = self.containing(pc)
+        if not hits:
+            return PcLocation(
+                pc, None, None, None, None, None, None, None, TIER_UNRESOLVED, "none",
+                self._outside_reason(pc), False, None, None, (), src,
+            )  # fmt: skip
+        img = hits[0]
+        others = tuple(Path(i.path).name for i in hits[1:])
+        off = pc - img.base
+        elf = cached_elf(img.path)
+        match = elf.lookup(off)
+        where = f"{Path(img.path).name} (base 0x{img.base:x}) at image offset 0x{off:x}"
+        reason = f"{where}: {match.reason}"
+        if others:
+            reason += f"; also inside overlapping image(s) {', '.join(others)} — ambiguous"
+        confidence = match.confidence if not others else "low"
+        in_entry = img.kind == "entry"
+        child: str | None = None
+        split: int | None = None
+        sym = match.symbol
+        if sym is not None and match.tier in (TIER_SYMTAB, TIER_NEAREST):
+            if in_entry:
+                reason += "; in the SK entry binary (SK glue) — name the child from COND/counter state"
+            else:
+                meta = cached_meta(elf)
+                ref = meta.variant_of(sym.value)
+                if ref is not None:
+                    child, split = ref.global_name, ref.splits[0]
+                    reason += f"; SK variant split {split} of child global {child} (bind map)"
+                    if len(ref.splits) > 1:
+                        reason += f", also bound as splits {list(ref.splits[1:])}"
+                    if ref.conflict:
+                        reason += f"; bind map entry is poisoned ({BINDMAP_ENTRY_CONFLICT})"
+                        confidence = "low"
+                elif sym.value in meta.bind_map:
+                    child = sym.name
+                    reason += "; this is the child's original global kernel, not an SK variant"
+                elif meta.bind_map:
+                    child = img.func_name
+                    reason += (
+                        f"; {sym.name} is not in the bind map (helper function?) — child taken from the "
+                        f"file name {img.func_name}"
+                    )
+                else:
+                    child = img.func_name
+                    reason += f"; no bind map — child taken from the file name {img.func_name}"
+        name = sym.name if sym is not None else None
+        return PcLocation(
+            pc,
+            img,
+            off,
+            name,
+            demangle(name) if (name is not None and demangle_names) else name,
+            None if sym is None else sym.value,
+            None if sym is None else sym.size,
+            match.offset_in_symbol,
+            match.tier,
+            confidence,
+            reason,
+            in_entry,
+            child,
+            split,
+            others,
+            img.src,
+        )
+
+    def _outside_reason(self, pc: int) -> str:
+        placed = [i for i in self.images if i.size is not None]
+        if not placed:
+            return "no dumped image could be placed (no bin_files or no readable ELF)"
+        below = [i for i in placed if i.base <= pc]
+        above = [i for i in placed if i.base > pc]
+        parts = [f"0x{pc:x} is outside every dumped image"]
+        if below:
+            b = max(below, key=lambda i: i.base)
+            parts.append(f"after {Path(b.path).name} [0x{b.base:x}, 0x{b.end or 0:x})")
+        if above:
+            a = min(above, key=lambda i: i.base)
+            parts.append(f"before {Path(a.path).name} at 0x{a.base:x}")
+        parts.append("(another binary, a corrupt PC, or an image that was not dumped)")
+        return " ".join(parts)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per image."""
+        frame: pd.DataFrame = pd.DataFrame(
+            [
+                {
+                    "file": i.path,
+                    "line": None,
+                    "kind": i.kind,
+                    "func_name": i.func_name,
+                    "base": i.base,
+                    "text_offset": i.text_offset,
+                    "size": i.size,
+                    "end": i.end,
+                }
+                for i in self.images
+            ],
+            columns=["file", "line", "kind", "func_name", "base", "text_offset", "size", "end"],
+        )
+        return frame
+
+
+def locations_frame(locs: list[PcLocation]) -> pd.DataFrame:
+    """One row per located PC."""
+    cols = [
+        "file", "line", "pc", "image", "offset", "symbol", "demangled", "sym_start", "sym_size",
+        "offset_in_symbol", "tier", "confidence", "in_entry", "child_global", "split_index", "reason",
+    ]  # fmt: skip
+    frame: pd.DataFrame = pd.DataFrame(
+        [
+            {
+                "file": loc.src.file,
+                "line": None,
+                "pc": loc.pc,
+                "image": None if loc.image is None else Path(loc.image.path).name,
+                "offset": loc.offset,
+                "symbol": loc.symbol,
+                "demangled": loc.demangled,
+                "sym_start": loc.sym_start,
+                "sym_size": loc.sym_size,
+                "offset_in_symbol": loc.offset_in_symbol,
+                "tier": loc.tier,
+                "confidence": loc.confidence,
+                "in_entry": loc.in_entry,
+                "child_global": loc.child_global,
+                "split_index": loc.split_index,
+                "reason": loc.reason,
+            }
+            for loc in locs
+        ],
+        columns=cols,
+    )
+    return frame
+
+
+def load_image_table(path: str | os.PathLike[str]) -> ImageTable:
+    """Index a ``bin_files`` directory, or a model directory containing one (§3.12).
+
+    A missing ``bin_files`` is a Gap (``ASCEND_OP_COMPILE_SAVE_KERNEL_META=1`` was not set, §0.1);
+    a path that is a file raises ParseError. Names that do not fit the pattern are kept as
+    Unrecognized.
+    """
+    p = Path(path)
+    if p.is_file():
+        raise ParseError(str(p), "a model directory or its bin_files/ directory", got="a file")
+    d = p if p.name == "bin_files" else p / "bin_files"
+    table = ImageTable(str(d))
+    if not d.is_dir():
+        table.gaps.append(
+            Gap(
+                "missing_bin_files",
+                f"{d} does not exist: kernel binaries were not dumped",
+                Source(str(d)),
+                collect="export ASCEND_OP_COMPILE_SAVE_KERNEL_META=1 before the run",
+            )
+        )
+        return table
+    for f in sorted(d.iterdir()):
+        if not f.is_file():
+            continue
+        parsed = parse_bin_file_name(f)
+        if parsed is None:
+            table.unrecognized.append(Unrecognized(Source(str(f)), f.name, "bin_files:name"))
+            continue
+        if not parsed.upper_hex:
+            table.gaps.append(
+                Gap(
+                    "lowercase_hex",
+                    f"{f.name}: lower-case address (the runtime writes upper-case)",
+                    parsed.src,
+                )
+            )
+        table.names.append(parsed)
+    entries = [n for n in table.names if n.kind == "entry"]
+    if not entries:
+        table.gaps.append(
+            Gap("no_entry_binary", "no sk_entry_0x….o: PCs in SK glue cannot be placed", Source(str(d)))
+        )
+    return table

@@ -1,0 +1,173 @@
+"""``bin_files/`` names and the image table (artifacts.md §3.12, §4.7, rows 72–73)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skdbg.parsers.binfiles import (
+    clear_caches,
+    load_image_table,
+    locations_frame,
+    matches_func_name,
+    parse_bin_file_name,
+    sanitize_func_name,
+)
+from skdbg.parsers.common import ParseError
+from skdbg.parsers.elf import open_elf
+from skdbg.scenebuilder.elf import ChildKernel, bin_file_name, write_bin_files
+
+
+def test_row72_plain_child_name() -> None:
+    """Row 72: ``<name>_0x<UPPERHEX>.o``."""
+    n = parse_bin_file_name("/x/bin_files/add_custom_0x12C0000000.o")
+    assert n is not None
+    assert (n.kind, n.func_name, n.base, n.hex_text, n.upper_hex) == (
+        "child",
+        "add_custom",
+        0x12C0000000,
+        "12C0000000",
+        True,
+    )
+
+
+def test_row72_name_containing_0x_itself() -> None:
+    """Row 72: names that contain ``_0x`` split on the LAST ``_0x``."""
+    n = parse_bin_file_name("QuantBatchMatmulV3_0x1f_kernel_0xAB_0x12C0000400.o")
+    assert n is not None and n.func_name == "QuantBatchMatmulV3_0x1f_kernel_0xAB" and n.base == 0x12C0000400
+
+
+def test_row72_sanitized_characters() -> None:
+    """Row 72: upstream SanitizePathComponent replaces ``/ \\ : * ? " < > |`` with ``_`` (sk_common.h)."""
+    raw = 'kernel/name:with*chars?"<>|\\x'
+    assert sanitize_func_name(raw) == "kernel_name_with_chars______x"
+    name = bin_file_name(raw, 0x7000)
+    assert name == "kernel_name_with_chars______x_0x7000.o"
+    n = parse_bin_file_name(name)
+    assert n is not None and matches_func_name(n.func_name or "", raw)
+
+
+def test_row72_entry_name() -> None:
+    """Row 72: ``sk_entry_0x….o`` is the SK entry binary; ``sk_entry_foo_0x….o`` is a child."""
+    n = parse_bin_file_name("sk_entry_0x1240000000.o")
+    assert n is not None and (n.kind, n.func_name, n.base) == ("entry", None, 0x1240000000)
+    c = parse_bin_file_name("sk_entry_like_0x10.o")
+    assert c is not None and c.kind == "child" and c.func_name == "sk_entry_like"
+
+
+@pytest.mark.parametrize("bad", ["foo.o", "foo_0x.o", "foo_0xZZ.o", "_0x12.o", "foo_0x12.bin", "foo_0x12"])
+def test_row72_names_that_do_not_fit(bad: str) -> None:
+    assert parse_bin_file_name(bad) is None
+
+
+def test_row72_lower_case_hex_is_accepted_and_flagged() -> None:
+    n = parse_bin_file_name("k_0xabc.o")
+    assert n is not None and n.base == 0xABC and not n.upper_hex
+
+
+@settings(max_examples=200)
+@given(st.text(min_size=1, max_size=40).filter(lambda s: "\0" not in s), st.integers(0, 2**64 - 1))
+def test_generated_names_round_trip(func: str, base: int) -> None:
+    n = parse_bin_file_name(bin_file_name(func, base))
+    if sanitize_func_name(func) == "sk_entry":
+        assert n is not None and n.kind == "entry"
+        return
+    assert n is not None and n.base == base and n.func_name == sanitize_func_name(func)
+
+
+def _scene(tmp_path: Path) -> tuple[Path, dict[str, tuple[Path, object]]]:
+    clear_caches()
+    a = ChildKernel("add_custom", 0x12C0000000)
+    written = write_bin_files(tmp_path / "model_48_1", [a], entry_base=0x1240000000)
+    size_a = open_elf(written["add_custom"][0]).extent.size  # type: ignore[union-attr]
+    b = ChildKernel("mul/custom", 0x12C0000000 + size_a, n_variants=2)  # adjacent image
+    written.update(write_bin_files(tmp_path / "model_48_1", [b]))
+    return tmp_path / "model_48_1", written  # type: ignore[return-value]
+
+
+def test_row73_pc_in_child_variant_maps_to_global_and_split(tmp_path: Path) -> None:
+    """Row 73: PC in a child binary → SK variant → child global + split index via the bind map."""
+    model, written = _scene(tmp_path)
+    table = load_image_table(model)
+    layout = written["add_custom"][1]
+    name2, off2, _size2 = layout.variants[2]  # type: ignore[attr-defined]
+    loc = table.locate(0x12C0000000 + off2 + 0x10)
+    assert loc.image is not None and loc.image.func_name == "add_custom" and not loc.in_entry
+    assert (loc.symbol, loc.offset_in_symbol, loc.tier, loc.confidence) == (name2, 0x10, "symtab", "high")
+    assert (loc.child_global, loc.split_index) == ("add_custom", 2)
+    assert "SK variant split 2 of child global add_custom (bind map)" in loc.reason
+    if loc.demangled != loc.symbol:  # c++filt present
+        assert loc.demangled == "void add_custom_sk<2u>()"
+
+
+def test_row73_pc_in_entry_binary(tmp_path: Path) -> None:
+    """Row 73: PC in the entry binary → SK glue, no child."""
+    model, _w = _scene(tmp_path)
+    loc = load_image_table(model).locate(0x1240000000 + 0x400 + 4)
+    assert loc.in_entry and loc.symbol == "sk_entry_aiv" and loc.child_global is None
+    assert "SK glue" in loc.reason
+
+
+def test_row73_pc_outside_every_image(tmp_path: Path) -> None:
+    """Row 73: PC in no image → unresolved with the neighbouring images named."""
+    model, _w = _scene(tmp_path)
+    table = load_image_table(model)
+    loc = table.locate(0x1300000000)
+    assert loc.image is None and loc.tier == "unresolved" and loc.confidence == "none"
+    assert loc.reason.startswith("0x1300000000 is outside every dumped image after mul_custom_0x")
+    low = table.locate(0x1000)
+    assert "before sk_entry_0x1240000000.o at 0x1240000000" in low.reason
+
+
+def test_row73_adjacent_images(tmp_path: Path) -> None:
+    """Row 73: two adjacent images — the last byte of A is A, the first byte of B is B."""
+    model, written = _scene(tmp_path)
+    table = load_image_table(model)
+    imgs = {i.func_name: i for i in table.images if i.kind == "child"}
+    a, b = imgs["add_custom"], imgs["mul_custom"]
+    assert a.end == b.base
+    assert table.locate(a.end - 1).image == a  # type: ignore[operator]
+    at_b = table.locate(b.base)
+    assert at_b.image == b and at_b.symbol == "mul/custom" and at_b.child_global == "mul/custom"
+    assert "original global kernel" in at_b.reason
+    assert [g.kind for g in table.gaps] == []
+    assert table.entry is not None and table.entry.base == 0x1240000000
+
+
+def test_row73_gap_inside_an_image(tmp_path: Path) -> None:
+    model, written = _scene(tmp_path)
+    layout = written["add_custom"][1]
+    _n, off0, size0 = layout.variants[0]  # type: ignore[attr-defined]
+    loc = load_image_table(model).locate(0x12C0000000 + off0 + size0 + 4)
+    assert loc.image is not None and loc.tier == "unresolved" and "gap between" in loc.reason
+
+
+def test_directory_problems(tmp_path: Path) -> None:
+    empty = load_image_table(tmp_path)
+    assert [g.kind for g in empty.gaps] == ["missing_bin_files"]
+    assert empty.gaps[0].collect == "export ASCEND_OP_COMPILE_SAVE_KERNEL_META=1 before the run"
+    d = tmp_path / "m" / "bin_files"
+    d.mkdir(parents=True)
+    (d / "notes.txt").write_text("x")
+    (d / "broken_0x100.o").write_bytes(b"garbage")
+    t = load_image_table(d)
+    assert [u.text for u in t.unrecognized] == ["notes.txt"]
+    assert t.images[0].size is None
+    assert [g.kind for g in t.gaps] == ["no_entry_binary", "bad_elf"]
+    assert t.locate(0x100).image is None
+    f = d / "notes.txt"
+    with pytest.raises(ParseError):
+        load_image_table(f)
+
+
+def test_frames(tmp_path: Path) -> None:
+    model, _w = _scene(tmp_path)
+    table = load_image_table(model)
+    frame = table.to_frame()
+    assert list(frame.columns) == ["file", "line", "kind", "func_name", "base", "text_offset", "size", "end"]
+    assert frame["kind"].tolist() == ["entry", "child", "child"]
+    locs = locations_frame([table.locate(0x1240000000)])
+    assert locs.loc[0, "symbol"] == "sk_entry_aic" and bool(locs.loc[0, "in_entry"])

@@ -1,0 +1,88 @@
+"""``skdbg symbolize ELF PC…`` API (artifacts.md §4.6, §4.7; rows 66, 68, 73, 74)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skdbg.parsers import demangle as dm
+from skdbg.parsers.common import ParseError
+from skdbg.parsers.symbolize import COLUMNS, default_base, symbolize, to_frame
+from skdbg.scenebuilder.elf import ChildKernel, SymSpec, text_section, write_bin_files, write_elf
+
+BASE = 0x12C0000000
+
+
+def _child(tmp_path: Path) -> tuple[Path, list[tuple[str, int, int]]]:
+    written = write_bin_files(tmp_path / "model_1_1", [ChildKernel("add_custom", BASE)])
+    path, layout = written["add_custom"]
+    assert layout is not None
+    return path, layout.variants
+
+
+def test_base_from_bin_files_name(tmp_path: Path) -> None:
+    """Row 66/73: a bin_files name gives the image base; PCs are device addresses."""
+    path, variants = _child(tmp_path)
+    name1, off1, size1 = variants[1]
+    res = symbolize(path, [BASE + off1, BASE + off1 + size1 - 1, BASE + 0x10, BASE - 4, BASE + 0x100000])
+    assert (res.base, res.base_source) == (BASE, "file name")
+    r0, r1, r2, r3, r4 = res
+    assert (r0.symbol, r0.offset, r0.offset_in_symbol, r0.tier) == (name1, off1, 0, "symtab")
+    assert (r0.child_global, r0.split_index) == ("add_custom", 1)
+    assert r1.offset_in_symbol == size1 - 1 and r1.confidence == "high"
+    assert (r2.symbol, r2.child_global, r2.split_index) == ("add_custom", "add_custom", None)
+    assert r2.reason.endswith("the child's original global kernel")
+    assert r3.tier == "unresolved" and r3.offset is None and "below the image base" in r3.reason
+    assert r4.tier == "unresolved" and "beyond the image extent" in r4.reason
+
+
+def test_row74_demangled_display(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path, variants = _child(tmp_path)
+    dm.clear_cache()
+    monkeypatch.setattr(dm.shutil, "which", lambda _n: None)
+    (raw,) = symbolize(path, [BASE + variants[3][1]])
+    assert raw.demangled == raw.symbol == "_Z13add_custom_skILj3EEvv"
+    monkeypatch.undo()
+    dm.clear_cache()
+    (shown,) = symbolize(path, [BASE + variants[3][1]])
+    if dm.demangler_path() is not None:
+        assert shown.demangled == "void add_custom_sk<3u>()"
+    (plain,) = symbolize(path, [BASE + variants[3][1]], demangle=False)
+    assert plain.demangled == plain.symbol
+
+
+def test_explicit_and_default_base(tmp_path: Path) -> None:
+    p = write_elf(tmp_path / "kernel.o", sections=[text_section(0x100)], symbols=[SymSpec("k", 0x20, 0x40)])
+    assert default_base(p) == (0, "default 0")
+    (r,) = symbolize(p, [0x30])
+    assert (r.symbol, r.offset, r.base) == ("k", 0x30, 0)
+    (r,) = symbolize(p, [0x5000 + 0x30], base=0x5000)
+    assert (r.symbol, r.offset_in_symbol) == ("k", 0x10)
+    (gap,) = symbolize(p, [0x10])
+    assert (
+        gap.tier == "unresolved" and gap.reason == "0x10 is before the first function symbol (starts at 0x20)"
+    )
+
+
+def test_row68_stripped(tmp_path: Path) -> None:
+    p = write_elf(tmp_path / "s.o", sections=[text_section(0x100)], strip=True)
+    res = symbolize(p, [0x10])
+    assert res[0].tier == "unresolved" and "stripped" in res[0].reason
+    assert [g.kind for g in res.gaps] == ["no_symtab"]
+
+
+def test_bad_elf_raises_parse_error(tmp_path: Path) -> None:
+    p = tmp_path / "x_0x10.o"
+    p.write_bytes(b"text")
+    with pytest.raises(ParseError, match="x_0x10.o"):
+        symbolize(p, [0x10])
+
+
+def test_frame(tmp_path: Path) -> None:
+    path, variants = _child(tmp_path)
+    res = symbolize(path, [BASE + variants[0][1], BASE - 1])
+    frame = res.to_frame()
+    assert list(frame.columns) == COLUMNS
+    assert frame["tier"].tolist() == ["symtab", "unresolved"]
+    assert to_frame([]).empty
