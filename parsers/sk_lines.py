@@ -1,0 +1,403 @@
+"""Message catalogue of the SK exception handler, all dialects D0–D5 (artifacts.md §1.4, triage.md §3.1.3).
+
+Why separate from the state machine in :mod:`skdbg.parsers.sk_handler`: the catalogue is pure data —
+one regex per printed format — and it is shared by the parser (classification) and by the tests that
+check every format the scene builder renders is recognised. Matching is on the message text with
+surrounding blanks stripped; the ``[SK][<Function>]`` tag is only a hint (triage §3.1.1: key on tag
+*and* text; the text decides, the tag decides only whether an unknown line is a handler line).
+
+Each entry also carries the dialect range ``(lo, hi)`` the format proves (``None`` = present in every
+dialect). Ranges come from the upstream history of ``sk_dfx_exception_handler.cpp``: D1 (69de634f) and
+two D4 revisions and D5 (hicann cff1d8e8) were read in full; D0, D2, D3 are from triage.md §3.1.3.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+HEX = r"0x([0-9a-fA-F]+)"
+PTR = r"(0x[0-9a-fA-F]+|\(nil\))"
+INT = r"(-?\d+)"
+UINT = r"(\d+)"
+
+
+@dataclass(frozen=True, slots=True)
+class LineKind:
+    kind: str
+    regex: re.Pattern[str]
+    dialects: tuple[int, int] | None
+
+
+def _alt(*parts: str) -> str:
+    """One capturing alternation; keeps the long B-side and lookup catalogues readable."""
+    return "(" + "|".join(parts) + ")"
+
+
+def _k(kind: str, pattern: str, dialects: tuple[int, int] | None = None) -> LineKind:
+    return LineKind(kind, re.compile(pattern), dialects)
+
+
+OFFS = "(aicQueOffset|aivQueOffset|counterOffset|dfxOffset)"
+
+# Lines without a ``[Core N]`` prefix, matched in this order (first full match wins).
+PLAIN: tuple[LineKind, ...] = (
+    # §1.4.1 callback A — entry check (A0–A6)
+    _k("a0_null", r"Exception info is null"),
+    _k("a1_no_handle", rf"Failed to get func handle from exception info, ret={INT}"),
+    _k("a2_no_name", rf"Failed to get function name, ret={INT}"),
+    _k("a3_not_sk", r"fault kernel_name '(.*)' does not start with 'sk_entry', skipping"),
+    _k("a4_skip", r"Exception is not from sk_entry, skip handling\."),
+    _k(
+        "a5_anchor",
+        r"Exception is from superkernel function '(.*)', op_trace=(true|false), proceeding with handling",
+        (1, 5),
+    ),
+    _k("a5_anchor_d0", r"Exception is from superkernel function '(.*)', proceeding with handling", (0, 0)),
+    _k("a6_callback", r"Aclgraph superkernel aicore exception occurred, callback function\."),
+    # A7–A14 args extraction and header validation
+    _k("a7_args_dev", rf"---skDeviceEntryArgsDev: {PTR}"),
+    _k("a8_args_len", rf"---skDeviceEntryArgsPtrLen: {INT}"),
+    _k("a9_get_args_failed", rf"aclrtGetArgsFromExceptionInfo failed, ret={INT}", (5, 5)),
+    _k("a10_no_args", r"no args, callback return"),
+    _k("a11_op_failed", rf"Operation failed: (.+) returned error code {INT}"),
+    _k(
+        "a11_direct",
+        rf"(aclrtMallocHost for temp SkHeaderInfo|aclrtMemcpy for SkHeaderInfo) failed, ret={INT}",
+        (5, 5),
+    ),
+    _k("a12_total", rf"---Total SkDeviceEntryArgs size: {UINT} bytes"),
+    _k(
+        "a13_total_exceeds",
+        rf"totalSize\({UINT}\) exceeds skDeviceEntryArgsPtrLen\({UINT}\), invalid device address range",
+        (5, 5),
+    ),
+    _k(
+        "a14_ge",
+        rf"{OFFS}\({UINT}\) >= totalSize\({UINT}\), invalid offset",
+        (5, 5),
+    ),
+    _k(
+        "a14_end",
+        rf"{OFFS}\({UINT}\) \+ (.+) exceeds totalSize\({UINT}\), invalid offset",
+        (5, 5),
+    ),
+    # A15 header
+    _k("a15_header", r"=== SkHeaderInfo ==="),
+    _k(
+        "a15_field",
+        rf"(aicQueOffset|aivQueOffset|counterOffset|wsOffset|dfxOffset|nodeCnt|totalSize): {UINT}",
+    ),
+    _k(
+        "a15_model_id",
+        rf"modelIdIndexAndSkScopeId: {HEX} \(modelIdIdx={UINT}, skScopeId={UINT}, modelId=(.*)\)",
+        (5, 5),
+    ),
+    _k(
+        "a15_model_ri",
+        rf"modelRIIdAndSkScopeId: {HEX} \(modelRIIdx={UINT}, skScopeId={UINT}, originalModelRI={HEX}\)",
+        (2, 4),
+    ),
+    _k(
+        "model_id_oor",
+        rf"\[sk\] GetModelIdByIndex: index={UINT} out of range \(size={UINT}\), "
+        r"modelId not registered or header corrupted",
+        (5, 5),
+    ),
+    # A16/A17 task queues
+    _k("queue_header", rf"=== (AIC|AIV) TaskQue \(offset={UINT}\) ==="),
+    _k("queue_cnt", rf"taskCnt: {UINT}"),
+    _k("queue_task", rf"\[{UINT}\] index={UINT}, type=(\w+), numBlocks={UINT}, args={HEX}"),
+    # A18 counters
+    _k("counter_header", rf"=== SkCounterInfo \(offset={UINT}\) ==="),
+    _k("counter", rf"\[core {UINT}\] index={UINT}, opState={UINT}", (3, 5)),
+    _k("counter_legacy", rf"\[core {UINT}\] index={UINT}, launch={UINT}, exit={UINT}", (0, 2)),
+    # A19–A22 DfxInfo
+    _k("dfx_header", rf"=== SkDfxInfo \(offset={UINT}, nodeCnt={UINT}\) ==="),
+    _k(
+        "dfx_node",
+        rf"\[node {UINT}\] binHdl={HEX}, funcHdlOri={HEX}, aicSize={HEX}, aivSize={HEX}, "
+        rf"numBlocks={UINT}, cubeNum={UINT}, vecNum={UINT}",
+        (2, 5),
+    ),
+    _k(
+        "dfx_node_legacy",
+        rf"\[node {UINT}\] binHdl={HEX}, funcHdlOri={HEX}, aicSize={HEX}, aivSize={HEX}",
+        (0, 1),
+    ),
+    _k("origin_name", r"Origin function name: (.*)", (3, 5)),
+    _k("origin_name_failed", rf"Failed to get origin function name for node\[{UINT}\], ret={INT}", (3, 5)),
+    _k("node_not_func", rf"Node\[{UINT}\] is not a FUNC type", (3, 5)),
+    _k("legacy_name_failed", rf"Failed to get function name for node\[{UINT}\], ret={INT}", (0, 2)),
+    _k("entry_addr", rf"entry(Aic|Aiv)\[{UINT}\]={HEX}"),
+    # A23–A25 register info and banner
+    _k("a23_reg_failed", rf"Call rtGetExceptionRegInfo for error register information failed\. ret: {INT}"),
+    _k("a24_reg", rf"Get error register information\. coreNum={UINT}"),
+    _k("a25_banner", r"=== Sub-kernel running info on exception cores ==="),
+    _k("error_node_idx", rf"errorNodeIdx_ = {INT}", (4, 5)),
+    _k("cond_arch", rf"GetCondRegValue: arch=(\w+), condRegLowIdx={UINT}, condRegHighIdx={UINT}", (5, 5)),
+    _k("core_exceeds", rf"coreId={UINT} exceeds aicoreNums={UINT}"),
+    # §1.4.4 symbol lines (PrintSymbolByCoreId) and name lookups (GetOrLoadKernelSymbols)
+    _k("sym_header", rf"========== coreId={UINT}, coreType=(\w+), startPC={HEX}, currentPC={HEX} =========="),
+    _k("function_name", r"Function name: (.*)"),
+    _k("no_function_name", r"No function name available"),
+    _k(
+        "lookup",
+        _alt(
+            rf"Using cached function name for opId={UINT}",
+            rf"opId={UINT} exceeds nodeCnt={UINT}",
+            rf"opId={UINT} is not a FUNC type node",
+            rf"Loading function name for opId={UINT}, funcHdl=\S+",
+            rf"aclrtGetFunctionName failed for opId={UINT}, funcHdl=\S+, ret={INT}",
+            rf"Got function name for opId={UINT}: .*",
+        ),
+    ),
+    # sk_common.cpp GetFuncSymbolInfo / BuildFuncSymbolTable (interleaved in §1.4.2)
+    _k(
+        "symtab",
+        r"(?:GetFuncSymbolInfo: )?"
+        + _alt(
+            r"Building symbol table for (?:binHdl|binAddr)=\S+",
+            r"total \d+ function symbols found",
+            r"Found symbol: name=.*, addr=0x[0-9a-fA-F]+, size=0x[0-9a-fA-F]+, bind=\w+",
+            r"Function symbol not found for addr=0x[0-9a-fA-F]+",
+            r"Invalid ELF: .*",
+            r"Failed to find valid symtab or strtab sections",
+        ),
+    ),
+    # A27 model map
+    _k("map_header_id", rf"=== modelId Index Map \(total={UINT}\) ===", (5, 5)),
+    _k("map_entry_id", rf"\[{UINT}\] modelId=(.*)", (5, 5)),
+    _k("map_header_ri", rf"=== modelRI Index Map \(total={UINT}\) ===", (2, 4)),
+    _k("map_entry_ri", rf"\[{UINT}\] modelRI={HEX}", (2, 4)),
+    # A28 all-core banner
+    _k("a28_banner", rf"=== Sub-kernel running info on all {UINT} cores ==="),
+    # §1.4.6 callback B
+    _k("b_null_params", r"ExceptionDumpCallBack: invalid null params"),
+    _k("b_not_sk", r"Not superkernel exception, skip dump"),
+    _k("b_start", r"Start SuperKernelExceptionHandler::ProcessExceptionDump", (4, 5)),
+    _k("b_size_small", r"ExceptionDumpCallBack: exceptionDumpSize too small", (4, 5)),
+    _k("b_in_sk", r"Exception is in SuperKernel", (4, 5)),
+    _k(
+        "b_failed",
+        _alt(
+            r"Failed to extract SK entry args or task queue",
+            r"Failed to extract SK entry args",
+            r"Failed to extract SK task queue",
+            r"Failed to get exception register info",
+            r"PopulateDumpInfoFields: null pointer",
+            r"FillExceptionDumpInfo: no exception info",
+        ),
+        (4, 5),
+    ),
+    _k(
+        "b_note",
+        _alt(
+            r"No sub kernel matched, fill with SK entry fields",
+            r"Successfully got function name: .*",
+            r"Not match sub Kernel, exception occurred within Superkernel",
+            rf"Failed to get SK entry func handle, ret={INT}",
+            rf"Failed to get SK entry bin handle, ret={INT}",
+            rf"Fill sub kernel info, errorNodeIdx={INT}",
+            r"Match sub kernel success, exception occurred within sub kernel",
+            r"queOffset or taskCnt is null, skip",
+            r"task not found, skip",
+            r"PopulateSubKernelFields success",
+            rf"PopulateSkEntryFields failed, ret={INT}",
+            rf"FillExceptionDumpInfo final errorNodeIdx={INT}",
+        ),
+        (4, 5),
+    ),
+    _k(
+        "b_skip_dup",
+        rf"Skip duplicate ExceptionDumpInfo by binHandle={HEX}, coreId={UINT}, coreType={UINT}",
+        (4, 5),
+    ),
+    _k("b_array_empty", r"Adx::ExceptionDumpInfo array is empty, skip print", (4, 5)),
+    _k("b_array_header", rf"======= SuperKernel Exception Dump Info Array \(count={UINT}\) ======", (4, 5)),
+    _k("b_record", rf"------------------ Adx::ExceptionDumpInfo \[{UINT}\] ------------------", (4, 5)),
+    _k(
+        "b_field",
+        _alt(
+            "coreId",
+            "coreType",
+            "argSize",
+            "argAddr",
+            "bin handle",
+            "kernelName",
+            "kernelDisplayName",
+            "extraTensorNum",
+        )
+        + r" +:(?: (.*))?",
+        (4, 5),
+    ),
+    _k("b_tensor", rf">>> extraTensor\[{UINT}\] <<<", (4, 5)),
+    _k(
+        "b_tensor_field",
+        _alt("type", "tensorSize", "format", "dataType", "tensorAddr", "addrType", "placement", "argsOffSet")[
+            :-1
+        ]
+        + "|shape|originShape)"
+        + r" +:(?: (.*))?",
+        (4, 5),
+    ),
+    _k("b_fill_ok", rf"Adx::ExceptionDumpInfo fill success, coreNum={UINT}, validDump={UINT}", (4, 5)),
+    # separators: only '=' characters; the length tells the block
+    # (60 = per-core block, 52 = A25 banner, 50 = A28 banner, 62 = dump array)
+    _k("separator", r"(=+)"),
+)
+
+# ``[Core N] <rest>`` lines: the rest is matched against this table.
+CORE: tuple[LineKind, ...] = (
+    _k("c_model_id", rf"ModelIdIdx={UINT}, ModelId=(.*), SkScopeId={UINT}", (5, 5)),
+    _k("c_model_ri", rf"ModelRIIdx={UINT}, OriginalModelRI={HEX}, SkScopeId={UINT}", (2, 4)),
+    _k("c_no_match", r"No sub kernel matched, aicore error occurred in sk entry\."),
+    _k("c_core_type", r"CoreType: (\w+)"),
+    _k("c_start_pc", rf"(StartPC|startPC): {HEX}"),
+    _k("c_current_pc", rf"CurrentPC: {HEX}"),
+    _k("c_found", rf"Found in node\[{UINT}\], entry\[{INT}\]", (1, 5)),
+    _k("c_entry_addr", rf"Entry address: {HEX}", (1, 5)),
+    _k("c_end_addr", rf"End address: {HEX}", (1, 5)),
+    _k("c_func_size", rf"Function size: {HEX} \({UINT} bytes\)", (1, 5)),
+    _k("c_blocks", rf"numBlocks={UINT}, cubeNum={UINT}, vecNum={UINT}", (2, 5)),
+    _k("c_not_func", rf"Node\[{UINT}\] is not a FUNC type", (3, 5)),
+    _k("c_origin_name", r"Origin function name: (.*)", (3, 5)),
+    _k("c_legacy_name", r"Function name: (.*)", (1, 2)),
+    _k("c_bin_buffer", rf"Failed to get bin buffer for node\[{UINT}\], rtRet={INT}", (3, 5)),
+    _k(
+        "c_computed",
+        rf"Computed funcOffset={HEX} for node\[{UINT}\] entry\[{INT}\] \(binDevAddr={HEX}\)",
+        (3, 5),
+    ),
+    _k(
+        "c_offset_zero",
+        rf"funcOffset is 0 for node\[{UINT}\] entry\[{INT}\], cannot resolve SK symbol name",
+        (3, 5),
+    ),
+    _k("c_bound", rf"Bound SK symbol name: (.*) \(bind=(\w+), size={HEX}\)", (3, 5)),
+    _k(
+        "c_symbol_failed",
+        rf"Failed to get SK symbol name for node\[{UINT}\] entry\[{INT}\], offset={HEX}",
+        (3, 5),
+    ),
+    _k("c_dev_args", rf"node\[{UINT}\] devArgs: {HEX}", (2, 5)),
+    # §1.4.4 counter trace
+    _k("t_type", rf"Type=(\w+), opState={UINT}, opId={UINT}", (3, 5)),
+    _k("t_type_legacy", rf"Type=(\w+), launch={UINT}, exit={UINT}, opId={UINT}", (0, 2)),
+    _k("t_not_executed", r"No SK entry executed yet\."),
+    _k("t_started", r"SK started but no sub-kernel executed yet, checking next operators"),
+    _k("t_next_first", rf"> Next opId={UINT} \(first sub-kernel\):"),
+    _k("t_no_next", rf"> No next operator \(opId={UINT}/{UINT}\)"),
+    _k("t_running", rf"Currently running opId={UINT}"),
+    _k("t_finished", rf"opId={UINT} finished, checking current and next operators"),
+    _k("t_last", rf"> Last finished opId={UINT}:"),
+    _k("t_next", rf"> Next opId={UINT}:"),
+    _k("t_completed", r"SK entry operator execution completed\."),
+    _k("t_unknown", rf"Unknown opState: {UINT}", (3, 5)),
+    _k("t_unknown_legacy", rf"Unknown launch status: {UINT}", (0, 2)),
+    # §1.4.5 COND
+    _k(
+        "k_unavailable",
+        r"Failed to get COND register value, possible reason: driver package not upgraded",
+        (4, 5),
+    ),
+    _k("k_value", rf"(AIC|AIV) COND register value: {HEX} \(opState={UINT}, opIndex={UINT}\)", (4, 5)),
+    _k("k_origin", r"COND: No SK entry executed yet \(opState=ORIGIN\)\.", (4, 5)),
+    _k("k_launched", rf"COND: SK entry launched, no sub-kernel executed yet\. Next opIndex={UINT}", (4, 5)),
+    _k("k_next_name", r"COND: Next sub-kernel function name: (.*)", (4, 5)),
+    _k("k_running", rf"COND: Currently running sub-kernel opIndex={UINT}", (4, 5)),
+    _k("k_current_name", r"COND: Current sub-kernel function name: (.*)", (4, 5)),
+    _k("k_finished", rf"COND: Sub-kernel opIndex={UINT} finished, about to run next\.", (4, 5)),
+    _k("k_last_name", r"COND: Last finished sub-kernel function name: (.*)", (4, 5)),
+    _k("k_completed", r"COND: SK entry execution completed\.", (4, 5)),
+    _k("k_unknown", rf"COND: Unknown opState={UINT}, opIndex={UINT}", (4, 5)),
+)
+
+CORE_PREFIX = re.compile(r"\[Core (\d+)\] (.*)")
+
+# Function tags of every handler-side print site (sk_dfx_exception_handler.cpp, sk_event_recorder.cpp
+# map printers, sk_common.cpp symbol lookup). An unknown text under one of these tags is kept as
+# Unrecognized; an unknown text under another tag is a foreign SK line (counted, not an incident line).
+HANDLER_FUNCS = frozenset(
+    {
+        "HandleException",
+        "IsSuperKernelException",
+        "ExtractSkEntryArgs",
+        "ExtractSkDeviceEntryArgsPtr",
+        "CheckError",
+        "CopySkDeviceEntryArgsToHost",
+        "ValidateSkHeaderOffsets",
+        "ExtractSkHeaderInfo",
+        "ExtractTaskQueue",
+        "ExtractAndPrintSkInfo",
+        "PrintSkHeaderInfo",
+        "PrintTaskQueue",
+        "PrintCounterInfo",
+        "PrintDfxInfo",
+        "GetExceptionRegInfo",
+        "ParseAndPrintSubKernelSymbols",
+        "PrintMatchedNodeBasicInfo",
+        "PrintFuncSymbolInfo",
+        "PrintNodeDevArgs",
+        "IdentifyErrorNodeByPC",
+        "PrintNoMatchInfo",
+        "FindErrorNodeByPC",
+        "PrintCoreSymbols",
+        "PrintSymbolByCoreId",
+        "GetOrLoadKernelSymbols",
+        "GetCondRegValue",
+        "ParseAndPrintCondInfo",
+        "PrintCondSubKernelInfo",
+        "PrintModelIdIndexMap",
+        "PrintModelRIIndexMap",
+        "GetModelIdByIndex",
+        "GetModelRIByIndex",
+        "PrintAllCoreSymbols",
+        "ExceptionDumpInfoCallBack",
+        "ProcessExceptionDump",
+        "PrepareExceptionDump",
+        "PopulateSkEntryFields",
+        "PopulateTensorFields",
+        "PopulateSubKernelFields",
+        "PopulateDumpInfoFields",
+        "FillExceptionDumpInfo",
+        "FillUniqueExceptionDumpInfos",
+        "GetSubKernelTaskArgs",
+        "PrintExceptionDumpInfoArray",
+        "PrintVector",
+        "GetFuncSymbolInfo",
+        "BuildFuncSymbolTable",
+        "SuperKernelExceptionCallBackFunc",
+        "operator()",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Classified:
+    """One recognised message: its kind, the ``[Core N]`` id (or None) and the regex groups."""
+
+    kind: str
+    core: int | None
+    groups: tuple[str | None, ...]
+    dialects: tuple[int, int] | None
+
+
+def classify(text: str) -> Classified | None:
+    """Match one SK message text (tag already removed) against the catalogue; None = unknown."""
+    t = text.strip()
+    if not t:
+        return None
+    m = CORE_PREFIX.fullmatch(t)
+    if m is not None:
+        rest = m.group(2).strip()
+        for lk in CORE:
+            g = lk.regex.fullmatch(rest)
+            if g is not None:
+                return Classified(lk.kind, int(m.group(1)), g.groups(), lk.dialects)
+        return None
+    for lk in PLAIN:
+        g = lk.regex.fullmatch(t)
+        if g is not None:
+            return Classified(lk.kind, None, g.groups(), lk.dialects)
+    return None
