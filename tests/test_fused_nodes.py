@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from skdbg.parsers.common import ParseError, Source
 from skdbg.parsers.filelog import FORMAT_ERROR
-from skdbg.parsers.fused_nodes import parse_fused_nodes, split_sk_func_name
+from skdbg.parsers.fused_nodes import FusedNodesResult, parse_fused_nodes, split_sk_func_name
 from skdbg.parsers.skmeta_lines import iter_meta_text
 from skdbg.scenebuilder.skmeta import (
     FIXTURE,
@@ -46,10 +46,10 @@ def upstream_like_sk() -> SkSpec:
     )
 
 
-def _semantic(res: object) -> list[tuple[object, ...]]:
+def _semantic(res: FusedNodesResult) -> list[tuple[object, ...]]:
     """Block content without provenance/print form (what both formats must agree on)."""
-    out = []
-    for b in res.blocks:  # type: ignore[attr-defined]
+    out: list[tuple[object, ...]] = []
+    for b in res.blocks:
         nodes = tuple(
             (
                 fn.node.kind,

@@ -1,0 +1,540 @@
+"""``sk_device_args.log`` — ``DumpDeviceArgsDetail`` of ``sk_task_builder.cpp`` (§3.9, row 59).
+
+Why it matters: it is the device args exactly as uploaded for each SK, and the **only**
+artifact that maps a task/node index (the ``opIndex``/``opId`` of COND and counters, plog
+``node[N]``) directly to a graph ``nodeId`` — see :meth:`DeviceArgsResult.task_index_to_node_id`.
+It also carries the full ``SkDfxInfo`` table even when plog was at ERROR level.
+
+Variants accepted: header with ``wsOff=`` (legacy), the empty line after the header (the format
+ends in ``\\n``), task lines with/without ``nodeId``/``relatedType``/``extraInfo`` (the stored
+upstream revision 5450320f prints neither), ``nodeId=18446744073709551615`` = index out of range,
+dfx lines with/without the ``numBlocks…`` tail, entry addresses four per line or one per line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import pandas as pd
+
+from skdbg.parsers.common import Gap, Source, Unrecognized
+from skdbg.parsers.fused_nodes import SkFuncName, split_sk_func_name
+from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, frame, meta_lines
+
+NODE_ID_OUT_OF_RANGE = 18446744073709551615
+TASK_TYPES = frozenset({"FUNC", "SYNC", "PRELOAD", "EVENT_NOTIFY", "EVENT_WAIT", "EVENT_RESET", "UNKNOWN"})
+SYNC_KINDS = {
+    0: "ALL_SYNC",
+    1: "AIC_TO_AIC",
+    2: "AIV_TO_AIV",
+    3: "SET_AIC_TO_AIV",
+    4: "SET_AIV_TO_AIC",
+    5: "WAIT_AIC_TO_AIV",
+    6: "WAIT_AIV_TO_AIC",
+    7: "SYNC_NONE",
+}
+WAIT_FLAGS = {0: "GEQ", 1: "EQ", 2: "AND", 3: "NOR"}
+# §2: per-task debug bits.
+DEBUG_OPTION_BITS = (
+    (0x1, "DISABLE_DCCI"),
+    (0x2, "DEBUG_SYNC_ALL"),
+    (0x4, "DCCI_BEFORE_CHILD"),
+    (0x8, "DCCI_AFTER_CHILD_REQUESTED"),
+    (0x10, "CROSS_CORE_SYNC_CHECK"),
+    (0x20, "DCCI_AFTER_CHILD"),
+)
+PRELOAD_COUNTS = {0x10: "max AIC", 0x8: "max AIV", 0: "none"}
+
+
+def decode_debug_options(value: int) -> tuple[str, ...]:
+    """Names of the set §2 debug bits; unknown bits as ``BIT_0x…``."""
+    names = [name for bit, name in DEBUG_OPTION_BITS if value & bit]
+    rest = value & ~sum(bit for bit, _ in DEBUG_OPTION_BITS)
+    if rest:
+        names.append(f"BIT_0x{rest:x}")
+    return tuple(names)
+
+
+_FUNC = re.compile(r"^\s*Dumping device args for function: (?P<name>.*?)\s*$")
+_HEADER = re.compile(
+    r"^\s*SkHeaderInfo: aicOff=(?P<aic>\d+), aivOff=(?P<aiv>\d+), counterOff=(?P<cnt>\d+), "
+    r"(?:wsOff=(?P<ws>\d+), )?dfxOff=(?P<dfx>\d+), eventConfigOff=(?P<ev>\d+), nodeCnt=(?P<n>\d+), "
+    r"totalSize=(?P<tot>\d+)\s*$"
+)
+_QUEUE = re.compile(r"^\s*(?P<q>AIC|AIV) TaskQue: cap=(?P<cap>\d+), tasks=(?P<n>\d+)\s*$")
+_HEX = r"0x[0-9a-fA-F]+"
+_TASK = re.compile(
+    r"^\s*\[(?P<i>\d+)\] type=(?P<type>[A-Z_]+), idx=(?P<idx>\d+)"
+    r"(?:, nodeId=(?P<nid>\d+))?(?:, relatedType=(?P<rt>\w+))?"
+    rf", blk=(?P<blk>\d+), entries=(?P<ent>\d+), args=(?P<args>{_HEX}), debugOptions=(?P<dbg>{_HEX})"
+    rf"(?:, extraInfo=(?P<extra>{_HEX}))?\s*$"
+)
+_ENTRY = re.compile(rf"^\s*entry\[(?P<j>\d+)\]=(?P<v>{_HEX})\s*$")
+_DFX = re.compile(
+    rf"^\s*dfx\[(?P<i>\d+)\]: bin=(?P<bin>{_HEX}), ori=(?P<ori>{_HEX}), aicSize=(?P<aic>{_HEX}), "
+    rf"aivSize=(?P<aiv>{_HEX})(?:, numBlocks=(?P<nb>\d+), cubeNum=(?P<cube>\d+), vecNum=(?P<vec>\d+))?\s*$"
+)
+_DFX_ENTRIES = re.compile(rf"^\s*(?:entryAi[cv]\[[0-3]\]={_HEX}(?:, |\s*$))+$")
+_DFX_ITEM = re.compile(rf"entryAi(?P<c>[cv])\[(?P<j>[0-3])\]=(?P<v>{_HEX})")
+
+
+@dataclass(frozen=True, slots=True)
+class SkHeader:
+    src: Source
+    aic_off: int
+    aiv_off: int
+    counter_off: int
+    ws_off: int | None  # legacy field
+    dfx_off: int
+    event_config_off: int
+    node_cnt: int
+    total_size: int
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One TaskInfo row. ``node_id`` None when the build did not print it (or out of range)."""
+
+    src: Source
+    queue: str  # AIC / AIV
+    position: int
+    type: str
+    idx: int
+    node_id_raw: int | None
+    related_type: str | None
+    blk: int
+    entries_declared: int
+    args: int
+    debug_options: int
+    extra_info: int | None
+    entries: tuple[int, ...]
+
+    @property
+    def node_id_out_of_range(self) -> bool:
+        return self.node_id_raw == NODE_ID_OUT_OF_RANGE
+
+    @property
+    def node_id(self) -> int | None:
+        return None if self.node_id_out_of_range else self.node_id_raw
+
+    @property
+    def sync_kind(self) -> str | None:
+        """SYNC tasks: ``args`` is the ``SkCoreSyncType`` (§3.9)."""
+        if self.type != "SYNC":
+            return None
+        return SYNC_KINDS.get(self.args, f"UNKNOWN({self.args})")
+
+    @property
+    def wait_flag(self) -> str | None:
+        """EVENT_* tasks: ``extraInfo`` is the wait flag (GEQ/EQ/AND/NOR)."""
+        if not self.type.startswith("EVENT_") or self.extra_info is None:
+            return None
+        return WAIT_FLAGS.get(self.extra_info, f"UNKNOWN({self.extra_info})")
+
+    @property
+    def debug_option_names(self) -> tuple[str, ...]:
+        return decode_debug_options(self.debug_options)
+
+    @property
+    def child_args(self) -> int | None:
+        """FUNC: ``args`` is the child args pointer; PRELOAD: ``extraInfo`` is."""
+        if self.type == "FUNC":
+            return self.args
+        if self.type == "PRELOAD":
+            return self.extra_info
+        return None
+
+    @property
+    def entries_complete(self) -> bool:
+        return len(self.entries) == self.entries_declared
+
+
+@dataclass(frozen=True, slots=True)
+class TaskQueue:
+    src: Source
+    name: str
+    cap: int
+    tasks_declared: int
+    tasks: tuple[Task, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DfxEntry:
+    src: Source
+    index: int
+    bin: int
+    ori: int
+    aic_size: int
+    aiv_size: int
+    num_blocks: int | None
+    cube_num: int | None
+    vec_num: int | None
+    entry_aic: tuple[int | None, int | None, int | None, int | None]
+    entry_aiv: tuple[int | None, int | None, int | None, int | None]
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceArgsBlock:
+    """One ``Dumping device args for function: <skFuncName>`` block."""
+
+    src: Source
+    ts: datetime | None
+    pid: int | None
+    sk_func_name: str
+    name: SkFuncName
+    header: SkHeader | None
+    queues: tuple[TaskQueue, ...]
+    dfx: tuple[DfxEntry, ...]
+    occurrence: int
+
+    @property
+    def scope_id(self) -> int | None:
+        return self.name.scope_id
+
+    @property
+    def tasks(self) -> tuple[Task, ...]:
+        return tuple(t for q in self.queues for t in q.tasks)
+
+    def queue(self, name: str) -> TaskQueue | None:
+        for q in self.queues:
+            if q.name == name:
+                return q
+        return None
+
+    def task_index_to_node_id(self) -> dict[int, int | None]:
+        """Node index → graph nodeId (None = out of range sentinel); tasks without nodeId skipped."""
+        out: dict[int, int | None] = {}
+        for t in self.tasks:
+            if t.node_id_raw is None:
+                continue
+            out.setdefault(t.idx, t.node_id)
+        return out
+
+    def index_conflicts(self) -> dict[int, set[int | None]]:
+        """Indices whose tasks name different nodeIds (should never happen; a corrupt dump)."""
+        seen: dict[int, set[int | None]] = {}
+        for t in self.tasks:
+            if t.node_id_raw is not None:
+                seen.setdefault(t.idx, set()).add(t.node_id)
+        return {k: v for k, v in seen.items() if len(v) > 1}
+
+
+TASK_COLUMNS = [
+    "file",
+    "line",
+    "sk_func_name",
+    "scope_id",
+    "occurrence",
+    "queue",
+    "position",
+    "type",
+    "idx",
+    "node_id",
+    "node_id_out_of_range",
+    "related_type",
+    "blk",
+    "entries_declared",
+    "entries",
+    "args",
+    "debug_options",
+    "debug_option_names",
+    "extra_info",
+    "sync_kind",
+    "wait_flag",
+]
+DFX_COLUMNS = [
+    "file",
+    "line",
+    "sk_func_name",
+    "scope_id",
+    "occurrence",
+    "index",
+    "bin",
+    "ori",
+    "aic_size",
+    "aiv_size",
+    "num_blocks",
+    "cube_num",
+    "vec_num",
+    "entry_aic",
+    "entry_aiv",
+]
+
+
+@dataclass
+class DeviceArgsResult(MetaResultBase):
+    blocks: list[DeviceArgsBlock] = field(default_factory=list)
+
+    def block_for(self, scope: int | str) -> DeviceArgsBlock | None:
+        """The latest block of a scope id or skFuncName (a rerun appends a newer one)."""
+        found = [
+            b
+            for b in self.blocks
+            if (isinstance(scope, int) and b.scope_id == scope)
+            or (isinstance(scope, str) and b.sk_func_name == scope)
+        ]
+        return found[-1] if found else None
+
+    def task_index_to_node_id(self, scope: int | str) -> dict[int, int | None]:
+        """The only direct task index → nodeId map (§3.9); empty if the scope or nodeIds are absent."""
+        b = self.block_for(scope)
+        return b.task_index_to_node_id() if b is not None else {}
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per task."""
+        rows = []
+        for b in self.blocks:
+            for t in b.tasks:
+                rows.append(
+                    {
+                        "file": t.src.file,
+                        "line": t.src.line,
+                        "sk_func_name": b.sk_func_name,
+                        "scope_id": b.scope_id,
+                        "occurrence": b.occurrence,
+                        "queue": t.queue,
+                        "position": t.position,
+                        "type": t.type,
+                        "idx": t.idx,
+                        "node_id": t.node_id,
+                        "node_id_out_of_range": t.node_id_out_of_range,
+                        "related_type": t.related_type,
+                        "blk": t.blk,
+                        "entries_declared": t.entries_declared,
+                        "entries": list(t.entries),
+                        "args": t.args,
+                        "debug_options": t.debug_options,
+                        "debug_option_names": list(t.debug_option_names),
+                        "extra_info": t.extra_info,
+                        "sync_kind": t.sync_kind,
+                        "wait_flag": t.wait_flag,
+                    }
+                )
+        return frame(rows, TASK_COLUMNS)
+
+    def dfx_frame(self) -> pd.DataFrame:
+        rows = []
+        for b in self.blocks:
+            for d in b.dfx:
+                rows.append(
+                    {
+                        "file": d.src.file,
+                        "line": d.src.line,
+                        "sk_func_name": b.sk_func_name,
+                        "scope_id": b.scope_id,
+                        "occurrence": b.occurrence,
+                        "index": d.index,
+                        "bin": d.bin,
+                        "ori": d.ori,
+                        "aic_size": d.aic_size,
+                        "aiv_size": d.aiv_size,
+                        "num_blocks": d.num_blocks,
+                        "cube_num": d.cube_num,
+                        "vec_num": d.vec_num,
+                        "entry_aic": list(d.entry_aic),
+                        "entry_aiv": list(d.entry_aiv),
+                    }
+                )
+        return frame(rows, DFX_COLUMNS)
+
+
+class _TaskB:
+    def __init__(self, ml: MetaLine, queue: str, m: re.Match[str]) -> None:
+        self.ml, self.queue, self.m = ml, queue, m
+        self.entries: list[int] = []
+
+    def freeze(self) -> Task:
+        m = self.m
+        nid, extra = m.group("nid"), m.group("extra")
+        return Task(
+            self.ml.src,
+            self.queue,
+            int(m.group("i")),
+            m.group("type"),
+            int(m.group("idx")),
+            int(nid) if nid is not None else None,
+            m.group("rt"),
+            int(m.group("blk")),
+            int(m.group("ent")),
+            int(m.group("args"), 16),
+            int(m.group("dbg"), 16),
+            int(extra, 16) if extra is not None else None,
+            tuple(self.entries),
+        )
+
+
+class _QueueB:
+    def __init__(self, ml: MetaLine, m: re.Match[str]) -> None:
+        self.ml, self.name = ml, m.group("q")
+        self.cap, self.n = int(m.group("cap")), int(m.group("n"))
+        self.tasks: list[_TaskB] = []
+
+
+class _DfxB:
+    def __init__(self, ml: MetaLine, m: re.Match[str]) -> None:
+        self.ml, self.m = ml, m
+        self.aic: list[int | None] = [None] * 4
+        self.aiv: list[int | None] = [None] * 4
+
+    def freeze(self) -> DfxEntry:
+        m = self.m
+
+        def opt(g: str) -> int | None:
+            v = m.group(g)
+            return int(v) if v is not None else None
+
+        a, v = self.aic, self.aiv
+        return DfxEntry(
+            self.ml.src,
+            int(m.group("i")),
+            int(m.group("bin"), 16),
+            int(m.group("ori"), 16),
+            int(m.group("aic"), 16),
+            int(m.group("aiv"), 16),
+            opt("nb"),
+            opt("cube"),
+            opt("vec"),
+            (a[0], a[1], a[2], a[3]),
+            (v[0], v[1], v[2], v[3]),
+        )
+
+
+class _BlockB:
+    def __init__(self, ml: MetaLine, name: str) -> None:
+        self.ml, self.name = ml, name
+        self.header: SkHeader | None = None
+        self.queues: list[_QueueB] = []
+        self.dfx: list[_DfxB] = []
+
+
+def parse_device_args(
+    source: str | os.PathLike[str] | Iterable[MetaLine], *, file: str | None = None
+) -> DeviceArgsResult:
+    """Parse ``sk_device_args.log`` (or the same DEBUG lines fed from super_kernel.log)."""
+    fname = (
+        file if file is not None else (str(source) if isinstance(source, (str, os.PathLike)) else "<lines>")
+    )
+    res = DeviceArgsResult(fname)
+    seen: dict[str, int] = {}
+    blk: _BlockB | None = None
+
+    def close() -> None:
+        nonlocal blk
+        if blk is None:
+            return
+        queues: list[TaskQueue] = []
+        for q in blk.queues:
+            tasks = tuple(t.freeze() for t in q.tasks)
+            if len(tasks) != q.n:
+                res.gaps.append(
+                    Gap(
+                        "task_count_mismatch",
+                        f"{blk.name} {q.name}: tasks={q.n}, {len(tasks)} listed",
+                        src=q.ml.src,
+                    )
+                )
+            for t in tasks:
+                if not t.entries_complete:
+                    res.gaps.append(
+                        Gap(
+                            "entries_incomplete",
+                            f"task [{t.position}]: entries={t.entries_declared}, {len(t.entries)} listed",
+                            src=t.src,
+                        )
+                    )
+            queues.append(TaskQueue(q.ml.src, q.name, q.cap, q.n, tasks))
+        dfx = tuple(d.freeze() for d in blk.dfx)
+        if blk.header is not None and len(dfx) != blk.header.node_cnt:
+            res.gaps.append(
+                Gap(
+                    "dfx_count_mismatch",
+                    f"{blk.name}: nodeCnt={blk.header.node_cnt}, {len(dfx)} dfx rows",
+                    src=blk.ml.src,
+                )
+            )
+        occ = seen.get(blk.name, 0)
+        seen[blk.name] = occ + 1
+        block = DeviceArgsBlock(
+            blk.ml.src,
+            blk.ml.ts,
+            blk.ml.pid,
+            blk.name,
+            split_sk_func_name(blk.name),
+            blk.header,
+            tuple(queues),
+            dfx,
+            occ,
+        )
+        for idx, ids in block.index_conflicts().items():
+            res.gaps.append(
+                Gap(
+                    "index_conflict",
+                    f"{blk.name}: idx {idx} maps to nodeIds {sorted(map(str, ids))}",
+                    src=blk.ml.src,
+                )
+            )
+        res.blocks.append(block)
+        blk = None
+
+    def unrec(ml: MetaLine, ctx: str) -> None:
+        res.unrecognized.append(Unrecognized(ml.src, ml.message, f"sk_device_args:{ctx}"))
+
+    for ml in meta_lines(source, what="sk_device_args.log"):
+        res.note_truncated(ml, "sk_device_args.log")
+        if res.note_common(ml):
+            continue
+        msg = ml.message
+        if (m := _FUNC.match(msg)) is not None:
+            close()
+            blk = _BlockB(ml, m.group("name"))
+            continue
+        if blk is None:
+            unrec(ml, "outside_block")
+            continue
+        if (m := _HEADER.match(msg)) is not None:
+            ws = m.group("ws")
+            blk.header = SkHeader(
+                ml.src,
+                int(m.group("aic")),
+                int(m.group("aiv")),
+                int(m.group("cnt")),
+                int(ws) if ws is not None else None,
+                int(m.group("dfx")),
+                int(m.group("ev")),
+                int(m.group("n")),
+                int(m.group("tot")),
+            )
+        elif (m := _QUEUE.match(msg)) is not None:
+            blk.queues.append(_QueueB(ml, m))
+        elif (m := _TASK.match(msg)) is not None:
+            if not blk.queues or blk.dfx:
+                unrec(ml, "task_outside_queue")
+                continue
+            blk.queues[-1].tasks.append(_TaskB(ml, blk.queues[-1].name, m))
+        elif (m := _ENTRY.match(msg)) is not None:
+            if not blk.queues or not blk.queues[-1].tasks or blk.dfx:
+                unrec(ml, "entry_outside_task")
+                continue
+            task = blk.queues[-1].tasks[-1]
+            if int(m.group("j")) != len(task.entries):
+                unrec(ml, "entry_out_of_order")
+                continue
+            task.entries.append(int(m.group("v"), 16))
+        elif (m := _DFX.match(msg)) is not None:
+            blk.dfx.append(_DfxB(ml, m))
+        elif _DFX_ENTRIES.match(msg) is not None:
+            if not blk.dfx:
+                unrec(ml, "dfx_entry_outside_dfx")
+                continue
+            d = blk.dfx[-1]
+            for it in _DFX_ITEM.finditer(msg):
+                target = d.aic if it.group("c") == "c" else d.aiv
+                target[int(it.group("j"))] = int(it.group("v"), 16)
+        else:
+            unrec(ml, "line")
+    close()
+    return res
