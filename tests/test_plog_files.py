@@ -1,4 +1,4 @@
-"""plog files: names, discovery, pid groups, rotation merge, full read vs fast scan (§1.1, §1.8, rows 6–10)."""
+"""plog files: names, discovery, pid groups, rotation merge, full read vs scan (§1.1, §1.8, rows 6–10)."""
 
 from __future__ import annotations
 
