@@ -1,0 +1,696 @@
+"""``sk_prof_device_<d>.json`` — per-child, per-core timing events of the SK recorder (artifacts.md §5).
+
+Why streamed: the recorder appends for the whole run and files reach several GB (row 65). The
+reader decodes one array element at a time with :meth:`json.JSONDecoder.raw_decode` over a bounded
+text buffer, so memory stays proportional to one event, not to the file.
+
+Shapes accepted (row 64):
+
+* the real recorder shape ``[{…},\\n{…},\\n{}]`` — the file starts as ``[{}]`` and every write seeks
+  two bytes back and appends ``<body>},\\n{}]``; empty objects are the format's seed/terminator and
+  are skipped; ``[{}]`` is a valid file with no events;
+* a crash-truncated file without the final ``]`` (or cut inside an event) — events read so far are
+  kept and a ``truncated`` :class:`Gap` is recorded;
+* the auto-tune fixture shape ``{"traceEvents": […]}`` (events without ``[b/n]`` prefix or ``pid``);
+* the older recorder (``sk_event_dev_device_<d>.json``): ``args.modelRI`` integer instead of
+  ``modelId``, extra ``nodeName``/``deviceId``/``coreId`` args, ``modelRI: <n>`` model-level events.
+
+Event kinds: a *child* event is named ``[<blockIdx>/<blockNum>]<funcName>`` and has ``args.nodeId``
+(the node index inside the SK, not the graph nodeId); an *SK-level* event is named
+``[<blockIdx>/<blockNum>] <skFuncName>`` (one space; an empty SK name leaves a trailing space) and
+has no ``nodeId``. ``ts``/``dur`` are µs floats.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
+
+#: File names the recorder has used (current first); ``.tmp.json`` is the old recorder's spill file.
+PROF_FILE_RE = re.compile(r"^(?:sk_prof_device_|sk_event_dev_device_)(\d+)(?:\.tmp)?\.json$")
+PROF_FILE_GLOBS = ("sk_prof_device_*.json", "sk_event_dev_device_*.json")
+
+_NAME_RE = re.compile(r"^\[(\d+)/(\d+)\]( ?)(.*)$", re.DOTALL)
+_MODEL_EVENT_RE = re.compile(r"^modelRI: (\d+)$")
+_WS = " \t\r\n"
+
+#: Bytes read per chunk, and the largest single array element accepted before declaring it
+#: malformed (a real record fits in the recorder's 1024-byte line buffer, §5).
+CHUNK_CHARS = 1 << 20
+MAX_ELEMENT_CHARS = 4 << 20
+
+CHILD = "child"
+SK = "sk"
+MODEL = "model"
+OTHER = "other"
+
+
+def prof_device_id(path: str | os.PathLike[str]) -> int | None:
+    """Device id from a recorder file name (current or legacy), else None."""
+    m = PROF_FILE_RE.match(Path(path).name)
+    return int(m.group(1)) if m else None
+
+
+@dataclass(frozen=True, slots=True)
+class ProfEvent:
+    """One Chrome-trace complete event of the SK recorder."""
+
+    src: Source  # line = line where the element starts; json_path = "[i]" / "traceEvents[i]"
+    index: int  # array position, counting the empty seed/terminator objects
+    level: str  # "child" | "sk" | "model" | "other"
+    name: str  # verbatim
+    func_name: str  # child funcName, SK name ("" for an empty SK name), or the bare name
+    block_idx: int | None
+    block_num: int | None
+    ph: str | None
+    pid: str | None  # "AIC" / "AIV" (core type), absent in the fixture shape
+    tid: int | None  # core buffer index
+    ts: float  # µs
+    dur: float  # µs
+    model_id: str | None  # args.modelId "<rtsId>_<callCount>"
+    model_ri: int | None  # legacy args.modelRI
+    sk_id: int | None  # args.skId = scope id
+    node_id: int | None  # args.nodeId = node index inside the SK
+    core_id: int | None  # legacy args.coreId
+    device_id: int | None  # legacy args.deviceId
+
+    @property
+    def end(self) -> float:
+        return self.ts + self.dur
+
+
+@dataclass(slots=True)
+class ProfIssues:
+    """What the streaming reader could not use, filled while iterating."""
+
+    unrecognized: list[Unrecognized] = field(default_factory=list)
+    gaps: list[Gap] = field(default_factory=list)
+
+
+class ProfReader:
+    """Iterate the events of one recorder file without loading it.
+
+    ``for ev in ProfReader(path): …``; afterwards ``reader.gaps``, ``reader.unrecognized``,
+    ``reader.complete`` (the closing ``]`` was seen), ``reader.shape`` (``"array"`` or
+    ``"traceEvents"``) and ``reader.event_count`` describe the file. A file that is not JSON of
+    either shape raises :class:`ParseError` on the first ``next()``.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        chunk_chars: int = CHUNK_CHARS,
+        max_element_chars: int = MAX_ELEMENT_CHARS,
+    ) -> None:
+        self.path = Path(path)
+        self.file = str(self.path)
+        self.chunk_chars = chunk_chars
+        self.max_element_chars = max_element_chars
+        self.issues = ProfIssues()
+        self.complete = False
+        self.shape: str | None = None
+        self.event_count = 0
+        self.device_id = prof_device_id(self.path)
+
+    @property
+    def gaps(self) -> list[Gap]:
+        return self.issues.gaps
+
+    @property
+    def unrecognized(self) -> list[Unrecognized]:
+        return self.issues.unrecognized
+
+    def __iter__(self) -> Iterator[ProfEvent]:
+        return _Stream(self).events()
+
+
+class _Stream:
+    """Buffered decoder state: ``buf[pos:]`` is unread text; ``line`` is the line number at ``pos``."""
+
+    def __init__(self, reader: ProfReader) -> None:
+        self.r = reader
+        self.buf = ""
+        self.pos = 0
+        self.line = 1
+        self.eof = False
+        self.fh: Any = None
+        self.dec = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.decoder = json.JSONDecoder()
+
+    # -- buffer -----------------------------------------------------------------------------
+    def _fill(self) -> bool:
+        """Append one chunk; False at end of file. Drops consumed text first (keeps memory bounded)."""
+        if self.eof:
+            return False
+        if self.pos:
+            self.buf = self.buf[self.pos :]
+            self.pos = 0
+        raw = self.fh.read(self.r.chunk_chars)
+        if not raw:
+            self.eof = True
+            self.buf += self.dec.decode(b"", final=True)
+            return False
+        if b"\x00" in raw:
+            raise ParseError(self.r.file, "an SK profiling JSON file (text), got binary data (NUL bytes)")
+        self.buf += self.dec.decode(raw)
+        return True
+
+    def _advance(self, new_pos: int) -> None:
+        self.line += self.buf.count("\n", self.pos, new_pos)
+        self.pos = new_pos
+
+    def _skip_ws(self) -> str | None:
+        """Skip whitespace; return the next character (None at end of file)."""
+        while True:
+            n = len(self.buf)
+            p = self.pos
+            while p < n and self.buf[p] in _WS:
+                p += 1
+            self._advance(p)
+            if p < n:
+                return self.buf[p]
+            if not self._fill():
+                return None
+
+    def _decode(self) -> tuple[Any, bool]:
+        """Decode one JSON value at ``pos``. Returns ``(value, True)``; ``(None, False)`` when the value
+        cannot be decoded even with more input (malformed, or cut off by end of file)."""
+        while True:
+            try:
+                value, end = self.decoder.raw_decode(self.buf, self.pos)
+            except json.JSONDecodeError as exc:
+                if not _may_need_more(exc, len(self.buf)):
+                    return None, False
+                if len(self.buf) - self.pos > self.r.max_element_chars or not self._fill():
+                    return None, False
+                continue
+            except RecursionError:
+                return None, False
+            # A number at the very end of the buffer may continue in the next chunk.
+            at_end = end == len(self.buf) and not self.eof
+            if at_end and not isinstance(value, dict | list | str) and self._fill():
+                continue
+            self._advance(end)
+            return value, True
+
+    # -- parsing ----------------------------------------------------------------------------
+    def events(self) -> Iterator[ProfEvent]:
+        r = self.r
+        if not r.path.exists():
+            raise ParseError(r.file, "an SK profiling JSON file (file does not exist)")
+        if r.path.is_dir():
+            raise ParseError(r.file, "an SK profiling JSON file (a file, got a directory)")
+        try:
+            self.fh = r.path.open("rb")
+        except OSError as exc:
+            raise ParseError(r.file, f"an SK profiling JSON file (readable file: {exc.strerror})") from exc
+        try:
+            first = self._skip_ws()
+            if first == "\ufeff":
+                self._advance(self.pos + 1)
+                first = self._skip_ws()
+            if first is None:
+                r.issues.gaps.append(
+                    Gap(
+                        "truncated",
+                        "empty profiling file: the recorder never wrote its '[{}]' seed",
+                        Source(r.file),
+                        collect="ASCEND_PROF_SK_ON=<KB per core> and a clean process exit",
+                    )
+                )
+                return
+            if first == "[":
+                r.shape = "array"
+                self._advance(self.pos + 1)
+                yield from self._array("")
+            elif first == "{":
+                r.shape = "traceEvents"
+                yield from self._object()
+            else:
+                raise ParseError(
+                    r.file,
+                    "an SK profiling JSON array '[{…},' or object '{\"traceEvents\": […]}'",
+                    line=self.line,
+                    got=self.buf[self.pos : self.pos + 40],
+                )
+        finally:
+            self.fh.close()
+
+    def _object(self) -> Iterator[ProfEvent]:
+        """``{"traceEvents": [...], ...}``: find the events array; other members are skipped."""
+        r = self.r
+        self._advance(self.pos + 1)
+        while True:
+            c = self._skip_ws()
+            if c is None:
+                self._truncated("inside the top-level object")
+                return
+            if c == "}":
+                if r.shape == "traceEvents" and not r.complete:
+                    r.issues.gaps.append(
+                        Gap("no_events", "object has no 'traceEvents' array", Source(r.file, self.line))
+                    )
+                return
+            if c == ",":
+                self._advance(self.pos + 1)
+                continue
+            line = self.line
+            key, ok = self._decode()
+            if not ok or not isinstance(key, str):
+                self._bad_structure("a member name of the top-level object", line)
+                return
+            c = self._skip_ws()
+            if c != ":":
+                if c is None:
+                    self._truncated("inside the top-level object")
+                else:
+                    self._bad_structure("':' after a member name", self.line)
+                return
+            self._advance(self.pos + 1)
+            c = self._skip_ws()
+            if c is None:
+                self._truncated("inside the top-level object")
+                return
+            if key == "traceEvents" and c == "[":
+                self._advance(self.pos + 1)
+                yield from self._array("traceEvents")
+                if not r.complete:
+                    return
+                continue
+            line = self.line
+            _, ok = self._decode()
+            if not ok:
+                self._truncated_or_bad(f"the value of '{key}'", line)
+                return
+
+    def _array(self, prefix: str) -> Iterator[ProfEvent]:
+        r = self.r
+        index = 0
+        while True:
+            c = self._skip_ws()
+            if c is None:
+                self._truncated(f"after {r.event_count} event(s), before the closing ']'")
+                return
+            if c == "]":
+                self._advance(self.pos + 1)
+                r.complete = True
+                if prefix == "":
+                    c = self._skip_ws()
+                    if c is not None:
+                        start = self.line
+                        rest = self.buf[self.pos : self.pos + 200]
+                        r.issues.unrecognized.append(
+                            Unrecognized(Source(r.file, start), rest, "sk_prof:after_array")
+                        )
+                return
+            if c == ",":
+                self._advance(self.pos + 1)
+                continue
+            line = self.line
+            value, ok = self._decode()
+            path = f"{prefix}[{index}]"
+            if not ok:
+                if self.eof:
+                    snippet = self.buf[self.pos : self.pos + 120]
+                    self._truncated(f"inside element {path} at line {line}: {snippet!r}")
+                    return
+                # Malformed element mid-file (e.g. a name with a raw '"'): keep it, resync at next line.
+                end = self._resync()
+                r.issues.unrecognized.append(
+                    Unrecognized(
+                        Source(r.file, line, path), self.buf[self.pos : min(end, self.pos + 400)], "sk_prof"
+                    )
+                )
+                self._advance(end)
+                index += 1
+                continue
+            index += 1
+            if isinstance(value, dict) and not value:
+                continue  # the '{}' seed / terminator of the append format
+            ev = _event(value, Source(r.file, line, path), index - 1, r.issues)
+            if ev is not None:
+                r.event_count += 1
+                yield ev
+
+    def _resync(self) -> int:
+        """End of the current line (real files hold one event per line), reading on as needed but
+        never holding more than ``max_element_chars`` of one line."""
+        while True:
+            nl = self.buf.find("\n", self.pos + 1)
+            if nl >= 0:
+                return nl
+            if len(self.buf) - self.pos > self.r.max_element_chars or not self._fill():
+                return len(self.buf)
+
+    def _truncated(self, where: str) -> None:
+        self.r.issues.gaps.append(
+            Gap(
+                "truncated",
+                f"profiling file ends {where}; {self.r.event_count} event(s) before it are kept",
+                Source(self.r.file, self.line),
+                collect="let the process exit normally so the recorder flushes (artifacts.md §5)",
+            )
+        )
+
+    def _truncated_or_bad(self, what: str, line: int) -> None:
+        if self.eof:
+            self._truncated(f"inside {what}")
+        else:
+            self._bad_structure(what, line)
+
+    def _bad_structure(self, what: str, line: int) -> None:
+        if self.eof:
+            self._truncated(f"while reading {what}")
+            return
+        raise ParseError(self.r.file, what, line=line, got=self.buf[self.pos : self.pos + 40])
+
+
+def _may_need_more(exc: json.JSONDecodeError, buffered: int) -> bool:
+    """Could this decode error be the buffer ending mid-element (rather than bad JSON)?
+
+    A cut-off element fails at (or a few characters before, inside a number/literal) the end of
+    the buffer, or as an unterminated string/escape; an error well inside the buffer is final.
+    """
+    if exc.msg.startswith(("Unterminated string", "Invalid \\uXXXX")):
+        return True
+    return exc.pos >= buffered - 16
+
+
+def _event(value: Any, src: Source, index: int, issues: ProfIssues) -> ProfEvent | None:
+    """Type-check one array element; anything unusable is kept as Unrecognized (never dropped)."""
+
+    def bad(why: str) -> None:
+        try:
+            text = json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError):
+            text = repr(value)
+        issues.unrecognized.append(Unrecognized(src, text[:400], f"sk_prof:{why}"))
+
+    if not isinstance(value, dict):
+        bad("not an object")
+        return None
+    name = value.get("name")
+    ts: Any = value.get("ts")
+    dur: Any = value.get("dur")
+    if not isinstance(name, str):
+        bad("name missing or not a string")
+        return None
+    if not _is_num(ts) or not _is_num(dur):
+        bad("ts/dur missing or not numbers")
+        return None
+    args = value.get("args", {})
+    if not isinstance(args, dict):
+        bad("args not an object")
+        return None
+    model_id_v = args.get("modelId")
+    model_id = (
+        model_id_v if isinstance(model_id_v, str) else (str(model_id_v) if _is_int(model_id_v) else None)
+    )
+    model_ri: Any = args.get("modelRI") if _is_int(args.get("modelRI")) else None
+    sk_id = _opt_int(args, "skId")
+    node_id = _opt_int(args, "nodeId")
+    pid_v = value.get("pid")
+    pid = pid_v if isinstance(pid_v, str) else (str(pid_v) if _is_int(pid_v) else None)
+    tid = value.get("tid") if _is_int(value.get("tid")) else None
+    ph = value.get("ph") if isinstance(value.get("ph"), str) else None
+
+    block_idx = block_num = None
+    m = _NAME_RE.match(name)
+    if m:
+        block_idx, block_num = int(m.group(1)), int(m.group(2))
+        func_name = m.group(4)
+        # The separating space is the SK-level signature (§5); a child name is glued to "]".
+        level = SK if m.group(3) == " " and node_id is None else CHILD
+    else:
+        func_name = name
+        mm = _MODEL_EVENT_RE.match(name)
+        if mm and node_id is None:
+            level = MODEL
+            if model_ri is None:
+                model_ri = int(mm.group(1))
+        else:
+            level = CHILD if node_id is not None else OTHER
+    return ProfEvent(
+        src=src,
+        index=index,
+        level=level,
+        name=name,
+        func_name=func_name,
+        block_idx=block_idx,
+        block_num=block_num,
+        ph=ph,
+        pid=pid,
+        tid=int(tid) if tid is not None else None,
+        ts=float(ts),
+        dur=float(dur),
+        model_id=model_id,
+        model_ri=int(model_ri) if model_ri is not None else None,
+        sk_id=sk_id,
+        node_id=node_id,
+        core_id=_opt_int(args, "coreId"),
+        device_id=_opt_int(args, "deviceId"),
+    )
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _opt_int(args: dict[str, Any], key: str) -> int | None:
+    v: Any = args.get(key)
+    return int(v) if _is_int(v) else None
+
+
+# ----------------------------------------------------------------------------------------------
+# Whole-file results and frames
+
+
+@dataclass(slots=True)
+class SkProfFile:
+    """All events of one (small enough) recorder file. For multi-GB files use :class:`ProfReader`
+    and :func:`stream_child_summary` instead."""
+
+    file: str
+    device_id: int | None
+    shape: str | None
+    complete: bool
+    events: list[ProfEvent]
+    unrecognized: list[Unrecognized] = field(default_factory=list)
+    gaps: list[Gap] = field(default_factory=list)
+
+    def to_frame(self) -> pd.DataFrame:
+        return prof_frame(self.events)
+
+
+def parse_sk_prof(path: str | os.PathLike[str]) -> SkProfFile:
+    reader = ProfReader(path)
+    events = list(reader)
+    return SkProfFile(
+        reader.file, reader.device_id, reader.shape, reader.complete, events, reader.unrecognized, reader.gaps
+    )
+
+
+PROF_FRAME_COLUMNS = [
+    "file",
+    "line",
+    "json_path",
+    "index",
+    "level",
+    "name",
+    "func_name",
+    "block_idx",
+    "block_num",
+    "pid",
+    "tid",
+    "ts",
+    "dur",
+    "end",
+    "model_id",
+    "model_ri",
+    "sk_id",
+    "node_id",
+]
+
+
+def prof_frame(events: list[ProfEvent] | Iterator[ProfEvent]) -> pd.DataFrame:
+    """One row per event (columns :data:`PROF_FRAME_COLUMNS`); feed it to :func:`child_summary`."""
+    cols: dict[str, list[Any]] = {c: [] for c in PROF_FRAME_COLUMNS}
+    for e in events:
+        cols["file"].append(e.src.file)
+        cols["line"].append(e.src.line)
+        cols["json_path"].append(e.src.json_path)
+        cols["index"].append(e.index)
+        cols["level"].append(e.level)
+        cols["name"].append(e.name)
+        cols["func_name"].append(e.func_name)
+        cols["block_idx"].append(e.block_idx)
+        cols["block_num"].append(e.block_num)
+        cols["pid"].append(e.pid)
+        cols["tid"].append(e.tid)
+        cols["ts"].append(e.ts)
+        cols["dur"].append(e.dur)
+        cols["end"].append(e.end)
+        cols["model_id"].append(e.model_id)
+        cols["model_ri"].append(e.model_ri)
+        cols["sk_id"].append(e.sk_id)
+        cols["node_id"].append(e.node_id)
+    frame: pd.DataFrame = pd.DataFrame(cols, columns=PROF_FRAME_COLUMNS)
+    return _nullable_ints(frame, _INT_COLUMNS)
+
+
+#: Integer columns that may be absent per event; nullable so a missing value does not turn the
+#: column into floats (node index 3 must stay 3, not 3.0, for joins).
+_INT_COLUMNS = ("line", "index", "block_idx", "block_num", "tid", "model_ri", "sk_id", "node_id")
+
+
+def _nullable_ints(frame: pd.DataFrame, cols: tuple[str, ...]) -> pd.DataFrame:
+    for c in cols:
+        if c in frame.columns:
+            try:
+                frame[c] = frame[c].astype("Int64")
+            except (TypeError, ValueError, OverflowError):
+                frame[c] = frame[c].astype(object)  # e.g. a legacy modelRI beyond int64
+    return frame
+
+
+SUMMARY_KEYS = ["model_id", "model_ri", "sk_id", "node_id", "func_name"]
+SUMMARY_COLUMNS = [
+    *SUMMARY_KEYS,
+    "events",
+    "cores",
+    "aic_events",
+    "aiv_events",
+    "total_dur",
+    "mean_dur",
+    "min_dur",
+    "max_dur",
+    "first_ts",
+    "last_end",
+]
+
+
+def child_summary(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per child (model, SK, node index, funcName): event count, distinct cores, AIC/AIV split,
+    duration stats (µs) and the covered interval. Columns :data:`SUMMARY_COLUMNS`."""
+    child = frame[frame["level"] == CHILD]
+    if child.empty:
+        empty: pd.DataFrame = pd.DataFrame(columns=SUMMARY_COLUMNS)
+        return empty
+    g = child.groupby(SUMMARY_KEYS, dropna=False, sort=True)
+    out = g.agg(
+        events=("dur", "size"),
+        cores=("tid", "nunique"),
+        aic_events=("pid", lambda s: int((s == "AIC").sum())),
+        aiv_events=("pid", lambda s: int((s == "AIV").sum())),
+        total_dur=("dur", "sum"),
+        mean_dur=("dur", "mean"),
+        min_dur=("dur", "min"),
+        max_dur=("dur", "max"),
+        first_ts=("ts", "min"),
+        last_end=("end", "max"),
+    ).reset_index()
+    result: pd.DataFrame = out[SUMMARY_COLUMNS]
+    return result
+
+
+def sk_summary(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per SK-level event group (model, SK id, SK name): count, cores, wall span and longest core."""
+    cols = [
+        "model_id",
+        "model_ri",
+        "sk_id",
+        "func_name",
+        "events",
+        "cores",
+        "first_ts",
+        "last_end",
+        "max_dur",
+    ]
+    sk = frame[frame["level"] == SK]
+    if sk.empty:
+        empty: pd.DataFrame = pd.DataFrame(columns=cols)
+        return empty
+    g = sk.groupby(["model_id", "model_ri", "sk_id", "func_name"], dropna=False, sort=True)
+    out = g.agg(
+        events=("dur", "size"),
+        cores=("tid", "nunique"),
+        first_ts=("ts", "min"),
+        last_end=("end", "max"),
+        max_dur=("dur", "max"),
+    ).reset_index()
+    result: pd.DataFrame = out[cols]
+    return result
+
+
+@dataclass(slots=True)
+class _Acc:
+    events: int = 0
+    cores: set[int | None] = field(default_factory=set)
+    aic: int = 0
+    aiv: int = 0
+    total: float = 0.0
+    min_dur: float = float("inf")
+    max_dur: float = float("-inf")
+    first_ts: float = float("inf")
+    last_end: float = float("-inf")
+
+
+def stream_child_summary(path: str | os.PathLike[str], issues: ProfIssues | None = None) -> pd.DataFrame:
+    """:func:`child_summary` computed while streaming: memory grows with the number of distinct
+    children, not with the file (row 65). Gaps/unrecognized land in ``issues`` when given."""
+    reader = ProfReader(path)
+    accs: dict[tuple[Any, ...], _Acc] = {}
+    for e in reader:
+        if e.level != CHILD:
+            continue
+        key = (e.model_id, e.model_ri, e.sk_id, e.node_id, e.func_name)
+        a = accs.get(key)
+        if a is None:
+            a = accs[key] = _Acc()
+        a.events += 1
+        a.cores.add(e.tid)
+        if e.pid == "AIC":
+            a.aic += 1
+        elif e.pid == "AIV":
+            a.aiv += 1
+        a.total += e.dur
+        a.min_dur = min(a.min_dur, e.dur)
+        a.max_dur = max(a.max_dur, e.dur)
+        a.first_ts = min(a.first_ts, e.ts)
+        a.last_end = max(a.last_end, e.end)
+    if issues is not None:
+        issues.gaps.extend(reader.gaps)
+        issues.unrecognized.extend(reader.unrecognized)
+    rows = [
+        [
+            *k,
+            a.events,
+            len(a.cores),
+            a.aic,
+            a.aiv,
+            a.total,
+            a.total / a.events,
+            a.min_dur,
+            a.max_dur,
+            a.first_ts,
+            a.last_end,
+        ]
+        for k, a in sorted(accs.items(), key=lambda kv: tuple((x is None, x) for x in kv[0]))
+    ]
+    frame: pd.DataFrame = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+    return _nullable_ints(frame, ("model_ri", "sk_id", "node_id"))
