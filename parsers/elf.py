@@ -591,6 +591,8 @@ class ElfImage:
         self.gaps: list[Gap] = []
         self._symbols: SymbolTable | None = None
         self._symbols_built = False
+        self._raw: tuple[npt.NDArray[Any], bytes] | None = None
+        self._raw_read = False
         self._parse()
 
     # ------------------------------------------------------------------ parsing
@@ -776,7 +778,13 @@ class ElfImage:
         return self._symbols
 
     def raw_symbols(self) -> tuple[npt.NDArray[Any], bytes] | None:
-        """All ``.symtab`` entries as a structured array plus the string table (for relocations)."""
+        """All ``.symtab`` entries as a structured array plus the string table (read once, cached)."""
+        if not self._raw_read:
+            self._raw_read = True
+            self._raw = self._read_raw_symbols()
+        return self._raw
+
+    def _read_raw_symbols(self) -> tuple[npt.NDArray[Any], bytes] | None:
         symtab = self.section_by_name(".symtab")
         if symtab is None:
             typed = [s for s in self.sections if s.sh_type == SHT_SYMTAB]

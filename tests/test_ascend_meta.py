@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+import tempfile
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -14,12 +15,14 @@ from skdbg.parsers.ascend_meta import (
     parse_ascend_meta,
     walk_tlv,
 )
-from skdbg.parsers.elf import open_elf
+from skdbg.parsers.common import ParseError
+from skdbg.parsers.elf import elf_from_bytes, open_elf
 from skdbg.scenebuilder.elf import (
     ET_REL,
     ChildKernel,
     RelaSpec,
     SymSpec,
+    build_elf,
     child_elf,
     kernel_type_tlv,
     meta_section,
@@ -204,11 +207,7 @@ def test_arbitrary_meta_bytes_never_crash(data: bytes) -> None:
         max_size=5,
     )
 )
-def test_generated_records_round_trip(
-    tmp_path_factory: object, recs: list[tuple[int, int, list[int]]]
-) -> None:
-    import tempfile
-
+def test_generated_records_round_trip(recs: list[tuple[int, int, list[int]]]) -> None:
     with tempfile.TemporaryDirectory() as d:
         res = parse_ascend_meta(_write(Path(d), [sk_bind_record(c, g, v) for c, g, v in recs]))
     assert [(b.cap, b.global_func, list(dict.fromkeys(b.sknl_funcs))) for b in res.bind_records] == [
@@ -216,3 +215,26 @@ def test_generated_records_round_trip(
     ]
     for b in res.bind_records:
         assert struct.pack("<4Q", *b.sknl_funcs)  # plain u64 values
+
+
+RELOCATED = build_elf(
+    [text_section(0x300), meta_section([sk_bind_record(1, 0, [0, 0]), padding_heads(1), kernel_type_tlv(2)])],
+    FUNCS,
+    relocations={".ascend.meta": [RelaSpec(16, "other"), RelaSpec(24, "_Z7glob_skILj1EEvv")]},
+    e_type=ET_REL,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(RELOCATED) - 1), st.integers(0, 255)), min_size=1, max_size=10))
+def test_corrupted_meta_elf_only_raises_parse_error(flips: list[tuple[int, int]]) -> None:
+    buf = bytearray(RELOCATED)
+    for at, value in flips:
+        buf[at] = value
+    try:
+        elf = elf_from_bytes(bytes(buf), "fuzz.o")
+    except ParseError:
+        return
+    res = parse_ascend_meta(elf)
+    res.bind_frame()
+    res.variants()
