@@ -10,6 +10,9 @@ Time(us), Block Num, Mix Block Num, aic_scalar_time(us), aic_scalar_ratio, aiv_s
 aiv_scalar_ratio``. msprof's own ``op_summary_*.csv`` spells some columns differently (``Op Name``,
 ``OP Type``, ``Task Type``, ``Task Start Time(us)``, ``Task Duration(us)``) and pads times with a
 tab; both spellings map to the same snake_case column. Other columns are kept, snake_cased.
+
+The fixture's ``layer-map.json`` (task-id ranges per layer) is read here too, because its only
+use is labelling these rows (:func:`assign_layers`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from skdbg.parsers.common import ParseError
+from skdbg.parsers.jsonload import as_list, as_object, get_int, is_int, join, load_json, req_int, type_error
 
 #: Canonical column → header spellings accepted (first found wins).
 COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
@@ -128,3 +132,56 @@ def op_summary_frame(path: str | os.PathLike[str]) -> pd.DataFrame:
     df.insert(0, "file", file)
     df["is_super_kernel"] = df["type"] == "SuperKernel"
     return df
+
+
+# ----------------------------------------------------------------------------------------------
+# layer-map.json of the auto-tune fixture: which task-id range of a model belongs to which layer.
+
+LAYER_MAP_COLUMNS = ["file", "line", "json_path", "layer", "model_id", "start_task_id", "end_task_id"]
+
+
+def layer_map_frame(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """``{"task_ranges": [{"layer", "model_id", "start_task_id", "end_task_id"}]}`` → one row per range
+    (columns :data:`LAYER_MAP_COLUMNS`). Used with :func:`assign_layers` to label op-summary rows.
+    A wrong type raises :class:`ParseError` naming the JSON path."""
+    file, doc = load_json(path, what="layer-map JSON")
+    root = as_object(doc, file, "")
+    rows = []
+    ranges = as_list(root.get("task_ranges", []), file, "task_ranges")
+    for i, item in enumerate(ranges):
+        jp = join("task_ranges", i)
+        obj = as_object(item, file, jp)
+        model = obj.get("model_id")
+        if model is not None and not isinstance(model, str) and not is_int(model):
+            raise type_error(file, join(jp, "model_id"), "a string or an integer", model)
+        start = req_int(obj, "start_task_id", file, jp)
+        end = req_int(obj, "end_task_id", file, jp)
+        if end < start:
+            raise type_error(file, join(jp, "end_task_id"), f"an integer >= start_task_id {start}", end)
+        rows.append(
+            [
+                file,
+                None,
+                jp,
+                get_int(obj, "layer", file, jp),
+                None if model is None else str(model),
+                start,
+                end,
+            ]
+        )
+    frame: pd.DataFrame = pd.DataFrame(rows, columns=LAYER_MAP_COLUMNS)
+    return frame
+
+
+def assign_layers(ops: pd.DataFrame, layers: pd.DataFrame) -> pd.Series:
+    """Layer of each op-summary row: the range whose model id matches ``model_id`` (compared as text)
+    and contains ``task_id``; <NA> when no range does."""
+    out: pd.Series = pd.Series(pd.NA, index=ops.index, dtype="Int64")
+    if "task_id" not in ops.columns:
+        return out
+    for r in layers.itertuples(index=False):
+        hit = (ops["task_id"] >= r.start_task_id) & (ops["task_id"] <= r.end_task_id)
+        if r.model_id is not None and "model_id" in ops.columns:
+            hit &= ops["model_id"].astype("string").str.replace(r"\.0$", "", regex=True) == r.model_id
+        out[hit & out.isna()] = r.layer
+    return out

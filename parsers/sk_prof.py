@@ -132,6 +132,11 @@ class ProfReader:
         return self.issues.unrecognized
 
     def __iter__(self) -> Iterator[ProfEvent]:
+        # Each pass starts afresh, so iterating twice does not duplicate gaps or counts.
+        self.issues = ProfIssues()
+        self.complete = False
+        self.shape = None
+        self.event_count = 0
         return _Stream(self).events()
 
 
@@ -144,6 +149,7 @@ class _Stream:
         self.pos = 0
         self.line = 1
         self.eof = False
+        self.read_bytes = 0
         self.fh: Any = None
         self.dec = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.decoder = json.JSONDecoder()
@@ -161,8 +167,25 @@ class _Stream:
             self.eof = True
             self.buf += self.dec.decode(b"", final=True)
             return False
-        if b"\x00" in raw:
-            raise ParseError(self.r.file, "an SK profiling JSON file (text), got binary data (NUL bytes)")
+        nul = raw.find(b"\x00")
+        if nul >= 0:
+            offset = self.read_bytes + nul
+            if offset < 16:
+                raise ParseError(self.r.file, "an SK profiling JSON file (text), got binary data (NUL bytes)")
+            # A crash can leave a zero-filled tail (the file size was extended before the data hit
+            # the disk): keep what precedes it and say so.
+            self.r.issues.gaps.append(
+                Gap(
+                    "zero_filled",
+                    f"NUL bytes from byte offset {offset} on; the rest of the file is ignored",
+                    Source(self.r.file),
+                )
+            )
+            raw = raw[:nul]
+            self.eof = True
+            self.buf += self.dec.decode(raw, final=True)
+            return bool(raw)
+        self.read_bytes += len(raw)
         self.buf += self.dec.decode(raw)
         return True
 

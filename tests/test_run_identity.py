@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from skdbg.parsers.common import ParseError, Source
 from skdbg.parsers.jsonload import JsonSyntaxError
-from skdbg.parsers.op_summary import op_summary_frame
+from skdbg.parsers.op_summary import assign_layers, layer_map_frame, op_summary_frame
 from skdbg.parsers.run_identity import (
     GATE_FIELDS,
     FailurePhase,
@@ -252,6 +252,31 @@ def test_op_summary_msprof_spelling_and_errors(tmp_path: Path) -> None:
         op_summary_frame(tmp_path / "none.csv")
 
 
+def test_layer_map_fixture_labels_ops(upstream: Path) -> None:
+    """layer-map.json: task ids 10..99 of model 48 are layer 0 — all baseline and candidate rows."""
+    fx = upstream / "autotune-pipeline"
+    layers = layer_map_frame(fx / "layer-map.json")
+    assert layers[["layer", "model_id", "start_task_id", "end_task_id"]].values.tolist() == [
+        [0, "48", 10, 99]
+    ]
+    assert layers.iloc[0].json_path == "task_ranges[0]"
+    base = op_summary_frame(fx / "baseline.csv")
+    assert list(assign_layers(base, layers)) == [0, 0]
+    cand = op_summary_frame(fx / "candidate.csv")
+    cand.loc[0, "task_id"] = 100
+    assert assign_layers(cand, layers).isna().all()
+
+
+def test_layer_map_wrong_types(tmp_path: Path) -> None:
+    p = tmp_path / "layer-map.json"
+    p.write_text('{"task_ranges": [{"layer": 0, "start_task_id": "10", "end_task_id": 99}]}')
+    with pytest.raises(ParseError, match="task_ranges\\[0\\].start_task_id to be an integer"):
+        layer_map_frame(p)
+    p.write_text('{"task_ranges": [{"layer": 0, "start_task_id": 10, "end_task_id": 9}]}')
+    with pytest.raises(ParseError, match="end_task_id to be an integer >= start_task_id 10"):
+        layer_map_frame(p)
+
+
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
     lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=10), c, max_size=4),
@@ -285,7 +310,7 @@ def test_fuzz_json_values_only_parse_error(value: object, key: str) -> None:
 def test_fuzz_bytes_only_parse_error(tmp_path: Path, data: bytes) -> None:
     p = tmp_path / "x.json"
     p.write_bytes(data)
-    for fn in (parse_run_json, parse_env_probe, parse_source_sites, op_summary_frame):
+    for fn in (parse_run_json, parse_env_probe, parse_source_sites, op_summary_frame, layer_map_frame):
         with contextlib.suppress(ParseError):
             fn(p)
 

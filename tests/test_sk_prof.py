@@ -221,6 +221,17 @@ def test_not_json_and_empty_file(tmp_path: Path) -> None:
         parse_sk_prof(p)
 
 
+def test_zero_filled_tail_after_crash(tmp_path: Path) -> None:
+    """A crash can leave NUL bytes after the last flushed record: records before them are kept."""
+    p = _write_real(tmp_path / "sk_prof_device_0.json", _bodies())
+    p.write_bytes(p.read_bytes()[:-3] + b"\x00" * 4096)
+    for chunk in (64, 1 << 20):
+        reader = ProfReader(p, chunk_chars=chunk)
+        assert len(list(reader)) == 6
+        assert [g.kind for g in reader.gaps] == ["zero_filled", "truncated"]
+        assert reader.complete is False
+
+
 def test_small_chunks_same_result(tmp_path: Path) -> None:
     """Element boundaries falling across chunk edges do not change the result (line numbers too)."""
     p = _write_real(tmp_path / "sk_prof_device_0.json", _bodies() * 3)
