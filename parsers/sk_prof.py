@@ -42,7 +42,7 @@ PROF_FILE_GLOBS = ("sk_prof_device_*.json", "sk_event_dev_device_*.json")
 
 _NAME_RE = re.compile(r"^\[(\d+)/(\d+)\]( ?)(.*)$", re.DOTALL)
 _MODEL_EVENT_RE = re.compile(r"^modelRI: (\d+)$")
-_WS = " \t\r\n"
+_WS_RE = re.compile(r"[ \t\r\n]*")
 
 #: Bytes read per chunk, and the largest single array element accepted before declaring it
 #: malformed (a real record fits in the recorder's 1024-byte line buffer, §5).
@@ -196,12 +196,9 @@ class _Stream:
     def _skip_ws(self) -> str | None:
         """Skip whitespace; return the next character (None at end of file)."""
         while True:
-            n = len(self.buf)
-            p = self.pos
-            while p < n and self.buf[p] in _WS:
-                p += 1
+            p = _WS_RE.match(self.buf, self.pos).end()  # type: ignore[union-attr]  # '*' always matches
             self._advance(p)
-            if p < n:
+            if p < len(self.buf):
                 return self.buf[p]
             if not self._fill():
                 return None
@@ -487,11 +484,12 @@ def _event(value: Any, src: Source, index: int, issues: ProfIssues) -> ProfEvent
 
 
 def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+    # json decodes integers to exactly ``int``; ``type(...) is`` also excludes bool, and is fast.
+    return type(v) is int
 
 
 def _is_num(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
+    return type(v) is float or type(v) is int
 
 
 def _opt_int(args: dict[str, Any], key: str) -> int | None:
