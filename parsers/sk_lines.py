@@ -389,15 +389,24 @@ def classify(text: str) -> Classified | None:
     if not t:
         return None
     m = CORE_PREFIX.fullmatch(t)
-    if m is not None:
+    if m is not None and len(m.group(1)) <= 4000:
         rest = m.group(2).strip()
         for lk in CORE:
             g = lk.regex.fullmatch(rest)
             if g is not None:
-                return Classified(lk.kind, int(m.group(1)), g.groups(), lk.dialects)
+                return (
+                    None
+                    if _oversized(g.groups())
+                    else Classified(lk.kind, int(m.group(1)), g.groups(), lk.dialects)
+                )
         return None
     for lk in PLAIN:
         g = lk.regex.fullmatch(t)
         if g is not None:
-            return Classified(lk.kind, None, g.groups(), lk.dialects)
+            return None if _oversized(g.groups()) else Classified(lk.kind, None, g.groups(), lk.dialects)
     return None
+
+
+def _oversized(groups: tuple[str | None, ...]) -> bool:
+    """Decimal fields past the int-conversion limit are garbage, not values: keep the line as unknown."""
+    return any(g is not None and len(g) > 4000 and g.lstrip("-").isdigit() for g in groups)
