@@ -852,15 +852,6 @@ class _Parser:
             if cur is not None and cur.section == "b" and k in ("a1_no_handle", "a2_no_name"):
                 self._dispatch_into(cur, msg, c)
                 return
-            if (
-                cur is not None
-                and cur.section != "b"
-                and cur.anchor is not None
-                and k in ("a1_no_handle", "a2_no_name")
-                and cur.has_a_content()
-            ):
-                self._dispatch_into(cur, msg, c)
-                return
             self._non_sk(msg, c)
             return
         if k in ("a5_anchor", "a5_anchor_d0"):

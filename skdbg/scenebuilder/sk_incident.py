@@ -228,7 +228,7 @@ class IncidentSpec:
 
 
 def example_incident(**changes: object) -> IncidentSpec:
-    """The §1.7 incident with fields replaced (``example_incident(dialect="D3", level=...)``)."""
+    """The §1.7 incident with fields replaced, e.g. ``example_incident(dialect="D3", entry=...)``."""
     return replace(IncidentSpec(), **changes)  # type: ignore[arg-type]
 
 
