@@ -1,7 +1,8 @@
 """Tokenizer for one CANN plog line (artifacts.md §1.2).
 
 Grammar: ``[<LEVEL>] <MODULE>(<pid>,<proc>):<YYYY-MM-DD-HH:MM:SS.mmm.uuu> [<file>:<line>]<rest>``
-with ``\\s*`` tolerated around ``(``…``)``, ``:`` and inside ``[``…``]`` (real logs show
+GE TRACE lines may carry extra bracket groups before ``[file:line]`` (``[status:STOP]``); they
+are skipped. ``\\s*`` is tolerated around ``(``…``)``, ``:`` and inside ``[``…``]`` (real logs show
 ``[ERROR]  RUNTIME(…) :2024-…``). ``<rest>`` is split by module:
 
 * SK (``ASCENDCKERNEL`` or any module): ``[SK][<Function>] <text>`` — no tid;
@@ -22,7 +23,7 @@ from skdbg.parsers.common import Source
 
 LINE_RE = re.compile(
     r"^\[\s*(?P<level>[A-Z]+)\s*\]\s*(?P<module>[A-Za-z_][A-Za-z0-9_]*)\s*\(\s*(?P<pid>\d+)\s*,(?P<proc>[^)]*)\)\s*:\s*"
-    r"(?P<ts>\d{4}-\d{2}-\d{2}-\d{2}:\d{2}:\d{2}\.\d{3}\.\d{3})\s*\[\s*(?P<src>[^\]]*?):(?P<line>\d+)\s*\](?P<rest>.*)$"
+    r"(?P<ts>\d{4}-\d{2}-\d{2}-\d{2}:\d{2}:\d{2}\.\d{3}\.\d{3})\s*(?P<pre>(?:\[[^\]]*\]\s*)*?)\[\s*(?P<src>[^\]]*?):(?P<line>\d+)\s*\](?P<rest>.*)$"
 )
 SK_REST_RE = re.compile(r"^\s*\[SK\]\[(?P<func>[^\]]*)\] ?(?P<text>.*)$")
 IDEDD_REST_RE = re.compile(r"^\s*\[tid:\s*(?P<tid>\d+)\]\s?(?P<text>.*)$")

@@ -25,6 +25,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from skdbg.parsers.common import Source
+from skdbg.parsers.frames import rows_frame
 from skdbg.parsers.plog_line import PlogLine
 
 FaultKind = Literal["sk", "ge_sk", "sk_constant", "non_sk"]
@@ -822,5 +823,4 @@ def _row(rec: Any) -> dict[str, Any]:
 def runtime_frame(records: Sequence[RuntimeRecord | ErrorManagerLine]) -> pd.DataFrame:
     """One row per record: ``type``, ``file``, ``line`` and every field (tuples joined as text)."""
     rows = [_row(r) for r in records]
-    frame: pd.DataFrame = pd.DataFrame(rows) if rows else pd.DataFrame(columns=["type", "file", "line"])
-    return frame
+    return rows_frame(rows, None if rows else ["type", "file", "line"])

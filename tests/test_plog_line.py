@@ -180,3 +180,20 @@ def test_generated_sk_lines_round_trip(func: str, msg: str) -> None:
     text = plog_line("INFO", "ASCENDCKERNEL", 9, "python3", TS, "sk_log.cpp", 7, f"[SK][{func}] {msg}")
     rec = parse_plog_line(text, SRC)
     assert rec is not None and rec.is_sk and rec.func == func and rec.text == msg.rstrip("\r")
+
+
+def test_ge_trace_line_with_status_group_before_file_line() -> None:
+    """Real GE TRACE lines put ``[status:STOP]`` before ``[file:line]`` (seen in CANN logs)."""
+    from skdbg.parsers.common import Source as _Source
+    from skdbg.parsers.plog_line import parse_plog_line as _parse
+
+    text = "[TRACE] GE(1234,python3):2026-03-28-11:32:18.888.239 [status:STOP] [ge_api.cc:851]1235 Run: graph done"
+    rec = _parse(text, _Source("p.log", 1))
+    assert rec is not None
+    assert (rec.src_file, rec.src_line, rec.tid, rec.func, rec.text) == (
+        "ge_api.cc",
+        851,
+        1235,
+        "Run",
+        "graph done",
+    )

@@ -1,0 +1,653 @@
+"""``Evidence``: everything parsed from one failure scene, as typed records and pandas tables.
+
+Why one object: the triage engine, the CLI and the TUI all ask the same questions of a scene
+("which cores faulted", "what does the task queue say for scope 3"), and each artifact must be
+read once, lazily, with its failures turned into recorded gaps instead of aborting the rest
+(row 62: a malformed JSON file leaves every other artifact loaded).
+
+Plogs are never read whole: :func:`skdbg.parsers.plog.scan_plog` picks the fault and SK lines
+with a bytes-level prefilter, and only those are tokenized (GB-sized plogs stay fast).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pandas as pd
+
+from skdbg.parsers.binfiles import ImageTable, load_image_table
+from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
+from skdbg.parsers.device_args import DeviceArgsResult, parse_device_args
+from skdbg.parsers.discovery import ModelDir, SkMetaLayout
+from skdbg.parsers.fail_reasons import FailReasonsResult, parse_fail_reasons
+from skdbg.parsers.frames import rows_frame
+from skdbg.parsers.fused_nodes import FusedNodesResult, parse_fused_nodes
+from skdbg.parsers.graph_json import GraphFile, parse_graph_json
+from skdbg.parsers.node_detail import NodeDetailResult, parse_node_detail
+from skdbg.parsers.plog import PlogFile, group_by_pid, scan_plog
+from skdbg.parsers.plog_line import PlogLine
+from skdbg.parsers.run_identity import (
+    EnvProbeFile,
+    RunFile,
+    SourceSitesFile,
+    parse_env_probe,
+    parse_run_json,
+    parse_source_sites,
+)
+from skdbg.parsers.runtime_faults import (
+    ErrorManagerLine,
+    RuntimeRecord,
+    classify_runtime,
+    parse_error_manager_line,
+    runtime_frame,
+)
+from skdbg.parsers.scope_split import ScopeSplitResult, parse_scope_split
+from skdbg.parsers.sk_handler import (
+    Incident,
+    NonSkFault,
+    SkHandlerResult,
+    SkMessage,
+    cores_frame,
+    counters_frame,
+    dedupe_incidents,
+    dfx_frame,
+    incidents_frame,
+    parse_sk_messages,
+)
+from skdbg.parsers.sk_prof import ProfReader, child_summary, prof_frame
+from skdbg.parsers.skmeta_lines import MetaLine, iter_meta_lines
+from skdbg.parsers.super_kernel_log import SuperKernelLogResult, parse_super_kernel_log
+from skdbg.parsers.task_queue import TaskQueueFile, parse_task_queue
+
+T = TypeVar("T")
+
+#: one vocabulary for every table: the upstream field names a CANN engineer knows (DESIGN.md)
+UPSTREAM_COLUMNS: dict[str, str] = {
+    "node_id": "nodeId",
+    "stream_id": "streamId",
+    "stream_idx_in_graph": "streamIdxInGraph",
+    "node_idx_in_stream": "nodeIdxInStream",
+    "func_name": "funcName",
+    "kernel_type": "kernelType",
+    "task_ratio": "taskRatio",
+    "num_blocks": "numBlocks",
+    "cube_num": "cubeNum",
+    "vec_num": "vecNum",
+    "is_sche_mode_on": "isScheModeOn",
+    "need_mix_kernel_split": "needMixKernelSplit",
+    "is_simt_op": "isSimtOp",
+    "dyn_ubuf_size": "dynUbufSize",
+    "alloc_ubuf_size": "allocUbufSize",
+    "resolved_num": "resolvedNum",
+    "bin_hdl": "binHdl",
+    "func_hdl": "funcHdl",
+    "launch_kernel_cfg": "launchKernelCfg",
+    "dev_args": "devArgs",
+    "scope_id": "scopeId",
+    "sk_func_name": "skFuncName",
+    "node_count": "nodeCount",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SideFiles:
+    """Paths of the scene's side files (scene-layout.md); None when absent."""
+
+    run_json: Path | None = None
+    env_probe: Path | None = None
+    source_sites: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TableSpec:
+    name: str
+    description: str
+    roles: tuple[str, ...]  # artifact roles it is built from (for error attribution)
+    build: Callable[[], pd.DataFrame]
+
+
+@dataclass(slots=True)
+class PlogEvidence:
+    """Fault-relevant content of the plogs of one process (pid)."""
+
+    pid: int
+    kind: str  # "plog" | "device"
+    files: list[str]
+    lines: list[PlogLine] = field(default_factory=list)
+    faults: list[RuntimeRecord] = field(default_factory=list)
+    error_manager: list[ErrorManagerLine] = field(default_factory=list)
+    unrecognized: list[Unrecognized] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ModelEvidence:
+    """The parsed files of one ``sk_meta/<pid>/model_<m>`` directory (None = file absent/unreadable)."""
+
+    model: ModelDir
+    fused_nodes: FusedNodesResult | None = None
+    node_detail: NodeDetailResult | None = None
+    scope_split: ScopeSplitResult | None = None
+    fail_reasons: FailReasonsResult | None = None
+    device_args: DeviceArgsResult | None = None
+    super_kernel_log: SuperKernelLogResult | None = None
+    handler: SkHandlerResult | None = None  # exception blocks routed into super_kernel.log
+    task_queue: TaskQueueFile | None = None
+    graph_origin: GraphFile | None = None
+    graph_updated: GraphFile | None = None
+    images: ImageTable | None = None
+
+
+class Evidence:
+    """Lazy, cached parse of one scene; every failure becomes a :class:`Gap` in :attr:`gaps`."""
+
+    def __init__(
+        self,
+        root: Path,
+        plogs: Sequence[PlogFile],
+        layout: SkMetaLayout,
+        side: SideFiles = SideFiles(),
+        *,
+        pid: int | None = None,
+        extra_tables: Sequence[TableSpec] = (),
+        gaps: Sequence[Gap] = (),
+    ) -> None:
+        self.root = root
+        self.pid = pid
+        self.layout = layout
+        self.side = side
+        self.plog_files = [p for p in plogs if pid is None or p.pid == pid]
+        self.models = [m for m in layout.models if pid is None or m.pid is None or m.pid == pid]
+        self._gaps: list[Gap] = list(gaps)
+        self.errors: dict[str, list[ParseError]] = {}
+        self._extra = {t.name: t for t in extra_tables}
+
+    # ------------------------------------------------------------------ loading helpers
+
+    def _guard(self, role: str, load: Callable[[], T]) -> T | None:
+        """Run one artifact load; a ParseError becomes a gap (and is kept for the CLI's exit 3)."""
+        try:
+            return load()
+        except ParseError as exc:
+            self.errors.setdefault(role, []).append(exc)
+            self._gaps.append(Gap("unreadable", str(exc), exc.source))
+            return None
+
+    def relpath(self, file: str) -> str:
+        try:
+            return Path(file).resolve().relative_to(self.root).as_posix()
+        except (ValueError, OSError):
+            return file
+
+    # ------------------------------------------------------------------ plog
+
+    @cached_property
+    def plogs(self) -> list[PlogEvidence]:
+        """Per process (rank) and log kind, rotated files merged in time order (row 10), pids apart (row 9)."""
+        out: list[PlogEvidence] = []
+        for (kind, pid), files in group_by_pid(self.plog_files).items():
+            pe = PlogEvidence(pid=pid, kind=kind, files=[f.path for f in files])
+            for f in files:
+                self._guard("plog", lambda f=f, pe=pe: self._scan_one(f, pe))  # type: ignore[misc]
+            pe.lines.sort(key=lambda r: r.ts_key)
+            out.append(pe)
+        return out
+
+    def _scan_one(self, f: PlogFile, pe: PlogEvidence) -> None:
+        for item in scan_plog(f.path, pid=pe.pid):
+            if isinstance(item, PlogLine):
+                pe.lines.append(item)
+                rec = classify_runtime(item)
+                if rec is not None:
+                    pe.faults.append(rec)
+            else:
+                em = parse_error_manager_line(item.text, item.src)
+                if em is not None:
+                    pe.error_manager.append(em)
+                else:
+                    pe.unrecognized.append(item)
+
+    # ------------------------------------------------------------------ sk_meta
+
+    @cached_property
+    def model_evidence(self) -> list[ModelEvidence]:
+        return [self._load_model(m) for m in self.models]
+
+    def _load_model(self, m: ModelDir) -> ModelEvidence:
+        me = ModelEvidence(model=m)
+        f = m.files
+        if "fused_nodes" in f:
+            me.fused_nodes = self._guard("fused_nodes", lambda: parse_fused_nodes(f["fused_nodes"]))
+        if "node_detail" in f:
+            me.node_detail = self._guard("node_detail", lambda: parse_node_detail(f["node_detail"]))
+        if "scope_split" in f:
+            me.scope_split = self._guard("scope_split", lambda: parse_scope_split(f["scope_split"]))
+        if "fail_reasons" in f:
+            me.fail_reasons = self._guard("fail_reasons", lambda: parse_fail_reasons(f["fail_reasons"]))
+        if "device_args" in f:
+            me.device_args = self._guard("device_args", lambda: parse_device_args(f["device_args"]))
+        if "super_kernel_log" in f:
+            lines = self._guard("super_kernel_log", lambda: list(iter_meta_lines(f["super_kernel_log"])))
+            if lines is not None:
+                me.super_kernel_log = parse_super_kernel_log(lines, file=str(f["super_kernel_log"]))
+                me.handler = parse_sk_messages(_filelog_messages(lines))
+        if "task_queue" in f:
+            me.task_queue = self._guard("task_queue", lambda: parse_task_queue(f["task_queue"]))
+        if "graph_origin" in f:
+            me.graph_origin = self._guard("graph_origin", lambda: parse_graph_json(f["graph_origin"]))
+        if "graph_updated" in f:
+            me.graph_updated = self._guard("graph_updated", lambda: parse_graph_json(f["graph_updated"]))
+        if m.bin_files:
+            me.images = self._guard("bin_files", lambda: load_image_table(m.path))
+        return me
+
+    # ------------------------------------------------------------------ SK exception handler
+
+    @cached_property
+    def handler(self) -> SkHandlerResult:
+        """SK incidents from every plog and every super_kernel.log, copies merged (row 47)."""
+        parts: list[SkHandlerResult] = []
+        for pe in self.plogs:
+            msgs = (m for m in (SkMessage.from_plog(line) for line in pe.lines) if m is not None)
+            parts.append(parse_sk_messages(msgs))
+        parts.extend(me.handler for me in self.model_evidence if me.handler is not None)
+        merged = SkHandlerResult()
+        all_incidents: list[Incident] = []
+        non_aot: list[NonSkFault] = []
+        for part in parts:
+            all_incidents.extend(part.incidents)
+            non_aot.extend(part.non_aot)
+            merged.unrecognized.extend(part.unrecognized)
+            merged.gaps.extend(part.gaps)
+            merged.foreign_lines += part.foreign_lines
+        merged.incidents = dedupe_incidents(all_incidents)
+        merged.non_aot = non_aot
+        return merged
+
+    @property
+    def incidents(self) -> list[Incident]:
+        return self.handler.incidents
+
+    # ------------------------------------------------------------------ profiling, side files
+
+    @cached_property
+    def prof(self) -> pd.DataFrame:
+        frames = []
+        for path in self.layout.prof_files:
+            reader = ProfReader(path)
+            events = self._guard("sk_prof", lambda reader=reader: list(reader))  # type: ignore[misc]
+            self._gaps.extend(reader.gaps)
+            if events:
+                frames.append(prof_frame(events))
+        return _concat(frames) if frames else prof_frame([])
+
+    @cached_property
+    def run(self) -> RunFile | None:
+        p = self.side.run_json
+        return None if p is None else self._guard("run_json", lambda: parse_run_json(p))
+
+    @cached_property
+    def env_probe(self) -> EnvProbeFile | None:
+        p = self.side.env_probe
+        return None if p is None else self._guard("env_probe", lambda: parse_env_probe(p))
+
+    @cached_property
+    def source_sites(self) -> SourceSitesFile | None:
+        p = self.side.source_sites
+        return None if p is None else self._guard("source_sites", lambda: parse_source_sites(p))
+
+    # ------------------------------------------------------------------ gaps / unrecognized
+
+    def load_all(self) -> None:
+        """Parse everything now (the CLI's table index and the gate need the full picture)."""
+        _ = (self.plogs, self.model_evidence, self.handler, self.prof, self.run, self.env_probe)
+        _ = self.source_sites
+
+    @property
+    def gaps(self) -> list[Gap]:
+        out = list(self._gaps)
+        for me in self._loaded_models():
+            for part in _model_parts(me):
+                out.extend(getattr(part, "gaps", []))
+        if "handler" in self.__dict__:
+            out.extend(self.handler.gaps)
+        for side in (
+            self.__dict__.get("run"),
+            self.__dict__.get("env_probe"),
+            self.__dict__.get("source_sites"),
+        ):
+            if side is not None:
+                out.extend(side.gaps)
+        return out
+
+    @property
+    def unrecognized(self) -> list[Unrecognized]:
+        out: list[Unrecognized] = []
+        for pe in self.__dict__.get("plogs", []):
+            out.extend(pe.unrecognized)
+        for me in self._loaded_models():
+            for part in _model_parts(me):
+                out.extend(getattr(part, "unrecognized", []))
+        if "handler" in self.__dict__:
+            out.extend(self.handler.unrecognized)
+        return out
+
+    def _loaded_models(self) -> list[ModelEvidence]:
+        loaded: list[ModelEvidence] = self.__dict__.get("model_evidence", [])
+        return loaded
+
+    # ------------------------------------------------------------------ tables
+
+    @cached_property
+    def _tables(self) -> dict[str, TableSpec]:
+        specs = [
+            TableSpec(
+                "plog-faults",
+                "runtime fault lines: kernel fault, core reports, dump, GE tracking, error codes (§1.5)",
+                ("plog",),
+                self._plog_faults,
+            ),
+            TableSpec(
+                "error-manager",
+                "EZ9999-style error-manager text found in plogs",
+                ("plog",),
+                lambda: self._per_pid(lambda pe: runtime_frame(pe.error_manager)),
+            ),
+            TableSpec(
+                "incidents",
+                "SK exception-handler incidents: entry, dialect, op_trace, completeness (§1.4)",
+                ("plog", "super_kernel_log"),
+                lambda: incidents_frame(self.incidents),
+            ),
+            TableSpec(
+                "cores",
+                "exception cores: PCs, matched node/entry, symbol, counter trace, COND decode",
+                ("plog", "super_kernel_log"),
+                lambda: cores_frame(self.incidents),
+            ),
+            TableSpec(
+                "dfx",
+                "the SkDfxInfo table printed by the handler: node, sizes, entries, origin name",
+                ("plog", "super_kernel_log"),
+                lambda: dfx_frame(self.incidents),
+            ),
+            TableSpec(
+                "counters",
+                "per-core SkCounterInfo (opState/opId) printed by the handler",
+                ("plog", "super_kernel_log"),
+                lambda: counters_frame(self.incidents),
+            ),
+            TableSpec(
+                "non-aot",
+                "faults of SK entries without AOT handler data (sk_constant_entry_*, te_superkernel_*)",
+                ("plog",),
+                self._non_aot,
+            ),
+            TableSpec(
+                "sk-functions",
+                "one row per 'SK Function' block of sk_fused_nodes.log",
+                ("fused_nodes",),
+                lambda: self._per_model(lambda me: me.fused_nodes, lambda r: r.blocks_frame()),
+            ),
+            TableSpec(
+                "fused-nodes",
+                "children of every SK (sk_fused_nodes.log)",
+                ("fused_nodes",),
+                lambda: self._per_model(lambda me: me.fused_nodes, lambda r: r.nodes_frame()),
+            ),
+            TableSpec(
+                "node-detail",
+                "scope tagging per graph node (sk_node_detail.log)",
+                ("node_detail",),
+                lambda: self._per_model(lambda me: me.node_detail, lambda r: r.to_frame()),
+            ),
+            TableSpec(
+                "scope-split",
+                "scope split passes and break reasons (sk_scope_split.log)",
+                ("scope_split",),
+                lambda: self._per_model(lambda me: me.scope_split, lambda r: r.to_frame()),
+            ),
+            TableSpec(
+                "fail-reasons",
+                "unfusible kernels and reasons (sk_fusion_fail_reasons.log)",
+                ("fail_reasons",),
+                lambda: self._per_model(lambda me: me.fail_reasons, lambda r: r.to_frame()),
+            ),
+            TableSpec(
+                "original-scopes",
+                "scopes before fusion (sk_fusion_fail_reasons.log)",
+                ("fail_reasons",),
+                lambda: self._per_model(lambda me: me.fail_reasons, lambda r: r.original_frame()),
+            ),
+            TableSpec(
+                "fused-scopes",
+                "scopes after fusion and their status (sk_fusion_fail_reasons.log)",
+                ("fail_reasons",),
+                lambda: self._per_model(lambda me: me.fail_reasons, lambda r: r.fused_frame()),
+            ),
+            TableSpec(
+                "device-args",
+                "task queues as uploaded: task index -> nodeId (sk_device_args.log)",
+                ("device_args",),
+                lambda: self._per_model(lambda me: me.device_args, lambda r: r.to_frame()),
+            ),
+            TableSpec(
+                "device-dfx",
+                "DfxInfo as uploaded (sk_device_args.log)",
+                ("device_args",),
+                lambda: self._per_model(lambda me: me.device_args, lambda r: r.dfx_frame()),
+            ),
+            TableSpec(
+                "task-queue",
+                "structured task queues per scope (sk_task_queue.json)",
+                ("task_queue",),
+                lambda: self._per_model(lambda me: me.task_queue, lambda r: r.to_frame()),
+            ),
+            TableSpec(
+                "build-facts",
+                "offline facts of super_kernel.log: binaries, split symbols, reorders",
+                ("super_kernel_log",),
+                lambda: self._per_model(lambda me: me.super_kernel_log, lambda r: r.to_frame()),
+            ),
+            TableSpec(
+                "graph-nodes",
+                "graph nodes of sk_graph_origin.json / sk_graph_updated.json",
+                ("graph_origin", "graph_updated"),
+                self._graph_nodes,
+            ),
+            TableSpec(
+                "images",
+                "kernel ELFs of bin_files/: device base, extent, child or entry",
+                ("bin_files",),
+                lambda: self._per_model(lambda me: me.images, lambda r: r.to_frame()),
+            ),
+            TableSpec(
+                "prof", "per-child timing events (sk_prof_device_<d>.json)", ("sk_prof",), lambda: self.prof
+            ),
+            TableSpec(
+                "prof-children",
+                "per-child timing summary (sk_prof_device_<d>.json)",
+                ("sk_prof",),
+                lambda: child_summary(self.prof),
+            ),
+            TableSpec(
+                "run",
+                "run identity (run.json)",
+                ("run_json",),
+                lambda: self.run.to_frame() if self.run is not None else pd.DataFrame(),
+            ),
+            TableSpec(
+                "env-probe",
+                "wrapper capability probe (env/check_environment.json)",
+                ("env_probe",),
+                lambda: self.env_probe.to_frame() if self.env_probe is not None else pd.DataFrame(),
+            ),
+            TableSpec(
+                "source-sites",
+                "nodeId -> marker-file line (source_sites.json)",
+                ("source_sites",),
+                lambda: self.source_sites.to_frame() if self.source_sites is not None else pd.DataFrame(),
+            ),
+            TableSpec(
+                "gaps", "evidence that is missing or unusable, and how to collect it", (), self._gaps_frame
+            ),
+            TableSpec(
+                "unrecognized", "lines kept but not understood by any parser", (), self._unrecognized_frame
+            ),
+        ]
+        tables = {t.name: t for t in specs}
+        tables.update(self._extra)
+        return tables
+
+    def table_names(self) -> list[str]:
+        return list(self._tables)
+
+    def describe(self, name: str) -> str:
+        return self._tables[name].description
+
+    def frame(self, name: str) -> pd.DataFrame:
+        """The table ``name`` with upstream column names and ``file`` relative to the scene root."""
+        spec = self._tables[name]
+        frame = spec.build()
+        if name not in ("gaps", "unrecognized"):
+            self.load_all()
+        out: pd.DataFrame = frame.rename(
+            columns={k: v for k, v in UPSTREAM_COLUMNS.items() if v not in frame.columns}
+        )
+        if "file" in out.columns and not out.empty:
+            out["file"] = [self.relpath(f) if isinstance(f, str) else f for f in out["file"]]
+        return out
+
+    def table_errors(self, name: str) -> list[ParseError]:
+        return [e for role in self._tables[name].roles for e in self.errors.get(role, [])]
+
+    def table_index(self) -> pd.DataFrame:
+        """Every table with its row count (the listing of ``skdbg inspect SCENE``)."""
+        rows = []
+        for name, spec in self._tables.items():
+            if name in ("gaps", "unrecognized"):
+                continue
+            rows.append({"table": name, "rows": len(self.frame(name)), "description": spec.description})
+        rows.append(
+            {"table": "gaps", "rows": len(self.gaps), "description": self._tables["gaps"].description}
+        )
+        rows.append(
+            {
+                "table": "unrecognized",
+                "rows": len(self.unrecognized),
+                "description": self._tables["unrecognized"].description,
+            }
+        )
+        return rows_frame(rows, ["table", "rows", "description"])
+
+    # ------------------------------------------------------------------ table builders
+
+    def _per_pid(self, build: Callable[[PlogEvidence], pd.DataFrame]) -> pd.DataFrame:
+        frames = []
+        for pe in self.plogs:
+            frames.append(_tag(build(pe), pid=pe.pid))
+        return _concat(frames) if frames else pd.DataFrame(columns=["pid"])
+
+    def _plog_faults(self) -> pd.DataFrame:
+        return self._per_pid(lambda pe: runtime_frame(pe.faults))
+
+    def _non_aot(self) -> pd.DataFrame:
+        return rows_frame([_record_row(f) for f in self.handler.non_aot])
+
+    def _per_model(
+        self, pick: Callable[[ModelEvidence], Any], build: Callable[[Any], pd.DataFrame]
+    ) -> pd.DataFrame:
+        frames = []
+        for me in self.model_evidence:
+            part = pick(me)
+            if part is None:
+                continue
+            frames.append(_tag(build(part), pid=me.model.pid_label, model=me.model.label))
+        return _concat(frames) if frames else pd.DataFrame(columns=["pid", "model"])
+
+    def _graph_nodes(self) -> pd.DataFrame:
+        frames = []
+        for me in self.model_evidence:
+            for which, g in (("origin", me.graph_origin), ("updated", me.graph_updated)):
+                if g is None:
+                    continue
+                frames.append(_tag(g.to_frame(), pid=me.model.pid_label, model=me.model.label, graph=which))
+        return (
+            pd.concat(frames, ignore_index=True)
+            if frames
+            else pd.DataFrame(columns=["pid", "model", "graph"])
+        )
+
+    def _gaps_frame(self) -> pd.DataFrame:
+        rows = [
+            {
+                "kind": g.kind,
+                "detail": g.detail,
+                "file": g.src.file if g.src is not None else None,
+                "line": g.src.line if g.src is not None else None,
+                "collect": g.collect,
+            }
+            for g in self.gaps
+        ]
+        return rows_frame(rows, ["kind", "detail", "file", "line", "collect"])
+
+    def _unrecognized_frame(self) -> pd.DataFrame:
+        rows = [
+            {"file": u.src.file, "line": u.src.line, "context": u.context, "text": u.text}
+            for u in self.unrecognized
+        ]
+        return rows_frame(rows, ["file", "line", "context", "text"])
+
+
+def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    out: pd.DataFrame = pd.concat(frames, ignore_index=True)
+    return out
+
+
+def _tag(frame: pd.DataFrame, **columns: Any) -> pd.DataFrame:
+    """Put the owning pid/model (etc.) in front; a same-named column of the records is kept as ``<name>_rec``."""
+    for pos, (name, value) in enumerate(columns.items()):
+        if name in frame.columns:
+            frame = frame.rename(columns={name: f"{name}_rec"})
+        frame.insert(pos, name, value)
+    return frame
+
+
+def _filelog_messages(lines: list[MetaLine]) -> Iterator[SkMessage]:
+    for ml in lines:
+        if ml.message.strip():
+            yield SkMessage.from_filelog(ml.prefix, ml.message, ml.src)
+
+
+def _model_parts(me: ModelEvidence) -> list[Any]:
+    return [
+        p
+        for p in (
+            me.fused_nodes,
+            me.node_detail,
+            me.scope_split,
+            me.fail_reasons,
+            me.device_args,
+            me.super_kernel_log,
+            me.task_queue,
+            me.graph_origin,
+            me.graph_updated,
+            me.images,
+        )
+        if p is not None
+    ]
+
+
+def _record_row(rec: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {}
+    src = getattr(rec, "src", None)
+    if isinstance(src, Source):
+        row["file"], row["line"] = src.file, src.line
+    for name in getattr(rec, "__slots__", ()):
+        if name != "src":
+            value = getattr(rec, name)
+            row[name] = value if isinstance(value, (str, int, float, bool, type(None))) else str(value)
+    return row

@@ -1,0 +1,164 @@
+"""Command line: ``skdbg inspect`` and ``skdbg symbolize`` (click).
+
+Contract (ecosystem.md §4.2): stdout carries data only, stderr carries messages; exit codes are
+an API — 0 done, 2 usage error, 3 unreadable or malformed input (one line on stderr naming the
+file, the line and what was expected). Every command is a thin call into the headless core.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable
+from functools import wraps
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from skdbg import __version__
+from skdbg.output import FORMATS, write_frame
+from skdbg.parsers.common import ParseError
+
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_USAGE = 2
+EXIT_BAD_INPUT = 3
+
+EXIT_CODES_HELP = """\b
+Exit codes:
+  0  done
+  1  internal error (a bug in skdbg; rerun with SKDBG_DEBUG=1 for the traceback)
+  2  usage error (unknown option, unknown table, bad PC syntax)
+  3  unreadable or malformed input (missing path, binary file, wrong ELF)
+stdout carries data; messages go to stderr."""
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _fail(message: str, code: int) -> None:
+    click.echo(f"skdbg: error: {message}", err=True)
+    sys.exit(code)
+
+
+def bad_input_is_exit_3(func: F) -> F:
+    """Turn the core's ParseError into exit code 3 with its precise message; a bug into a one-line exit 1."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except ParseError as exc:
+            _fail(str(exc), EXIT_BAD_INPUT)
+        except Exception as exc:
+            if os.environ.get("SKDBG_DEBUG"):
+                raise
+            _fail(
+                f"internal error: {type(exc).__name__}: {exc} (rerun with SKDBG_DEBUG=1 for the traceback)",
+                EXIT_INTERNAL,
+            )
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110},
+    epilog=EXIT_CODES_HELP,
+)
+@click.version_option(__version__, prog_name="skdbg")
+def main() -> None:
+    """skdbg — forensic debugger for Ascend SuperKernel (SK) failures."""
+
+
+@main.command(epilog=EXIT_CODES_HELP)
+@click.argument("scene", type=click.Path(path_type=Path))
+@click.option("--table", "table", metavar="NAME", help="Table to print; without it, list the tables.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option("--pid", type=int, default=None, help="Only this process (rank) when the scene holds several.")
+@bad_input_is_exit_3
+def inspect(scene: Path, table: str | None, fmt: str, pid: int | None) -> None:
+    """Print the evidence tables parsed from SCENE (a scene folder, sk_meta, sk_meta/<pid> or model_*)."""
+    from skdbg.scene import load_evidence
+
+    evidence = load_evidence(scene, pid=pid)
+    meta = {"scene": str(evidence.root)}
+    if table is None:
+        write_frame(evidence.table_index(), fmt, sys.stdout, title="tables", meta=meta)
+        for gap in evidence.gaps:
+            click.echo(f"skdbg: gap: {gap.detail}", err=True)
+        return
+    if table not in evidence.table_names():
+        known = ", ".join(evidence.table_names())
+        _fail(f"unknown table {table!r}; known tables: {known}", EXIT_USAGE)
+    write_frame(evidence.frame(table), fmt, sys.stdout, title=table, meta=meta)
+
+
+def _parse_pc(text: str) -> int:
+    """PCs are hexadecimal, ``0x`` optional (as addr2line reads them and as IDEDD prints them)."""
+    t = text.strip().lower()
+    if t.startswith("0x"):
+        t = t[2:]
+    if not t:
+        raise ValueError("empty")
+    return int(t, 16)
+
+
+def _read_pcs(args: Iterable[str], stdin_lines: Iterable[str]) -> list[int]:
+    pcs: list[int] = []
+    for where, values in (("argument", args), ("stdin line", stdin_lines)):
+        for n, raw in enumerate(values, 1):
+            if not raw.strip():
+                continue
+            try:
+                pcs.append(_parse_pc(raw))
+            except ValueError:
+                _fail(
+                    f"{where} {n}: expected a hexadecimal PC such as 0x124080c07e58, got {raw.strip()!r}",
+                    EXIT_USAGE,
+                )
+    return pcs
+
+
+@main.command(epilog=EXIT_CODES_HELP)
+@click.argument("elf", type=click.Path(path_type=Path))
+@click.argument("pcs", nargs=-1)
+@click.option(
+    "--base",
+    default=None,
+    metavar="ADDR",
+    help="Device base of the image (binDevAddr). Default: from a bin_files name …_0x<HEX>.o, else 0.",
+)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option("--no-demangle", is_flag=True, help="Show raw (mangled) symbol names.")
+@bad_input_is_exit_3
+def symbolize(elf: Path, pcs: tuple[str, ...], base: str | None, fmt: str, no_demangle: bool) -> None:
+    """Map PCs to function symbols (+offset) of ELF. PCs are hex; without PC arguments they are read
+    from stdin, one per line."""
+    from skdbg.parsers.symbolize import symbolize as run_symbolize
+
+    stdin_lines: Iterable[str] = ()
+    if not pcs:
+        if sys.stdin.isatty():
+            _fail("no PC given: pass PCs as arguments or one per line on stdin", EXIT_USAGE)
+        stdin_lines = sys.stdin
+    values = _read_pcs(pcs, stdin_lines)
+    base_value: int | None = None
+    if base is not None:
+        try:
+            base_value = _parse_pc(base)
+        except ValueError:
+            _fail(f"--base: expected a hexadecimal address, got {base!r}", EXIT_USAGE)
+    result = run_symbolize(elf, values, base=base_value, demangle=not no_demangle)
+    for gap in result.gaps:
+        click.echo(f"skdbg: gap: {gap.detail}", err=True)
+    write_frame(
+        result.to_frame(),
+        fmt,
+        sys.stdout,
+        title="symbolize",
+        meta={"elf": str(elf), "base": hex(result.base), "base_source": result.base_source},
+    )
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,227 @@
+"""A failure scene on disk: which artifacts it holds, their hashes and the run identity.
+
+Why: the gate (G5) needs every artifact path and SHA-256 frozen before anything is re-run,
+and every command needs the same answer to "what is in this folder". Discovery is by name
+(scene-layout.md): plog files anywhere, ``sk_meta/`` at the root or below, side files named by
+``run.json``. Hashes are computed lazily — listing a scene with GB-sized plogs stays instant.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import pandas as pd
+
+from skdbg.parsers.common import Gap, ParseError, Source
+from skdbg.parsers.discovery import MODEL_FILES, SkMetaLayout, discover_sk_meta
+from skdbg.parsers.evidence import Evidence, SideFiles, TableSpec
+from skdbg.parsers.frames import rows_frame
+from skdbg.parsers.plog import PlogFile, find_plog_files
+from skdbg.parsers.plog_line import parse_plog_line
+from skdbg.parsers.textio import looks_binary
+
+_HASH_CHUNK = 1 << 20
+_SNIFF_BYTES = 4096
+
+
+def _sniff_plog(path: Path) -> PlogFile | None:
+    """A ``*.log`` not named ``plog-<pid>_<stamp>.log`` whose first record is a CANN plog line.
+
+    Excerpts pasted into tickets (e.g. the torchair case study's ``plog_excerpt.log``) lose the
+    runtime's file name; their content still says what they are, and which pid wrote them.
+    """
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(_SNIFF_BYTES)
+    except OSError:
+        return None
+    if looks_binary(head):
+        return None
+    for raw in head.decode("utf-8", errors="replace").splitlines():
+        if raw.strip():
+            rec = parse_plog_line(raw, Source(str(path), 1))
+            if rec is None:
+                return None
+            return PlogFile(src=Source(str(path)), kind="plog", pid=rec.pid, stamp=None, stamp_text="")
+    return None
+
+
+def _find_unnamed_plogs(root: Path, named: set[str]) -> list[PlogFile]:
+    found: list[PlogFile] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != "sk_meta")
+        for name in sorted(filenames):
+            p = Path(dirpath) / name
+            if name.endswith(".log") and str(p) not in named and (pf := _sniff_plog(p)) is not None:
+                found.append(pf)
+    return found
+
+
+@dataclass(slots=True)
+class Artifact:
+    """One file of the scene. ``sha256`` is computed on first access and cached."""
+
+    kind: str  # plog, device_log, run_json, env_probe, source_sites, marker_file, sk_prof, bin_file, entry_bin, …
+    path: Path
+    root: Path
+    pid_label: str | None = None
+    model_label: str | None = None
+    _sha256: str | None = field(default=None, repr=False)
+
+    @property
+    def relpath(self) -> str:
+        try:
+            return self.path.relative_to(self.root).as_posix()
+        except ValueError:
+            return self.path.as_posix()
+
+    @property
+    def size(self) -> int:
+        return self.path.stat().st_size
+
+    @property
+    def mtime(self) -> datetime:
+        return datetime.fromtimestamp(self.path.stat().st_mtime)
+
+    @property
+    def sha256(self) -> str:
+        if self._sha256 is None:
+            h = hashlib.sha256()
+            with self.path.open("rb") as fh:
+                while chunk := fh.read(_HASH_CHUNK):
+                    h.update(chunk)
+            self._sha256 = h.hexdigest()
+        return self._sha256
+
+
+@dataclass(slots=True)
+class Scene:
+    """The inventory of one scene folder."""
+
+    root: Path
+    artifacts: list[Artifact]
+    layout: SkMetaLayout
+    plogs: list[PlogFile]
+    gaps: list[Gap]
+
+    def of_kind(self, *kinds: str) -> list[Artifact]:
+        return [a for a in self.artifacts if a.kind in kinds]
+
+    def first(self, kind: str) -> Artifact | None:
+        found = self.of_kind(kind)
+        return found[0] if found else None
+
+    @property
+    def plog_pids(self) -> list[int]:
+        return sorted({p.pid for p in self.plogs})
+
+
+def _side_file(root: Path, name: str) -> Path | None:
+    p = root / name
+    return p if p.is_file() else None
+
+
+def open_scene(path: str | os.PathLike[str]) -> Scene:
+    """Inventory a scene folder (or an ``sk_meta``/pid/model folder given directly).
+
+    Raises :class:`ParseError` when ``path`` is missing or not a directory; anything absent inside
+    is a :class:`Gap`, so an empty scene still opens and says what it lacks.
+    """
+    root = Path(path)
+    if not root.exists():
+        raise ParseError(str(root), "a scene directory (path does not exist)")
+    if not root.is_dir():
+        raise ParseError(str(root), "a scene directory, got a file")
+    root = root.resolve()
+    layout = discover_sk_meta(root)
+    artifacts: list[Artifact] = []
+    gaps: list[Gap] = list(layout.gaps)
+
+    for kind, name in (
+        ("run_json", "run.json"),
+        ("env_probe", "env/check_environment.json"),
+        ("source_sites", "source_sites.json"),
+    ):
+        p = _side_file(root, name)
+        if p is not None:
+            artifacts.append(Artifact(kind, p, root))
+
+    plogs = find_plog_files(root)
+    plogs += _find_unnamed_plogs(root, {pf.path for pf in plogs})
+    for pf in plogs:
+        artifacts.append(
+            Artifact("device_log" if pf.kind == "device" else "plog", Path(pf.path), root, str(pf.pid))
+        )
+    if not plogs:
+        gaps.append(
+            Gap(
+                "no_plog",
+                f"no plog-<pid>_<stamp>.log or device-<pid>_<stamp>.log file under {root}",
+                Source(str(root)),
+                "copy $ASCEND_PROCESS_LOG_PATH (default ~/ascend/log) /{run,debug}/plog/plog-<pid>_*.log "
+                "of the failing process into the scene",
+            )
+        )
+
+    for model in layout.models:
+        for role, p in model.files.items():
+            artifacts.append(Artifact(role, p, root, model.pid_label, model.label))
+        for b in model.bin_files:
+            kind = "entry_bin" if b.name.startswith("sk_entry_0x") else "bin_file"
+            artifacts.append(Artifact(kind, b, root, model.pid_label, model.label))
+        for c in model.constant_codegen:
+            artifacts.append(Artifact("constant_codegen", c, root, model.pid_label, model.label))
+    for prof in layout.prof_files:
+        pid_label = prof.parent.name if prof.parent.parent.name == "sk_meta" else None
+        artifacts.append(Artifact("sk_prof", prof, root, pid_label))
+    return Scene(root=root, artifacts=artifacts, layout=layout, plogs=plogs, gaps=gaps)
+
+
+def _artifacts_frame(scene: Scene) -> pd.DataFrame:
+    rows = [
+        {
+            "kind": a.kind,
+            "file": a.relpath,
+            "pid": a.pid_label,
+            "model": a.model_label,
+            "size": a.size,
+            "mtime": a.mtime.isoformat(timespec="seconds"),
+            "sha256": a.sha256,
+        }
+        for a in scene.artifacts
+    ]
+    return rows_frame(rows, ["kind", "file", "pid", "model", "size", "mtime", "sha256"])
+
+
+def load_evidence(path: str | os.PathLike[str], *, pid: int | None = None) -> Evidence:
+    """Open the scene at ``path`` and return its lazily parsed :class:`Evidence`.
+
+    ``pid`` keeps one process (rank) when the scene holds several.
+    """
+    scene = open_scene(path)
+    side = SideFiles(
+        run_json=_artifact_path(scene, "run_json"),
+        env_probe=_artifact_path(scene, "env_probe"),
+        source_sites=_artifact_path(scene, "source_sites"),
+    )
+    artifacts = TableSpec(
+        "artifacts",
+        "every file of the scene with size, mtime and SHA-256 (G5)",
+        (),
+        lambda: _artifacts_frame(scene),
+    )
+    return Evidence(
+        scene.root, scene.plogs, scene.layout, side, pid=pid, extra_tables=[artifacts], gaps=scene.gaps
+    )
+
+
+def _artifact_path(scene: Scene, kind: str) -> Path | None:
+    a = scene.first(kind)
+    return a.path if a is not None else None
+
+
+__all__ = ["MODEL_FILES", "Artifact", "Scene", "load_evidence", "open_scene"]
