@@ -511,9 +511,9 @@ class Evidence:
     def frame(self, name: str) -> pd.DataFrame:
         """The table ``name`` with upstream column names and ``file`` relative to the scene root."""
         spec = self._tables[name]
+        if name in ("gaps", "unrecognized"):
+            self.load_all()  # these two summarise every artifact
         frame = spec.build()
-        if name not in ("gaps", "unrecognized"):
-            self.load_all()
         out: pd.DataFrame = frame.rename(
             columns={k: v for k, v in UPSTREAM_COLUMNS.items() if v not in frame.columns}
         )

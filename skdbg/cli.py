@@ -90,7 +90,14 @@ def inspect(scene: Path, table: str | None, fmt: str, pid: int | None) -> None:
     if table not in evidence.table_names():
         known = ", ".join(evidence.table_names())
         _fail(f"unknown table {table!r}; known tables: {known}", EXIT_USAGE)
-    write_frame(evidence.frame(table), fmt, sys.stdout, title=table, meta=meta)
+    frame = evidence.frame(table)
+    errors = evidence.table_errors(table)
+    if errors and frame.empty:
+        # nothing usable behind this table: say exactly which input was bad (exit 3)
+        _fail("; ".join(str(e) for e in errors), EXIT_BAD_INPUT)
+    for err in errors:
+        click.echo(f"skdbg: warning: skipped unreadable input: {err}", err=True)
+    write_frame(frame, fmt, sys.stdout, title=table, meta=meta)
 
 
 def _parse_pc(text: str) -> int:

@@ -20,6 +20,7 @@ from rich.table import Table
 
 FORMATS = ("table", "csv", "json")
 TABLE_SCHEMA = "skdbg.table/1"
+WIDE_COLUMNS = 9  # more columns than this: print one record per block
 
 
 def _plain(value: Any) -> Any:
@@ -77,6 +78,9 @@ def write_frame(
         frame.to_csv(out, index=False, lineterminator="\n")
     else:
         console = Console(file=out, soft_wrap=False, width=max(80, min(240, 24 * max(1, len(frame.columns)))))
+        if len(frame.columns) > WIDE_COLUMNS and not frame.empty:
+            _print_records(console, frame, title)
+            return
         table = Table(title=title or None, show_lines=False, header_style="bold")
         for col in frame.columns:
             table.add_column(str(col), overflow="fold")
@@ -85,6 +89,21 @@ def write_frame(
         console.print(table)
         if frame.empty:
             console.print("(no rows)")
+
+
+def _print_records(console: Console, frame: pd.DataFrame, title: str) -> None:
+    """Wide tables read better one record at a time (like psql's expanded mode); empty cells are left out."""
+    cols = [str(c) for c in frame.columns]
+    for i, row in enumerate(frame.itertuples(index=False)):
+        cells = dict(zip(cols, (_cell(v) for v in row), strict=True))
+        where = f" {cells['file']}:{cells['line']}" if cells.get("file") and cells.get("line") else ""
+        record = Table(title=f"{title} [{i}]{where}", show_header=False, title_justify="left", box=None)
+        record.add_column("field", style="bold")
+        record.add_column("value", overflow="fold")
+        for name, value in cells.items():
+            if value != "":
+                record.add_row(name, value)
+        console.print(record)
 
 
 def write_rows(

@@ -1,0 +1,155 @@
+"""The command line contract: stdout = data, stderr = messages, exit codes 0 / 2 / 3 (DESIGN.md, issue 2)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from skdbg.cli import main
+from skdbg.scenebuilder.elf import SymSpec, text_section, write_elf
+
+
+def _run(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    runner = CliRunner()
+    result = runner.invoke(main, list(args), input=stdin)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_help_documents_exit_codes() -> None:
+    code, out, _ = _run("--help")
+    assert code == 0
+    for text in ("0  done", "2  usage error", "3  unreadable or malformed input", "inspect", "symbolize"):
+        assert text in out
+    code, out, _ = _run("inspect", "--help")
+    assert code == 0 and "3  unreadable or malformed input" in out
+
+
+def test_inspect_lists_tables_with_row_counts(upstream: Path) -> None:
+    code, out, err = _run("inspect", str(upstream / "autotune-pipeline"), "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    counts = {r["table"]: r["rows"] for r in doc["rows"]}
+    assert counts["fused-nodes"] == 2 and counts["sk-functions"] == 1 and counts["prof"] == 2
+    assert counts["plog-faults"] == 0
+    assert "gap: no plog" in err  # messages on stderr, never mixed into the JSON
+
+
+def test_acceptance_fused_nodes_json_lists_both_children(upstream: Path) -> None:
+    code, out, _ = _run(
+        "inspect", str(upstream / "autotune-pipeline"), "--table", "fused-nodes", "--format", "json"
+    )
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["schema"] == "skdbg.table/1" and doc["table"] == "fused-nodes"
+    got = [(r["nodeId"], r["streamId"], r["funcName"], r["kernelType"]) for r in doc["rows"]]
+    assert got == [
+        (10, 1, "static_kernel_GroupedMatmul_hash", "AIC_ONLY"),
+        (11, 2, "static_kernel_VectorPost_hash", "AIV_ONLY"),
+    ]
+    assert doc["rows"][0]["file"] == "sk_meta/1/model_48_1/sk_fused_nodes.log" and doc["rows"][0]["line"] == 2
+
+
+def test_acceptance_torchair_plog_excerpt_fault_origin_op_and_dump_symbol(upstream: Path) -> None:
+    code, out, _ = _run(
+        "inspect", str(upstream / "torchair-sk-case-plog"), "--table", "plog-faults", "--format", "json"
+    )
+    assert code == 0
+    rows = json.loads(out)["rows"]
+    kernel = [r for r in rows if r["type"] == "KernelFaultLine"]
+    assert kernel and all(r["kernel_name"].startswith("te_superkernel_911c4c52") for r in kernel)
+    assert kernel[0]["kind"] == "ge_sk" and kernel[0]["streamId"] == 70 and kernel[0]["task_id"] == 0
+    (tracking,) = [r for r in rows if r["type"] == "ErrorTracking"]
+    assert tracking["origin_op_name"] == "sk_sp1_start_TransQuantParamV2_end_QuantBatchMatmulV3_2"
+    (dump,) = [r for r in rows if r["type"] == "DumpException"]
+    assert dump["symbol_name"].endswith("__kernel0_middle_split3")
+    assert (dump["offset"], dump["symbol_size"], dump["symbol_offset"]) == (0x68B8, 0x1914, 0x6800)
+    assert dump["offset_consistent"] is True and dump["symbol_contains_offset"] is True
+
+
+def test_inspect_csv_and_table_formats(upstream: Path) -> None:
+    code, out, _ = _run(
+        "inspect", str(upstream / "autotune-pipeline"), "--table", "fused-nodes", "--format", "csv"
+    )
+    assert code == 0
+    header = out.splitlines()[0].split(",")
+    assert header[:2] == ["pid", "model"] and "funcName" in header and len(out.splitlines()) == 3
+    code, out, _ = _run("inspect", str(upstream / "autotune-pipeline"), "--table", "sk-functions")
+    assert code == 0 and "scopeId" in out and "decoder.layer.0.mlp" in out
+
+
+def test_unknown_table_is_usage_error(upstream: Path) -> None:
+    code, out, err = _run("inspect", str(upstream / "autotune-pipeline"), "--table", "nope")
+    assert code == 2 and out == ""
+    assert "unknown table 'nope'" in err and "fused-nodes" in err
+
+
+def test_missing_scene_and_file_as_scene_are_bad_input(tmp_path: Path) -> None:
+    code, out, err = _run("inspect", str(tmp_path / "absent"))
+    assert code == 3 and out == "" and "does not exist" in err
+    f = tmp_path / "x.log"
+    f.write_text("hello\n")
+    code, _, err = _run("inspect", str(f))
+    assert code == 3 and "a scene directory, got a file" in err
+
+
+def test_binary_file_named_plog_is_a_precise_error(tmp_path: Path) -> None:
+    (tmp_path / "plog-7_20260101000000000.log").write_bytes(b"\x00\x01\x02garbage\x00" * 100)
+    code, _, err = _run("inspect", str(tmp_path))
+    assert code == 0 and "plog-7_20260101000000000.log" in err and "binary data" in err
+    code, out, err = _run("inspect", str(tmp_path), "--table", "plog-faults")
+    assert code == 3 and out == ""
+    assert "plog-7_20260101000000000.log: expected a CANN plog" in err or "binary data" in err
+
+
+def test_malformed_json_is_a_gap_and_other_artifacts_still_load(tmp_path: Path, upstream: Path) -> None:
+    """Row 62 at scene level: a truncated sk_task_queue.json does not hide the other files."""
+    model = tmp_path / "sk_meta" / "1" / "model_48_1"
+    model.mkdir(parents=True)
+    src = upstream / "autotune-pipeline" / "sk_meta" / "1" / "model_48_1" / "sk_fused_nodes.log"
+    (model / "sk_fused_nodes.log").write_bytes(src.read_bytes())
+    (model / "sk_task_queue.json").write_text('{"version": "1.0", "scopes": [')
+    code, out, _ = _run("inspect", str(tmp_path), "--table", "fused-nodes", "--format", "json")
+    assert code == 0 and len(json.loads(out)["rows"]) == 2
+    code, out, err = _run("inspect", str(tmp_path), "--table", "task-queue")
+    assert code == 3 and "sk_task_queue.json:1" in err and "valid JSON" in err
+    code, out, _ = _run("inspect", str(tmp_path), "--table", "gaps", "--format", "json")
+    kinds = [r["kind"] for r in json.loads(out)["rows"]]
+    assert "unreadable" in kinds
+
+
+def _elf(tmp_path: Path) -> Path:
+    path = tmp_path / "add_custom_0x1000.o"
+    write_elf(
+        path,
+        sections=[text_section(0x400)],
+        symbols=[SymSpec("add_custom", 0x100, 0x80), SymSpec("helper", 0x200, 0x40)],
+    )
+    return path
+
+
+def test_symbolize_arguments_and_stdin(tmp_path: Path) -> None:
+    elf = _elf(tmp_path)
+    code, out, _ = _run("symbolize", str(elf), "0x1110", "1210", "--format", "json")
+    assert code == 0, out
+    doc = json.loads(out)
+    assert doc["base"] == "0x1000" and doc["base_source"] == "file name"
+    got = [(r["symbol"], r["offset_in_symbol"]) for r in doc["rows"]]
+    assert got == [("add_custom", 0x10), ("helper", 0x10)]
+    code, out, _ = _run("symbolize", str(elf), "--base", "0", "--format", "csv", stdin="0x110\n\n0x5000\n")
+    assert code == 0
+    lines = out.splitlines()
+    assert len(lines) == 3 and "add_custom" in lines[1] and "unresolved" in lines[2]
+
+
+def test_symbolize_bad_pc_and_bad_elf(tmp_path: Path) -> None:
+    elf = _elf(tmp_path)
+    code, out, err = _run("symbolize", str(elf), "0xzz")
+    assert code == 2 and out == "" and "expected a hexadecimal PC" in err and "'0xzz'" in err
+    junk = tmp_path / "junk.o"
+    junk.write_bytes(b"not an elf at all")
+    code, out, err = _run("symbolize", str(junk), "0x10")
+    assert code == 3 and out == "" and "junk.o" in err
+    code, _, err = _run("symbolize", str(tmp_path), "0x10")
+    assert code == 3 and "directory" in err
