@@ -273,13 +273,14 @@ def _incident(b: _Built) -> IncidentSpec:
 def _sk_spec(b: _Built) -> skmeta.SkSpec:
     """The scheduled scope as the sk_meta printers see it (fused nodes, device args)."""
 
-    def tasks(rows: Sequence[tuple[int, str, int, int | None]], related: str) -> list[skmeta.TaskSpec]:
+    def tasks(rows: Sequence[tuple[int, str, int, int | None]]) -> list[skmeta.TaskSpec]:
+        # relatedType = kernel type of the node the task belongs to (idx → nodeId, §3.9); inferred for SYNC
         return [
             skmeta.TaskSpec(
                 typ,
                 idx,
                 node_id=b.children[idx].node_id,
-                related_type=b.children[idx].kernel_type if typ == "FUNC" else related,
+                related_type=b.children[idx].kernel_type,
                 blk=blk,
                 entries=entries,
                 args=args,
@@ -307,8 +308,8 @@ def _sk_spec(b: _Built) -> skmeta.SkSpec:
         SCOPE_ID,
         SCOPE_NAME,
         [_graph_node(c, i, built=True) for i, c in enumerate(b.children)],
-        aic_tasks=tasks(AIC_QUEUE, "AIC_ONLY"),
-        aiv_tasks=tasks(AIV_QUEUE, "AIV_ONLY"),
+        aic_tasks=tasks(AIC_QUEUE),
+        aiv_tasks=tasks(AIV_QUEUE),
         dfx=dfx,
         aic_cap=len(AIC_QUEUE),
         aiv_cap=len(AIV_QUEUE),
