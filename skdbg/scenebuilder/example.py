@@ -14,9 +14,11 @@ Every file is rendered by the existing scene-builder writers from ONE descriptio
   nodes, tasks and addresses as ``sk_device_args.log`` and ``sk_task_queue.json``;
 * the runtime's own fault lines (§1.5) name the same core, PCs, args base, stream and entry.
 
-Addresses differ from the §1.7 text for nodes 1 and 2 (which the spec marks as invented): a child image
-holds its four SK variants back to back, so the entries are spaced by the variant size rounded to the
-ELF writer's 0x100 alignment; the cube and Cast children are given small sizes to keep the ELFs tiny.
+StartPC, add_custom's size 0x1a2c, the fault offset 0xa58 inside the variant, the args layout and COND
+are those of §1.7; the child entry addresses (and so CurrentPC) differ from the §1.7 text, which the spec
+marks as invented: a child image holds its four SK variants back to back, so the entries are spaced by
+the variant size rounded to the ELF writer's 0x100 alignment (the cube and Cast children get small sizes
+to keep the ELFs tiny).
 Output is deterministic (fixed seed, fixed clock), so the committed copy can be compared byte for byte.
 """
 
