@@ -1913,13 +1913,19 @@ def _merge(primary: Incident, other: Incident) -> Incident:
     return merged
 
 
+def _primary_rank(inc: Incident) -> tuple[bool, int]:
+    """The plog copy is cited first when it holds the core blocks (it is what users grep and share);
+    otherwise the copy with more lines (the file logger also keeps DEBUG lines)."""
+    return ("plog" in inc.origins and bool(inc.cores), inc.line_count)
+
+
 def dedupe_incidents(incidents: Iterable[Incident], *, window_seconds: float = 5.0) -> list[Incident]:
     """Merge copies of one fault found in plog and in ``super_kernel.log`` (row 47).
 
     Two incidents are the same fault when pid and entry agree (where known), first timestamps lie within
     ``window_seconds`` and at least one fingerprint (exception cores + PCs, DfxInfo node table, header
     model/scope value) is present in both and equal, with none differing. The copy with more lines is
-    kept as primary; missing parts are filled from the other; ``origins``/``files``/``merged_from`` keep both.
+    kept as primary (the plog copy when it holds the core blocks); missing parts are filled from the other; ``origins``/``files``/``merged_from`` keep both.
     """
     window = timedelta(seconds=window_seconds)
     out: list[Incident] = []
@@ -1928,7 +1934,7 @@ def dedupe_incidents(incidents: Iterable[Incident], *, window_seconds: float = 5
             if _same_fault(kept, inc, window) and (
                 set(kept.files) != set(inc.files) or kept.origins != inc.origins
             ):
-                primary, other = (kept, inc) if kept.line_count >= inc.line_count else (inc, kept)
+                primary, other = (kept, inc) if _primary_rank(kept) >= _primary_rank(inc) else (inc, kept)
                 out[i] = _merge(primary, other)
                 break
         else:

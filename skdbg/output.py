@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 from datetime import date, datetime
 from pathlib import Path
@@ -54,8 +55,18 @@ def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return [dict(zip(cols, (_plain(v) for v in row), strict=True)) for row in frame.itertuples(index=False)]
 
 
-def _cell(value: Any) -> str:
+#: columns people read as addresses/handles/bit patterns: shown in hex in the human table
+HEX_COLUMN_RE = re.compile(
+    r"(?:^|_)(?:pc|addr|address|hdl|handle|base|cond_value|args|devargs|para_base|entry_ai[cv]\d|entry\d)$"
+    r"|^(?:binHdl|funcHdl|devArgs|launchKernelCfg|start_pc|current_pc|pc_start|pc_current|offset|sym_start|offset_in_symbol)$",
+    re.IGNORECASE,
+)
+
+
+def _cell(value: Any, *, hex_int: bool = False) -> str:
     v = _plain(value)
+    if hex_int and isinstance(v, int) and not isinstance(v, bool):
+        return hex(v)
     if v is None:
         return ""
     if isinstance(v, (list, dict)):
@@ -84,8 +95,9 @@ def write_frame(
         table = Table(title=title or None, show_lines=False, header_style="bold")
         for col in frame.columns:
             table.add_column(str(col), overflow="fold")
+        hexes = [bool(HEX_COLUMN_RE.search(str(c))) for c in frame.columns]
         for row in frame.itertuples(index=False):
-            table.add_row(*(_cell(v) for v in row))
+            table.add_row(*(_cell(v, hex_int=h) for v, h in zip(row, hexes, strict=True)))
         console.print(table)
         if frame.empty:
             console.print("(no rows)")
@@ -95,7 +107,7 @@ def _print_records(console: Console, frame: pd.DataFrame, title: str) -> None:
     """Wide tables read better one record at a time (like psql's expanded mode); empty cells are left out."""
     cols = [str(c) for c in frame.columns]
     for i, row in enumerate(frame.itertuples(index=False)):
-        cells = dict(zip(cols, (_cell(v) for v in row), strict=True))
+        cells = {c: _cell(v, hex_int=bool(HEX_COLUMN_RE.search(c))) for c, v in zip(cols, row, strict=True)}
         where = f" {cells['file']}:{cells['line']}" if cells.get("file") and cells.get("line") else ""
         record = Table(title=f"{title} [{i}]{where}", show_header=False, title_justify="left", box=None)
         record.add_column("field", style="bold")
