@@ -153,3 +153,11 @@ def test_symbolize_bad_pc_and_bad_elf(tmp_path: Path) -> None:
     assert code == 3 and out == "" and "junk.o" in err
     code, _, err = _run("symbolize", str(tmp_path), "0x10")
     assert code == 3 and "directory" in err
+
+
+def test_human_table_shows_addresses_in_hex(tmp_path: Path) -> None:
+    elf = _elf(tmp_path)
+    code, out, _ = _run("symbolize", str(elf), "0x1110")
+    assert code == 0
+    assert "0x1110" in out and "0x10" in out and "add_custom" in out
+    assert "4368" not in out  # the decimal form of 0x1110 is not what people compare against plog PCs
