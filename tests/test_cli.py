@@ -161,3 +161,13 @@ def test_human_table_shows_addresses_in_hex(tmp_path: Path) -> None:
     assert code == 0
     assert "0x1110" in out and "0x10" in out and "add_custom" in out
     assert "4368" not in out  # the decimal form of 0x1110 is not what people compare against plog PCs
+
+
+def test_empty_scene_lists_tables_and_says_what_is_missing(tmp_path: Path) -> None:
+    code, out, err = _run("inspect", str(tmp_path), "--format", "json")
+    assert code == 0
+    counts = {r["table"]: r["rows"] for r in json.loads(out)["rows"]}
+    assert counts["fused-nodes"] == 0 and counts["gaps"] == 2
+    assert "no sk_meta model directory" in err and "no plog-<pid>_<stamp>.log" in err
+    code, out, _ = _run("inspect", str(tmp_path), "--table", "cores", "--format", "json")
+    assert code == 0 and json.loads(out)["rows"] == []
