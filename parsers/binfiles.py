@@ -26,6 +26,7 @@ from skdbg.parsers.ascend_meta import BINDMAP_ENTRY_CONFLICT, AscendMetaResult, 
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.demangle import demangle
 from skdbg.parsers.elf import TIER_NEAREST, TIER_SYMTAB, TIER_UNRESOLVED, ElfImage, open_elf
+from skdbg.parsers.frames import rows_frame
 
 ENTRY_PREFIX = "sk_entry"
 SANITIZED_CHARS = '/\\:*?"<>|'  # sk_common.h SanitizePathComponent
@@ -358,7 +359,7 @@ def locations_frame(locs: list[PcLocation]) -> pd.DataFrame:
         "file", "line", "pc", "image", "offset", "symbol", "demangled", "sym_start", "sym_size",
         "offset_in_symbol", "tier", "confidence", "in_entry", "child_global", "split_index", "reason",
     ]  # fmt: skip
-    frame: pd.DataFrame = pd.DataFrame(
+    return rows_frame(
         [
             {
                 "file": loc.src.file,
@@ -380,9 +381,8 @@ def locations_frame(locs: list[PcLocation]) -> pd.DataFrame:
             }
             for loc in locs
         ],
-        columns=cols,
+        cols,
     )
-    return frame
 
 
 def load_image_table(path: str | os.PathLike[str]) -> ImageTable:

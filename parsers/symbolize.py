@@ -21,6 +21,7 @@ from skdbg.parsers.binfiles import parse_bin_file_name
 from skdbg.parsers.common import Gap, Source, Unrecognized
 from skdbg.parsers.demangle import demangle_many
 from skdbg.parsers.elf import TIER_UNRESOLVED, ElfImage, SymbolMatch, open_elf
+from skdbg.parsers.frames import rows_frame
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +81,7 @@ COLUMNS = [
 
 def to_frame(resolutions: Sequence[Resolution]) -> pd.DataFrame:
     """One row per resolution."""
-    frame: pd.DataFrame = pd.DataFrame(
+    return rows_frame(
         [
             {
                 "file": r.src.file,
@@ -101,9 +102,8 @@ def to_frame(resolutions: Sequence[Resolution]) -> pd.DataFrame:
             }
             for r in resolutions
         ],
-        columns=COLUMNS,
+        COLUMNS,
     )
-    return frame
 
 
 def default_base(elf_path: str | os.PathLike[str]) -> tuple[int, str]:
