@@ -171,3 +171,13 @@ def test_empty_scene_lists_tables_and_says_what_is_missing(tmp_path: Path) -> No
     assert "no sk_meta model directory" in err and "no plog-<pid>_<stamp>.log" in err
     code, out, _ = _run("inspect", str(tmp_path), "--table", "cores", "--format", "json")
     assert code == 0 and json.loads(out)["rows"] == []
+
+
+def test_symbolize_json_keeps_integers_next_to_unresolved_pcs(tmp_path: Path) -> None:
+    """An unresolved PC (None cells) must not turn the integer columns into floats."""
+    elf = _elf(tmp_path)
+    code, out, _ = _run("symbolize", str(elf), "0x1110", "0x9000", "--format", "json")
+    assert code == 0
+    first, second = json.loads(out)["rows"]
+    assert type(first["offset_in_symbol"]) is int and type(first["sym_start"]) is int
+    assert second["symbol"] is None and second["tier"] == "unresolved"
