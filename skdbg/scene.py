@@ -20,7 +20,7 @@ from skdbg.parsers.common import Gap, ParseError, Source
 from skdbg.parsers.discovery import MODEL_FILES, SkMetaLayout, discover_sk_meta
 from skdbg.parsers.evidence import Evidence, SideFiles, TableSpec
 from skdbg.parsers.frames import rows_frame
-from skdbg.parsers.plog import PlogFile, find_plog_files
+from skdbg.parsers.plog import PlogFile, parse_plog_name
 from skdbg.parsers.plog_line import parse_plog_line
 from skdbg.parsers.textio import looks_binary
 
@@ -50,15 +50,22 @@ def _sniff_plog(path: Path) -> PlogFile | None:
     return None
 
 
-def _find_unnamed_plogs(root: Path, named: set[str]) -> list[PlogFile]:
-    found: list[PlogFile] = []
+def _find_plogs(root: Path) -> list[PlogFile]:
+    """One walk of the scene: plog-named files anywhere, then content-identified ``*.log`` outside sk_meta."""
+    named: list[PlogFile] = []
+    sniffed: list[PlogFile] = []
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d != "sk_meta")
+        dirnames.sort()
+        in_sk_meta = "sk_meta" in Path(dirpath).relative_to(root).parts
         for name in sorted(filenames):
             p = Path(dirpath) / name
-            if name.endswith(".log") and str(p) not in named and (pf := _sniff_plog(p)) is not None:
-                found.append(pf)
-    return found
+            if not p.is_file():
+                continue
+            if (pf := parse_plog_name(p)) is not None:
+                named.append(pf)
+            elif name.endswith(".log") and not in_sk_meta and (pf := _sniff_plog(p)) is not None:
+                sniffed.append(pf)
+    return named + sniffed
 
 
 @dataclass(slots=True)
@@ -150,8 +157,7 @@ def open_scene(path: str | os.PathLike[str]) -> Scene:
         if p is not None:
             artifacts.append(Artifact(kind, p, root))
 
-    plogs = find_plog_files(root)
-    plogs += _find_unnamed_plogs(root, {pf.path for pf in plogs})
+    plogs = _find_plogs(root)
     for pf in plogs:
         artifacts.append(
             Artifact("device_log" if pf.kind == "device" else "plog", Path(pf.path), root, str(pf.pid))
