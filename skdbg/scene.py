@@ -208,7 +208,11 @@ def load_evidence(path: str | os.PathLike[str], *, pid: int | None = None) -> Ev
 
     ``pid`` keeps one process (rank) when the scene holds several.
     """
-    scene = open_scene(path)
+    return evidence_for(open_scene(path), pid=pid)
+
+
+def evidence_for(scene: Scene, *, pid: int | None = None) -> Evidence:
+    """The lazily parsed :class:`Evidence` of an already opened scene (no second walk)."""
     side = SideFiles(
         run_json=_artifact_path(scene, "run_json"),
         env_probe=_artifact_path(scene, "env_probe"),
@@ -230,4 +234,4 @@ def _artifact_path(scene: Scene, kind: str) -> Path | None:
     return a.path if a is not None else None
 
 
-__all__ = ["MODEL_FILES", "Artifact", "Scene", "load_evidence", "open_scene"]
+__all__ = ["MODEL_FILES", "Artifact", "Scene", "evidence_for", "load_evidence", "open_scene"]

@@ -1,0 +1,204 @@
+"""What every triage stage reads: the scene, its parsed evidence, the run identity, the options.
+
+Why a context object: the gate, localisation, attribution, proposal and report stages all need the
+same handful of inputs (and the same way to cite a file line as an :class:`EvidenceItem`). Building
+it once keeps the stages pure functions of ``(ctx, previous results)`` and lets the TUI run them
+one by one in workers.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import timedelta
+from functools import cached_property
+from pathlib import Path
+
+from skdbg.parsers.common import ParseError, Source
+from skdbg.parsers.evidence import Evidence
+from skdbg.parsers.run_identity import EnvProbe, RunFile, RunIdentity, parse_run_json
+from skdbg.scene import Scene, evidence_for, open_scene
+from skdbg.triage.model import EvidenceItem
+
+#: files above this size are never read whole to quote one line (plogs can be GBs)
+_WHOLE_FILE_LIMIT = 32 << 20
+_EXCERPT_MAX = 240
+
+
+@dataclass(frozen=True, slots=True)
+class TriageOptions:
+    """Tunables of the gate (triage.md §1.2 F2 defaults) and of the proposal."""
+
+    skew: timedelta = timedelta(seconds=5)
+    grace: timedelta = timedelta(seconds=120)
+
+
+@dataclass
+class TriageContext:
+    """Inputs of one analysis. ``run_override`` is ``--run FILE`` (replaces the scene's run.json)."""
+
+    scene: Scene
+    evidence: Evidence
+    source_root: Path | None = None
+    options: TriageOptions = field(default_factory=TriageOptions)
+    run_override: RunFile | None = None
+    _lines: dict[str, list[str] | None] = field(default_factory=dict, repr=False)
+
+    # ------------------------------------------------------------------ side files
+
+    @cached_property
+    def run_file(self) -> RunFile | None:
+        return self.run_override if self.run_override is not None else self.evidence.run
+
+    @property
+    def run(self) -> RunIdentity | None:
+        rf = self.run_file
+        return None if rf is None else rf.identity
+
+    @property
+    def probe(self) -> EnvProbe | None:
+        pf = self.evidence.env_probe
+        return None if pf is None else pf.probe
+
+    @property
+    def root(self) -> Path:
+        return self.scene.root
+
+    def marker_file(self) -> Path | None:
+        """The model source with the scope markers: run.json candidate.marker_file under the source root.
+
+        ``--source-root`` wins; else the scene root (scene-layout.md keeps ``src/model.py`` in the scene).
+        """
+        run = self.run
+        rel = run.candidate.marker_file if run is not None and run.candidate is not None else None
+        if rel is None:
+            return None
+        for base in (self.source_root, self.root):
+            if base is None:
+                continue
+            p = Path(rel) if os.path.isabs(rel) else base / rel
+            if p.is_file():
+                return p
+        return None
+
+    # ------------------------------------------------------------------ citations
+
+    def relpath(self, file: str | os.PathLike[str]) -> str:
+        return self.evidence.relpath(str(file))
+
+    def line_text(self, src: Source) -> str | None:
+        """The text of ``src``'s line (None when unknown); plog lines come from the parsed index."""
+        if src.line is None:
+            return None
+        key = str(Path(src.file).resolve()) if src.file else src.file
+        text = self._plog_text().get((key, src.line))
+        if text is not None:
+            return text
+        return self._file_line(key, src.line)
+
+    def cite(
+        self,
+        level: str,
+        source: str,
+        src: Source,
+        *,
+        excerpt: str | None = None,
+        agrees: bool | None = None,
+        rule: str | None = None,
+        core_id: int | None = None,
+        task_index: int | None = None,
+    ) -> EvidenceItem:
+        """An :class:`EvidenceItem` for ``src``; the excerpt defaults to the cited line itself."""
+        text = excerpt if excerpt is not None else (self.line_text(src) or "")
+        text = text.strip()
+        if len(text) > _EXCERPT_MAX:
+            text = text[: _EXCERPT_MAX - 1] + "…"
+        return EvidenceItem(
+            level=level,
+            source=source,
+            file=self.relpath(src.file),
+            line=src.line,
+            excerpt=text,
+            agrees=agrees,
+            json_path=src.json_path,
+            rule=rule,
+            core_id=core_id,
+            task_index=task_index,
+        )
+
+    @cached_property
+    def _plog_index(self) -> dict[tuple[str, int], str]:
+        out: dict[tuple[str, int], str] = {}
+        for pe in self.evidence.plogs:
+            for line in pe.lines:
+                if line.src.line is None:
+                    continue
+                body = (
+                    f"[SK][{line.func}] {line.text}" if line.func and line.module != "RUNTIME" else line.text
+                )
+                out[(str(Path(line.src.file).resolve()), line.src.line)] = body
+        return out
+
+    def _plog_text(self) -> dict[tuple[str, int], str]:
+        return self._plog_index
+
+    def _file_line(self, path: str, line: int) -> str | None:
+        lines = self._lines.get(path, [])
+        if path not in self._lines:
+            lines = self._load(path)
+            self._lines[path] = lines
+        if lines is None:
+            return _scan_line(path, line)
+        return lines[line - 1] if 0 < line <= len(lines) else None
+
+    @staticmethod
+    def _load(path: str) -> list[str] | None:
+        try:
+            if os.path.getsize(path) > _WHOLE_FILE_LIMIT:
+                return None
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                return fh.read().splitlines()
+        except OSError:
+            return []
+
+
+def _scan_line(path: str, line: int) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            for i, raw in enumerate(fh, 1):
+                if i == line:
+                    return raw.decode("utf-8", errors="replace").rstrip("\r\n")
+    except OSError:
+        return None
+    return None
+
+
+def open_context(
+    scene_path: str | os.PathLike[str],
+    *,
+    run_json: str | os.PathLike[str] | None = None,
+    source_root: str | os.PathLike[str] | None = None,
+    pid: int | None = None,
+    options: TriageOptions | None = None,
+) -> TriageContext:
+    """Open a scene for triage. Raises :class:`ParseError` for a missing scene, an unreadable
+    ``--run`` file or a missing ``--source-root`` (CLI exit 3); everything else becomes a gap."""
+    scene = open_scene(scene_path)
+    evidence = evidence_for(scene, pid=pid)
+    override = parse_run_json(run_json) if run_json is not None else None
+    root: Path | None = None
+    if source_root is not None:
+        root = Path(source_root)
+        if not root.is_dir():
+            raise ParseError(str(root), "a source root directory (--source-root)")
+        root = root.resolve()
+    return TriageContext(
+        scene=scene,
+        evidence=evidence,
+        source_root=root,
+        options=options or TriageOptions(),
+        run_override=override,
+    )
+
+
+__all__ = ["TriageContext", "TriageOptions", "open_context"]
