@@ -481,5 +481,13 @@ class GateCheck:
             "gate": self.gate,
             "result": self.result,
             "detail": self.detail,
-            "evidence": [{"file": e.file, "line": e.line, "excerpt": e.excerpt} for e in self.evidence],
+            "evidence": [_gate_evidence(e) for e in self.evidence],
         }
+
+
+def _gate_evidence(e: EvidenceItem) -> dict[str, Any]:
+    """Verify-contract evidence: file + line, plus the JSON path when the cited fact is in a JSON file."""
+    out: dict[str, Any] = {"file": e.file, "line": e.line, "excerpt": e.excerpt}
+    if e.json_path is not None:
+        out["json_path"] = e.json_path
+    return out
