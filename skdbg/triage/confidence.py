@@ -1,0 +1,235 @@
+"""Confidence grading C0–C6 (triage.md §3.8): first matching rule wins.
+
+Why a separate pure function: the grade is the single decision that allows (high/medium) or
+forbids (low/n/a) an exclusion proposal, so it must be a small, auditable mapping from the
+attribution facts to one rule id with a one-line reason — no new evidence is read here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from skdbg.triage.attribution import Attribution
+from skdbg.triage.context import TriageContext
+from skdbg.triage.model import ChildRef, EvidenceItem, GateResult, Verdict
+from skdbg.triage.stages import Localization
+
+_NAMING_LEVELS = ("L1", "L2", "L3")
+
+
+def _candidates(att: Attribution, loc: Localization, ks: tuple[int, ...] | list[int]) -> tuple[ChildRef, ...]:
+    """Every candidate child for ``ks``: via L4 when resolved, else per candidate SK instance (C1)."""
+    out: list[ChildRef] = []
+    for k in ks:
+        ref = att.child(k)
+        if ref is not None and (loc.instance is not None or not loc.instance_candidates):
+            out.append(ref)
+            continue
+        for inst in loc.instance_candidates:
+            out.append(inst.child(k))
+        if ref is not None and not loc.instance_candidates:
+            out.append(ref)
+    seen: dict[tuple[object, ...], ChildRef] = {}
+    for r in out:
+        seen.setdefault((r.model, r.scope_id, r.task_index, r.node_id), r)
+    return tuple(seen.values())
+
+
+def _mark(evidence: tuple[EvidenceItem, ...], suspect: int | None) -> tuple[EvidenceItem, ...]:
+    """agrees=True/False for naming items relative to the suspect; trap/context items stay None."""
+    if suspect is None:
+        return evidence
+    out = []
+    for e in evidence:
+        if e.agrees is None and e.rule is None and e.task_index is not None:
+            e = replace(e, agrees=e.task_index == suspect)
+        out.append(e)
+    return tuple(out)
+
+
+def _base_flags(gate: GateResult, att: Attribution) -> list[str]:
+    flags = list(att.flags)
+    if gate.diagnostic and "diagnostic_attempt" not in flags:
+        flags.append("diagnostic_attempt")  # F9: evidence from a diagnostic run is labelled
+    return flags
+
+
+def _risks(gate: GateResult, att: Attribution, suspect: ChildRef | None) -> list[str]:
+    risks: list[str] = []
+    if gate.diagnostic:
+        why = "; ".join(gate.diagnostic_reasons) or "debug options / debug entry"
+        risks.append(
+            f"F9: the evidence comes from a diagnostic attempt ({why}); debug options change fusion "
+            "and timing — confirm with a clean retest"
+        )
+    if "cond_index_overflow" in att.flags:
+        risks.append("T5: a COND task index was recovered from leaked scope bits (nodeCnt > 256)")
+    if "possible_stale_metadata" in att.flags:
+        risks.append("L4 contradiction: the metadata may be stale or from another compilation")
+    if suspect is not None and suspect.identity in ("by_name", "by_position"):
+        risks.append(
+            f"§3.5: task {suspect.task_index} was tied to nodeId {suspect.node_id} {suspect.identity} "
+            "(no sk_device_args.log row)"
+        )
+    return risks
+
+
+def grade(ctx: TriageContext, gate: GateResult, loc: Localization, att: Attribution) -> Verdict:
+    """C0–C6 in order (§3.8); ``ctx`` is accepted for symmetry with the other stages."""
+    del ctx
+    flags = _base_flags(gate, att)
+    missing = att.missing
+    evidence = att.evidence
+
+    # C0 — gate failed or not an SK fault: no suspect at all.
+    if not gate.passed or not loc.is_sk:
+        why = (
+            f"gate failed ({', '.join(gate.failed) or 'entry gate'})"
+            if not gate.passed
+            else f"the fault is not an AOT SK fault (kind {loc.fault.kind})"
+        )
+        risk = [f"no child can be attributed: {why}"]
+        risk += [f"{g.id}: {g.detail} — collect: {g.collect}" for g in gate.gaps if g.id in gate.failed]
+        return Verdict("n/a", "C0", why, None, (), tuple(flags), evidence, missing, tuple(risk))
+
+    k_set = att.K
+    amb_all = tuple(sorted(set(k_set) | set(att.e2_ambiguous) | set(att.e3_ambiguous)))
+
+    # C1 — dialect unknown, or the SK instance is not unique (F5/F6 ambiguity).
+    if not loc.dialect_known or (loc.fault.dialect or "unknown") == "unknown":
+        return Verdict(
+            "low",
+            "C1",
+            f"handler dialect unknown ({loc.fault.dialect}); field meanings cannot be trusted (G4)",
+            None,
+            _candidates(att, loc, amb_all),
+            tuple(flags),
+            evidence,
+            missing,
+            ("G4: no grade above low for an unrecognised dialect",),
+        )
+    if loc.instance is None and (loc.instance_candidates or loc.instance_rule == "ambiguous"):
+        n = len(loc.instance_candidates)
+        return Verdict(
+            "low",
+            "C1",
+            f"the SK instance cannot be resolved uniquely ({n} candidate SKs, rule {loc.instance_rule})",
+            None,
+            _candidates(att, loc, amb_all),
+            tuple(flags),
+            evidence,
+            missing,
+            ("F5/F6: the child could belong to any of the candidate SKs",),
+        )
+
+    # C2 — conflict between cores or levels, or L4 contradicts the named child.
+    contradicted = [k for k in k_set if (r := att.e4.get(k)) is not None and r.contradiction]
+    if len(k_set) >= 2 or att.conflicts or contradicted:
+        if len(k_set) >= 2 or att.conflicts:
+            why = "; ".join(att.conflicts) or f"levels/cores name {len(k_set)} children"
+        else:
+            k = contradicted[0]
+            why = f"L4 contradicts task {k}: " + "; ".join(att.e4[k].detail)
+        return Verdict(
+            "low",
+            "C2",
+            why,
+            None,
+            _candidates(att, loc, amb_all),
+            tuple(flags),
+            evidence,
+            missing,
+            ("conflicting evidence: excluding any one candidate may leave the faulty child fused",),
+        )
+
+    if len(k_set) == 1:
+        k = k_set[0]
+        levels = att.levels_of(k)
+        e4 = att.e4.get(k)
+        e4_ok = e4 is not None and e4.ok
+        ref = att.child(k)
+        suspect = replace(ref, symbol=att.symbols.get(k, ref.symbol)) if ref is not None else None
+        inst = loc.instance
+        covered = inst is not None and inst.has_metadata
+        strong = "L1" in levels or "L2" in levels
+        # C3 — E1/E2 confirmed by E3, the queue's entry address, or E4.
+        if strong and covered and ("L3" in levels or k in att.entry_confirmed or e4_ok):
+            by = [lv for lv in ("L1", "L2") if lv in levels]
+            conf = []
+            if "L3" in levels:
+                conf.append("E3 (COND)")
+            if k in att.entry_confirmed:
+                conf.append("task-queue entry address")
+            if e4_ok:
+                conf.append("E4 (fused nodes)")
+            return Verdict(
+                "high",
+                "C3",
+                f"task {k} named by {'+'.join(by)} and confirmed by {', '.join(conf)}",
+                suspect,
+                _candidates(att, loc, (k,)),
+                tuple(flags),
+                _mark(evidence, k),
+                missing,
+                tuple(_risks(gate, att, suspect)),
+            )
+        # C4 — E3 only (E2 absent or ambiguous with k ∈ M), confirmed by E4.
+        pcs_ok = all(len(c.m) < 2 or k in c.m for c in att.cores)
+        if (levels == ("L3",) or set(levels) == {"L3"}) and e4_ok and pcs_ok:
+            risks = [
+                "medium: the child is named by COND opIndex + metadata only; the PC/symbol is "
+                "repeated or unavailable — a wrong identity would exclude a healthy child",
+                *_risks(gate, att, suspect),
+            ]
+            return Verdict(
+                "medium",
+                "C4",
+                f"task {k} named by E3 (COND) only and confirmed by E4 (fused nodes)",
+                suspect,
+                _candidates(att, loc, amb_all or (k,)),
+                tuple(flags),
+                _mark(evidence, k),
+                missing,
+                tuple(risks),
+            )
+        # C5 — E1/E2 named k but no task queue / fused-node metadata covers the SK.
+        if strong and not covered:
+            return Verdict(
+                "low",
+                "C5",
+                f"task {k} named by {'+'.join(levels)} but no task queue or fused-node metadata covers "
+                "this SK (incomplete logs)",
+                None,
+                _candidates(att, loc, (k,)),
+                tuple(flags),
+                evidence,
+                missing,
+                ("incomplete logs: the task index cannot be tied to a graph node",),
+            )
+
+    # C6 — anything else.
+    if not k_set and att.e3_ambiguous:
+        why = f"COND index is ambiguous (candidates {list(att.e3_ambiguous)}) and no E1 names a child"
+    elif not k_set and att.e2_ambiguous:
+        why = f"the PC matches several children {list(att.e2_ambiguous)} and no E3 resolves them"
+    elif not k_set and att.bystanders and not att.implicated:
+        why = "only bystander cores (SK entry code / between children) — no child-level evidence"
+    elif not k_set:
+        why = "no child-level evidence (only the SK entry, COND unavailable or no sub kernel matched)"
+    else:
+        k = k_set[0]
+        why = f"task {k} named by {'+'.join(att.levels_of(k))} but not confirmed (no E3/E4/entry match)"
+    return Verdict(
+        "low",
+        "C6",
+        why,
+        None,
+        _candidates(att, loc, amb_all),
+        tuple(flags),
+        evidence,
+        missing,
+        ("low: no child may be excluded; collect L1 evidence or narrow the scope (§3.9)",),
+    )
+
+
+__all__ = ["grade"]
