@@ -153,6 +153,8 @@ class GateResult:
     ``gaps`` also holds soft findings (e.g. an env probe absent) that do not fail the gate.
     ``checks`` maps every G/F id to "passed" | "failed" | "not_run" | "unknown" for reports.
     ``diagnostic`` is F9: the attempt ran with debug options / a debug entry (evidence labelled).
+    ``route_hints``: routes the gate itself established (R1 evidence gap, X1 compile, X2 no fusion,
+    X3 non-SK, X6 GE-mode, X7 not started) so the router need not re-derive them.
     """
 
     passed: bool
@@ -162,6 +164,7 @@ class GateResult:
     diagnostic: bool = False
     diagnostic_reasons: tuple[str, ...] = ()
     evidence: tuple[EvidenceItem, ...] = ()
+    route_hints: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
