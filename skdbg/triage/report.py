@@ -1,0 +1,471 @@
+"""The failure-scene report folder (triage.md §6.1 nine-field record, §6.2 eight items, §2.3 index).
+
+Why a folder, written atomically, outside the scene: the record is bound verbatim into the failed
+experiment's own report and is never rewritten (§6.2 "seal first", §2.3 "never rewritten"), so it
+must be complete or absent — a temp directory next to the target is filled and renamed in one step;
+an existing report is never overwritten, and the scene (the sealed evidence) is never written to.
+Excerpts only, with secrets redacted (§6.2): no log is copied.
+
+Upstream reports are Chinese; ``lang="zh"`` renders the section labels in Chinese while field labels
+inside code blocks stay English (§6.2).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from skdbg.parsers.common import ParseError
+from skdbg.parsers.skmeta_lines import iter_meta_lines
+from skdbg.triage.context import TriageContext
+from skdbg.triage.model import Analysis, EvidenceItem, GateCheck
+
+REPORT_FILES = (
+    "FAILURE_SCENE.md",
+    "failure_isolation.json",
+    "evidence_index.json",
+    "analysis.json",
+    "REPORT_INDEX.md",
+)
+NINE_FIELDS = (
+    ("failed_attempt", "Failed attempt"),
+    ("failure_phase", "Failure phase"),
+    ("fault_evidence", "Fault evidence"),
+    ("suspect_child", "Suspect child"),
+    ("confidence", "Confidence"),
+    ("exclusion_proposal", "Exclusion proposal"),
+    ("safety_notes", "Safety notes"),
+    ("verification", "Verification"),
+    ("residual_risk", "Residual risk"),
+)
+#: roles every scene should have (§2.1); absent ones are indexed as missing(reason)
+EXPECTED_ROLES = {
+    "run_json": "run.json absent: command/rank/candidate unknown (G1); write it from the launcher",
+    "env_probe": "no archived environment probe (G4); run check_environment and archive it",
+    "plog": "no plog-<pid>_*.log; copy $ASCEND_PROCESS_LOG_PATH/*/plog of the failing pid",
+    "fused_nodes": "no sk_fused_nodes.log; run with ASCEND_OP_COMPILE_SAVE_KERNEL_META=1",
+    "task_queue": "no sk_task_queue.json; run with ASCEND_OP_COMPILE_SAVE_KERNEL_META=1",
+    "device_args": "no sk_device_args.log (debug-level SK log); run with ASCEND_OP_COMPILE_SAVE_KERNEL_META=1",
+    "fail_reasons": "no sk_fusion_fail_reasons.log; run with ASCEND_OP_COMPILE_SAVE_KERNEL_META=1",
+    "scope_split": "no sk_scope_split.log; run with ASCEND_OP_COMPILE_SAVE_KERNEL_META=1",
+    "super_kernel_log": "no super_kernel.log; run with ASCEND_OP_COMPILE_SAVE_KERNEL_META=1",
+}
+_META_TS_LIMIT = 8 << 20  # metadata files above this size are not scanned for first/last timestamps
+_SECRET_RE = re.compile(
+    r"(?i)\b(token|passwd|password|pwd|secret|api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key|"
+    r"authorization|credential)s?(\s*[:=]\s*|\s+)(\"[^\"]*\"|'[^']*'|\S+)"
+)
+_BEARER_RE = re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]+")
+
+LABELS: dict[str, dict[str, str]] = {
+    "en": {
+        "title": "Failure scene",
+        "record": "Failure-isolation record (nine fields)",
+        "item1": "1. Identity and phase",
+        "item2": "2. Frozen invocation",
+        "item3": "3. Observable failure",
+        "item4": "4. Scene artifacts",
+        "item5": "5. Gate progress",
+        "item6": "6. Preliminary judgement",
+        "item7": "7. Control and rollback",
+        "item8": "8. Next localisation entry",
+        "index": "Evidence index",
+        "proven": "Proven facts",
+        "hypotheses": "Hypotheses to verify",
+        "alternatives": "Alternative explanations",
+        "missing": "Missing evidence",
+        "next": "Next steps",
+        "unknown": "unknown",
+        "not_recorded": "not recorded by skdbg — the parent controller fills this in",
+        "report_index": "Failure index",
+    },
+    "zh": {
+        "title": "失败现场",
+        "record": "失败隔离记录（九项）",
+        "item1": "1. 身份与阶段",
+        "item2": "2. 冻结的调用",
+        "item3": "3. 可观测的失败",
+        "item4": "4. 现场产物",
+        "item5": "5. 门禁进度",
+        "item6": "6. 初步判断",
+        "item7": "7. 控制与回滚",
+        "item8": "8. 下一步定位入口",
+        "index": "证据索引",
+        "proven": "已证实的事实",
+        "hypotheses": "待验证的假设",
+        "alternatives": "其他可能的解释",
+        "missing": "缺失的证据",
+        "next": "下一步",
+        "unknown": "未知",
+        "not_recorded": "skdbg 未记录 —— 由上层控制器填写",
+        "report_index": "失败索引",
+    },
+}
+
+
+class ReportError(ValueError):
+    """The report cannot be written where asked (inside the scene, or over an existing report)."""
+
+
+def redact(text: str) -> str:
+    """Remove tokens/passwords/keys from an excerpt (§6.2)."""
+    text = _BEARER_RE.sub("Bearer <redacted>", text)
+    return _SECRET_RE.sub(lambda m: f"{m.group(1)}{m.group(2)}<redacted>", text)
+
+
+def environment() -> jinja2.Environment:
+    """The template environment: package templates, StrictUndefined (a missing field is an error)."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("skdbg.triage", "templates"),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["redact"] = redact
+    env.filters["cell"] = _cell
+    return env
+
+
+def render_template(name: str, **context: Any) -> str:
+    return environment().get_template(name).render(**context)
+
+
+def _cell(value: Any) -> str:
+    """One markdown table cell: no pipes or newlines."""
+    text = "" if value is None else str(value)
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+# ------------------------------------------------------------------------------------------ index
+
+
+def evidence_index(ctx: TriageContext) -> list[dict[str, Any]]:
+    """Every artifact of the scene (§2.3): relpath, role, size, sha256, first/last ts, status."""
+    rows: list[dict[str, Any]] = []
+    plog_ts: dict[str, tuple[datetime | None, datetime | None]] = {}
+    for pe in ctx.evidence.plogs:
+        for line in pe.lines:
+            if line.ts is None:
+                continue
+            key = str(Path(line.src.file).resolve())
+            first, last = plog_ts.get(key, (None, None))
+            plog_ts[key] = (first or line.ts, line.ts)
+    seen: set[str] = set()
+    arts = list(ctx.scene.artifacts)
+    marker = ctx.marker_file()
+    for a in arts:
+        seen.add(str(a.path.resolve()))
+    present_roles = {a.kind for a in arts}
+    for a in arts:
+        rows.append(_row(a.kind, a.path, ctx, plog_ts))
+    if marker is not None and str(marker.resolve()) not in seen:
+        rows.append(_row("marker_file", marker, ctx, plog_ts))
+        present_roles.add("marker_file")
+    for role, reason in EXPECTED_ROLES.items():
+        if role not in present_roles:
+            rows.append(
+                {
+                    "role": role,
+                    "relpath": None,
+                    "size": None,
+                    "sha256": None,
+                    "first_ts": None,
+                    "last_ts": None,
+                    "producer_pid": None,
+                    "status": f"missing({reason})",
+                }
+            )
+    return rows
+
+
+def _row(
+    role: str, path: Path, ctx: TriageContext, plog_ts: dict[str, tuple[datetime | None, datetime | None]]
+) -> dict[str, Any]:
+    rel = ctx.relpath(path)
+    try:
+        size = path.stat().st_size
+        h = hashlib.sha256()
+        with path.open("rb") as fh:
+            while chunk := fh.read(1 << 20):
+                h.update(chunk)
+        digest: str | None = h.hexdigest()
+        status = "present"
+    except OSError as exc:
+        size, digest, status = 0, None, f"missing(unreadable: {exc.strerror})"
+    first = last = None
+    producer: int | None = None
+    key = str(path.resolve())
+    if key in plog_ts:
+        first, last = plog_ts[key]
+    elif path.suffix == ".log" and digest is not None and size <= _META_TS_LIMIT:
+        try:
+            for ml in iter_meta_lines(path):
+                if ml.ts is not None:
+                    first = first or ml.ts
+                    last = ml.ts
+                    producer = producer or ml.pid
+        except (ParseError, OSError):
+            pass
+    return {
+        "role": role,
+        "relpath": rel,
+        "size": size,
+        "sha256": digest,
+        "first_ts": first.isoformat() if first else None,
+        "last_ts": last.isoformat() if last else None,
+        "producer_pid": producer,
+        "status": status,
+    }
+
+
+# ------------------------------------------------------------------------------------------ record
+
+
+def _ev(e: EvidenceItem) -> dict[str, Any]:
+    return {"where": e.where, "level": e.level, "excerpt": redact(e.excerpt), "rule": e.rule}
+
+
+def _run_dict(ctx: TriageContext, analysis: Analysis) -> dict[str, Any]:
+    run = ctx.run
+    if run is None:
+        return {
+            "experiment_id": None,
+            "round_id": None,
+            "attempt": None,
+            "command": None,
+            "cwd": None,
+            "rank": analysis.scene.rank,
+            "device": analysis.scene.device,
+            "pid": analysis.scene.pid,
+            "start": None,
+            "end": None,
+            "exit": None,
+            "failure_phase": None,
+            "candidate": None,
+            "failing_path": None,
+        }
+    cand = run.candidate
+    return {
+        "experiment_id": run.experiment_id,
+        "round_id": run.round_id,
+        "attempt": run.attempt,
+        "command": redact(run.command) if run.command else None,
+        "cwd": run.cwd,
+        "rank": run.rank,
+        "device": run.device if run.device is not None else analysis.scene.device,
+        "pid": run.pid if run.pid is not None else analysis.scene.pid,
+        "start": run.start_text,
+        "end": run.end_text,
+        "exit": None
+        if run.exit is None
+        else {"status": run.exit.status, "signal": run.exit.signal, "timeout": run.exit.timeout},
+        "failure_phase": run.failure_phase,
+        "candidate": None
+        if cand is None
+        else {
+            "scope_names": list(cand.scope_names),
+            "marker_file": cand.marker_file,
+            "optimize_options": cand.optimize_options,
+            "debug_options": cand.debug_options,
+            "source_revision": cand.source_revision,
+            "config_fingerprint": cand.config_fingerprint,
+        },
+        "failing_path": run.failing_path,
+    }
+
+
+def failure_record(
+    ctx: TriageContext,
+    analysis: Analysis,
+    index: Sequence[dict[str, Any]],
+    verification: Sequence[GateCheck] | None = None,
+) -> dict[str, Any]:
+    """The §6.1 nine-field record with skdbg's JSON keys."""
+    run = _run_dict(ctx, analysis)
+    v, p = analysis.verdict, analysis.proposal
+    fault_ev = list(analysis.fault.evidence) or [e for e in v.evidence if e.level in ("L1", "L2")]
+    if verification:
+        ver = [
+            {"gate": g.gate, "result": g.result}
+            | ({"reason": g.detail} if g.result != "passed" else {"artifact": g.detail})
+            for g in verification
+        ]
+    else:
+        ver = [
+            {
+                "gate": g,
+                "result": "not_run",
+                "reason": "revalidation not started: the exclusion is a new round",
+            }
+            for g in ("V1", "V2", "V3", "V4", "V5")
+        ]
+    risks = list(v.residual_risk)
+    risks += [f"{g.id}: {g.detail} (collect: {g.collect})" for g in analysis.gate.gaps]
+    risks += [f"missing: {m}" for m in v.missing]
+    if not risks:
+        risks = [
+            "attribution is not a fix: only V1–V3 on a fresh process can show the exclusion works (§5.2)"
+        ]
+    return {
+        "failed_attempt": {
+            "rank": run["rank"],
+            "device": run["device"],
+            "pid": run["pid"],
+            "command": run["command"],
+            "timestamp": {"start": run["start"], "end": run["end"]},
+            "experiment_id": run["experiment_id"],
+            "round_id": run["round_id"],
+            "attempt": run["attempt"],
+            "artifact_paths": [r["relpath"] for r in index if r["relpath"]],
+        },
+        "failure_phase": analysis.fault.phase,
+        "fault_evidence": [_ev(e) for e in fault_ev],
+        "suspect_child": None if v.suspect is None else v.suspect.to_json(),
+        "confidence": {"level": v.confidence, "rule": v.rule, "why": v.reason},
+        "exclusion_proposal": p.to_json(),
+        "safety_notes": [s.to_json() for s in p.safety],
+        "verification": ver,
+        "residual_risk": risks,
+    }
+
+
+def _alternatives(analysis: Analysis) -> list[str]:
+    v = analysis.verdict
+    out = []
+    for c in v.candidates:
+        if v.suspect is None or c.task_index != v.suspect.task_index:
+            out.append(f"candidate {c.label()} (not excluded by the evidence)")
+    if analysis.fault.kind == "sk":
+        out.append(
+            "the fault may be timing/synchronisation sensitive (an event/barrier edge or the SK entry) rather "
+            "than a defect of one child — only a clean re-run of the exclusion round (V2/V3) separates them"
+        )
+    else:
+        out.append("the failure may not involve SK fusion at all (compare with the incumbent without SK)")
+    return out
+
+
+def _context(
+    ctx: TriageContext,
+    analysis: Analysis,
+    index: list[dict[str, Any]],
+    record: dict[str, Any],
+    lang: str,
+    verification: Sequence[GateCheck] | None,
+) -> dict[str, Any]:
+    run = _run_dict(ctx, analysis)
+    v = analysis.verdict
+    gate_rows = [{"id": k, "result": r} for k, r in analysis.gate.to_json()["checks"].items()]
+    vrows = record["verification"]
+    passed = [g["gate"] for g in vrows if g["result"] == "passed"]
+    failed = next((g["gate"] for g in vrows if g["result"] == "failed"), None)
+    return {
+        "L": LABELS[lang],
+        "lang": lang,
+        "run": run,
+        "analysis": analysis,
+        "fault": analysis.fault,
+        "verdict": v,
+        "proposal": analysis.proposal,
+        "gate": analysis.gate,
+        "gate_rows": gate_rows,
+        "record": record,
+        "fields": NINE_FIELDS,
+        "record_json": {k: json.dumps(record[k], ensure_ascii=False, indent=2) for k, _ in NINE_FIELDS},
+        "index": index,
+        "verification": vrows,
+        "last_passed": passed[-1] if passed else None,
+        "failed_gate": failed,
+        "proven": [_ev(e) for e in v.evidence if e.agrees is True],
+        "first_fault": record["fault_evidence"][0] if record["fault_evidence"] else None,
+        "alternatives": _alternatives(analysis),
+        "missing": [f"{g.id}: {g.detail} — {g.collect}" for g in analysis.gate.gaps] + list(v.missing),
+        "next_steps": analysis.next_steps,
+        "routes": analysis.routes,
+        "report_dir": None,
+    }
+
+
+# ------------------------------------------------------------------------------------------ writer
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def write_report(
+    ctx: TriageContext,
+    analysis: Analysis,
+    out_dir: str | os.PathLike[str],
+    *,
+    lang: str = "en",
+    verification: Sequence[GateCheck] | None = None,
+) -> list[Path]:
+    """Write the failure-scene report folder (§6.2) and return its files.
+
+    Refuses an ``out_dir`` inside the scene or an existing non-empty ``out_dir`` (a sealed report is
+    never overwritten — append a new folder instead). Atomic: everything is rendered into a temp dir
+    beside ``out_dir`` and renamed; on any error nothing is left behind.
+    """
+    if lang not in LABELS:
+        raise ReportError(f"unknown report language {lang!r} (en, zh)")
+    out = Path(out_dir).resolve()
+    scene_root = ctx.root.resolve()
+    if _inside(out, scene_root):
+        raise ReportError(f"refusing to write the report inside the scene {scene_root} (the scene is sealed)")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise ReportError(f"{out} exists and is not empty: a sealed report is never overwritten")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    index = evidence_index(ctx)
+    record = failure_record(ctx, analysis, index, verification)
+    context = _context(ctx, analysis, index, record, lang, verification)
+    context["report_dir"] = out.name
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    try:
+        env = environment()
+        files = {
+            "FAILURE_SCENE.md": env.get_template("failure_scene.md.j2").render(**context),
+            "REPORT_INDEX.md": env.get_template("report_index.md.j2").render(**context),
+            "failure_isolation.json": _dump(record),
+            "evidence_index.json": _dump({"schema": "skdbg.evidence_index/1", "artifacts": index}),
+            "analysis.json": _dump(analysis.to_json()),
+        }
+        for name, text in files.items():
+            (tmp / name).write_text(text, encoding="utf-8")
+        if out.exists():
+            out.rmdir()  # empty (checked above); rename needs the name free
+        os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return [out / name for name in REPORT_FILES]
+
+
+def _dump(doc: Any) -> str:
+    return json.dumps(doc, ensure_ascii=False, indent=2, default=str) + "\n"
+
+
+__all__ = [
+    "LABELS",
+    "NINE_FIELDS",
+    "REPORT_FILES",
+    "ReportError",
+    "environment",
+    "evidence_index",
+    "failure_record",
+    "redact",
+    "render_template",
+    "write_report",
+]

@@ -1,0 +1,924 @@
+"""Revalidation of an exclusion: OLD (the failed attempt) vs NEW (the re-launched candidate),
+gates V1–V5 of triage.md §5 and the ``skdbg.verify/1`` contract (analysis-json.md).
+
+Why this shape: an exclusion is a *new candidate* (new round) and proves nothing until fresh
+evidence of a new process shows the declared effect (§5.2: compile success, an accepted
+``begin(None)``, a pass under debug options, a pass on one rank, stale metadata or a nodeId match
+across processes are all *not* proof). So every gate reads NEW's own artifacts, identifies
+children by ``funcName`` + occurrence (never nodeId — ids are renumbered), stops at the first
+failure (later gates ``not_run`` with the stop reason), and R7 refuses every NEW artifact that is
+really the failed attempt's (byte-identical, or under OLD's ``sk_meta/<old pid>``).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from skdbg.parsers.common import ParseError, Source
+from skdbg.parsers.evidence import ModelEvidence
+from skdbg.parsers.node_format import Node
+from skdbg.parsers.skmeta_lines import iter_meta_lines
+from skdbg.triage.context import TriageContext, open_context
+from skdbg.triage.model import VERIFY_SCHEMA, Analysis, EvidenceItem, GateCheck, Proposal
+from skdbg.triage.skview import SkInstance, SkNode, all_instances
+
+#: V3: reasons that must not newly appear for nodes of the fragment (§4.3 "deadlock-sensitive")
+DEADLOCK_REASONS = frozenset(
+    {"ISOLATED_EVENT", "EXIST_DEADLOCK", "DEADLOCK_DETECTED", "EXTERNAL_DEPEND", "UNSUPPORT_EVENT_TYPE"}
+)
+#: V3: the fail reason the excluded child must carry, per mechanism (§4.5.1 "Expected metadata")
+EXPECTED_REASON = {
+    "explicit_none_exclusion": "IN_UNFUSIBLE_SCOPE",
+    "close_reopen_exclusion": "NOT_IN_SCOPE",
+    "dependency_aligned_split": "NOT_IN_SCOPE",
+}
+#: task debugOptions bits that make a run diagnostic (F9): 0x2 sync-all, 0x10 cross-core check
+DIAGNOSTIC_BITS = 0x2 | 0x10
+DIAGNOSTIC_ENTRY_SUFFIXES = ("_op_trace", "_debug", "_dump_profiling")
+#: artifact kinds R7 compares by content: what a run *produces*. The environment probe must be the
+#: same setup (V1), and compiled kernel images / the model source / the site map may legitimately be
+#: byte-identical across processes — those are refused only when they live under OLD's sk_meta/<pid>.
+_PRODUCED_KINDS = frozenset(
+    {
+        "plog",
+        "device_log",
+        "run_json",
+        "fused_nodes",
+        "node_detail",
+        "scope_split",
+        "fail_reasons",
+        "device_args",
+        "task_queue",
+        "super_kernel_log",
+        "graph_origin",
+        "graph_updated",
+        "mdl_origin",
+        "mdl_updated",
+        "sk_prof",
+    }
+)
+R7_REASON = "belongs to the failed attempt (R7)"
+_NONE_SCOPE_RE = re.compile(r"(^|[\[\],\s_])None($|[\[\],\s_])")
+_MARKER_RE = re.compile(
+    r"super_kernel_scope_(?P<kind>begin|end)\s*\(\s*(?P<arg>None|\"[^\"]*\"|'[^']*')?\s*\)"
+)
+
+
+# ------------------------------------------------------------------------------------------ result
+
+
+@dataclass(frozen=True, slots=True)
+class RefusedEvidence:
+    path: str  # relative to NEW's scene root
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerEntry:
+    round_id: str | None
+    attempt: int | None
+    status: str  # running | passed | failed | timed_out | interrupted | invalid | not_run
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"round_id": self.round_id, "attempt": self.attempt, "status": self.status}
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyResult:
+    """Outcome of ``skdbg verify OLD NEW`` (``skdbg.verify/1``)."""
+
+    routes: tuple[str, ...]
+    verification: tuple[GateCheck, ...]
+    round_id: str | None
+    round_status: str
+    attempt: LedgerEntry
+    ledger: tuple[LedgerEntry, ...]
+    refused_evidence: tuple[RefusedEvidence, ...] = ()
+    mechanism_declared: str | None = None
+    mechanism_found: str | None = None
+    notes: tuple[str, ...] = ()
+
+    def gate(self, gate_id: str) -> GateCheck:
+        return next(g for g in self.verification if g.gate == gate_id)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": VERIFY_SCHEMA,
+            "routes": list(self.routes),
+            "verification": [g.to_json() for g in self.verification],
+            "round": {"round_id": self.round_id, "status": self.round_status},
+            "attempt": self.attempt.to_json(),
+            "ledger": [e.to_json() for e in self.ledger],
+            "refused_evidence": [r.to_json() for r in self.refused_evidence],
+            "mechanism": {"declared": self.mechanism_declared, "found": self.mechanism_found},
+            "notes": list(self.notes),
+        }
+
+
+class _Fail(Exception):
+    """A gate stops: detail + the evidence it rests on."""
+
+    def __init__(self, detail: str, evidence: Sequence[EvidenceItem] = (), *, invalid: bool = False) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.evidence = tuple(evidence)
+        self.invalid = invalid  # materialisation mismatch (§6.3): the attempt is invalid, not failed
+
+
+class _NotRun(Exception):
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+# ------------------------------------------------------------------------------------------ markers
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """One direct ``super_kernel_scope_begin/end`` call; ``arg`` None = the Python null (mechanism A)."""
+
+    line: int
+    kind: str  # begin | end
+    arg: str | None
+    literal: bool  # False: the argument is not a literal (cannot be checked statically)
+
+
+def scan_markers(text: str) -> list[Marker]:
+    """The scope-marker calls of a model source, in source order (comments ignored).
+
+    ``ast`` first (exact: strings vs ``None``, comments skipped); a file that does not parse falls
+    back to a line regex so a broken edit is still reported instead of crashing.
+    """
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return _scan_regex(text)
+    found: list[tuple[int, int, Marker]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+        if name not in ("super_kernel_scope_begin", "super_kernel_scope_end"):
+            continue
+        kind = "begin" if name.endswith("begin") else "end"
+        arg: str | None = None
+        literal = True
+        if node.args:
+            a = node.args[0]
+            if isinstance(a, ast.Constant) and (a.value is None or isinstance(a.value, str)):
+                arg = a.value
+            else:
+                literal, arg = False, ast.unparse(a)
+        found.append((node.lineno, node.col_offset, Marker(node.lineno, kind, arg, literal)))
+    return [m for _, _, m in sorted(found, key=lambda t: (t[0], t[1]))]
+
+
+def _scan_regex(text: str) -> list[Marker]:
+    out = []
+    for i, raw in enumerate(text.splitlines(), 1):
+        code = raw.split("#", 1)[0]
+        for m in _MARKER_RE.finditer(code):
+            a = m.group("arg")
+            arg = None if a in (None, "None") else a[1:-1]
+            out.append(Marker(i, m.group("kind"), arg, True))
+    return out
+
+
+def marker_balance(markers: Sequence[Marker]) -> str | None:
+    """None when every begin has a matching end of the same name in LIFO order (§4.5.1), else why."""
+    stack: list[Marker] = []
+    for m in markers:
+        if m.kind == "begin":
+            stack.append(m)
+            continue
+        if not stack:
+            return f"line {m.line}: end({m.arg!r}) without a begin"
+        top = stack.pop()
+        if top.arg != m.arg:
+            return f"line {m.line}: end({m.arg!r}) closes begin({top.arg!r}) of line {top.line}"
+    if stack:
+        return f"line {stack[-1].line}: begin({stack[-1].arg!r}) is never closed"
+    return None
+
+
+def classify_mechanism(old: Sequence[Marker], new: Sequence[Marker]) -> str | None:
+    """The exclusion mechanism the NEW markers implement relative to OLD (§4.5.1 A/B/C).
+
+    A: a ``None`` pair appeared; B: an OLD scope name is now begun more often (closed and reopened);
+    C: new non-``None`` names appeared (the ``.pre``/``.post`` halves). None: no marker change.
+    """
+    old_names = Counter(m.arg for m in old if m.kind == "begin")
+    new_names = Counter(m.arg for m in new if m.kind == "begin")
+    if new_names[None] > old_names[None]:
+        return "explicit_none_exclusion"
+    if any(n is not None and n not in old_names for n in new_names):
+        return "dependency_aligned_split"
+    if any(n is not None and new_names[n] > old_names[n] for n in new_names):
+        return "close_reopen_exclusion"
+    return None
+
+
+def apply_edits(text: str, edits: Iterable[Any]) -> str:
+    """``text`` with the proposal's marker edits applied (analysis-json.md: 1-based original lines)."""
+    lines = text.splitlines(keepends=True)
+    by_line: dict[int, list[Any]] = {}
+    for e in edits:
+        by_line.setdefault(int(e.line), []).append(e)
+    out: list[str] = []
+    for i in range(1, len(lines) + 2):
+        cur = lines[i - 1] if i <= len(lines) else None
+        keep = cur is not None
+        for e in by_line.get(i, []):
+            body = e.text if e.text.endswith("\n") or not e.text else e.text + "\n"
+            if e.op == "insert":
+                out.append(body)
+            elif e.op == "replace":
+                out.append(body)
+                keep = False
+            elif e.op == "delete":
+                keep = False
+        if keep and cur is not None:
+            out.append(cur)
+    return "".join(out)
+
+
+def _edits_for(ctx: TriageContext, marker: Path, p: Proposal) -> list[Any]:
+    """The proposal's edits of this marker file (by scene-relative path, else by file name)."""
+    rel = ctx.relpath(marker)
+    exact = [e for e in p.marker_edits if e.file == rel]
+    return exact or [e for e in p.marker_edits if Path(e.file).name == marker.name]
+
+
+def _same_program(a: str, b: str) -> bool:
+    """Equal up to comments and formatting (both parse), else equal up to blank/comment lines."""
+    try:
+        return ast.unparse(ast.parse(a)) == ast.unparse(ast.parse(b))
+    except (SyntaxError, ValueError):
+
+        def norm(t: str) -> list[str]:
+            return [s for s in (ln.split("#", 1)[0].strip() for ln in t.splitlines()) if s]
+
+        return norm(a) == norm(b)
+
+
+# ------------------------------------------------------------------------------------------ helpers
+
+
+def _key(node: Node) -> tuple[str, ...]:
+    """Process-stable identity of a node: funcName for kernels, event type + id for events (§3.5)."""
+    if node.is_kernel:
+        return ("kernel", node.func_name or "?")
+    return ("event", node.event_type or node.kind, str(node.event_id))
+
+
+def _cite_run(ctx: TriageContext, src: Source | None, text: str) -> list[EvidenceItem]:
+    if src is None:
+        return []
+    return [ctx.cite("V", "run_json", src, excerpt=text)]
+
+
+def _new_pid(ctx: TriageContext) -> int | None:
+    run = ctx.run
+    if run is not None and run.pid is not None:
+        return run.pid
+    pids = sorted({m.pid for m in ctx.evidence.models if m.pid is not None})
+    return pids[0] if len(pids) == 1 else None
+
+
+def _models_of(ctx: TriageContext, pid: int | None) -> list[ModelEvidence]:
+    return [me for me in ctx.evidence.model_evidence if pid is None or me.model.pid == pid]
+
+
+def _instances(ctx: TriageContext, pid: int | None) -> list[SkInstance]:
+    return [i for i in all_instances(ctx.evidence) if pid is None or i.model.model.pid == pid]
+
+
+def _find_old_instance(ctx: TriageContext, proposal: Proposal) -> SkInstance | None:
+    child = proposal.child
+    insts = list(all_instances(ctx.evidence))
+    if child is not None and child.scope_id is not None:
+        hits = [
+            i
+            for i in insts
+            if i.scope_id == child.scope_id and (child.model is None or i.model_id == child.model)
+        ]
+        if hits:
+            return hits[0]
+    wanted = set(proposal.original or proposal.excluded)
+    for i in insts:
+        if wanted and wanted <= {n.node_id for n in i.nodes}:
+            return i
+    return None
+
+
+def _kernel_names(nodes: Iterable[SkNode]) -> Counter[str]:
+    return Counter(n.func_name or "?" for n in nodes if n.is_kernel)
+
+
+def _fmt(c: Counter[str]) -> str:
+    return "{" + ", ".join(f"{k}×{v}" if v > 1 else k for k, v in sorted(c.items())) + "}"
+
+
+# ------------------------------------------------------------------------------------------ R7
+
+
+def refused_evidence(old: TriageContext, new: TriageContext, old_pid: int | None) -> list[RefusedEvidence]:
+    """R7: NEW artifacts that are the failed attempt's — byte-identical (sha256) to an OLD artifact
+    produced by the run, or stored under OLD's ``sk_meta/<old pid>``."""
+    old_hashes: set[str] = set()
+    for a in old.scene.artifacts:
+        if a.kind in _PRODUCED_KINDS:
+            try:
+                if a.size > 0:
+                    old_hashes.add(a.sha256)
+            except OSError:
+                continue
+    out: list[RefusedEvidence] = []
+    stale_prefix = f"sk_meta/{old_pid}/" if old_pid is not None else None
+    for a in new.scene.artifacts:
+        rel = a.relpath
+        under_old = stale_prefix is not None and (
+            rel.startswith(stale_prefix) or f"/{stale_prefix}" in f"/{rel}"
+        )
+        if under_old and a.pid_label == str(old_pid):
+            out.append(RefusedEvidence(rel, f"{R7_REASON}: stored under sk_meta/{old_pid} of the failed pid"))
+            continue
+        if a.kind not in _PRODUCED_KINDS:
+            continue
+        try:
+            same = a.size > 0 and a.sha256 in old_hashes
+        except OSError:
+            continue
+        if same:
+            out.append(RefusedEvidence(rel, f"{R7_REASON}: byte-identical (sha256) to an OLD artifact"))
+    return out
+
+
+# ------------------------------------------------------------------------------------------ gates
+
+
+@dataclass
+class _State:
+    old: TriageContext
+    new: TriageContext
+    proposal: Proposal
+    declared_diagnostic: bool
+    old_pid: int | None
+    new_pid: int | None
+    refused: list[RefusedEvidence]
+    mechanism_found: str | None = None
+    notes: list[str] = field(default_factory=list)
+    old_inst: SkInstance | None = None
+
+
+def _v1(st: _State) -> GateCheck:
+    """V1 preflight: probe ready, mechanism accepted, markers balanced and = declared (T8), new round,
+    diagnostics off unless declared."""
+    new, old, p = st.new, st.old, st.proposal
+    ev: list[EvidenceItem] = []
+    if p.status != "proposed" or p.mechanism is None:
+        raise _Fail(f"OLD has no proposed exclusion (status {p.status}); nothing to verify")
+    probe = new.probe
+    if probe is None:
+        raise _Fail("NEW has no environment probe (env/check_environment.json); V1 needs ready=true")
+    pev = new.cite("V1", "env_probe", probe.src, excerpt=f"ready={probe.ready}")
+    if probe.ready is not True:
+        raise _Fail(f"NEW environment probe ready={probe.ready}, not true", [pev])
+    ev.append(pev)
+    if p.mechanism == "explicit_none_exclusion" and probe.explicit_none_exclusion_accepted is not True:
+        raise _Fail(
+            "mechanism explicit_none_exclusion needs scope_capabilities.explicit_none_exclusion.accepted=true "
+            f"(probe says {probe.explicit_none_exclusion_accepted})",
+            [new.cite("V1", "env_probe", probe.src, excerpt="explicit_none_exclusion")],
+        )
+    run_new, run_old = new.run, old.run
+    cand = run_new.candidate if run_new is not None else None
+    if cand is not None:
+        for kind, opts in (
+            ("optimize_options", cand.optimize_options),
+            ("debug_options", cand.debug_options),
+        ):
+            for name, value in (opts or {}).items():
+                if probe.accepts(name, value, kind) is False:
+                    raise _Fail(
+                        f"option {name}={value!r} is not accepted by the NEW probe",
+                        _cite_run(new, cand.src, f"{kind}.{name}={value!r}"),
+                    )
+    # markers: static check of the edited source (balanced, T8, mechanism found == declared)
+    new_file, old_file = new.marker_file(), old.marker_file()
+    if new_file is None:
+        raise _Fail("NEW marker file (run.json candidate.marker_file) not found; cannot check the markers")
+    new_text = new_file.read_text(encoding="utf-8", errors="replace")
+    new_markers = scan_markers(new_text)
+    rel = new.relpath(new_file)
+    for m in new_markers:
+        if m.kind == "begin" and m.arg == "None" and m.literal:
+            raise _Fail(
+                'T8: super_kernel_scope_begin("None") passes the string "None" — an ordinary scope literally '
+                "named None, not the null exclusion",
+                [new.cite("T8", "marker_file", Source(str(new_file), m.line))],
+            )
+        if not m.literal:
+            raise _Fail(
+                f"marker argument at line {m.line} is not a literal ({m.arg}); cannot check it statically",
+                [new.cite("V1", "marker_file", Source(str(new_file), m.line))],
+            )
+    why = marker_balance(new_markers)
+    if why is not None:
+        line = int(why.split(":", 1)[0].split()[-1])
+        raise _Fail(
+            f"markers unbalanced in {rel}: {why}",
+            [new.cite("V1", "marker_file", Source(str(new_file), line))],
+        )
+    old_text = old_file.read_text(encoding="utf-8", errors="replace") if old_file is not None else None
+    old_markers = scan_markers(old_text) if old_text is not None else []
+    st.mechanism_found = classify_mechanism(old_markers, new_markers) if old_text is not None else None
+    first = next((m for m in new_markers if m.kind == "begin"), None)
+    if first is not None:
+        ev.append(new.cite("V1", "marker_file", Source(str(new_file), first.line)))
+    edits = _edits_for(old, old_file, p) if old_file is not None else []
+    if old_text is not None and edits:
+        expected = apply_edits(old_text, edits)
+        if not _same_program(expected, new_text):
+            raise _Fail(
+                f"materialisation mismatch: {rel} is not the OLD source with the declared marker edits "
+                f"(mechanism found: {st.mechanism_found})",
+                ev,
+                invalid=True,
+            )
+    if old_text is None:
+        st.notes.append("OLD marker file missing: the mechanism could not be compared with OLD's markers")
+    elif st.mechanism_found != p.mechanism:
+        raise _Fail(
+            f"mechanism in the NEW source is {st.mechanism_found}, declared {p.mechanism}",
+            ev,
+            invalid=True,  # §6.3: the NEW source does not contain the declared change
+        )
+    # a new round (§6.3: an exclusion proposal is a new candidate identity)
+    if run_new is None or run_old is None:
+        raise _Fail("run.json missing in OLD or NEW: cannot show NEW is a new round")
+    if run_new.round_id is not None and run_new.round_id == run_old.round_id:
+        raise _Fail(
+            f"NEW round_id {run_new.round_id} equals OLD's: an exclusion is a new round (§6.3)",
+            _cite_run(new, run_new.src, f"round_id={run_new.round_id}"),
+        )
+    if run_new.round_id is None or run_old.round_id is None:
+        oc, nc = run_old.candidate, run_new.candidate
+        same_cand = (
+            oc is not None
+            and nc is not None
+            and (oc.source_revision, oc.config_fingerprint) == (nc.source_revision, nc.config_fingerprint)
+            and old_text == new_text
+        )
+        if same_cand:
+            raise _Fail("round ids unknown and the candidate identity is unchanged: not a new round")
+    # diagnostics off unless declared diagnostic (F9)
+    diag: list[str] = []
+    if cand is not None and cand.debug_options:
+        diag.append(f"super_kernel_debug_options={cand.debug_options}")
+    for inst in _instances(new, st.new_pid):
+        for t in inst.tasks:
+            if t.debug_options is not None and t.debug_options & DIAGNOSTIC_BITS:
+                diag.append(f"task {t.index} debugOptions=0x{t.debug_options:x}")
+                break
+    if diag and not st.declared_diagnostic:
+        raise _Fail(
+            "F9: NEW ran with diagnostics ("
+            + "; ".join(diag)
+            + ") but the round is not declared diagnostic; "
+            "a pass under debug options is not proof (§5.2)",
+            _cite_run(new, cand.src if cand is not None else None, "; ".join(diag)),
+        )
+    return GateCheck(
+        "V1",
+        "passed",
+        f"probe ready; markers balanced; mechanism {p.mechanism} found in {rel}; new round "
+        f"{run_new.round_id or '(by candidate identity)'}"
+        + ("; declared diagnostic" if st.declared_diagnostic else "; diagnostics off"),
+        tuple(ev),
+    )
+
+
+def _v2(st: _State) -> GateCheck:
+    """V2 execution: exit 0, no timeout/signal, no fault lines on any rank, the failing path ran."""
+    new, old = st.new, st.old
+    run = new.run
+    if run is None or run.exit is None:
+        raise _Fail("NEW run.json has no exit record; completion cannot be shown")
+    ex = run.exit
+    ev = _cite_run(new, ex.src, f"exit status={ex.status} signal={ex.signal} timeout={ex.timeout}")
+    if ex.timeout:
+        raise _Fail("NEW run timed out", ev)
+    if ex.signal is not None:
+        raise _Fail(f"NEW run ended by signal {ex.signal}", ev)
+    if ex.status != 0:
+        raise _Fail(f"NEW run exit status {ex.status}, not 0", ev)
+    plogs = new.evidence.plogs
+    if not plogs:
+        raise _Fail("NEW has no plog: a clean run on every rank cannot be shown")
+    for pe in plogs:
+        if pe.faults:
+            rec = pe.faults[0]
+            src = getattr(rec, "src", None)
+            cite = [new.cite("V2", "plog", src)] if isinstance(src, Source) else []
+            raise _Fail(f"fault line in NEW plog of pid {pe.pid} ({type(rec).__name__})", cite)
+    if new.evidence.incidents:
+        inc = new.evidence.incidents[0]
+        raise _Fail(f"SK exception handler output in NEW (pid {inc.pid})")
+    pids = sorted({pe.pid for pe in plogs})
+    old_path = old.run.failing_path if old.run is not None else None
+    if not old_path:
+        raise _Fail(
+            "OLD run.json records no failing_path: the previously failing path cannot be shown executed (§5.2)"
+        )
+    if run.failing_path != old_path:
+        raise _Fail(
+            f"NEW failing_path {run.failing_path} differs from OLD's {old_path}: the previously failing path "
+            "was not executed (§5.2)",
+            _cite_run(new, run.src, f"failing_path={run.failing_path}"),
+        )
+    ev.extend(_cite_run(new, run.src, f"failing_path={run.failing_path}"))
+    return GateCheck(
+        "V2",
+        "passed",
+        f"exit 0, no fault lines in {len(plogs)} plog set(s) of pid(s) {pids}; failing path "
+        f"{old_path} executed",
+        tuple(ev),
+    )
+
+
+def _fresh(st: _State, models: list[ModelEvidence]) -> None:
+    """Minimal F3/F4 freshness for NEW's metadata (the entry gate's predicates, re-applied to NEW)."""
+    new = st.new
+    run = new.run
+    lo = hi = None
+    if run is not None and run.start is not None:
+        lo = run.start - new.options.skew
+    if run is not None and run.end is not None:
+        hi = run.end + new.options.grace
+    for me in models:
+        if me.model.pid != st.new_pid:
+            raise _Fail(f"F3: metadata dir {me.model.pid_label} is not sk_meta/{st.new_pid}")
+        for role, path in me.model.files.items():
+            if path.suffix != ".log":
+                continue
+            try:
+                first = next((ml for ml in iter_meta_lines(path) if ml.prefix is not None), None)
+            except (ParseError, OSError):
+                continue
+            ts: datetime | None
+            if first is not None:
+                if first.pid != st.new_pid:
+                    raise _Fail(
+                        f"F4: {role} was written by pid {first.pid}, not the NEW pid {st.new_pid}",
+                        [new.cite("F4", role, first.src)],
+                    )
+                ts = first.ts
+            else:
+                ts = datetime.fromtimestamp(path.stat().st_mtime)
+            if ts is not None and ((lo is not None and ts < lo) or (hi is not None and ts > hi)):
+                raise _Fail(
+                    f"F4: {role} time {ts.isoformat()} outside the NEW run window",
+                    [new.cite("F4", role, first.src)] if first is not None else [],
+                )
+
+
+def _v3(st: _State) -> GateCheck:
+    """V3 fresh metadata: new pid, fresh, excluded child unfusible with the expected reason and in no
+    SK, before/after SKs with the proposed child multisets, no ``None`` scope, no new deadlock
+    reasons for the fragment, fragment events not left alone in an SK."""
+    new, old, p = st.new, st.old, st.proposal
+    if st.refused:
+        r = st.refused[0]
+        raise _Fail(
+            f"R7: {len(st.refused)} NEW artifact(s) belong to the failed attempt (first: {r.path}); stale reuse "
+            "proves nothing"
+        )
+    if st.new_pid is None:
+        raise _Fail("NEW pid unknown (no run.json pid and no single sk_meta/<pid>)")
+    if st.new_pid == st.old_pid:
+        raise _Fail(f"NEW pid {st.new_pid} equals OLD pid: not a new process (F3/R7)")
+    models = _models_of(new, st.new_pid)
+    if not models:
+        raise _Fail(
+            f"no sk_meta/{st.new_pid} in NEW: run with ASCEND_OP_COMPILE_SAVE_KERNEL_META=1 to get fresh metadata"
+        )
+    _fresh(st, models)
+    oi = st.old_inst
+    if oi is None:
+        raise _Fail("the OLD SK of the proposal is not found in OLD's metadata; the ranges cannot be checked")
+    fragment_ids = set(p.excluded) | set(p.collateral)
+    old_nodes = {n.node_id: n for n in oi.nodes}
+    missing = sorted(i for i in fragment_ids | set(p.before) | set(p.after) if i not in old_nodes)
+    if missing:
+        raise _Fail(f"proposal nodeIds {missing} are not nodes of the OLD SK (scope {oi.scope_id})")
+    frag = [old_nodes[i] for i in sorted(fragment_ids, key=lambda i: old_nodes[i].position)]
+    frag_kernels = _kernel_names(frag)
+    before = _kernel_names(old_nodes[i] for i in p.before)
+    after = _kernel_names(old_nodes[i] for i in p.after)
+    new_insts = _instances(new, st.new_pid)
+    ev: list[EvidenceItem] = []
+    # every fragment kernel: unfusible with the expected reason (by funcName, never nodeId)
+    want = EXPECTED_REASON.get(p.mechanism or "", "NOT_IN_SCOPE")
+    unf: Counter[str] = Counter()
+    unf_src: dict[str, Source] = {}
+    for me in models:
+        if me.fail_reasons is None:
+            continue
+        for u in me.fail_reasons.unfusible:
+            if u.node.is_kernel and u.reason == want:
+                name = u.node.func_name or "?"
+                unf[name] += 1
+                unf_src.setdefault(name, u.src)
+    for name, n in frag_kernels.items():
+        if unf[name] < n:
+            raise _Fail(
+                f"excluded child {name} is not listed unfusible with {want} in NEW sk_fusion_fail_reasons.log "
+                f"({unf[name]} of {n})"
+            )
+        ev.append(new.cite("V3", "fail_reasons", unf_src[name]))
+    # in no SK function child list beyond what other, unrelated SKs already held in OLD
+    old_all = Counter[str]()
+    for i in _instances(old, st.old_pid):
+        old_all += _kernel_names(i.nodes)
+    new_all = Counter[str]()
+    for i in new_insts:
+        new_all += _kernel_names(i.nodes)
+    for name, n in frag_kernels.items():
+        if new_all[name] > old_all[name] - n:
+            raise _Fail(
+                f"excluded child {name} is still fused in a NEW SK Function ({new_all[name]} fused, expected "
+                f"{old_all[name] - n}) — e.g. a scope literally named None (T8)"
+            )
+    # before / after SKs with exactly the proposed multisets
+    used: set[int] = set()
+    for label, want_set in (("before", before), ("after", after)):
+        if not want_set:
+            continue
+        hit = next(
+            (k for k, i in enumerate(new_insts) if k not in used and _kernel_names(i.nodes) == want_set), None
+        )
+        if hit is None:
+            seen = "; ".join(_fmt(_kernel_names(i.nodes)) for i in new_insts) or "none"
+            raise _Fail(f"no NEW SK with the proposed {label} children {_fmt(want_set)} (NEW SKs: {seen})")
+        used.add(hit)
+        inst = new_insts[hit]
+        if inst.block is not None:
+            ev.append(new.cite("V3", "fused_nodes", inst.block.src, excerpt=f"{label}: {inst.sk_name}"))
+    remaining = _kernel_names(oi.nodes) - frag_kernels
+    if before + after != remaining:
+        raise _Fail(
+            f"the proposal's before+after {_fmt(before + after)} is not the original minus the fragment "
+            f"{_fmt(remaining)}: an original child would be dropped"
+        )
+    # no scope named None (T8)
+    for i in new_insts:
+        names = [i.scope_name or ""] + [s.scope_names or "" for s in i.scope_snapshots()]
+        if any(_NONE_SCOPE_RE.search(n) for n in names):
+            raise _Fail(f"T8: NEW SK {i.sk_name} belongs to a scope named None", [])
+    # no new deadlock-sensitive reasons for nodes of the fragment
+    frag_keys = {_key(n.node) for n in frag}
+    new_bad = _deadlock_reasons(new, st.new_pid, frag_keys)
+    old_bad = _deadlock_reasons(old, st.old_pid, frag_keys)
+    fresh_bad = [(k, s) for k, s in new_bad.items() if k not in old_bad]
+    if fresh_bad:
+        (reason, key), src = fresh_bad[0]
+        raise _Fail(
+            f"new {reason} for fragment node {'/'.join(key[1:])} in NEW metadata",
+            [new.cite("V3", "meta", src)],
+        )
+    # events of the fragment are not left alone inside an SK
+    frag_events = {(n.node.event_type, n.node.event_id) for n in frag if not n.is_kernel}
+    for i in new_insts:
+        ids_in = Counter(n.node.event_id for n in i.nodes if not n.is_kernel)
+        for en in i.nodes:
+            if (
+                not en.is_kernel
+                and (en.node.event_type, en.node.event_id) in frag_events
+                and ids_in[en.node.event_id] < 2
+            ):
+                raise _Fail(
+                    f"fragment event {en.node.event_type}(eventId {en.node.event_id}) is alone inside NEW SK "
+                    f"{i.sk_name} (its partner is outside)",
+                    [new.cite("V3", "fused_nodes", en.src)],
+                )
+    return GateCheck(
+        "V3",
+        "passed",
+        f"fresh sk_meta/{st.new_pid}; fragment {_fmt(frag_kernels)} unfusible ({want}) and in no SK; before "
+        f"{_fmt(before)} / after {_fmt(after)} fused as proposed; no None scope; no new deadlock reasons",
+        tuple(ev),
+    )
+
+
+def _deadlock_reasons(
+    ctx: TriageContext, pid: int | None, frag_keys: set[tuple[str, ...]]
+) -> dict[tuple[str, tuple[str, ...]], Source]:
+    """(reason, fragment node key) → first source, from fail reasons and split break infos."""
+    out: dict[tuple[str, tuple[str, ...]], Source] = {}
+    for me in _models_of(ctx, pid):
+        by_id: dict[int, Node] = {}
+        if me.fused_nodes is not None:
+            for b in me.fused_nodes.latest():
+                for fn in b.nodes:
+                    by_id[fn.node.node_id] = fn.node
+        if me.fail_reasons is not None:
+            for u in me.fail_reasons.unfusible:
+                by_id.setdefault(u.node.node_id, u.node)
+                if u.reason in DEADLOCK_REASONS and _key(u.node) in frag_keys:
+                    out.setdefault((u.reason, _key(u.node)), u.src)
+        if me.scope_split is not None:
+            for snap in me.scope_split.snapshots:
+                for sc in snap.scopes:
+                    for sn in sc.nodes:
+                        by_id.setdefault(sn.node.node_id, sn.node)
+                    bi = sc.break_info
+                    if bi is None:
+                        continue
+                    for r in (bi.break_reason, bi.fusion_fail_reason):
+                        if r not in DEADLOCK_REASONS or r is None:
+                            continue
+                        trig = by_id.get(bi.trigger_node) if bi.trigger_node is not None else None
+                        if trig is None:
+                            key: tuple[str, ...] = ("scope", sc.scope_names or "?")
+                            out.setdefault((r, key), bi.src)
+                        elif _key(trig) in frag_keys:
+                            out.setdefault((r, _key(trig)), bi.src)
+    return out
+
+
+def _v4(st: _State) -> GateCheck:
+    """V4 profiler, only for multi-stream fragments: sk_prof present and complete (no buffer full)."""
+    oi, p = st.old_inst, st.proposal
+    streams: set[int] = set()
+    if oi is not None:
+        for nid in (*p.excluded, *p.collateral):
+            n = oi.node_by_id(nid)
+            if n is not None and n.stream_id is not None:
+                streams.add(n.stream_id)
+    if len(streams) < 2:
+        raise _NotRun(
+            "not needed: the fragment is on a single stream (V4 only confirms multi-stream ordering)"
+        )
+    new = st.new
+    for me in _models_of(new, st.new_pid):
+        skl = me.super_kernel_log
+        if skl is not None and skl.profiling_buffer_full:
+            b = skl.profiling_buffer_full[0]
+            raise _Fail(
+                "sk_prof lanes incomplete: 'buffer is full, stop dump the time of nodes'",
+                [new.cite("V4", "super_kernel_log", b.src)],
+            )
+    prof = new.scene.of_kind("sk_prof")
+    if not prof:
+        raise _NotRun(
+            f"needed (fragment spans streams {sorted(streams)}) but NEW has no sk_prof_device_<dev>.json; collect "
+            "with ASCEND_PROF_SK_ON=<per-core KB> in a diagnostic attempt"
+        )
+    return GateCheck("V4", "passed", f"sk_prof lanes complete ({', '.join(a.relpath for a in prof)})")
+
+
+def _v5(_: _State) -> GateCheck:
+    raise _NotRun(
+        "V5 needs >= 3 independent clean candidate processes vs the frozen baseline (mean, P90, std); skdbg "
+        "cannot measure performance from one scene"
+    )
+
+
+_GATES = (("V1", _v1), ("V2", _v2), ("V3", _v3), ("V4", _v4), ("V5", _v5))
+
+
+def verify(
+    old: TriageContext,
+    new: TriageContext,
+    proposal: Proposal,
+    *,
+    old_analysis: Analysis | None = None,
+    declared_diagnostic: bool = False,
+) -> VerifyResult:
+    """Run V1–V5 on NEW for OLD's ``proposal`` (triage.md §5); first failure stops, later gates not_run."""
+    old_pid = old_analysis.scene.pid if old_analysis is not None and old_analysis.scene.pid else _new_pid(old)
+    new_pid = _new_pid(new)
+    st = _State(
+        old=old,
+        new=new,
+        proposal=proposal,
+        declared_diagnostic=declared_diagnostic,
+        old_pid=old_pid,
+        new_pid=new_pid,
+        refused=refused_evidence(old, new, old_pid),
+    )
+    st.old_inst = _find_old_instance(old, proposal)
+    checks: list[GateCheck] = []
+    stop: str | None = None
+    invalid = False
+    for gid, fn in _GATES:
+        if stop is not None:
+            checks.append(GateCheck(gid, "not_run", f"not run: {stop}"))
+            continue
+        try:
+            checks.append(fn(st))
+        except _Fail as f:
+            checks.append(GateCheck(gid, "failed", f.detail, f.evidence))
+            stop = f"{gid} failed"
+            invalid = f.invalid
+        except _NotRun as n:
+            checks.append(GateCheck(gid, "not_run", n.detail))
+    passed = [c.gate for c in checks if c.result == "passed"]
+    failed = any(c.result == "failed" for c in checks)
+    run_old, run_new = old.run, new.run
+    new_round = run_new.round_id if run_new is not None else None
+    new_attempt_no = run_new.attempt if run_new is not None else None
+    ex = run_new.exit if run_new is not None else None
+    if invalid:
+        a_status, r_status = "invalid", "open"  # §6.3: the corrected launch is the next attempt of the round
+    elif failed:
+        a_status = "timed_out" if ex is not None and ex.timeout else "failed"
+        r_status = "failed"
+    else:
+        a_status = "passed"
+        r_status = f"passed_gates(V1..{_last_contiguous(passed)})"
+    routes = ("R7",) if {"V1", "V2", "V3"} <= set(passed) else ()
+    note = "invalid (materialisation mismatch)" if invalid else None
+    attempt = LedgerEntry(new_round, new_attempt_no, a_status, note)
+    ledger = (
+        LedgerEntry(
+            run_old.round_id if run_old is not None else None,
+            run_old.attempt if run_old is not None else None,
+            "failed",
+            "failed attempt kept as negative evidence",
+        ),
+        attempt,
+    )
+    return VerifyResult(
+        routes=routes,
+        verification=tuple(checks),
+        round_id=new_round,
+        round_status=r_status,
+        attempt=attempt,
+        ledger=ledger,
+        refused_evidence=tuple(st.refused),
+        mechanism_declared=proposal.mechanism,
+        mechanism_found=st.mechanism_found,
+        notes=tuple(st.notes),
+    )
+
+
+def _last_contiguous(passed: list[str]) -> str:
+    k = 0
+    for i, g in enumerate(("V1", "V2", "V3", "V4", "V5")):
+        if g in passed and k == i:
+            k = i + 1
+    return f"V{max(k, 1)}"
+
+
+def verify_scenes(
+    old_path: str | Path,
+    new_path: str | Path,
+    *,
+    source_root: str | Path | None = None,
+    declared_diagnostic: bool = False,
+) -> VerifyResult:
+    """Open both scenes, run the engine on OLD for its proposal, and verify NEW against it."""
+    # lazy: the engine imports every stage (and lands after this module)
+    engine = importlib.import_module("skdbg.triage.engine")
+    analyze_context: Callable[[TriageContext], Analysis] = engine.analyze_context
+
+    old = open_context(old_path, source_root=source_root)
+    new = open_context(new_path, source_root=source_root)
+    analysis = analyze_context(old)
+    return verify(old, new, analysis.proposal, old_analysis=analysis, declared_diagnostic=declared_diagnostic)
+
+
+__all__ = [
+    "DEADLOCK_REASONS",
+    "EXPECTED_REASON",
+    "LedgerEntry",
+    "Marker",
+    "RefusedEvidence",
+    "VerifyResult",
+    "apply_edits",
+    "classify_mechanism",
+    "marker_balance",
+    "refused_evidence",
+    "scan_markers",
+    "verify",
+    "verify_scenes",
+]
