@@ -1140,7 +1140,9 @@ def _ge_sk_lines(spec: SceneSpec, ts: datetime, pid: int) -> list[str]:
     fc = spec.cores[0] if spec.cores else FaultCore(30)
     start = 0x124082000000
     k = int(fc.pc[1]) if fc.pc[0] == "child" else 0
-    sym = f"{kernels[k].func_name if k < len(kernels) else first}_sk_split{fc.core_id % 4}"
+    target = spec.children[k] if 0 <= k < len(spec.children) else None
+    tname = target.func_name if isinstance(target, Kernel) else first
+    sym = f"{tname}_sk_split{fc.core_id % 4}"
     cur = start + 0x1000 * (k + 1) + FAULT_OFFSET
     lines = runtime_incident_lines(
         ts, pid=pid, kernel_name=te, core_id=fc.core_id, pc_start=start, pc_current=cur,
