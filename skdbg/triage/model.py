@@ -373,6 +373,7 @@ class Proposal:
     probe_evidence: str | None = None
     blocked_reason: str | None = None
     route: str | None = None  # R5 / R6 when the proposal is a split or blocked
+    notes: tuple[str, ...] = ()  # what is missing or assumed (e.g. the marker file needed for edits)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -393,6 +394,7 @@ class Proposal:
             "source_site": self.source_site,
             "probe_evidence": self.probe_evidence,
             "blocked_reason": self.blocked_reason,
+            "notes": list(self.notes),
         }
 
 
