@@ -1,0 +1,398 @@
+"""The minimal exclusion fragment F (triage.md §4.2) as a fixpoint over the SK's dependency edges.
+
+Why a separate, pure module: the fragment decides whether a single child can leave the SK or a
+whole dependent fragment must (§4.4), so it must be testable without a scene. :func:`compute_fragment`
+works on plain :class:`FNode` records; :func:`fragment_input` is the only place that reads an
+:class:`~skdbg.triage.skview.SkInstance` (fused nodes, task queue, scope split) to build them.
+
+Rules (letters as in §4.2): (a) event nodes attached to a kernel of F — a wait attaches to the
+*next* kernel on its stream, a notify to the *previous* one; (b) the partners of every event of F
+(same ``eventId``) and, once a pair is in F, every statement between F's first and last statement
+(collateral); (c) barrier groups (``ALL_SYNC`` SYNC tasks, ``syncAllNodes``, ``SYNCALL_OP_DROP``);
+(d) collectives with their attached events/barriers; (e) a cache writer and its in-SK readers on
+other streams. Every edge found is recorded (also when it adds nothing) so the proposal can list
+it as a safety note (§4.3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from skdbg.parsers.common import Source
+from skdbg.triage.skview import SkInstance
+
+#: node kinds that wait / publish (§4.2 a)
+WAIT_TYPES = frozenset({"EventWait", "MemoryWait"})
+NOTIFY_TYPES = frozenset({"EventNotify", "MemoryWrite"})
+RESET_TYPES = frozenset({"EventReset"})
+#: task debugOptions bits that mean a cache maintenance (DCCI) around the child (§4.3 "cache")
+DCCI_BITS = 0x4 | 0x8 | 0x20
+#: SkCoreSyncType 0: a full-core barrier (§4.3 "barrier")
+ALL_SYNC = 0
+
+
+@dataclass(frozen=True, slots=True)
+class FNode:
+    """One SK node as the fragment rules see it. ``event_type`` uses MemoryWrite/MemoryWait for
+    memory nodes so one family check covers both; ``line`` is its source line when known."""
+
+    node_id: int
+    position: int
+    kind: str  # kernel | event | memory_write | memory_wait | default
+    stream_id: int | None = None
+    event_type: str | None = None
+    event_id: int | None = None
+    func_name: str | None = None
+    collective: bool = False
+    src: Source | None = None
+
+    @property
+    def is_kernel(self) -> bool:
+        return self.kind == "kernel"
+
+    @property
+    def is_event(self) -> bool:
+        return self.event_type is not None
+
+    @property
+    def family(self) -> str:
+        """Events pair within their family only (EventNotify↔EventWait, MemoryWrite↔MemoryWait)."""
+        return "memory" if self.kind.startswith("memory") else "event"
+
+
+@dataclass(frozen=True, slots=True)
+class BarrierGroup:
+    """Nodes that move as a unit around a full-core barrier (§4.2 c)."""
+
+    members: frozenset[int]
+    origin: str  # ALL_SYNC | syncAllNodes | SYNCALL_OP_DROP
+    detail: str
+    src: Source | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FragmentInput:
+    """Everything the fixpoint reads. ``lines``: nodeId → source line (explicit or inferred)."""
+
+    nodes: tuple[FNode, ...]
+    child: int
+    barrier_groups: tuple[BarrierGroup, ...] = ()
+    cache_writers: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+    dcci: Mapping[int, Source | None] = field(default_factory=dict)
+    lines: Mapping[int, int] = field(default_factory=dict)
+
+    def node(self, node_id: int) -> FNode | None:
+        return next((n for n in self.nodes if n.node_id == node_id), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """A dependency the fragment rules met. ``added`` are the nodes it pulled into F (may be empty)."""
+
+    kind: str  # event | memory_event | barrier | collective | cache | source
+    rule: str  # §4.2 letter: a | b | c | d | e
+    nodes: tuple[int, ...]
+    added: tuple[int, ...]
+    detail: str
+    src: Source | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Fragment:
+    """F in SK (fused-node) order; ``edges`` in discovery order."""
+
+    child: int
+    members: tuple[int, ...]
+    edges: tuple[Edge, ...]
+
+    @property
+    def collateral(self) -> tuple[int, ...]:
+        return tuple(n for n in self.members if n != self.child)
+
+    @property
+    def single(self) -> bool:
+        return self.members == (self.child,)
+
+
+# ------------------------------------------------------------------------------ attachment rules
+
+
+def attached_kernel(nodes: tuple[FNode, ...], event: FNode) -> FNode | None:
+    """The kernel an event node attaches to (§4.2 a): wait → next kernel on its stream,
+    notify → previous kernel on its stream, reset → none (it attaches to its pair)."""
+    same = [n for n in nodes if n.is_kernel and n.stream_id == event.stream_id]
+    if event.event_type in WAIT_TYPES:
+        return next((n for n in same if n.position > event.position), None)
+    if event.event_type in NOTIFY_TYPES:
+        before = [n for n in same if n.position < event.position]
+        return before[-1] if before else None
+    return None
+
+
+def partners(nodes: tuple[FNode, ...], event: FNode) -> list[FNode]:
+    """Other event nodes with the same eventId in the same family (notify↔wait↔reset)."""
+    if event.event_id is None:
+        return []
+    return [
+        n
+        for n in nodes
+        if n.is_event
+        and n.node_id != event.node_id
+        and n.event_id == event.event_id
+        and n.family == event.family
+    ]
+
+
+def _ekind(n: FNode) -> str:
+    return "memory_event" if n.family == "memory" else "event"
+
+
+def _label(n: FNode | None, node_id: int) -> str:
+    if n is None:
+        return f"nodeId {node_id}"
+    if n.is_event:
+        return f"{n.event_type}(eventId={n.event_id}) nodeId {n.node_id} stream {n.stream_id}"
+    return f"{n.func_name or 'kernel'} nodeId {n.node_id} stream {n.stream_id}"
+
+
+# ------------------------------------------------------------------------------ the fixpoint
+
+
+class _Recorder(Protocol):
+    def __call__(
+        self, kind: str, rule: str, ids: Iterable[int], detail: str, src: Source | None = None
+    ) -> bool: ...
+
+
+def compute_fragment(inp: FragmentInput) -> Fragment:
+    """Grow F from ``{child}`` by rules (a)–(e) until nothing changes (§4.2)."""
+    nodes = inp.nodes
+    by_id = {n.node_id: n for n in nodes}
+    members: set[int] = {inp.child}
+    edges: list[Edge] = []
+    seen: set[tuple[str, tuple[int, ...]]] = set()
+    paired = False
+
+    def record(kind: str, rule: str, ids: Iterable[int], detail: str, src: Source | None = None) -> bool:
+        ids_t = tuple(sorted(set(ids), key=lambda i: by_id[i].position if i in by_id else i))
+        added = tuple(i for i in ids_t if i not in members)
+        key = (kind + rule + ("" if rule in "ab" else detail), ids_t)
+        if key not in seen:
+            seen.add(key)
+            edges.append(Edge(kind, rule, ids_t, added, detail, src))
+        members.update(added)
+        return bool(added)
+
+    changed = True
+    while changed:
+        changed = False
+        current = [by_id[i] for i in sorted(members, key=lambda i: by_id[i].position if i in by_id else i)]
+        for m in current:
+            if m.is_kernel:
+                # (a) events attached to a kernel of F
+                for ev in nodes:
+                    if ev.is_event and attached_kernel(nodes, ev) is m:
+                        side = "waits before" if ev.event_type in WAIT_TYPES else "publishes"
+                        detail = f"{_label(ev, ev.node_id)} {side} {_label(m, m.node_id)}"
+                        changed |= record(_ekind(ev), "a", (m.node_id, ev.node_id), detail, ev.src)
+                if m.collective:
+                    # (d) the collective itself; its events/barriers come through (a)/(c)
+                    detail = (
+                        f"{_label(m, m.node_id)} is a collective: it moves with its attached events and "
+                        "barriers; the source edit is global, so every rank changes identically"
+                    )
+                    changed |= record("collective", "d", (m.node_id,), detail, m.src)
+            elif m.is_event:
+                # (b) partners of an event of F
+                for p in partners(nodes, m):
+                    paired = True
+                    detail = (
+                        f"{_label(m, m.node_id)} pairs with {_label(p, p.node_id)} (same eventId): "
+                        "both sides' statements stay together"
+                    )
+                    changed |= record(_ekind(m), "b", (m.node_id, p.node_id), detail, p.src)
+                k = attached_kernel(nodes, m)
+                if k is not None and k.collective:
+                    detail = f"{_label(m, m.node_id)} is attached to the collective {_label(k, k.node_id)}"
+                    changed |= record("collective", "d", (m.node_id, k.node_id), detail, k.src)
+        if paired:
+            changed |= _fill_between(inp, members, record)
+        # (c) barrier groups
+        for g in inp.barrier_groups:
+            if members & g.members:
+                changed |= record("barrier", "c", g.members & by_id.keys(), g.detail, g.src)
+        # (e) cache writers and their in-SK readers on other streams (both directions)
+        for w, readers in inp.cache_writers.items():
+            wn = by_id.get(w)
+            if wn is None:
+                continue
+            cross = [by_id[r] for r in readers if r in by_id and by_id[r].stream_id != wn.stream_id]
+            if not cross:
+                continue
+            if w in members or any(r.node_id in members for r in cross):
+                names = ", ".join(_label(r, r.node_id) for r in cross)
+                detail = (
+                    f"cache writer {_label(wn, w)} is read in-SK by {names} on another stream; "
+                    "writer and readers stay on the same side of every SK boundary"
+                )
+                changed |= record("cache", "e", [w, *(r.node_id for r in cross)], detail, wn.src)
+    order = sorted(members, key=lambda i: by_id[i].position if i in by_id else i)
+    return Fragment(inp.child, tuple(order), tuple(edges))
+
+
+def _fill_between(inp: FragmentInput, members: set[int], record: _Recorder) -> bool:
+    """(b) collateral: every node whose statement lies between F's first and last statement.
+
+    With source lines the span is in source order; nodes without a line are placed by their
+    fused-node position between F's first and last positioned member (conservative)."""
+    lines = inp.lines
+    placed = [lines[i] for i in members if i in lines]
+    extra: list[int] = []
+    if len(placed) >= 2:
+        lo, hi = min(placed), max(placed)
+        extra = [
+            n.node_id for n in inp.nodes if n.node_id not in members and lo <= lines.get(n.node_id, -1) <= hi
+        ]
+        what = f"source lines {lo}..{hi}"
+    else:
+        pos = [n.position for n in inp.nodes if n.node_id in members]
+        lo, hi = min(pos), max(pos)
+        extra = [n.node_id for n in inp.nodes if n.node_id not in members and lo < n.position < hi]
+        what = f"fused-node positions {lo}..{hi} (no source lines)"
+    if not extra:
+        return False
+    detail = f"statements between the fragment's first and last statement ({what}) are collateral"
+    return record("source", "b", [*extra], detail, None)
+
+
+# ------------------------------------------------------------------------------ SK view adapter
+
+
+def fnodes_of(inst: SkInstance) -> tuple[FNode, ...]:
+    """The SK's fused nodes as :class:`FNode` records."""
+    out = []
+    for n in inst.nodes:
+        nd = n.node
+        et = nd.event_type
+        if nd.kind == "memory_write":
+            et = "MemoryWrite"
+        elif nd.kind == "memory_wait":
+            et = "MemoryWait"
+        out.append(
+            FNode(
+                node_id=nd.node_id,
+                position=n.position,
+                kind=nd.kind,
+                stream_id=nd.stream_id,
+                event_type=et if nd.kind != "kernel" and nd.kind != "default" else None,
+                event_id=nd.event_id,
+                func_name=nd.func_name,
+                collective=n.is_collective,
+                src=n.src,
+            )
+        )
+    return tuple(out)
+
+
+def _task_node(inst: SkInstance, index: int, node_id: int | None) -> int | None:
+    if node_id is not None:
+        return node_id
+    return inst.child(index).node_id
+
+
+def barrier_groups_of(inst: SkInstance) -> tuple[BarrierGroup, ...]:
+    """(c) groups: each ALL_SYNC SYNC task joins the FUNCs around it in its queue (and the node it
+    belongs to); ``syncAllNodes`` and ``SYNCALL_OP_DROP`` break infos join their listed nodes."""
+    ids = {n.node_id for n in inst.nodes}
+    groups: list[BarrierGroup] = []
+    for qname in ("aic", "aiv"):
+        q = inst.queue(qname)
+        for i, t in enumerate(q):
+            if t.type != "SYNC" or t.args != ALL_SYNC:
+                continue
+            members: set[int] = set()
+            prev = next((x for x in reversed(q[:i]) if x.type == "FUNC"), None)
+            nxt = next((x for x in q[i + 1 :] if x.type == "FUNC"), None)
+            for x in (prev, nxt):
+                if x is not None:
+                    nid = _task_node(inst, x.index, x.node_id)
+                    if nid is not None:
+                        members.add(nid)
+            own = _task_node(inst, t.index, t.node_id)
+            if own is not None:
+                members.add(own)
+            members &= ids
+            if members:
+                detail = (
+                    f"ALL_SYNC barrier ({qname.upper()} queue slot {t.slot}, node index {t.index}) "
+                    f"between nodeIds {sorted(members)}: the barrier group moves as a unit"
+                )
+                groups.append(BarrierGroup(frozenset(members), "ALL_SYNC", detail, t.src))
+    infos = []
+    for snap in inst.scope_snapshots():
+        if snap.break_info is not None:
+            infos.append(snap.break_info)
+    fs = inst.fused_scope
+    if fs is not None and fs.break_info is not None:
+        infos.append(fs.break_info)
+    for bi in infos:
+        listed: set[int] = set(bi.sync_all_nodes or ())
+        origin = "syncAllNodes"
+        if bi.break_reason == "SYNCALL_OP_DROP":
+            origin = "SYNCALL_OP_DROP"
+            if bi.trigger_node is not None:
+                listed.add(bi.trigger_node)
+        members = listed & ids
+        if members and (bi.sync_all_nodes or origin == "SYNCALL_OP_DROP"):
+            detail = f"{origin} ({bi.raw.strip()}) joins nodeIds {sorted(members)}: the barrier group moves as a unit"
+            groups.append(BarrierGroup(frozenset(members), origin, detail, bi.src))
+    return tuple(groups)
+
+
+def dcci_nodes_of(inst: SkInstance) -> dict[int, Source | None]:
+    """nodeIds whose FUNC task carries a DCCI debug bit (0x4/0x8/0x20) → the task's citation."""
+    out: dict[int, Source | None] = {}
+    for t in inst.tasks:
+        if t.type == "FUNC" and t.debug_options is not None and t.debug_options & DCCI_BITS:
+            nid = _task_node(inst, t.index, t.node_id)
+            if nid is not None:
+                out.setdefault(nid, t.src)
+    return out
+
+
+def fragment_input(
+    inst: SkInstance,
+    child: int,
+    *,
+    cache_writers: Mapping[int, tuple[int, ...]] | None = None,
+    lines: Mapping[int, int] | None = None,
+) -> FragmentInput:
+    """Gather the fixpoint's inputs from one SK instance (+ run.json cache_writers, source lines)."""
+    return FragmentInput(
+        nodes=fnodes_of(inst),
+        child=child,
+        barrier_groups=barrier_groups_of(inst),
+        cache_writers=dict(cache_writers or {}),
+        dcci=dcci_nodes_of(inst),
+        lines=dict(lines or {}),
+    )
+
+
+__all__ = [
+    "ALL_SYNC",
+    "DCCI_BITS",
+    "BarrierGroup",
+    "Edge",
+    "FNode",
+    "Fragment",
+    "FragmentInput",
+    "attached_kernel",
+    "barrier_groups_of",
+    "compute_fragment",
+    "dcci_nodes_of",
+    "fnodes_of",
+    "fragment_input",
+    "partners",
+]
