@@ -568,8 +568,20 @@ class _Builder:
         return E4Result(k, ref, ok, contra, stale, tuple(detail))
 
 
-def _context_guards(b: _Builder) -> None:
+def _context_guards(b: _Builder, k_set: tuple[int, ...]) -> None:
     """T2/T3: generated SK names, scope boundaries and BreakInfo trigger nodes are context only."""
+    inc = b.inc
+    if not k_set and inc is not None and inc.dfx is not None and inc.dfx.nodes:
+        last = inc.dfx.nodes[-1]
+        if last.origin_name:
+            b.cite(
+                "L2",
+                "plog",
+                last.source_of("origin_name") or last.src,
+                excerpt=f"Origin function name: {last.origin_name} (node[{last.node}] printed nearest the "
+                "fault — T2: text proximity is not evidence)",
+                rule="T2",
+            )
     inst = b.inst
     if inst is None:
         return
@@ -731,7 +743,7 @@ def attribute(ctx: TriageContext, loc: Localization) -> Attribution:
     for res in e4.values():
         if res.stale:
             b.flag("possible_stale_metadata")
-    _context_guards(b)
+    _context_guards(b, K)
     return Attribution(
         cores=tuple(findings),
         K=K,
