@@ -43,9 +43,11 @@ EXPECTED_REASON = {
 #: task debugOptions bits that make a run diagnostic (F9): 0x2 sync-all, 0x10 cross-core check
 DIAGNOSTIC_BITS = 0x2 | 0x10
 DIAGNOSTIC_ENTRY_SUFFIXES = ("_op_trace", "_debug", "_dump_profiling")
-#: artifact kinds R7 compares by content: what a run *produces*. The environment probe must be the
-#: same setup (V1), and compiled kernel images / the model source / the site map may legitimately be
-#: byte-identical across processes — those are refused only when they live under OLD's sk_meta/<pid>.
+#: artifact kinds R7 compares by content: what a run writes *with its own identity* (pid in plog line
+#: headers / file-logger prefixes, timestamps, run.json). Byte-identity there means a copy of the failed
+#: attempt. The environment probe must be the same setup (V1), and kernel images, the model source, the
+#: site map and prefix-less JSON (task queue, graph/model JSON) can legitimately be byte-identical for an
+#: unchanged SK in a new process — those are refused only when they live under OLD's sk_meta/<pid>.
 _PRODUCED_KINDS = frozenset(
     {
         "plog",
@@ -56,12 +58,7 @@ _PRODUCED_KINDS = frozenset(
         "scope_split",
         "fail_reasons",
         "device_args",
-        "task_queue",
         "super_kernel_log",
-        "graph_origin",
-        "graph_updated",
-        "mdl_origin",
-        "mdl_updated",
         "sk_prof",
     }
 )
@@ -288,9 +285,12 @@ def _key(node: Node) -> tuple[str, ...]:
     return ("event", node.event_type or node.kind, str(node.event_id))
 
 
-def _cite_run(ctx: TriageContext, src: Source | None, text: str) -> list[EvidenceItem]:
+def _cite_run(ctx: TriageContext, src: Source | None, text: str, path: str = "$") -> list[EvidenceItem]:
+    """Cite a JSON side file (run.json, the env probe) by JSON path when the parser kept no line."""
     if src is None:
         return []
+    if src.line is None and src.json_path is None:
+        src = Source(src.file, None, path)
     return [ctx.cite("V", "run_json", src, excerpt=text)]
 
 
@@ -398,7 +398,7 @@ def _v1(st: _State) -> GateCheck:
     probe = new.probe
     if probe is None:
         raise _Fail("NEW has no environment probe (env/check_environment.json); V1 needs ready=true")
-    pev = new.cite("V1", "env_probe", probe.src, excerpt=f"ready={probe.ready}")
+    pev = _cite_run(new, probe.src, f"ready={probe.ready}", "$.ready")[0]
     if probe.ready is not True:
         raise _Fail(f"NEW environment probe ready={probe.ready}, not true", [pev])
     ev.append(pev)
@@ -406,7 +406,12 @@ def _v1(st: _State) -> GateCheck:
         raise _Fail(
             "mechanism explicit_none_exclusion needs scope_capabilities.explicit_none_exclusion.accepted=true "
             f"(probe says {probe.explicit_none_exclusion_accepted})",
-            [new.cite("V1", "env_probe", probe.src, excerpt="explicit_none_exclusion")],
+            _cite_run(
+                new,
+                probe.src,
+                "explicit_none_exclusion",
+                "$.scope_capabilities.explicit_none_exclusion.accepted",
+            ),
         )
     run_new, run_old = new.run, old.run
     cand = run_new.candidate if run_new is not None else None
@@ -419,7 +424,7 @@ def _v1(st: _State) -> GateCheck:
                 if probe.accepts(name, value, kind) is False:
                     raise _Fail(
                         f"option {name}={value!r} is not accepted by the NEW probe",
-                        _cite_run(new, cand.src, f"{kind}.{name}={value!r}"),
+                        _cite_run(new, cand.src, f"{kind}.{name}={value!r}", "$.candidate"),
                     )
     # markers: static check of the edited source (balanced, T8, mechanism found == declared)
     new_file, old_file = new.marker_file(), old.marker_file()
@@ -477,7 +482,7 @@ def _v1(st: _State) -> GateCheck:
     if run_new.round_id is not None and run_new.round_id == run_old.round_id:
         raise _Fail(
             f"NEW round_id {run_new.round_id} equals OLD's: an exclusion is a new round (§6.3)",
-            _cite_run(new, run_new.src, f"round_id={run_new.round_id}"),
+            _cite_run(new, run_new.src, f"round_id={run_new.round_id}", "$.round_id"),
         )
     if run_new.round_id is None or run_old.round_id is None:
         oc, nc = run_old.candidate, run_new.candidate
@@ -504,7 +509,7 @@ def _v1(st: _State) -> GateCheck:
             + "; ".join(diag)
             + ") but the round is not declared diagnostic; "
             "a pass under debug options is not proof (§5.2)",
-            _cite_run(new, cand.src if cand is not None else None, "; ".join(diag)),
+            _cite_run(new, cand.src if cand is not None else None, "; ".join(diag), "$.candidate"),
         )
     return GateCheck(
         "V1",
@@ -523,7 +528,7 @@ def _v2(st: _State) -> GateCheck:
     if run is None or run.exit is None:
         raise _Fail("NEW run.json has no exit record; completion cannot be shown")
     ex = run.exit
-    ev = _cite_run(new, ex.src, f"exit status={ex.status} signal={ex.signal} timeout={ex.timeout}")
+    ev = _cite_run(new, ex.src, f"exit status={ex.status} signal={ex.signal} timeout={ex.timeout}", "$.exit")
     if ex.timeout:
         raise _Fail("NEW run timed out", ev)
     if ex.signal is not None:
@@ -552,9 +557,9 @@ def _v2(st: _State) -> GateCheck:
         raise _Fail(
             f"NEW failing_path {run.failing_path} differs from OLD's {old_path}: the previously failing path "
             "was not executed (§5.2)",
-            _cite_run(new, run.src, f"failing_path={run.failing_path}"),
+            _cite_run(new, run.src, f"failing_path={run.failing_path}", "$.failing_path"),
         )
-    ev.extend(_cite_run(new, run.src, f"failing_path={run.failing_path}"))
+    ev.extend(_cite_run(new, run.src, f"failing_path={run.failing_path}", "$.failing_path"))
     return GateCheck(
         "V2",
         "passed",
@@ -605,16 +610,16 @@ def _v3(st: _State) -> GateCheck:
     SK, before/after SKs with the proposed child multisets, no ``None`` scope, no new deadlock
     reasons for the fragment, fragment events not left alone in an SK."""
     new, old, p = st.new, st.old, st.proposal
+    if st.new_pid is None:
+        raise _Fail("NEW pid unknown (no run.json pid and no single sk_meta/<pid>)")
+    if st.new_pid == st.old_pid:
+        raise _Fail(f"NEW pid {st.new_pid} equals OLD pid: not a new process (F3/R7)")
     if st.refused:
         r = st.refused[0]
         raise _Fail(
             f"R7: {len(st.refused)} NEW artifact(s) belong to the failed attempt (first: {r.path}); stale reuse "
             "proves nothing"
         )
-    if st.new_pid is None:
-        raise _Fail("NEW pid unknown (no run.json pid and no single sk_meta/<pid>)")
-    if st.new_pid == st.old_pid:
-        raise _Fail(f"NEW pid {st.new_pid} equals OLD pid: not a new process (F3/R7)")
     models = _models_of(new, st.new_pid)
     if not models:
         raise _Fail(
