@@ -24,6 +24,8 @@ D3_OPTIONS: dict[str, Any] = {"debug_per_op_max_core_num": 1}
 
 #: run.json phases / markers meaning "the attempt never started" (X7)
 _ENV_PHASES = frozenset({"environment", "env", "not_run", "setup", "intake"})
+#: routes the entry gate may hand over in GateResult.route_hints
+_GATE_ROUTES = frozenset({"R1", "X1", "X2", "X3", "X6", "X7"})
 #: fusion / split reasons that point at synchronisation (D2) or core-count resources (D3)
 _SYNC_REASONS = ("ISOLATED_EVENT", "DEADLOCK", "EVENT", "SYNC", "CROSS_CORE")
 _RESOURCE_REASONS = ("EXCEED_CORE_MAX", "DEBUG_PER_OP_MAX_CORE")
@@ -136,11 +138,20 @@ def route(
             routes.append(r)
 
     # ---------------------------------------------------------------- classification (X*)
-    env_failed = phase in _ENV_PHASES or (
-        kind == "none"
-        and not ctx.evidence.plogs
-        and ctx.probe is not None
-        and (ctx.probe.ready is False or ctx.probe.runtime_loaded is False)
+    # Routes the gate already established (R1 gap, X1, X2, X3, X6, X7) come first; the checks
+    # below re-derive them only when the gate could not (e.g. a hand-made GateResult).
+    for hint in gate.route_hints:
+        if hint in _GATE_ROUTES:
+            add(hint)
+    env_failed = (
+        "X7" in routes
+        or phase in _ENV_PHASES
+        or (
+            kind == "none"
+            and not ctx.evidence.plogs
+            and ctx.probe is not None
+            and (ctx.probe.ready is False or ctx.probe.runtime_loaded is False)
+        )
     )
     if env_failed:
         add("X7")  # environment failure before the attempt: no failure scene, not_run
@@ -236,7 +247,7 @@ def route(
             steps.append(_step(ctx, "D3", D3_OPTIONS, f"D3: resource/core-count suspicion ({cause})"))
         if scope:
             steps.append(_n1(ctx, scope))
-    elif kind == "none" and hang:
+    elif kind == "none" and hang and not env_failed:
         steps.append(_step(ctx, "D1", D1_OPTIONS, f"D1: the attempt ended in {phase} without a fault line"))
         steps.append(
             _step(ctx, "D2", D2_CROSS_CORE, f"D2: {phase} — cross-core sync check (implies exec trace)")

@@ -223,12 +223,13 @@ def test_t6_reorder_uses_device_args_not_position(tmp_path: Path) -> None:
         Kernel("CastC_33", "AIV_ONLY"),
     ]
     spec = SceneSpec(
-        children=kids, reorder={1: 2, 2: 1}, cores=[FaultCore(core_id=30, core_type="AIV", pc=("child", 2))]
+        children=kids, reorder={1: 2, 2: 1}, cores=[FaultCore(core_id=30, core_type="AIV", pc=("child", 1))]
     )
     built = build_scene(spec, tmp_path / "scene")
     ctx = open_context(built.root)
     att = attribute(ctx, make_loc(ctx))
     k = built.task_index[2]
+    assert k == 1  # the moved wait node took task 2 (T6): position 2 runs as task 1
     assert (k,) == att.K
     assert att.e4[k].child.node_id == built.node_ids[2] and att.e4[k].child.identity == "direct"
 
@@ -242,7 +243,7 @@ def test_t6_reorder_without_device_args_leaves_duplicates_ambiguous(tmp_path: Pa
     spec = SceneSpec(
         children=kids,
         reorder={1: 2, 2: 1},
-        cores=[FaultCore(core_id=30, core_type="AIV", pc=("child", 2))],
+        cores=[FaultCore(core_id=30, core_type="AIV", pc=("child", 1))],
         files=ALL_FILES - {"device_args"},
     )
     built = build_scene(spec, tmp_path / "scene")

@@ -251,3 +251,9 @@ def test_probe_rejection_is_reported(tmp_path: Path) -> None:
     _, steps, _ = routed(spec, tmp_path)
     d1 = [s for s in steps if s.id == "D1"][0]
     assert d1.accepted_by_probe is False and "NOT accepted" in d1.why
+
+
+def test_gate_route_hints_are_taken_over(tmp_path: Path) -> None:
+    gate = GateResult(passed=False, failed=("G3",), route_hints=("X7",))
+    routes, steps, v = routed(SceneSpec(children=THREE, fault="none"), tmp_path, kind="none", gate=gate)
+    assert routes == ("X7",) and steps == () and v.rule == "C0"
