@@ -62,8 +62,8 @@ EXPECTED_ROLES = {
 }
 _META_TS_LIMIT = 8 << 20  # metadata files above this size are not scanned for first/last timestamps
 _SECRET_RE = re.compile(
-    r"(?i)\b(token|passwd|password|pwd|secret|api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key|"
-    r"authorization|credential)s?(\s*[:=]\s*|\s+)(\"[^\"]*\"|'[^']*'|\S+)"
+    r"(?i)(?<![A-Za-z0-9])(token|passwd|password|pwd|secret|api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key|"
+    r"authorization|credential)s?(\s*[:=]\s*|(?<=-token)\s+|(?<=-password)\s+|(?<=-key)\s+|(?<=-secret)\s+)((?:bearer\s+|basic\s+)?(?:\"[^\"]*\"|'[^']*'|\S+))"
 )
 _BEARER_RE = re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]+")
 
@@ -119,8 +119,8 @@ class ReportError(ValueError):
 
 def redact(text: str) -> str:
     """Remove tokens/passwords/keys from an excerpt (§6.2)."""
-    text = _BEARER_RE.sub("Bearer <redacted>", text)
-    return _SECRET_RE.sub(lambda m: f"{m.group(1)}{m.group(2)}<redacted>", text)
+    text = _SECRET_RE.sub(lambda m: f"{m.group(1)}{m.group(2)}<redacted>", text)
+    return _BEARER_RE.sub("Bearer <redacted>", text)
 
 
 def environment() -> jinja2.Environment:
@@ -341,6 +341,31 @@ def failure_record(
     }
 
 
+def _summaries(record: dict[str, Any]) -> dict[str, str]:
+    """One line per nine-field entry for the record table (the full JSON follows it verbatim)."""
+    fa, sc, conf, prop = (
+        record["failed_attempt"],
+        record["suspect_child"],
+        record["confidence"],
+        record["exclusion_proposal"],
+    )
+    fe = record["fault_evidence"]
+    return {
+        "failed_attempt": f"rank {fa['rank']} / device {fa['device']} / pid {fa['pid']}, {fa['timestamp']['start']}",
+        "failure_phase": str(record["failure_phase"]),
+        "fault_evidence": f"{fe[0]['where']}: {fe[0]['excerpt']}" if fe else "none",
+        "suspect_child": "none"
+        if sc is None
+        else f"{sc['func_name']} task {sc['task_index']} nodeId {sc['node_id']} stream {sc['stream_id']} "
+        f"scope {sc['scope_id']}",
+        "confidence": f"{conf['level']} ({conf['rule']}): {conf['why']}",
+        "exclusion_proposal": f"{prop['status']} {prop['mechanism'] or ''} excluded {prop['excluded']}".strip(),
+        "safety_notes": "; ".join(f"{n['kind']}: {n['detail']}" for n in record["safety_notes"]) or "none",
+        "verification": ", ".join(f"{v['gate']} {v['result']}" for v in record["verification"]),
+        "residual_risk": f"{len(record['residual_risk'])} item(s)",
+    }
+
+
 def _alternatives(analysis: Analysis) -> list[str]:
     v = analysis.verdict
     out = []
@@ -371,8 +396,13 @@ def _context(
     vrows = record["verification"]
     passed = [g["gate"] for g in vrows if g["result"] == "passed"]
     failed = next((g["gate"] for g in vrows if g["result"] == "failed"), None)
+    marker = next((r for r in index if r["role"] == "marker_file" and r["sha256"]), None)
     return {
         "L": LABELS[lang],
+        "probe_present": any(r["role"] == "env_probe" and r["status"] == "present" for r in index),
+        "marker_sha256": marker["sha256"] if marker else None,
+        "command_sha256": hashlib.sha256(run["command"].encode()).hexdigest() if run["command"] else None,
+        "summary": _summaries(record),
         "lang": lang,
         "run": run,
         "analysis": analysis,
