@@ -74,8 +74,8 @@ def render_text(analysis: Analysis) -> str:
             out.append(f"  blocked: {p.blocked_reason}")
         for sn in p.safety:
             out.append(f"  safety [{sn.kind}] {sn.detail} ({sn.evidence})")
-        for e in p.marker_edits:
-            out.append(f"  edit {e.file}:{e.line} {e.op}: {e.text.strip()}")
+        for me in p.marker_edits:
+            out.append(f"  edit {me.file}:{me.line} {me.op}: {me.text.strip()}")
         if p.diff:
             out.append("  diff:")
             out.extend("    " + ln for ln in p.diff.rstrip("\n").splitlines())
