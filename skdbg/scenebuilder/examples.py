@@ -111,7 +111,7 @@ def event_bound_split() -> SceneSpec:
         op_trace=True,
         debug_options={"debug_op_exec_trace": 1},
         cache_writers={104: [105]},
-        noise_lines=20,  # the op_trace all-core listing is large: keep the scene under 200 KB
+        noise_lines=12,  # the op_trace all-core listing is large: keep the scene under 200 KB
     )
 
 

@@ -42,11 +42,15 @@ from skdbg.scenebuilder.plog import (
     dump_exception_msg,
     errcode_msg,
     error_tracking_msg,
+    extend_info_msg,
     ge_line,
     idedd_line,
+    kernel_fault_msg,
+    kernel_task_error_msg,
     noise_lines,
-    runtime_incident_lines,
+    report_module_msg,
     runtime_line,
+    stream_sync_failed_msg,
 )
 from skdbg.scenebuilder.sk_incident import CallbackBSpec, CoreSpec, IncidentSpec, render, to_filelog_lines
 from skdbg.scenebuilder.sk_incident import NodeSpec as DfxNodeSpec
@@ -104,7 +108,7 @@ COUNTER_OFFSET = 2176
 DFX_OFFSET = 6976
 DFX_SIZE = 168
 EVENT_CONFIG_SIZE = 32
-ENTRY_FUNC_SIZE = 0x400
+ENTRY_FUNC_SIZE = 0x200  # per sk_entry_* function in the entry ELF (kept small: scenes stay < 200 KB)
 ENTRY_BASE = 0x124080A03000
 CHILD_BASE = 0x124080B00000
 ARGS_BASE = 0x12C100400000
@@ -169,7 +173,11 @@ Child = Kernel | Event
 
 @dataclass(frozen=True)
 class FaultCore:
-    """One exception core. ``pc``: ("child", position) | ("entry",) | ("zero",) | ("addr", int).
+    """One exception core. ``pc``: ("child", k) | ("entry",) | ("zero",) | ("addr", int).
+
+    ``("child", k)``: a PC inside the code of task k (task index — equal to the position in ``children``
+    unless ``reorder`` moved a wait node; ``BuiltScene.task_index`` maps positions to task indices), at
+    ``entry[core_id % 4] + 0x58`` of the core type's entries.
 
     ``state``: (name or number, task index) of the counter/COND trace; None → ORIGIN.
     ``cond``: "auto" (encode the state), "unavailable" (COND 0) or an explicit value (T5 wrap cases).
@@ -210,7 +218,7 @@ class SceneSpec:
     fault: str = "sk"  # sk | non_sk | ge_sk | none
     handler: str | None = None  # full | anchor_only | none; None → full for fault="sk", else none
     dfx: bool = True
-    reorder: Mapping[int, int] = field(default_factory=dict)
+    reorder: Mapping[int, int] | str = field(default_factory=dict)  # {position: task index} or "auto"
     files: frozenset[str] | set[str] = ALL_FILES
     unfusible: Sequence[tuple[Kernel, str]] = ()
     scope_reasons: Sequence[str] = ()
@@ -219,7 +227,8 @@ class SceneSpec:
     run: Mapping[str, Any] | None = field(default_factory=dict)
     probe: Mapping[str, Any] | None = field(default_factory=dict)
     source: bool = True
-    debug_options: Mapping[str, Any] = field(default_factory=dict)
+    # run.json candidate.super_kernel_debug_options; None → {"debug_op_exec_trace": 1} for an *_op_trace entry
+    debug_options: Mapping[str, Any] | None = None
     cache_writers: Mapping[int, Sequence[int]] = field(default_factory=dict)
     run_start: datetime = _DEFAULT_RUN_START
     run_end: datetime = _DEFAULT_RUN_END
@@ -232,6 +241,7 @@ class SceneSpec:
     failure_phase: str | None = None  # None → device_fault (timeout for fault="none")
     noise_lines: int = 50
     non_sk_kernel: str = "Add_7c1e_kernel0"
+    fault_device: int | None = None  # device_id in the runtime fault line (default: ``device``)
     counters: Mapping[int, tuple[str | int, int]] = field(default_factory=dict)  # other cores' trace state
     seed: int = 48213
 
@@ -323,6 +333,8 @@ class _Sk:
     entry_base: int
     args_dev: int
     streams: list[int]  # stream ids in graph order
+    reorder: dict[int, int] = field(default_factory=dict)  # moved position → task index
+    reorder_auto: bool = False  # "auto": every deferrable wait is logged, moved or not
 
     @property
     def kernels(self) -> list[int]:
@@ -379,6 +391,45 @@ def _default_entry(children: Sequence[Child], op_trace: bool) -> str:
     return base + ("_op_trace" if op_trace else "")
 
 
+def _wait_targets(kids: Sequence[Child]) -> list[int | None]:
+    """Per position: the next kernel on the same stream after a wait node (the kernel it gates), else None."""
+    out: list[int | None] = [None] * len(kids)
+    for p, c in enumerate(kids):
+        if isinstance(c, Event) and c.kind in ("EventWait", "MemoryWait"):
+            out[p] = next(
+                (
+                    q
+                    for q in range(p + 1, len(kids))
+                    if isinstance(kids[q], Kernel) and kids[q].stream == c.stream
+                ),
+                None,
+            )
+    return out
+
+
+def _auto_reorder(kids: Sequence[Child]) -> dict[int, int]:
+    """``ReorderWaitNodesForTaskBuild`` (auto_op_parallel = CUSTOMIZE_QUEUE): every EventWait with a later
+    kernel on its stream is deferred and placed right before that kernel; other nodes keep their order."""
+    targets = _wait_targets(kids)
+    order: list[int] = []
+    pending: list[int] = []
+
+    def flush(current: int) -> None:
+        ready = [p for p in pending if (targets[p] or 0) <= current]
+        for p in ready:
+            order.append(p)
+            pending.remove(p)
+
+    for p, c in enumerate(kids):
+        if isinstance(c, Event) and c.kind == "EventWait" and targets[p] is not None:
+            pending.append(p)
+            continue
+        flush(p)
+        order.append(p)
+    flush(len(kids))
+    return {p: t for t, p in enumerate(order) if t != p}
+
+
 def _task_indices(n: int, reorder: Mapping[int, int]) -> list[int]:
     """Task index per position: ``reorder`` places moved (wait) nodes; the rest keep their relative order."""
     for p, t in reorder.items():
@@ -420,11 +471,16 @@ def _resolve_sk(
     *,
     entry: str | None,
     op_trace: bool,
-    reorder: Mapping[int, int],
+    reorder: Mapping[int, int] | str,
     id_base: int,
 ) -> _Sk:
     kids = list(children)
     n = len(kids)
+    auto = isinstance(reorder, str)
+    if isinstance(reorder, str):
+        if reorder != "auto":
+            raise ValueError(f"reorder must be a {{position: task index}} map or 'auto', got {reorder!r}")
+        reorder = _auto_reorder(kids)
     for c in kids:
         if isinstance(c, Kernel) and c.kernel_type not in KERNEL_TYPES:
             raise ValueError(f"kernel_type must be one of {KERNEL_TYPES}, got {c.kernel_type!r}")
@@ -489,9 +545,47 @@ def _resolve_sk(
         entry_base=ENTRY_BASE + ordinal * 0x10000,
         args_dev=ARGS_BASE + ordinal * 0x100000,
         streams=streams,
+        reorder={p: t for p, t in reorder.items() if p != t},
+        reorder_auto=auto,
     )
     _build_queues(sk)
     return sk
+
+
+def _reorder_msgs(sk: _Sk) -> list[str]:
+    """``ReorderWaitNodesForTaskBuild`` log lines (upstream wording): disabled, or defer/place/finished."""
+    if not sk.reorder and not sk.reorder_auto:
+        return ["task reorder disabled: auto_op_parallel is not CUSTOMIZE_QUEUE"]
+    targets = _wait_targets(sk.children)
+    n = len(sk.children)
+    deferred = [
+        p
+        for p, c in enumerate(sk.children)
+        if p in sk.reorder
+        or (sk.reorder_auto and isinstance(c, Event) and c.kind == "EventWait" and targets[p] is not None)
+    ]
+    msgs: list[str] = []
+    for p in deferred:
+        c = sk.children[p]
+        tgt = targets[p]
+        tk = tgt if tgt is not None else n
+        tnode = sk.node_ids[tgt] if tgt is not None else 0xFFFFFFFFFFFFFFFF
+        msgs.append(
+            f"task reorder: defer wait node for same-stream kernel, waitNodeId={sk.node_ids[p]}, "
+            f"streamIdx={sk.streams.index(c.stream)}, originalIdx={p}, targetKernelIdx={tk}, "
+            f"targetKernelNodeId={tnode}"
+        )
+    for p in sorted(deferred, key=lambda q: sk.task_index[q]):
+        c = sk.children[p]
+        tgt = targets[p]
+        msgs.append(
+            f"task reorder: place deferred wait node, waitNodeId={sk.node_ids[p]}, "
+            f"streamIdx={sk.streams.index(c.stream)}, originalIdx={p}, finalIdx={sk.task_index[p]}, "
+            f"targetKernelIdx={tgt if tgt is not None else n}"
+        )
+    moved = sum(1 for p, t in enumerate(sk.task_index) if p != t and p in deferred)
+    msgs.append(f"task reorder finished: originalCount={n}, moveCount={moved}")
+    return msgs
 
 
 def _build_queues(sk: _Sk) -> None:
@@ -764,6 +858,18 @@ class _Meta:
         """super_kernel.log build facts (§3.3): bind map, child ↔ binDevAddr, splits, task order, dumps."""
         recs: list[tuple[str, str]] = []
         for sk in self.sks:
+            # Schedule(): wait-node reorder, then the task order the builder uses (printed even unchanged)
+            recs += [("ReorderWaitNodesForTaskBuild", m) for m in _reorder_msgs(sk)]
+            nodes = [_graph_node(sk, p, built=False) for p in sk.order]
+            recs += [("PrintTaskNodesDetail", m) for m in skmeta.reordered_nodes_msgs(nodes)]
+            n_events = sum(1 for c in sk.children if isinstance(c, Event))
+            recs.append(
+                (
+                    "Schedule",
+                    f"schedule scope: taskCount={len(sk.children)}, customTaskCount={n_events}, "
+                    f"updateStreamCount={len(sk.streams)}",
+                )
+            )
             for p in sk.kernels:
                 c = sk.children[p]
                 assert isinstance(c, Kernel)
@@ -814,19 +920,6 @@ class _Meta:
                 recs.append(
                     ("BuildTaskQueue", f"index={t}, nodeType={typ}, nodeInfo={skmeta.render_node(n)}")
                 )
-            moved = sorted((t, p) for p, t in enumerate(sk.task_index) if t != p)
-            if moved:
-                for p, t in enumerate(sk.task_index):
-                    if p in self.spec.reorder and sk.ordinal == 0:
-                        recs.append(
-                            (
-                                "ReorderTaskNodes",
-                                f"task reorder: place deferred wait node, waitNodeId={sk.node_ids[p]}, "
-                                f"originalIndex={p}, taskIndex={t}",
-                            )
-                        )
-                nodes = [_graph_node(sk, p, built=True) for p in sk.order]
-                recs += [("ReorderTaskNodes", m) for m in skmeta.reordered_nodes_msgs(nodes)]
             etype = {"sk_entry_aic": "AIC_ONLY", "sk_entry_aiv": "AIV_ONLY", "sk_entry_mix12": "MIX_AIC_1_2"}
             base = sk.entry.removesuffix("_op_trace")
             recs.append(
@@ -934,11 +1027,13 @@ def _core_pc(sk: _Sk, c: FaultCore) -> int:
     if kind == "addr":
         return int(c.pc[1])
     if kind == "child":
-        p = int(c.pc[1])
-        aic_e, aiv_e = sk.entries_of(p)
+        k = int(c.pc[1])
+        if not 0 <= k < len(sk.order):
+            raise ValueError(f"core {c.core_id}: task index {k} out of range")
+        aic_e, aiv_e = sk.entries_of(sk.order[k])
         ent = aic_e if c.core_type == "AIC" else aiv_e
         if not any(ent):
-            raise ValueError(f"core {c.core_id}: child {p} has no {c.core_type} code")
+            raise ValueError(f"core {c.core_id}: task {k} has no {c.core_type} code")
         return ent[c.core_id % 4] + FAULT_OFFSET
     raise ValueError(f"unknown pc form {c.pc!r}")
 
@@ -1058,6 +1153,57 @@ def _core_kind(core_type: str) -> str:
     return "aicore error exception" if core_type == "AIC" else "aivec error exception"
 
 
+def _runtime_lines(
+    ts: datetime,
+    *,
+    pid: int,
+    device: int,
+    kernel_name: str,
+    cores: Sequence[tuple[int, str, int, int]],
+    para_base: int,
+    stream_id: int = 2,
+) -> list[str]:
+    """The runtime side of one AI Core fault in the §1.5 order (items 1–4): one core report (+ extend info)
+    per exception core ``(core_id, core_type, pc_start, pc_current)``, the kernel task error, the stream sync
+    failure and the kernel identification line with this scene's ``device_id`` (gate: device)."""
+    step = timedelta(microseconds=37)
+    out: list[str] = [
+        runtime_line(ts, report_module_msg(), pid=pid, func="ProcessStarsCoreErrorInfo", tags="[EXEC][EXEC]",
+                     src_file="device_error_proc.cc", src_line=1166),
+    ]  # fmt: skip
+    k = 1
+    for serial, (core_id, core_type, start, cur) in enumerate(cores, start=1):
+        for msg in (
+            core_report_msg(core_id=core_id, kind=_core_kind(core_type), pc_start=start, pc_current=cur,
+                            para_base=para_base, serial=serial),
+            extend_info_msg(),
+        ):  # fmt: skip
+            out.append(
+                runtime_line(ts + k * step, msg, pid=pid, func="ProcessStarsCoreErrorInfo", tags="[EXEC][EXEC]",
+                             src_file="device_error_proc.cc", src_line=1166)
+            )  # fmt: skip
+            k += 1
+    out.append(
+        runtime_line(ts + k * step, kernel_task_error_msg(), pid=pid, func="PreCheckTaskErr",
+                     src_file="davinci_kernel_task.cc", src_line=1200)
+    )  # fmt: skip
+    out.append(
+        runtime_line(ts + (k + 1) * step, stream_sync_failed_msg(stream_id=stream_id), pid=pid, src_line=1509)
+    )
+    out.append(
+        runtime_line(
+            ts + (k + 2) * step,
+            kernel_fault_msg(device_id=device, kernel_name=kernel_name, stream_id=stream_id, task_id=RUNTIME_TASK_ID),
+            pid=pid, func="PrintErrorInfoForDavinciTask", tags="", src_file="davinci_kernel_task.cc", src_line=1639,
+        )
+    )  # fmt: skip
+    return out
+
+
+def _fault_device(spec: SceneSpec) -> int:
+    return spec.fault_device if spec.fault_device is not None else spec.device
+
+
 def _plog(
     spec: SceneSpec, sk: _Sk | None, inc: IncidentSpec | None, pcs: dict[int, int], pid: int
 ) -> list[str]:
@@ -1069,47 +1215,33 @@ def _plog(
     for start in (
         process_start + timedelta(milliseconds=80),
         spec.build_ts - timedelta(milliseconds=240),
-        spec.build_ts + timedelta(seconds=30),
-        spec.fault_ts - timedelta(seconds=40),
+        spec.build_ts + (spec.fault_ts - spec.build_ts) / 3,
+        spec.build_ts + (spec.fault_ts - spec.build_ts) * 2 / 3,
     ):
         out += _noise(spec, pid, rng, start, chunk)
     out += _noise(
         spec, pid, rng, spec.fault_ts - timedelta(milliseconds=30), max(spec.noise_lines - 4 * chunk, 0)
     )
     rt_ts = spec.fault_ts - timedelta(microseconds=302)
-    first = spec.cores[0] if spec.cores else FaultCore(0, "AIV", ("zero",))
-    tail: list[str] = []
+    fault_lines: list[str] = []
     if spec.fault == "sk" and sk is not None:
-        lines = runtime_incident_lines(
-            rt_ts, pid=pid, kernel_name=sk.entry, core_id=first.core_id, pc_start=sk.start_pc,
-            pc_current=pcs.get(first.core_id, 0), para_base=sk.args_dev, stream_id=2, task_id=RUNTIME_TASK_ID,
-        )  # fmt: skip
-        for k, fc in enumerate(spec.cores[1:], start=1):
-            lines.insert(
-                1 + k,
-                runtime_line(
-                    rt_ts + timedelta(microseconds=37 * 1 + k),
-                    core_report_msg(core_id=fc.core_id, kind=_core_kind(fc.core_type), pc_start=sk.start_pc,
-                                    pc_current=pcs[fc.core_id], para_base=sk.args_dev, serial=1 + k),
-                    pid=pid, func="ProcessStarsCoreErrorInfo", tags="[EXEC][EXEC]",
-                    src_file="device_error_proc.cc", src_line=1166,
-                ),
-            )  # fmt: skip
-        out += lines[:-1]
-        tail = lines[-1:]
+        cores = [(fc.core_id, fc.core_type, sk.start_pc, pcs[fc.core_id]) for fc in spec.cores]
+        fault_lines = _runtime_lines(rt_ts, pid=pid, device=_fault_device(spec), kernel_name=sk.entry, cores=cores,
+                                     para_base=sk.args_dev)  # fmt: skip
     elif spec.fault == "non_sk":
         base = 0x124081F00000
-        lines = runtime_incident_lines(
-            rt_ts, pid=pid, kernel_name=spec.non_sk_kernel, core_id=first.core_id, pc_start=base,
-            pc_current=base + 0x3A8, para_base=0x12C101000000, stream_id=2, task_id=RUNTIME_TASK_ID,
-        )  # fmt: skip
-        out += lines[:-1]
-        tail = lines[-1:]
-    elif spec.fault == "ge_sk":
-        out += _ge_sk_lines(spec, rt_ts, pid)
+        cores = [(fc.core_id, fc.core_type, base, base + 0x3A8) for fc in spec.cores] or [
+            (30, "AIV", base, base + 0x3A8)
+        ]
+        fault_lines = _runtime_lines(rt_ts, pid=pid, device=_fault_device(spec), kernel_name=spec.non_sk_kernel,
+                                     cores=cores, para_base=0x12C101000000)  # fmt: skip
+    elif spec.fault == "ge_sk" and sk is not None:
+        fault_lines = _ge_sk_lines(spec, sk, rt_ts, pid)
+    out += fault_lines
     if inc is not None:
         out += _handler_lines(spec, inc)
-    if tail:
+    if fault_lines:
+        # the API returns only after the exception callbacks ran: the ErrCode line follows the handler block
         n_sk = len(render(inc)) if inc is not None else 0
         ts = spec.fault_ts + timedelta(microseconds=(inc.step_us if inc else 23) * n_sk + 850)
         out.append(runtime_line(ts, errcode_msg(), pid=pid, func="rtStreamSynchronize", src_file="api_c.cc",
@@ -1130,28 +1262,32 @@ def _handler_mode(spec: SceneSpec) -> str:
     return "full" if spec.fault == "sk" else "none"
 
 
-def _ge_sk_lines(spec: SceneSpec, ts: datetime, pid: int) -> list[str]:
+def _ge_sk_lines(spec: SceneSpec, sk: _Sk, ts: datetime, pid: int) -> list[str]:
     """torchair GE-mode SK fault (§3.1.4, X6): te_superkernel_<hash>, GE error tracking, adump symbol."""
-    kernels = [c for c in spec.children if isinstance(c, Kernel)]
+    kernels = [c for c in sk.children if isinstance(c, Kernel)]
     first = kernels[0].func_name if kernels else "none"
     last = kernels[-1].func_name if kernels else "none"
-    hsh = f"{random.Random(spec.seed).getrandbits(64):016x}"
-    te = f"te_superkernel_{hsh}"
+    te = f"te_superkernel_{random.Random(spec.seed).getrandbits(64):016x}"
     fc = spec.cores[0] if spec.cores else FaultCore(30)
     start = 0x124082000000
-    k = int(fc.pc[1]) if fc.pc[0] == "child" else 0
-    target = spec.children[k] if 0 <= k < len(spec.children) else None
+    k = int(fc.pc[1]) if fc.pc[0] == "child" and 0 <= int(fc.pc[1]) < len(sk.order) else 0
+    target = sk.children[sk.order[k]] if sk.order else None
     tname = target.func_name if isinstance(target, Kernel) else first
     sym = f"{tname}_sk_split{fc.core_id % 4}"
     cur = start + 0x1000 * (k + 1) + FAULT_OFFSET
-    lines = runtime_incident_lines(
-        ts, pid=pid, kernel_name=te, core_id=fc.core_id, pc_start=start, pc_current=cur,
-        para_base=0x12C101000000, stream_id=70, task_id=RUNTIME_TASK_ID,
-    )  # fmt: skip
-    out = lines[:-1]
+    out = _runtime_lines(
+        ts,
+        pid=pid,
+        device=_fault_device(spec),
+        kernel_name=te,
+        cores=[(fc.core_id, fc.core_type, start, cur)],
+        para_base=0x12C101000000,
+        stream_id=70,
+    )
+    # fmt: skip
     out.append(
         ge_line(ts + timedelta(microseconds=400),
-                error_tracking_msg(origin_op_name=f"sk_{spec.scope_name}_start_{first}_end_{last}", stream_id=70),
+                error_tracking_msg(origin_op_name=f"sk_{sk.scope_name}_start_{first}_end_{last}", stream_id=70),
                 pid=pid)
     )  # fmt: skip
     out.append(
@@ -1163,7 +1299,6 @@ def _ge_sk_lines(spec: SceneSpec, ts: datetime, pid: int) -> list[str]:
             pid=pid,
         )
     )  # fmt: skip
-    out.append(lines[-1])
     return out
 
 
@@ -1270,7 +1405,11 @@ def _run_doc(spec: SceneSpec, run: Mapping[str, Any]) -> dict[str, Any]:
     cand = dict(doc["candidate"])
     cand["scope_names"] = [spec.scope_name]
     cand["marker_file"] = "src/model.py"
-    cand["super_kernel_debug_options"] = dict(spec.debug_options)
+    if spec.debug_options is not None:
+        cand["super_kernel_debug_options"] = dict(spec.debug_options)
+    else:  # a consistent run: the *_op_trace entry ran because debug_op_exec_trace was on (F9)
+        entry = spec.entry or _default_entry(spec.children, spec.op_trace)
+        cand["super_kernel_debug_options"] = {"debug_op_exec_trace": 1} if "op_trace" in entry else {}
     doc["candidate"] = cand
     doc["cache_writers"] = {str(w): list(r) for w, r in spec.cache_writers.items()}
     return _deep_merge(doc, run)

@@ -177,7 +177,7 @@ def test_reorder_moves_wait_node_task_index(tmp_path: Path) -> None:
         children=children,
         reorder={1: 3},
         dialect="D5",
-        cores=[FaultCore(30, "AIV", pc=("child", 3), state=("OP_LAUNCHED", 2))],
+        cores=[FaultCore(30, "AIV", pc=("child", 2), state=("OP_LAUNCHED", 2))],  # task 2 = C_3
     )
     assert built.task_index == [0, 3, 1, 2]
     inst = _instance(ctx)
@@ -188,6 +188,39 @@ def test_reorder_moves_wait_node_task_index(tmp_path: Path) -> None:
     inc = ctx.evidence.incidents[0]
     assert inc.cores[0].node == 2  # the handler names the task index
     assert inc.dfx is not None and inc.dfx.nodes[3].origin_name is None  # event node at task 3
+    assert inc.dfx.nodes[2].origin_name == "C_3"
+    me = ctx.evidence.model_evidence[0]
+    assert me.images is not None
+    assert me.images.locate(built.current_pcs[30]).image.func_name == "C_3"  # type: ignore[union-attr]
+    log = (built.model_dir / "super_kernel.log").read_text()
+    assert (
+        "task reorder: place deferred wait node, waitNodeId=101, streamIdx=0, originalIdx=1, finalIdx=3"
+        in log
+    )
+
+
+def test_reorder_auto_defers_waits_to_their_kernel(tmp_path: Path) -> None:
+    """auto_op_parallel CUSTOMIZE_QUEUE: a wait is placed right before the next kernel on its stream."""
+    children = [
+        Kernel("A_1"),
+        Event("EventWait", event_id=3, stream=1),
+        Kernel("B_2"),
+        Kernel("C_3", stream=1),
+    ]
+    built, ctx = _build(
+        tmp_path, children=children, reorder="auto", cores=[FaultCore(30, "AIV", pc=("child", 3))]
+    )
+    assert built.task_index == [0, 2, 1, 3]
+    inst = _instance(ctx)
+    assert inst.reordered and inst.index_to_node_id == {0: 100, 1: 102, 2: 101, 3: 103}
+
+
+def test_no_reorder_logs_disabled(tmp_path: Path) -> None:
+    built, ctx = _build(tmp_path, cores=[FaultCore(30, "AIV", pc=("child", 0))])
+    assert not _instance(ctx).reordered
+    log = (built.model_dir / "super_kernel.log").read_text()
+    assert "task reorder disabled: auto_op_parallel is not CUSTOMIZE_QUEUE" in log
+    assert "reordered task nodes: node count=6" in log
 
 
 def test_files_subset_and_missing_side_files(tmp_path: Path) -> None:
@@ -240,6 +273,20 @@ def test_meta_prefix_false_writes_bare_lines_with_build_mtime(tmp_path: Path) ->
 
 
 # ------------------------------------------------------------------------------------------ fault kinds
+
+
+def test_fault_line_device_and_diagnostic_defaults(tmp_path: Path) -> None:
+    built, ctx = _build(tmp_path, device=5, op_trace=True, cores=[FaultCore(30, "AIV", pc=("child", 0))])
+    (fault,) = _faults(ctx)
+    assert fault.device_id == 5 and fault.kernel_name == built.entry
+    run = json.loads((built.root / "run.json").read_text())
+    assert run["device"] == 5
+    assert run["candidate"]["super_kernel_debug_options"] == {
+        "debug_op_exec_trace": 1
+    }  # consistent with entry
+    other, ctx2 = _build(tmp_path, "b", fault_device=1, cores=[FaultCore(30, "AIV", pc=("child", 0))])
+    assert _faults(ctx2)[0].device_id == 1
+    assert json.loads((other.root / "run.json").read_text())["candidate"]["super_kernel_debug_options"] == {}
 
 
 def test_fault_non_sk(tmp_path: Path) -> None:
