@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from skdbg.parsers.sk_handler import DIALECTS
 from skdbg.triage.attribution import Attribution
 from skdbg.triage.context import TriageContext
 from skdbg.triage.model import ChildRef, EvidenceItem, GateResult, Verdict
@@ -45,6 +46,23 @@ def _mark(evidence: tuple[EvidenceItem, ...], suspect: int | None) -> tuple[Evid
             e = replace(e, agrees=e.task_index == suspect)
         out.append(e)
     return tuple(out)
+
+
+def _dialect_unknown(loc: Localization) -> bool:
+    """G4/C1: the handler output is not recognised.
+
+    An anchor-only block (``Exception is from superkernel function '…', op_trace=…``) fits D1–D5
+    and carries no field whose meaning differs between them, so it is *recognised* even though
+    its revision cannot be narrowed; it falls through to C6 (only the SK entry is known), not C1.
+    """
+    if loc.dialect_known and loc.fault.dialect not in (None, "unknown"):
+        return False
+    inc = loc.incident
+    if inc is None:
+        return not loc.dialect_known and loc.fault.dialect is not None
+    recognised = bool(inc.dialect_candidates) and all(d in DIALECTS for d in inc.dialect_candidates)
+    field_free = not inc.cores and inc.dfx is None and inc.header is None and inc.counters is None
+    return not (recognised and field_free)
 
 
 def _base_flags(gate: GateResult, att: Attribution) -> list[str]:
@@ -96,7 +114,7 @@ def grade(ctx: TriageContext, gate: GateResult, loc: Localization, att: Attribut
     amb_all = tuple(sorted(set(k_set) | set(att.e2_ambiguous) | set(att.e3_ambiguous)))
 
     # C1 — dialect unknown, or the SK instance is not unique (F5/F6 ambiguity).
-    if not loc.dialect_known or (loc.fault.dialect or "unknown") == "unknown":
+    if _dialect_unknown(loc):
         return Verdict(
             "low",
             "C1",

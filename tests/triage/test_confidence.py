@@ -212,13 +212,13 @@ def test_c5_pc_match_without_metadata(tmp_path: Path) -> None:
 
 
 def test_eval2_timeout_with_only_the_entry_is_low(tmp_path: Path) -> None:
-    # Only the anchor line: no DFX, no trace, no task queue; the dialect cannot be decided (D1–D5),
-    # so C1 caps it at low before C6 would — either way no child is named.
+    # Only the anchor line: no DFX, no trace, no task queue. The revision cannot be narrowed (D1–D5)
+    # but nothing field-dependent was printed, so this is C6 (only the SK entry), not C1.
     spec = SceneSpec(
         children=THREE, handler="anchor_only", failure_phase="timeout", files=ALL_FILES - {"task_queue"}
     )
     v = verdict_of(spec, tmp_path)
-    assert (v.confidence, v.rule, v.suspect) == ("low", "C1", None)
+    assert (v.confidence, v.rule, v.suspect) == ("low", "C6", None)
     assert v.candidates == ()
     assert any(m.startswith("L1") for m in v.missing) and any(m.startswith("L2") for m in v.missing)
 
