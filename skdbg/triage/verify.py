@@ -503,6 +503,12 @@ def _v1(st: _State) -> GateCheck:
             if t.debug_options is not None and t.debug_options & DIAGNOSTIC_BITS:
                 diag.append(f"task {t.index} debugOptions=0x{t.debug_options:x}")
                 break
+    for me in _models_of(new, st.new_pid):
+        if me.fail_reasons is not None and me.fail_reasons.per_op_max_core:
+            diag.append("DEBUG_PER_OP_MAX_CORE=enabled")
+    prof = new.scene.of_kind("sk_prof")
+    if prof:
+        diag.append(f"SK profiler on ({prof[0].relpath}, ASCEND_PROF_SK_ON)")
     if diag and not st.declared_diagnostic:
         raise _Fail(
             "F9: NEW ran with diagnostics ("
@@ -548,6 +554,13 @@ def _v2(st: _State) -> GateCheck:
         inc = new.evidence.incidents[0]
         raise _Fail(f"SK exception handler output in NEW (pid {inc.pid})")
     pids = sorted({pe.pid for pe in plogs})
+    old_pids = sorted({pe.pid for pe in old.evidence.plogs})
+    if len(pids) < len(old_pids):
+        # §5.2: a pass on one rank proves nothing when the failing attempt ran several
+        raise _Fail(
+            f"NEW has plogs of {len(pids)} process(es) {pids}, OLD of {len(old_pids)} {old_pids}: "
+            "the run must complete on all ranks"
+        )
     old_path = old.run.failing_path if old.run is not None else None
     if not old_path:
         raise _Fail(

@@ -190,6 +190,23 @@ def test_v1_diagnostics_off_unless_declared(tmp_path: Path) -> None:
     assert pair.run(declared_diagnostic=True).gate("V1").result == "passed"
 
 
+def test_v1_option_not_accepted_by_probe(tmp_path: Path) -> None:
+    pair = make_pair(tmp_path, new_spec={"run": {**NEW_RUN}})
+    edit_json(
+        pair.new.root / "run.json",
+        lambda d: d["candidate"].update(super_kernel_optimize_options={"auto_op_parallel": 7}),
+    )
+    res = pair.run()
+    assert results(res)[0] == "failed" and "auto_op_parallel" in res.gate("V1").detail
+
+
+def test_v1_profiler_is_diagnostic(tmp_path: Path) -> None:
+    pair = make_pair(tmp_path)
+    (pair.new.root / "sk_meta/50001/sk_prof_device_3.json").write_text("[]")
+    res = pair.run()
+    assert results(res)[0] == "failed" and "profiler" in res.gate("V1").detail
+
+
 def test_v1_no_proposal(tmp_path: Path) -> None:
     pair = make_pair(tmp_path)
     pair.proposal = Proposal(status="blocked", reason="R6")
@@ -223,6 +240,15 @@ def test_v2_fault_line_in_new_plog(tmp_path: Path) -> None:
     assert res.gate("V2").evidence and res.gate("V2").evidence[0].file.startswith("log/")
 
 
+def test_v2_all_ranks(tmp_path: Path) -> None:
+    pair = make_pair(tmp_path)
+    # OLD ran two ranks: a second plog of another pid; NEW has one rank only
+    other = pair.old.plog.with_name(pair.old.plog.name.replace("48213", "48214"))
+    other.write_text(pair.old.plog.read_text().replace("(48213,", "(48214,"))
+    res = pair.run()
+    assert results(res)[:2] == ["passed", "failed"] and "all ranks" in res.gate("V2").detail
+
+
 def test_v2_failing_path_must_match(tmp_path: Path) -> None:
     res = make_pair(
         tmp_path, new_spec={"run": {**NEW_RUN, "failing_path": {"prompt_id": "other", "step": 1}}}
@@ -231,6 +257,36 @@ def test_v2_failing_path_must_match(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------------------------------ V3
+
+
+def test_close_reopen_passes_with_not_in_scope(tmp_path: Path) -> None:
+    ind = " " * 8
+
+    def close_reopen(src: str, p: Proposal) -> str:
+        first, after = (e.line for e in p.marker_edits)
+        return apply_edits(
+            src,
+            [
+                MarkerEdit(
+                    "src/model.py", first, "insert", f'{ind}torch.npu.super_kernel_scope_end("{SCOPE}")'
+                ),
+                MarkerEdit(
+                    "src/model.py", after, "insert", f'{ind}torch.npu.super_kernel_scope_begin("{SCOPE}")'
+                ),
+            ],
+        )
+
+    pair = make_pair(
+        tmp_path,
+        mechanism="close_reopen_exclusion",
+        source=close_reopen,
+        new_spec={"unfusible": [(K[2], "NOT_IN_SCOPE")]},
+    )
+    pair.proposal = replace(pair.proposal, marker_edits=())  # no declared diff: mechanism check only
+    res = pair.run()
+    assert results(res)[:3] == ["passed", "passed", "passed"], res.verification
+    assert res.mechanism_found == "close_reopen_exclusion"
+    assert "NOT_IN_SCOPE" in res.gate("V3").detail
 
 
 def test_v3_same_pid(tmp_path: Path) -> None:
@@ -359,6 +415,14 @@ def test_v4_needed_for_multistream_fragment(tmp_path: Path) -> None:
     assert results(res)[:3] == ["passed", "passed", "passed"]
     assert res.gate("V4").result == "not_run" and "needed" in res.gate("V4").detail
     assert "ASCEND_PROF_SK_ON" in res.gate("V4").detail
+
+
+def test_v4_passes_with_complete_profile_in_declared_diagnostic_round(tmp_path: Path) -> None:
+    pair = _multistream_pair(tmp_path)
+    (pair.new.root / "sk_meta/50001/sk_prof_device_3.json").write_text("[]")
+    res = pair.run(declared_diagnostic=True)
+    assert results(res) == ["passed", "passed", "passed", "passed", "not_run"]
+    assert res.round_status == "passed_gates(V1..V4)"
 
 
 def test_v4_buffer_full_fails(tmp_path: Path) -> None:
