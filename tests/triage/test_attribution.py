@@ -404,3 +404,17 @@ def test_t5_hidden_wrap_leaves_every_candidate(tmp_path: Path) -> None:
     c = core(att, 30)
     assert c.e3 is None and c.e3_candidates == (1, 257)
     assert att.K == () and att.e3_ambiguous == (1, 257)
+
+
+def test_d0_legacy_launch_counter_gives_l1_without_pc_match(tmp_path: Path) -> None:
+    # D0 prints `launch=<st>` counters and no PC→node block: E1 only, core type unknown (T7: no guess).
+    spec = SceneSpec(
+        children=THREE,
+        cores=[FaultCore(core_id=30, core_type="AIV", pc=("child", 2), state=("OP_LAUNCHED", 2))],
+        dialect="D0",
+        op_trace=True,
+    )
+    att = run(spec, tmp_path)
+    c = core(att, 30)
+    assert (c.e1, c.e2, c.m) == (2, None, ())
+    assert att.K == (2,) and att.e4[2].ok

@@ -257,3 +257,15 @@ def test_gate_route_hints_are_taken_over(tmp_path: Path) -> None:
     gate = GateResult(passed=False, failed=("G3",), route_hints=("X7",))
     routes, steps, v = routed(SceneSpec(children=THREE, fault="none"), tmp_path, kind="none", gate=gate)
     assert routes == ("X7",) and steps == () and v.rule == "C0"
+
+
+def test_d3_for_exceed_core_max(tmp_path: Path) -> None:
+    spec = SceneSpec(
+        children=THREE,
+        scope_reasons=["EXCEED_CORE_MAX"],
+        cores=[FaultCore(core_id=30, core_type="AIV", pc=("zero",))],
+    )
+    _, steps, v = routed(spec, tmp_path)
+    assert v.confidence == "low"
+    d3 = [s for s in steps if s.id == "D3"]
+    assert [s.options for s in d3] == [{"debug_per_op_max_core_num": 1}] and "EXCEED_CORE_MAX" in d3[0].why
