@@ -227,8 +227,9 @@ class SceneSpec:
     run: Mapping[str, Any] | None = field(default_factory=dict)
     probe: Mapping[str, Any] | None = field(default_factory=dict)
     source: bool = True
-    # run.json candidate.super_kernel_debug_options; None → {"debug_op_exec_trace": 1} for an *_op_trace entry
-    debug_options: Mapping[str, Any] | None = None
+    # run.json candidate.super_kernel_debug_options (F9). Default {} even with op_trace — a "clean manifest
+    # but *_op_trace entry" scene (F9 conflict); None → derived: {"debug_op_exec_trace": 1} iff op_trace entry
+    debug_options: Mapping[str, Any] | None = field(default_factory=dict)
     cache_writers: Mapping[int, Sequence[int]] = field(default_factory=dict)
     run_start: datetime = _DEFAULT_RUN_START
     run_end: datetime = _DEFAULT_RUN_END

@@ -276,7 +276,9 @@ def test_meta_prefix_false_writes_bare_lines_with_build_mtime(tmp_path: Path) ->
 
 
 def test_fault_line_device_and_diagnostic_defaults(tmp_path: Path) -> None:
-    built, ctx = _build(tmp_path, device=5, op_trace=True, cores=[FaultCore(30, "AIV", pc=("child", 0))])
+    built, ctx = _build(
+        tmp_path, device=5, op_trace=True, debug_options=None, cores=[FaultCore(30, "AIV", pc=("child", 0))]
+    )
     (fault,) = _faults(ctx)
     assert fault.device_id == 5 and fault.kernel_name == built.entry
     run = json.loads((built.root / "run.json").read_text())
@@ -284,8 +286,11 @@ def test_fault_line_device_and_diagnostic_defaults(tmp_path: Path) -> None:
     assert run["candidate"]["super_kernel_debug_options"] == {
         "debug_op_exec_trace": 1
     }  # consistent with entry
-    other, ctx2 = _build(tmp_path, "b", fault_device=1, cores=[FaultCore(30, "AIV", pc=("child", 0))])
+    other, ctx2 = _build(
+        tmp_path, "b", fault_device=1, op_trace=True, cores=[FaultCore(30, "AIV", pc=("child", 0))]
+    )
     assert _faults(ctx2)[0].device_id == 1
+    # the default is a clean manifest even for an op_trace entry (F9 conflict scenes)
     assert json.loads((other.root / "run.json").read_text())["candidate"]["super_kernel_debug_options"] == {}
 
 
