@@ -415,7 +415,7 @@ def call_tokens(func: ast.expr) -> list[str]:
     for p in ("npu_", "aclnn_"):
         if name.startswith(p):
             name = name[len(p) :]
-    return _split_words(name)
+    return op_tokens(name)
 
 
 def _subseq(small: list[str], big: list[str]) -> bool:

@@ -264,11 +264,16 @@ class _Builder:
         for e in frag.edges:
             added = f"; adds nodeIds {list(e.added)} to the fragment" if e.added else ""
             blocks = bool(e.added) or (e.kind in ("event", "memory_event") and self.cid in e.nodes)
+            src = e.src
+            if src is None and self.src is not None:
+                placed = [self.lines[i] for i in e.added if i in self.lines]
+                if placed:  # a source-order edge: cite the first collateral statement
+                    src = Source(str(self.src.path), min(placed))
             self.safety.append(
                 SafetyNote(
                     kind=e.kind,
                     detail=f"§4.2({e.rule}) {e.detail}{added}",
-                    evidence=self.ev(e.src, _kind_of(e.src)),
+                    evidence=self.ev(src, "source" if e.kind == "source" else _kind_of(src)),
                     blocks=blocks,
                 )
             )
