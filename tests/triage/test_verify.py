@@ -485,3 +485,67 @@ def test_proposal_is_not_mutated(tmp_path: Path) -> None:
     before = replace(pair.proposal)
     pair.run()
     assert pair.proposal == before
+
+
+# ------------------------------------------------------------------------------------------ end to end
+
+
+def _stage_proposal(ctx: Any) -> Proposal:
+    """OLD's proposal from the committed pipeline stages (localize → gate → attribute → grade → propose)."""
+    from skdbg.triage.attribution import attribute
+    from skdbg.triage.confidence import grade
+    from skdbg.triage.gate import run_gate
+    from skdbg.triage.localize import localize
+    from skdbg.triage.proposal import propose
+
+    loc = localize(ctx)
+    verdict = grade(ctx, run_gate(ctx, loc), loc, attribute(ctx, loc))
+    return propose(ctx, loc, verdict)
+
+
+def _rebuild_new(tmp: Path, old: BuiltScene, p: Proposal) -> BuiltScene:
+    """NEW = what the runtime writes after the proposal: before SK, after SK, fragment unfusible."""
+    by_id = dict(zip(old.node_ids, K, strict=True))
+    new = build_scene(
+        SceneSpec(
+            children=[by_id[i] for i in p.before],
+            extra_sks=[SkDef(8, SCOPE, [by_id[i] for i in p.after])],
+            unfusible=[(by_id[i], "IN_UNFUSIBLE_SCOPE") for i in p.excluded],
+            pid=50001,
+            fault="none",
+            run=NEW_RUN,
+        ),
+        tmp / "new",
+    )
+    (new.root / "src/model.py").write_text(
+        apply_edits((old.root / "src/model.py").read_text(), p.marker_edits)
+    )
+    return new
+
+
+def test_end_to_end_with_the_pipeline_proposal(tmp_path: Path) -> None:
+    old = build_scene(
+        SceneSpec(children=K, cores=[FaultCore(3, "AIV", pc=("child", 2))], run=OLD_RUN), tmp_path / "old"
+    )
+    octx = open_context(old.root)
+    p = _stage_proposal(octx)
+    assert p.status == "proposed" and p.excluded == (old.node_ids[2],)
+    new = _rebuild_new(tmp_path, old, p)
+    res = verify(octx, open_context(new.root), p)
+    validate_verify(res.to_json())
+    assert results(res)[:3] == ["passed", "passed", "passed"], res.verification
+    assert res.mechanism_found == p.mechanism and res.routes == ("R7",)
+
+
+def test_verify_scenes_runs_the_engine_on_old(tmp_path: Path) -> None:
+    pytest.importorskip("skdbg.triage.engine")
+    from skdbg.triage.verify import verify_scenes
+
+    old = build_scene(
+        SceneSpec(children=K, cores=[FaultCore(3, "AIV", pc=("child", 2))], run=OLD_RUN), tmp_path / "old"
+    )
+    p = _stage_proposal(open_context(old.root))
+    new = _rebuild_new(tmp_path, old, p)
+    res = verify_scenes(old.root, new.root)
+    validate_verify(res.to_json())
+    assert results(res)[:3] == ["passed", "passed", "passed"]
