@@ -497,9 +497,33 @@ class _Builder:
                 n = self.inst.node_by_id(t.node_id)
                 if n is not None and n.node.event_id is not None:
                     ev = f" eventId={n.node.event_id} (nodeId {t.node_id}, stream {n.stream_id})"
-            text = f"task {t.index} EVENT_WAIT{ev} at {where}; waits for the matching EVENT_NOTIFY"
+            text = f"task {t.index} EVENT_WAIT{ev} at {where}; waits for {self._notify_of(t)}"
         self.cite("L4", t.origin, t.src, excerpt=_task_text(t), rule="X5", k=t.index)
         return text
+
+    def _notify_of(self, t: SkTask) -> str:
+        """The EventNotify partner (same eventId) of a waiting task, named by nodeId/stream/task."""
+        inst = self.inst
+        wait = inst.node_by_id(t.node_id) if inst is not None and t.node_id is not None else None
+        if inst is None or wait is None or wait.node.event_id is None:
+            return "the matching EVENT_NOTIFY"
+        ev = wait.node.event_id
+        partners = [
+            n
+            for n in inst.nodes
+            if n.node.event_id == ev
+            and n.node_id != wait.node_id
+            and (n.node.event_type or "") != "EventWait"
+        ]
+        if not partners:
+            return f"an EventNotify of eventId={ev} that is not in this SK (cross-SK or missing edge)"
+        by_node = {v: k for k, v in inst.index_to_node_id.items()}
+        parts = []
+        for n in partners:
+            k = by_node.get(n.node_id)
+            task = f", task {k}" if k is not None else ""
+            parts.append(f"{n.node.event_type or 'notify'} nodeId {n.node_id} (stream {n.stream_id}{task})")
+        return "the edge from " + " / ".join(parts)
 
     # -------------------------------------------------------------- L4
 

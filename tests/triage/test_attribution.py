@@ -274,6 +274,7 @@ def test_t1_finished_child_is_never_named_and_core_is_a_bystander(tmp_path: Path
 
 def test_bystander_in_state_1_blocks_from_queue_head(tmp_path: Path) -> None:
     kids = [
+        Event("EventNotify", event_id=4, stream=1),
         Kernel("AddB_22", "AIV_ONLY"),
         Event("EventWait", event_id=4, stream=0),
         Kernel("CastC_33", "AIV_ONLY"),
@@ -289,6 +290,7 @@ def test_bystander_in_state_1_blocks_from_queue_head(tmp_path: Path) -> None:
     assert c.role == "bystander"
     # the queue head is a FUNC; state 1 starts there, the first blocking task is the event wait
     assert c.blocking is not None and "EVENT_WAIT" in c.blocking and "eventId=4" in c.blocking
+    assert "EventNotify nodeId 100" in c.blocking  # the edge it waits on
 
 
 def test_circular_wait_across_cores(tmp_path: Path) -> None:
