@@ -391,7 +391,7 @@ def _f3(ctx: TriageContext, loc: Localization, g: _Gate) -> None:
     collect = COLLECT_META.replace("<P>", str(pid) if pid is not None else "<pid>")
     if not mes:
         others = sorted({m.pid_label for m in ctx.evidence.models})
-        detail = f"no sk_meta/{pid}/ model directory"
+        detail = f"no sk_meta/{pid if pid is not None else '<pid>'}/ model directory"
         if others:
             detail += f"; sk_meta/{', '.join(others)} belongs to another process and is never substituted"
         g.fail("F3", detail, "use sk_meta/<P>/ of the failing process; " + collect)

@@ -267,8 +267,9 @@ def test_unknown_dialect_is_recorded(tmp_path: Path) -> None:
 
 
 def test_device_id_comes_from_the_runtime_fault_line(tmp_path: Path) -> None:
-    b = build(tmp_path)
-    edit(b.plog, "device_id=0,", "device_id=5,")
+    b = build(tmp_path, device=2)
+    assert loc_of(b.root).fault.device_id == 2
+    edit(b.plog, "device_id=2,", "device_id=5,")
     loc = loc_of(b.root)
     assert loc.fault.device_id == 5
 
