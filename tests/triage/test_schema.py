@@ -161,6 +161,21 @@ def test_evidence_needs_line_or_json_path() -> None:
     validate_analysis(d)
 
 
+def test_elf_evidence_may_have_no_line() -> None:
+    # an ELF image has no lines: allowed only for source bin_files and a .o file
+    d = doc()
+    item = {"level": "L2", "source": "bin_files", "file": "sk_meta/1/m/bin_files/a_0x1.o", "line": None,
+            "excerpt": "PC 0x10 at image offset 0x10", "agrees": True}  # fmt: skip
+    d["verdict"]["evidence"].append(item)
+    validate_analysis(d)
+    item["source"] = "plog"
+    with pytest.raises(SchemaError):
+        validate_analysis(d)
+    item["source"], item["file"] = "bin_files", "sk_meta/1/m/sk_device_args.log"
+    with pytest.raises(SchemaError):
+        validate_analysis(d)
+
+
 def test_proposed_needs_a_mechanism() -> None:
     d = doc()
     d["proposal"]["mechanism"] = None

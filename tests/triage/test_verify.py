@@ -549,3 +549,43 @@ def test_verify_scenes_runs_the_engine_on_old(tmp_path: Path) -> None:
     res = verify_scenes(old.root, new.root)
     validate_verify(res.to_json())
     assert results(res)[:3] == ["passed", "passed", "passed"]
+
+
+def test_end_to_end_dependency_aligned_split(tmp_path: Path) -> None:
+    kids: list[Any] = [
+        Kernel("RmsNorm_5c1d", "AIV_ONLY"),
+        Kernel("QuantMatmul_5b21", "AIC_ONLY"),
+        Event("EventNotify", event_id=1, stream=0),
+        Event("EventWait", event_id=1, stream=1),
+        Kernel("Rope_1", "AIV_ONLY", stream=1),
+        Kernel("QuantMatmul_77", "AIC_ONLY"),
+    ]
+    old = build_scene(
+        SceneSpec(children=kids, cores=[FaultCore(3, "AIV", pc=("child", 4))], run=OLD_RUN), tmp_path / "old"
+    )
+    octx = open_context(old.root)
+    p = _stage_proposal(octx)
+    if p.mechanism != "dependency_aligned_split":
+        pytest.skip(f"the proposal stage chose {p.mechanism} for this scene")
+    by_id = dict(zip(old.node_ids, kids, strict=True))
+    new = build_scene(
+        SceneSpec(
+            children=[by_id[i] for i in p.before],
+            scope_name=f"{SCOPE}.pre",
+            extra_sks=[SkDef(8, f"{SCOPE}.post", [by_id[i] for i in p.after])],
+            unfusible=[(by_id[i], "NOT_IN_SCOPE") for i in p.excluded],
+            pid=50001,
+            fault="none",
+            run=NEW_RUN,
+        ),
+        tmp_path / "new",
+    )
+    (new.root / "src/model.py").write_text(
+        apply_edits((old.root / "src/model.py").read_text(), p.marker_edits)
+    )
+    res = verify(octx, open_context(new.root), p)
+    validate_verify(res.to_json())
+    assert results(res)[:3] == ["passed", "passed", "passed"], res.verification
+    assert res.mechanism_found == "dependency_aligned_split"
+    # the fragment spans two streams: V4 is needed, and without sk_prof it is not run (never passed)
+    assert res.gate("V4").result == "not_run" and "needed" in res.gate("V4").detail
