@@ -131,6 +131,10 @@ class ModelSource:
                         self._parent[st] = (value, owner)
         self.markers = [m for st in self._parent if (m := _marker(st)) is not None]
         self.markers.sort(key=lambda m: m.line)
+        self._depth: dict[ast.stmt, int] = {st: len(self.chain(st)) for st in self._parent}
+        self._calls: list[tuple[int, ast.Call]] = sorted(
+            ((n.lineno, n) for n in ast.walk(self.tree) if isinstance(n, ast.Call)), key=lambda t: t[0]
+        )
 
     # ------------------------------------------------------------------ structure
 
@@ -150,12 +154,9 @@ class ModelSource:
     def innermost(self, line: int) -> ast.stmt | None:
         best: ast.stmt | None = None
         depth = -1
-        for st in self._parent:
-            end = st.end_lineno or st.lineno
-            if st.lineno <= line <= end:
-                d = len(self.chain(st))
-                if d > depth:
-                    best, depth = st, d
+        for st, d in self._depth.items():
+            if st.lineno <= line <= (st.end_lineno or st.lineno) and d > depth:
+                best, depth = st, d
         return best
 
     def func_of(self, st: ast.stmt) -> str | None:
@@ -286,8 +287,8 @@ class ModelSource:
     def calls_in(self, lo: int, hi: int) -> list[tuple[int, list[str]]]:
         """(statement first line, call-name tokens) for every call between lines lo..hi."""
         out: list[tuple[int, list[str]]] = []
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.Call) and lo <= node.lineno <= hi:
+        for ln, node in self._calls:
+            if lo <= ln <= hi:
                 toks = call_tokens(node.func)
                 if toks:
                     st = self.innermost(node.lineno)
@@ -317,6 +318,41 @@ class ModelSource:
         return InferredSite(
             hits[ordinal], f"occurrence {ordinal} of op type {label} among lines {hits} (inferred, §4.6)"
         )
+
+    def infer_event_line(
+        self, event_type: str | None, ordinal: int, same_type: int, lo: int, hi: int
+    ) -> InferredSite:
+        """§4.6 (2) for event nodes: the ``ordinal``-th ``.record()``/``.wait()``/``.reset()``-style
+        call between lo..hi; the count must equal the SK's event nodes of that type (compiler-
+        inserted events have no statement, and then nothing is inferred)."""
+        names = EVENT_METHODS.get(event_type or "", frozenset())
+        hits = sorted(
+            {
+                st.lineno
+                for ln, node in self._calls
+                if lo <= ln <= hi
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in names
+                and (st := self.innermost(ln)) is not None
+            }
+        )
+        if not hits or len(hits) != same_type:
+            return InferredSite(
+                None, f"{len(hits)} {event_type} statements (lines {hits}) for {same_type} such event nodes"
+            )
+        return InferredSite(
+            hits[ordinal], f"occurrence {ordinal} of {event_type} among lines {hits} (inferred, §4.6)"
+        )
+
+
+#: method calls that emit an event node (torch.npu.Event / stream API; §4.6 for event nodes)
+EVENT_METHODS: dict[str, frozenset[str]] = {
+    "EventNotify": frozenset({"record", "record_event"}),
+    "EventWait": frozenset({"wait", "wait_event"}),
+    "EventReset": frozenset({"reset"}),
+    "MemoryWrite": frozenset({"write", "write_value"}),
+    "MemoryWait": frozenset({"wait_value"}),
+}
 
 
 def _dotted(node: ast.expr) -> str | None:

@@ -96,7 +96,8 @@ def propose(ctx: TriageContext, loc: Localization, verdict: Verdict) -> Proposal
         )
     child = verdict.suspect
     inst = loc.instance
-    if inst is None or child.node_id is None or inst.node_by_id(child.node_id) is None:
+    node = inst.node_by_id(child.node_id) if inst is not None and child.node_id is not None else None
+    if inst is None or node is None or not node.is_kernel:
         return Proposal(
             status="blocked",
             child=child,
@@ -104,7 +105,7 @@ def propose(ctx: TriageContext, loc: Localization, verdict: Verdict) -> Proposal
             confidence=conf,
             route="R6",
             blocked_reason=(
-                "the suspect's node is not in the fused-node metadata of a resolved SK instance: "
+                "the suspect is not a kernel node in the fused-node metadata of a resolved SK instance: "
                 "ranges and dependencies cannot be computed (§4.1 element 2)"
             ),
         )
@@ -235,6 +236,18 @@ class _Builder:
             lo, hi = 1, len(src.lines)
         else:
             return
+        events = [n for n in self.inst.nodes if not n.is_kernel]
+        by_type: dict[str | None, list[int]] = {}
+        for n in events:
+            by_type.setdefault(_event_type(n), []).append(n.node_id)
+        for n in events:
+            if n.node_id in self.lines:
+                continue
+            same_ev = by_type[_event_type(n)]
+            ev_site = src.infer_event_line(_event_type(n), same_ev.index(n.node_id), len(same_ev), lo, hi)
+            if ev_site.line is not None:
+                self.lines[n.node_id] = ev_site.line
+                self.inferred.add(n.node_id)
         kernels = self.inst.kernels
         groups: dict[tuple[str, ...], list[int]] = {}
         for k in kernels:
@@ -431,6 +444,13 @@ class _Builder:
         writers = ctx.run.cache_writers if ctx.run is not None else {}
         fin = fragment_input(inst, self.cid, cache_writers=writers, lines=self.lines)
         frag = compute_fragment(fin)
+        if source_site is not None and self.inferred & set(frag.members):
+            source_site = "inferred"  # the edit is anchored on at least one inferred statement (§4.6)
+            others = sorted(self.inferred & set(frag.collateral))
+            if others:
+                self.notes.append(
+                    f"source_site=inferred for fragment nodeIds {others}: confirm before codegen"
+                )
         self.edge_notes(frag)
         self.extra_notes(frag, dict(fin.dcci))
         self.straddles(frag, fin.nodes)
@@ -588,9 +608,11 @@ class _Builder:
             return decision, ()
         if unplaced:
             self.notes.append(
-                f"fragment nodeIds {unplaced} have no source line (compiler-inserted or unmapped); the edit "
-                "covers the located statements only — confirm them"
+                f"marker edits omitted: fragment nodeIds {unplaced} have no source line (compiler-inserted or "
+                "unmapped), so the cut cannot be anchored without risking an event/barrier edge; add them to "
+                "source_sites.json"
             )
+            return decision, ()
         span = src.span(flines, base, self.region)
         if isinstance(span, SpanBlock):
             return _Decision("blocked", None, "R6", f"§4.4 rule 3: {span.reason}"), ()
@@ -639,6 +661,15 @@ class _Builder:
         base = self.child.label()
         extra = len(frag.collateral)
         return base if not extra else f"{base} + {extra} dependent node(s)"
+
+
+def _event_type(n: SkNode) -> str | None:
+    kind = n.node.kind
+    if kind == "memory_write":
+        return "MemoryWrite"
+    if kind == "memory_wait":
+        return "MemoryWait"
+    return n.node.event_type
 
 
 def _kind_of(src: Source | None) -> str:

@@ -393,3 +393,82 @@ def test_source_root_overrides_the_scene_copy(tmp_path: Path) -> None:
     (other / "src" / "model.py").write_text(text)
     p, _ = _propose(b.root, 1, source_root=str(other))
     assert p.status == "proposed" and len(p.marker_edits) == 2
+
+
+def test_sync_all_nodes_break_info_joins_a_barrier_group(tmp_path: Path) -> None:
+    def add_sync_all(b: BuiltScene) -> None:
+        path = b.model_dir / "sk_scope_split.log"
+        ids = b.node_ids
+        text = path.read_text().replace(
+            "BreakInfo: breakReason=NONE", f"BreakInfo: breakReason=NONE, syncAllNodes=[{ids[1]},{ids[2]}]"
+        )
+        path.write_text(text)
+
+    b = _build(
+        tmp_path,
+        Kernel("RmsNorm_5c1d"),
+        Kernel("AddCustom_11aa"),
+        Kernel("Cast_22bb"),
+        Kernel("Mul_33cc"),
+        edit=add_sync_all,
+    )
+    p, _ = _propose(b.root, 1)
+    assert (p.status, p.route, p.collateral) == ("proposed", "R5", (b.node_ids[2],))
+    barrier = [s for s in p.safety if s.kind == "barrier"]
+    assert barrier and "syncAllNodes" in barrier[0].detail
+    assert barrier[0].evidence.startswith("sk_meta/") and "syncAllNodes" in barrier[0].evidence
+
+
+def test_suspect_that_is_not_a_kernel_node_is_blocked() -> None:
+    ctx = open_context(EXAMPLE)
+    inst = instances_of(ctx.evidence.model_evidence[0])[0]
+    loc = Localization(pid=48213, fault=FaultInfo(kind="sk", phase="device_fault"), instance=inst)
+    ghost = inst.child(1).__class__(
+        task_index=9, node_id=999, func_name="x", kernel_type=None, stream_id=None, scope_id=3
+    )
+    p = propose(ctx, loc, Verdict(confidence="high", rule="C3", reason="r", suspect=ghost))
+    assert (p.status, p.route) == ("blocked", "R6") and p.marker_edits == ()
+
+
+def test_split_anchored_on_inferred_kernel_and_event_sites(tmp_path: Path) -> None:
+    def drop_sites(b: BuiltScene) -> None:
+        (b.root / "source_sites.json").write_text("{}")
+
+    children = (
+        Kernel("RmsNorm_5c1d"),
+        Kernel("QuantMatmul_5b21", "AIC_ONLY"),
+        Event("EventNotify", event_id=1, stream=0),
+        Event("EventWait", event_id=1, stream=1),
+        Kernel("RopeCache_77aa", stream=1),
+        Kernel("Add_99aa"),
+    )
+    explicit = build_scene(SceneSpec(children=list(children)), tmp_path / "explicit")
+    p_explicit, _ = _propose(explicit.root, explicit.task_index[4])
+    b = _build(tmp_path, *children, edit=drop_sites)
+    p, _ = _propose(b.root, b.task_index[4])
+    assert p.source_site == "inferred" and p_explicit.source_site == "explicit"
+    assert p.marker_edits == p_explicit.marker_edits and p.marker_edits
+    assert p.collateral == (b.node_ids[2], b.node_ids[3])
+
+
+def test_unlocated_fragment_node_omits_the_edits(tmp_path: Path) -> None:
+    def drop_event_sites(b: BuiltScene) -> None:
+        events = {b.node_ids[2], b.node_ids[3]}
+        sites = {str(n): ln for n, ln in b.source_lines.items() if n not in events}
+        (b.root / "source_sites.json").write_text(json.dumps(sites))
+        path = b.root / "src" / "model.py"  # compiler-inserted events: no statement in the source
+        path.write_text(path.read_text().replace("ev1.record()", "pass").replace("ev1.wait()", "pass"))
+
+    b = _build(
+        tmp_path,
+        Kernel("RmsNorm_5c1d"),
+        Kernel("QuantMatmul_5b21", "AIC_ONLY"),
+        Event("EventNotify", event_id=1, stream=0),
+        Event("EventWait", event_id=1, stream=1),
+        Kernel("RopeCache_77aa", stream=1),
+        Kernel("Add_99aa"),
+        edit=drop_event_sites,
+    )
+    p, _ = _propose(b.root, b.task_index[4])
+    assert p.status == "proposed" and p.route == "R5" and p.marker_edits == ()
+    assert any("no source line" in n for n in p.notes)
