@@ -582,6 +582,32 @@ def _v2(st: _State) -> GateCheck:
     )
 
 
+#: entry-gate predicates that decide whether NEW's own evidence is fresh (F5/F6 name the faulting SK
+#: and do not apply to a clean run; F8/F9 are V1's business)
+FRESHNESS_PREDICATES = ("F1", "F2", "F3", "F4", "F7")
+
+
+def _gate_freshness(st: _State) -> None:
+    """F1–F4/F7 of the entry gate (skdbg.triage.gate) applied to NEW, when the gate is importable."""
+    try:
+        gate = importlib.import_module("skdbg.triage.gate")
+        localize = importlib.import_module("skdbg.triage.localize")
+        result = gate.run_gate(st.new, localize.localize(st.new))
+    except Exception as exc:  # noqa: BLE001 — bad input never crashes; the minimal check still runs
+        st.notes.append(f"entry-gate freshness predicates unavailable for NEW ({type(exc).__name__}: {exc})")
+        return
+    checks = dict(result.checks)
+    failed = [f for f in FRESHNESS_PREDICATES if checks.get(f) == "failed"]
+    if failed:
+        gaps = [g for g in result.gaps if g.id in failed]
+        detail = "; ".join(f"{g.id}: {g.detail}" for g in gaps) or ", ".join(failed)
+        ev: list[EvidenceItem] = []
+        for g in gaps:
+            if g.file is not None and g.line is not None:
+                ev.append(st.new.cite(g.id, "gate", Source(str(st.new.root / g.file), g.line)))
+        raise _Fail(f"NEW metadata/plog not fresh ({', '.join(failed)}): {detail}", ev)
+
+
 def _fresh(st: _State, models: list[ModelEvidence]) -> None:
     """Minimal F3/F4 freshness for NEW's metadata (the entry gate's predicates, re-applied to NEW)."""
     new = st.new
@@ -638,6 +664,7 @@ def _v3(st: _State) -> GateCheck:
         raise _Fail(
             f"no sk_meta/{st.new_pid} in NEW: run with ASCEND_OP_COMPILE_SAVE_KERNEL_META=1 to get fresh metadata"
         )
+    _gate_freshness(st)
     _fresh(st, models)
     oi = st.old_inst
     if oi is None:

@@ -8,6 +8,7 @@ split into before/after SKs, a new pid, exit 0, no fault, and ``src/model.py`` =
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -304,6 +305,12 @@ def test_r7_stale_metadata_fails_v3(tmp_path: Path) -> None:
     assert results(res)[:3] == ["passed", "passed", "failed"] and "R7" in res.gate("V3").detail
 
 
+def test_v3_metadata_written_by_another_pid(tmp_path: Path) -> None:
+    res = make_pair(tmp_path, new_spec={"meta_pid": 47000}).run()
+    assert results(res)[:3] == ["passed", "passed", "failed"]
+    assert "F4" in res.gate("V3").detail
+
+
 def test_v3_child_still_fused(tmp_path: Path) -> None:
     # the edit "worked" at the API level but the SK still holds the child (e.g. scope named None)
     res = make_pair(tmp_path, new_spec={"children": K, "extra_sks": [], "unfusible": []}).run()
@@ -334,8 +341,46 @@ def test_v3_scope_named_none(tmp_path: Path) -> None:
     assert results(res)[2] == "failed" and "T8" in res.gate("V3").detail
 
 
-def test_v3_no_new_deadlock_reason(tmp_path: Path) -> None:
-    res = make_pair(tmp_path, new_spec={"scope_reasons": ["ISOLATED_EVENT"]}).run()
+def _retrigger(pair: Pair, reason: str, node_id: int) -> None:
+    """Make NEW's recorded ``reason`` a node-level fusion fail reason triggered by ``node_id``."""
+    for f in pair.new.model_dir.glob("*.log"):
+        text = f.read_text()
+        text = re.sub(
+            rf"breakReason={reason}\b", f"breakReason=UNFUSIBLE_NODE, fusionFailReason={reason}", text
+        )
+        text = re.sub(r"triggerNode=\d+, ", "", text)
+        text = text.replace(f"fusionFailReason={reason}", f"triggerNode={node_id}, fusionFailReason={reason}")
+        f.write_text(text)
+
+
+def _new_id(pair: Pair, func: str) -> int:
+    text = (pair.new.model_dir / "sk_fusion_fail_reasons.log").read_text()
+    m = re.search(rf"nodeId:(\d+),[^\n]*funcName:{func}\b", text)
+    assert m is not None
+    return int(m.group(1))
+
+
+def test_v3_no_new_deadlock_reason_for_the_fragment(tmp_path: Path) -> None:
+    pair = make_pair(tmp_path, new_spec={"scope_reasons": ["ISOLATED_EVENT"]})
+    _retrigger(pair, "ISOLATED_EVENT", _new_id(pair, "DequantSwiglu_9a"))
+    res = pair.run()
+    assert results(res)[2] == "failed" and "ISOLATED_EVENT" in res.gate("V3").detail
+    assert "DequantSwiglu_9a" in res.gate("V3").detail
+
+
+def test_v3_deadlock_reason_of_another_node_is_not_the_fragments(tmp_path: Path) -> None:
+    pair = make_pair(tmp_path, new_spec={"scope_reasons": ["ISOLATED_EVENT"]})
+    _retrigger(pair, "ISOLATED_EVENT", pair.new.node_ids[0])  # RmsNorm, outside the fragment
+    assert pair.run().gate("V3").result == "passed"
+
+
+def test_v3_scope_level_deadlock_reason_counts(tmp_path: Path) -> None:
+    # a reason with no trigger node cannot be cleared for the fragment: conservative failure
+    pair = make_pair(tmp_path, new_spec={"scope_reasons": ["ISOLATED_EVENT"]})
+    _retrigger(pair, "ISOLATED_EVENT", 0)
+    for f in pair.new.model_dir.glob("*.log"):
+        f.write_text(f.read_text().replace("triggerNode=0, ", ""))
+    res = pair.run()
     assert results(res)[2] == "failed" and "ISOLATED_EVENT" in res.gate("V3").detail
 
 
