@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import copy
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from skdbg.scenebuilder.scene import Event, FaultCore, Kernel, SceneSpec, build_scene
+from skdbg.triage.context import open_context
 from skdbg.triage.model import (
     Analysis,
     ChildRef,
@@ -269,3 +272,37 @@ def test_verify_requires_every_contract_key() -> None:
         del d[key]
         with pytest.raises(SchemaError, match=key):
             validate_verify(d)
+
+
+# ------------------------------------------------------------------------------------------ engine output
+
+
+ENGINE_SCENES: dict[str, dict[str, Any]] = {
+    "sk_child": {"cores": [FaultCore(3, "AIV", pc=("child", 4))]},
+    "sk_entry_d2": {"cores": [FaultCore(3, "AIV", pc=("entry",))], "dialect": "D2"},
+    "pc_zero_no_run": {"cores": [FaultCore(3, "AIV", pc=("zero",))], "run": None, "probe": None},
+    "non_sk": {"fault": "non_sk"},
+    "ge_sk": {"fault": "ge_sk"},
+    "hang": {"fault": "none"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(ENGINE_SCENES))
+def test_engine_output_follows_the_contract(tmp_path: Path, name: str) -> None:
+    engine = pytest.importorskip("skdbg.triage.engine")
+    kids = [
+        Kernel("RmsNorm_5c1d", "AIV_ONLY"),
+        Kernel("QuantMatmul_5b21", "AIC_ONLY"),
+        Event("EventNotify", event_id=1, stream=0),
+        Event("EventWait", event_id=1, stream=1),
+        Kernel("Rope_1", "AIV_ONLY", stream=1),
+        Kernel("QuantMatmul_77", "AIC_ONLY"),
+    ]
+    built = build_scene(SceneSpec(children=kids, **ENGINE_SCENES[name]), tmp_path / name)
+    validate_analysis(engine.analyze_context(open_context(built.root)).to_json())
+
+
+def test_engine_output_on_the_example_scene() -> None:
+    engine = pytest.importorskip("skdbg.triage.engine")
+    root = Path(__file__).resolve().parents[2] / "examples/scenes/aiv-fault-add-custom"
+    validate_analysis(engine.analyze_context(open_context(root)).to_json())
