@@ -420,3 +420,32 @@ def test_d0_legacy_launch_counter_gives_l1_without_pc_match(tmp_path: Path) -> N
     c = core(att, 30)
     assert (c.e1, c.e2, c.m) == (2, None, ())
     assert att.K == (2,) and att.e4[2].ok
+
+
+def _drop_dfx_table(*files: Path) -> None:
+    """The handler's DFX table lines removed (plog and the super_kernel.log copy)."""
+    for f in files:
+        lines = f.read_text().splitlines(keepends=True)
+        f.write_text("".join(x for x in lines if "PrintDfxInfo]" not in x))
+
+
+@pytest.mark.parametrize(
+    ("files", "origin"),
+    [(ALL_FILES, "device_args"), (ALL_FILES - {"device_args"}, "task_queue+elf")],
+)
+def test_l2_ranges_fall_back_without_the_plog_dfx_table(
+    tmp_path: Path, files: frozenset[str], origin: str
+) -> None:
+    spec = SceneSpec(
+        children=THREE, cores=[FaultCore(core_id=30, core_type="AIV", pc=("child", 2))], files=files
+    )
+    built = build_scene(spec, tmp_path / "scene")
+    _drop_dfx_table(built.plog, built.model_dir / "super_kernel.log")
+    ctx = open_context(built.root)
+    loc = make_loc(ctx)
+    assert loc.incident is not None and loc.incident.dfx is None
+    from skdbg.triage.attribution import _ranges  # the range source actually used
+
+    assert {r.origin for r in _ranges(loc.incident, loc.instance, "aiv")} == {origin}
+    att = attribute(ctx, loc)
+    assert core(att, 30).m == (2,) and att.K == (2,)
