@@ -230,6 +230,63 @@ def _row(
     }
 
 
+_FAULT_LINES_MAX = 50
+
+
+def evidence_record(
+    ctx: TriageContext, analysis: Analysis, index: Sequence[dict[str, Any]]
+) -> dict[str, Any]:
+    """The frozen §2.3 record: run, candidate, artifacts, fault lines, dialect, diagnostic mode."""
+    run = _run_dict(ctx, analysis)
+    fault_lines: list[dict[str, Any]] = []
+    for pe in ctx.evidence.plogs:
+        for rec in pe.faults:
+            src = getattr(rec, "src", None)
+            if src is None or src.line is None or len(fault_lines) >= _FAULT_LINES_MAX:
+                continue
+            text = ctx.line_text(src) or ""
+            fault_lines.append(
+                {"relpath": ctx.relpath(src.file), "line_no": src.line, "text": redact(text[:240])}
+            )
+    return {
+        "schema": "skdbg.evidence_index/1",
+        "run": {k: run[k] for k in ("command", "cwd", "rank", "device", "pid", "start", "end", "exit")},
+        "candidate": {
+            "experiment_id": run["experiment_id"],
+            "round_id": run["round_id"],
+            "attempt": run["attempt"],
+            **(run["candidate"] or {}),
+        },
+        "artifacts": list(index),
+        "fault_lines": fault_lines,
+        "dialect": analysis.fault.dialect,
+        "diagnostic_mode": diagnostic_mode(ctx, analysis),
+    }
+
+
+def diagnostic_mode(ctx: TriageContext, analysis: Analysis) -> dict[str, bool | None]:
+    """§2.3 ``diagnostic_mode``: what changed fusion/timing in this attempt (F9), from every source."""
+    run = ctx.run
+    dbg = (run.candidate.debug_options if run is not None and run.candidate is not None else None) or {}
+    bits = 0
+    for me in ctx.evidence.model_evidence:
+        if me.task_queue is not None:
+            for sc in me.task_queue.scopes:
+                for q in sc.queues:
+                    for t in q.tasks:
+                        bits |= t.debug_options or 0
+    per_op = any(
+        me.fail_reasons is not None and me.fail_reasons.per_op_max_core for me in ctx.evidence.model_evidence
+    )
+    return {
+        "op_trace": bool(analysis.fault.op_trace) or bool(dbg.get("debug_op_exec_trace")),
+        "sync_all": bool(bits & 0x2) or bool(dbg.get("debug_sync_all")),
+        "cross_core_check": bool(bits & 0x10) or bool(dbg.get("debug_cross_core_sync_check")),
+        "per_op_max_core": per_op or bool(dbg.get("debug_per_op_max_core_num")),
+        "prof_sk_on": bool(ctx.scene.of_kind("sk_prof")),
+    }
+
+
 # ------------------------------------------------------------------------------------------ record
 
 
@@ -469,7 +526,7 @@ def write_report(
             "FAILURE_SCENE.md": env.get_template("failure_scene.md.j2").render(**context),
             "REPORT_INDEX.md": env.get_template("report_index.md.j2").render(**context),
             "failure_isolation.json": _dump(record),
-            "evidence_index.json": _dump({"schema": "skdbg.evidence_index/1", "artifacts": index}),
+            "evidence_index.json": _dump(evidence_record(ctx, analysis, index)),
             "analysis.json": _dump(analysis.to_json()),
         }
         for name, text in files.items():
@@ -493,7 +550,9 @@ __all__ = [
     "REPORT_FILES",
     "ReportError",
     "environment",
+    "diagnostic_mode",
     "evidence_index",
+    "evidence_record",
     "failure_record",
     "redact",
     "render_template",

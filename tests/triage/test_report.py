@@ -136,7 +136,18 @@ def test_evidence_index_sha256_matches_files_and_lists_missing(tmp_path: Path) -
     b = scene(tmp_path, files=frozenset({"fused_nodes", "device_args", "super_kernel_log"}))
     out = tmp_path / "rep"
     write_report(open_context(b.root), hand_analysis(b), out)
-    idx = json.loads((out / "evidence_index.json").read_text())["artifacts"]
+    record = json.loads((out / "evidence_index.json").read_text())
+    assert set(record) >= {"run", "candidate", "artifacts", "fault_lines", "dialect", "diagnostic_mode"}
+    assert record["run"]["pid"] == 48213 and record["candidate"]["scope_names"] == ["decoder.layer.0.mlp"]
+    assert record["fault_lines"] and all(f["relpath"].startswith("log/plog/") for f in record["fault_lines"])
+    assert record["diagnostic_mode"] == {
+        "op_trace": False,
+        "sync_all": False,
+        "cross_core_check": False,
+        "per_op_max_core": False,
+        "prof_sk_on": False,
+    }
+    idx = record["artifacts"]
     present = [r for r in idx if r["status"] == "present"]
     assert {r["role"] for r in present} >= {"plog", "run_json", "fused_nodes", "device_args", "marker_file"}
     for r in present:
@@ -152,6 +163,14 @@ def test_evidence_index_sha256_matches_files_and_lists_missing(tmp_path: Path) -
     assert all(s.startswith("missing(") for s in missing.values())
     md = (out / "FAILURE_SCENE.md").read_text()
     assert "| task_queue | — |" in md
+
+
+def test_diagnostic_mode_recorded(tmp_path: Path) -> None:
+    b = scene(tmp_path, debug_options={"debug_sync_all": 1})
+    out = tmp_path / "rep"
+    write_report(open_context(b.root), hand_analysis(b), out)
+    mode = json.loads((out / "evidence_index.json").read_text())["diagnostic_mode"]
+    assert mode["sync_all"] is True and mode["cross_core_check"] is False
 
 
 def test_zh_labels(tmp_path: Path) -> None:
