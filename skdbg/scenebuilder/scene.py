@@ -99,6 +99,10 @@ EVENT_DETAIL = {
     "MemoryWait": "MEMORY_WAIT",
 }
 STATE_CODES = {name: code for code, name in STATE_NAMES.items()}
+#: scope-level break reasons of ``BreakInfo`` (§3.7); other ``scope_reasons`` are node-level fusion fail reasons
+BREAK_REASONS = frozenset(
+    {"NONE", "UNFUSIBLE_NODE", "DEADLOCK_DETECTED", "SYNCALL_OP_DROP", "DEBUG_PER_OP_MAX_CORE"}
+)
 
 # Fixed layout constants (the §1.7 layout: header 48 B, queues, counters at 2176, dfx at 6976).
 AICORE_NUMS = 75
@@ -782,8 +786,20 @@ class _Meta:
                                src_file=src_file)  # fmt: skip
 
     def break_info(self) -> str:
+        """``BreakInfo::Format()`` of the main scope (§3.7): the scope-level break reason (``breakReason=``,
+        one of BREAK_REASONS) and a node-level ``fusionFailReason=`` for any other recorded reason, with
+        every reason named in the quoted ``detail`` (last field)."""
         reasons = list(self.spec.scope_reasons)
-        return "breakReason=" + (reasons[0] if reasons else "NONE")
+        if not reasons:
+            return "breakReason=NONE"
+        brk = [r for r in reasons if r in BREAK_REASONS]
+        other = [r for r in reasons if r not in BREAK_REASONS]
+        # no triggerNode: a scope-level record (tests add one by post-editing when they need it)
+        parts = [f"breakReason={brk[0] if brk else 'UNFUSIBLE_NODE'}"]
+        if other:
+            parts.append(f"fusionFailReason={other[0]}")
+        parts.append(f'detail="scope {self.sks[0].scope_name} recorded {", ".join(reasons)}"')
+        return ", ".join(parts)
 
     def detail(self, outside: list[tuple[skmeta.NodeSpec, str]]) -> list[str]:
         rows: list[skmeta.NodeDetailSpec] = []
@@ -837,7 +853,7 @@ class _Meta:
                     format(1 << sk.ordinal, "b"),
                     list(sk.node_ids),
                     scope_names=sk.scope_name,
-                    break_info=("breakReason=" + ",".join(reasons)) if main else None,
+                    break_info=self.break_info() if main else None,
                     break_reason_detail=f"scope {sk.scope_name} recorded {', '.join(reasons)}"
                     if main
                     else "",

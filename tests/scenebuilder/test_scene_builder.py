@@ -390,6 +390,30 @@ def test_extra_sks_models_unfusible_and_scope_reasons(tmp_path: Path) -> None:
     assert "ISOLATED_EVENT" in (built.model_dir / "sk_scope_split.log").read_text()
 
 
+@pytest.mark.parametrize(
+    ("reasons", "brk", "fail"),
+    [
+        (["DEADLOCK_DETECTED"], "DEADLOCK_DETECTED", None),
+        (["ISOLATED_EVENT"], "UNFUSIBLE_NODE", "ISOLATED_EVENT"),
+        ([], "NONE", None),
+    ],
+)
+def test_scope_reasons_become_break_info(
+    tmp_path: Path, reasons: list[str], brk: str, fail: str | None
+) -> None:
+    """A scope-level reason is ``breakReason=``; a node-level one is ``fusionFailReason=`` (§3.7, §3.8)."""
+    _built, ctx = _build(tmp_path, scope_reasons=reasons, cores=[FaultCore(30, "AIV", pc=("child", 0))])
+    inst = _instance(ctx)
+    final = inst.scope_snapshots()[-1]
+    assert final.break_info is not None
+    assert final.break_info.break_reason == brk and final.break_info.fusion_fail_reason == fail
+    fused = inst.fused_scope
+    assert fused is not None
+    assert (fused.break_info is not None) == bool(reasons)
+    if reasons:
+        assert fused.break_info is not None and fused.break_info.break_reason == brk
+
+
 def test_same_statement_and_custom_statement(tmp_path: Path) -> None:
     children = [
         Kernel("A_1", statement="y = fused_pair(x)"),
