@@ -527,25 +527,31 @@ def edits_close_reopen(src: ModelSource, region: Region, span: Span, label: str)
                 rel,
                 span.last_line + 1,
                 "insert",
-                _line(span.indent, _call("begin", lit), f"reopen after {label}"),
+                _line(span.indent, _call("begin", lit), f"reopen after excluded {label}"),
             ),
         ]
     if span.post_empty and single_end:
         return [
             MarkerEdit(
-                rel, span.first_line, "insert", _line(span.indent, _call("end", lit), f"close before {label}")
+                rel,
+                span.first_line,
+                "insert",
+                _line(span.indent, _call("end", lit), f"close before excluded {label}"),
             ),
             MarkerEdit(rel, region.end.line, "delete", ""),
         ]
     return [
         MarkerEdit(
-            rel, span.first_line, "insert", _line(span.indent, _call("end", lit), f"close before {label}")
+            rel,
+            span.first_line,
+            "insert",
+            _line(span.indent, _call("end", lit), f"close before excluded {label}"),
         ),
         MarkerEdit(
             rel,
             span.last_line + 1,
             "insert",
-            _line(span.indent, _call("begin", lit), f"reopen after {label}"),
+            _line(span.indent, _call("begin", lit), f"reopen after excluded {label}"),
         ),
     ]
 
@@ -577,13 +583,16 @@ def edits_split(src: ModelSource, region: Region, span: Span, label: str) -> lis
     return [
         MarkerEdit(rel, region.begin.line, "replace", new_begin),
         MarkerEdit(
-            rel, span.first_line, "insert", _line(span.indent, _call("end", pre), f"close before {label}")
+            rel,
+            span.first_line,
+            "insert",
+            _line(span.indent, _call("end", pre), f"close before excluded {label}"),
         ),
         MarkerEdit(
             rel,
             span.last_line + 1,
             "insert",
-            _line(span.indent, _call("begin", post), f"reopen after {label}"),
+            _line(span.indent, _call("begin", post), f"reopen after excluded {label}"),
         ),
         MarkerEdit(rel, region.end.line, "replace", new_end),
     ]
