@@ -115,7 +115,8 @@ EVENT_CONFIG_SIZE = 32
 ENTRY_FUNC_SIZE = 0x200  # per sk_entry_* function in the entry ELF (kept small: scenes stay < 200 KB)
 ENTRY_BASE = 0x124080A03000
 CHILD_BASE = 0x124080B00000
-ARGS_BASE = 0x12C100400000
+ARGS_BASE = 0x12C100400000  # SK entry args (one per SK, 1 MiB apart)
+CHILD_ARGS_BASE = 0x12C110000000  # child args pointers (FUNC task args)
 BIN_HDL_BASE = 0xAAAAF3C00A50
 ENTRY_BIN_HDL = 0xAAAAF3B00010
 ENTRY_FUNC_HDL = 0xAAAAF3B00C40
@@ -498,13 +499,13 @@ def _resolve_sk(
     order = [0] * n
     for p, t in enumerate(tix):
         order[t] = p
-    slot0 = ordinal * 64
+    slot0 = ordinal * 4096  # address slots per SK (no overlap below 4096 children)
     images: dict[int, _Image] = {}
     dev_args: dict[int, int] = {}
     for p, c in enumerate(kids):
         if not isinstance(c, Kernel):
             continue
-        dev_args[p] = ARGS_BASE + 0x10000 + (slot0 + p) * 0x2000 + ordinal * 0x100000
+        dev_args[p] = CHILD_ARGS_BASE + (slot0 + p) * 0x2000
         if c.shares_binary_with is not None:
             q = c.shares_binary_with
             if not (0 <= q < p) or q not in images:
