@@ -31,6 +31,8 @@ RESET_TYPES = frozenset({"EventReset"})
 DCCI_BITS = 0x4 | 0x8 | 0x20
 #: SkCoreSyncType 0: a full-core barrier (§4.3 "barrier")
 ALL_SYNC = 0
+#: task debugOptions bit of ``debug_sync_all`` (a diagnostic SyncAll after the child, F9)
+DEBUG_SYNC_ALL_BIT = 0x2
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,15 +72,18 @@ class BarrierGroup:
     origin: str  # ALL_SYNC | syncAllNodes | SYNCALL_OP_DROP
     detail: str
     src: Source | None = None
+    debug: bool = False  # inserted by debug_sync_all (task debugOptions 0x2): not a clean-run edge
 
 
 @dataclass(frozen=True, slots=True)
 class FragmentInput:
-    """Everything the fixpoint reads. ``lines``: nodeId → source line (explicit or inferred)."""
+    """Everything the fixpoint reads. ``lines``: nodeId → source line (explicit or inferred).
+    ``ignored_barriers``: debug-inserted barriers kept out of the fixpoint (reported, not used)."""
 
     nodes: tuple[FNode, ...]
     child: int
     barrier_groups: tuple[BarrierGroup, ...] = ()
+    ignored_barriers: tuple[BarrierGroup, ...] = ()
     cache_writers: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
     dcci: Mapping[int, Source | None] = field(default_factory=dict)
     lines: Mapping[int, int] = field(default_factory=dict)
@@ -329,7 +334,8 @@ def barrier_groups_of(inst: SkInstance) -> tuple[BarrierGroup, ...]:
                     f"ALL_SYNC barrier ({qname.upper()} queue slot {t.slot}, node index {t.index}) "
                     f"between nodeIds {sorted(members)}: the barrier group moves as a unit"
                 )
-                groups.append(BarrierGroup(frozenset(members), "ALL_SYNC", detail, t.src))
+                debug = prev is not None and bool((prev.debug_options or 0) & DEBUG_SYNC_ALL_BIT)
+                groups.append(BarrierGroup(frozenset(members), "ALL_SYNC", detail, t.src, debug))
     infos = []
     for snap in inst.scope_snapshots():
         if snap.break_info is not None:
@@ -369,11 +375,16 @@ def fragment_input(
     cache_writers: Mapping[int, tuple[int, ...]] | None = None,
     lines: Mapping[int, int] | None = None,
 ) -> FragmentInput:
-    """Gather the fixpoint's inputs from one SK instance (+ run.json cache_writers, source lines)."""
+    """Gather the fixpoint's inputs from one SK instance (+ run.json cache_writers, source lines).
+
+    ALL_SYNC barriers that ``debug_sync_all`` inserted after a child (its task carries bit 0x2) are
+    a diagnostic artefact (F9), absent from the clean candidate: they are set aside, not used."""
+    groups = barrier_groups_of(inst)
     return FragmentInput(
         nodes=fnodes_of(inst),
         child=child,
-        barrier_groups=barrier_groups_of(inst),
+        barrier_groups=tuple(g for g in groups if not g.debug),
+        ignored_barriers=tuple(g for g in groups if g.debug),
         cache_writers=dict(cache_writers or {}),
         dcci=dcci_nodes_of(inst),
         lines=dict(lines or {}),
@@ -383,6 +394,7 @@ def fragment_input(
 __all__ = [
     "ALL_SYNC",
     "DCCI_BITS",
+    "DEBUG_SYNC_ALL_BIT",
     "BarrierGroup",
     "Edge",
     "FNode",

@@ -452,6 +452,12 @@ class _Builder:
                     f"source_site=inferred for fragment nodeIds {others}: confirm before codegen"
                 )
         self.edge_notes(frag)
+        touched = [g for g in fin.ignored_barriers if g.members & set(frag.members)]
+        if touched:
+            self.notes.append(
+                f"{len(touched)} ALL_SYNC barrier(s) next to the fragment were inserted by debug_sync_all (task "
+                "debugOptions 0x2, a diagnostic attempt — F9) and are not edges of the clean candidate; retest clean"
+            )
         self.extra_notes(frag, dict(fin.dcci))
         self.straddles(frag, fin.nodes)
 

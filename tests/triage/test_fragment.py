@@ -231,3 +231,17 @@ def test_event_nodes_from_a_built_scene(tmp_path: Path) -> None:
     fin = fragment_input(_instance(b.root), b.node_ids[3], lines=b.source_lines)
     f = compute_fragment(fin)
     assert f.members == (b.node_ids[1], b.node_ids[2], b.node_ids[3])
+
+
+def test_debug_sync_all_barrier_is_set_aside(tmp_path: Path) -> None:
+    spec = SceneSpec(
+        children=[
+            Kernel("RmsNorm_5c1d"),
+            Kernel("Add_11aa", sync_after=0, debug_options=0x2),
+            Kernel("Cast_22bb"),
+        ]
+    )
+    b = build_scene(spec, tmp_path / "s")
+    fin = fragment_input(_instance(b.root), b.node_ids[1])
+    assert fin.barrier_groups == () and len(fin.ignored_barriers) == 1
+    assert compute_fragment(fin).members == (b.node_ids[1],)
