@@ -206,7 +206,27 @@ class SkDef:
 
 @dataclass
 class SceneSpec:
-    """Compact description of one failure scene (contract: /tmp scenebuilder_api.md, module docstring)."""
+    """Compact description of one failure scene; every field but ``children`` has a consistent default.
+
+    * identity: ``pid``/``rank``/``device``/``model_id`` (``model_<id>`` dir)/``scope_id``/``scope_name``;
+      ``meta_pid`` (file-logger prefix pid), ``sk_meta_pid`` (``sk_meta/<pid>`` folder), ``plog_pid`` (plog
+      file name + line headers) and ``fault_device`` (runtime ``device_id=``) break one fact for gate tests.
+    * handler: ``dialect`` D0–D5, ``op_trace`` (counters + all-core listing; entry suffix), ``entry``
+      (default from the kernel types), ``handler`` full | anchor_only | none (default: full iff fault="sk"),
+      ``dfx=False`` (aborts before the DFX table), ``cores`` (:class:`FaultCore`), ``counters`` (trace state
+      ``{core: (state, task index)}`` of non-exception cores, op_trace only).
+    * fault: ``fault`` sk | non_sk (``non_sk_kernel``) | ge_sk (no sk_meta) | none (hang/timeout),
+      ``failure_phase`` (default device_fault, timeout for fault="none").
+    * metadata: ``reorder`` ({position: task index} or "auto", T6), ``files`` (subset of :data:`ALL_FILES`),
+      ``unfusible`` ((Kernel, REASON) outside the SK), ``scope_reasons`` (BreakInfo of this scope),
+      ``extra_sks`` (:class:`SkDef` in the same model dir), ``extra_models`` (copies in other model dirs),
+      ``meta_prefix=False`` (hand-written style, mtime = ``build_ts``).
+    * side files: ``run`` (overrides deep-merged into run.json; None → none), ``probe`` (same for
+      env/check_environment.json), ``source`` (src/model.py + source_sites.json), ``debug_options``
+      (candidate.super_kernel_debug_options), ``cache_writers`` ({writer nodeId: [reader nodeIds]}).
+    * clocks: ``run_start``/``run_end`` (run.json; process start = run_start + 123 ms), ``build_ts``
+      (metadata), ``fault_ts`` (first handler line; runtime lines 302 µs earlier); ``noise_lines``, ``seed``.
+    """
 
     children: Sequence[Child]
     cores: Sequence[FaultCore] = ()
@@ -1460,6 +1480,12 @@ def build_scene(spec: SceneSpec, dest: str | os.PathLike[str]) -> BuiltScene:
             _resolve_sk(i, sd.scope_id, sd.scope_name, sd.children, entry=None, op_trace=spec.op_trace, reorder={},
                         id_base=100 + 100 * i)
         )  # fmt: skip
+    all_ids = [nid for s_ in sks for nid in s_.node_ids]
+    all_ids += [k.node_id for k, _r in spec.unfusible if k.node_id is not None]
+    if len(set(all_ids)) != len(all_ids):
+        raise ValueError("graph node ids must be unique across the SKs and the unfusible kernels")
+    if len({s_.scope_id for s_ in sks}) != len(sks):
+        raise ValueError("scope ids must be unique within the model directory")
     meta_pid = spec.meta_pid if spec.meta_pid is not None else spec.pid
     dir_pid = spec.sk_meta_pid if spec.sk_meta_pid is not None else spec.pid
     plog_pid = spec.plog_pid if spec.plog_pid is not None else spec.pid

@@ -478,3 +478,48 @@ def test_bad_specs_are_rejected(tmp_path: Path) -> None:
         build_scene(SceneSpec([Kernel("A")], dialect="D9"), tmp_path / "c")
     with pytest.raises(ValueError):
         build_scene(SceneSpec([Kernel("A")], files={"nope"}), tmp_path / "d")
+
+
+def test_task_debug_options_sync_after_and_counters(tmp_path: Path) -> None:
+    children = [Kernel("A_1", debug_options=0x12, sync_after=0), Kernel("B_2", "AIC_ONLY")]
+    built, ctx = _build(
+        tmp_path,
+        children=children,
+        op_trace=True,
+        counters={31: ("OP_FINISHED", 0), 3: ("SK_ENTRY_FINISHED", 1)},
+        cores=[FaultCore(30, "AIV", pc=("child", 0), state=("OP_LAUNCHED", 0))],
+    )
+    inst = _instance(ctx)
+    aiv = [(t.type, t.index, t.args, t.debug_options) for t in inst.queue("aiv")]
+    assert aiv == [("FUNC", 0, aiv[0][2], 0x12), ("SYNC", 0, 0, 0)]
+    assert [t.type for t in inst.queue("aic")] == ["FUNC"]
+    counters = ctx.evidence.incidents[0].counters
+    assert counters is not None
+    got = {e.core: (e.index, e.op_state) for e in counters.entries if e.core in (3, 30, 31, 32)}
+    assert got == {3: (1, 4), 30: (0, 2), 31: (0, 3), 32: (0, 0)}
+    assert built.entry == "sk_entry_mix11_op_trace"
+
+
+def test_cond_index_wrap_scene_t5(tmp_path: Path) -> None:
+    """More than 256 tasks: COND's opIndex is the task index mod 256 and high bits leak into the scope (T5)."""
+    kids = [Kernel(f"K{i}_{i:04x}") for i in range(270)]
+    built, ctx = _build(
+        tmp_path,
+        children=kids,
+        scope_id=4,
+        cores=[FaultCore(30, "AIV", pc=("child", 260), state=("OP_LAUNCHED", 260))],
+    )
+    core = ctx.evidence.incidents[0].cores[0]
+    assert core.node == 260 and core.cond is not None
+    assert core.cond.decoded.op_index == 260 % 256
+    assert core.cond.decoded.scope_id == 4 | (260 >> 8)  # leaked index bit (printed SkScopeId is 4)
+    assert built.cond[30] == encode_cond(2, 260, 4, 0)
+
+
+def test_node_and_scope_ids_must_be_unique(tmp_path: Path) -> None:
+    with pytest.raises(ValueError):
+        build_scene(
+            SceneSpec([Kernel("A")], extra_sks=[SkDef(8, "x", [Kernel("B", node_id=100)])]), tmp_path / "a"
+        )
+    with pytest.raises(ValueError):
+        build_scene(SceneSpec([Kernel("A")], extra_sks=[SkDef(7, "x", [Kernel("B")])]), tmp_path / "b")
