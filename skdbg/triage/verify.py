@@ -285,13 +285,15 @@ def _key(node: Node) -> tuple[str, ...]:
     return ("event", node.event_type or node.kind, str(node.event_id))
 
 
-def _cite_run(ctx: TriageContext, src: Source | None, text: str, path: str = "$") -> list[EvidenceItem]:
+def _cite_run(
+    ctx: TriageContext, src: Source | None, text: str, path: str = "$", source: str = "run_json"
+) -> list[EvidenceItem]:
     """Cite a JSON side file (run.json, the env probe) by JSON path when the parser kept no line."""
     if src is None:
         return []
     if src.line is None and src.json_path is None:
         src = Source(src.file, None, path)
-    return [ctx.cite("V", "run_json", src, excerpt=text)]
+    return [ctx.cite("V", source, src, excerpt=text)]
 
 
 def _new_pid(ctx: TriageContext) -> int | None:
@@ -398,7 +400,7 @@ def _v1(st: _State) -> GateCheck:
     probe = new.probe
     if probe is None:
         raise _Fail("NEW has no environment probe (env/check_environment.json); V1 needs ready=true")
-    pev = _cite_run(new, probe.src, f"ready={probe.ready}", "$.ready")[0]
+    pev = _cite_run(new, probe.src, f"ready={probe.ready}", "$.ready", "env_probe")[0]
     if probe.ready is not True:
         raise _Fail(f"NEW environment probe ready={probe.ready}, not true", [pev])
     ev.append(pev)
@@ -411,6 +413,7 @@ def _v1(st: _State) -> GateCheck:
                 probe.src,
                 "explicit_none_exclusion",
                 "$.scope_capabilities.explicit_none_exclusion.accepted",
+                "env_probe",
             ),
         )
     run_new, run_old = new.run, old.run
@@ -886,6 +889,12 @@ def verify(
             invalid = f.invalid
         except _NotRun as n:
             checks.append(GateCheck(gid, "not_run", n.detail))
+        except (OSError, ValueError, KeyError, AttributeError, TypeError, IndexError) as exc:
+            # bad input never crashes: an unreadable/inconsistent scene fails the gate closed (§4.5.1)
+            checks.append(
+                GateCheck(gid, "failed", f"{gid} could not be evaluated: {type(exc).__name__}: {exc}")
+            )
+            stop = f"{gid} failed"
     passed = [c.gate for c in checks if c.result == "passed"]
     failed = any(c.result == "failed" for c in checks)
     run_old, run_new = old.run, new.run

@@ -634,3 +634,10 @@ def test_end_to_end_dependency_aligned_split(tmp_path: Path) -> None:
     assert res.mechanism_found == "dependency_aligned_split"
     # the fragment spans two streams: V4 is needed, and without sk_prof it is not run (never passed)
     assert res.gate("V4").result == "not_run" and "needed" in res.gate("V4").detail
+
+
+def test_unreadable_new_marker_file_fails_closed(tmp_path: Path) -> None:
+    pair = make_pair(tmp_path)
+    (pair.new.root / "src/model.py").write_bytes(b"\xff\xfe\x00 not python (")
+    res = pair.run()
+    assert results(res) == ["failed", "not_run", "not_run", "not_run", "not_run"]
