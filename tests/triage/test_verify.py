@@ -414,7 +414,7 @@ def test_r7_old_sk_meta_refused(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------------------------ V4
 
 
-def _multistream_pair(tmp: Path) -> Pair:
+def _multistream_pair(tmp: Path, before_events: bool = False) -> Pair:
     kids: Sequence[Any] = [
         Kernel("RmsNorm_5c1d", "AIV_ONLY"),
         Event("EventNotify", event_id=1, stream=0),
@@ -439,7 +439,7 @@ def _multistream_pair(tmp: Path) -> Pair:
     )
     new = build_scene(
         SceneSpec(
-            children=[kids[0]],
+            children=[kids[0], kids[1]] if before_events else [kids[0]],
             extra_sks=[SkDef(8, SCOPE, [kids[4]])],
             unfusible=[(kids[3], "IN_UNFUSIBLE_SCOPE")],  # type: ignore[list-item]
             pid=50001,
@@ -468,6 +468,13 @@ def test_v4_passes_with_complete_profile_in_declared_diagnostic_round(tmp_path: 
     res = pair.run(declared_diagnostic=True)
     assert results(res) == ["passed", "passed", "passed", "passed", "not_run"]
     assert res.round_status == "passed_gates(V1..V4)"
+
+
+def test_v3_fragment_event_left_alone_in_an_sk(tmp_path: Path) -> None:
+    # the notify of the excluded fragment stayed fused in the before SK while its wait left
+    res = _multistream_pair(tmp_path, before_events=True).run()
+    assert results(res)[2] == "failed"
+    assert "EventNotify" in res.gate("V3").detail and "alone" in res.gate("V3").detail
 
 
 def test_v4_buffer_full_fails(tmp_path: Path) -> None:
