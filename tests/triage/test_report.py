@@ -250,3 +250,37 @@ def test_secrets_redacted(tmp_path: Path) -> None:
         assert "<redacted>" in text and "--steps 4" in text
     assert redact("Authorization: Bearer abc.def") == "Authorization: <redacted>"
     assert redact("password=x1 user=a") == "password=<redacted> user=a"
+
+
+def test_gate_failure_without_run_json_still_writes_a_scene(tmp_path: Path) -> None:
+    b = scene(tmp_path, run=None, probe=None)
+    a = hand_analysis(b)
+    a = replace(
+        a,
+        gate=GateResult(False, failed=("G1",), checks=(("G1", "failed"),)),
+        verdict=Verdict("n/a", "C0", "entry gate failed (G1)", missing=("run.json: command, rank",)),
+        proposal=Proposal(status="none", reason="gate failed"),
+        routes=("R1",),
+    )
+    out = tmp_path / "r"
+    write_report(open_context(b.root), a, out)
+    rec = json.loads((out / "failure_isolation.json").read_text())
+    assert rec["suspect_child"] is None and rec["exclusion_proposal"]["status"] == "none"
+    assert rec["failed_attempt"]["command"] is None and rec["failed_attempt"]["pid"] == 48213
+    assert any("run.json: command, rank" in r for r in rec["residual_risk"])
+    md = (out / "FAILURE_SCENE.md").read_text()
+    assert "failed entry-gate checks: `G1`" in md and "suspect: none" in md
+    idx = json.loads((out / "evidence_index.json").read_text())["artifacts"]
+    assert {r["role"] for r in idx if r["status"].startswith("missing(")} >= {"run_json", "env_probe"}
+
+
+def test_engine_analysis_reports(tmp_path: Path) -> None:
+    engine = pytest.importorskip("skdbg.triage.engine")
+    for name, kw in {"sk": {}, "non_sk": {"fault": "non_sk"}, "hang": {"fault": "none"}}.items():
+        b = build_scene(
+            SceneSpec(children=KIDS, cores=[FaultCore(3, "AIV", pc=("child", 2))], **kw), tmp_path / name
+        )  # type: ignore[arg-type]
+        ctx = open_context(b.root)
+        files = write_report(ctx, engine.analyze_context(ctx), tmp_path / "reports" / name, lang="zh")
+        assert [f.name for f in files] == list(REPORT_FILES)
+        validate_analysis(json.loads(files[3].read_text()))
