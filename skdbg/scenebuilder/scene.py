@@ -266,6 +266,7 @@ class SceneSpec:
     meta_prefix: bool = True
     failure_phase: str | None = None  # None → device_fault (timeout for fault="none")
     noise_lines: int = 50
+    plog_level: str = "INFO"  # ERROR drops the handler's INFO lines (header, queues, counters — row 25)
     non_sk_kernel: str = "Add_7c1e_kernel0"
     fault_device: int | None = None  # device_id in the runtime fault line (default: ``device``)
     counters: Mapping[int, tuple[str | int, int]] = field(default_factory=dict)  # other cores' trace state
@@ -1181,10 +1182,17 @@ def _incident(
 # ------------------------------------------------------------------------------------------ plog
 
 
+#: plog records kept at each plog level (slog: a level keeps itself and everything more severe)
+_DROPPED_AT = {
+    "ERROR": ("[DEBUG]", "[TRACE]", "[INFO]", "[EVENT]"),
+    "INFO": ("[DEBUG]", "[TRACE]"),
+    "DEBUG": ("[TRACE]",),
+}
+
+
 def _noise(spec: SceneSpec, pid: int, rng: random.Random, start: datetime, n: int) -> list[str]:
-    return [
-        ln for ln in noise_lines(rng, n, pid=pid, start=start) if not ln.startswith(("[DEBUG]", "[TRACE]"))
-    ]
+    drop = _DROPPED_AT[spec.plog_level]
+    return [ln for ln in noise_lines(rng, n, pid=pid, start=start) if not ln.startswith(drop)]
 
 
 def _core_kind(core_type: str) -> str:
@@ -1288,7 +1296,7 @@ def _plog(
 
 
 def _handler_lines(spec: SceneSpec, inc: IncidentSpec) -> list[str]:
-    lines = handler_plog_lines(inc, level="INFO")
+    lines = handler_plog_lines(inc, level=spec.plog_level)
     if _handler_mode(spec) == "anchor_only":
         return [ln for ln in lines if "[SK][IsSuperKernelException]" in ln]
     return lines
@@ -1464,6 +1472,8 @@ def build_scene(spec: SceneSpec, dest: str | os.PathLike[str]) -> BuiltScene:
         raise ValueError(f"dialect must be D0..D5, got {spec.dialect!r}")
     if spec.fault not in ("sk", "non_sk", "ge_sk", "none"):
         raise ValueError(f"fault must be sk|non_sk|ge_sk|none, got {spec.fault!r}")
+    if spec.plog_level not in _DROPPED_AT:
+        raise ValueError(f"plog_level must be one of {sorted(_DROPPED_AT)}, got {spec.plog_level!r}")
     if _handler_mode(spec) not in ("full", "anchor_only", "none"):
         raise ValueError(f"handler must be full|anchor_only|none, got {spec.handler!r}")
     bad = set(spec.files) - ALL_FILES

@@ -523,3 +523,16 @@ def test_node_and_scope_ids_must_be_unique(tmp_path: Path) -> None:
         )
     with pytest.raises(ValueError):
         build_scene(SceneSpec([Kernel("A")], extra_sks=[SkDef(7, "x", [Kernel("B")])]), tmp_path / "b")
+
+
+def test_plog_level_error_drops_info_lines(tmp_path: Path) -> None:
+    built, ctx = _build(
+        tmp_path, plog_level="ERROR", dialect="D5", cores=[FaultCore(30, "AIV", pc=("child", 0))]
+    )
+    text = built.plog.read_text()
+    assert "[INFO]" not in text and "[EVENT]" not in text
+    inc = ctx.evidence.incidents[0]
+    # the header (INFO) survives only in super_kernel.log (file logger, DEBUG and above), merged in
+    assert inc.header is not None and inc.header.src.file.endswith("super_kernel.log")
+    assert inc.dfx is not None and inc.dfx.src.file == str(built.plog)  # DFX rows are ERROR: in the plog
+    assert inc.cores[0].current_pc == built.current_pcs[30]
