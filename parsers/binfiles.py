@@ -187,41 +187,46 @@ class ImageTable:
     gaps: list[Gap] = field(default_factory=list)
     _images: list[ImageInfo] | None = None
     _bases: list[int] = field(default_factory=list)
+    _infos: dict[str, ImageInfo] = field(default_factory=dict)
+    _by_base: list[BinFileName] | None = None
 
     @property
     def images(self) -> list[ImageInfo]:
-        """Image extents, read from the ELF headers on first use (lazy)."""
+        """Image extents, read from the ELF headers on first use (lazy); overlaps are checked here."""
         if self._images is None:
-            out: list[ImageInfo] = []
-            for n in self.names:
-                path = n.src.file
-                try:
-                    elf = cached_elf(path)
-                except ParseError as exc:
-                    self.gaps.append(Gap("bad_elf", str(exc), n.src))
-                    out.append(ImageInfo(path, n.kind, n.func_name, n.base, None, None, n.src))
-                    continue
-                ext = elf.extent
-                if ext is None:
-                    self.gaps.append(
-                        Gap("no_extent", "no SHF_ALLOC section: the image cannot be placed", n.src)
-                    )
-                out.append(
-                    ImageInfo(
-                        path,
-                        n.kind,
-                        n.func_name,
-                        n.base,
-                        None if ext is None else ext.text_offset,
-                        None if ext is None else ext.size,
-                        n.src,
-                    )
-                )
+            out = [self._info(n) for n in self.names]
             out.sort(key=lambda i: (i.base, i.path))
             self._images = out
             self._bases = [i.base for i in out]
             self._check_overlaps(out)
         return self._images
+
+    def _info(self, n: BinFileName) -> ImageInfo:
+        """One image's extent (cached): only the ELFs a lookup needs are opened (bin_files can hold thousands)."""
+        path = n.src.file
+        hit = self._infos.get(path)
+        if hit is not None:
+            return hit
+        try:
+            elf = cached_elf(path)
+        except ParseError as exc:
+            self.gaps.append(Gap("bad_elf", str(exc), n.src))
+            info = ImageInfo(path, n.kind, n.func_name, n.base, None, None, n.src)
+        else:
+            ext = elf.extent
+            if ext is None:
+                self.gaps.append(Gap("no_extent", "no SHF_ALLOC section: the image cannot be placed", n.src))
+            info = ImageInfo(
+                path,
+                n.kind,
+                n.func_name,
+                n.base,
+                None if ext is None else ext.text_offset,
+                None if ext is None else ext.size,
+                n.src,
+            )
+        self._infos[path] = info
+        return info
 
     def _check_overlaps(self, images: list[ImageInfo]) -> None:
         placed = [i for i in images if i.size is not None]
@@ -242,10 +247,27 @@ class ImageTable:
         return next((i for i in self.images if i.kind == "entry"), None)
 
     def containing(self, pc: int) -> list[ImageInfo]:
-        """All images whose extent contains ``pc``; the one with the highest base first."""
-        imgs = self.images
-        k = bisect_right(self._bases, pc)
-        return [i for i in reversed(imgs[:k]) if i.contains(pc)]
+        """All images whose extent contains ``pc``; the one with the highest base first.
+
+        Once every image is placed (``images`` was read) this is exact, overlaps included. Before that,
+        only the image with the highest base at or below ``pc`` is opened (plus lower ones while they
+        keep containing ``pc``): runtime code segments do not overlap, so a lower image can contain
+        ``pc`` only if it overlaps that one — which the full ``images`` pass reports as a gap.
+        """
+        if self._images is not None:
+            k = bisect_right(self._bases, pc)
+            return [i for i in reversed(self._images[:k]) if i.contains(pc)]
+        if self._by_base is None:
+            self._by_base = sorted(self.names, key=lambda n: (n.base, n.src.file))
+        bases = [n.base for n in self._by_base]
+        k = bisect_right(bases, pc)
+        hits: list[ImageInfo] = []
+        for n in reversed(self._by_base[:k]):
+            info = self._info(n)
+            if not info.contains(pc):
+                break
+            hits.append(info)
+        return hits
 
     def locate(self, pc: int, *, demangle_names: bool = True) -> PcLocation:
         """PC → image → function → child (row 73): §4.7 steps 2–4."""

@@ -60,7 +60,7 @@ from skdbg.parsers.sk_handler import (
 )
 from skdbg.parsers.sk_prof import ProfReader, child_summary, prof_frame
 from skdbg.parsers.skmeta_lines import MetaLine, iter_meta_lines
-from skdbg.parsers.super_kernel_log import SuperKernelLogResult, parse_super_kernel_log
+from skdbg.parsers.super_kernel_log import SuperKernelLogResult, is_handler_line, parse_super_kernel_log
 from skdbg.parsers.task_queue import TaskQueueFile, parse_task_queue
 
 T = TypeVar("T")
@@ -617,8 +617,11 @@ def _tag(frame: pd.DataFrame, **columns: Any) -> pd.DataFrame:
 
 
 def _filelog_messages(lines: list[MetaLine]) -> Iterator[SkMessage]:
+    """The exception-handler lines of super_kernel.log (build facts are most of the file and are skipped
+    here: their prefix names another source file/function). Lines without a prefix are kept: nothing
+    tells them apart, and the handler parser sorts them itself."""
     for ml in lines:
-        if ml.message.strip():
+        if ml.message.strip() and (ml.prefix is None or is_handler_line(ml)):
             yield SkMessage.from_filelog(ml.prefix, ml.message, ml.src)
 
 

@@ -157,8 +157,9 @@ _word = st.text(
 def test_generated_runtime_lines_round_trip(
     level: str, module: str, pid: int, ts: datetime, tid: int, func: str, src_line: int, msg: str
 ) -> None:
-    # a body starting with ':', 'x:' or '[TAG]' is legitimately read as part of func/tags (C++ scopes)
-    msg = "m " + msg
+    # a body starting with ':', 'x:' or '[TAG]' is legitimately read as part of func/tags (C++ scopes):
+    # lead with a character that cannot continue a scoped name ("m :" would read as func "A:m")
+    msg = "- " + msg
     text = runtime_plog_line(level, pid, "python3", ts, tid, func, msg, module=module, src_line=src_line)
     rec = parse_plog_line(text, SRC)
     assert rec is not None
