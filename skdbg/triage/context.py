@@ -129,14 +129,18 @@ class TriageContext:
     @cached_property
     def _plog_index(self) -> dict[tuple[str, int], str]:
         out: dict[tuple[str, int], str] = {}
+        resolved: dict[str, str] = {}
         for pe in self.evidence.plogs:
             for line in pe.lines:
                 if line.src.line is None:
                     continue
+                key = resolved.get(line.src.file)
+                if key is None:
+                    key = resolved[line.src.file] = str(Path(line.src.file).resolve())
                 body = (
                     f"[SK][{line.func}] {line.text}" if line.func and line.module != "RUNTIME" else line.text
                 )
-                out[(str(Path(line.src.file).resolve()), line.src.line)] = body
+                out[(key, line.src.line)] = body
         return out
 
     def _plog_text(self) -> dict[tuple[str, int], str]:

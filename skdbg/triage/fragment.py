@@ -136,6 +136,33 @@ def attached_kernel(nodes: tuple[FNode, ...], event: FNode) -> FNode | None:
     return None
 
 
+def _attachments(nodes: tuple[FNode, ...]) -> dict[int, FNode | None]:
+    """:func:`attached_kernel` of every event node in one pass per stream (SKs hold thousands of nodes)."""
+    by_stream: dict[int | None, list[FNode]] = {}
+    for n in sorted(nodes, key=lambda n: n.position):
+        by_stream.setdefault(n.stream_id, []).append(n)
+    out: dict[int, FNode | None] = {}
+    for seq in by_stream.values():
+        prev: FNode | None = None
+        pending_waits: list[FNode] = []
+        for n in seq:
+            if n.is_kernel:
+                for w in pending_waits:
+                    out[w.node_id] = n
+                pending_waits = []
+                prev = n
+            elif n.is_event:
+                if n.event_type in WAIT_TYPES:
+                    pending_waits.append(n)
+                elif n.event_type in NOTIFY_TYPES:
+                    out[n.node_id] = prev
+                else:
+                    out[n.node_id] = None
+        for w in pending_waits:
+            out[w.node_id] = None
+    return out
+
+
 def partners(nodes: tuple[FNode, ...], event: FNode) -> list[FNode]:
     """Other event nodes with the same eventId in the same family (notify↔wait↔reset)."""
     if event.event_id is None:
@@ -190,6 +217,13 @@ def compute_fragment(inp: FragmentInput) -> Fragment:
         members.update(added)
         return bool(added)
 
+    attach = _attachments(nodes)
+    events_of: dict[int, list[FNode]] = {}
+    for ev in nodes:
+        k = attach.get(ev.node_id)
+        if ev.is_event and k is not None:
+            events_of.setdefault(k.node_id, []).append(ev)
+
     changed = True
     while changed:
         changed = False
@@ -197,8 +231,8 @@ def compute_fragment(inp: FragmentInput) -> Fragment:
         for m in current:
             if m.is_kernel:
                 # (a) events attached to a kernel of F
-                for ev in nodes:
-                    if ev.is_event and attached_kernel(nodes, ev) is m:
+                for ev in events_of.get(m.node_id, ()):
+                    if attach.get(ev.node_id) is m:
                         side = "waits before" if ev.event_type in WAIT_TYPES else "publishes"
                         detail = f"{_label(ev, ev.node_id)} {side} {_label(m, m.node_id)}"
                         changed |= record(_ekind(ev), "a", (m.node_id, ev.node_id), detail, ev.src)
@@ -218,7 +252,7 @@ def compute_fragment(inp: FragmentInput) -> Fragment:
                         "both sides' statements stay together"
                     )
                     changed |= record(_ekind(m), "b", (m.node_id, p.node_id), detail, p.src)
-                k = attached_kernel(nodes, m)
+                k = attach.get(m.node_id)
                 if k is not None and k.collective:
                     detail = f"{_label(m, m.node_id)} is attached to the collective {_label(k, k.node_id)}"
                     changed |= record("collective", "d", (m.node_id, k.node_id), detail, k.src)

@@ -245,3 +245,29 @@ def test_debug_sync_all_barrier_is_set_aside(tmp_path: Path) -> None:
     fin = fragment_input(_instance(b.root), b.node_ids[1])
     assert fin.barrier_groups == () and len(fin.ignored_barriers) == 1
     assert compute_fragment(fin).members == (b.node_ids[1],)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    layout=st.lists(
+        st.tuples(
+            st.sampled_from(
+                ["kernel", "EventNotify", "EventWait", "EventReset", "MemoryWrite", "MemoryWait"]
+            ),
+            st.integers(0, 2),
+        ),
+        max_size=14,
+    )
+)
+def test_one_pass_attachment_equals_the_rule_per_event(layout: list[tuple[str, int]]) -> None:
+    """The per-stream one-pass attachment map used by the fixpoint equals §4.2(a) applied per event."""
+    from skdbg.triage.fragment import _attachments
+
+    nodes = tuple(
+        K(100 + pos, pos, stream) if what == "kernel" else E(100 + pos, pos, what, 1, stream)
+        for pos, (what, stream) in enumerate(layout)
+    )
+    fast = _attachments(nodes)
+    for ev in nodes:
+        if ev.is_event:
+            assert fast.get(ev.node_id) is attached_kernel(nodes, ev)
