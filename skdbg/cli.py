@@ -1,4 +1,4 @@
-"""Command line: ``skdbg inspect`` and ``skdbg symbolize`` (click).
+"""Command line: ``skdbg inspect``, ``symbolize``, ``analyze``, ``report`` and ``verify`` (click).
 
 Contract (ecosystem.md §4.2): stdout carries data only, stderr carries messages; exit codes are
 an API — 0 done, 2 usage error, 3 unreadable or malformed input (one line on stderr naming the
@@ -7,6 +7,7 @@ file, the line and what was expected). Every command is a thin call into the hea
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Callable, Iterable
@@ -165,6 +166,159 @@ def symbolize(elf: Path, pcs: tuple[str, ...], base: str | None, fmt: str, no_de
         title="symbolize",
         meta={"elf": str(elf), "base": hex(result.base), "base_source": result.base_source},
     )
+
+
+ANALYZE_FORMATS = ("text", "md", "json")
+
+
+def _triage_options(skew: float, grace: float) -> Any:
+    from datetime import timedelta
+
+    from skdbg.triage.context import TriageOptions
+
+    if skew < 0 or grace < 0:
+        _fail("--skew and --grace must be >= 0 seconds", EXIT_USAGE)
+    return TriageOptions(skew=timedelta(seconds=skew), grace=timedelta(seconds=grace))
+
+
+def _scene_options(func: F) -> F:
+    """The options every scene-reading triage command shares."""
+    for decorator in reversed(
+        (
+            click.option(
+                "--run",
+                "run_json",
+                type=click.Path(path_type=Path),
+                default=None,
+                help="Run manifest to use instead of SCENE/run.json.",
+            ),
+            click.option(
+                "--source-root",
+                type=click.Path(path_type=Path),
+                default=None,
+                help="Where the model source lives (run.json candidate.marker_file is relative to it).",
+            ),
+            click.option(
+                "--pid", type=int, default=None, help="Only this process (rank) when the scene holds several."
+            ),
+            click.option(
+                "--skew",
+                type=float,
+                default=5.0,
+                show_default=True,
+                help="F2/F4 clock skew allowance, seconds.",
+            ),
+            click.option(
+                "--grace",
+                type=float,
+                default=120.0,
+                show_default=True,
+                help="F2 grace after run end, seconds.",
+            ),
+        )
+    ):
+        func = decorator(func)
+    return func
+
+
+@main.command(epilog=EXIT_CODES_HELP)
+@click.argument("scene", type=click.Path(path_type=Path))
+@_scene_options
+@click.option("--format", "fmt", type=click.Choice(ANALYZE_FORMATS), default="text", show_default=True)
+@bad_input_is_exit_3
+def analyze(
+    scene: Path,
+    run_json: Path | None,
+    source_root: Path | None,
+    pid: int | None,
+    skew: float,
+    grace: float,
+    fmt: str,
+) -> None:
+    """Triage a failure scene: entry gate, fault, suspect child with confidence and rule id, routes,
+    next steps and the exclusion proposal. JSON is the skdbg.analysis/1 contract (spec/analysis-json.md);
+    exit code 0 whatever the verdict."""
+    from skdbg.triage.engine import analyze as run_analyze
+    from skdbg.triage.render import render_markdown, render_text
+
+    analysis = run_analyze(
+        scene, run_json=run_json, source_root=source_root, pid=pid, options=_triage_options(skew, grace)
+    )
+    for warning in analysis.warnings:
+        click.echo(f"skdbg: warning: {warning}", err=True)
+    if fmt == "json":
+        click.echo(json.dumps(analysis.to_json(), indent=2, ensure_ascii=False))
+    elif fmt == "md":
+        click.echo(render_markdown(analysis), nl=False)
+    else:
+        click.echo(render_text(analysis), nl=False)
+
+
+@main.command(epilog=EXIT_CODES_HELP)
+@click.argument("scene", type=click.Path(path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    "out_dir",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Report folder to write.",
+)
+@_scene_options
+@click.option(
+    "--lang", type=click.Choice(("en", "zh")), default="en", show_default=True, help="Section labels."
+)
+@bad_input_is_exit_3
+def report(
+    scene: Path,
+    out_dir: Path,
+    run_json: Path | None,
+    source_root: Path | None,
+    pid: int | None,
+    skew: float,
+    grace: float,
+    lang: str,
+) -> None:
+    """Write the failure-scene report folder of SCENE (nine-field record, eight-item scene section,
+    evidence index with SHA-256, analysis JSON). Prints the written files, one per line."""
+    from skdbg.triage.context import open_context
+    from skdbg.triage.engine import analyze_context
+    from skdbg.triage.report import write_report
+
+    ctx = open_context(
+        scene, run_json=run_json, source_root=source_root, pid=pid, options=_triage_options(skew, grace)
+    )
+    analysis = analyze_context(ctx)
+    for path in write_report(ctx, analysis, out_dir, lang=lang):
+        click.echo(str(path))
+
+
+@main.command(epilog=EXIT_CODES_HELP)
+@click.argument("old", type=click.Path(path_type=Path))
+@click.argument("new", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
+@bad_input_is_exit_3
+def verify(old: Path, new: Path, fmt: str) -> None:
+    """Revalidate a re-launched candidate: NEW (fresh scene of the candidate) against OLD (the failed
+    attempt whose proposal it applies). Reports gates V1–V5 (skdbg.verify/1 JSON with --format json);
+    exit code 0 whatever the gate results."""
+    from skdbg.triage.verify import verify_scenes
+
+    result = verify_scenes(old, new)
+    if fmt == "json":
+        click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        return
+    doc = result.to_json()
+    for gate in doc["verification"]:
+        click.echo(f"{gate['gate']}  {gate['result']:<8} {gate['detail']}")
+    click.echo(f"round {doc['round']['round_id']}: {doc['round']['status']}")
+    click.echo(
+        f"attempt {doc['attempt']['round_id']}#{doc['attempt']['attempt']}: {doc['attempt']['status']}"
+    )
+    for ref in doc.get("refused_evidence", []):
+        click.echo(f"refused: {ref['path']} — {ref['reason']}")
+    if doc["routes"]:
+        click.echo("routes: " + ", ".join(doc["routes"]))
 
 
 if __name__ == "__main__":  # pragma: no cover

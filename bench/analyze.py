@@ -1,0 +1,167 @@
+"""Benchmark: ``skdbg analyze`` end to end on a 200 MB scene vs ``cat`` of the same files.
+
+Run as ``python bench/analyze.py [--plog-mb 200] [--kernels 2000] [--keep]``. The scene is written
+with the project's scene builder (``skdbg.scenebuilder.scene``): one SK of ``--kernels`` children
+(every FUNC followed by a SYNC task, plus event pairs, so the task queues hold ≈5,000 tasks), a D5
+handler block naming one child, the sk_meta files, task queue, bin_files ELFs, run.json and model
+source. Plog noise (``skdbg.scenebuilder.plog.noise_lines``, pre-rendered blocks) is then put in front
+of the fault lines until the plog reaches ``--plog-mb``. Every file is read once to warm the page
+cache, then the two commands are timed:
+
+* ``skdbg analyze SCENE --format json`` as a subprocess (interpreter start-up and imports included);
+* ``cat <every file of the scene> > /dev/null``.
+
+The ratio skdbg/cat is printed; the target is ≤ 3×. The script also checks that the verdict names
+the planted child, and exits non-zero on a wrong verdict or a ratio above the target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from skdbg.scenebuilder import plog as sb
+from skdbg.scenebuilder.scene import Event, FaultCore, Kernel, SceneSpec, build_scene
+
+TARGET = 3.0
+
+
+def scene_spec(kernels: int) -> tuple[SceneSpec, int]:
+    """One SK of ``kernels`` children on two streams with event pairs; the fault is in the middle."""
+    children: list[Kernel | Event] = []
+    event_id = 1
+    for i in range(kernels):
+        kind = "AIC_ONLY" if i % 3 == 1 else "AIV_ONLY"
+        children.append(
+            Kernel(f"Op{i:04d}_{i * 2654435761 % 0xFFFFFF:06x}", kind, sync_after=0 if i % 2 else 5)
+        )
+        if i % 8 == 7:
+            children.append(Event("EventNotify", event_id=event_id, stream=0))
+            children.append(Event("EventWait", event_id=event_id, stream=0))
+            event_id += 1
+    target = next(p for p in range(len(children) // 2, len(children)) if isinstance(children[p], Kernel))
+    target_kernel = children[target]
+    assert isinstance(target_kernel, Kernel)
+    core_type = "AIC" if target_kernel.kernel_type == "AIC_ONLY" else "AIV"
+    spec = SceneSpec(
+        children=children,
+        cores=[
+            FaultCore(core_id=30, core_type=core_type, pc=("child", target), state=("OP_LAUNCHED", target))
+        ],
+        name="bench-analyze",
+        dialect="D5",
+        op_trace=True,
+        debug_options=None,  # derived from the entry: the manifest records the exec-trace option (F9)
+        noise_lines=20,
+    )
+    return spec, target
+
+
+def pad_plog(plog: Path, size: int) -> None:
+    """Put noise in front of the built plog's lines until the file is ``size`` bytes."""
+    original = plog.read_bytes()
+    rng = random.Random(20260610)
+    pool = ["\n".join(sb.noise_lines(rng, 4000, pid=48213)).encode() + b"\n" for _ in range(8)]
+    tmp = plog.with_suffix(".tmp")
+    written = 0
+    k = 0
+    with tmp.open("wb", buffering=16 << 20) as fh:
+        while written + len(original) < size:
+            block = pool[k % len(pool)]
+            fh.write(block)
+            written += len(block)
+            k += 1
+        fh.write(original)
+    os.replace(tmp, plog)
+
+
+def all_files(root: Path) -> list[str]:
+    return sorted(str(p) for p in root.rglob("*") if p.is_file())
+
+
+def warm(files: list[str]) -> None:
+    for f in files:
+        with open(f, "rb", buffering=0) as fh:
+            while fh.read(16 << 20):
+                pass
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--plog-mb", type=float, default=200.0)
+    ap.add_argument("--kernels", type=int, default=2000)
+    ap.add_argument("--keep", action="store_true", help="keep the generated scene and print its path")
+    args = ap.parse_args()
+    skdbg = shutil.which("skdbg") or str(Path(sys.executable).with_name("skdbg"))
+    cat = shutil.which("cat")
+    if cat is None or not Path(skdbg).exists():
+        print("needs `cat` and the `skdbg` console script on PATH", file=sys.stderr)
+        return 2
+    tmp = Path(tempfile.mkdtemp(prefix="skdbg-bench-analyze-"))
+    root = tmp / "scene"
+    try:
+        t0 = time.perf_counter()
+        spec, target = scene_spec(args.kernels)
+        built = build_scene(spec, root)
+        pad_plog(built.plog, int(args.plog_mb * 1e6))
+        files = all_files(root)
+        total = sum(os.path.getsize(f) for f in files)
+        tasks = sum(1 for _ in _task_rows(built.model_dir / "sk_task_queue.json"))
+        print(
+            f"scene: {total / 1e6:.0f} MB in {len(files)} files, {args.kernels} kernels, "
+            f"{len(spec.children)} fused nodes, {tasks} queued tasks (built in {time.perf_counter() - t0:.1f} s)"
+        )
+        warm(files)
+
+        t0 = time.perf_counter()
+        proc = subprocess.run(
+            [skdbg, "analyze", str(root), "--format", "json"], capture_output=True, check=False
+        )
+        t_ours = time.perf_counter() - t0
+        if proc.returncode != 0:
+            print(proc.stderr.decode(errors="replace"), file=sys.stderr)
+            return 2
+        doc = json.loads(proc.stdout)
+
+        t0 = time.perf_counter()
+        with open(os.devnull, "wb") as null:
+            subprocess.run([cat, *files], stdout=null, check=True)
+        t_cat = time.perf_counter() - t0
+
+        ratio = t_ours / t_cat
+        suspect = doc["verdict"]["suspect"]
+        print(
+            f"skdbg analyze : {t_ours:6.2f} s  verdict {doc['verdict']['confidence']} ({doc['verdict']['rule']})"
+        )
+        print(f"cat > /dev/null: {t_cat:6.2f} s")
+        print(f"ratio skdbg/cat: {ratio:.2f} (target <= {TARGET})")
+        if suspect is None or suspect["task_index"] != built.task_index[target]:
+            print(f"WRONG VERDICT: expected task {built.task_index[target]}, got {suspect}", file=sys.stderr)
+            return 1
+        return 0 if ratio <= TARGET else 1
+    finally:
+        if args.keep:
+            print(f"kept {root}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _task_rows(path: Path) -> list[object]:
+    doc = json.loads(path.read_text())
+    rows: list[object] = []
+    for scope in doc.get("scopes", []):
+        for queue in scope.get("taskQueues", {}).values():
+            rows.extend(queue.get("taskQue", {}).get("taskInfos", []))
+    return rows
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,128 @@
+"""The triage pipeline: localise → gate → attribute → grade → propose → route (triage.md §1–§7).
+
+Why a thin orchestrator: each stage is a pure function of the context and the earlier results, so
+the CLI runs them in one call, the TUI can run them one by one in workers, and tests can drive a
+single stage. Analysis never writes into the scene.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from typing import Any
+
+from skdbg.parsers.run_identity import RunIdentity
+from skdbg.triage.attribution import attribute
+from skdbg.triage.confidence import grade
+from skdbg.triage.context import TriageContext, TriageOptions, open_context
+from skdbg.triage.gate import run_gate
+from skdbg.triage.localize import localize
+from skdbg.triage.model import Analysis, ArtifactRef, SceneInfo
+from skdbg.triage.proposal import propose
+from skdbg.triage.routing import route
+
+
+def scene_info(ctx: TriageContext, pid: int | None, device: int | None) -> SceneInfo:
+    """The scene block of the analysis JSON: identity plus every artifact with its SHA-256 (G5)."""
+    run = ctx.run
+    arts = tuple(
+        ArtifactRef(
+            kind=a.kind,
+            path=a.relpath,
+            sha256=a.sha256,
+            mtime=a.mtime.isoformat(timespec="seconds"),
+            size=a.size,
+        )
+        for a in ctx.scene.artifacts
+    )
+    return SceneInfo(
+        root=".",
+        pid=pid,
+        rank=run.rank if run is not None else None,
+        device=device if device is not None else (run.device if run is not None else None),
+        artifacts=arts,
+    )
+
+
+def run_summary(run: RunIdentity | None) -> dict[str, Any]:
+    """The run identity as read, for the report (never invented: missing stays missing)."""
+    if run is None:
+        return {}
+    cand = run.candidate
+    return {
+        "experiment_id": run.experiment_id,
+        "round_id": run.round_id,
+        "attempt": run.attempt,
+        "command": run.command,
+        "cwd": run.cwd,
+        "rank": run.rank,
+        "device": run.device,
+        "pid": run.pid,
+        "start": run.start_text,
+        "end": run.end_text,
+        "exit": None
+        if run.exit is None
+        else {"status": run.exit.status, "signal": run.exit.signal, "timeout": run.exit.timeout},
+        "failure_phase": run.failure_phase,
+        "candidate": None
+        if cand is None
+        else {
+            "scope_names": list(cand.scope_names),
+            "marker_file": cand.marker_file,
+            "super_kernel_optimize_options": cand.optimize_options,
+            "super_kernel_debug_options": cand.debug_options,
+            "source_revision": cand.source_revision,
+            "config_fingerprint": cand.config_fingerprint,
+        },
+    }
+
+
+def analyze_context(ctx: TriageContext) -> Analysis:
+    """Run every stage on an opened context.
+
+    A malformed run.json (or ``--run`` file) is bad input, not a gap: the gate would otherwise
+    report a run identity that was merely unreadable as "missing" (issue: exit 3).
+    """
+    if ctx.run_override is None:
+        _ = ctx.evidence.run
+        errors = ctx.evidence.errors.get("run_json")
+        if errors:
+            raise errors[0]
+    loc = localize(ctx)
+    gate = run_gate(ctx, loc)
+    att = attribute(ctx, loc)
+    verdict = grade(ctx, gate, loc, att)
+    proposal = propose(ctx, loc, verdict)
+    routes, steps = route(ctx, gate, loc, att, verdict, proposal)
+    fault = replace(loc.fault, cores=att.cores)
+    warnings = tuple(
+        f"{g.kind}: {g.detail}" for g in ctx.evidence.gaps if g.kind in ("unreadable", "malformed_json")
+    )
+    return Analysis(
+        scene=scene_info(ctx, loc.pid, fault.device_id),
+        gate=gate,
+        fault=fault,
+        verdict=verdict,
+        routes=routes,
+        next_steps=steps,
+        proposal=proposal,
+        run=run_summary(ctx.run),
+        warnings=warnings,
+    )
+
+
+def analyze(
+    scene: str | os.PathLike[str],
+    *,
+    run_json: str | os.PathLike[str] | None = None,
+    source_root: str | os.PathLike[str] | None = None,
+    pid: int | None = None,
+    options: TriageOptions | None = None,
+) -> Analysis:
+    """Analyse one failure scene (``skdbg analyze``). Raises ParseError only for a missing scene,
+    a malformed ``--run`` file or a missing ``--source-root`` (CLI exit 3)."""
+    ctx = open_context(scene, run_json=run_json, source_root=source_root, pid=pid, options=options)
+    return analyze_context(ctx)
+
+
+__all__ = ["analyze", "analyze_context", "run_summary", "scene_info"]
