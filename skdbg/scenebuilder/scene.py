@@ -1490,12 +1490,7 @@ def build_scene(spec: SceneSpec, dest: str | os.PathLike[str]) -> BuiltScene:
             _resolve_sk(i, sd.scope_id, sd.scope_name, sd.children, entry=None, op_trace=spec.op_trace, reorder={},
                         id_base=100 + 100 * i)
         )  # fmt: skip
-    all_ids = [nid for s_ in sks for nid in s_.node_ids]
-    all_ids += [k.node_id for k, _r in spec.unfusible if k.node_id is not None]
-    if len(set(all_ids)) != len(all_ids):
-        raise ValueError("graph node ids must be unique across the SKs and the unfusible kernels")
-    if len({s_.scope_id for s_ in sks}) != len(sks):
-        raise ValueError("scope ids must be unique within the model directory")
+    # node/scope ids may repeat across SKs and unfusible kernels on purpose (contradiction scenes, E4/F6)
     meta_pid = spec.meta_pid if spec.meta_pid is not None else spec.pid
     dir_pid = spec.sk_meta_pid if spec.sk_meta_pid is not None else spec.pid
     plog_pid = spec.plog_pid if spec.plog_pid is not None else spec.pid

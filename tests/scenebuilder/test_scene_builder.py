@@ -516,13 +516,13 @@ def test_cond_index_wrap_scene_t5(tmp_path: Path) -> None:
     assert built.cond[30] == encode_cond(2, 260, 4, 0)
 
 
-def test_node_and_scope_ids_must_be_unique(tmp_path: Path) -> None:
+def test_duplicate_node_ids_within_one_sk_are_rejected(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
-        build_scene(
-            SceneSpec([Kernel("A")], extra_sks=[SkDef(8, "x", [Kernel("B", node_id=100)])]), tmp_path / "a"
-        )
-    with pytest.raises(ValueError):
-        build_scene(SceneSpec([Kernel("A")], extra_sks=[SkDef(7, "x", [Kernel("B")])]), tmp_path / "b")
+        build_scene(SceneSpec([Kernel("A", node_id=5), Kernel("B", node_id=5)]), tmp_path / "a")
+    # across SKs / unfusible kernels a repeated id is allowed: contradiction scenes need it (E4)
+    build_scene(
+        SceneSpec([Kernel("A")], unfusible=[(Kernel("A", node_id=100), "NOT_IN_SCOPE")]), tmp_path / "b"
+    )
 
 
 def test_plog_level_error_drops_info_lines(tmp_path: Path) -> None:
