@@ -536,3 +536,29 @@ def test_plog_level_error_drops_info_lines(tmp_path: Path) -> None:
     assert inc.header is not None and inc.header.src.file.endswith("super_kernel.log")
     assert inc.dfx is not None and inc.dfx.src.file == str(built.plog)  # DFX rows are ERROR: in the plog
     assert inc.cores[0].current_pc == built.current_pcs[30]
+
+
+def test_clocks_drive_every_timestamp(tmp_path: Path) -> None:
+    from skdbg.parsers.plog_line import parse_plog_ts
+
+    start, end = datetime(2026, 7, 1, 9, 0, 0), datetime(2026, 7, 1, 9, 10, 0)
+    build_ts, fault_ts = datetime(2026, 7, 1, 9, 0, 20), datetime(2026, 7, 1, 9, 9, 0)
+    built, _ctx = _build(
+        tmp_path,
+        run_start=start,
+        run_end=end,
+        build_ts=build_ts,
+        fault_ts=fault_ts,
+        cores=[FaultCore(30, "AIV", pc=("child", 0))],
+    )
+    run = json.loads((built.root / "run.json").read_text())
+    assert (run["start"], run["end"]) == ("2026-07-01T09:00:00.000", "2026-07-01T09:10:00.000")
+    assert built.plog.name == "plog-48213_20260701090000123.log"
+    stamps = []
+    for line in built.plog.read_text().splitlines():
+        if line.startswith("["):
+            ts_text = line.split("):", 1)[1].split(" ", 1)[0]
+            stamps.append(parse_plog_ts(ts_text))
+    assert stamps and all(start <= t <= end for t in stamps if t is not None)
+    first_meta = (built.model_dir / "sk_node_detail.log").read_text().splitlines()[0]
+    assert first_meta.startswith("2026-07-01 09:00:20.000 [48213:")
