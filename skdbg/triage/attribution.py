@@ -384,7 +384,13 @@ class _Builder:
             self.cite(
                 "L2",
                 "bin_files",
-                Source(elf.image.path),
+                # an ELF has no lines: the locator is the image offset (and symbol) of the PC
+                Source(
+                    elf.image.path,
+                    json_path=f"image+0x{elf.offset:x}" + (f" ({elf.symbol})" if elf.symbol else "")
+                    if elf.offset is not None
+                    else None,
+                ),
                 excerpt=f"PC 0x{pc:x}: {elf.reason}",
                 core=c.core_id,
                 k=m[0] if len(m) == 1 else None,

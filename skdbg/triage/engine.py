@@ -95,6 +95,13 @@ def analyze_context(ctx: TriageContext) -> Analysis:
     proposal = propose(ctx, loc, verdict)
     routes, steps = route(ctx, gate, loc, att, verdict, proposal)
     fault = replace(loc.fault, cores=att.cores)
+    # the chain starts with where the fault is (runtime line, handler anchor, SK identity lines)
+    seen = {(e.file, e.line, e.json_path, e.level) for e in verdict.evidence}
+    lead = tuple(e for e in loc.evidence if (e.file, e.line, e.json_path, e.level) not in seen)
+    verdict = replace(verdict, evidence=lead + verdict.evidence)
+    if verdict.rule == "C0" and loc.fault.kind not in ("sk", "none"):
+        # not an SK fault (X3/X6): per-level "missing" lines would suggest collecting child evidence
+        verdict = replace(verdict, missing=())
     warnings = tuple(
         f"{g.kind}: {g.detail}" for g in ctx.evidence.gaps if g.kind in ("unreadable", "malformed_json")
     )

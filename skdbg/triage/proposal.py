@@ -12,6 +12,7 @@ marker file and ``source_sites.json`` (or §4.6 inference, flagged) anchor the e
 from __future__ import annotations
 
 import ast
+import difflib
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -192,7 +193,45 @@ class _Builder:
         if ss is None:
             return {}
         ids = {n.node_id for n in self.inst.nodes}
-        return {k: v for k, v in ss.by_node.items() if k in ids}
+        sites = {k: v for k, v in ss.by_node.items() if k in ids}
+        return self.translate_sites(sites)
+
+    def translate_sites(self, sites: dict[int, int]) -> dict[int, int]:
+        """source_sites.json numbers lines of the marker file *the run used* (the scene's frozen copy).
+        When ``--source-root`` points at a different checkout, carry each line over through the diff of
+        the two files; a line inside a changed region is dropped (then inferred, §4.6) and said so."""
+        src = self.src
+        if src is None or self.rel is None or self.ctx.source_root is None:
+            return sites
+        frozen = self.ctx.root / self.rel
+        if not frozen.is_file() or frozen.resolve() == Path(src.path).resolve():
+            return sites
+        try:
+            old_lines = frozen.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return sites
+        if old_lines == src.lines:
+            return sites
+        mapping: dict[int, int] = {}
+        matcher = difflib.SequenceMatcher(a=old_lines, b=list(src.lines), autojunk=False)
+        for tag, i1, i2, j1, _j2 in matcher.get_opcodes():
+            if tag == "equal":
+                for k in range(i2 - i1):
+                    mapping[i1 + k + 1] = j1 + k + 1
+        out: dict[int, int] = {}
+        dropped: list[str] = []
+        for node_id, line in sites.items():
+            if line in mapping:
+                out[node_id] = mapping[line]
+            else:
+                dropped.append(f"nodeId {node_id} (line {line})")
+        moved = sum(1 for k, v in out.items() if sites[k] != v)
+        self.notes.append(
+            f"{src.rel} under --source-root differs from the scene's copy: source_sites.json lines carried "
+            f"over by diff ({moved} moved)"
+            + (f"; dropped (changed lines, re-inferred): {', '.join(dropped)}" if dropped else "")
+        )
+        return out
 
     def find_region(self, names: list[str], child_line: int | None) -> None:
         src = self.src
