@@ -11,8 +11,10 @@ cache, then the two commands are timed:
 * ``skdbg analyze SCENE --format json`` as a subprocess (interpreter start-up and imports included);
 * ``cat <every file of the scene> > /dev/null``.
 
-The ratio skdbg/cat is printed; the target is ≤ 3×. The script also checks that the verdict names
-the planted child, and exits non-zero on a wrong verdict or a ratio above the target.
+Both are timed twice: with the files in the page cache (warm) and after evicting them with
+``posix_fadvise(POSIX_FADV_DONTNEED)`` (cold — a freshly copied scene, the common case). The ratios
+skdbg/cat are printed; the target is ≤ 3× (judged on the cold run). The script also checks that the
+verdict names the planted child, and exits non-zero on a wrong verdict or a cold ratio above target.
 """
 
 from __future__ import annotations
@@ -87,6 +89,35 @@ def all_files(root: Path) -> list[str]:
     return sorted(str(p) for p in root.rglob("*") if p.is_file())
 
 
+def evict(files: list[str]) -> None:
+    """Drop the files from the page cache (``posix_fadvise(DONTNEED)``, no root needed): a cold read,
+    as when a user opens a freshly copied scene."""
+    for f in files:
+        fd = os.open(f, os.O_RDONLY)
+        try:
+            os.fdatasync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+
+
+def timed_analyze(skdbg: str, root: Path) -> tuple[float, dict[str, object]]:
+    t0 = time.perf_counter()
+    proc = subprocess.run([skdbg, "analyze", str(root), "--format", "json"], capture_output=True, check=False)
+    elapsed = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr.decode(errors="replace"))
+    doc: dict[str, object] = json.loads(proc.stdout)
+    return elapsed, doc
+
+
+def timed_cat(cat: str, files: list[str]) -> float:
+    t0 = time.perf_counter()
+    with open(os.devnull, "wb") as null:
+        subprocess.run([cat, *files], stdout=null, check=True)
+    return time.perf_counter() - t0
+
+
 def warm(files: list[str]) -> None:
     for f in files:
         with open(f, "rb", buffering=0) as fh:
@@ -119,31 +150,31 @@ def main() -> int:
             f"scene: {total / 1e6:.0f} MB in {len(files)} files, {args.kernels} kernels, "
             f"{len(spec.children)} fused nodes, {tasks} queued tasks (built in {time.perf_counter() - t0:.1f} s)"
         )
-        warm(files)
-
-        t0 = time.perf_counter()
-        proc = subprocess.run(
-            [skdbg, "analyze", str(root), "--format", "json"], capture_output=True, check=False
-        )
-        t_ours = time.perf_counter() - t0
-        if proc.returncode != 0:
-            print(proc.stderr.decode(errors="replace"), file=sys.stderr)
-            return 2
-        doc = json.loads(proc.stdout)
-
-        t0 = time.perf_counter()
-        with open(os.devnull, "wb") as null:
-            subprocess.run([cat, *files], stdout=null, check=True)
-        t_cat = time.perf_counter() - t0
-
-        ratio = t_ours / t_cat
-        suspect = doc["verdict"]["suspect"]
-        print(
-            f"skdbg analyze : {t_ours:6.2f} s  verdict {doc['verdict']['confidence']} ({doc['verdict']['rule']})"
-        )
-        print(f"cat > /dev/null: {t_cat:6.2f} s")
-        print(f"ratio skdbg/cat: {ratio:.2f} (target <= {TARGET})")
-        if suspect is None or suspect["task_index"] != built.task_index[target]:
+        results: dict[str, tuple[float, float]] = {}
+        doc: dict[str, object] = {}
+        for mode in ("warm", "cold"):
+            if mode == "warm":
+                warm(files)
+            else:
+                evict(files)
+            t_ours, doc = timed_analyze(skdbg, root)
+            if mode == "warm":
+                warm(files)
+            else:
+                evict(files)
+            t_cat = timed_cat(cat, files)
+            results[mode] = (t_ours, t_cat)
+        verdict = doc["verdict"]
+        assert isinstance(verdict, dict)
+        print(f"verdict: {verdict['confidence']} ({verdict['rule']})")
+        for mode, (t_ours, t_cat) in results.items():
+            print(
+                f"{mode:4} page cache: skdbg analyze {t_ours:6.2f} s | cat > /dev/null {t_cat:6.2f} s | "
+                f"ratio {t_ours / t_cat:6.2f} (target <= {TARGET})"
+            )
+        ratio = results["cold"][0] / results["cold"][1]
+        suspect = verdict["suspect"]
+        if not isinstance(suspect, dict) or suspect["task_index"] != built.task_index[target]:
             print(f"WRONG VERDICT: expected task {built.task_index[target]}, got {suspect}", file=sys.stderr)
             return 1
         return 0 if ratio <= TARGET else 1
