@@ -74,6 +74,7 @@ def run_summary(run: RunIdentity | None) -> dict[str, Any]:
             "source_revision": cand.source_revision,
             "config_fingerprint": cand.config_fingerprint,
         },
+        "failing_path": run.failing_path,
     }
 
 

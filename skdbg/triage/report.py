@@ -28,6 +28,7 @@ import jinja2
 from skdbg.parsers.common import ParseError
 from skdbg.parsers.skmeta_lines import iter_meta_lines
 from skdbg.triage.context import TriageContext
+from skdbg.triage.engine import run_summary
 from skdbg.triage.model import Analysis, EvidenceItem, GateCheck
 
 REPORT_FILES = (
@@ -313,34 +314,11 @@ def _run_dict(ctx: TriageContext, analysis: Analysis) -> dict[str, Any]:
             "candidate": None,
             "failing_path": None,
         }
-    cand = run.candidate
-    return {
-        "experiment_id": run.experiment_id,
-        "round_id": run.round_id,
-        "attempt": run.attempt,
-        "command": redact(run.command) if run.command else None,
-        "cwd": run.cwd,
-        "rank": run.rank,
-        "device": run.device if run.device is not None else analysis.scene.device,
-        "pid": run.pid if run.pid is not None else analysis.scene.pid,
-        "start": run.start_text,
-        "end": run.end_text,
-        "exit": None
-        if run.exit is None
-        else {"status": run.exit.status, "signal": run.exit.signal, "timeout": run.exit.timeout},
-        "failure_phase": run.failure_phase,
-        "candidate": None
-        if cand is None
-        else {
-            "scope_names": list(cand.scope_names),
-            "marker_file": cand.marker_file,
-            "optimize_options": cand.optimize_options,
-            "debug_options": cand.debug_options,
-            "source_revision": cand.source_revision,
-            "config_fingerprint": cand.config_fingerprint,
-        },
-        "failing_path": run.failing_path,
-    }
+    out = run_summary(run)
+    out["command"] = redact(run.command) if run.command else None
+    out["device"] = run.device if run.device is not None else analysis.scene.device
+    out["pid"] = run.pid if run.pid is not None else analysis.scene.pid
+    return out
 
 
 def failure_record(

@@ -6,47 +6,16 @@ import re
 from pathlib import Path
 
 import pytest
+from triage_support import make_loc
 
 from skdbg.parsers.cond import encode_cond
 from skdbg.scenebuilder.scene import ALL_FILES, Event, FaultCore, Kernel, SceneSpec, build_scene
 from skdbg.triage.attribution import Attribution, attribute
-from skdbg.triage.context import TriageContext, open_context
-from skdbg.triage.model import FaultInfo
-from skdbg.triage.skview import all_instances
-from skdbg.triage.stages import Localization
+from skdbg.triage.context import open_context
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scenes" / "aiv-fault-add-custom"
 
 THREE = [Kernel("MatA_11", "AIC_ONLY"), Kernel("AddB_22", "AIV_ONLY"), Kernel("CastC_33", "AIV_ONLY")]
-
-
-def make_loc(ctx: TriageContext, *, kind: str = "sk") -> Localization:
-    """A Localization as ``localize`` would build it (the stage is another helper's)."""
-    incs = ctx.evidence.incidents
-    inc = incs[0] if incs else None
-    insts = list(all_instances(ctx.evidence))
-    sid = inc.sk_scope_id if inc is not None else None
-    inst = next((i for i in insts if i.scope_id == sid), None) if sid is not None else None
-    if inst is None and len(insts) == 1:
-        inst = insts[0]
-    dialect = inc.dialect if inc is not None else None
-    fault = FaultInfo(
-        kind=kind,
-        phase="device_fault",
-        entry=inc.entry if inc is not None else None,
-        op_trace=inc.op_trace if inc is not None else None,
-        dialect=dialect,
-        scope_id=sid,
-    )
-    return Localization(
-        pid=48213,
-        fault=fault,
-        incident=inc,
-        incidents=list(incs),
-        instance=inst,
-        instance_rule="scope_id" if inst is not None else "none",
-        dialect_known=dialect in ("D0", "D1", "D2", "D3", "D4", "D5"),
-    )
 
 
 def run(spec: SceneSpec, tmp_path: Path, edit: dict[str, tuple[str, str]] | None = None) -> Attribution:

@@ -13,7 +13,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from skdbg.scenebuilder.scene import BuiltScene, Event, FaultCore, Kernel, SceneSpec, build_scene
+from triage_support import TWO_STREAM_CHILDREN, TWO_STREAM_CORE, build_two_stream
+
+from skdbg.scenebuilder.scene import BuiltScene, Kernel
 from skdbg.triage.context import open_context
 from skdbg.triage.gate import FRESH_IDS, GATE_IDS, run_gate
 from skdbg.triage.localize import localize
@@ -21,20 +23,12 @@ from skdbg.triage.model import GateResult
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scenes" / "aiv-fault-add-custom"
 
-CHILDREN = [
-    Kernel("RmsNorm_5c1d", "AIV_ONLY"),
-    Kernel("QuantMatmul_5b21", "AIC_ONLY"),
-    Event("EventNotify", event_id=1, stream=0),
-    Event("EventWait", event_id=1, stream=1),
-    Kernel("RopeCache_77", "AIV_ONLY", stream=1),
-]
-CORE = FaultCore(core_id=3, core_type="AIC", pc=("child", 1), state=("OP_LAUNCHED", 1))
+CHILDREN = TWO_STREAM_CHILDREN
+CORE = TWO_STREAM_CORE
 
 
 def build(tmp_path: Path, **kw: Any) -> BuiltScene:
-    spec: dict[str, Any] = {"children": CHILDREN, "cores": [CORE], "device": 0}
-    spec.update(kw)
-    return build_scene(SceneSpec(**spec), tmp_path / "scene")
+    return build_two_stream(tmp_path, **{"device": 0, **kw})
 
 
 def gate_of(root: Path, **kw: Any) -> GateResult:

@@ -12,29 +12,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from triage_support import TWO_STREAM_CHILDREN, TWO_STREAM_CORE, build_two_stream
 
 from skdbg.parsers.cond import encode_cond
-from skdbg.scenebuilder.scene import BuiltScene, Event, FaultCore, Kernel, SceneSpec, SkDef, build_scene
+from skdbg.scenebuilder.scene import BuiltScene, FaultCore, Kernel, SkDef
 from skdbg.triage.context import open_context
 from skdbg.triage.localize import localize
 from skdbg.triage.stages import Localization
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scenes" / "aiv-fault-add-custom"
 
-CHILDREN = [
-    Kernel("RmsNorm_5c1d", "AIV_ONLY"),
-    Kernel("QuantMatmul_5b21", "AIC_ONLY"),
-    Event("EventNotify", event_id=1, stream=0),
-    Event("EventWait", event_id=1, stream=1),
-    Kernel("RopeCache_77", "AIV_ONLY", stream=1),
-]
-CORE = FaultCore(core_id=3, core_type="AIC", pc=("child", 1), state=("OP_LAUNCHED", 1))
+CHILDREN = TWO_STREAM_CHILDREN
+CORE = TWO_STREAM_CORE
 
 
 def build(tmp_path: Path, **kw: Any) -> BuiltScene:
-    spec: dict[str, Any] = {"children": CHILDREN, "cores": [CORE]}
-    spec.update(kw)
-    return build_scene(SceneSpec(**spec), tmp_path / "scene")
+    return build_two_stream(tmp_path, **kw)
 
 
 def loc_of(root: Path, **kw: Any) -> Localization:

@@ -5,14 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from triage_support import make_loc
+
 from skdbg.scenebuilder.scene import ALL_FILES, Event, FaultCore, Kernel, SceneSpec, build_scene
 from skdbg.triage.attribution import attribute
 from skdbg.triage.confidence import grade
-from skdbg.triage.context import TriageContext, open_context
-from skdbg.triage.model import NO_PROPOSAL, FaultInfo, GateResult, NextStep, Proposal
+from skdbg.triage.context import open_context
+from skdbg.triage.model import NO_PROPOSAL, GateResult, NextStep, Proposal
 from skdbg.triage.routing import route
-from skdbg.triage.skview import all_instances
-from skdbg.triage.stages import Localization
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scenes" / "aiv-fault-add-custom"
 PASS = GateResult(passed=True)
@@ -22,35 +22,6 @@ SHARED = [
     Kernel("MulD_44", "AIV_ONLY"),
     Kernel("AddB_22", "AIV_ONLY", shares_binary_with=0),
 ]
-
-
-def make_loc(ctx: TriageContext, *, kind: str = "sk", phase: str = "device_fault") -> Localization:
-    """A Localization as ``localize`` would build it (the stage is another helper's)."""
-    incs = ctx.evidence.incidents
-    inc = incs[0] if incs else None
-    insts = list(all_instances(ctx.evidence))
-    sid = inc.sk_scope_id if inc is not None else None
-    inst = next((i for i in insts if i.scope_id == sid), None) if sid is not None else None
-    if inst is None and len(insts) == 1:
-        inst = insts[0]
-    dialect = inc.dialect if inc is not None else None
-    fault = FaultInfo(
-        kind=kind,
-        phase=phase,
-        entry=inc.entry if inc else None,
-        op_trace=inc.op_trace if inc else None,
-        dialect=dialect,
-        scope_id=sid,
-    )
-    return Localization(
-        pid=48213,
-        fault=fault,
-        incident=inc,
-        incidents=list(incs),
-        instance=inst,
-        instance_rule="scope_id" if inst is not None else "none",
-        dialect_known=dialect in ("D0", "D1", "D2", "D3", "D4", "D5"),
-    )
 
 
 def routed(
