@@ -1,0 +1,222 @@
+"""Editing a proposal: check a user's excluded set live and re-plan the marker edits for it.
+
+Why a separate headless module: the TUI's Proposal screen lets a person add or remove children from
+the excluded set and pick the §4.5 mechanism. Every such edit must be judged by the same rules the
+engine applies (§4.2 fragment closure, §4.4 rule 3), so the judgement lives here — no textual import,
+testable without a terminal — and the UI only displays the verdict. An illegal cut is refused with
+the rule that forbids it and the evidence line the edge came from; it is never silently "fixed".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from skdbg.triage.context import TriageContext
+from skdbg.triage.fragment import Edge, Fragment, compute_fragment, fragment_input
+from skdbg.triage.markers import apply_edits, unified_diff
+from skdbg.triage.model import MECHANISMS, ChildRef, MarkerEdit, Proposal, Verdict
+from skdbg.triage.proposal import METHOD, _Builder, _Decision
+from skdbg.triage.skview import SkInstance
+from skdbg.triage.stages import Localization
+
+
+@dataclass(frozen=True, slots=True)
+class CutCheck:
+    """The judgement of one requested excluded set (kernel nodeIds).
+
+    ``ok`` False means refused: ``rule`` names the rule (``§4.2(a) event``, ``§4.4 rule 3`` …),
+    ``detail`` says what the cut would break, ``evidence`` is ``file:line — excerpt`` of the edge.
+    ``required`` is the closure of the requested set under the fragment rules (kernels only).
+    """
+
+    ok: bool
+    excluded: tuple[int, ...]
+    required: tuple[int, ...]
+    rule: str | None = None
+    detail: str = ""
+    evidence: str | None = None
+
+    @property
+    def message(self) -> str:
+        if self.ok:
+            return f"legal cut: nodeIds {list(self.excluded)} leave the SK"
+        ev = f" [{self.evidence}]" if self.evidence else ""
+        return f"refused ({self.rule}): {self.detail}{ev}"
+
+
+def _cite(ctx: TriageContext, edge: Edge) -> str | None:
+    if edge.src is None:
+        return None
+    item = ctx.cite("L4", edge.kind, edge.src)
+    return f"{item.where} — {item.excerpt}" if item.excerpt else item.where
+
+
+def closure(
+    ctx: TriageContext, inst: SkInstance, kernels: Iterable[int], lines: dict[int, int] | None = None
+) -> Fragment:
+    """The union of the §4.2 fragments of every requested kernel (edges deduplicated, SK order)."""
+    wanted = list(dict.fromkeys(kernels))
+    if not wanted:
+        raise ValueError("an exclusion needs at least one child")
+    writers = ctx.run.cache_writers if ctx.run is not None else {}
+    members: set[int] = set()
+    edges: list[Edge] = []
+    seen: set[tuple[str, str, tuple[int, ...]]] = set()
+    for k in wanted:
+        frag = compute_fragment(fragment_input(inst, k, cache_writers=writers, lines=lines))
+        members.update(frag.members)
+        for e in frag.edges:
+            key = (e.kind, e.detail, e.nodes)
+            if key not in seen:
+                seen.add(key)
+                edges.append(e)
+    pos = {n.node_id: n.position for n in inst.nodes}
+    order = tuple(sorted(members, key=lambda i: pos.get(i, i)))
+    return Fragment(wanted[0], order, tuple(edges))
+
+
+def check_cut(ctx: TriageContext, inst: SkInstance, excluded: Iterable[int]) -> CutCheck:
+    """Is excluding exactly these kernels legal? Refuse with the first rule that forbids it."""
+    kernels = {k.node_id for k in inst.kernels}
+    order = [k.node_id for k in inst.kernels]
+    req = set(excluded)
+    asked = tuple(i for i in order if i in req)
+    unknown = sorted(req - kernels)
+    if unknown:
+        return CutCheck(False, asked, (), "§4.1", f"nodeIds {unknown} are not kernel children of this SK")
+    if not req:
+        return CutCheck(False, (), (), "§4.1", "the excluded set is empty: nothing would leave the SK")
+    frag = closure(ctx, inst, asked)
+    required = tuple(i for i in frag.members if i in kernels)
+    missing = [i for i in required if i not in req]
+    if missing:
+        edge = next((e for e in frag.edges if set(e.nodes) & set(missing)), None)
+        names = ", ".join(_kernel_label(inst, i) for i in missing)
+        if edge is None:  # pragma: no cover - every added member comes from a recorded edge
+            return CutCheck(False, asked, required, "§4.2", f"{names} must leave with the cut")
+        return CutCheck(
+            False,
+            asked,
+            required,
+            f"§4.2({edge.rule}) {edge.kind}",
+            f"{names} must leave with the cut: {edge.detail}",
+            _cite(ctx, edge),
+        )
+    if len(required) == len(kernels):
+        return CutCheck(
+            False,
+            asked,
+            required,
+            "§4.4 rule 3",
+            "the excluded set is the whole scope: no fusible child would remain in the SK",
+        )
+    return CutCheck(True, asked, required)
+
+
+def _kernel_label(inst: SkInstance, node_id: int) -> str:
+    node = inst.node_by_id(node_id)
+    name = node.func_name if node is not None else None
+    return f"{name or '?'} (nodeId {node_id})"
+
+
+def _child_ref(inst: SkInstance, suspect: ChildRef, node_id: int) -> ChildRef:
+    """The anchor child when the user's set leaves the suspect in the SK: by task, else by position."""
+    task = next((t.index for t in inst.tasks if t.node_id == node_id), None)
+    if task is not None:
+        return inst.child(task)
+    node = inst.node_by_id(node_id)
+    pos = node.position if node is not None else suspect.task_index
+    return inst.child(pos)
+
+
+def replan(
+    ctx: TriageContext,
+    loc: Localization,
+    verdict: Verdict,
+    base: Proposal,
+    excluded: Iterable[int],
+    mechanism: str,
+) -> Proposal:
+    """The proposal for a user-chosen excluded set and mechanism (§4.4, §4.5), with fresh marker edits.
+
+    Refuses (``ValueError``) an illegal cut — call :func:`check_cut` first to show why. A mechanism
+    the scene cannot express (e.g. close/reopen without a named scope) yields a ``blocked`` proposal
+    with the reason, exactly as the engine would.
+    """
+    if mechanism not in MECHANISMS:
+        raise ValueError(f"unknown mechanism {mechanism!r} (one of {', '.join(MECHANISMS)})")
+    inst = loc.instance
+    if inst is None or base.child is None:
+        raise ValueError("no resolved SK instance with a suspect child: nothing to re-plan")
+    check = check_cut(ctx, inst, excluded)
+    if not check.ok:
+        raise ValueError(check.message)
+    b = _Builder(ctx, inst, base.child, verdict)
+    names = b.scope_names()
+    automatic = not names
+    b.load_source()
+    b.lines = b.explicit_sites()
+    anchor = base.child.node_id if base.child.node_id in check.excluded else check.excluded[0]
+    b.find_region(names, b.lines.get(anchor))
+    b.infer_sites()
+    frag = closure(ctx, inst, check.excluded, b.lines)
+    frag = Fragment(anchor, frag.members, frag.edges)
+    if anchor != base.child.node_id:
+        b.child = _child_ref(inst, base.child, anchor)
+    b.edge_notes(frag)
+    b.extra_notes(frag, dict(fragment_input(inst, anchor).dcci))
+    b.straddles(frag, fragment_input(inst, anchor).nodes)
+    kernels = inst.kernels
+    members = set(frag.members)
+    ex_nodes = [k for k in kernels if k.node_id in members]
+    rest = [k for k in kernels if k.node_id not in members]
+    first = min(k.position for k in ex_nodes)
+    decision = _Decision("proposed", mechanism, None if frag.single else "R5")
+    if automatic and mechanism != "explicit_none_exclusion":
+        decision = _Decision(
+            "blocked",
+            None,
+            "R6",
+            "automatic-AOT candidate (no named scope): only the None pair can exclude a child (§4.5)",
+        )
+    edits: tuple[MarkerEdit, ...] = ()
+    diff = ""
+    if decision.status == "proposed":
+        decision, edits = b.marker_edits(frag, decision, automatic)
+        if edits and b.src is not None:
+            diff = unified_diff(b.src.rel, b.src.lines, apply_edits(b.src.lines, edits))
+    declared = (
+        {
+            "only_change": f"fusion participation of nodeIds {list(frag.members)} (edited in the TUI)",
+            "method": METHOD[decision.mechanism],
+        }
+        if decision.mechanism
+        else {}
+    )
+    return replace(
+        base,
+        status=decision.status,
+        mechanism=decision.mechanism,
+        child=b.child,
+        excluded=tuple(k.node_id for k in ex_nodes),
+        collateral=frag.collateral,
+        before=tuple(k.node_id for k in rest if k.position < first),
+        after=tuple(k.node_id for k in rest if k.position >= first),
+        marker_edits=edits,
+        diff=diff,
+        declared_change=declared,
+        safety=tuple(b.safety),
+        blocked_reason=decision.blocked,
+        route=decision.route,
+        notes=(*b.notes, "edited: excluded set and mechanism chosen by the user"),
+    )
+
+
+def mark_blocked(proposal: Proposal, why: str) -> Proposal:
+    """The user refuses the proposal: status blocked, route R6, the reason recorded verbatim."""
+    reason = why.strip() or "marked blocked by the user"
+    return replace(proposal, status="blocked", route="R6", blocked_reason=reason, marker_edits=(), diff="")
+
+
+__all__ = ["CutCheck", "check_cut", "closure", "mark_blocked", "replan"]
