@@ -121,6 +121,7 @@ class PlogEvidence:
     faults: list[RuntimeRecord] = field(default_factory=list)
     error_manager: list[ErrorManagerLine] = field(default_factory=list)
     unrecognized: list[Unrecognized] = field(default_factory=list)
+    foreign: list[PlogLine] = field(default_factory=list)  # marker lines whose header names another pid (F1)
 
 
 @dataclass(slots=True)
@@ -164,6 +165,7 @@ class Evidence:
         self._gaps: list[Gap] = list(gaps)
         self.errors: dict[str, list[ParseError]] = {}
         self._extra = {t.name: t for t in extra_tables}
+        self._relpaths: dict[str, str] = {}
 
     # ------------------------------------------------------------------ loading helpers
 
@@ -177,10 +179,15 @@ class Evidence:
             return None
 
     def relpath(self, file: str) -> str:
-        try:
-            return Path(file).resolve().relative_to(self.root).as_posix()
-        except (ValueError, OSError):
-            return file
+        """``file`` relative to the scene root (as given when outside it); cached — every citation asks."""
+        hit = self._relpaths.get(file)
+        if hit is None:
+            try:
+                hit = Path(file).resolve().relative_to(self.root).as_posix()
+            except (ValueError, OSError):
+                hit = file
+            self._relpaths[file] = hit
+        return hit
 
     # ------------------------------------------------------------------ plog
 
@@ -197,8 +204,11 @@ class Evidence:
         return out
 
     def _scan_one(self, f: PlogFile, pe: PlogEvidence) -> None:
-        for item in scan_plog(f.path, pid=pe.pid):
+        for item in scan_plog(f.path):
             if isinstance(item, PlogLine):
+                if item.pid != pe.pid:
+                    pe.foreign.append(item)
+                    continue
                 pe.lines.append(item)
                 rec = classify_runtime(item)
                 if rec is not None:

@@ -62,21 +62,44 @@ def parse_filelog_ts(text: str) -> datetime | None:
         return None
 
 
+_TS_CACHE: dict[str, datetime | None] = {}
+_TAIL_CACHE: dict[str, tuple[int, int, str, str, int, str]] = {}
+_CACHE_MAX = 4096
+
+
+def _cached_ts(text: str) -> datetime | None:
+    if text in _TS_CACHE:
+        return _TS_CACHE[text]
+    if len(_TS_CACHE) >= _CACHE_MAX:
+        _TS_CACHE.clear()
+    ts = _TS_CACHE[text] = parse_filelog_ts(text)
+    return ts
+
+
 def split_prefix(line: str) -> tuple[FileLogPrefix | None, str]:
-    """Return ``(prefix or None, message)``; the message keeps its own leading indentation."""
+    """Return ``(prefix or None, message)``; the message keeps its own leading indentation.
+
+    Metadata files are 10⁵ lines written in bursts by a few functions, so the timestamp and the
+    ``[pid:tid] [LEVEL] [file:line] [func]`` tail are parsed once per distinct text (bounded caches).
+    """
     m = PREFIX_RE.match(line)
     if m is None:
         return None, line
-    prefix = FileLogPrefix(
-        ts=parse_filelog_ts(m.group("ts")),
-        ts_text=m.group("ts"),
-        pid=int(m.group("pid")),
-        tid=int(m.group("tid")),
-        level=m.group("level"),
-        src_file=m.group("src").rsplit("/", 1)[-1],
-        src_line=int(m.group("line")),
-        func=m.group("func"),
-    )
+    ts_text = m.group("ts")
+    tail_text = line[len(ts_text) : m.end()]
+    tail = _TAIL_CACHE.get(tail_text)
+    if tail is None:
+        if len(_TAIL_CACHE) >= _CACHE_MAX:
+            _TAIL_CACHE.clear()
+        tail = _TAIL_CACHE[tail_text] = (
+            int(m.group("pid")),
+            int(m.group("tid")),
+            m.group("level"),
+            m.group("src").rsplit("/", 1)[-1],
+            int(m.group("line")),
+            m.group("func"),
+        )
+    prefix = FileLogPrefix(_cached_ts(ts_text), ts_text, *tail)
     return prefix, line[m.end() :]
 
 

@@ -63,6 +63,18 @@ HANDLER_FUNCS = frozenset(
     }
 )
 
+# Printers of the dedicated files whose lines super_kernel.log repeats (§3.2, §3.4–§3.9): none of the
+# facts below comes from them, so their (many) lines are counted as plain text without the regex cascade.
+OTHER_FILE_PRINTERS = frozenset(
+    {
+        "PrintSKNodesDetail",
+        "DumpDeviceArgsDetail",
+        "DumpTaskQueDetail",
+        "PrintScopeDetails",
+        "UpdateNodeScopeBitFlags",
+    }
+)
+
 _H = r"0x(?P<{}>[0-9a-fA-F]+)"
 
 
@@ -469,6 +481,14 @@ def parse_super_kernel_log(
             continue
         if is_handler_line(ml):
             res.handler_lines += 1
+            continue
+        if (
+            ml.prefix is not None
+            and ml.prefix.func in OTHER_FILE_PRINTERS
+            and reorder is None
+            and summary is None
+        ):
+            res.plain_text_lines += 1
             continue
         msg = ml.message.strip()
         t, pid = ml.ts, ml.pid

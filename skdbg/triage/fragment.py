@@ -163,18 +163,23 @@ def _attachments(nodes: tuple[FNode, ...]) -> dict[int, FNode | None]:
     return out
 
 
-def partners(nodes: tuple[FNode, ...], event: FNode) -> list[FNode]:
+def partner_index(nodes: tuple[FNode, ...]) -> dict[tuple[int, str], list[FNode]]:
+    """Event nodes grouped by (eventId, family), for :func:`partners` over SKs of thousands of nodes."""
+    out: dict[tuple[int, str], list[FNode]] = {}
+    for n in nodes:
+        if n.is_event and n.event_id is not None:
+            out.setdefault((n.event_id, n.family), []).append(n)
+    return out
+
+
+def partners(
+    nodes: tuple[FNode, ...], event: FNode, *, index: dict[tuple[int, str], list[FNode]] | None = None
+) -> list[FNode]:
     """Other event nodes with the same eventId in the same family (notify↔wait↔reset)."""
     if event.event_id is None:
         return []
-    return [
-        n
-        for n in nodes
-        if n.is_event
-        and n.node_id != event.node_id
-        and n.event_id == event.event_id
-        and n.family == event.family
-    ]
+    group = (index if index is not None else partner_index(nodes)).get((event.event_id, event.family), [])
+    return [n for n in group if n.node_id != event.node_id]
 
 
 def _ekind(n: FNode) -> str:
@@ -218,6 +223,7 @@ def compute_fragment(inp: FragmentInput) -> Fragment:
         return bool(added)
 
     attach = _attachments(nodes)
+    pindex = partner_index(nodes)
     events_of: dict[int, list[FNode]] = {}
     for ev in nodes:
         k = attach.get(ev.node_id)
@@ -245,7 +251,7 @@ def compute_fragment(inp: FragmentInput) -> Fragment:
                     changed |= record("collective", "d", (m.node_id,), detail, m.src)
             elif m.is_event:
                 # (b) partners of an event of F
-                for p in partners(nodes, m):
+                for p in partners(nodes, m, index=pindex):
                     paired = True
                     detail = (
                         f"{_label(m, m.node_id)} pairs with {_label(p, p.node_id)} (same eventId): "

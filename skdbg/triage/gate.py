@@ -45,7 +45,7 @@ from datetime import datetime
 from pathlib import Path
 
 from skdbg.parsers.filelog import parse_filelog_ts
-from skdbg.parsers.plog import PLOG_NAME_RE, scan_plog
+from skdbg.parsers.plog import PLOG_NAME_RE
 from skdbg.parsers.plog_line import PlogLine
 from skdbg.parsers.run_identity import RunIdentity
 from skdbg.parsers.skmeta_lines import iter_meta_lines
@@ -332,7 +332,7 @@ def _f1(ctx: TriageContext, loc: Localization, g: _Gate) -> None:
                 rel,
             )
             continue
-        foreign = _first_foreign_line(pf.path, pid)
+        foreign = _first_foreign_line(ctx, pf.path, pid)
         if foreign is not None:
             g.fail(
                 "F1",
@@ -344,13 +344,12 @@ def _f1(ctx: TriageContext, loc: Localization, g: _Gate) -> None:
     g.ok("F1")
 
 
-def _first_foreign_line(path: str, pid: int) -> PlogLine | None:
-    try:
-        for item in scan_plog(path):
-            if isinstance(item, PlogLine) and item.pid != pid:
-                return item
-    except Exception:  # noqa: BLE001 — unreadable plog: G5 reports it
-        return None
+def _first_foreign_line(ctx: TriageContext, path: str, pid: int) -> PlogLine | None:
+    """The first marker line of ``path`` whose header names another pid (recorded by the evidence scan)."""
+    for pe in plogs_of(ctx, pid):
+        if path in pe.files:
+            hits = [line for line in pe.foreign if line.src.file == path]
+            return min(hits, key=lambda line: line.src.line or 0) if hits else None
     return None
 
 

@@ -26,6 +26,7 @@ from skdbg.triage.fragment import (
     Fragment,
     compute_fragment,
     fragment_input,
+    partner_index,
     partners,
 )
 from skdbg.triage.markers import (
@@ -432,10 +433,11 @@ class _Builder:
             return "before" if n.position < lo_p else "after" if n.position > hi_p else "inside"
 
         done: set[tuple[int, int]] = set()
+        pindex = partner_index(nodes)
         for n in nodes:
             if not n.is_event or n.event_type in WAIT_TYPES or n.node_id in members:
                 continue
-            for p in partners(nodes, n):
+            for p in partners(nodes, n, index=pindex):
                 if p.event_type not in WAIT_TYPES or p.node_id in members or (n.node_id, p.node_id) in done:
                     continue
                 done.add((n.node_id, p.node_id))
