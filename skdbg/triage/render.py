@@ -51,7 +51,7 @@ def render_text(analysis: Analysis) -> str:
     out.append("evidence:")
     for e in v.evidence or ():
         mark = {True: "+", False: "-", None: " "}[e.agrees]
-        rule = f" {e.rule}" if e.rule else ""
+        rule = f" {e.rule}" if e.rule and e.rule != e.level else ""
         out.append(f"  {mark} [{e.level}{rule}] {e.where}: {redact(e.excerpt)}")
     if not v.evidence:
         out.append("  (none)")
