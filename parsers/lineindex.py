@@ -1,0 +1,499 @@
+"""Line-offset index of big text logs, for a viewer that must open GB plogs instantly (toolong's design).
+
+Why (ecosystem.md §1.1, decision 2; issue 4 "Log"): a viewer cannot split a 1 GiB plog into Python
+strings. It only needs where every line starts; the visible lines are then read with ``os.pread`` on
+demand. :class:`LineIndex` finds the newlines over an ``mmap`` in batches (numpy per batch, a few
+hundred MB/s) and keeps the starts in one growable ``int64`` array (8 B/line, not a list of ints at
+~40 B/line). :meth:`LineIndex.build` yields after every batch — the first one is small — so a caller
+shows the first screen long before the whole file is indexed, and stops as soon as ``cancel()`` says so.
+
+Line numbering is the project's (:func:`skdbg.parsers.textio.iter_lines`): lines end at ``\\n``, a
+``\\r`` before it is not part of the text, a last line without ``\\n`` still counts. Readers on other
+threads may use the index while it grows: the worker writes the new starts first and publishes the
+count last, so any ``(count, array)`` pair a reader sees is consistent (one writer, appends only).
+
+Everything else the viewer needs works on top of the index without loading a file:
+
+* :func:`header_columns` — one byte-regex pass for the plog header of every line (time key, level,
+  module, pid); lines without a header (continuations, tracebacks) inherit the previous header, the
+  ones before the first header take the first one. Used for time merge and level/module/pid filters.
+* :func:`merge_order` — several files in one time order (stable: ties keep file, then line order).
+* :func:`fault_lines` — the lines holding a fault marker, found with the plog scanner's vectorised
+  ``FAULT_MARKERS`` prefilter.
+* :func:`search_file` / :func:`search_rows` — regex search forward/backward from a position, block by
+  block (files) or row chunk by row chunk (merged/filtered orders).
+* :func:`line_meta` — level/module/pid/time/function of one visible line via :func:`parse_plog_line`.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import re
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from skdbg.parsers.common import ParseError, Source
+from skdbg.parsers.plog import FAULT_MARKERS, _scan_raw
+from skdbg.parsers.plog_line import parse_plog_line
+from skdbg.parsers.textio import decode
+
+IntArray = npt.NDArray[np.int64]
+Cancel = Callable[[], bool]
+
+FIRST_BATCH = 256 << 10  # small, so the first screen is ready after a few milliseconds
+BATCH = 32 << 20
+SEARCH_BLOCK = 8 << 20
+ROW_CHUNK = 4096
+
+
+def _never() -> bool:
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class IndexProgress:
+    """State after one indexing batch."""
+
+    lines: int
+    bytes_done: int
+    bytes_total: int
+    done: bool
+
+
+class LineIndex:
+    """Start offsets of every line of one file, built incrementally over ``mmap``.
+
+    ``lines`` counts the lines indexed so far; ``done`` says the whole file is indexed. Only the
+    thread running :meth:`build` writes; any thread may read (see the module docstring).
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        p = Path(path)
+        if not p.exists():
+            raise ParseError(str(p), "a log file (file does not exist)")
+        if not p.is_file():
+            raise ParseError(str(p), "a log file (a regular file, got a directory or device)")
+        self.path = p
+        self.size = p.stat().st_size
+        self._starts: IntArray = np.zeros(1024, dtype=np.int64)
+        self._n = 0  # published count of valid entries of _starts
+        self._scanned = 0  # bytes up to which newlines have been found
+        self.done = self.size == 0
+        self.cancelled = False
+        self._fd: int | None = None
+        self._fd_lock = threading.Lock()
+        self.max_line_bytes = 0
+
+    # -- building ---------------------------------------------------------------------------------
+
+    @property
+    def lines(self) -> int:
+        return self._n
+
+    @property
+    def bytes_done(self) -> int:
+        return self._scanned
+
+    def _publish(self, new: IntArray) -> None:
+        n = self._n
+        need = n + len(new)
+        buf = self._starts
+        if need > len(buf):
+            grown = np.empty(max(need, 2 * len(buf)), dtype=np.int64)
+            grown[:n] = buf[:n]
+            buf = grown
+        buf[n:need] = new
+        self._starts = buf  # publish the array before the count (readers read the count first)
+        self._n = need
+
+    def build(
+        self, cancel: Cancel = _never, *, first_batch: int = FIRST_BATCH, batch: int = BATCH
+    ) -> Iterator[IndexProgress]:
+        """Index the file; yield after every batch. Stops early (``cancelled``) when ``cancel()`` is true.
+
+        Resumable: a later call continues where a cancelled one stopped.
+        """
+        if self.done:
+            yield self.progress()
+            return
+        self.cancelled = False
+        with self.path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            size = self.size = len(mm)
+            step = first_batch
+            while self._scanned < size:
+                if cancel():
+                    self.cancelled = True
+                    return
+                lo = self._scanned
+                hi = min(size, lo + step)
+                block = np.frombuffer(mm, dtype=np.uint8, count=hi - lo, offset=lo)
+                nl = np.flatnonzero(block == 10).astype(np.int64)
+                del block  # no view of the mmap may outlive the loop (close would fail)
+                starts = nl + (lo + 1)
+                if self._n == 0:
+                    starts = np.concatenate((np.zeros(1, dtype=np.int64), starts))
+                if hi == size and len(starts) and starts[-1] == size:
+                    starts = starts[:-1]  # a final newline does not open a new line
+                if len(starts):
+                    prev = self._starts[self._n - 1] if self._n else 0
+                    widths = np.diff(np.concatenate((np.array([prev], dtype=np.int64), starts)))
+                    self.max_line_bytes = max(self.max_line_bytes, int(widths.max()))
+                self._publish(starts)
+                self._scanned = hi
+                if hi == size:
+                    last = self._starts[self._n - 1] if self._n else 0
+                    self.max_line_bytes = max(self.max_line_bytes, size - int(last))
+                    self.done = True
+                yield self.progress()
+                step = batch
+
+    def build_all(self, cancel: Cancel = _never) -> LineIndex:
+        """Index the whole file (headless callers, tests)."""
+        for _ in self.build(cancel):
+            pass
+        return self
+
+    def progress(self) -> IndexProgress:
+        return IndexProgress(self._n, self._scanned, self.size, self.done)
+
+    def starts(self) -> IntArray:
+        """The start offsets indexed so far (a read-only view; safe while building)."""
+        n = self._n
+        view = self._starts[:n]
+        view.flags.writeable = False
+        return view
+
+    # -- reading ----------------------------------------------------------------------------------
+
+    def span(self, i: int) -> tuple[int, int]:
+        """Byte range of 0-based line ``i`` without its line ending."""
+        n = self._n
+        if not 0 <= i < n:
+            raise IndexError(f"line {i + 1} of {self.path} is not indexed ({n} lines so far)")
+        buf = self._starts
+        start = int(buf[i])
+        if i + 1 < n:
+            end = int(buf[i + 1]) - 1
+        elif self.done:
+            end = self.size
+            if end > start and self._read(end - 1, 1) == b"\n":
+                end -= 1
+        else:
+            end = self._scanned_line_end(start)
+        if end > start and self._read(end - 1, 1) == b"\r":
+            end -= 1
+        return start, end
+
+    def _scanned_line_end(self, start: int) -> int:
+        """End of the last indexed line while the next start is not known yet (reads ahead)."""
+        pos = start
+        while True:
+            chunk = self._read(pos, 64 << 10)
+            cut = chunk.find(b"\n")
+            if cut >= 0:
+                return pos + cut
+            if len(chunk) < 64 << 10:
+                return pos + len(chunk)
+            pos += len(chunk)
+
+    def raw_line(self, i: int) -> bytes:
+        start, end = self.span(i)
+        return self._read(start, end - start)
+
+    def line(self, i: int) -> str:
+        """Text of 0-based line ``i`` (UTF-8 with replacement characters, like every parser)."""
+        return decode(self.raw_line(i))
+
+    def _read(self, offset: int, length: int) -> bytes:
+        with self._fd_lock:
+            if self._fd is None:
+                self._fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+            fd = self._fd
+            if hasattr(os, "pread"):
+                return os.pread(fd, length, offset)
+            os.lseek(fd, offset, os.SEEK_SET)  # pragma: no cover - Windows fallback
+            return os.read(fd, length)  # pragma: no cover
+
+    def line_of_offset(self, offset: int) -> int:
+        """0-based line holding byte ``offset`` (among the lines indexed so far)."""
+        return max(0, int(np.searchsorted(self.starts(), offset, side="right")) - 1)
+
+    def close(self) -> None:
+        with self._fd_lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+    def __del__(self) -> None:
+        fd = getattr(self, "_fd", None)
+        if fd is not None:
+            os.close(fd)
+
+
+# -- lazily parsed metadata of visible lines -------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LineMeta:
+    """The plog header fields a viewer colours and filters by; all None for a non-plog line."""
+
+    level: str | None
+    module: str | None
+    pid: int | None
+    ts: datetime | None
+    func: str | None
+
+
+NO_META = LineMeta(None, None, None, None, None)
+
+
+def line_meta(text: str, file: str = "", line: int | None = None) -> LineMeta:
+    """Header fields of one line via the plog grammar (:func:`parse_plog_line`)."""
+    rec = parse_plog_line(text, Source(file, line))
+    if rec is None:
+        return NO_META
+    return LineMeta(rec.level, rec.module, rec.pid, rec.ts, rec.func)
+
+
+# -- whole-file columns: time keys and header fields ------------------------------------------------
+
+# The same header shape as plog_line.LINE_RE, on bytes and without the tail (only the fields needed).
+HEADER_RE = re.compile(
+    rb"^\[\s*([A-Z]+)\s*\]\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(\s*(\d+)\s*,[^)\n]*\)\s*:\s*"
+    rb"(\d{4})-(\d\d)-(\d\d)-(\d\d):(\d\d):(\d\d)\.(\d{3})\.(\d{3})",
+    re.M,
+)
+
+
+def ts_key(y: int, mo: int, d: int, h: int, mi: int, s: int, us: int) -> int:
+    """Order-preserving int64 key of a plog time stamp (not an epoch; calendar fields packed)."""
+    return (((((y * 13 + mo) * 32 + d) * 24 + h) * 60 + mi) * 60 + s) * 1_000_000 + us
+
+
+@dataclass(slots=True)
+class HeaderColumns:
+    """Per-line header fields of one fully indexed file (continuation lines inherit; see module doc).
+
+    ``has_header`` is False for lines that carry no plog header themselves; ``level``/``module`` are
+    codes into ``levels``/``modules``; ``pid`` is -1 and ``ts`` is -1 when no line of the file has one.
+    """
+
+    ts: IntArray
+    level: npt.NDArray[np.int16]
+    module: npt.NDArray[np.int32]
+    pid: IntArray
+    has_header: npt.NDArray[np.bool_]
+    levels: list[str]
+    modules: list[str]
+
+
+def header_columns(index: LineIndex, cancel: Cancel = _never) -> HeaderColumns | None:
+    """One streaming pass over an indexed file; None when cancelled."""
+    if not index.done:
+        index.build_all(cancel)
+        if not index.done:
+            return None
+    n = index.lines
+    starts = index.starts()
+    ts = np.full(n, -1, dtype=np.int64)
+    level = np.full(n, -1, dtype=np.int16)
+    module = np.full(n, -1, dtype=np.int32)
+    pid = np.full(n, -1, dtype=np.int64)
+    has = np.zeros(n, dtype=np.bool_)
+    levels: dict[bytes, int] = {}
+    modules: dict[bytes, int] = {}
+    if n == 0:
+        return HeaderColumns(ts, level, module, pid, has, [], [])
+    with index.path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        size = len(mm)
+        lo = 0
+        while lo < size:
+            if cancel():
+                return None
+            hi = min(size, lo + SEARCH_BLOCK)
+            if hi < size:
+                cut = mm.rfind(b"\n", lo, hi)
+                hi = cut + 1 if cut >= lo else (mm.find(b"\n", hi) + 1 or size)
+            block = mm[lo:hi]
+            pos: list[int] = []
+            rows: list[tuple[int, int, int, int]] = []
+            for m in HEADER_RE.finditer(block):
+                g = m.groups()
+                lv = levels.setdefault(g[0], len(levels))
+                md = modules.setdefault(g[1], len(modules))
+                y, mo, d, h, mi, s, ms, us = (int(x) for x in g[3:])
+                pos.append(m.start() + lo)
+                rows.append((lv, md, int(g[2]), ts_key(y, mo, d, h, mi, s, ms * 1000 + us)))
+            if pos:
+                at = np.searchsorted(starts, np.array(pos, dtype=np.int64))
+                arr = np.array(rows, dtype=np.int64)
+                level[at] = arr[:, 0]
+                module[at] = arr[:, 1]
+                pid[at] = arr[:, 2]
+                ts[at] = arr[:, 3]
+                has[at] = True
+            lo = hi
+    if has.any():
+        src = np.where(has, np.arange(n), -1)
+        np.maximum.accumulate(src, out=src)
+        first = int(np.flatnonzero(has)[0])
+        src[src < 0] = first  # lines before the first header take the first header's fields
+        ts, level, module, pid = ts[src], level[src], module[src], pid[src]
+    return HeaderColumns(
+        ts,
+        level,
+        module,
+        pid,
+        has,
+        [k.decode() for k in levels],
+        [k.decode() for k in modules],
+    )
+
+
+def merge_order(columns: Sequence[HeaderColumns]) -> IntArray:
+    """Global line ids (file k's line i is ``sum(len of files < k) + i``) in time order.
+
+    Stable: equal stamps keep file order, then line order; files without any stamp keep their
+    place by sorting as the earliest time.
+    """
+    if not columns:
+        return np.empty(0, dtype=np.int64)
+    keys = np.concatenate([c.ts for c in columns])
+    return np.argsort(keys, kind="stable").astype(np.int64)
+
+
+# -- fault lines ------------------------------------------------------------------------------------
+
+
+def fault_lines(index: LineIndex, cancel: Cancel = _never) -> IntArray | None:
+    """0-based numbers of the lines carrying a :data:`FAULT_MARKERS` marker; None when cancelled.
+
+    Uses the plog scanner's vectorised prefilter (one numpy pass per 8 MiB block), so the result
+    agrees with ``skdbg.parsers.plog.scan_plog`` line for line.
+    """
+    out: list[int] = []
+    for no, _raw, _complete in _scan_raw(index.path, FAULT_MARKERS):
+        if cancel():
+            return None
+        out.append(no - 1)
+    return np.array(out, dtype=np.int64)
+
+
+# -- search -------------------------------------------------------------------------------------------
+
+
+def compile_pattern(pattern: str, *, regex: bool = True, ignore_case: bool = False) -> re.Pattern[bytes]:
+    """A bytes pattern for :func:`search_file` (``re.error`` for a bad regex is the caller's message)."""
+    raw = pattern.encode("utf-8")
+    flags = re.M | (re.I if ignore_case else 0)
+    return re.compile(raw if regex else re.escape(raw), flags)
+
+
+def search_file(
+    index: LineIndex,
+    pattern: re.Pattern[bytes],
+    start: int,
+    *,
+    backwards: bool = False,
+    cancel: Cancel = _never,
+) -> int | None:
+    """First 0-based line after ``start`` (before it when ``backwards``) matching ``pattern``.
+
+    Streams the file in blocks cut at line boundaries through an ``mmap``; lines must already be
+    indexed up to where the search goes (the caller indexes first). A match never spans lines.
+    """
+    n = index.lines
+    if n == 0:
+        return None
+    starts = index.starts()
+    with index.path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        if not backwards:
+            i = start + 1
+            while i < n:
+                if cancel():
+                    return None
+                lo = int(starts[i])
+                j = int(np.searchsorted(starts, lo + SEARCH_BLOCK, side="right"))
+                j = max(j, i + 1)
+                hi = int(starts[j]) if j < n else len(mm)
+                hit = next(_line_hits(mm[lo:hi], pattern, starts, lo, i, j), None)
+                if hit is not None:
+                    return hit
+                i = j
+            return None
+        j = min(start, n)
+        while j > 0:
+            if cancel():
+                return None
+            hi = int(starts[j]) if j < n else len(mm)
+            i = int(np.searchsorted(starts, hi - SEARCH_BLOCK, side="left"))
+            i = min(i, j - 1)
+            lo = int(starts[i])
+            hits = list(_line_hits(mm[lo:hi], pattern, starts, lo, i, j))
+            if hits:
+                return hits[-1]
+            j = i
+        return None
+
+
+def _strip_eol(text: bytes) -> bytes:
+    if text.endswith(b"\n"):
+        text = text[:-1]
+    if text.endswith(b"\r"):
+        text = text[:-1]
+    return text
+
+
+def _line_hits(
+    block: bytes, pattern: re.Pattern[bytes], starts: IntArray, lo: int, i: int, j: int
+) -> Iterator[int]:
+    """Lines ``i..j-1`` (held in ``block``, which starts at file offset ``lo``) that match, in order.
+
+    The block is searched as a whole; each candidate is confirmed on its line alone so that a match
+    never spans lines and ``$`` sees the line without its ending.
+    """
+    pos = 0
+    last = i - 1
+    while pos <= len(block):
+        m = pattern.search(block, pos)
+        if m is None:
+            return
+        k = max(i, int(np.searchsorted(starts, lo + m.start(), side="right")) - 1)
+        if k >= j:
+            return
+        a = int(starts[k]) - lo
+        b = int(starts[k + 1]) - lo if k + 1 < j else len(block)
+        if k > last and pattern.search(_strip_eol(block[a:b])) is not None:
+            last = k
+            yield k
+        pos = b if b > pos else pos + 1
+
+
+def search_rows(
+    line_of_row: Callable[[int], bytes],
+    rows: int,
+    pattern: re.Pattern[bytes],
+    start: int,
+    *,
+    backwards: bool = False,
+    cancel: Cancel = _never,
+) -> int | None:
+    """First row after/before ``start`` whose raw line (``line_of_row``) matches, for merged/filtered orders."""
+    step = -1 if backwards else 1
+    r = start + step
+    done = 0
+    while 0 <= r < rows:
+        if done % ROW_CHUNK == 0 and cancel():
+            return None
+        if pattern.search(line_of_row(r)) is not None:
+            return r
+        r += step
+        done += 1
+    return None

@@ -1,0 +1,828 @@
+"""The plog viewer: a Line-API scroll view over :class:`~skdbg.parsers.lineindex.LineIndex` (toolong's design).
+
+Why this shape (ecosystem.md §1.1, §1.7; issue 4 "Log"): a plog can be GBs, so nothing here holds a
+file's text. A thread worker indexes line starts over ``mmap`` in batches and posts a coalescing
+:class:`LogView.Progress` after each; the view grows as batches arrive, so the first screen paints
+after the first (small) batch. ``render_line`` reads only the visible lines (``os.pread`` of a few
+hundred bytes each, LRU-cached as text and as rendered strips). Everything that walks a whole file —
+fault scan, time merge, filter columns, search — runs in thread workers; results come back as
+messages and are applied on the UI thread.
+
+Rows: the view shows *rows*; a row is a line of one of the files. Without merge/filter the rows are the
+files one after another; with ``merge`` (several files) or a filter the rows follow an order array of
+global line ids (file k's line i is ``base[k] + i``), computed off the UI thread once the files are
+indexed. Until then the concatenated order is shown.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+import numpy.typing as npt
+from rich.segment import Segment
+from rich.style import Style
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.cache import LRUCache
+from textual.containers import Vertical
+from textual.events import Click
+from textual.geometry import Size
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.widgets import Input, Label
+from textual.worker import get_current_worker
+
+from skdbg.parsers.common import ParseError
+from skdbg.parsers.lineindex import (
+    NO_META,
+    HeaderColumns,
+    IntArray,
+    LineIndex,
+    LineMeta,
+    compile_pattern,
+    fault_lines,
+    header_columns,
+    line_meta,
+    merge_order,
+    search_file,
+    search_rows,
+)
+
+MAX_LINE_BYTES = 16 << 10  # longer lines are cut for display (the file is never loaded)
+
+LEVEL_STYLES: dict[str, Style] = {
+    "ERROR": Style(color="red", bold=True),
+    "WARNING": Style(color="yellow"),
+    "WARN": Style(color="yellow"),
+    "EVENT": Style(color="cyan"),
+    "DEBUG": Style(dim=True),
+    "TRACE": Style(dim=True),
+}
+GUTTER_STYLE = Style(dim=True)
+CURSOR_STYLE = Style(reverse=True)
+MATCH_STYLE = Style(bgcolor="dark_goldenrod", color="black")
+FILE_TAG_STYLES = [Style(color=c) for c in ("cyan", "magenta", "green", "blue", "yellow", "bright_red")]
+
+
+def _cancelled() -> bool:
+    return get_current_worker().is_cancelled
+
+
+@dataclass(frozen=True, slots=True)
+class LevelFilter:
+    """What :meth:`LogView.set_filter` keeps; ``None`` = no restriction on that field."""
+
+    levels: frozenset[str] | None = None
+    modules: frozenset[str] | None = None
+    pids: frozenset[int] | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.levels is not None or self.modules is not None or self.pids is not None
+
+
+def parse_filter(text: str) -> LevelFilter:
+    """``level=ERROR,WARNING module=RUNTIME pid=123,456`` (any order, any subset) → :class:`LevelFilter`.
+
+    An empty text clears the filter. A bad term raises ``ValueError`` naming it and the expected form.
+    """
+    levels: frozenset[str] | None = None
+    modules: frozenset[str] | None = None
+    pids: frozenset[int] | None = None
+    for term in text.split():
+        key, sep, value = term.partition("=")
+        items = [v for v in value.split(",") if v]
+        if not sep or not items:
+            raise ValueError(f"{term!r}: expected level=A,B | module=M,N | pid=1,2")
+        key = key.lower()
+        if key in ("level", "levels"):
+            levels = frozenset(v.upper() for v in items)
+        elif key in ("module", "modules"):
+            modules = frozenset(items)
+        elif key in ("pid", "pids"):
+            try:
+                pids = frozenset(int(v) for v in items)
+            except ValueError:
+                raise ValueError(f"{term!r}: pids are decimal integers") from None
+        else:
+            raise ValueError(f"{term!r}: unknown field {key!r}, expected level, module or pid")
+    return LevelFilter(levels, modules, pids)
+
+
+class PromptScreen(ModalScreen[str | None]):
+    """One-line input (search, goto, filter): Enter returns the text, Escape returns None."""
+
+    DEFAULT_CSS = """
+    PromptScreen { align: center middle; }
+    PromptScreen > Vertical { width: 70; height: auto; border: round $accent; background: $surface; padding: 0 1; }
+    """
+    BINDINGS = [Binding("escape", "dismiss_none", "Cancel", show=False)]
+
+    def __init__(self, title: str, placeholder: str = "", value: str = "") -> None:
+        super().__init__()
+        self._title = title
+        self._placeholder = placeholder
+        self._value = value
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(self._title)
+            yield Input(value=self._value, placeholder=self._placeholder)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
+class LogView(ScrollView, can_focus=True):
+    """Virtual view over one or more plog files; see the module docstring."""
+
+    DEFAULT_CSS = """
+    LogView { height: 1fr; background: $surface; }
+    LogView:focus { background-tint: $foreground 3%; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("e", "next_fault", "Next fault", id="log.next_fault"),
+        Binding("E", "prev_fault", "Prev fault", id="log.prev_fault"),
+        Binding("slash", "search", "Search", id="log.search"),
+        Binding("n", "next_match", "Next match", id="log.next_match"),
+        Binding("N", "prev_match", "Prev match", id="log.prev_match"),
+        Binding("g", "top", "Top", show=False, id="log.top"),
+        Binding("G", "bottom", "Bottom", show=False, id="log.bottom"),
+        Binding("ctrl+g", "goto_prompt", "Go to line", id="log.goto"),
+        Binding("f", "filter_prompt", "Filter", id="log.filter"),
+        Binding("ctrl+l", "toggle_line_numbers", "Line numbers", show=False, id="log.line_numbers"),
+        Binding("escape", "cancel_indexing", "Cancel indexing", show=False, id="log.cancel"),
+        Binding("enter", "select_line", "Select line", show=False, id="log.select"),
+        Binding("up,k", "cursor_up", "Up", show=False, id="log.cursor_up"),
+        Binding("down,j", "cursor_down", "Down", show=False, id="log.cursor_down"),
+        Binding("pageup,b", "page_up", "Page up", show=False, id="log.page_up"),
+        Binding("pagedown,space", "page_down", "Page down", show=False, id="log.page_down"),
+        Binding("home", "top", "Top", show=False, id="log.home"),
+        Binding("end", "bottom", "Bottom", show=False, id="log.end"),
+        Binding("left,h", "scroll_left", "Left", show=False, id="log.left"),
+        Binding("right,l", "scroll_right", "Right", show=False, id="log.right"),
+    ]
+
+    class Progress(Message):
+        """Indexing progress over all files; a newer one replaces a queued older one."""
+
+        def __init__(self, lines: int, bytes_done: int, bytes_total: int, done: bool) -> None:
+            super().__init__()
+            self.lines = lines
+            self.bytes_done = bytes_done
+            self.bytes_total = bytes_total
+            self.done = done
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, LogView.Progress)
+
+    class LineSelected(Message):
+        """The cursor line was chosen (Enter or click): ``line`` is 1-based in ``path``."""
+
+        def __init__(self, path: str, line: int, text: str) -> None:
+            super().__init__()
+            self.path = path
+            self.line = line
+            self.text = text
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, LogView.LineSelected)
+
+    class SearchDone(Message):
+        """A search finished: ``found`` with the 1-based ``line`` of ``path`` (None when nothing matched)."""
+
+        def __init__(self, pattern: str, found: bool, path: str | None, line: int | None) -> None:
+            super().__init__()
+            self.pattern = pattern
+            self.found = found
+            self.path = path
+            self.line = line
+
+    # -- private messages from the workers ---------------------------------------------------------
+
+    class _Indexed(Message, bubble=False):
+        """A batch of lines was indexed (private: resize the view, apply a pending goto)."""
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, LogView._Indexed)
+
+    class _Faults(Message, bubble=False):
+        """0-based fault lines of every file (private)."""
+
+        def __init__(self, per_file: list[IntArray]) -> None:
+            super().__init__()
+            self.per_file = per_file
+
+    class _Order(Message, bubble=False):
+        """A new row order (merge/filter) and the header columns it came from (private)."""
+
+        def __init__(self, order: IntArray | None, columns: list[HeaderColumns] | None) -> None:
+            super().__init__()
+            self.order = order
+            self.columns = columns
+
+    class _Found(Message, bubble=False):
+        """A search result row, None when nothing matched (private)."""
+
+        def __init__(self, pattern: str, row: int | None) -> None:
+            super().__init__()
+            self.pattern = pattern
+            self.row = row
+
+    def __init__(
+        self,
+        paths: Sequence[str | Path],
+        *,
+        merge: bool = True,
+        id: str | None = None,
+        name: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(id=id, name=name, classes=classes)
+        self.paths = [str(p) for p in paths]
+        self.merge = merge
+        self.errors: list[str] = []
+        self.indexes: list[LineIndex] = []
+        for p in paths:
+            try:
+                self.indexes.append(LineIndex(p))
+            except ParseError as exc:
+                self.errors.append(str(exc))
+        self.show_line_numbers = True
+        self.cursor_row = 0
+        self.indexing_done = not self.indexes or all(ix.done for ix in self.indexes)
+        self.indexing_cancelled = False
+        self._order: IntArray | None = None  # global ids in row order (merge and/or filter)
+        self._row_of: IntArray | None = None  # inverse of _order (-1: line filtered out)
+        self._columns: list[HeaderColumns] | None = None
+        self._filter = LevelFilter()
+        self._fault_globals: IntArray | None = None
+        self._pattern: re.Pattern[bytes] | None = None
+        self._pattern_text = ""
+        self._pending_goto: tuple[int, int] | None = None
+        self._text_cache: LRUCache[tuple[int, int], str] = LRUCache(10_000)
+        self._meta_cache: LRUCache[tuple[int, int], LineMeta] = LRUCache(10_000)
+        self._strip_cache: LRUCache[tuple[int, int, bool, bool, int], Strip] = LRUCache(2_000)
+        self._files_tagged = len(self.indexes) > 1
+
+    # -- public API (the contract the app codes against) -------------------------------------------
+
+    def goto(self, path: str | Path, line: int) -> None:
+        """Move the cursor to 1-based ``line`` of ``path``, scrolled into the middle and highlighted.
+
+        Works while indexing: when the line is not indexed yet it is applied as soon as it is.
+        """
+        k = self._file_no(path)
+        if k is None:
+            self.notify(f"{path} is not open in this log view", severity="warning")
+            return
+        self._pending_goto = (k, max(0, line - 1))
+        self._apply_pending_goto()
+
+    def search(self, pattern: str, *, regex: bool = True, backwards: bool = False) -> bool:
+        """Start a search from the cursor; False when ``pattern`` is not a valid regex.
+
+        The search streams through the files in a worker; when it finds a line the cursor moves
+        there, otherwise the user is told; either way :class:`SearchDone` is posted.
+        """
+        try:
+            pat = compile_pattern(pattern, regex=regex)
+        except re.error as exc:
+            self.notify(f"bad regular expression {pattern!r}: {exc}", severity="error")
+            return False
+        self._pattern = pat
+        self._pattern_text = pattern
+        self._strip_cache.clear()
+        self.refresh()
+        self._search_worker(pattern, pat, self.cursor_row, backwards)
+        return True
+
+    def next_fault(self) -> bool:
+        """Cursor to the next line carrying a fault marker; False when there is none (or not scanned yet)."""
+        return self._step_fault(forward=True)
+
+    def prev_fault(self) -> bool:
+        return self._step_fault(forward=False)
+
+    def set_filter(
+        self,
+        levels: Iterable[str] | None = None,
+        modules: Iterable[str] | None = None,
+        pids: Iterable[int] | None = None,
+    ) -> None:
+        """Show only lines with these levels / modules / pids (None = all). Applied by a worker."""
+        self._filter = LevelFilter(
+            None if levels is None else frozenset(v.upper() for v in levels),
+            None if modules is None else frozenset(modules),
+            None if pids is None else frozenset(int(p) for p in pids),
+        )
+        self._order_worker()
+
+    # -- facts for the app and tests ---------------------------------------------------------------
+
+    @property
+    def row_count(self) -> int:
+        if self._order is not None:
+            return len(self._order)
+        total = 0
+        for ix in self.indexes:
+            total += ix.lines
+            if not ix.done:
+                break
+        return total
+
+    def cursor_location(self) -> tuple[str, int] | None:
+        """``(path, 1-based line)`` under the cursor; None for an empty view."""
+        loc = self._locate(self.cursor_row)
+        if loc is None:
+            return None
+        return self.paths_indexed[loc[0]], loc[1] + 1
+
+    def cursor_text(self) -> str:
+        loc = self._locate(self.cursor_row)
+        return "" if loc is None else self._text(*loc)
+
+    @property
+    def paths_indexed(self) -> list[str]:
+        return [str(ix.path) for ix in self.indexes]
+
+    @property
+    def filter(self) -> LevelFilter:
+        return self._filter
+
+    # -- rows <-> (file, line) --------------------------------------------------------------------
+
+    def _bases(self) -> list[int]:
+        bases = [0]
+        for ix in self.indexes[:-1]:
+            bases.append(bases[-1] + ix.lines)
+        return bases
+
+    def _locate(self, row: int) -> tuple[int, int] | None:
+        if not 0 <= row < self.row_count:
+            return None
+        g = int(self._order[row]) if self._order is not None else row
+        bases = self._bases()
+        k = int(np.searchsorted(np.array(bases), g, side="right")) - 1
+        return k, g - bases[k]
+
+    def _row(self, k: int, i: int) -> int | None:
+        """Row showing line ``i`` of file ``k``; None when not (yet) shown."""
+        ix = self.indexes[k]
+        if i >= ix.lines:
+            return None
+        g = self._bases()[k] + i
+        if self._row_of is not None:
+            r = int(self._row_of[g]) if g < len(self._row_of) else -1
+            return r if r >= 0 else None
+        return g if g < self.row_count else None
+
+    def _file_no(self, path: str | Path) -> int | None:
+        want = Path(path)
+        for k, ix in enumerate(self.indexes):
+            if ix.path == want:
+                return k
+        try:
+            resolved = want.resolve()
+        except OSError:
+            return None
+        for k, ix in enumerate(self.indexes):
+            if ix.path.resolve() == resolved:
+                return k
+        return None
+
+    # -- lifecycle and workers ---------------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        for err in self.errors:
+            self.notify(err, severity="error", timeout=10)
+        self._update_virtual_size()
+        if self.indexes:
+            self._index_worker()
+
+    @work(thread=True, exclusive=True, group="logview-index", description="indexing plog lines")
+    def _index_worker(self) -> None:
+        total = sum(ix.size for ix in self.indexes)
+        done_before = 0
+        lines_before = 0
+        for ix in self.indexes:
+            for prog in ix.build(_cancelled):
+                self.post_message(self._Indexed())
+                self.post_message(
+                    self.Progress(lines_before + prog.lines, done_before + prog.bytes_done, total, False)
+                )
+            if not ix.done:  # cancelled
+                return
+            done_before += ix.size
+            lines_before += ix.lines
+        self.post_message(self._Indexed())
+        self.post_message(self.Progress(lines_before, total, total, True))
+        faults: list[IntArray] = []
+        for ix in self.indexes:
+            try:
+                found = fault_lines(ix, _cancelled)
+            except ParseError as exc:  # binary file: it has no fault lines to offer
+                self.log.warning(str(exc))
+                found = np.empty(0, dtype=np.int64)
+            if found is None:
+                return
+            faults.append(found)
+        self.post_message(self._Faults(faults))
+        if self.merge and len(self.indexes) > 1:
+            self._compute_order()
+
+    def _compute_order(self) -> None:
+        """Merge and/or filter order (called inside a worker)."""
+        flt = self._filter
+        columns = self._columns
+        need_columns = flt.active or (self.merge and len(self.indexes) > 1)
+        if need_columns and columns is None:
+            got: list[HeaderColumns] = []
+            for ix in self.indexes:
+                c = header_columns(ix, _cancelled)
+                if c is None:
+                    return
+                got.append(c)
+            columns = got
+        if columns is None:
+            self.post_message(self._Order(None, None))
+            return
+        if self.merge and len(columns) > 1:
+            order = merge_order(columns)
+        else:
+            order = np.arange(sum(len(c.ts) for c in columns), dtype=np.int64)
+        if flt.active:
+            keep = np.concatenate([_keep_mask(c, flt) for c in columns])
+            order = order[keep[order]]
+        elif not (self.merge and len(columns) > 1):
+            self.post_message(self._Order(None, columns))
+            return
+        self.post_message(self._Order(order, columns))
+
+    @work(thread=True, exclusive=True, group="logview-order", description="merging/filtering plog lines")
+    def _order_worker(self) -> None:
+        for ix in self.indexes:
+            if not ix.done:
+                ix.build_all(_cancelled)
+                if not ix.done:
+                    return
+        self.post_message(self._Indexed())
+        self._compute_order()
+
+    @work(thread=True, exclusive=True, group="logview-search", description="searching plog lines")
+    def _search_worker(self, text: str, pat: re.Pattern[bytes], start_row: int, backwards: bool) -> None:
+        if self._order is None:
+            loc = self._locate(start_row)
+            k0, i0 = loc if loc is not None else (0, -1)
+            ks = range(k0, -1, -1) if backwards else range(k0, len(self.indexes))
+            for k in ks:
+                ix = self.indexes[k]
+                if not backwards and not ix.done:
+                    ix.build_all(_cancelled)
+                start = i0 if k == k0 else (ix.lines if backwards else -1)
+                hit = search_file(ix, pat, start, backwards=backwards, cancel=_cancelled)
+                if _cancelled():
+                    return
+                if hit is not None:
+                    self.post_message(self._Found(text, self._bases()[k] + hit))
+                    return
+            self.post_message(self._Found(text, None))
+            return
+        order = self._order
+        bases = np.array(self._bases())
+
+        def raw(row: int) -> bytes:
+            g = int(order[row])
+            k = int(np.searchsorted(bases, g, side="right")) - 1
+            return self.indexes[k].raw_line(g - int(bases[k]))
+
+        hit_row = search_rows(raw, len(order), pat, start_row, backwards=backwards, cancel=_cancelled)
+        if not _cancelled():
+            self.post_message(self._Found(text, hit_row))
+
+    # -- worker results on the UI thread -----------------------------------------------------------
+
+    def on_log_view__indexed(self, _: LogView._Indexed) -> None:
+        self.indexing_done = all(ix.done for ix in self.indexes)
+        self._update_virtual_size()
+        self._apply_pending_goto()
+        self.refresh()
+
+    def on_log_view__faults(self, msg: LogView._Faults) -> None:
+        bases = self._bases()
+        self._fault_globals = np.concatenate(
+            [f + b for f, b in zip(msg.per_file, bases, strict=True)] or [np.empty(0, dtype=np.int64)]
+        )
+
+    def on_log_view__order(self, msg: LogView._Order) -> None:
+        here = self._locate(self.cursor_row)
+        self._columns = msg.columns
+        self._order = msg.order
+        if msg.order is None:
+            self._row_of = None
+        else:
+            total = sum(ix.lines for ix in self.indexes)
+            inv = np.full(total, -1, dtype=np.int64)
+            inv[msg.order] = np.arange(len(msg.order), dtype=np.int64)
+            self._row_of = inv
+        self._strip_cache.clear()
+        self._update_virtual_size()
+        row = self._row(*here) if here is not None else None
+        self._set_cursor(row if row is not None else 0, center=True)
+
+    def on_log_view__found(self, msg: LogView._Found) -> None:
+        loc = self._locate(msg.row) if msg.row is not None else None
+        if msg.row is None or loc is None:
+            self.notify(f"no match for {msg.pattern!r}", severity="warning")
+            self.post_message(self.SearchDone(msg.pattern, False, None, None))
+            return
+        self._set_cursor(msg.row, center=True)
+        self.post_message(self.SearchDone(msg.pattern, True, self.paths_indexed[loc[0]], loc[1] + 1))
+
+    # -- rendering ---------------------------------------------------------------------------------
+
+    def _update_virtual_size(self) -> None:
+        widest = max((ix.max_line_bytes for ix in self.indexes), default=0)
+        width = min(widest, MAX_LINE_BYTES) + self._gutter_width()
+        self.virtual_size = Size(width, self.row_count)
+
+    def _gutter_width(self) -> int:
+        if not self.show_line_numbers:
+            return 0
+        digits = len(str(max((ix.lines for ix in self.indexes), default=1)))
+        tag = len(str(len(self.indexes))) + 1 if self._files_tagged else 0
+        return tag + max(digits, 4) + 1
+
+    def _text(self, k: int, i: int) -> str:
+        key = (k, i)
+        text = self._text_cache.get(key)
+        if text is None:
+            ix = self.indexes[k]
+            start, end = ix.span(i)
+            raw = ix._read(start, min(end - start, MAX_LINE_BYTES))
+            text = raw.decode("utf-8", errors="replace").expandtabs(4)
+            self._text_cache.set(key, text)
+        return text
+
+    def _meta(self, k: int, i: int) -> LineMeta:
+        key = (k, i)
+        meta = self._meta_cache.get(key)
+        if meta is None:
+            text = self._text(k, i)
+            meta = line_meta(text, self.paths_indexed[k], i + 1) if text.startswith("[") else NO_META
+            self._meta_cache.set(key, meta)
+        return meta
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        row = scroll_y + y
+        width = self.size.width
+        loc = self._locate(row)
+        if loc is None:
+            return Strip.blank(width, self.rich_style)
+        cursor = row == self.cursor_row
+        key = (row, self._gutter_width(), cursor, self.show_line_numbers, id(self._pattern))
+        strip = self._strip_cache.get(key)
+        if strip is None:
+            strip = self._render_row(loc[0], loc[1], cursor)
+            self._strip_cache.set(key, strip)
+        return strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
+
+    def _render_row(self, k: int, i: int, cursor: bool) -> Strip:
+        text = self._text(k, i)
+        meta = self._meta(k, i)
+        base = self.rich_style + (LEVEL_STYLES.get(meta.level or "", Style()))
+        segments: list[Segment] = []
+        if self.show_line_numbers:
+            gw = self._gutter_width()
+            gutter = str(i + 1)
+            if self._files_tagged:
+                tag = f"{k + 1}:"
+                segments.append(Segment(tag, self.rich_style + FILE_TAG_STYLES[k % len(FILE_TAG_STYLES)]))
+                gw -= len(tag)
+            segments.append(Segment(gutter.rjust(gw - 1) + " ", self.rich_style + GUTTER_STYLE))
+        segments.extend(self._highlight(text, base))
+        strip = Strip(segments)
+        if cursor:
+            strip = strip.extend_cell_length(max(strip.cell_length, 1), base).apply_style(CURSOR_STYLE)
+        return strip
+
+    def _highlight(self, text: str, base: Style) -> list[Segment]:
+        pat = self._pattern
+        if pat is None:
+            return [Segment(text, base)]
+        raw = text.encode("utf-8", errors="replace")
+        out: list[Segment] = []
+        pos = 0
+        for m in pat.finditer(raw):
+            if m.end() == m.start():
+                continue
+            a = len(raw[: m.start()].decode("utf-8", errors="replace"))
+            b = len(raw[: m.end()].decode("utf-8", errors="replace"))
+            if a > pos:
+                out.append(Segment(text[pos:a], base))
+            out.append(Segment(text[a:b], base + MATCH_STYLE))
+            pos = b
+        if pos < len(text):
+            out.append(Segment(text[pos:], base))
+        return out
+
+    # -- cursor and navigation ---------------------------------------------------------------------
+
+    def _set_cursor(self, row: int, *, center: bool = False) -> None:
+        rows = self.row_count
+        row = max(0, min(row, rows - 1)) if rows else 0
+        self.cursor_row = row
+        self._strip_cache.clear()
+        height = max(1, self.scrollable_content_region.height)
+        top = self.scroll_offset.y
+        if center:
+            self.scroll_to(y=max(0, row - height // 2), animate=False, immediate=True)
+        elif row < top:
+            self.scroll_to(y=row, animate=False, immediate=True)
+        elif row >= top + height:
+            self.scroll_to(y=row - height + 1, animate=False, immediate=True)
+        self.refresh()
+
+    def _apply_pending_goto(self) -> None:
+        if self._pending_goto is None:
+            return
+        k, i = self._pending_goto
+        ix = self.indexes[k]
+        if i >= ix.lines and not ix.done:
+            return  # applied after a later batch
+        self._pending_goto = None
+        i = min(i, max(0, ix.lines - 1))
+        row = self._row(k, i)
+        if row is None:
+            self.notify(f"{ix.path}:{i + 1} is hidden by the filter", severity="warning")
+            return
+        self._set_cursor(row, center=True)
+
+    def _step_fault(self, *, forward: bool) -> bool:
+        g = self._fault_globals
+        if g is None:
+            self.notify("fault lines are still being scanned", severity="information")
+            return False
+        if self._row_of is not None:
+            rows = self._row_of[g]
+            rows = np.sort(rows[rows >= 0])
+        else:
+            rows = g
+        if forward:
+            j = int(np.searchsorted(rows, self.cursor_row, side="right"))
+            if j >= len(rows):
+                self.notify("no further fault line", severity="information")
+                return False
+        else:
+            j = int(np.searchsorted(rows, self.cursor_row, side="left")) - 1
+            if j < 0:
+                self.notify("no earlier fault line", severity="information")
+                return False
+        self._set_cursor(int(rows[j]), center=True)
+        return True
+
+    def action_next_fault(self) -> None:
+        self.next_fault()
+
+    def action_prev_fault(self) -> None:
+        self.prev_fault()
+
+    def action_next_match(self) -> None:
+        if self._pattern_text:
+            self._repeat_search(backwards=False)
+        else:
+            self.action_search()
+
+    def action_prev_match(self) -> None:
+        if self._pattern_text:
+            self._repeat_search(backwards=True)
+        else:
+            self.action_search()
+
+    def _repeat_search(self, *, backwards: bool) -> None:
+        if self._pattern is not None:
+            self._search_worker(self._pattern_text, self._pattern, self.cursor_row, backwards)
+
+    def action_search(self) -> None:
+        def done(text: str | None) -> None:
+            if text:
+                self.search(text)
+
+        self.app.push_screen(PromptScreen("Search (regex)", "pattern", self._pattern_text), done)
+
+    def action_goto_prompt(self) -> None:
+        def done(text: str | None) -> None:
+            if not text:
+                return
+            path, _, line = text.strip().rpartition(":")
+            if not line.isdigit():
+                self.notify(f"{text!r}: expected LINE or FILE:LINE", severity="error")
+                return
+            if path:
+                self.goto(path, int(line))
+            else:
+                loc = self._locate(self.cursor_row)
+                self.goto(self.paths_indexed[loc[0] if loc else 0], int(line))
+
+        if self.indexes:
+            self.app.push_screen(PromptScreen("Go to line", "LINE or FILE:LINE"), done)
+
+    def action_filter_prompt(self) -> None:
+        def done(text: str | None) -> None:
+            if text is None:
+                return
+            try:
+                flt = parse_filter(text)
+            except ValueError as exc:
+                self.notify(str(exc), severity="error")
+                return
+            self.set_filter(flt.levels, flt.modules, flt.pids)
+
+        self.app.push_screen(
+            PromptScreen(
+                "Filter (empty = all)",
+                "level=ERROR,WARNING module=RUNTIME pid=123",
+                _filter_text(self._filter),
+            ),
+            done,
+        )
+
+    def action_toggle_line_numbers(self) -> None:
+        self.show_line_numbers = not self.show_line_numbers
+        self._strip_cache.clear()
+        self._update_virtual_size()
+        self.refresh()
+
+    def action_cancel_indexing(self) -> None:
+        if self.indexing_done:
+            return
+        self.workers.cancel_group(self, "logview-index")
+        self.indexing_cancelled = True
+        self.notify("indexing cancelled; the lines indexed so far stay visible", severity="warning")
+
+    def action_select_line(self) -> None:
+        loc = self._locate(self.cursor_row)
+        if loc is not None:
+            self.post_message(self.LineSelected(self.paths_indexed[loc[0]], loc[1] + 1, self._text(*loc)))
+
+    def action_cursor_up(self) -> None:
+        self._set_cursor(self.cursor_row - 1)
+
+    def action_cursor_down(self) -> None:
+        self._set_cursor(self.cursor_row + 1)
+
+    def action_page_up(self) -> None:
+        self._set_cursor(self.cursor_row - max(1, self.scrollable_content_region.height - 1))
+
+    def action_page_down(self) -> None:
+        self._set_cursor(self.cursor_row + max(1, self.scrollable_content_region.height - 1))
+
+    def action_top(self) -> None:
+        self._set_cursor(0)
+
+    def action_bottom(self) -> None:
+        self._set_cursor(self.row_count - 1)
+
+    def on_click(self, event: Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        self._set_cursor(self.scroll_offset.y + offset.y)
+        self.action_select_line()
+
+
+def _keep_mask(c: HeaderColumns, flt: LevelFilter) -> npt.NDArray[np.bool_]:
+    keep = np.ones(len(c.ts), dtype=np.bool_)
+    if flt.levels is not None:
+        codes = [i for i, name in enumerate(c.levels) if name in flt.levels]
+        keep &= np.isin(c.level, codes)
+    if flt.modules is not None:
+        codes = [i for i, name in enumerate(c.modules) if name in flt.modules]
+        keep &= np.isin(c.module, codes)
+    if flt.pids is not None:
+        keep &= np.isin(c.pid, list(flt.pids))
+    return keep
+
+
+def _filter_text(flt: LevelFilter) -> str:
+    parts = []
+    if flt.levels is not None:
+        parts.append("level=" + ",".join(sorted(flt.levels)))
+    if flt.modules is not None:
+        parts.append("module=" + ",".join(sorted(flt.modules)))
+    if flt.pids is not None:
+        parts.append("pid=" + ",".join(str(p) for p in sorted(flt.pids)))
+    return " ".join(parts)
