@@ -1,0 +1,192 @@
+"""The skdbg Textual app: five modes over one analysed scene, palette, keys, help, themes.
+
+Why this shape (harlequin/posting, ecosystem.md §1.8): the app owns the state and the workers;
+screens only draw it. The analysis runs in a thread worker (``@work(thread=True)``) that reports
+with messages, so the UI paints at once and stays responsive; Esc cancels between stages.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from textual import work
+from textual.app import App
+from textual.binding import BindingType
+from textual.worker import get_current_worker
+
+from skdbg.parsers.common import ParseError
+from skdbg.triage.model import EvidenceItem
+from skdbg.tui.commands import SkdbgCommands
+from skdbg.tui.keymap import APP_BINDINGS, KeymapError, load_keymap
+from skdbg.tui.messages import AnalysisFailed, AnalysisProgress, AnalysisReady
+from skdbg.tui.screens.base import TriageScreen
+from skdbg.tui.screens.dialogs import HelpScreen
+from skdbg.tui.screens.evidence import EvidenceScreen
+from skdbg.tui.screens.log import LogScreen
+from skdbg.tui.screens.overview import OverviewScreen
+from skdbg.tui.screens.proposal import ProposalScreen
+from skdbg.tui.screens.scope import ScopeScreen
+from skdbg.tui.screens.source import SourceScreen
+from skdbg.tui.state import Cancelled, TriageState, run_analysis
+
+
+class SkdbgApp(App[None]):
+    TITLE = "skdbg"
+    CSS_PATH = "app.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [*APP_BINDINGS]
+    COMMANDS = App.COMMANDS | {SkdbgCommands}
+    MODES = {
+        "overview": OverviewScreen,
+        "evidence": EvidenceScreen,
+        "log": LogScreen,
+        "scope": ScopeScreen,
+        "proposal": ProposalScreen,
+    }
+
+    def __init__(
+        self,
+        scene: Path | None,
+        *,
+        report_dir: Path | None = None,
+        screenshot_dir: Path | None = None,
+        keymap: dict[str, str] | None = None,
+        missing: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.scene = scene
+        self.report_dir = report_dir
+        self.screenshot_dir = screenshot_dir
+        self._user_keymap = keymap
+        self.state: TriageState | None = None
+        self.version = 0
+        self.status_text = missing or "analysis running…"
+        if scene is not None:
+            self.sub_title = scene.name
+
+    # ------------------------------------------------------------------ start-up and analysis
+
+    def on_mount(self) -> None:
+        try:
+            keymap = self._user_keymap if self._user_keymap is not None else load_keymap()
+        except KeymapError as exc:
+            keymap = {}
+            self.notify(str(exc), title="keymap ignored", severity="error", timeout=10)
+        if keymap:
+            self.set_keymap(keymap)
+        self.switch_mode("overview")
+        if self.scene is not None:
+            self.analyse(self.scene)
+
+    @work(thread=True, exclusive=True, group="analysis", description="analyse the scene", exit_on_error=False)
+    def analyse(self, scene: Path) -> None:
+        worker = get_current_worker()
+
+        def progress(stage: str, done: int, total: int) -> None:
+            self.post_message(AnalysisProgress(stage, done, total))
+
+        try:
+            state = run_analysis(scene, progress, lambda: worker.is_cancelled)
+        except Cancelled as exc:
+            self.post_message(AnalysisFailed(f"{exc} — restart skdbg to analyse again"))
+        except ParseError as exc:
+            self.post_message(AnalysisFailed(f"cannot analyse {scene}: {exc}"))
+        else:
+            self.post_message(AnalysisReady(state))
+
+    def on_analysis_progress(self, message: AnalysisProgress) -> None:
+        self.status_text = (
+            f"analysing {self.sub_title}: {message.stage} ({message.done}/{message.total}) — Esc cancels"
+        )
+        screen = self.screen
+        if isinstance(screen, OverviewScreen):
+            screen.show_progress(message.done, message.total)
+
+    def on_analysis_ready(self, message: AnalysisReady) -> None:
+        self.state = message.state
+        self.status_text = "ready"
+        self.bump()
+
+    def on_analysis_failed(self, message: AnalysisFailed) -> None:
+        self.status_text = message.error
+        self.notify(message.error, title="analysis stopped", severity="error", timeout=10)
+        self._sync()
+
+    def bump(self) -> None:
+        """The state changed: the visible screen redraws now, hidden ones when resumed."""
+        self.version += 1
+        self._sync()
+
+    def _sync(self) -> None:
+        screen = self.screen
+        if isinstance(screen, TriageScreen):
+            screen.sync()
+
+    # ------------------------------------------------------------------ actions
+
+    def action_show(self, mode: str) -> None:
+        if self.current_mode != mode:
+            self.switch_mode(mode)
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_cancel(self) -> None:
+        running = [w for w in self.workers if w.group == "analysis" and w.is_running]
+        if running:
+            self.workers.cancel_group(self, "analysis")
+            self.notify("cancelling the analysis…")
+
+    def action_copy(self) -> None:
+        screen = self.screen
+        text = screen.copy_text() if isinstance(screen, TriageScreen) else None
+        if text:
+            self.copy_text(text)
+        else:
+            self.notify("nothing selected to copy", severity="warning")
+
+    def copy_text(self, text: str) -> None:
+        self.copy_to_clipboard(text)
+        self.notify(f"copied {len(text)} characters", timeout=3)
+
+    def action_svg_screenshot(self) -> None:
+        where = self.screenshot_dir or Path.cwd()
+        path = self.save_screenshot(path=str(where))
+        self.notify(f"screenshot saved: {path}", timeout=5)
+
+    def action_next_theme(self) -> None:
+        names = sorted(self.available_themes)
+        current = names.index(self.theme) if self.theme in names else -1
+        self.set_theme(names[(current + 1) % len(names)])
+
+    def set_theme(self, name: str) -> None:
+        self.theme = name
+        self.notify(f"theme: {name}", timeout=2)
+
+    # ------------------------------------------------------------------ jump to evidence
+
+    def jump_to(self, item: EvidenceItem) -> None:
+        """Open a cited item: plog lines in the Log screen, anything else in the source pane."""
+        st = self.state
+        if st is None or not item.file:
+            return
+        path = (st.ctx.root / item.file).resolve()
+        plogs = {p.resolve() for p in st.plog_paths()}
+        if path in plogs and item.line is not None:
+            line = item.line
+            self.action_show("log")
+            self.call_after_refresh(self._goto_log, path, line)
+            return
+        if not path.is_file():
+            self.notify(f"{item.file} is not in the scene", severity="error")
+            return
+        self.push_screen(SourceScreen(path, item))
+
+    def _goto_log(self, path: Path, line: int) -> None:
+        screen = self.screen
+        if isinstance(screen, LogScreen):
+            screen.goto(path, line)
+
+
+__all__ = ["SkdbgApp"]

@@ -1,0 +1,97 @@
+"""The command palette provider (ctrl+p): screens, jumps to evidence, and context commands.
+
+Why context-dependent (posting's provider): the palette offers what makes sense where it was
+opened — proposal decisions on the Proposal screen, fault jumps on the Log screen, one "jump" per
+cited evidence item once the analysis is in — plus app-wide ones (themes, SVG screenshot, copy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, cast
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from skdbg.triage.model import MECHANISMS
+
+if TYPE_CHECKING:
+    from skdbg.tui.app import SkdbgApp
+
+Command = tuple[str, Callable[[], object], str]
+
+SCREEN_HELP = {
+    "overview": "gate, fault, verdict, routes, proposal at a glance",
+    "evidence": "per-core evidence and the L1–L4 chain",
+    "log": "plog files merged by time",
+    "scope": "children, edges and the proposal's cut",
+    "proposal": "edit, accept, block, export",
+}
+
+
+class SkdbgCommands(Provider):
+    def commands(self) -> list[Command]:
+        from skdbg.tui.screens.log import LogScreen
+        from skdbg.tui.screens.proposal import ProposalScreen
+
+        app = cast("SkdbgApp", self.app)
+        out: list[Command] = [
+            (f"Go to {name}", partial(app.action_show, name), help) for name, help in SCREEN_HELP.items()
+        ]
+        out += [
+            ("Screenshot (SVG)", app.action_svg_screenshot, "save an SVG screenshot of this screen"),
+            ("Copy current item", app.action_copy, "copy the selected item to the clipboard"),
+            ("Help: keys", app.action_help, "explain every key binding (F1)"),
+            ("Cancel running work", app.action_cancel, "stop the analysis worker"),
+        ]
+        out += [
+            (f"Theme: {name}", partial(app.set_theme, name), "switch the colour theme")
+            for name in sorted(app.available_themes)
+        ]
+        screen = self.screen
+        if isinstance(screen, LogScreen):
+            out += [
+                ("Log: next fault", screen.action_next_fault, "jump to the next fault line (e)"),
+                ("Log: previous fault", screen.action_prev_fault, "jump to the previous fault line (E)"),
+                ("Log: search", screen.action_search, "regex search (/)"),
+                ("Log: filter", screen.action_filter, "by level / module / pid (f)"),
+            ]
+        if isinstance(screen, ProposalScreen):
+            out += [
+                (
+                    f"Proposal: mechanism {m}",
+                    partial(screen.choose_mechanism, m),
+                    "re-plan with this mechanism",
+                )
+                for m in MECHANISMS
+            ]
+            out += [
+                ("Proposal: accept", screen.action_accept, "accept the current proposal"),
+                ("Proposal: mark blocked", screen.action_block, "record why it cannot be applied"),
+                ("Proposal: export report", screen.action_export, "write the report folder"),
+                ("Proposal: reset", screen.action_reset, "back to the engine's proposal"),
+            ]
+        st = app.state
+        if st is not None:
+            for item in st.analysis.verdict.evidence:
+                if item.file:
+                    out.append(
+                        (f"Jump: {item.level} {item.where}", partial(app.jump_to, item), item.excerpt[:80])
+                    )
+            if st.proposal.diff:
+                out.append(("Copy proposal diff", partial(app.copy_text, st.proposal.diff), "marker diff"))
+        return out
+
+    async def discover(self) -> Hits:
+        for name, callback, help in self.commands():
+            yield DiscoveryHit(name, callback, help=help)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, callback, help in self.commands():
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(name), callback, help=help)
+
+
+__all__ = ["SCREEN_HELP", "SkdbgCommands"]

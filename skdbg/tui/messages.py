@@ -1,0 +1,43 @@
+"""App-level messages shared by several screens (widget-owned messages live in their widget).
+
+Why messages: the analysis runs in a thread worker; it reports back by posting these (thread-safe)
+instead of touching widgets, so the UI never blocks and never races the worker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from skdbg.tui.state import TriageState
+
+
+@dataclass
+class AnalysisProgress(Message):
+    """A stage finished (``done`` of ``total``); progress messages replace each other in the queue."""
+
+    stage: str
+    done: int
+    total: int
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, AnalysisProgress)
+
+
+@dataclass
+class AnalysisReady(Message):
+    state: TriageState
+
+
+@dataclass
+class AnalysisFailed(Message):
+    error: str
+
+
+@dataclass
+class ProposalChanged(Message):
+    """The proposal was edited, accepted or blocked: overview and scope redraw."""
+
+
+__all__ = ["AnalysisFailed", "AnalysisProgress", "AnalysisReady", "ProposalChanged"]

@@ -1,0 +1,1 @@
+"""The TUI's screens: one module per mode (overview, evidence, log, scope, proposal) plus modals."""

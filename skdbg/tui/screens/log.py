@@ -1,0 +1,92 @@
+"""Log: the scene's plog files merged by time in part 1's :class:`~skdbg.tui.logview.LogView`.
+
+The viewer owns its keys (search, fault jumps, filter, go-to-line — see F1); this screen mounts it
+once the analysis names the plog files, keeps a status line, and offers :meth:`goto` for the
+Evidence screen's jump. The viewer indexes in its own worker, so the screen paints at once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Static
+
+from skdbg.tui.logview import LogView
+from skdbg.tui.screens.base import TriageScreen
+from skdbg.tui.state import TriageState
+
+
+class LogScreen(TriageScreen):
+    def __init__(self) -> None:
+        super().__init__()
+        self.view: LogView | None = None
+        self._pending: tuple[Path, int] | None = None
+
+    def compose_body(self) -> ComposeResult:
+        with Vertical(id="log-body"):
+            yield Static(id="log-status", classes="section")
+
+    def populate(self, state: TriageState) -> None:
+        if self.view is not None:
+            return
+        paths = state.plog_paths()
+        status = self.query_one("#log-status", Static)
+        if not paths:
+            status.update("[b]no plog files[/] in this scene")
+            return
+        status.update(f"{len(paths)} plog file(s), merged by time — / search, e/E faults, f filter")
+        self.view = LogView(paths, merge=True, id="logview")
+        self.query_one("#log-body", Vertical).mount(self.view)
+        self.view.focus()
+        if self._pending is not None:
+            path, line = self._pending
+            self._pending = None
+            self.goto(path, line)
+
+    def goto(self, path: Path, line: int) -> None:
+        """Show ``path:line`` (the Evidence screen's jump); applied once the viewer exists."""
+        if self.view is None:
+            self._pending = (path, line)
+            return
+        self.view.goto(path, line)
+        self._status(str(path), line)
+        self.view.focus()
+
+    def _status(self, path: str, line: int) -> None:
+        st = self.state
+        shown = st.ctx.relpath(path) if st is not None else Path(path).name
+        self.query_one("#log-status", Static).update(f"{shown}:{line}")
+
+    def on_log_view_line_selected(self, event: LogView.LineSelected) -> None:
+        self._status(event.path, event.line)
+
+    def action_next_fault(self) -> None:
+        if self.view is not None:
+            self.view.next_fault()
+
+    def action_prev_fault(self) -> None:
+        if self.view is not None:
+            self.view.prev_fault()
+
+    def action_search(self) -> None:
+        if self.view is not None:
+            self.view.action_search()
+
+    def action_filter(self) -> None:
+        if self.view is not None:
+            self.view.action_filter_prompt()
+
+    def copy_text(self) -> str | None:
+        if self.view is None:
+            return None
+        loc = self.view.cursor_location()
+        if loc is None:
+            return None
+        st = self.state
+        where = st.ctx.relpath(loc[0]) if st is not None else loc[0]
+        return f"{where}:{loc[1]}: {self.view.cursor_text()}"
+
+
+__all__ = ["LogScreen"]

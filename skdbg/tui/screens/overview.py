@@ -1,0 +1,43 @@
+"""Overview: the scene at a glance — gate, fault, verdict with its rule, routes, proposal."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import ProgressBar, Static
+
+from skdbg.tui.screens.base import TriageScreen
+from skdbg.tui.state import TriageState
+from skdbg.tui.widgets.text import overview_markup
+
+
+class OverviewScreen(TriageScreen):
+    def compose_body(self) -> ComposeResult:
+        yield ProgressBar(total=None, show_eta=False, id="progress")
+        with VerticalScroll(id="overview-scroll"):
+            yield Static(id="overview")
+
+    def sync(self) -> None:
+        super().sync()
+        self.query_one("#progress", ProgressBar).display = self.state is None
+
+    def show_progress(self, done: int, total: int) -> None:
+        bar = self.query_one("#progress", ProgressBar)
+        bar.update(total=total, progress=done)
+        self.query_one("#waiting", Static).update(self.skdbg.status_text)
+
+    def populate(self, state: TriageState) -> None:
+        self.query_one("#overview", Static).update(
+            overview_markup(state.analysis, state.proposal, state.accepted)
+        )
+
+    def copy_text(self) -> str | None:
+        st = self.state
+        if st is None:
+            return None
+        v = st.analysis.verdict
+        suspect = v.suspect.label() if v.suspect is not None else "no suspect"
+        return f"{v.confidence} ({v.rule}): {suspect} — {v.reason}"
+
+
+__all__ = ["OverviewScreen"]

@@ -1,0 +1,99 @@
+"""Scope: the SK's children and dependency edges, with the proposal's cut drawn on them.
+
+The cut column marks ``✂`` for nodes leaving the SK (kernels excluded and the events that move
+with them), ``◆`` for the suspect; the edges table lists every §4.2 edge the fragment rules met for
+the current excluded set; unfused neighbours come from the fusion fail reasons.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import DataTable, Static
+
+from skdbg.triage.edit import closure
+from skdbg.tui.screens.base import TriageScreen
+from skdbg.tui.state import TriageState
+
+
+class ScopeScreen(TriageScreen):
+    def compose_body(self) -> ComposeResult:
+        with Vertical(id="scope-body"):
+            yield Static(id="scope-title", classes="section")
+            yield DataTable(id="children", cursor_type="row", zebra_stripes=True)
+            yield Static("[b]Edges[/] (§4.2: event, barrier, collective, cache, source)", classes="section")
+            yield DataTable(id="edges", cursor_type="row")
+            yield Static("[b]Unfused neighbours[/] (fusion fail reasons)", classes="section")
+            yield DataTable(id="unfused", cursor_type="row")
+
+    def populate(self, state: TriageState) -> None:
+        inst = state.instance
+        title = self.query_one("#scope-title", Static)
+        children = self.query_one("#children", DataTable)
+        edges = self.query_one("#edges", DataTable)
+        unfused = self.query_one("#unfused", DataTable)
+        for t in (children, edges, unfused):
+            t.clear(columns=True)
+        if inst is None:
+            title.update("[b]No SK instance[/] was resolved for this fault: there is no scope to draw.")
+            return
+        p = state.proposal
+        moving: set[int] = set(p.excluded) | set(p.collateral)
+        found = None
+        if p.excluded:
+            try:
+                found = closure(state.ctx, inst, p.excluded)
+            except ValueError:
+                found = None
+        if found is not None:
+            moving |= set(found.members)
+        suspect = p.child.node_id if p.child is not None else None
+        title.update(
+            f"[b]SK[/] {inst.sk_name or '?'}  scope {inst.scope_id} ({inst.scope_name or 'automatic'})  "
+            f"model {inst.model_label}  streams {inst.streams()}  — cut: {p.status}"
+            + (f" {p.mechanism}" if p.mechanism else "")
+        )
+        task_of: dict[int, int] = {}
+        for task in inst.tasks:
+            if task.node_id is not None:
+                task_of.setdefault(task.node_id, task.index)
+        for k, nid in inst.index_to_node_id.items():
+            task_of.setdefault(nid, k)
+        children.add_columns("cut", "pos", "task", "nodeId", "funcName / event", "kernel type", "stream")
+        for n in inst.nodes:
+            cut = "✂" if n.node_id in moving else ""
+            if n.node_id == suspect:
+                cut = "◆" + cut
+            what = n.func_name if n.is_kernel else (n.node.event_type or n.node.kind)
+            if n.node.event_id is not None:
+                what = f"{what}(eventId={n.node.event_id})"
+            children.add_row(
+                cut,
+                str(n.position),
+                str(task_of.get(n.node_id, "")),
+                str(n.node_id),
+                what or "",
+                n.node.kernel_type or "",
+                "" if n.stream_id is None else str(n.stream_id),
+                key=str(n.node_id),
+            )
+        edges.add_columns("kind", "rule", "nodes", "adds", "detail")
+        for e in found.edges if found is not None else ():
+            edges.add_row(e.kind, f"§4.2({e.rule})", str(list(e.nodes)), str(list(e.added)), e.detail)
+        unfused.add_columns("nodeId", "reason", "detail", "where")
+        for u in inst.fail_reasons:
+            unfused.add_row(
+                str(u.node.node_id),
+                u.reason or u.reason_raw,
+                u.reason_detail or "",
+                f"{state.ctx.relpath(u.src.file)}:{u.src.line}",
+            )
+
+    def copy_text(self) -> str | None:
+        st = self.state
+        if st is None:
+            return None
+        return f"excluded {list(st.proposal.excluded)} collateral {list(st.proposal.collateral)}"
+
+
+__all__ = ["ScopeScreen"]

@@ -1,0 +1,1 @@
+"""Widgets of the TUI (the plog viewer is :mod:`skdbg.tui.logview`)."""
