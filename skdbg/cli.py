@@ -20,6 +20,7 @@ import click
 from skdbg import __version__
 from skdbg.output import FORMATS, write_frame
 from skdbg.parsers.common import ParseError
+from skdbg.sessions.errors import LedgerError
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
@@ -49,7 +50,7 @@ def bad_input_is_exit_3(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except ParseError as exc:
+        except (ParseError, LedgerError) as exc:
             _fail(str(exc), EXIT_BAD_INPUT)
         except Exception as exc:
             if os.environ.get("SKDBG_DEBUG"):
@@ -225,6 +226,10 @@ def _scene_options(func: F) -> F:
 @click.argument("scene", type=click.Path(path_type=Path))
 @_scene_options
 @click.option("--format", "fmt", type=click.Choice(ANALYZE_FORMATS), default="text", show_default=True)
+@click.option(
+    "--session", "session_id", default=None, metavar="ID", help="Also freeze the scene as an attempt."
+)
+@click.option("--session-dir", type=click.Path(path_type=Path), default=None, help="Ledger directory.")
 @bad_input_is_exit_3
 def analyze(
     scene: Path,
@@ -234,16 +239,26 @@ def analyze(
     skew: float,
     grace: float,
     fmt: str,
+    session_id: str | None,
+    session_dir: Path | None,
 ) -> None:
     """Triage a failure scene: entry gate, fault, suspect child with confidence and rule id, routes,
     next steps and the exclusion proposal. JSON is the skdbg.analysis/1 contract (spec/analysis-json.md);
     exit code 0 whatever the verdict."""
-    from skdbg.triage.engine import analyze as run_analyze
+    from skdbg.triage.context import open_context
+    from skdbg.triage.engine import analyze_context
     from skdbg.triage.render import render_markdown, render_text
 
-    analysis = run_analyze(
+    ctx = open_context(
         scene, run_json=run_json, source_root=source_root, pid=pid, options=_triage_options(skew, grace)
     )
+    analysis = analyze_context(ctx)
+    if session_id is not None:
+        from skdbg.sessions.attempts import add_attempt
+
+        with _open_ledger(session_dir) as ledger:
+            a = add_attempt(ledger, session_id, ctx=ctx, analysis=analysis)
+        click.echo(f"skdbg: recorded {a.round_id}/{a.key} ({a.status}) in session {session_id}", err=True)
     for warning in analysis.warnings:
         click.echo(f"skdbg: warning: {warning}", err=True)
     if fmt == "json":
@@ -319,6 +334,288 @@ def verify(old: Path, new: Path, fmt: str) -> None:
         click.echo(f"refused: {ref['path']} — {ref['reason']}")
     if doc["routes"]:
         click.echo("routes: " + ", ".join(doc["routes"]))
+
+
+# ------------------------------------------------------------------------------------------ sessions
+
+SESSION_FORMATS = ("text", "json")
+
+
+def _open_ledger(session_dir: Path | None, *, read_only: bool = False) -> Any:
+    """The ledger under --session-dir / $SKDBG_HOME / the platform state dir; warnings to stderr."""
+    from skdbg.sessions.location import session_home
+    from skdbg.sessions.store import Ledger
+
+    ledger = Ledger(session_home(session_dir), read_only=read_only)
+    for warning in ledger.warnings:
+        click.echo(f"skdbg: warning: {warning}", err=True)
+    return ledger
+
+
+def _emit(fmt: str, doc: Any, text: str) -> None:
+    if fmt == "json":
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+    else:
+        click.echo(text)
+
+
+def _attempt_ref(ref: str | None) -> tuple[str | None, int | None]:
+    """``ROUND`` or ``ROUND/attempt-NNN`` (or ``ROUND/N``)."""
+    if ref is None:
+        return None, None
+    round_id, _, att = ref.partition("/")
+    if not att:
+        return round_id, None
+    digits = att.removeprefix("attempt-")
+    if not digits.isdigit():
+        _fail(f"expected ROUND or ROUND/attempt-NNN, got {ref!r}", EXIT_USAGE)
+    return round_id, int(digits)
+
+
+_session_dir_option = click.option(
+    "--session-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Ledger directory (default: $SKDBG_HOME/sessions, else the platform state dir).",
+)
+_format_option = click.option(
+    "--format", "fmt", type=click.Choice(SESSION_FORMATS), default="text", show_default=True
+)
+
+
+@main.command(epilog=EXIT_CODES_HELP)
+@_session_dir_option
+@_format_option
+@bad_input_is_exit_3
+def locate(session_dir: Path | None, fmt: str) -> None:
+    """Print where skdbg keeps its state: sessions ledger, evidence objects, cache, config, log, and the
+    journal mode the ledger uses there (WAL on local disks, rollback journal on NFS/Lustre/GPFS/CIFS)."""
+    from skdbg.sessions.location import locate as run_locate
+
+    loc = run_locate(session_dir)
+    doc = loc.to_json()
+    _emit(fmt, doc, "\n".join(f"{k:<13}{v}" for k, v in doc.items()))
+
+
+@main.group(epilog=EXIT_CODES_HELP)
+def session() -> None:
+    """The append-only triage ledger: sessions, rounds (-X<n> exclusion, -N<n> narrowing), attempts."""
+
+
+@session.command("new", epilog=EXIT_CODES_HELP)
+@click.option("--name", default=None, help="A human name for the session.")
+@_session_dir_option
+@_format_option
+@bad_input_is_exit_3
+def session_new(name: str | None, session_dir: Path | None, fmt: str) -> None:
+    """Open a new session and print its id."""
+    with _open_ledger(session_dir) as ledger:
+        sid = ledger.new_session(name)
+    _emit(fmt, {"id": sid}, sid)
+
+
+@session.command("list", epilog=EXIT_CODES_HELP)
+@_session_dir_option
+@_format_option
+@bad_input_is_exit_3
+def session_list(session_dir: Path | None, fmt: str) -> None:
+    """List the sessions of the ledger."""
+    with _open_ledger(session_dir) as ledger:
+        rows = [s.to_json() for s in ledger.sessions()]
+    text = "\n".join(
+        f"{r['id']}  {r['rounds']} round(s) {r['attempts']} attempt(s)  {r['name'] or ''}" for r in rows
+    )
+    _emit(fmt, {"sessions": rows}, text or "no sessions")
+
+
+@session.command("show", epilog=EXIT_CODES_HELP)
+@click.argument("session_id", metavar="ID")
+@_session_dir_option
+@_format_option
+@bad_input_is_exit_3
+def session_show(session_id: str, session_dir: Path | None, fmt: str) -> None:
+    """Rounds, attempts with status and gates, proposals and notes of a session."""
+    from skdbg.sessions.views import session_overview, verdict_history
+
+    with _open_ledger(session_dir) as ledger:
+        doc = session_overview(ledger, session_id)
+        doc["verdicts"] = verdict_history(ledger, session_id)
+    lines = [f"session {doc['session']['id']} {doc['session']['name'] or ''}".rstrip()]
+    for r in doc["rounds"]:
+        lines.append(f"round {r['round_id']} ({r['kind']}) {r['status']}")
+        for a in r["attempts"]:
+            gates = " ".join(f"{g['gate']}:{g['result']}" for g in a["gates"])
+            lines.append(
+                f"  {a['attempt']} {a['status']:<11} pid {a['pid']}  {a['change']}  {gates}".rstrip()
+            )
+    for p in doc["proposals"]:
+        lines.append(f"proposal {p['sha256'][:12]} -> {p['round_id']}: {p['status']}")
+    for n in doc["notes"]:
+        lines.append(f"note {n['round_id'] or ''} {n['text']}")
+    _emit(fmt, doc, "\n".join(lines))
+
+
+@session.command("add-attempt", epilog=EXIT_CODES_HELP)
+@click.argument("session_id", metavar="ID")
+@click.argument("scene", type=click.Path(path_type=Path))
+@click.option("--round", "round_id", default=None, help="Round (default: run.json round_id, else BASE).")
+@click.option("--change", default=None, help="The single change vs the previous attempt of the round.")
+@click.option(
+    "--reference", is_flag=True, help="Reference the files in place (hashes only) instead of copying."
+)
+@_session_dir_option
+@_format_option
+@bad_input_is_exit_3
+def session_add_attempt(
+    session_id: str,
+    scene: Path,
+    round_id: str | None,
+    change: str | None,
+    reference: bool,
+    session_dir: Path | None,
+    fmt: str,
+) -> None:
+    """Freeze SCENE (paths + SHA-256, analysis, report) as the next attempt; refuses stale evidence (R7)."""
+    from skdbg.sessions.attempts import add_attempt
+
+    with _open_ledger(session_dir) as ledger:
+        a = add_attempt(
+            ledger,
+            session_id,
+            scene,
+            round_id=round_id,
+            change=change,
+            storage="reference" if reference else "copy",
+        )
+    _emit(fmt, a.to_json(), f"{a.round_id}/{a.key} {a.status}")
+
+
+@session.command("propose", epilog=EXIT_CODES_HELP)
+@click.argument("session_id", metavar="ID")
+@click.argument("attempt", metavar="ROUND[/attempt-NNN]")
+@click.option(
+    "--narrowing", is_flag=True, help="Open a narrowing round (-N<n>) instead of an exclusion (-X<n>)."
+)
+@_session_dir_option
+@_format_option
+@bad_input_is_exit_3
+def session_propose(
+    session_id: str, attempt: str, narrowing: bool, session_dir: Path | None, fmt: str
+) -> None:
+    """Record the attempt's proposal and open the new round it defines; prints the round id."""
+    from skdbg.sessions.attempts import propose
+
+    round_id, no = _attempt_ref(attempt)
+    with _open_ledger(session_dir) as ledger:
+        rid, status = propose(
+            ledger, session_id, str(round_id), no, kind="narrowing" if narrowing else "exclusion"
+        )
+    _emit(fmt, {"round_id": rid, "status": status}, f"{rid} {status}")
+
+
+@session.command("apply", epilog=EXIT_CODES_HELP)
+@click.argument("session_id", metavar="ID")
+@click.argument("round_id", metavar="ROUND")
+@_session_dir_option
+@_format_option
+@bad_input_is_exit_3
+def session_apply(session_id: str, round_id: str, session_dir: Path | None, fmt: str) -> None:
+    """Mark the proposal that opened ROUND as applied (the marker edit is in the source)."""
+    with _open_ledger(session_dir) as ledger:
+        p = ledger.proposal(session_id, round_id)
+        ledger.set_status("proposal", p.pk, "applied", "skdbg session apply")
+        status = ledger.status("proposal", p.pk)
+    _emit(fmt, {"round_id": round_id, "status": status}, f"{round_id} proposal {status}")
+
+
+@session.command("verify", epilog=EXIT_CODES_HELP)
+@click.argument("session_id", metavar="ID")
+@click.argument("attempt", metavar="ROUND[/attempt-NNN]")
+@_session_dir_option
+@_format_option
+@bad_input_is_exit_3
+def session_verify(session_id: str, attempt: str, session_dir: Path | None, fmt: str) -> None:
+    """Revalidate the round's attempt (V1–V5) against the frozen attempt its proposal came from."""
+    from skdbg.sessions.attempts import verify_round
+
+    round_id, no = _attempt_ref(attempt)
+    with _open_ledger(session_dir) as ledger:
+        doc = verify_round(ledger, session_id, str(round_id), no)
+    text = "\n".join(f"{g['gate']}  {g['result']:<8} {g['detail']}" for g in doc["verification"])
+    _emit(fmt, doc, text + f"\nround {doc['round']['round_id']}: {doc['round']['status']}")
+
+
+@session.command("check", epilog=EXIT_CODES_HELP)
+@click.argument("session_id", metavar="ID")
+@_session_dir_option
+@_format_option
+@bad_input_is_exit_3
+def session_check(session_id: str, session_dir: Path | None, fmt: str) -> None:
+    """Re-hash every frozen file of the session; exit 3 naming the first file changed after freezing."""
+    from skdbg.sessions.attempts import check_attempt
+
+    with _open_ledger(session_dir) as ledger:
+        attempts = ledger.attempts(session_id)
+        for a in attempts:
+            check_attempt(ledger, a)
+        integrity = ledger.integrity_check()
+    _emit(
+        fmt,
+        {"attempts": len(attempts), "integrity": integrity},
+        f"{len(attempts)} attempt(s) intact; db {integrity}",
+    )
+
+
+@session.command("export", epilog=EXIT_CODES_HELP)
+@click.argument("session_id", metavar="ID")
+@click.option(
+    "-o", "--output", "out_dir", type=click.Path(path_type=Path), required=True, help="Folder to write."
+)
+@click.option(
+    "--lang", type=click.Choice(("en", "zh")), default="en", show_default=True, help="Section labels."
+)
+@_session_dir_option
+@_format_option
+@bad_input_is_exit_3
+def session_export(session_id: str, out_dir: Path, lang: str, session_dir: Path | None, fmt: str) -> None:
+    """Write the failure-scene report folder of the session (REPORT.md, EXPERIMENT_REPORT.md, session.json)."""
+    from skdbg.sessions.exchange import export_session
+
+    with _open_ledger(session_dir) as ledger:
+        files = export_session(ledger, session_id, out_dir, lang=lang)
+    _emit(fmt, {"files": [str(f) for f in files]}, "\n".join(str(f) for f in files))
+
+
+@session.command("import", epilog=EXIT_CODES_HELP)
+@click.argument("folder", type=click.Path(path_type=Path))
+@_session_dir_option
+@_format_option
+@bad_input_is_exit_3
+def session_import(folder: Path, session_dir: Path | None, fmt: str) -> None:
+    """Read an exported session folder back into the ledger; prints the session id."""
+    from skdbg.sessions.exchange import import_session
+
+    with _open_ledger(session_dir) as ledger:
+        sid = import_session(ledger, folder)
+    _emit(fmt, {"id": sid}, sid)
+
+
+@session.command("note", epilog=EXIT_CODES_HELP)
+@click.argument("session_id", metavar="ID")
+@click.argument("text")
+@click.option(
+    "--attempt", "attempt", default=None, metavar="ROUND[/attempt-NNN]", help="What the note is about."
+)
+@_session_dir_option
+@_format_option
+@bad_input_is_exit_3
+def session_note(session_id: str, text: str, attempt: str | None, session_dir: Path | None, fmt: str) -> None:
+    """Append a note to the session (optionally about a round or attempt)."""
+    round_id, no = _attempt_ref(attempt)
+    with _open_ledger(session_dir) as ledger:
+        ledger.add_note(session_id, text, round_id=round_id, attempt_no=no)
+        count = len(ledger.notes(session_id))
+    _emit(fmt, {"notes": count}, f"{count} note(s)")
 
 
 if __name__ == "__main__":  # pragma: no cover
