@@ -40,7 +40,6 @@ import numpy as np
 import numpy.typing as npt
 
 from skdbg.parsers.common import ParseError, Source
-from skdbg.parsers.plog import FAULT_MARKERS, _scan_raw
 from skdbg.parsers.plog_line import parse_plog_line
 from skdbg.parsers.textio import decode
 
@@ -203,9 +202,11 @@ class LineIndex:
                 return pos + len(chunk)
             pos += len(chunk)
 
-    def raw_line(self, i: int) -> bytes:
+    def raw_line(self, i: int, max_bytes: int | None = None) -> bytes:
+        """Bytes of 0-based line ``i`` without its ending, cut to ``max_bytes`` when given."""
         start, end = self.span(i)
-        return self._read(start, end - start)
+        length = end - start if max_bytes is None else min(end - start, max_bytes)
+        return self._read(start, length)
 
     def line(self, i: int) -> str:
         """Text of 0-based line ``i`` (UTF-8 with replacement characters, like every parser)."""
@@ -378,6 +379,10 @@ def fault_lines(index: LineIndex, cancel: Cancel = _never) -> IntArray | None:
     Uses the plog scanner's vectorised prefilter (one numpy pass per 8 MiB block), so the result
     agrees with ``skdbg.parsers.plog.scan_plog`` line for line.
     """
+    # Imported here: skdbg.parsers.plog pulls in pandas (~0.25 s), which a viewer's first paint must
+    # not wait for; the fault scan runs later, in the indexing worker.
+    from skdbg.parsers.plog import FAULT_MARKERS, _scan_raw
+
     out: list[int] = []
     for no, _raw, _complete in _scan_raw(index.path, FAULT_MARKERS):
         if cancel():

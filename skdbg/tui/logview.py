@@ -17,6 +17,7 @@ indexed. Until then the concatenated order is shown.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,8 +43,10 @@ from textual.worker import get_current_worker
 
 from skdbg.parsers.common import ParseError
 from skdbg.parsers.lineindex import (
+    BATCH,
     NO_META,
     HeaderColumns,
+    IndexProgress,
     IntArray,
     LineIndex,
     LineMeta,
@@ -175,6 +178,8 @@ class LogView(ScrollView, can_focus=True):
         Binding("right,l", "scroll_right", "Right", show=False, id="log.right"),
     ]
 
+    index_batch = BATCH  # bytes per indexing batch after the first (small) one
+
     class Progress(Message):
         """Indexing progress over all files; a newer one replaces a queued older one."""
 
@@ -233,6 +238,13 @@ class LogView(ScrollView, can_focus=True):
             self.order = order
             self.columns = columns
 
+    class _Lines(Message, bubble=False):
+        """Lines read by the reader worker (private)."""
+
+        def __init__(self, lines: dict[tuple[int, int], str]) -> None:
+            super().__init__()
+            self.lines = lines
+
     class _Found(Message, bubble=False):
         """A search result row, None when nothing matched (private)."""
 
@@ -276,6 +288,9 @@ class LogView(ScrollView, can_focus=True):
         self._meta_cache: LRUCache[tuple[int, int], LineMeta] = LRUCache(10_000)
         self._strip_cache: LRUCache[tuple[int, int, bool, bool, int], Strip] = LRUCache(2_000)
         self._files_tagged = len(self.indexes) > 1
+        self._read_scheduled = False
+        self.first_paint: IndexProgress | None = None  # indexing state when the first text line painted
+        self.first_paint_time: float | None = None  # time.perf_counter() of that paint
 
     # -- public API (the contract the app codes against) -------------------------------------------
 
@@ -418,7 +433,7 @@ class LogView(ScrollView, can_focus=True):
         done_before = 0
         lines_before = 0
         for ix in self.indexes:
-            for prog in ix.build(_cancelled):
+            for prog in ix.build(_cancelled, batch=self.index_batch):
                 self.post_message(self._Indexed())
                 self.post_message(
                     self.Progress(lines_before + prog.lines, done_before + prog.bytes_done, total, False)
@@ -565,22 +580,23 @@ class LogView(ScrollView, can_focus=True):
         tag = len(str(len(self.indexes))) + 1 if self._files_tagged else 0
         return tag + max(digits, 4) + 1
 
+    def _read_text(self, k: int, i: int) -> str:
+        """Read one line from disk (worker threads; single lines on a user action)."""
+        raw = self.indexes[k].raw_line(i, MAX_LINE_BYTES)
+        return raw.decode("utf-8", errors="replace").expandtabs(4)
+
     def _text(self, k: int, i: int) -> str:
-        key = (k, i)
-        text = self._text_cache.get(key)
+        """Text of a line: from the cache, else read now (only for single lines the user acted on)."""
+        text = self._text_cache.get((k, i))
         if text is None:
-            ix = self.indexes[k]
-            start, end = ix.span(i)
-            raw = ix._read(start, min(end - start, MAX_LINE_BYTES))
-            text = raw.decode("utf-8", errors="replace").expandtabs(4)
-            self._text_cache.set(key, text)
+            text = self._read_text(k, i)
+            self._text_cache.set((k, i), text)
         return text
 
-    def _meta(self, k: int, i: int) -> LineMeta:
+    def _meta(self, k: int, i: int, text: str) -> LineMeta:
         key = (k, i)
         meta = self._meta_cache.get(key)
         if meta is None:
-            text = self._text(k, i)
             meta = line_meta(text, self.paths_indexed[k], i + 1) if text.startswith("[") else NO_META
             self._meta_cache.set(key, meta)
         return meta
@@ -596,13 +612,61 @@ class LogView(ScrollView, can_focus=True):
         key = (row, self._gutter_width(), cursor, self.show_line_numbers, id(self._pattern))
         strip = self._strip_cache.get(key)
         if strip is None:
-            strip = self._render_row(loc[0], loc[1], cursor)
+            text = self._text_cache.get(loc)
+            if text is None:  # not read yet: ask the reader worker, paint the gutter only
+                self._want_lines()
+                return self._render_row(loc[0], loc[1], "", cursor).crop_extend(
+                    scroll_x, scroll_x + width, self.rich_style
+                )
+            strip = self._render_row(loc[0], loc[1], text, cursor)
             self._strip_cache.set(key, strip)
+            if self.first_paint is None:
+                self.first_paint = self._progress()
+                self.first_paint_time = time.perf_counter()
         return strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
 
-    def _render_row(self, k: int, i: int, cursor: bool) -> Strip:
-        text = self._text(k, i)
-        meta = self._meta(k, i)
+    def _progress(self) -> IndexProgress:
+        return IndexProgress(
+            sum(ix.lines for ix in self.indexes),
+            sum(ix.bytes_done for ix in self.indexes),
+            sum(ix.size for ix in self.indexes),
+            all(ix.done for ix in self.indexes),
+        )
+
+    def _want_lines(self) -> None:
+        if not self._read_scheduled:
+            self._read_scheduled = True
+            self.call_later(self._start_read)
+
+    def _start_read(self) -> None:
+        """Read the visible rows plus one page either side in a worker (toolong's LineReader role)."""
+        self._read_scheduled = False
+        height = max(1, self.scrollable_content_region.height)
+        top = self.scroll_offset.y
+        wanted: list[tuple[int, int]] = []
+        for row in range(max(0, top - height), min(self.row_count, top + 2 * height)):
+            loc = self._locate(row)
+            if loc is not None and self._text_cache.get(loc) is None:
+                wanted.append(loc)
+        if wanted:
+            self._read_worker(wanted)
+
+    @work(thread=True, exclusive=True, group="logview-read", description="reading visible plog lines")
+    def _read_worker(self, wanted: list[tuple[int, int]]) -> None:
+        got: dict[tuple[int, int], str] = {}
+        for k, i in wanted:
+            if _cancelled():
+                break
+            got[(k, i)] = self._read_text(k, i)
+        self.post_message(self._Lines(got))
+
+    def on_log_view__lines(self, msg: LogView._Lines) -> None:
+        for key, text in msg.lines.items():
+            self._text_cache.set(key, text)
+        self.refresh()
+
+    def _render_row(self, k: int, i: int, text: str, cursor: bool) -> Strip:
+        meta = self._meta(k, i, text) if text else NO_META
         base = self.rich_style + (LEVEL_STYLES.get(meta.level or "", Style()))
         segments: list[Segment] = []
         if self.show_line_numbers:
@@ -646,15 +710,24 @@ class LogView(ScrollView, can_focus=True):
         row = max(0, min(row, rows - 1)) if rows else 0
         self.cursor_row = row
         self._strip_cache.clear()
+        # The worker may have indexed lines whose _Indexed message is still queued: size the view
+        # first, or the scroll would be clamped to the old height.
+        self._update_virtual_size()
+        self._scroll_to_cursor(center)
+        if not self.size.height:  # not laid out yet: scroll again once it is
+            self.call_after_refresh(self._scroll_to_cursor, center)
+        self.refresh()
+
+    def _scroll_to_cursor(self, center: bool) -> None:
+        row = self.cursor_row
         height = max(1, self.scrollable_content_region.height)
         top = self.scroll_offset.y
         if center:
-            self.scroll_to(y=max(0, row - height // 2), animate=False, immediate=True)
+            self.scroll_to(y=max(0, row - height // 2), animate=False, immediate=True, force=True)
         elif row < top:
-            self.scroll_to(y=row, animate=False, immediate=True)
+            self.scroll_to(y=row, animate=False, immediate=True, force=True)
         elif row >= top + height:
-            self.scroll_to(y=row - height + 1, animate=False, immediate=True)
-        self.refresh()
+            self.scroll_to(y=row - height + 1, animate=False, immediate=True, force=True)
 
     def _apply_pending_goto(self) -> None:
         if self._pending_goto is None:

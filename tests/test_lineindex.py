@@ -1,0 +1,256 @@
+"""The headless line index behind the plog viewer (skdbg.parsers.lineindex; issue 4 "Log").
+
+Properties: offsets agree with the project's line reader and with ``str.splitlines`` on arbitrary bytes
+(CRLF, no trailing newline), however the batches are cut; merge order is stable and time-sorted;
+search finds what a naive per-line scan finds; fault lines agree with ``scan_plog``.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from skdbg.parsers.common import ParseError
+from skdbg.parsers.lineindex import (
+    HeaderColumns,
+    LineIndex,
+    compile_pattern,
+    fault_lines,
+    header_columns,
+    line_meta,
+    merge_order,
+    search_file,
+    ts_key,
+)
+from skdbg.parsers.plog import scan_plog
+from skdbg.parsers.plog_line import format_plog_ts
+from skdbg.parsers.textio import iter_text_lines
+from skdbg.scenebuilder import plog as sb
+
+SETTINGS = settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+# bytes biased towards line endings so short inputs still have many lines
+CONTENT = st.lists(
+    st.sampled_from([b"a", b"b", b"\n", b"\r\n", b"\r", b" ", b"\xff", "é".encode()]), max_size=80
+).map(b"".join)
+
+
+def _write(tmp_path: Path, data: bytes, name: str = "f.log") -> Path:
+    p = tmp_path / name
+    p.write_bytes(data)
+    return p
+
+
+def _index(p: Path, first: int, batch: int) -> LineIndex:
+    ix = LineIndex(p)
+    for _ in ix.build(first_batch=first, batch=batch):
+        pass
+    return ix
+
+
+@SETTINGS
+@given(data=CONTENT, first=st.integers(1, 20), batch=st.integers(1, 20))
+def test_lines_equal_the_project_line_reader(tmp_path: Path, data: bytes, first: int, batch: int) -> None:
+    ix = _index(_write(tmp_path, data), first, batch)
+    expected = [t.text for t in iter_text_lines(data.decode("utf-8", errors="replace"))]
+    assert ix.done
+    assert [ix.line(i) for i in range(ix.lines)] == expected
+
+
+@SETTINGS
+@given(
+    data=st.lists(st.sampled_from([b"x", b"yz", b"\n", b"\r\n", b"\t"]), max_size=80).map(b"".join),
+    first=st.integers(1, 20),
+    batch=st.integers(1, 20),
+)
+def test_offsets_equal_splitlines_positions(tmp_path: Path, data: bytes, first: int, batch: int) -> None:
+    """Without lone CR (which str.splitlines also treats as a break) the lines are str.splitlines'."""
+    ix = _index(_write(tmp_path, data), first, batch)
+    text = data.decode()
+    parts = text.splitlines(keepends=True)
+    starts = np.cumsum([0] + [len(p.encode()) for p in parts])[: len(parts)]
+    assert ix.starts().tolist() == starts.tolist()
+    assert [ix.line(i) for i in range(ix.lines)] == text.splitlines()
+
+
+def test_index_is_readable_while_it_grows_and_resumes_after_cancel(tmp_path: Path) -> None:
+    data = b"".join(b"line %d\n" % i for i in range(5000))
+    ix = LineIndex(_write(tmp_path, data))
+    calls = 0
+
+    def cancel() -> bool:
+        nonlocal calls
+        calls += 1
+        return calls > 3
+
+    progress = list(ix.build(cancel, first_batch=100, batch=1000))
+    assert ix.cancelled and not ix.done
+    assert progress[-1].bytes_done < len(data) and not progress[-1].done
+    partial = ix.lines
+    assert 0 < partial < 5000
+    assert ix.line(partial - 1) == f"line {partial - 1}"  # last indexed line reads ahead to its end
+    ix.build_all()
+    assert ix.done and ix.lines == 5000 and ix.line(4999) == "line 4999"
+    with pytest.raises(IndexError):
+        ix.span(5000)
+
+
+def test_missing_file_and_directory_are_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(ParseError, match="does not exist"):
+        LineIndex(tmp_path / "nope.log")
+    with pytest.raises(ParseError, match="regular file"):
+        LineIndex(tmp_path)
+
+
+def test_max_line_bytes_and_line_of_offset(tmp_path: Path) -> None:
+    ix = LineIndex(_write(tmp_path, b"ab\n" + b"x" * 50 + b"\nc")).build_all()
+    assert ix.max_line_bytes == 51
+    assert [ix.line_of_offset(o) for o in (0, 2, 3, 53, 54)] == [0, 0, 1, 1, 2]
+    assert ix.raw_line(1, max_bytes=5) == b"xxxxx"
+
+
+@SETTINGS
+@given(
+    lines=st.lists(st.sampled_from(["foo", "bar", "fo", "xfoo", "", "FOO\r"]), max_size=40),
+    start=st.integers(-1, 45),
+    backwards=st.booleans(),
+)
+def test_search_agrees_with_a_naive_scan(
+    tmp_path: Path, lines: list[str], start: int, backwards: bool
+) -> None:
+    p = _write(tmp_path, "\n".join(lines).encode())
+    ix = LineIndex(p).build_all()
+    texts = [ix.line(i) for i in range(ix.lines)]
+    for pattern in ("foo$", "^fo", "o+"):
+        rx = re.compile(pattern)
+        if backwards:
+            want = next((i for i in range(min(start, len(texts)) - 1, -1, -1) if rx.search(texts[i])), None)
+        else:
+            want = next((i for i in range(start + 1, len(texts)) if rx.search(texts[i])), None)
+        got = search_file(ix, compile_pattern(pattern), start, backwards=backwards)
+        assert got == want, (pattern, start, backwards)
+
+
+def test_search_streams_across_blocks_and_literal_mode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import skdbg.parsers.lineindex as li
+
+    monkeypatch.setattr(li, "SEARCH_BLOCK", 64)
+    data = "".join(f"row {i} {'needle' if i in (3, 150, 777) else 'hay'} a.b\n" for i in range(1000)).encode()
+    ix = LineIndex(_write(tmp_path, data)).build_all()
+    pat = compile_pattern("needle")
+    assert search_file(ix, pat, -1) == 3
+    assert search_file(ix, pat, 3) == 150
+    assert search_file(ix, pat, 777) is None
+    assert search_file(ix, pat, 999, backwards=True) == 777
+    assert search_file(ix, pat, 150, backwards=True) == 3
+    assert search_file(ix, compile_pattern("A.B", regex=False, ignore_case=True), -1) == 0
+    assert search_file(ix, compile_pattern("a.b", regex=False), -1) == 0
+    assert search_file(ix, compile_pattern("row 5 hay a\\.b"), -1) == 5
+    cancelled = search_file(ix, pat, 150, cancel=lambda: True)
+    assert cancelled is None
+
+
+def _plog(ts: datetime, pid: int, level: str, text: str) -> str:
+    return f"[{level}] RUNTIME({pid},python3):{format_plog_ts(ts)} [stream.cc:1] {pid} F:{text}"
+
+
+def test_header_columns_inherit_for_continuation_lines(tmp_path: Path) -> None:
+    t0 = datetime(2026, 6, 10, 14, 0, 0)
+    lines = [
+        "preamble without header",
+        _plog(t0, 7, "INFO", "a"),
+        "Traceback (continuation)",
+        _plog(t0 + timedelta(seconds=1), 8, "ERROR", "b"),
+        "  tail",
+    ]
+    ix = LineIndex(_write(tmp_path, "\n".join(lines).encode()))
+    c = header_columns(ix)
+    assert c is not None
+    assert c.has_header.tolist() == [False, True, False, True, False]
+    assert c.pid.tolist() == [7, 7, 7, 8, 8]
+    assert [c.levels[v] for v in c.level] == ["INFO", "INFO", "INFO", "ERROR", "ERROR"]
+    k0 = ts_key(2026, 6, 10, 14, 0, 0, 0)
+    assert c.ts.tolist() == [k0, k0, k0, k0 + 1_000_000, k0 + 1_000_000]
+    assert c.modules == ["RUNTIME"]
+
+
+def test_header_columns_of_a_file_without_headers(tmp_path: Path) -> None:
+    c = header_columns(LineIndex(_write(tmp_path, b"a\nb\n")))
+    assert c is not None
+    assert c.ts.tolist() == [-1, -1] and not c.has_header.any()
+
+
+def test_ts_key_orders_like_datetimes() -> None:
+    rng = random.Random(5)
+    stamps = [datetime(2020, 1, 1) + timedelta(microseconds=rng.randrange(10**14)) for _ in range(500)]
+    keys = [ts_key(s.year, s.month, s.day, s.hour, s.minute, s.second, s.microsecond) for s in stamps]
+    assert sorted(range(500), key=lambda i: stamps[i]) == sorted(range(500), key=lambda i: keys[i])
+
+
+def _columns(ts: list[int]) -> HeaderColumns:
+    n = len(ts)
+    return HeaderColumns(
+        np.array(ts, dtype=np.int64),
+        np.zeros(n, dtype=np.int16),
+        np.zeros(n, dtype=np.int32),
+        np.zeros(n, dtype=np.int64),
+        np.ones(n, dtype=np.bool_),
+        ["INFO"],
+        ["RUNTIME"],
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(files=st.lists(st.lists(st.integers(0, 5), max_size=12), max_size=4))
+def test_merge_order_is_time_sorted_and_stable(files: list[list[int]]) -> None:
+    order = merge_order([_columns(f) for f in files])
+    flat = [(t, k, i) for k, f in enumerate(files) for i, t in enumerate(f)]
+    assert sorted(order.tolist()) == list(range(len(flat)))
+    assert [flat[g] for g in order.tolist()] == sorted(flat)  # by time, then file, then line
+
+
+def test_merge_of_two_real_plogs(tmp_path: Path) -> None:
+    t0 = datetime(2026, 6, 10, 14, 0, 0)
+    a = [_plog(t0 + timedelta(milliseconds=2 * i), 1, "INFO", f"a{i}") for i in range(5)]
+    b = [_plog(t0 + timedelta(milliseconds=2 * i + 1), 2, "INFO", f"b{i}") for i in range(5)]
+    a.insert(2, "continuation of a1")
+    cols = [
+        header_columns(LineIndex(_write(tmp_path, "\n".join(x).encode(), n))) for x, n in ((a, "a"), (b, "b"))
+    ]
+    assert cols[0] is not None and cols[1] is not None
+    order = merge_order([cols[0], cols[1]])
+    texts = a + b
+    merged = [texts[g].rsplit(":", 1)[-1] for g in order.tolist()]
+    assert merged == ["a0", "b0", "a1", "continuation of a1", "b1", "a2", "b2", "a3", "b3", "a4", "b4"]
+
+
+def test_fault_lines_agree_with_scan_plog(tmp_path: Path) -> None:
+    rng = random.Random(3)
+    lines = sb.noise_lines(rng, 3000, pid=9)
+    t = datetime(2026, 6, 10, 15, 0, 0)
+    for at in (10, 1500, 2990):
+        lines[at:at] = sb.runtime_incident_lines(t, pid=9)
+    p = _write(tmp_path, ("\n".join(lines) + "\n").encode(), "plog-9_20260610140000000.log")
+    got = fault_lines(LineIndex(p))
+    assert got is not None
+    want = [r.src.line - 1 for r in scan_plog(p) if r.src.line is not None]
+    assert got.tolist() == want and len(want) >= 3 * 5
+    assert fault_lines(LineIndex(p), cancel=lambda: True) is None
+
+
+def test_line_meta_of_plog_and_other_lines() -> None:
+    t = datetime(2026, 6, 10, 14, 0, 0, 123456)
+    meta = line_meta(_plog(t, 42, "ERROR", "x"), "f.log", 1)
+    assert (meta.level, meta.module, meta.pid, meta.ts, meta.func) == ("ERROR", "RUNTIME", 42, t, "F")
+    assert line_meta("not a plog line").level is None

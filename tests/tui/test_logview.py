@@ -1,0 +1,329 @@
+"""The plog viewer widget (skdbg.tui.logview.LogView) driven through Textual's Pilot (issue 4 "Log").
+
+A tiny host App embeds the widget the way the Log screen does. Covered: goto a cited line (also
+before indexing reaches it), search forward/backward with ``/``, ``n``, ``N``, fault navigation with
+``e``/``E``, level/module/pid filters, time merge of two files, cancelling the index, and the issue's
+test — a 200 MB generated plog shows its first screen before indexing finishes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.pilot import Pilot
+from textual.worker import WorkerCancelled
+
+from skdbg.parsers.plog_line import format_plog_ts
+from skdbg.scenebuilder import plog as sb
+from skdbg.tui.logview import LogView, PromptScreen, parse_filter
+
+T0 = datetime(2026, 6, 10, 14, 0, 0)
+SIZE = (120, 24)
+
+
+class Host(App[None]):
+    def __init__(self, paths: Sequence[Path], merge: bool = True) -> None:
+        super().__init__()
+        self.paths = list(paths)
+        self.merge = merge
+        self.progress: list[LogView.Progress] = []
+        self.selected: list[LogView.LineSelected] = []
+        self.searches: list[LogView.SearchDone] = []
+
+    def compose(self) -> ComposeResult:
+        yield LogView(self.paths, merge=self.merge, id="log")
+
+    def on_mount(self) -> None:
+        self.query_one(LogView).focus()
+
+    def on_log_view_progress(self, msg: LogView.Progress) -> None:
+        self.progress.append(msg)
+
+    def on_log_view_line_selected(self, msg: LogView.LineSelected) -> None:
+        self.selected.append(msg)
+
+    def on_log_view_search_done(self, msg: LogView.SearchDone) -> None:
+        self.searches.append(msg)
+
+
+async def until(pilot: Pilot[None], cond: Callable[[], bool], timeout: float = 10.0) -> None:
+    end = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > end:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.01)
+
+
+async def settle(app: Host, pilot: Pilot[None]) -> None:
+    """Let every worker finish (or end cancelled) and the messages they posted be handled."""
+    for _ in range(2):
+        with contextlib.suppress(WorkerCancelled):
+            await app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+def screen_lines(view: LogView) -> list[str]:
+    return [view.render_line(y).text for y in range(view.size.height)]
+
+
+def plog(ts: datetime, pid: int, level: str, module: str, text: str) -> str:
+    return f"[{level}] {module}({pid},python3):{format_plog_ts(ts)} [x.cc:1] {pid} Fn:{text}"
+
+
+@pytest.fixture
+def scene_plog(tmp_path: Path) -> Path:
+    """3,000 noise lines with runtime fault incidents at lines 1001 and 2201 (1-based)."""
+    rng = random.Random(11)
+    lines = sb.noise_lines(rng, 3000, pid=7, start=T0)
+    for at, sec in ((2200, 2), (1000, 1)):
+        lines[at:at] = sb.runtime_incident_lines(T0 + timedelta(seconds=sec), pid=7)
+    p = tmp_path / "plog-7_20260610140000000.log"
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+async def test_goto_cited_line_scrolls_and_highlights(scene_plog: Path) -> None:
+    app = Host([scene_plog])
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(LogView)
+        view.goto(scene_plog, 1002)  # may run before the index reaches it: applied when it does
+        await settle(app, pilot)
+        assert view.cursor_location() == (str(scene_plog), 1002)
+        assert "ProcessStarsCoreErrorInfo" in view.cursor_text()
+        top = view.scroll_offset.y
+        assert top < view.cursor_row < top + view.size.height
+        rows = screen_lines(view)
+        at = view.cursor_row - top
+        assert rows[at].lstrip().startswith("1002 ") and "ProcessStarsCoreErrorInfo" in rows[at]
+        await pilot.press("enter")
+        await pilot.pause()
+        assert [(s.path, s.line) for s in app.selected] == [(str(scene_plog), 1002)]
+        assert "ProcessStarsCoreErrorInfo" in app.selected[0].text
+        await pilot.press("ctrl+g")
+        assert isinstance(app.screen, PromptScreen)
+        await pilot.press(*"25", "enter")
+        await pilot.pause()
+        assert view.cursor_location() == (str(scene_plog), 25)
+
+
+async def test_fault_navigation_with_e_and_E(scene_plog: Path) -> None:
+    app = Host([scene_plog])
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(LogView)
+        await settle(app, pilot)
+        await pilot.press("e")
+        first = view.cursor_location()
+        assert first == (str(scene_plog), 1001)
+        seen = [first]
+        for _ in range(7):
+            await pilot.press("e")
+            seen.append(view.cursor_location())
+        assert seen[-1] == (str(scene_plog), 2208)  # first line of the second incident
+        assert [loc[1] for loc in seen if loc] == [*range(1001, 1008), 2208]
+        await pilot.press("E")
+        assert view.cursor_location() == (str(scene_plog), 1007)
+        await pilot.press("g")
+        assert not view.prev_fault()
+        await pilot.press("G")
+        assert not view.next_fault()
+        assert view.cursor_location() == (str(scene_plog), 3014)
+
+
+async def test_search_forward_backward_and_repeat(scene_plog: Path) -> None:
+    app = Host([scene_plog])
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(LogView)
+        await settle(app, pilot)
+        await pilot.press("slash")
+        assert isinstance(app.screen, PromptScreen)
+        await pilot.press(*"kernel execute failed", "enter")
+        await settle(app, pilot)
+        assert view.cursor_location() == (str(scene_plog), 1006)
+        assert app.searches[-1].found and app.searches[-1].line == 1006
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert view.cursor_location() == (str(scene_plog), 2213)
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert view.cursor_location() == (str(scene_plog), 2213)  # nothing further: cursor stays
+        assert not app.searches[-1].found
+        await pilot.press("N")
+        await settle(app, pilot)
+        assert view.cursor_location() == (str(scene_plog), 1006)
+        assert view.search(r"AddTask\w+:\[EXEC\]", backwards=True)
+        await settle(app, pilot)
+        loc = view.cursor_location()
+        assert loc is not None and loc[1] < 1006 and "AddTaskToStream" in view.cursor_text()
+        assert not view.search("([unclosed")  # a bad regex is refused, not raised
+        segments = list(view.render_line(view.cursor_row - view.scroll_offset.y))
+        hit = [s for s in segments if s.text.startswith("AddTaskToStream:[EXEC]")]
+        assert hit and hit[0].style is not None and hit[0].style.bgcolor is not None  # highlighted
+
+
+async def test_filters_by_level_module_and_pid(tmp_path: Path) -> None:
+    lines = []
+    for i in range(300):
+        level = ("INFO", "ERROR", "DEBUG")[i % 3]
+        module = ("RUNTIME", "GE")[i % 2]
+        lines.append(plog(T0 + timedelta(milliseconds=i), 100 + i % 5, level, module, f"m{i}"))
+        if i == 4:
+            lines.append("  continuation of m4")
+    p = tmp_path / "plog-100_20260610140000000.log"
+    p.write_text("\n".join(lines) + "\n")
+    app = Host([p])
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(LogView)
+        await settle(app, pilot)
+        assert view.row_count == 301
+        view.goto(p, 5)
+        view.set_filter(levels={"error"})
+        await settle(app, pilot)
+        assert view.row_count == 101  # i % 3 == 1, plus the continuation line of m4 (inherits ERROR)
+        assert view.cursor_location() == (str(p), 5)  # the cursor stays on its line across a filter
+        shown = [view.cursor_text()]
+        for _ in range(3):
+            await pilot.press("down")
+            shown.append(view.cursor_text())
+        assert [s.rsplit(":", 1)[-1] for s in shown] == ["m4", "  continuation of m4", "m7", "m10"]
+        assert "[ERROR]" in shown[2]
+        view.set_filter(levels={"INFO"}, modules={"RUNTIME"}, pids={100})
+        await settle(app, pilot)
+        # i % 3 == 0, i % 2 == 0, i % 5 == 0  ->  i % 30 == 0; line i=0 keeps nothing extra
+        assert view.row_count == 10
+        await pilot.press("g")
+        assert view.cursor_location() == (str(p), 1)
+        view.set_filter(modules={"RUNTIME"}, pids={104})
+        await settle(app, pilot)
+        # i % 2 == 0 and i % 5 == 4: i = 4, 14, ...; the continuation of m4 inherits m4's fields
+        assert view.row_count == 31
+        await pilot.press("f")
+        assert isinstance(app.screen, PromptScreen)
+        await pilot.press("ctrl+a", "ctrl+k", "enter")  # empty filter = all lines
+        await settle(app, pilot)
+        assert view.row_count == 301 and not view.filter.active
+
+
+def test_parse_filter_text() -> None:
+    flt = parse_filter("level=error,Info module=GE pid=1,2")
+    assert flt.levels == {"ERROR", "INFO"} and flt.modules == {"GE"} and flt.pids == {1, 2}
+    assert not parse_filter("").active
+    with pytest.raises(ValueError, match="unknown field"):
+        parse_filter("colour=red")
+    with pytest.raises(ValueError, match="decimal"):
+        parse_filter("pid=abc")
+    with pytest.raises(ValueError, match="expected"):
+        parse_filter("level")
+
+
+async def test_merge_of_two_files_by_time(tmp_path: Path) -> None:
+    a = [plog(T0 + timedelta(milliseconds=10 * i), 1, "INFO", "RUNTIME", f"a{i}") for i in range(50)]
+    b = [plog(T0 + timedelta(milliseconds=10 * i + 5), 2, "INFO", "RUNTIME", f"b{i}") for i in range(50)]
+    pa, pb = tmp_path / "plog-1_1.log", tmp_path / "plog-2_1.log"
+    pa.write_text("\n".join(a) + "\n")
+    pb.write_text("\n".join(b) + "\n")
+    app = Host([pa, pb])
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(LogView)
+        await settle(app, pilot)
+        assert view.row_count == 100
+        order = []
+        for _ in range(6):
+            order.append(view.cursor_text().rsplit(":", 1)[-1])
+            await pilot.press("down")
+        assert order == ["a0", "b0", "a1", "b1", "a2", "b2"]
+        view.goto(pb, 10)
+        await pilot.pause()
+        assert view.cursor_location() == (str(pb), 10) and view.cursor_row == 19
+        first = screen_lines(view)[0]
+        assert first.startswith(("1:", "2:"))  # rows carry the file number in the gutter
+    app = Host([pa, pb], merge=False)
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(LogView)
+        await settle(app, pilot)
+        view.goto(pb, 1)
+        await pilot.pause()
+        assert view.cursor_row == 50  # concatenated, no merge
+
+
+class SlowLogView(LogView):
+    index_batch = 256 << 10
+
+
+class CancelOnFirstProgress(Host):
+    def compose(self) -> ComposeResult:
+        yield SlowLogView(self.paths, id="log")
+
+    def on_log_view_progress(self, msg: LogView.Progress) -> None:
+        super().on_log_view_progress(msg)
+        if len(self.progress) == 1:
+            self.query_one(LogView).action_cancel_indexing()
+
+
+async def test_cancelled_index_keeps_what_it_has(tmp_path: Path) -> None:
+    p = tmp_path / "plog-3_1.log"
+    total = write_big_plog(p, 48 << 20)  # ~190 batches of 256 KiB: cancelled long before the end
+    app = CancelOnFirstProgress([p])
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(LogView)
+        await settle(app, pilot)
+        assert view.indexing_cancelled and not view.indexing_done
+        ix = view.indexes[0]
+        assert not ix.done and 0 < ix.bytes_done < total
+        assert not app.progress[-1].done and app.progress[-1].bytes_done < total
+        assert view.row_count == ix.lines
+        await pilot.press("G")
+        await until(pilot, lambda: view.cursor_text().startswith("["), 5)
+        assert view.cursor_location() == (str(p), ix.lines)
+        assert not view.next_fault()  # the fault scan never ran: it follows a complete index
+
+
+async def test_line_numbers_toggle_and_missing_file(tmp_path: Path) -> None:
+    p = tmp_path / "a.log"
+    p.write_text("alpha\nbeta\n")
+    app = Host([p, tmp_path / "missing.log"])
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(LogView)
+        await settle(app, pilot)
+        assert len(view.errors) == 1 and "missing.log" in view.errors[0]
+        assert screen_lines(view)[0].split() == ["1", "alpha"]
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+        assert screen_lines(view)[0].rstrip() == "alpha"
+
+
+def write_big_plog(path: Path, size: int) -> int:
+    """``size`` bytes of realistic plog noise from repeated pre-rendered blocks (fast: ~0.2 s/200 MB)."""
+    rng = random.Random(4)
+    block = ("\n".join(sb.noise_lines(rng, 4000, pid=5, start=T0)) + "\n").encode()
+    reps = size // len(block) + 1
+    with path.open("wb") as fh:
+        for _ in range(reps):
+            fh.write(block)
+    return reps * len(block)
+
+
+async def test_200mb_plog_shows_first_screen_before_indexing_finishes(tmp_path: Path) -> None:
+    p = tmp_path / "plog-5_20260610140000000.log"
+    total = write_big_plog(p, 200 << 20)
+    first = p.open("rb").readline().decode().rstrip("\n")
+    try:
+        app = Host([p])
+        async with app.run_test(size=SIZE) as pilot:
+            view = app.query_one(LogView)
+            await until(pilot, lambda: view.first_paint is not None, 10)
+            assert view.first_paint is not None
+            assert not view.first_paint.done
+            assert view.first_paint.bytes_done < total // 2
+            assert first[:80] in screen_lines(view)[0]
+            await pilot.press("escape")  # cancel: do not index 200 MB just to end the test
+            await settle(app, pilot)
+            assert view.indexing_cancelled and not view.indexes[0].done
+    finally:
+        p.unlink()
