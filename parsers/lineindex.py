@@ -88,6 +88,7 @@ class LineIndex:
         self.cancelled = False
         self._fd: int | None = None
         self._fd_lock = threading.Lock()
+        self._build_lock = threading.Lock()
         self.max_line_bytes = 0
 
     # -- building ---------------------------------------------------------------------------------
@@ -117,8 +118,19 @@ class LineIndex:
     ) -> Iterator[IndexProgress]:
         """Index the file; yield after every batch. Stops early (``cancelled``) when ``cancel()`` is true.
 
-        Resumable: a later call continues where a cancelled one stopped.
+        Resumable: a later call continues where a cancelled one stopped. Several threads may call it
+        (the viewer's indexer, and a search or filter that needs the whole file): one builds, the
+        others wait for it — still honouring their own ``cancel`` — and then resume or find it done.
         """
+        while not self._build_lock.acquire(timeout=0.05):
+            if cancel():
+                return
+        try:
+            yield from self._build_locked(cancel, first_batch, batch)
+        finally:
+            self._build_lock.release()
+
+    def _build_locked(self, cancel: Cancel, first_batch: int, batch: int) -> Iterator[IndexProgress]:
         if self.done:
             yield self.progress()
             return

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import re
+import threading
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -102,6 +103,34 @@ def test_index_is_readable_while_it_grows_and_resumes_after_cancel(tmp_path: Pat
     assert ix.done and ix.lines == 5000 and ix.line(4999) == "line 4999"
     with pytest.raises(IndexError):
         ix.span(5000)
+
+
+def test_concurrent_builders_and_readers_agree(tmp_path: Path) -> None:
+    """The viewer's indexer, a search needing the whole file and the UI reading lines, all at once."""
+    n = 200_000
+    data = b"".join(b"%d\n" % i for i in range(n))
+    ix = LineIndex(_write(tmp_path, data))
+    bad: list[str] = []
+
+    def build(first: int, batch: int) -> None:
+        for _ in ix.build(first_batch=first, batch=batch):
+            pass
+
+    def read() -> None:
+        while not ix.done:
+            k = ix.lines
+            for i in (0, k // 2, k - 1):
+                if i >= 0 and ix.line(i) != str(i):
+                    bad.append(f"{i}: {ix.line(i)!r}")
+
+    threads = [threading.Thread(target=build, args=(64, 4096)), threading.Thread(target=ix.build_all)]
+    threads.append(threading.Thread(target=read))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert ix.done and ix.lines == n and not bad
+    assert ix.starts().tolist() == LineIndex(tmp_path / "f.log").build_all().starts().tolist()
 
 
 def test_missing_file_and_directory_are_clear_errors(tmp_path: Path) -> None:

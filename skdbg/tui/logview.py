@@ -246,12 +246,15 @@ class LogView(ScrollView, can_focus=True):
             self.lines = lines
 
     class _Found(Message, bubble=False):
-        """A search result row, None when nothing matched (private)."""
+        """A search result as (file number, 0-based line), None when nothing matched (private).
 
-        def __init__(self, pattern: str, row: int | None) -> None:
+        A location, not a row: the row order may change (merge, filter) while the search runs.
+        """
+
+        def __init__(self, pattern: str, loc: tuple[int, int] | None) -> None:
             super().__init__()
             self.pattern = pattern
-            self.row = row
+            self.loc = loc
 
     def __init__(
         self,
@@ -274,7 +277,7 @@ class LogView(ScrollView, can_focus=True):
                 self.errors.append(str(exc))
         self.show_line_numbers = True
         self.cursor_row = 0
-        self.indexing_done = not self.indexes or all(ix.done for ix in self.indexes)
+        self.indexing_done = not self.indexes  # set by the first _Indexed after the last batch
         self.indexing_cancelled = False
         self._order: IntArray | None = None  # global ids in row order (merge and/or filter)
         self._row_of: IntArray | None = None  # inverse of _order (-1: line filtered out)
@@ -370,6 +373,11 @@ class LogView(ScrollView, can_focus=True):
         return "" if loc is None else self._text(*loc)
 
     @property
+    def fault_count(self) -> int | None:
+        """Number of fault-marker lines over all files; None until the fault scan has finished."""
+        return None if self._fault_globals is None else len(self._fault_globals)
+
+    @property
     def paths_indexed(self) -> list[str]:
         return [str(ix.path) for ix in self.indexes]
 
@@ -443,7 +451,9 @@ class LogView(ScrollView, can_focus=True):
             done_before += ix.size
             lines_before += ix.lines
         self.post_message(self._Indexed())
-        self.post_message(self.Progress(lines_before, total, total, True))
+
+    @work(thread=True, exclusive=True, group="logview-faults", description="finding fault lines")
+    def _fault_worker(self) -> None:
         faults: list[IntArray] = []
         for ix in self.indexes:
             try:
@@ -455,8 +465,6 @@ class LogView(ScrollView, can_focus=True):
                 return
             faults.append(found)
         self.post_message(self._Faults(faults))
-        if self.merge and len(self.indexes) > 1:
-            self._compute_order()
 
     def _compute_order(self) -> None:
         """Merge and/or filter order (called inside a worker)."""
@@ -506,12 +514,13 @@ class LogView(ScrollView, can_focus=True):
                 ix = self.indexes[k]
                 if not backwards and not ix.done:
                     ix.build_all(_cancelled)
+                    self.post_message(self._Indexed())
                 start = i0 if k == k0 else (ix.lines if backwards else -1)
                 hit = search_file(ix, pat, start, backwards=backwards, cancel=_cancelled)
                 if _cancelled():
                     return
                 if hit is not None:
-                    self.post_message(self._Found(text, self._bases()[k] + hit))
+                    self.post_message(self._Found(text, (k, hit)))
                     return
             self.post_message(self._Found(text, None))
             return
@@ -525,12 +534,26 @@ class LogView(ScrollView, can_focus=True):
 
         hit_row = search_rows(raw, len(order), pat, start_row, backwards=backwards, cancel=_cancelled)
         if not _cancelled():
-            self.post_message(self._Found(text, hit_row))
+            found: tuple[int, int] | None = None
+            if hit_row is not None:
+                g = int(order[hit_row])
+                k = int(np.searchsorted(bases, g, side="right")) - 1
+                found = (k, g - int(bases[k]))
+            self.post_message(self._Found(text, found))
 
     # -- worker results on the UI thread -----------------------------------------------------------
 
     def on_log_view__indexed(self, _: LogView._Indexed) -> None:
+        was_done = self.indexing_done
         self.indexing_done = all(ix.done for ix in self.indexes)
+        if self.indexing_done and not was_done:
+            # Whichever worker completed the index (indexer, or a search/filter after a cancel),
+            # the whole-file work starts once: the fault scan and, for several files, the merge.
+            progress = self._progress()
+            self.post_message(self.Progress(progress.lines, progress.bytes_done, progress.bytes_total, True))
+            self._fault_worker()
+            if self.merge and len(self.indexes) > 1 and self._order is None:
+                self._order_worker()
         self._update_virtual_size()
         self._apply_pending_goto()
         self.refresh()
@@ -558,13 +581,14 @@ class LogView(ScrollView, can_focus=True):
         self._set_cursor(row if row is not None else 0, center=True)
 
     def on_log_view__found(self, msg: LogView._Found) -> None:
-        loc = self._locate(msg.row) if msg.row is not None else None
-        if msg.row is None or loc is None:
+        row = self._row(*msg.loc) if msg.loc is not None else None
+        if msg.loc is None or row is None:
             self.notify(f"no match for {msg.pattern!r}", severity="warning")
             self.post_message(self.SearchDone(msg.pattern, False, None, None))
             return
-        self._set_cursor(msg.row, center=True)
-        self.post_message(self.SearchDone(msg.pattern, True, self.paths_indexed[loc[0]], loc[1] + 1))
+        self._set_cursor(row, center=True)
+        k, i = msg.loc
+        self.post_message(self.SearchDone(msg.pattern, True, self.paths_indexed[k], i + 1))
 
     # -- rendering ---------------------------------------------------------------------------------
 

@@ -118,6 +118,7 @@ async def test_fault_navigation_with_e_and_E(scene_plog: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         view = app.query_one(LogView)
         await settle(app, pilot)
+        assert view.fault_count == 14  # two incidents of seven runtime lines
         await pilot.press("e")
         first = view.cursor_location()
         assert first == (str(scene_plog), 1001)
@@ -243,6 +244,12 @@ async def test_merge_of_two_files_by_time(tmp_path: Path) -> None:
         assert view.cursor_location() == (str(pb), 10) and view.cursor_row == 19
         first = screen_lines(view)[0]
         assert first.startswith(("1:", "2:"))  # rows carry the file number in the gutter
+        assert view.search("a12$")  # search walks the merged row order
+        await settle(app, pilot)
+        assert view.cursor_location() == (str(pa), 13) and view.cursor_row == 24
+        assert view.search(":b3$", backwards=True)
+        await settle(app, pilot)
+        assert view.cursor_location() == (str(pb), 4) and view.cursor_row == 7
     app = Host([pa, pb], merge=False)
     async with app.run_test(size=SIZE) as pilot:
         view = app.query_one(LogView)
@@ -281,7 +288,13 @@ async def test_cancelled_index_keeps_what_it_has(tmp_path: Path) -> None:
         await pilot.press("G")
         await until(pilot, lambda: view.cursor_text().startswith("["), 5)
         assert view.cursor_location() == (str(p), ix.lines)
-        assert not view.next_fault()  # the fault scan never ran: it follows a complete index
+        assert not view.next_fault() and view.fault_count is None  # the scan follows a complete index
+        view.set_filter(levels={"INFO"})  # a filter needs every line: it completes the index first
+        await settle(app, pilot)
+        assert ix.done and view.indexing_done and app.progress[-1].done
+        assert app.progress[-1].bytes_done == total
+        assert view.fault_count == 0  # noise only; the scan ran once the index was complete
+        assert 0 < view.row_count < ix.lines
 
 
 async def test_line_numbers_toggle_and_missing_file(tmp_path: Path) -> None:
