@@ -237,6 +237,13 @@ class LogView(ScrollView, can_focus=True):
             super().__init__()
             self.order = order
             self.columns = columns
+            self.row_of: IntArray | None = (
+                None  # inverse of order (-1: filtered out), built off the UI thread
+            )
+            if order is not None:
+                total = sum(len(c.ts) for c in columns or ())
+                self.row_of = np.full(total, -1, dtype=np.int64)
+                self.row_of[order] = np.arange(len(order), dtype=np.int64)
 
     class _Lines(Message, bubble=False):
         """Lines read by the reader worker (private)."""
@@ -568,13 +575,7 @@ class LogView(ScrollView, can_focus=True):
         here = self._locate(self.cursor_row)
         self._columns = msg.columns
         self._order = msg.order
-        if msg.order is None:
-            self._row_of = None
-        else:
-            total = sum(ix.lines for ix in self.indexes)
-            inv = np.full(total, -1, dtype=np.int64)
-            inv[msg.order] = np.arange(len(msg.order), dtype=np.int64)
-            self._row_of = inv
+        self._row_of = msg.row_of
         self._strip_cache.clear()
         self._update_virtual_size()
         row = self._row(*here) if here is not None else None
