@@ -3,10 +3,12 @@
 Why this shape (ecosystem.md §1.1, §1.7; issue 4 "Log"): a plog can be GBs, so nothing here holds a
 file's text. A thread worker indexes line starts over ``mmap`` in batches and posts a coalescing
 :class:`LogView.Progress` after each; the view grows as batches arrive, so the first screen paints
-after the first (small) batch. ``render_line`` reads only the visible lines (``os.pread`` of a few
-hundred bytes each, LRU-cached as text and as rendered strips). Everything that walks a whole file —
-fault scan, time merge, filter columns, search — runs in thread workers; results come back as
-messages and are applied on the UI thread.
+after the first (small) batch. Only the visible lines are ever read: ``render_line`` paints what the
+LRU caches hold (text and rendered strips) and asks a reader worker for the visible window plus a
+page either side (``os.pread`` per line, toolong's LineReader role); the window repaints when they
+arrive. Everything that walks a whole file — fault scan, time merge, filter columns, search — runs in
+thread workers too; results come back as messages and are applied on the UI thread. Exception: the
+single line the user acts on (Enter, click) is read directly for the LineSelected message.
 
 Rows: the view shows *rows*; a row is a line of one of the files. Without merge/filter the rows are the
 files one after another; with ``merge`` (several files) or a filter the rows follow an order array of
@@ -80,7 +82,7 @@ def _cancelled() -> bool:
 
 
 @dataclass(frozen=True, slots=True)
-class LevelFilter:
+class LineFilter:
     """What :meth:`LogView.set_filter` keeps; ``None`` = no restriction on that field."""
 
     levels: frozenset[str] | None = None
@@ -92,8 +94,8 @@ class LevelFilter:
         return self.levels is not None or self.modules is not None or self.pids is not None
 
 
-def parse_filter(text: str) -> LevelFilter:
-    """``level=ERROR,WARNING module=RUNTIME pid=123,456`` (any order, any subset) → :class:`LevelFilter`.
+def parse_filter(text: str) -> LineFilter:
+    """``level=ERROR,WARNING module=RUNTIME pid=123,456`` (any order, any subset) → :class:`LineFilter`.
 
     An empty text clears the filter. A bad term raises ``ValueError`` naming it and the expected form.
     """
@@ -117,7 +119,7 @@ def parse_filter(text: str) -> LevelFilter:
                 raise ValueError(f"{term!r}: pids are decimal integers") from None
         else:
             raise ValueError(f"{term!r}: unknown field {key!r}, expected level, module or pid")
-    return LevelFilter(levels, modules, pids)
+    return LineFilter(levels, modules, pids)
 
 
 class PromptScreen(ModalScreen[str | None]):
@@ -237,9 +239,8 @@ class LogView(ScrollView, can_focus=True):
             super().__init__()
             self.order = order
             self.columns = columns
-            self.row_of: IntArray | None = (
-                None  # inverse of order (-1: filtered out), built off the UI thread
-            )
+            # inverse of order (-1: filtered out), built here so the worker pays for it, not the UI
+            self.row_of: IntArray | None = None
             if order is not None:
                 total = sum(len(c.ts) for c in columns or ())
                 self.row_of = np.full(total, -1, dtype=np.int64)
@@ -289,7 +290,7 @@ class LogView(ScrollView, can_focus=True):
         self._order: IntArray | None = None  # global ids in row order (merge and/or filter)
         self._row_of: IntArray | None = None  # inverse of _order (-1: line filtered out)
         self._columns: list[HeaderColumns] | None = None
-        self._filter = LevelFilter()
+        self._filter = LineFilter()
         self._fault_globals: IntArray | None = None
         self._pattern: re.Pattern[bytes] | None = None
         self._pattern_text = ""
@@ -348,7 +349,7 @@ class LogView(ScrollView, can_focus=True):
         pids: Iterable[int] | None = None,
     ) -> None:
         """Show only lines with these levels / modules / pids (None = all). Applied by a worker."""
-        self._filter = LevelFilter(
+        self._filter = LineFilter(
             None if levels is None else frozenset(v.upper() for v in levels),
             None if modules is None else frozenset(modules),
             None if pids is None else frozenset(int(p) for p in pids),
@@ -389,7 +390,7 @@ class LogView(ScrollView, can_focus=True):
         return [str(ix.path) for ix in self.indexes]
 
     @property
-    def filter(self) -> LevelFilter:
+    def filter(self) -> LineFilter:
         return self._filter
 
     # -- rows <-> (file, line) --------------------------------------------------------------------
@@ -558,6 +559,7 @@ class LogView(ScrollView, can_focus=True):
             # the whole-file work starts once: the fault scan and, for several files, the merge.
             progress = self._progress()
             self.post_message(self.Progress(progress.lines, progress.bytes_done, progress.bytes_total, True))
+            self.refresh_bindings()
             self._fault_worker()
             if self.merge and len(self.indexes) > 1 and self._order is None:
                 self._order_worker()
@@ -864,11 +866,18 @@ class LogView(ScrollView, can_focus=True):
         self._update_virtual_size()
         self.refresh()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Escape cancels only while indexing; otherwise it is left to the screen/app (e.g. go back)."""
+        if action == "cancel_indexing":
+            return not self.indexing_done and not self.indexing_cancelled
+        return True
+
     def action_cancel_indexing(self) -> None:
         if self.indexing_done:
             return
         self.workers.cancel_group(self, "logview-index")
         self.indexing_cancelled = True
+        self.refresh_bindings()
         self.notify("indexing cancelled; the lines indexed so far stay visible", severity="warning")
 
     def action_select_line(self) -> None:
@@ -902,7 +911,7 @@ class LogView(ScrollView, can_focus=True):
         self.action_select_line()
 
 
-def _keep_mask(c: HeaderColumns, flt: LevelFilter) -> npt.NDArray[np.bool_]:
+def _keep_mask(c: HeaderColumns, flt: LineFilter) -> npt.NDArray[np.bool_]:
     keep = np.ones(len(c.ts), dtype=np.bool_)
     if flt.levels is not None:
         codes = [i for i, name in enumerate(c.levels) if name in flt.levels]
@@ -915,7 +924,7 @@ def _keep_mask(c: HeaderColumns, flt: LevelFilter) -> npt.NDArray[np.bool_]:
     return keep
 
 
-def _filter_text(flt: LevelFilter) -> str:
+def _filter_text(flt: LineFilter) -> str:
     parts = []
     if flt.levels is not None:
         parts.append("level=" + ",".join(sorted(flt.levels)))

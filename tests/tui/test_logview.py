@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import contextlib
 import random
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.worker import WorkerCancelled
 
+from skdbg.parsers.lineindex import IndexProgress, LineIndex
 from skdbg.parsers.plog_line import format_plog_ts
 from skdbg.scenebuilder import plog as sb
 from skdbg.tui.logview import LogView, PromptScreen, parse_filter
@@ -29,6 +32,8 @@ SIZE = (120, 24)
 
 
 class Host(App[None]):
+    BINDINGS = [("escape", "app_escape", "Back")]
+
     def __init__(self, paths: Sequence[Path], merge: bool = True) -> None:
         super().__init__()
         self.paths = list(paths)
@@ -36,6 +41,10 @@ class Host(App[None]):
         self.progress: list[LogView.Progress] = []
         self.selected: list[LogView.LineSelected] = []
         self.searches: list[LogView.SearchDone] = []
+        self.escapes = 0
+
+    def action_app_escape(self) -> None:
+        self.escapes += 1
 
     def compose(self) -> ComposeResult:
         yield LogView(self.paths, merge=self.merge, id="log")
@@ -111,6 +120,35 @@ async def test_goto_cited_line_scrolls_and_highlights(scene_plog: Path) -> None:
         await pilot.press(*"25", "enter")
         await pilot.pause()
         assert view.cursor_location() == (str(scene_plog), 25)
+
+
+async def test_goto_waits_for_the_index_to_reach_the_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    p = tmp_path / "plog-6_1.log"
+    p.write_text("".join(f"line {i + 1}\n" for i in range(60_000)))
+    gate = threading.Event()
+    build = LineIndex.build
+
+    def gated(self: LineIndex, *args: Any, **kwargs: Any) -> Iterator[IndexProgress]:
+        for n, progress in enumerate(build(self, *args, **kwargs)):
+            yield progress
+            if n == 0:  # hold the indexer after its first batch until the test lets it go on
+                gate.wait(10)
+
+    monkeypatch.setattr(LineIndex, "build", gated)
+    app = Host([p])
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(LogView)
+        await until(pilot, lambda: view.row_count > 0)
+        assert view.row_count < 50_000
+        view.goto(p, 50_000)
+        await pilot.pause()
+        assert view.cursor_location() == (str(p), 1)  # pending: line 50000 is not indexed yet
+        gate.set()
+        await settle(app, pilot)
+        assert view.cursor_location() == (str(p), 50_000)
+        await until(pilot, lambda: "line 50000" in "".join(screen_lines(view)))
 
 
 async def test_fault_navigation_with_e_and_E(scene_plog: Path) -> None:
@@ -309,6 +347,8 @@ async def test_line_numbers_toggle_and_missing_file(tmp_path: Path) -> None:
         await pilot.press("ctrl+l")
         await pilot.pause()
         assert screen_lines(view)[0].rstrip() == "alpha"
+        await pilot.press("escape")  # nothing to cancel: the key goes on to the app (e.g. "back")
+        assert app.escapes == 1
 
 
 def write_big_plog(path: Path, size: int) -> int:
@@ -338,5 +378,6 @@ async def test_200mb_plog_shows_first_screen_before_indexing_finishes(tmp_path: 
             await pilot.press("escape")  # cancel: do not index 200 MB just to end the test
             await settle(app, pilot)
             assert view.indexing_cancelled and not view.indexes[0].done
+            assert app.escapes == 0  # while indexing, escape belongs to the log view
     finally:
         p.unlink()
