@@ -1,4 +1,8 @@
 """The append-only triage ledger (SQLite), frozen evidence and failure-scene report folders.
 
-Built in its own issue; the package exists so the layout of ``DESIGN.md`` installs as one unit.
+Modules: :mod:`.store` (the ledger: sessions, rounds, attempts, statuses), :mod:`.schema` (tables,
+``user_version`` migrations, the forward-only ``transitions`` table), :mod:`.blobs` (content-addressed
+evidence), :mod:`.location` (where the ledger lives, WAL vs rollback journal), :mod:`.attempts`
+(freeze a scene, R7, tamper checks, revalidation), :mod:`.exchange` (export/import of the §6.2
+folder) and :mod:`.views` (read API of the TUI Session screen). Headless: never imports textual.
 """

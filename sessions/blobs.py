@@ -79,8 +79,9 @@ class ObjectStore:
                     size += len(chunk)
                     out.write(chunk)
                 out.flush()
-                os.fsync(out.fileno())
-            digest = Digest(h.hexdigest(), size)
+                digest = Digest(h.hexdigest(), size)
+                if not self.has(digest.sha256):
+                    os.fsync(out.fileno())  # only new content needs to reach the disk
             self._commit(tmp, digest)
             return digest
         except OSError as exc:

@@ -549,7 +549,11 @@ class Ledger:
                 self.insert_status(
                     db, "round", rnd.pk, new.round_status, f"{attempt_key(no)} {new.status}", ts
                 )
-        return self.attempt(session_id, round_id, no)
+        return self._attempt_by_pk(pk)
+
+    def _attempt_by_pk(self, pk: int) -> AttemptInfo:
+        rows = self._q(self._ATTEMPT_SQL.replace("WHERE r.session_id = ?", "WHERE a.pk = ?"), (pk,))
+        return self._attempt_info(rows[0])
 
     def _attempt_info(self, r: sqlite3.Row) -> AttemptInfo:
         pk = int(r["pk"])
@@ -562,12 +566,14 @@ class Ledger:
             r["pid"],
             r["storage"],
             int(r["n_artifacts"]),
-            self.status("attempt", pk),
+            r["status"] or "",
             r["created"],
         )
 
     _ATTEMPT_SQL = (
-        "SELECT a.*, r.round_id FROM attempts a JOIN rounds r ON a.round_pk = r.pk WHERE r.session_id = ?"
+        "SELECT a.*, r.round_id, (SELECT s.status FROM status_events s WHERE s.entity = 'attempt' "
+        "AND s.entity_pk = a.pk ORDER BY s.seq DESC LIMIT 1) AS status "
+        "FROM attempts a JOIN rounds r ON a.round_pk = r.pk WHERE r.session_id = ?"
     )
 
     def attempts(self, session_id: str, round_id: str | None = None) -> list[AttemptInfo]:
