@@ -19,7 +19,7 @@ Everything else the viewer needs works on top of the index without loading a fil
   ones before the first header take the first one. Used for time merge and level/module/pid filters.
 * :func:`merge_order` — several files in one time order (stable: ties keep file, then line order).
 * :func:`fault_lines` — the lines holding a fault marker, found with the plog scanner's vectorised
-  ``FAULT_MARKERS`` prefilter.
+  ``FAULT_MARKERS`` prefilter (or only the "next fault" stops: an SK handler block counts once).
 * :func:`search_file` / :func:`search_rows` — regex search forward/backward from a position, block by
   block (files) or row chunk by row chunk (merged/filtered orders).
 * :func:`line_meta` — level/module/pid/time/function of one visible line via :func:`parse_plog_line`.
@@ -385,20 +385,35 @@ def merge_order(columns: Sequence[HeaderColumns]) -> IntArray:
 # -- fault lines ------------------------------------------------------------------------------------
 
 
-def fault_lines(index: LineIndex, cancel: Cancel = _never) -> IntArray | None:
-    """0-based numbers of the lines carrying a :data:`FAULT_MARKERS` marker; None when cancelled.
+SK_MARKER = b"[SK]["
+
+
+def fault_lines(index: LineIndex, cancel: Cancel = _never, *, stops: bool = False) -> IntArray | None:
+    """0-based numbers of the lines carrying a ``FAULT_MARKERS`` marker; None when cancelled.
 
     Uses the plog scanner's vectorised prefilter (one numpy pass per 8 MiB block), so the result
     agrees with ``skdbg.parsers.plog.scan_plog`` line for line.
+
+    ``stops=True`` gives the lines a "next fault" key should stop at: ``[SK][`` is a marker because
+    the scan must hand every SK-logger line to the handler parser, but an SK exception-handler block
+    is hundreds of such lines. So a line whose only marker is ``[SK][`` is a stop only when it starts
+    a run of them (the block's first line); every other marker line is a stop.
     """
     # Imported here: skdbg.parsers.plog pulls in pandas (~0.25 s), which a viewer's first paint must
-    # not wait for; the fault scan runs later, in the indexing worker.
+    # not wait for; the fault scan runs later, in a worker.
     from skdbg.parsers.plog import FAULT_MARKERS, _scan_raw
 
+    others = tuple(m for m in FAULT_MARKERS if m != SK_MARKER)
     out: list[int] = []
-    for no, _raw, _complete in _scan_raw(index.path, FAULT_MARKERS):
+    prev_sk_only = -2  # line number of the previous line whose only marker was [SK][
+    for no, raw, _complete in _scan_raw(index.path, FAULT_MARKERS):
         if cancel():
             return None
+        if stops and SK_MARKER in raw and not any(m in raw for m in others):
+            run_goes_on = prev_sk_only == no - 1
+            prev_sk_only = no
+            if run_goes_on:
+                continue
         out.append(no - 1)
     return np.array(out, dtype=np.int64)
 

@@ -34,6 +34,7 @@ from skdbg.parsers.plog import scan_plog
 from skdbg.parsers.plog_line import format_plog_ts
 from skdbg.parsers.textio import iter_text_lines
 from skdbg.scenebuilder import plog as sb
+from skdbg.scenebuilder.lines import sk_plog_line
 
 SETTINGS = settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -276,6 +277,23 @@ def test_fault_lines_agree_with_scan_plog(tmp_path: Path) -> None:
     want = [r.src.line - 1 for r in scan_plog(p) if r.src.line is not None]
     assert got.tolist() == want and len(want) >= 3 * 5
     assert fault_lines(LineIndex(p), cancel=lambda: True) is None
+
+
+def test_fault_stops_take_an_sk_handler_block_once(tmp_path: Path) -> None:
+    t = datetime(2026, 6, 10, 15, 0, 0)
+    sk = [sk_plog_line("INFO", 9, "python3", t, "PrintTaskQueue", f"task {i}") for i in range(5)]
+    noise = sb.noise_lines(random.Random(8), 4, pid=9)
+    incident = sb.runtime_incident_lines(t, pid=9)
+    lines = [*noise, *incident, *sk, noise[0], *sk[:2], *incident[:1]]
+    p = _write(tmp_path, "\n".join(lines).encode())
+    every = fault_lines(LineIndex(p))
+    stops = fault_lines(LineIndex(p), stops=True)
+    assert every is not None and stops is not None
+    n_inc = len(incident)
+    assert every.tolist() == [*range(4, 4 + n_inc + 5), *range(5 + n_inc + 5, 5 + n_inc + 5 + 3)]
+    sk1 = 4 + n_inc  # first line of the first handler block
+    sk2 = sk1 + 6  # after one noise line, the second block
+    assert stops.tolist() == [*range(4, 4 + n_inc), sk1, sk2, sk2 + 2]
 
 
 def test_line_meta_of_plog_and_other_lines() -> None:

@@ -336,7 +336,11 @@ class LogView(ScrollView, can_focus=True):
         return True
 
     def next_fault(self) -> bool:
-        """Cursor to the next line carrying a fault marker; False when there is none (or not scanned yet)."""
+        """Cursor to the next fault line; False when there is none (or the scan has not finished).
+
+        Fault lines carry a plog fault marker; an SK exception-handler block (a run of ``[SK][`` lines)
+        is one stop, at its first line.
+        """
         return self._step_fault(forward=True)
 
     def prev_fault(self) -> bool:
@@ -382,7 +386,10 @@ class LogView(ScrollView, can_focus=True):
 
     @property
     def fault_count(self) -> int | None:
-        """Number of fault-marker lines over all files; None until the fault scan has finished."""
+        """Number of fault stops (``e``/``E`` targets, see ``fault_lines(stops=True)``) over all files.
+
+        None until the fault scan has finished.
+        """
         return None if self._fault_globals is None else len(self._fault_globals)
 
     @property
@@ -465,7 +472,7 @@ class LogView(ScrollView, can_focus=True):
         faults: list[IntArray] = []
         for ix in self.indexes:
             try:
-                found = fault_lines(ix, _cancelled)
+                found = fault_lines(ix, _cancelled, stops=True)
             except ParseError as exc:  # binary file: it has no fault lines to offer
                 self.log.warning(str(exc))
                 found = np.empty(0, dtype=np.int64)
