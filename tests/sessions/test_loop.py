@@ -9,46 +9,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
+from session_support import FAILING, build_fixed_scene
 
 from skdbg.scenebuilder.examples import high_single_stream
-from skdbg.scenebuilder.scene import SkDef, build_scene
+from skdbg.scenebuilder.scene import build_scene
 from skdbg.sessions.attempts import add_attempt, check_attempt, materialised, propose, verify_round
 from skdbg.sessions.blobs import hash_file
 from skdbg.sessions.errors import LedgerError, StaleEvidenceError, TamperError
 from skdbg.sessions.exchange import export_session, import_session
 from skdbg.sessions.store import Ledger
 from skdbg.sessions.views import diff_verdicts, verdict_history
-from skdbg.triage.model import MarkerEdit
-from skdbg.triage.verify import apply_edits
 
 REPO = Path(__file__).resolve().parents[2]
-FAILING = REPO / "examples" / "scenes" / "high-single-stream"
-
-
-def build_fixed_scene(dest: Path, round_id: str, proposal: dict[str, object], pid: int = 50001) -> Path:
-    """The re-launched candidate: SwiGlu excluded (unfusible, IN_UNFUSIBLE_SCOPE), before/after SKs,
-    a new pid, exit 0, no fault, and ``src/model.py`` = the failed attempt's source + the edits."""
-    spec = high_single_stream()
-    k = spec.children
-    new = build_scene(
-        replace(
-            spec,
-            name="fixed",
-            children=k[:2],
-            extra_sks=[SkDef(8, "decoder.layer.0.mlp", [k[3]])],
-            unfusible=[(k[2], "IN_UNFUSIBLE_SCOPE")],
-            pid=pid,
-            fault="none",
-            op_trace=False,
-            debug_options={},
-            run={"round_id": round_id, "attempt": 1, "exit": {"status": 0, "signal": None, "timeout": False}},
-        ),
-        dest,
-    )
-    edits = [MarkerEdit(**e) for e in proposal["marker_edits"]]  # type: ignore[arg-type]
-    source = (FAILING / "src" / "model.py").read_text()
-    (new.root / "src" / "model.py").write_text(apply_edits(source, edits))
-    return new.root
 
 
 @dataclass

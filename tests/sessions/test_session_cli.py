@@ -7,11 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
+from session_support import FAILING, build_fixed_scene
 
 from skdbg.cli import main
-
-REPO = Path(__file__).resolve().parents[2]
-FAILING = REPO / "examples" / "scenes" / "high-single-stream"
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
@@ -35,17 +33,30 @@ def test_full_cli_loop(tmp_path: Path) -> None:
     assert js("session", "apply", sid, "EX1-BASE-X1", *d)["status"] == "applied"
     code, _, err = run("session", "apply", sid, "EX1-BASE-X1", *d)
     assert code == 0  # applying again is a no-op, not a backwards move
+    proposal = js("session", "show", sid, *d)["proposals"][0]
+    assert proposal["round_id"] == "EX1-BASE-X1"
+    from skdbg.sessions.store import Ledger
+
+    with Ledger(tmp_path / "s") as led:
+        body = led.proposal(sid, "EX1-BASE-X1").body
+    fixed = build_fixed_scene(tmp_path / "fixed", "EX1-BASE-X1", body)
+    added = js("session", "add-attempt", sid, str(fixed), "--change", "SwiGlu excluded (begin/end None)", *d)
+    assert (added["round_id"], added["attempt"], added["status"]) == ("EX1-BASE-X1", "attempt-001", "running")
+    doc = js("session", "verify", sid, "EX1-BASE-X1/attempt-001", *d)
+    assert doc["round"]["status"] == "passed_gates(V1..V3)"
+    code, _, err = run("session", "verify", sid, "EX1-BASE-X1", *d)
+    assert code == 3 and "never re-verified" in err
     assert js("session", "note", sid, "kept for the parent", "--attempt", "EX1-BASE/attempt-001", *d) == {
         "notes": 1
     }
     show = js("session", "show", sid, *d)
     assert [(r["round_id"], r["status"]) for r in show["rounds"]] == [
         ("EX1-BASE", "failed"),
-        ("EX1-BASE-X1", "open"),
+        ("EX1-BASE-X1", "passed_gates(V1..V3)"),
     ]
     assert show["verdicts"][0]["verdict.rule"] == "C3"
-    assert js("session", "list", *d)["sessions"][0]["attempts"] == 1
-    assert js("session", "check", sid, *d) == {"attempts": 1, "integrity": "ok"}
+    assert js("session", "list", *d)["sessions"][0]["attempts"] == 2
+    assert js("session", "check", sid, *d) == {"attempts": 2, "integrity": "ok"}
     files = js("session", "export", sid, "-o", str(tmp_path / "exp"), *d)["files"]
     assert str(tmp_path / "exp" / "REPORT.md") in files
     sid2 = js("session", "import", str(tmp_path / "exp"), "--session-dir", str(tmp_path / "t"))["id"]
