@@ -280,7 +280,7 @@ def line_meta(text: str, file: str = "", line: int | None = None) -> LineMeta:
 # The same header shape as plog_line.LINE_RE, on bytes and without the tail (only the fields needed).
 HEADER_RE = re.compile(
     rb"^\[\s*([A-Z]+)\s*\]\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(\s*(\d+)\s*,[^)\n]*\)\s*:\s*"
-    rb"(\d{4})-(\d\d)-(\d\d)-(\d\d):(\d\d):(\d\d)\.(\d{3})\.(\d{3})",
+    rb"(\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d\.\d{3}\.\d{3})",
     re.M,
 )
 
@@ -288,6 +288,22 @@ HEADER_RE = re.compile(
 def ts_key(y: int, mo: int, d: int, h: int, mi: int, s: int, us: int) -> int:
     """Order-preserving int64 key of a plog time stamp (not an epoch; calendar fields packed)."""
     return (((((y * 13 + mo) * 32 + d) * 24 + h) * 60 + mi) * 60 + s) * 1_000_000 + us
+
+
+def ts_keys(stamps: bytes) -> IntArray:
+    """:func:`ts_key` of many concatenated 27-byte stamps ``YYYY-MM-DD-HH:MM:SS.mmm.uuu`` at once."""
+    a = np.frombuffer(stamps, dtype=np.uint8).reshape(-1, 27).astype(np.int64) - ord("0")
+
+    def num(*cols: int) -> IntArray:
+        out = np.zeros(len(a), dtype=np.int64)
+        for c in cols:
+            out = out * 10 + a[:, c]
+        return out
+
+    y, mo, d, h, mi, s = num(0, 1, 2, 3), num(5, 6), num(8, 9), num(11, 12), num(14, 15), num(17, 18)
+    us = num(20, 21, 22) * 1000 + num(24, 25, 26)
+    keys: IntArray = (((((y * 13 + mo) * 32 + d) * 24 + h) * 60 + mi) * 60 + s) * 1_000_000 + us  # = ts_key
+    return keys
 
 
 @dataclass(slots=True)
@@ -335,22 +351,24 @@ def header_columns(index: LineIndex, cancel: Cancel = _never) -> HeaderColumns |
                 cut = mm.rfind(b"\n", lo, hi)
                 hi = cut + 1 if cut >= lo else (mm.find(b"\n", hi) + 1 or size)
             block = mm[lo:hi]
+            # Per line only the regex step and two appends; everything else is vectorised per block.
             pos: list[int] = []
-            rows: list[tuple[int, int, int, int]] = []
+            groups: list[tuple[bytes, ...]] = []
+            add_pos, add_groups = pos.append, groups.append
             for m in HEADER_RE.finditer(block):
-                g = m.groups()
-                lv = levels.setdefault(g[0], len(levels))
-                md = modules.setdefault(g[1], len(modules))
-                y, mo, d, h, mi, s, ms, us = (int(x) for x in g[3:])
-                pos.append(m.start() + lo)
-                rows.append((lv, md, int(g[2]), ts_key(y, mo, d, h, mi, s, ms * 1000 + us)))
+                add_pos(m.start())
+                add_groups(m.groups())
             if pos:
-                at = np.searchsorted(starts, np.array(pos, dtype=np.int64))
-                arr = np.array(rows, dtype=np.int64)
-                level[at] = arr[:, 0]
-                module[at] = arr[:, 1]
-                pid[at] = arr[:, 2]
-                ts[at] = arr[:, 3]
+                lv, md, pd, st = zip(*groups, strict=True)
+                for name in set(lv):
+                    levels.setdefault(name, len(levels))
+                for name in set(md):
+                    modules.setdefault(name, len(modules))
+                at = np.searchsorted(starts, np.array(pos, dtype=np.int64) + lo)
+                level[at] = [levels[x] for x in lv]
+                module[at] = [modules[x] for x in md]
+                pid[at] = np.array(pd).astype(np.int64)
+                ts[at] = ts_keys(b"".join(st))
                 has[at] = True
             lo = hi
     if has.any():

@@ -29,6 +29,7 @@ from skdbg.parsers.lineindex import (
     merge_order,
     search_file,
     ts_key,
+    ts_keys,
 )
 from skdbg.parsers.plog import scan_plog
 from skdbg.parsers.plog_line import format_plog_ts
@@ -226,6 +227,8 @@ def test_ts_key_orders_like_datetimes() -> None:
     stamps = [datetime(2020, 1, 1) + timedelta(microseconds=rng.randrange(10**14)) for _ in range(500)]
     keys = [ts_key(s.year, s.month, s.day, s.hour, s.minute, s.second, s.microsecond) for s in stamps]
     assert sorted(range(500), key=lambda i: stamps[i]) == sorted(range(500), key=lambda i: keys[i])
+    vectorised = ts_keys("".join(format_plog_ts(s) for s in stamps).encode())
+    assert vectorised.tolist() == keys
 
 
 def _columns(ts: list[int]) -> HeaderColumns:

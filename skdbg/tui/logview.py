@@ -358,6 +358,8 @@ class LogView(ScrollView, can_focus=True):
             None if modules is None else frozenset(modules),
             None if pids is None else frozenset(int(p) for p in pids),
         )
+        if self._filter.active:
+            self.notify(f"filtering: {_filter_text(self._filter)}", timeout=3)
         self._order_worker()
 
     # -- facts for the app and tests ---------------------------------------------------------------
@@ -585,6 +587,11 @@ class LogView(ScrollView, can_focus=True):
         self._columns = msg.columns
         self._order = msg.order
         self._row_of = msg.row_of
+        if self._filter.active and msg.order is not None:
+            total = sum(ix.lines for ix in self.indexes)
+            self.notify(
+                f"{len(msg.order):,} of {total:,} lines match {_filter_text(self._filter)}", timeout=4
+            )
         self._strip_cache.clear()
         self._update_virtual_size()
         row = self._row(*here) if here is not None else None
