@@ -180,7 +180,7 @@ def add_attempt(
     """Freeze ``scene`` (or an opened ``ctx``) as the next attempt of ``round_id``.
 
     The round defaults to the scene's ``run.json`` round id (opened as a base round if new), else
-    ``BASE``. Raises :class:`StaleEvidenceError` (R7) before anything is stored.
+    ``BASE``. Raises :class:`StaleEvidenceError` (R7) before any ledger row is written.
     """
     if storage not in STORAGES:
         raise LedgerError(f"unknown storage {storage!r} (copy, reference)")
@@ -195,8 +195,12 @@ def add_attempt(
     run = ctx.run
     rid = round_id or (run.round_id if run is not None and run.round_id else "BASE")
     known = {r.round_id: r for r in ledger.rounds(session_id)}
-    rnd = known.get(rid) or ledger.open_round(session_id, rid)
-    derived = rnd.derived_from is not None
+    existing = known.get(rid)
+    derived = existing is not None and existing.derived_from is not None
+    # hash once: freezing streams every file through SHA-256 (copying it into the store) and caches the
+    # digest on the scene's artifacts, which the engine and the R7 check then reuse. Objects stored for
+    # an attempt that R7 refuses below are inert: no ledger row cites them.
+    artifacts = _freeze_artifacts(ledger, ctx, storage)
     if analysis is None:
         analysis = analyze_context(ctx)
     pid = analysis.scene.pid if analysis.scene.pid is not None else (run.pid if run is not None else None)
@@ -205,7 +209,7 @@ def add_attempt(
     no = previous[-1].no + 1 if previous else 1
     if change is None:
         if not previous and derived:
-            d = rnd.derived_from or {}
+            d = (existing.derived_from if existing is not None else None) or {}
             change = f"applies proposal {str(d.get('proposal_sha256'))[:12]} of {d.get('round')}/{d.get('attempt')}"
         elif not previous:
             change = "the candidate as launched (base round)"
@@ -213,7 +217,6 @@ def add_attempt(
             change = "not declared"
     auto_status, why = attempt_outcome(analysis, derived)
     final_status = status or auto_status
-    artifacts = _freeze_artifacts(ledger, ctx, storage)
     snapshots = _report_snapshots(ctx, analysis, report_dir_name(rid, no))
     new = NewAttempt(
         change=change,
@@ -226,6 +229,8 @@ def add_attempt(
         snapshots=snapshots,
         round_status="failed" if final_status in ("failed", "timed_out") else None,
     )
+    if existing is None:
+        ledger.open_round(session_id, rid)  # only once nothing can refuse the attempt any more
     return ledger.record_attempt(session_id, rid, new)
 
 

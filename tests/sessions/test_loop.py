@@ -157,6 +157,9 @@ def test_r7_refuses_stale_evidence(loop: Loop, tmp_path: Path) -> None:
     before = len(led.attempts(sid))
     with pytest.raises(StaleEvidenceError, match="pid 48213 is the process of EX1-BASE/attempt-001"):
         add_attempt(led, sid, FAILING, round_id=loop.new_round)
+    with pytest.raises(StaleEvidenceError):
+        add_attempt(led, sid, FAILING, round_id="EX1-OTHER")
+    assert "EX1-OTHER" not in {r.round_id for r in led.rounds(sid)}  # a refused attempt opens nothing
     # the failed attempt's plog slipped into a new process's scene
     scene = build_fixed_scene(
         tmp_path / "mixed", loop.new_round, led.proposal(sid, loop.new_round).body, pid=50003
