@@ -18,12 +18,13 @@ indexed. Until then the concatenated order is shown.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Concatenate, ParamSpec
 
 import numpy as np
 import numpy.typing as npt
@@ -79,6 +80,25 @@ FILE_TAG_STYLES = [Style(color=c) for c in ("cyan", "magenta", "green", "blue", 
 
 def _cancelled() -> bool:
     return get_current_worker().is_cancelled
+
+
+P = ParamSpec("P")
+
+
+def _file_errors_reported(
+    fn: Callable[Concatenate[LogView, P], None],
+) -> Callable[Concatenate[LogView, P], None]:
+    """Worker bodies: a file that vanishes or cannot be read becomes a message, not a crashed app."""
+
+    def run(self: LogView, /, *args: P.args, **kwargs: P.kwargs) -> None:
+        try:
+            fn(self, *args, **kwargs)
+        except OSError as exc:
+            where = exc.filename if exc.filename is not None else "plog file"
+            self.post_message(LogView._Failed(f"{where}: cannot read ({exc.strerror or exc})"))
+
+    functools.update_wrapper(run, fn)
+    return run
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,6 +265,13 @@ class LogView(ScrollView, can_focus=True):
                 total = sum(len(c.ts) for c in columns or ())
                 self.row_of = np.full(total, -1, dtype=np.int64)
                 self.row_of[order] = np.arange(len(order), dtype=np.int64)
+
+    class _Failed(Message, bubble=False):
+        """A worker could not read a file (private): shown, and kept in ``errors``."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
 
     class _Lines(Message, bubble=False):
         """Lines read by the reader worker (private)."""
@@ -453,6 +480,7 @@ class LogView(ScrollView, can_focus=True):
             self._index_worker()
 
     @work(thread=True, exclusive=True, group="logview-index", description="indexing plog lines")
+    @_file_errors_reported
     def _index_worker(self) -> None:
         total = sum(ix.size for ix in self.indexes)
         done_before = 0
@@ -470,14 +498,11 @@ class LogView(ScrollView, can_focus=True):
         self.post_message(self._Indexed())
 
     @work(thread=True, exclusive=True, group="logview-faults", description="finding fault lines")
+    @_file_errors_reported
     def _fault_worker(self) -> None:
         faults: list[IntArray] = []
         for ix in self.indexes:
-            try:
-                found = fault_lines(ix, _cancelled, stops=True)
-            except ParseError as exc:  # binary file: it has no fault lines to offer
-                self.log.warning(str(exc))
-                found = np.empty(0, dtype=np.int64)
+            found = fault_lines(ix, _cancelled, stops=True)
             if found is None:
                 return
             faults.append(found)
@@ -512,6 +537,7 @@ class LogView(ScrollView, can_focus=True):
         self.post_message(self._Order(order, columns))
 
     @work(thread=True, exclusive=True, group="logview-order", description="merging/filtering plog lines")
+    @_file_errors_reported
     def _order_worker(self) -> None:
         for ix in self.indexes:
             if not ix.done:
@@ -522,6 +548,7 @@ class LogView(ScrollView, can_focus=True):
         self._compute_order()
 
     @work(thread=True, exclusive=True, group="logview-search", description="searching plog lines")
+    @_file_errors_reported
     def _search_worker(self, text: str, pat: re.Pattern[bytes], start_row: int, backwards: bool) -> None:
         if self._order is None:
             loc = self._locate(start_row)
@@ -575,6 +602,10 @@ class LogView(ScrollView, can_focus=True):
         self._update_virtual_size()
         self._apply_pending_goto()
         self.refresh()
+
+    def on_log_view__failed(self, msg: LogView._Failed) -> None:
+        self.errors.append(msg.text)
+        self.notify(msg.text, severity="error", timeout=10)
 
     def on_log_view__faults(self, msg: LogView._Faults) -> None:
         bases = self._bases()
@@ -693,6 +724,7 @@ class LogView(ScrollView, can_focus=True):
             self._read_worker(wanted)
 
     @work(thread=True, exclusive=True, group="logview-read", description="reading visible plog lines")
+    @_file_errors_reported
     def _read_worker(self, wanted: list[tuple[int, int]]) -> None:
         got: dict[tuple[int, int], str] = {}
         for k, i in wanted:

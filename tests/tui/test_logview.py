@@ -351,6 +351,31 @@ async def test_line_numbers_toggle_and_missing_file(tmp_path: Path) -> None:
         assert app.escapes == 1
 
 
+class VanishingLogView(LogView):
+    def on_mount(self) -> None:
+        for ix in self.indexes:
+            ix.path.unlink()  # gone between opening the view and indexing it
+        super().on_mount()
+
+
+class VanishingHost(Host):
+    def compose(self) -> ComposeResult:
+        yield VanishingLogView(self.paths, id="log")
+
+
+async def test_a_file_that_vanishes_is_reported_not_a_crash(tmp_path: Path) -> None:
+    p = tmp_path / "plog-8_1.log"
+    p.write_text("one\ntwo\n")
+    app = VanishingHost([p])
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(LogView)
+        await settle(app, pilot)
+        assert len(view.errors) == 1 and "plog-8_1.log: cannot read" in view.errors[0]
+        assert view.row_count == 0 and app.is_running
+        await pilot.press("e", "G", "slash", "escape")  # keys on an empty view do nothing harmful
+        assert app.is_running
+
+
 def write_big_plog(path: Path, size: int) -> int:
     """``size`` bytes of realistic plog noise from repeated pre-rendered blocks (fast: ~0.2 s/200 MB)."""
     rng = random.Random(4)
