@@ -101,6 +101,7 @@ def session_document(ledger: Ledger, session_id: str, lang: str) -> tuple[dict[s
         "rounds": rounds,
         "proposals": proposals,
         "notes": ledger.notes(session_id),
+        "aliases": ledger.aliases(session_id),
     }
     return doc, files
 
@@ -316,6 +317,12 @@ def import_session(ledger: Ledger, folder: str | os.PathLike[str]) -> str:
                     )
                     for h in a["history"]:
                         ledger.insert_status(db, "attempt", apk, h["status"], h["detail"], h["created"])
+            for alias, round_id in doc.get("aliases", {}).items():
+                db.execute(
+                    "INSERT INTO round_aliases (round_pk, alias, created) "
+                    "SELECT pk, ?, ? FROM rounds WHERE session_id = ? AND round_id = ?",
+                    (alias, doc["session"]["created"], sid, round_id),
+                )
             for n in doc["notes"]:
                 db.execute(
                     "INSERT INTO notes (session_id, round_id, attempt_no, text, created) VALUES (?, ?, ?, ?, ?)",

@@ -488,10 +488,35 @@ class Ledger:
 
     def round(self, session_id: str, round_id: str) -> RoundInfo:
         rows = self._q("SELECT * FROM rounds WHERE session_id = ? AND round_id = ?", (session_id, round_id))
+        if not rows and round_id in (aliases := self.aliases(session_id)):
+            return self.round(session_id, aliases[round_id])
         if not rows:
             known = ", ".join(r.round_id for r in self.rounds(session_id)) or "none"
             raise NotFound(f"no round {round_id!r} in session {session_id} (rounds: {known})")
         return self._round_info(rows[0])
+
+    def alias_round(self, session_id: str, round_id: str, alias: str, *, created: str | None = None) -> None:
+        """Record the parent controller's name for a round (§6.3: the parent may renumber on import).
+
+        The round keeps its skdbg id; the alias is an extra row, so the mapping is never lost."""
+        rnd = self.round(session_id, round_id)
+        taken = {r.round_id for r in self.rounds(session_id)} | set(self.aliases(session_id))
+        if alias in taken:
+            raise LedgerError(f"{alias!r} already names a round of session {session_id}")
+        with self.write() as db:
+            db.execute(
+                "INSERT INTO round_aliases (round_pk, alias, created) VALUES (?, ?, ?)",
+                (rnd.pk, alias, created or now()),
+            )
+
+    def aliases(self, session_id: str) -> dict[str, str]:
+        """alias → skdbg round id."""
+        rows = self._q(
+            "SELECT a.alias, r.round_id FROM round_aliases a JOIN rounds r ON a.round_pk = r.pk "
+            "WHERE r.session_id = ? ORDER BY a.created, a.alias",
+            (session_id,),
+        )
+        return {str(r["alias"]): str(r["round_id"]) for r in rows}
 
     def next_derived_round_id(self, session_id: str, source_round: str, kind: str) -> str:
         """``<round>-X<n>`` / ``-N<n>``: n starts at 1 and is never reused (rows are never deleted)."""
@@ -581,7 +606,7 @@ class Ledger:
         sql, args = self._ATTEMPT_SQL, [session_id]
         if round_id is not None:
             sql += " AND r.round_id = ?"
-            args.append(round_id)
+            args.append(self.aliases(session_id).get(round_id, round_id))
         return [self._attempt_info(r) for r in self._q(sql + " ORDER BY a.pk", args)]
 
     def attempt(self, session_id: str, round_id: str, no: int | None = None) -> AttemptInfo:

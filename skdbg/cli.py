@@ -588,16 +588,32 @@ def session_export(session_id: str, out_dir: Path, lang: str, session_dir: Path 
 
 @session.command("import", epilog=EXIT_CODES_HELP)
 @click.argument("folder", type=click.Path(path_type=Path))
+@click.option(
+    "--rename",
+    "renames",
+    multiple=True,
+    metavar="ROUND=NAME",
+    help="The parent's name for a round (kept as an alias; skdbg's round id stays).",
+)
 @_session_dir_option
 @_format_option
 @bad_input_is_exit_3
-def session_import(folder: Path, session_dir: Path | None, fmt: str) -> None:
+def session_import(folder: Path, renames: tuple[str, ...], session_dir: Path | None, fmt: str) -> None:
     """Read an exported session folder back into the ledger; prints the session id."""
     from skdbg.sessions.exchange import import_session
 
+    pairs = []
+    for item in renames:
+        old, sep, new = item.partition("=")
+        if not sep or not old or not new:
+            _fail(f"--rename: expected ROUND=NAME, got {item!r}", EXIT_USAGE)
+        pairs.append((old, new))
     with _open_ledger(session_dir) as ledger:
         sid = import_session(ledger, folder)
-    _emit(fmt, {"id": sid}, sid)
+        for old, new in pairs:
+            ledger.alias_round(sid, old, new)
+        aliases = ledger.aliases(sid)
+    _emit(fmt, {"id": sid, "aliases": aliases}, sid)
 
 
 @session.command("note", epilog=EXIT_CODES_HELP)

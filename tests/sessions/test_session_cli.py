@@ -59,8 +59,15 @@ def test_full_cli_loop(tmp_path: Path) -> None:
     assert js("session", "check", sid, *d) == {"attempts": 2, "integrity": "ok"}
     files = js("session", "export", sid, "-o", str(tmp_path / "exp"), *d)["files"]
     assert str(tmp_path / "exp" / "REPORT.md") in files
-    sid2 = js("session", "import", str(tmp_path / "exp"), "--session-dir", str(tmp_path / "t"))["id"]
-    assert sid2 == sid
+    t = ["--session-dir", str(tmp_path / "t")]
+    doc = js("session", "import", str(tmp_path / "exp"), "--rename", "EX1-BASE-X1=EXP7-R2", *t)
+    assert doc == {"id": sid, "aliases": {"EXP7-R2": "EX1-BASE-X1"}}
+    # the parent's name resolves to skdbg's round; the mapping travels with the next export
+    assert js("session", "note", sid, "parent name", "--attempt", "EXP7-R2/attempt-001", *t) == {"notes": 2}
+    files = js("session", "export", sid, "-o", str(tmp_path / "exp2"), *t)["files"]
+    assert json.loads((tmp_path / "exp2" / "session.json").read_text())["aliases"] == {
+        "EXP7-R2": "EX1-BASE-X1"
+    }
 
 
 def test_session_new_text_prints_only_the_id(tmp_path: Path) -> None:

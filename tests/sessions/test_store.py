@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from skdbg.sessions.errors import ForwardOnlyError, LedgerUnavailable
+from skdbg.sessions.errors import ForwardOnlyError, LedgerError, LedgerUnavailable
 from skdbg.sessions.schema import MIGRATIONS, SCHEMA_VERSION
 from skdbg.sessions.store import FrozenArtifact, Ledger, NewAttempt
 
@@ -199,3 +199,14 @@ def test_newer_schema_is_refused_untouched(tmp_path: Path) -> None:
     with pytest.raises(LedgerUnavailable, match="schema version 99 is newer"):
         Ledger(tmp_path / "home")
     assert (tmp_path / "home" / "ledger.db").read_bytes() == before
+
+
+def test_round_alias_keeps_the_mapping(tmp_path: Path) -> None:
+    ledger, sid = _seeded(tmp_path)
+    ledger.alias_round(sid, "R-BASE", "PARENT-7")
+    assert ledger.round(sid, "PARENT-7").round_id == "R-BASE"
+    assert [a.key for a in ledger.attempts(sid, "PARENT-7")] == ["attempt-001"]
+    with pytest.raises(LedgerError, match="already names a round"):
+        ledger.alias_round(sid, "R-BASE", "PARENT-7")
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        ledger.connection.execute("UPDATE round_aliases SET alias = 'other'")
