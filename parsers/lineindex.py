@@ -185,6 +185,7 @@ class LineIndex:
 
     def span(self, i: int) -> tuple[int, int]:
         """Byte range of 0-based line ``i`` without its line ending."""
+        done = self.done  # read before the count: the builder sets the count first, then done
         n = self._n
         if not 0 <= i < n:
             raise IndexError(f"line {i + 1} of {self.path} is not indexed ({n} lines so far)")
@@ -192,7 +193,7 @@ class LineIndex:
         start = int(buf[i])
         if i + 1 < n:
             end = int(buf[i + 1]) - 1
-        elif self.done:
+        elif done:
             end = self.size
             if end > start and self._read(end - 1, 1) == b"\n":
                 end -= 1
@@ -225,14 +226,17 @@ class LineIndex:
         return decode(self.raw_line(i))
 
     def _read(self, offset: int, length: int) -> bytes:
-        with self._fd_lock:
-            if self._fd is None:
-                self._fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-            fd = self._fd
-            if hasattr(os, "pread"):
-                return os.pread(fd, length, offset)
-            os.lseek(fd, offset, os.SEEK_SET)  # pragma: no cover - Windows fallback
-            return os.read(fd, length)  # pragma: no cover
+        fd = self._fd
+        if fd is None:
+            with self._fd_lock:
+                if self._fd is None:
+                    self._fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+                fd = self._fd
+        if hasattr(os, "pread"):  # positional: threads share the descriptor without a lock
+            return os.pread(fd, length, offset)
+        with self._fd_lock:  # pragma: no cover - Windows fallback
+            os.lseek(fd, offset, os.SEEK_SET)
+            return os.read(fd, length)
 
     def line_of_offset(self, offset: int) -> int:
         """0-based line holding byte ``offset`` (among the lines indexed so far)."""
