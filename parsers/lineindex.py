@@ -20,13 +20,14 @@ Everything else the viewer needs works on top of the index without loading a fil
 * :func:`merge_order` — several files in one time order (stable: ties keep file, then line order).
 * :func:`fault_lines` — the lines holding a fault marker, found with the plog scanner's vectorised
   ``FAULT_MARKERS`` prefilter (or only the "next fault" stops: an SK handler block counts once).
-* :func:`search_file` / :func:`search_rows` — regex search forward/backward from a position, block by
+* :func:`search_file` / :func:`search_order` — regex search forward/backward from a position, block by
   block (files) or row chunk by row chunk (merged/filtered orders).
 * :func:`line_meta` — level/module/pid/time/function of one visible line via :func:`parse_plog_line`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import re
@@ -49,7 +50,7 @@ Cancel = Callable[[], bool]
 FIRST_BATCH = 256 << 10  # small, so the first screen is ready after a few milliseconds
 BATCH = 32 << 20
 SEARCH_BLOCK = 8 << 20
-ROW_CHUNK = 4096
+ROW_CHUNK = 16384
 
 
 def _never() -> bool:
@@ -530,24 +531,75 @@ def _line_hits(
         pos = b if b > pos else pos + 1
 
 
-def search_rows(
-    line_of_row: Callable[[int], bytes],
-    rows: int,
+def search_order(
+    indexes: Sequence[LineIndex],
+    order: IntArray,
     pattern: re.Pattern[bytes],
     start: int,
     *,
     backwards: bool = False,
     cancel: Cancel = _never,
 ) -> int | None:
-    """First row after/before ``start`` whose raw line (``line_of_row``) matches, for merged/filtered orders."""
-    step = -1 if backwards else 1
-    r = start + step
-    done = 0
-    while 0 <= r < rows:
-        if done % ROW_CHUNK == 0 and cancel():
-            return None
-        if pattern.search(line_of_row(r)) is not None:
-            return r
-        r += step
-        done += 1
+    """First row of a merged/filtered view after (before, ``backwards``) row ``start`` whose line matches.
+
+    ``order`` holds global line ids over fully indexed ``indexes`` (file k's line i is the number of
+    lines in files before k, plus i — the ids :func:`merge_order` returns). Rows are taken
+    :data:`ROW_CHUNK` at a time: their lines are sliced from each file's ``mmap``, joined, and searched
+    with one regex call per chunk, each candidate confirmed on its line alone (as in :func:`search_file`).
+    """
+    rows = len(order)
+    if not indexes or rows == 0:
+        return None
+    bases = np.concatenate(([0], np.cumsum([ix.lines for ix in indexes])[:-1])).astype(np.int64)
+    with contextlib.ExitStack() as stack:
+        maps: list[mmap.mmap | bytes] = []
+        line_starts: list[IntArray] = []
+        line_ends: list[IntArray] = []
+        for ix in indexes:
+            if not ix.done:
+                raise ValueError(f"{ix.path} is not fully indexed; a row order needs complete indexes")
+            starts = ix.starts()
+            mm: mmap.mmap | bytes = b""
+            end = 0
+            if ix.size:
+                fh = stack.enter_context(ix.path.open("rb"))
+                mm = stack.enter_context(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
+                end = len(mm) - (1 if mm[-1:] == b"\n" else 0)
+            maps.append(mm)
+            line_starts.append(starts)
+            line_ends.append(np.append(starts[1:] - 1, np.int64(end)).astype(np.int64))
+        if backwards:
+            hi = min(start, rows)
+            lo = max(0, hi - ROW_CHUNK)
+        else:
+            lo = start + 1
+            hi = lo + ROW_CHUNK
+        while lo < hi and 0 <= lo < rows:
+            if cancel():
+                return None
+            hi = min(hi, rows)
+            g = order[lo:hi]
+            k = np.searchsorted(bases, g, side="right") - 1
+            i = g - bases[k]
+            a = np.empty(len(g), dtype=np.int64)
+            b = np.empty(len(g), dtype=np.int64)
+            for kk in np.unique(k).tolist():
+                sel = k == kk
+                a[sel] = line_starts[kk][i[sel]]
+                b[sel] = line_ends[kk][i[sel]]
+            pieces = [maps[f][x:y] for f, x, y in zip(k.tolist(), a.tolist(), b.tolist(), strict=True)]
+            buf = b"\n".join(pieces)
+            offs = np.zeros(len(pieces), dtype=np.int64)
+            np.cumsum([len(p) + 1 for p in pieces[:-1]], out=offs[1:])
+            hits = _line_hits(buf, pattern, offs, 0, 0, len(pieces))
+            if backwards:
+                found = list(hits)
+                if found:
+                    return lo + found[-1]
+                lo, hi = max(0, lo - ROW_CHUNK), lo
+            else:
+                first = next(hits, None)
+                if first is not None:
+                    return lo + first
+                lo, hi = hi, hi + ROW_CHUNK
     return None

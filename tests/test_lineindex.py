@@ -28,6 +28,7 @@ from skdbg.parsers.lineindex import (
     line_meta,
     merge_order,
     search_file,
+    search_order,
     ts_key,
     ts_keys,
 )
@@ -190,6 +191,53 @@ def test_search_streams_across_blocks_and_literal_mode(
     assert search_file(ix, compile_pattern("row 5 hay a\\.b"), -1) == 5
     cancelled = search_file(ix, pat, 150, cancel=lambda: True)
     assert cancelled is None
+
+
+@SETTINGS
+@given(
+    files=st.lists(
+        st.lists(st.sampled_from(["foo", "bar", "xfoo", "", "FOO\r", "fo o"]), max_size=15),
+        min_size=1,
+        max_size=3,
+    ),
+    newline_at_end=st.booleans(),
+    seed=st.integers(0, 1000),
+    start=st.integers(-1, 50),
+    backwards=st.booleans(),
+    chunk=st.integers(1, 7),
+)
+def test_search_order_agrees_with_a_naive_scan(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    files: list[list[str]],
+    newline_at_end: bool,
+    seed: int,
+    start: int,
+    backwards: bool,
+    chunk: int,
+) -> None:
+    import skdbg.parsers.lineindex as li
+
+    monkeypatch.setattr(li, "ROW_CHUNK", chunk)
+    indexes = []
+    texts: list[str] = []
+    for n, lines in enumerate(files):
+        data = "\n".join(lines) + ("\n" if newline_at_end and lines else "")
+        ix = LineIndex(_write(tmp_path, data.encode(), f"f{n}.log")).build_all()
+        indexes.append(ix)
+        texts.extend(ix.line(i) for i in range(ix.lines))
+    order = np.arange(len(texts), dtype=np.int64)
+    random.Random(seed).shuffle(order)
+    order = order[: max(0, len(order) - seed % 3)]  # a filter drops some lines
+    rows = [texts[g] for g in order.tolist()]
+    for pattern in ("foo$", "^fo", "o+ ?o", "^$"):
+        rx = re.compile(pattern)
+        if backwards:
+            want = next((r for r in range(min(start, len(rows)) - 1, -1, -1) if rx.search(rows[r])), None)
+        else:
+            want = next((r for r in range(start + 1, len(rows)) if rx.search(rows[r])), None)
+        got = search_order(indexes, order, compile_pattern(pattern), start, backwards=backwards)
+        assert got == want, (pattern, start, backwards, rows)
 
 
 def _plog(ts: datetime, pid: int, level: str, text: str) -> str:

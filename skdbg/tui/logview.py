@@ -59,7 +59,7 @@ from skdbg.parsers.lineindex import (
     line_meta,
     merge_order,
     search_file,
-    search_rows,
+    search_order,
 )
 
 MAX_LINE_BYTES = 16 << 10  # longer lines are cut for display (the file is never loaded)
@@ -570,13 +570,7 @@ class LogView(ScrollView, can_focus=True):
             return
         order = self._order
         bases = np.array(self._bases())
-
-        def raw(row: int) -> bytes:
-            g = int(order[row])
-            k = int(np.searchsorted(bases, g, side="right")) - 1
-            return self.indexes[k].raw_line(g - int(bases[k]))
-
-        hit_row = search_rows(raw, len(order), pat, start_row, backwards=backwards, cancel=_cancelled)
+        hit_row = search_order(self.indexes, order, pat, start_row, backwards=backwards, cancel=_cancelled)
         if not _cancelled():
             found: tuple[int, int] | None = None
             if hit_row is not None:
