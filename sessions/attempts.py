@@ -69,7 +69,7 @@ def attempt_outcome(analysis: Analysis, derived: bool) -> tuple[str, str]:
 
 def check_stale(ledger: Ledger, session_id: str, ctx: TriageContext, pid: int | None) -> None:
     """R7: refuse evidence of another pid, or of an attempt already in the session."""
-    from skdbg.triage.verify import _PRODUCED_KINDS  # the kinds verify's R7 compares by content
+    from skdbg.triage.verify import PRODUCED_KINDS  # the kinds verify's R7 compares by content
 
     scene = ctx.scene
     if pid is not None:
@@ -95,7 +95,7 @@ def check_stale(ledger: Ledger, session_id: str, ctx: TriageContext, pid: int | 
                 )
     frozen = ledger.session_artifact_hashes(session_id)
     for a in scene.artifacts:
-        if a.kind not in _PRODUCED_KINDS:
+        if a.kind not in PRODUCED_KINDS:
             continue
         try:
             if a.size == 0:

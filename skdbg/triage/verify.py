@@ -48,7 +48,7 @@ DIAGNOSTIC_ENTRY_SUFFIXES = ("_op_trace", "_debug", "_dump_profiling")
 #: attempt. The environment probe must be the same setup (V1), and kernel images, the model source, the
 #: site map and prefix-less JSON (task queue, graph/model JSON) can legitimately be byte-identical for an
 #: unchanged SK in a new process — those are refused only when they live under OLD's sk_meta/<pid>.
-_PRODUCED_KINDS = frozenset(
+PRODUCED_KINDS = frozenset(
     {
         "plog",
         "device_log",
@@ -346,7 +346,7 @@ def refused_evidence(old: TriageContext, new: TriageContext, old_pid: int | None
     produced by the run, or stored under OLD's ``sk_meta/<old pid>``."""
     old_hashes: set[str] = set()
     for a in old.scene.artifacts:
-        if a.kind in _PRODUCED_KINDS:
+        if a.kind in PRODUCED_KINDS:
             try:
                 if a.size > 0:
                     old_hashes.add(a.sha256)
@@ -362,7 +362,7 @@ def refused_evidence(old: TriageContext, new: TriageContext, old_pid: int | None
         if under_old and a.pid_label == str(old_pid):
             out.append(RefusedEvidence(rel, f"{R7_REASON}: stored under sk_meta/{old_pid} of the failed pid"))
             continue
-        if a.kind not in _PRODUCED_KINDS:
+        if a.kind not in PRODUCED_KINDS:
             continue
         try:
             same = a.size > 0 and a.sha256 in old_hashes
