@@ -3,7 +3,8 @@
 Why this shape (ecosystem.md §1.1, §1.7; issue 4 "Log"): a plog can be GBs, so nothing here holds a
 file's text. A thread worker indexes line starts over ``mmap`` in batches and posts a coalescing
 :class:`LogView.Progress` after each; the view grows as batches arrive, so the first screen paints
-after the first (small) batch. Only the visible lines are ever read: ``render_line`` paints what the
+after the first (small) batch — the indexer pauses there (at most ``FIRST_PAINT_WAIT``) until the
+UI has painted, so the two do not fight over the GIL for the first frame. Only the visible lines are ever read: ``render_line`` paints what the
 LRU caches hold (text and rendered strips) and asks a reader worker for the visible window plus a
 page either side (``os.pread`` per line, toolong's LineReader role); the window repaints when they
 arrive. Everything that walks a whole file — fault scan, time merge, filter columns, search — runs in
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -63,6 +65,7 @@ from skdbg.parsers.lineindex import (
 )
 
 MAX_LINE_BYTES = 16 << 10  # longer lines are cut for display (the file is never loaded)
+FIRST_PAINT_WAIT = 0.5  # seconds the indexer may pause after its first batch until the first paint
 
 LEVEL_STYLES: dict[str, Style] = {
     "ERROR": Style(color="red", bold=True),
@@ -329,6 +332,7 @@ class LogView(ScrollView, can_focus=True):
         self._read_scheduled = False
         self.first_paint: IndexProgress | None = None  # indexing state when the first text line painted
         self.first_paint_time: float | None = None  # time.perf_counter() of that paint
+        self._painted = threading.Event()
 
     # -- public API (the contract the app codes against) -------------------------------------------
 
@@ -485,12 +489,19 @@ class LogView(ScrollView, can_focus=True):
         total = sum(ix.size for ix in self.indexes)
         done_before = 0
         lines_before = 0
+        first_paint_deadline = time.perf_counter() + FIRST_PAINT_WAIT
         for ix in self.indexes:
             for prog in ix.build(_cancelled, batch=self.index_batch):
                 self.post_message(self._Indexed())
                 self.post_message(
                     self.Progress(lines_before + prog.lines, done_before + prog.bytes_done, total, False)
                 )
+                # First screen first: after the first (small) batch, give the UI thread the CPU until
+                # it has painted real lines (bounded), instead of competing with it for the GIL.
+                while not self._painted.is_set() and time.perf_counter() < first_paint_deadline:
+                    if _cancelled():
+                        return
+                    self._painted.wait(0.01)
             if not ix.done:  # cancelled
                 return
             done_before += ix.size
@@ -689,6 +700,7 @@ class LogView(ScrollView, can_focus=True):
             if self.first_paint is None:
                 self.first_paint = self._progress()
                 self.first_paint_time = time.perf_counter()
+                self._painted.set()
         return strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
 
     def _progress(self) -> IndexProgress:
