@@ -65,6 +65,7 @@ from skdbg.parsers.lineindex import (
 )
 
 MAX_LINE_BYTES = 16 << 10  # longer lines are cut for display (the file is never loaded)
+CONTROL_PICTURES = {c: 0x2400 + c for c in range(32)} | {0x7F: 0x2421}  # U+2400 block
 FIRST_PAINT_WAIT = 0.5  # seconds the indexer may pause after its first batch until the first paint
 
 LEVEL_STYLES: dict[str, Style] = {
@@ -658,9 +659,13 @@ class LogView(ScrollView, can_focus=True):
         return tag + max(digits, 4) + 1
 
     def _read_text(self, k: int, i: int) -> str:
-        """Read one line from disk (worker threads; single lines on a user action)."""
+        """Read one line from disk (worker threads; single lines on a user action).
+
+        Control bytes are shown as their Unicode control pictures (ESC as ``␛``): written raw they
+        would be interpreted by the terminal.
+        """
         raw = self.indexes[k].raw_line(i, MAX_LINE_BYTES)
-        return raw.decode("utf-8", errors="replace").expandtabs(4)
+        return raw.decode("utf-8", errors="replace").expandtabs(4).translate(CONTROL_PICTURES)
 
     def _text(self, k: int, i: int) -> str:
         """Text of a line: from the cache, else read now (only for single lines the user acted on)."""

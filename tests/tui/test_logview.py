@@ -337,13 +337,14 @@ async def test_cancelled_index_keeps_what_it_has(tmp_path: Path) -> None:
 
 async def test_line_numbers_toggle_and_missing_file(tmp_path: Path) -> None:
     p = tmp_path / "a.log"
-    p.write_text("alpha\nbeta\n")
+    p.write_text("alpha\nbeta\x1b[31m red\tx\n")
     app = Host([p, tmp_path / "missing.log"])
     async with app.run_test(size=SIZE) as pilot:
         view = app.query_one(LogView)
         await settle(app, pilot)
         assert len(view.errors) == 1 and "missing.log" in view.errors[0]
         assert screen_lines(view)[0].split() == ["1", "alpha"]
+        assert screen_lines(view)[1].split() == ["2", "beta\u241b[31m", "red", "x"]  # ESC shown, not sent
         await pilot.press("ctrl+l")
         await pilot.pause()
         assert screen_lines(view)[0].rstrip() == "alpha"
