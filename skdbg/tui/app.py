@@ -91,6 +91,8 @@ class SkdbgApp(App[None]):
             self.post_message(AnalysisFailed(f"{exc} — restart skdbg to analyse again"))
         except ParseError as exc:
             self.post_message(AnalysisFailed(f"cannot analyse {scene}: {exc}"))
+        except Exception as exc:  # an engine bug must not leave the UI "running" forever
+            self.post_message(AnalysisFailed(f"internal error while analysing {scene}: {exc!r}"))
         else:
             self.post_message(AnalysisReady(state))
 

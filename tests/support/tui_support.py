@@ -16,7 +16,16 @@ def scene(name: str) -> Path:
 
 
 async def settle(pilot: Pilot[Any]) -> None:
-    """Wait for every worker (analysis, log indexing, re-plans) and the resulting redraws."""
-    for _ in range(3):
+    """Wait for every worker (analysis, log indexing, re-plans) and the redraws they cause.
+
+    Workers start workers (the log view indexes, then scans faults, then orders rows), so one
+    ``wait_for_complete`` is not enough: wait until two consecutive rounds find nothing pending."""
+    quiet = 0
+    for _ in range(100):
         await pilot.app.workers.wait_for_complete()
+        await pilot.wait_for_scheduled_animations()
         await pilot.pause()
+        busy = any(not w.is_finished for w in pilot.app.workers)
+        quiet = 0 if busy else quiet + 1
+        if quiet >= 2:
+            return

@@ -23,7 +23,7 @@ def text_of(app: SkdbgApp, selector: str) -> str:
     return str(app.screen.query_one(selector, Static).render())
 
 
-async def test_overview_shows_gate_fault_verdict_and_proposal() -> None:
+async def test_overview_and_every_screen_reachable_by_keys_and_mouse() -> None:
     app = SkdbgApp(scene("aiv-fault-add-custom"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -35,12 +35,7 @@ async def test_overview_shows_gate_fault_verdict_and_proposal() -> None:
         assert "add_custom (task 1, nodeId 121)" in text
         assert "proposed (explicit_none_exclusion)" in text
         assert "src/model.py:18 insert" in text
-
-
-async def test_every_screen_reachable_by_keys_and_by_footer_click() -> None:
-    app = SkdbgApp(scene("aiv-fault-add-custom"))
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        # every screen is reachable by keys …
         for key, kind in (("2", EvidenceScreen), ("3", LogScreen), ("4", ScopeScreen), ("5", ProposalScreen)):
             await pilot.press(key)
             await settle(pilot)
@@ -55,7 +50,7 @@ async def test_every_screen_reachable_by_keys_and_by_footer_click() -> None:
         assert isinstance(app.screen, ScopeScreen)
 
 
-async def test_evidence_item_jumps_to_the_plog_line_in_the_log_screen() -> None:
+async def test_evidence_items_jump_to_log_line_and_source_pane() -> None:
     app = SkdbgApp(scene("aiv-fault-add-custom"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -72,12 +67,7 @@ async def test_evidence_item_jumps_to_the_plog_line_in_the_log_screen() -> None:
         loc = screen.view.cursor_location()
         assert loc is not None and Path(loc[0]).name == Path(PLOG).name and loc[1] == 117
         assert text_of(app, "#log-status") == f"{PLOG}:117"
-
-
-async def test_evidence_item_in_metadata_opens_the_source_pane_at_the_line() -> None:
-    app = SkdbgApp(scene("aiv-fault-add-custom"))
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        # a metadata citation opens the read-only source pane at its line
         await pilot.press("2")
         await settle(pilot)
         assert app.state is not None
@@ -124,19 +114,13 @@ async def test_scope_draws_the_cut_and_the_edges() -> None:
         await pilot.press("4")
         await settle(pilot)
         children = app.screen.query_one("#children", DataTable)
-        cut = {children.get_row(k)[3]: children.get_row(k)[0] for k in children.rows}
+        cut = {str(children.get_row(k)[3]): str(children.get_row(k)[0]) for k in children.rows}
         assert cut == {"100": "", "101": "", "102": "✂", "103": "✂", "104": "◆✂", "105": "✂", "106": ""}
         edges = app.screen.query_one("#edges", DataTable)
         kinds = sorted(str(edges.get_row(k)[0]) for k in edges.rows)
         assert kinds == ["cache", "event", "event"]
         unfused = app.screen.query_one("#unfused", DataTable)
         assert unfused.row_count == 2
-
-
-async def _proposal(pilot_app: SkdbgApp, pilot: object) -> ProposalScreen:
-    screen = pilot_app.screen
-    assert isinstance(screen, ProposalScreen)
-    return screen
 
 
 async def test_proposal_refuses_an_illegal_cut_with_rule_and_evidence() -> None:
@@ -157,6 +141,7 @@ async def test_proposal_refuses_an_illegal_cut_with_rule_and_evidence() -> None:
         assert app.state.proposal.excluded == (104, 105)  # unchanged
         shown = text_of(app, "#cut-check")
         assert "refused (§4.2(e) cache)" in shown and "sk_fused_nodes.log:6" in shown
+        assert "[INFO] [sk_optimizer.cpp:33]" in shown  # cited text shown literally, not as markup
         assert any((n.title or "") == "illegal cut refused" for n in app._notifications)
 
 

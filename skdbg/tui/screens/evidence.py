@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Vertical
@@ -18,7 +17,7 @@ from skdbg.triage.model import CoreFinding, EvidenceItem
 from skdbg.tui.keymap import EVIDENCE_BINDINGS
 from skdbg.tui.screens.base import TriageScreen
 from skdbg.tui.state import TriageState
-from skdbg.tui.widgets.text import item_line, mark
+from skdbg.tui.widgets.text import cells, escape, item_line, mark
 
 
 def _hex(v: int | None) -> str:
@@ -27,6 +26,11 @@ def _hex(v: int | None) -> str:
 
 def _levels(c: CoreFinding) -> str:
     return " ".join(f"{k}={'-' if v is None else v}" for k, v in (("L1", c.e1), ("L2", c.e2), ("L3", c.e3)))
+
+
+def _short(where: str, width: int = 56) -> str:
+    """The table keeps the start of long locators (ELF citations); the detail line shows all of it."""
+    return where if len(where) <= width else where[: width - 1] + "…"
 
 
 class EvidenceScreen(TriageScreen):
@@ -52,16 +56,18 @@ class EvidenceScreen(TriageScreen):
         self._items["cores"] = []
         for c in a.fault.cores:
             cores.add_row(
-                str(c.core_id),
-                c.core_type or "?",
-                c.role,
-                "" if c.task_index is None else str(c.task_index),
-                _hex(c.current_pc),
-                _levels(c),
-                ",".join(map(str, c.m)) or "-",
-                f"{_hex(c.cond_value)} {c.cond_state or ''}".strip(),
-                f"{c.op_state} {c.state_name or ''}".strip() if c.op_state is not None else "",
-                " ".join(c.flags),
+                *cells(
+                    str(c.core_id),
+                    c.core_type or "?",
+                    c.role,
+                    "" if c.task_index is None else str(c.task_index),
+                    _hex(c.current_pc),
+                    _levels(c),
+                    ",".join(map(str, c.m)) or "-",
+                    f"{_hex(c.cond_value)} {c.cond_state or ''}".strip(),
+                    f"{c.op_state} {c.state_name or ''}".strip() if c.op_state is not None else "",
+                    " ".join(c.flags),
+                )
             )
             first = next(iter(c.evidence), None)
             if first is None:
@@ -71,7 +77,7 @@ class EvidenceScreen(TriageScreen):
             self._items["cores"].append(first)
         v = a.verdict
         self.query_one("#rule", Static).update(
-            f"[b]Evidence chain[/] — rule [b]{v.rule}[/] fired: {v.reason}   "
+            f"[b]Evidence chain[/] — rule [b]{v.rule}[/] fired: {escape(v.reason)}   "
             "[dim](+ agrees, ✗ conflicts, · context)[/]"
         )
         chain = self.query_one("#chain", DataTable)
@@ -79,7 +85,7 @@ class EvidenceScreen(TriageScreen):
         chain.add_columns(" ", "level", "rule", "source", "where", "excerpt")
         self._items["chain"] = list(v.evidence)
         for e in v.evidence:
-            chain.add_row(mark(e), e.level, e.rule or "", e.source, e.where, e.excerpt[:120])
+            chain.add_row(*cells(mark(e), e.level, e.rule or "", e.source, _short(e.where), e.excerpt[:120]))
         chain.focus()
 
     def _current(self) -> EvidenceItem | None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
-from rich.markup import escape
 from rich.syntax import Syntax
 from rich.text import Text
 from textual import work
@@ -26,7 +25,7 @@ from skdbg.tui.keymap import PROPOSAL_BINDINGS
 from skdbg.tui.screens.base import TriageScreen
 from skdbg.tui.screens.dialogs import PromptScreen
 from skdbg.tui.state import TriageState
-from skdbg.tui.widgets.text import proposal_summary
+from skdbg.tui.widgets.text import escape, proposal_summary
 
 
 class ProposalScreen(TriageScreen):
@@ -78,7 +77,7 @@ class ProposalScreen(TriageScreen):
             table.add_row(
                 Text("[x]" if k.node_id in p.excluded else "[ ]"),
                 str(k.node_id),
-                k.func_name or "?",
+                Text(k.func_name or "?"),
                 "" if k.stream_id is None else str(k.stream_id),
                 key=str(k.node_id),
             )

@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Static
 from skdbg.triage.edit import closure
 from skdbg.tui.screens.base import TriageScreen
 from skdbg.tui.state import TriageState
+from skdbg.tui.widgets.text import cells, escape
 
 
 class ScopeScreen(TriageScreen):
@@ -49,7 +50,7 @@ class ScopeScreen(TriageScreen):
             moving |= set(found.members)
         suspect = p.child.node_id if p.child is not None else None
         title.update(
-            f"[b]SK[/] {inst.sk_name or '?'}  scope {inst.scope_id} ({inst.scope_name or 'automatic'})  "
+            f"[b]SK[/] {escape(inst.sk_name or '?')}  scope {inst.scope_id} ({escape(inst.scope_name or 'automatic')})  "
             f"model {inst.model_label}  streams {inst.streams()}  — cut: {p.status}"
             + (f" {p.mechanism}" if p.mechanism else "")
         )
@@ -68,25 +69,29 @@ class ScopeScreen(TriageScreen):
             if n.node.event_id is not None:
                 what = f"{what}(eventId={n.node.event_id})"
             children.add_row(
-                cut,
-                str(n.position),
-                str(task_of.get(n.node_id, "")),
-                str(n.node_id),
-                what or "",
-                n.node.kernel_type or "",
-                "" if n.stream_id is None else str(n.stream_id),
+                *cells(
+                    cut,
+                    str(n.position),
+                    str(task_of.get(n.node_id, "")),
+                    str(n.node_id),
+                    what or "",
+                    n.node.kernel_type or "",
+                    "" if n.stream_id is None else str(n.stream_id),
+                ),
                 key=str(n.node_id),
             )
         edges.add_columns("kind", "rule", "nodes", "adds", "detail")
         for e in found.edges if found is not None else ():
-            edges.add_row(e.kind, f"§4.2({e.rule})", str(list(e.nodes)), str(list(e.added)), e.detail)
+            edges.add_row(*cells(e.kind, f"§4.2({e.rule})", list(e.nodes), list(e.added), e.detail))
         unfused.add_columns("nodeId", "reason", "detail", "where")
         for u in inst.fail_reasons:
             unfused.add_row(
-                str(u.node.node_id),
-                u.reason or u.reason_raw,
-                u.reason_detail or "",
-                f"{state.ctx.relpath(u.src.file)}:{u.src.line}",
+                *cells(
+                    str(u.node.node_id),
+                    u.reason or u.reason_raw,
+                    u.reason_detail or "",
+                    f"{state.ctx.relpath(u.src.file)}:{u.src.line}",
+                )
             )
 
     def copy_text(self) -> str | None:

@@ -18,6 +18,7 @@ from textual.widgets import Footer, Static, TextArea
 
 from skdbg.triage.model import EvidenceItem
 from skdbg.tui.keymap import SOURCE_BINDINGS
+from skdbg.tui.widgets.text import escape
 
 _MAX_BYTES = 8 << 20
 
@@ -41,7 +42,7 @@ class SourceScreen(ModalScreen[None]):
         self.line: int | None = item.line
 
     def compose(self) -> ComposeResult:
-        yield Static(f"[b]{self.item.where}[/]  (read-only — Esc closes)", id="source-title")
+        yield Static(f"[b]{escape(self.item.where)}[/]  (read-only — Esc closes)", id="source-title")
         yield TextArea("", read_only=True, show_line_numbers=True, id="source")
         yield Footer()
 

@@ -6,9 +6,22 @@ summary) appear on several screens and in the palette; one place keeps the wordi
 
 from __future__ import annotations
 
-from rich.markup import escape
+from rich.text import Text
 
 from skdbg.triage.model import Analysis, EvidenceItem, Proposal
+
+
+def escape(text: str) -> str:
+    """Make ``text`` literal inside Textual markup: every ``[`` is escaped, not only tag-like ones
+    (plog excerpts carry ``[INFO]``/``[ERROR]``, which Textual would read as tags)."""
+    return text.replace("[", "\\[")
+
+
+def cells(*values: object) -> list[Text]:
+    """DataTable cells as literal text: a plain ``str`` cell would be parsed as Rich markup, and
+    plog/metadata excerpts are full of ``[sk_optimizer.cpp:33]``-style brackets."""
+    return [Text("" if v is None else str(v)) for v in values]
+
 
 CONF_STYLE = {"high": "bold green", "medium": "bold yellow", "low": "bold red", "n/a": "dim"}
 
@@ -89,4 +102,4 @@ def overview_markup(a: Analysis, proposal: Proposal, accepted: bool = False) -> 
     return "\n".join(out)
 
 
-__all__ = ["CONF_STYLE", "item_line", "mark", "overview_markup", "proposal_summary"]
+__all__ = ["CONF_STYLE", "cells", "escape", "item_line", "mark", "overview_markup", "proposal_summary"]
