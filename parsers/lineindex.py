@@ -424,12 +424,12 @@ def fault_lines(index: LineIndex, cancel: Cancel = _never, *, stops: bool = Fals
     """
     # Imported here: skdbg.parsers.plog pulls in pandas (~0.25 s), which a viewer's first paint must
     # not wait for; the fault scan runs later, in a worker.
-    from skdbg.parsers.plog import FAULT_MARKERS, _scan_raw
+    from skdbg.parsers.plog import FAULT_MARKERS, scan_marker_lines
 
     others = tuple(m for m in FAULT_MARKERS if m != SK_MARKER)
     out: list[int] = []
     prev_sk_only = -2  # line number of the previous line whose only marker was [SK][
-    for no, raw, _complete in _scan_raw(index.path, FAULT_MARKERS):
+    for no, raw, _complete in scan_marker_lines(index.path, FAULT_MARKERS):
         if cancel():
             return None
         if stops and SK_MARKER in raw and not any(m in raw for m in others):

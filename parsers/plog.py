@@ -387,7 +387,7 @@ def _scan_block(
     return n_nl, found
 
 
-def _scan_raw(path: Path, markers: Sequence[bytes]) -> Iterator[tuple[int, bytes, bool]]:
+def scan_marker_lines(path: Path, markers: Sequence[bytes]) -> Iterator[tuple[int, bytes, bool]]:
     """``(1-based line number, raw line without newline, complete)`` for every marker line."""
     with path.open("rb", buffering=0) as fh:
         buf = bytearray(CHUNK)
@@ -434,7 +434,7 @@ def scan_plog(
     """
     p = check_text_file(path, what=WHAT)
     file = str(path)
-    for no, raw, complete in _scan_raw(p, markers):
+    for no, raw, complete in scan_marker_lines(p, markers):
         if raw.endswith(b"\r"):
             raw = raw[:-1]
         text = raw.decode("utf-8", errors="replace")
