@@ -219,3 +219,26 @@ async def test_export_refuses_a_folder_inside_the_scene() -> None:
         await settle(pilot)
         assert not target.exists()
         assert any((n.title or "") == "export failed" for n in app._notifications)
+
+
+async def test_mouse_clicks_accept_and_choose_a_mechanism() -> None:
+    app = SkdbgApp(scene("aiv-fault-add-custom"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("5")
+        await settle(pilot)
+        assert app.state is not None
+        await pilot.click("#mech-close_reopen_exclusion")
+        await settle(pilot)
+        assert app.state.proposal.mechanism == "close_reopen_exclusion"
+        await pilot.click("#accept")
+        await settle(pilot)
+        assert app.state.accepted
+
+
+def test_json_citation_is_located_by_its_last_key() -> None:
+    from skdbg.tui.screens.source import locate_json_path
+
+    lines = ['{"scopes": [', '  {"taskQueues": {"aiv": {"taskQue": {', '    "taskInfos": [1, 2]}}}}]}']
+    assert locate_json_path(lines, "scopes[0].taskQueues.aiv.taskQue.taskInfos[1]") == 3
+    assert locate_json_path(lines, "scopes[0].missing") is None

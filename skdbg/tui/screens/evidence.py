@@ -52,7 +52,9 @@ class EvidenceScreen(TriageScreen):
         a = state.analysis
         cores = self.query_one("#cores", DataTable)
         cores.clear(columns=True)
-        cores.add_columns("core", "type", "role", "task", "PC", "levels", "matches", "COND", "state", "flags")
+        cores.add_columns(
+            "core", "type", "role", "task", "PC", "PC location", "levels", "matches", "COND", "state", "flags"
+        )
         self._items["cores"] = []
         for c in a.fault.cores:
             cores.add_row(
@@ -62,6 +64,7 @@ class EvidenceScreen(TriageScreen):
                     c.role,
                     "" if c.task_index is None else str(c.task_index),
                     _hex(c.current_pc),
+                    c.pc_location or "",
                     _levels(c),
                     ",".join(map(str, c.m)) or "-",
                     f"{_hex(c.cond_value)} {c.cond_state or ''}".strip(),
