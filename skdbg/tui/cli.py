@@ -6,6 +6,7 @@ these in lazily so ``skdbg analyze`` never pays for (or depends on) the UI.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -43,11 +44,26 @@ def launch(scene: Path | None) -> None:
     SkdbgApp(scene, missing=missing).run()
 
 
+#: the project's exit code for unreadable or malformed input (skdbg/cli.py)
+EXIT_BAD_INPUT = 3
+
+
 @click.command("tui")
-@click.argument("scene", type=click.Path(exists=True, file_okay=False, path_type=Path), required=False)
+@click.argument("scene", type=click.Path(path_type=Path), required=False)
 def tui(scene: Path | None) -> None:
-    """Open SCENE in the interactive TUI (no SCENE: the bundled example scene)."""
+    """Open SCENE in the interactive TUI (no SCENE: the bundled example scene).
+
+    A scene that cannot be opened is refused before the UI starts (exit 3, one line on stderr)."""
+    if scene is not None:
+        from skdbg.parsers.common import ParseError
+        from skdbg.scene import open_scene
+
+        try:
+            open_scene(scene)
+        except ParseError as exc:
+            click.echo(f"skdbg: {exc}", err=True)
+            sys.exit(EXIT_BAD_INPUT)
     launch(scene)
 
 
-__all__ = ["EXAMPLE", "example_scene", "launch", "missing_example_text", "tui"]
+__all__ = ["EXAMPLE", "EXIT_BAD_INPUT", "example_scene", "launch", "missing_example_text", "tui"]

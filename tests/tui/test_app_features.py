@@ -174,4 +174,5 @@ def test_example_scene_found_in_the_checkout_and_cli_help() -> None:
     result = CliRunner().invoke(tui, ["--help"])
     assert result.exit_code == 0 and "SCENE" in result.output
     result = CliRunner().invoke(tui, ["/no/such/scene"])
-    assert result.exit_code == 2
+    assert result.exit_code == 3
+    assert "/no/such/scene" in result.output
