@@ -93,12 +93,12 @@ async def test_palette_context_commands_theme_and_screen() -> None:
         assert "Log: next fault" in names and "Proposal: export report" not in names
         # typed into the palette: a theme, then a screen
         assert app.theme != "nord"
-        await pilot.press("ctrl+p", *"Theme: nord")
+        await pilot.press("ctrl+p", *"nord")
         await settle(pilot)
         await pilot.press("enter")
         await settle(pilot)
         assert app.theme == "nord"
-        await pilot.press("ctrl+p", *"Go to scope")
+        await pilot.press("ctrl+p", *"to scope")
         await settle(pilot)
         await pilot.press("enter")
         await settle(pilot)

@@ -107,7 +107,7 @@ async def test_log_search_moves_to_the_matching_line_and_faults_step() -> None:
         assert before is not None and before[1] < 262
 
 
-async def test_scope_draws_the_cut_and_the_edges() -> None:
+async def test_scope_draws_the_cut_and_proposal_refuses_an_illegal_cut() -> None:
     app = SkdbgApp(scene("event-bound-split"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -117,16 +117,9 @@ async def test_scope_draws_the_cut_and_the_edges() -> None:
         cut = {str(children.get_row(k)[3]): str(children.get_row(k)[0]) for k in children.rows}
         assert cut == {"100": "", "101": "", "102": "✂", "103": "✂", "104": "◆✂", "105": "✂", "106": ""}
         edges = app.screen.query_one("#edges", DataTable)
-        kinds = sorted(str(edges.get_row(k)[0]) for k in edges.rows)
-        assert kinds == ["cache", "event", "event"]
-        unfused = app.screen.query_one("#unfused", DataTable)
-        assert unfused.row_count == 2
-
-
-async def test_proposal_refuses_an_illegal_cut_with_rule_and_evidence() -> None:
-    app = SkdbgApp(scene("event-bound-split"))
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        assert sorted(str(edges.get_row(k)[0]) for k in edges.rows) == ["cache", "event", "event"]
+        assert app.screen.query_one("#unfused", DataTable).row_count == 2
+        # Proposal: FlashAttentionScore_3b8e (the in-SK cache reader) cannot stay behind
         await pilot.press("5")
         await settle(pilot)
         screen = app.screen
@@ -145,7 +138,7 @@ async def test_proposal_refuses_an_illegal_cut_with_rule_and_evidence() -> None:
         assert any((n.title or "") == "illegal cut refused" for n in app._notifications)
 
 
-async def test_proposal_mechanism_and_set_edits_replan_the_diff() -> None:
+async def test_proposal_mechanism_and_set_edits_replan_the_diff_by_keys_and_mouse() -> None:
     app = SkdbgApp(scene("event-bound-split"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -166,6 +159,14 @@ async def test_proposal_mechanism_and_set_edits_replan_the_diff() -> None:
         await pilot.press("r")
         await settle(pilot)
         assert app.state.proposal == app.state.analysis.proposal
+        # the same by mouse: click a mechanism, click Accept
+        await pilot.click("#mech-close_reopen_exclusion")
+        await settle(pilot)
+        assert app.state.proposal.mechanism == "close_reopen_exclusion"
+        assert app.state.proposal.excluded == (104, 105)
+        await pilot.click("#accept")
+        await settle(pilot)
+        assert app.state.accepted
 
 
 async def test_accept_block_and_export_the_report_folder(tmp_path: Path) -> None:
@@ -196,6 +197,15 @@ async def test_accept_block_and_export_the_report_folder(tmp_path: Path) -> None
             ]
         )
         assert "explicit_none_exclusion" in (out / "analysis.json").read_text(encoding="utf-8")
+        # a folder inside the (sealed) scene is refused, nothing is written
+        inside = scene("aiv-fault-add-custom") / "report-here"
+        app.report_dir = inside
+        await pilot.press("x")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert not inside.exists()
+        assert any((n.title or "") == "export failed" for n in app._notifications)
         # block with a reason: the proposal is blocked, route R6
         await pilot.press("b")
         await settle(pilot)
@@ -206,34 +216,6 @@ async def test_accept_block_and_export_the_report_folder(tmp_path: Path) -> None
         await pilot.press("a")
         await settle(pilot)
         assert not app.state.accepted
-
-
-async def test_export_refuses_a_folder_inside_the_scene() -> None:
-    target = scene("aiv-fault-add-custom") / "report-here"
-    app = SkdbgApp(scene("aiv-fault-add-custom"), report_dir=target)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("5", "x")
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        assert not target.exists()
-        assert any((n.title or "") == "export failed" for n in app._notifications)
-
-
-async def test_mouse_clicks_accept_and_choose_a_mechanism() -> None:
-    app = SkdbgApp(scene("aiv-fault-add-custom"))
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("5")
-        await settle(pilot)
-        assert app.state is not None
-        await pilot.click("#mech-close_reopen_exclusion")
-        await settle(pilot)
-        assert app.state.proposal.mechanism == "close_reopen_exclusion"
-        await pilot.click("#accept")
-        await settle(pilot)
-        assert app.state.accepted
 
 
 def test_json_citation_is_located_by_its_last_key() -> None:
