@@ -66,10 +66,25 @@ def bad_input_is_exit_3(func: F) -> F:
 @click.group(
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110},
     epilog=EXIT_CODES_HELP,
+    invoke_without_command=True,
 )
 @click.version_option(__version__, prog_name="skdbg")
-def main() -> None:
-    """skdbg — forensic debugger for Ascend SuperKernel (SK) failures."""
+@click.pass_context
+def main(ctx: click.Context) -> None:
+    """skdbg — forensic debugger for Ascend SuperKernel (SK) failures.
+
+    Without a command: open the interactive TUI on the bundled example scene (`skdbg tui SCENE` for
+    any scene)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        # no terminal to draw on (a pipe, CI): say what to run instead of starting a UI blind
+        click.echo(ctx.get_help())
+        click.echo("skdbg: no interactive terminal: the TUI needs one (try `skdbg analyze SCENE`)", err=True)
+        return
+    from skdbg.tui.cli import launch
+
+    launch(None)
 
 
 @main.command(epilog=EXIT_CODES_HELP)
@@ -632,6 +647,12 @@ def session_note(session_id: str, text: str, attempt: str | None, session_dir: P
         ledger.add_note(session_id, text, round_id=round_id, attempt_no=no)
         count = len(ledger.notes(session_id))
     _emit(fmt, {"notes": count}, f"{count} note(s)")
+
+
+# the TUI entry point imports only click at module level; textual loads inside launch()
+from skdbg.tui.cli import tui as _tui  # noqa: E402
+
+main.add_command(_tui)
 
 
 if __name__ == "__main__":  # pragma: no cover

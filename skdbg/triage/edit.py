@@ -16,7 +16,7 @@ from skdbg.triage.context import TriageContext
 from skdbg.triage.fragment import Edge, Fragment, compute_fragment, fragment_input
 from skdbg.triage.markers import apply_edits, unified_diff
 from skdbg.triage.model import MECHANISMS, ChildRef, MarkerEdit, Proposal, Verdict
-from skdbg.triage.proposal import METHOD, _Builder, _Decision
+from skdbg.triage.proposal import METHOD, Decision, ProposalBuilder
 from skdbg.triage.skview import SkInstance
 from skdbg.triage.stages import Localization
 
@@ -152,7 +152,7 @@ def replan(
     check = check_cut(ctx, inst, excluded)
     if not check.ok:
         raise ValueError(check.message)
-    b = _Builder(ctx, inst, base.child, verdict)
+    b = ProposalBuilder(ctx, inst, base.child, verdict)
     names = b.scope_names()
     automatic = not names
     b.load_source()
@@ -172,9 +172,9 @@ def replan(
     ex_nodes = [k for k in kernels if k.node_id in members]
     rest = [k for k in kernels if k.node_id not in members]
     first = min(k.position for k in ex_nodes)
-    decision = _Decision("proposed", mechanism, None if frag.single else "R5")
+    decision = Decision("proposed", mechanism, None if frag.single else "R5")
     if automatic and mechanism != "explicit_none_exclusion":
-        decision = _Decision(
+        decision = Decision(
             "blocked",
             None,
             "R6",

@@ -111,7 +111,7 @@ def propose(ctx: TriageContext, loc: Localization, verdict: Verdict) -> Proposal
                 "ranges and dependencies cannot be computed (§4.1 element 2)"
             ),
         )
-    return _Builder(ctx, inst, child, verdict).build()
+    return ProposalBuilder(ctx, inst, child, verdict).build()
 
 
 def _reason(verdict: Verdict) -> str:
@@ -125,7 +125,9 @@ def _reason(verdict: Verdict) -> str:
 
 
 @dataclass
-class _Decision:
+class Decision:
+    """The §4.4 outcome of a fragment: status, mechanism, route and why it was blocked."""
+
     status: str
     mechanism: str | None
     route: str | None
@@ -133,7 +135,13 @@ class _Decision:
 
 
 @dataclass
-class _Builder:
+class ProposalBuilder:
+    """Builds one proposal step by step (source, sites, region, fragment, safety, decision, edits).
+
+    Public because :mod:`skdbg.triage.edit` replays the same steps for a user-edited excluded set, so
+    an edited proposal follows exactly the engine's anchoring and blocking rules.
+    """
+
     ctx: TriageContext
     inst: SkInstance
     child: ChildRef
@@ -573,34 +581,34 @@ class _Builder:
         shown = "absent" if v is None else str(v).lower()
         return f"{self.ctx.relpath(pf.file)}:{_PROBE_PATH} = {shown}"
 
-    def decide(self, frag: Fragment, rest: list[SkNode], automatic: bool, none_ok: bool) -> _Decision:
+    def decide(self, frag: Fragment, rest: list[SkNode], automatic: bool, none_ok: bool) -> Decision:
         """§4.4 rules 1–3 and the §4.5 mechanism."""
         if not rest:
-            return _Decision(
+            return Decision(
                 "blocked",
                 None,
                 "R6",
                 "F equals the whole scope: no fusible child would remain outside the fragment (§4.4 rule 3)",
             )
         if self.ambiguous_site is not None:
-            return _Decision("blocked", None, "R6", f"§4.6/§4.4 rule 3: {self.ambiguous_site}")
+            return Decision("blocked", None, "R6", f"§4.6/§4.4 rule 3: {self.ambiguous_site}")
         if frag.single:
             if none_ok:
-                return _Decision("proposed", EXPLICIT_NONE, None)
+                return Decision("proposed", EXPLICIT_NONE, None)
             if automatic:
-                return _Decision(
+                return Decision(
                     "blocked",
                     None,
                     "R6",
                     "automatic-AOT candidate (no named scope): only the None pair can exclude a child, and the "
                     "archived probe does not accept explicit_none_exclusion (§4.4 rule 3, §4.5)",
                 )
-            return _Decision("proposed", CLOSE_REOPEN, None)
+            return Decision("proposed", CLOSE_REOPEN, None)
         # rule 2: F ⊋ {child}
         if automatic:
             if none_ok:
-                return _Decision("proposed", EXPLICIT_NONE, "R5")
-            return _Decision(
+                return Decision("proposed", EXPLICIT_NONE, "R5")
+            return Decision(
                 "blocked",
                 None,
                 "R5",
@@ -616,17 +624,17 @@ class _Builder:
                 if pos[0] < n.position < pos[-1] and n.node_id not in frag.members
             ]
             if gaps:
-                return _Decision(
+                return Decision(
                     "blocked",
                     None,
                     "R6",
                     f"the fragment is not contiguous in SK order (nodeIds {gaps} between)",
                 )
-        return _Decision("proposed", SPLIT, "R5")
+        return Decision("proposed", SPLIT, "R5")
 
     def marker_edits(
-        self, frag: Fragment, decision: _Decision, automatic: bool
-    ) -> tuple[_Decision, tuple[MarkerEdit, ...]]:
+        self, frag: Fragment, decision: Decision, automatic: bool
+    ) -> tuple[Decision, tuple[MarkerEdit, ...]]:
         """Anchor the decision on the marker file; §4.4 rule 3 blocks found here change the decision."""
         src = self.src
         if src is None:
@@ -662,10 +670,10 @@ class _Builder:
             return decision, ()
         span = src.span(flines, base, self.region)
         if isinstance(span, SpanBlock):
-            return _Decision("blocked", None, "R6", f"§4.4 rule 3: {span.reason}"), ()
+            return Decision("blocked", None, "R6", f"§4.4 rule 3: {span.reason}"), ()
         outside = self._outside_nodes(frag, span)
         if outside:
-            return _Decision("blocked", None, "R6", outside), ()
+            return Decision("blocked", None, "R6", outside), ()
         label = self._label(frag)
         rel = src.rel
         if decision.mechanism == EXPLICIT_NONE:

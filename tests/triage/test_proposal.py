@@ -256,7 +256,7 @@ def test_automatic_candidate_without_none_pair_is_blocked(
     b = _build(
         tmp_path, Kernel("RmsNorm_5c1d"), Kernel("AddCustom_11aa"), Kernel("Cast_22bb"), probe=NOT_ACCEPTED
     )
-    monkeypatch.setattr(proposal_mod._Builder, "scope_names", lambda self: [])
+    monkeypatch.setattr(proposal_mod.ProposalBuilder, "scope_names", lambda self: [])
     p, _ = _propose(b.root, 1)
     assert (p.status, p.route) == ("blocked", "R6") and "automatic-AOT" in (p.blocked_reason or "")
     # with the None pair accepted the automatic candidate gets mechanism A
