@@ -1,0 +1,140 @@
+"""The four SK forms of a kernel source file and source discovery (spec §1.3.1, §1.5).
+
+Signals are scanned on the text with comments blanked, so a comment mentioning ``SK_BIND(`` never
+changes a file's form (upstream scans raw text; a deliberate, documented difference).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skdbg.codegen.reader import SourceReading, read_source
+
+FORMS = ("none", "current-sk-bind", "partial", "unknown")
+NOTE_NO_GLOBAL = "no __global__ entry detected"
+NOTE_PARTIAL = "source contains SK markers outside the supported current binding form"
+
+_GLOBAL_RE = re.compile(r"__global__\b")
+_SK_RE = re.compile(r"\b__sk__\b")
+_SK_BIND_RE = re.compile(r"\bSK_BIND\s*\(")
+_UNSUPPORTED_RE = re.compile(
+    r"\b__spk__\b|\bFunLevelMixCoreType\s+\w+\s+__attribute__|\bFunLevelKType\s+\w+\s+__attribute__|\.ascend\.meta"
+)
+_KERNEL_SIGNAL_RE = re.compile(r"__global__\b|__sk__|SK_BIND\(|\.ascend\.meta")
+SOURCE_SUFFIXES = (".asc", ".cpp")
+
+
+@dataclass(frozen=True)
+class FileForm:
+    file: str
+    form: str
+    has_global: bool
+    has_sk_keyword: bool
+    has_sk_bind: bool
+    has_unsupported_sk_signal: bool
+    notes: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "form": self.form,
+            "has_global": self.has_global,
+            "has_sk_keyword": self.has_sk_keyword,
+            "has_sk_bind": self.has_sk_bind,
+            "has_unsupported_sk_signal": self.has_unsupported_sk_signal,
+            "notes": list(self.notes),
+        }
+
+
+def classify(reading: SourceReading) -> FileForm:
+    """Decide the form in the spec's order: unknown, current-sk-bind, partial, none."""
+    code = reading.code_text()
+    has_global = _GLOBAL_RE.search(code) is not None
+    has_sk = _SK_RE.search(code) is not None
+    has_bind = _SK_BIND_RE.search(code) is not None
+    unsupported = _UNSUPPORTED_RE.search(code) is not None
+    notes: tuple[str, ...] = ()
+    if not has_global:
+        form, notes = "unknown", (NOTE_NO_GLOBAL,)
+    elif has_sk and has_bind and not unsupported:
+        form = "current-sk-bind"
+    elif has_sk or has_bind or unsupported:
+        form, notes = "partial", (NOTE_PARTIAL,)
+    else:
+        form = "none"
+    return FileForm(reading.file, form, has_global, has_sk, has_bind, unsupported, notes)
+
+
+class AssetError(ValueError):
+    """The asset path cannot be used (missing, or no candidate source): a usage error."""
+
+
+@dataclass
+class Candidate:
+    rel: str
+    path: Path
+    reading: SourceReading
+    form: FileForm
+
+
+@dataclass
+class Discovery:
+    asset: Path
+    candidates: list[Candidate] = field(default_factory=list)
+    ignored: list[dict[str, str]] = field(default_factory=list)
+
+
+def read_file_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise AssetError(f"{path}: not UTF-8 text (byte {exc.start})") from exc
+    except OSError as exc:
+        raise AssetError(f"{path}: cannot read: {exc.strerror}") from exc
+
+
+def discover(asset: Path) -> Discovery:
+    """Candidate kernel sources of an asset: the file itself, or every .asc/.cpp under a directory."""
+    if not asset.exists():
+        raise AssetError(f"asset not found: {asset}")
+    found = Discovery(asset.resolve())
+    if asset.is_file():
+        reading = read_source(read_file_text(asset), asset.name)
+        found.candidates.append(Candidate(asset.name, asset, reading, classify(reading)))
+        return found
+    for path in sorted(p for p in asset.rglob("*") if p.is_file() and p.suffix in SOURCE_SUFFIXES):
+        rel = path.relative_to(asset).as_posix()
+        if any(part in {"test", "tests"} for part in Path(rel).parts):
+            found.ignored.append({"file": rel, "reason": "test_support_file"})
+            continue
+        text = read_file_text(path)
+        if _KERNEL_SIGNAL_RE.search(text) is None:
+            found.ignored.append({"file": rel, "reason": "no_kernel_signal"})
+            continue
+        reading = read_source(text, rel)
+        if not reading.entries and not reading.gaps and "__sk__" not in text and "SK_BIND(" not in text:
+            found.ignored.append({"file": rel, "reason": "no_kernel_definition"})
+            continue
+        found.candidates.append(Candidate(rel, path, reading, classify(reading)))
+    if not found.candidates:
+        raise AssetError(f"no kernel .asc or .cpp source files found under {asset}")
+    found.ignored.sort(key=lambda d: d["file"])
+    return found
+
+
+def detect(asset: Path) -> dict[str, Any]:
+    """The ``operator-sk-form-analysis.json`` document for an asset (plus reader gaps, file:line)."""
+    found = discover(asset)
+    forms = [c.form for c in found.candidates]
+    kinds = {f.form for f in forms}
+    return {
+        "status": "analyzed",
+        "asset_path": str(found.asset),
+        "overall_form": kinds.pop() if len(kinds) == 1 else "mixed",
+        "per_file": [f.to_json() for f in forms],
+        "ignored_support_files": found.ignored,
+        "gaps": [str(g) for c in found.candidates for g in c.reading.gaps],
+    }

@@ -1,0 +1,412 @@
+"""Kernel-source reader: a tokenizer-based finder of AscendC ``__global__`` entries (spec §1.4).
+
+Upstream finds entries with one regex, which silently misses ``f(void)`` kernels, attributes, parameters
+with parentheses and mis-reads kernels defined inside macros. This reader tokenizes the source first
+(comments, string/char literals, preprocessor lines with continuations are single tokens), so braces in
+comments or strings never end a body, and every ``__global__`` it cannot turn into an entry becomes a
+:class:`Gap` with file:line instead of disappearing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# one alternative per token kind; order matters (comments before punctuation, strings before idents)
+_TOKEN_RE = re.compile(
+    r"""
+    (?P<comment>//[^\n]*|/\*.*?\*/)
+  | (?P<badcomment>/\*)
+  | (?P<string>(?:u8|u|U|L)?"(?:\\.|[^"\\\n])*")
+  | (?P<char>(?:u8|u|U|L)?'(?:\\.|[^'\\\n])*')
+  | (?P<ident>[A-Za-z_]\w*)
+  | (?P<number>\.?\d(?:[\w.]|[eEpP][+-])*)
+  | (?P<ws>[ \t\r\f\v]+|\n)
+  | (?P<punct>::|->|\.\.\.|\[\[|\]\]|[{}()\[\]<>,;=*&:~!%^+\-/|?.#@$`'"\\])
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+_PREPROC_RE = re.compile(r"#(?:[^\n\\]|\\.|\\\n)*", re.DOTALL)
+
+GLOBAL_QUALIFIERS = frozenset(
+    {"__global__", "__aicore__", "__vector__", "__cube__", "__mix__", "__inline__", "inline"}
+)
+_ATTRIBUTE_WORDS = frozenset({"__attribute__", "alignas", "__declspec", "__launch_bounds__"})
+_SPECIFIER_WORDS = frozenset({"static", "extern"})
+
+
+@dataclass(frozen=True)
+class Token:
+    """One lexical token; ``kind`` is a group name of :data:`_TOKEN_RE` or ``preproc``."""
+
+    kind: str
+    text: str
+    start: int
+    end: int
+    line: int
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Something in the source the reader could not turn into an entry, with its location."""
+
+    file: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.message}"
+
+
+@dataclass(frozen=True)
+class TemplateParam:
+    decl: str  # declaration without its default, e.g. ``typename T``
+    name: str
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    c_type: str
+    default: str | None = None
+
+
+@dataclass(frozen=True)
+class KernelEntry:
+    """One ``__global__`` definition; offsets index the source text the reader was given."""
+
+    name: str
+    qualifiers: str
+    params: tuple[Param, ...]
+    template_params: tuple[TemplateParam, ...]
+    extern_c: bool
+    attributes: tuple[str, ...]
+    start: int  # first character of the declaration (``template``/``extern``/first qualifier)
+    body_open: int  # offset of ``{``
+    body_close: int  # offset of the matching ``}``
+    line: int
+    body: str  # text between the braces, macro continuations turned into plain newlines
+
+    @property
+    def uses_get_block_num(self) -> bool:
+        return GET_BLOCK_NUM_RE.search(self.body) is not None
+
+
+GET_BLOCK_NUM_RE = re.compile(r"AscendC\s*::\s*GetBlockNum\s*\(")
+_CONTINUATION_RE = re.compile(r"\\[ \t]*(?:\n|$)")
+
+
+@dataclass
+class SourceReading:
+    file: str
+    text: str
+    entries: list[KernelEntry] = field(default_factory=list)
+    gaps: list[Gap] = field(default_factory=list)
+    tokens: list[Token] = field(default_factory=list)
+
+    def code_text(self) -> str:
+        """The source with comments blanked (newlines kept), for signal scans that must ignore comments."""
+        parts = list(self.text)
+        for tok in self.tokens:
+            if tok.kind == "comment":
+                for i in range(tok.start, tok.end):
+                    if parts[i] != "\n":
+                        parts[i] = " "
+        return "".join(parts)
+
+
+def tokenize(text: str, file: str = "<source>") -> tuple[list[Token], list[Gap]]:
+    """Split ``text`` into tokens (whitespace dropped); problems are gaps, never exceptions."""
+    tokens: list[Token] = []
+    gaps: list[Gap] = []
+    pos, line, at_line_start = 0, 1, True
+    n = len(text)
+    while pos < n:
+        if at_line_start:
+            m_ws = re.compile(r"[ \t]*").match(text, pos)
+            assert m_ws is not None
+            if m_ws.end() < n and text[m_ws.end()] == "#":
+                m = _PREPROC_RE.match(text, m_ws.end())
+                assert m is not None
+                tokens.append(Token("preproc", m.group(), m.start(), m.end(), line))
+                line += m.group().count("\n")
+                pos = m.end()
+                at_line_start = False
+                continue
+        m = _TOKEN_RE.match(text, pos)
+        if m is None:  # pragma: no cover - the punct class accepts any remaining ASCII; non-ASCII below
+            kind, end = "punct", pos + 1
+        else:
+            kind, end = m.lastgroup or "punct", m.end()
+        if m is None or kind == "punct" and end == pos:
+            end = pos + 1
+        chunk = text[pos:end]
+        if kind == "badcomment":
+            gaps.append(Gap(file, line, "unterminated /* comment; the rest of the file is not read"))
+            break
+        if kind == "ws":
+            if chunk == "\n":
+                at_line_start = True
+                line += 1
+            pos = end
+            continue
+        if kind == "punct" and chunk in {'"', "'"}:
+            gaps.append(Gap(file, line, f"unterminated {chunk} literal"))
+        tokens.append(Token(kind, chunk, pos, end, line))
+        line += chunk.count("\n")
+        at_line_start = False
+        pos = end
+    return tokens, gaps
+
+
+def _skip_balanced(toks: list[Token], i: int, open_: str, close: str) -> int:
+    """Index just past the group opened at ``toks[i]`` (which is ``open_``); -1 if unbalanced."""
+    depth = 0
+    for j in range(i, len(toks)):
+        t = toks[j].text
+        if t == open_:
+            depth += 1
+        elif t == close:
+            depth -= 1
+            if depth == 0:
+                return j + 1
+    return -1
+
+
+def _split_top(toks: list[Token]) -> list[list[Token]]:
+    """Split at commas outside (), <>, [], {}."""
+    pieces: list[list[Token]] = [[]]
+    depth = 0
+    for t in toks:
+        if t.text in "(<[{" and t.kind == "punct":
+            depth += 1
+        elif t.text in ")>]}" and t.kind == "punct":
+            depth -= 1
+        if t.text == "," and depth == 0:
+            pieces.append([])
+        else:
+            pieces[-1].append(t)
+    return pieces if pieces != [[]] else []
+
+
+def join_tokens(toks: list[Token], text: str) -> str:
+    """Token texts joined with one space wherever the source had whitespace/comments between them."""
+    out: list[str] = []
+    for k, t in enumerate(toks):
+        if k and toks[k - 1].end != t.start:
+            out.append(" ")
+        out.append(t.text)
+    return "".join(out)
+
+
+def _parse_template(toks: list[Token], text: str) -> tuple[TemplateParam, ...]:
+    params: list[TemplateParam] = []
+    for piece in _split_top(toks):
+        decl = piece
+        for k, t in enumerate(piece):
+            if t.text == "=" and t.kind == "punct":
+                decl = piece[:k]
+                break
+        idents = [t for t in decl if t.kind == "ident"]
+        name = ""
+        for k, t in enumerate(decl):
+            if t.text in {"typename", "class"} and k + 1 < len(decl) and decl[k + 1].kind == "ident":
+                name = decl[k + 1].text
+        if not name and idents:
+            name = idents[-1].text
+        params.append(TemplateParam(join_tokens(decl, text), name))
+    return tuple(params)
+
+
+def read_source(text: str, file: str = "<source>") -> SourceReading:
+    """Tokenize ``text`` and find every ``__global__`` definition; what cannot be read becomes a gap."""
+    tokens, gaps = tokenize(text, file)
+    reading = SourceReading(file, text, tokens=tokens, gaps=gaps)
+    code = [t for t in tokens if t.kind != "comment"]
+    for t in code:
+        if t.kind == "preproc" and re.search(r"\b__global__\b", t.text) and t.text.startswith("#define"):
+            reading.gaps.append(
+                Gap(
+                    file, t.line, "__global__ kernel defined inside a #define macro; expand the macro by hand"
+                )
+            )
+    i = 0
+    while i < len(code):
+        t = code[i]
+        if t.kind == "ident" and t.text == "__global__":
+            entry, nxt = _read_entry(code, i, text, file, reading.gaps)
+            if entry is not None:
+                reading.entries.append(entry)
+            i = max(nxt, i + 1)
+        else:
+            i += 1
+    return reading
+
+
+def _decl_start(code: list[Token], i: int) -> int:
+    """Index of the first token of the declaration containing ``code[i]``."""
+    j = i - 1
+    while j >= 0:
+        t = code[j]
+        if t.kind == "preproc" or t.text in {";", "{", "}"}:
+            break
+        j -= 1
+    return j + 1
+
+
+def _read_entry(
+    code: list[Token], gi: int, text: str, file: str, gaps: list[Gap]
+) -> tuple[KernelEntry | None, int]:
+    start = _decl_start(code, gi)
+    line = code[gi].line
+    j = start
+    template_params: tuple[TemplateParam, ...] = ()
+    extern_c = False
+    attributes: list[str] = []
+    qual_first: int | None = None
+    qual_last = -1
+    if code[j].text == "template" and j + 1 < len(code) and code[j + 1].text == "<":
+        end = _skip_balanced(code, j + 1, "<", ">")
+        if end < 0:
+            gaps.append(Gap(file, line, "unbalanced template parameter list"))
+            return None, gi + 1
+        template_params = _parse_template(code[j + 2 : end - 1], text)
+        j = end
+    while j < len(code):
+        t = code[j]
+        if t.text == "extern" and j + 1 < len(code) and code[j + 1].text == '"C"':
+            extern_c = True
+            j += 2
+            continue
+        if t.text in _ATTRIBUTE_WORDS and j + 1 < len(code) and code[j + 1].text == "(":
+            end = _skip_balanced(code, j + 1, "(", ")")
+            if end < 0:
+                gaps.append(Gap(file, line, f"unbalanced parentheses after {t.text}"))
+                return None, gi + 1
+            attributes.append(join_tokens(code[j:end], text))
+            j = end
+            continue
+        if t.text == "[[":
+            k = j
+            while k < len(code) and code[k].text != "]]":
+                k += 1
+            attributes.append(join_tokens(code[j : k + 1], text))
+            j = k + 1
+            continue
+        if t.text in GLOBAL_QUALIFIERS:
+            if qual_first is None:
+                qual_first = j
+            if t.text == "__mix__" and j + 1 < len(code) and code[j + 1].text == "(":
+                end = _skip_balanced(code, j + 1, "(", ")")
+                if end < 0:
+                    gaps.append(Gap(file, line, "unbalanced __mix__( arguments"))
+                    return None, gi + 1
+                j = end
+            else:
+                j += 1
+            qual_last = j
+            continue
+        if t.text in _SPECIFIER_WORDS:
+            j += 1
+            continue
+        break
+    if qual_first is None or j >= len(code):
+        gaps.append(Gap(file, line, "__global__ outside a function declaration"))
+        return None, gi + 1
+    qualifiers = join_tokens(code[qual_first:qual_last], text)
+    # return type then name then (
+    if code[j].text != "void":
+        gaps.append(Gap(file, line, f"kernel return type must be void, found {code[j].text!r}"))
+        return None, gi + 1
+    j += 1
+    if j >= len(code) or code[j].kind != "ident" or j + 1 >= len(code) or code[j + 1].text != "(":
+        gaps.append(Gap(file, line, "expected a kernel name followed by '(' after void"))
+        return None, gi + 1
+    name = code[j].text
+    pend = _skip_balanced(code, j + 1, "(", ")")
+    if pend < 0:
+        gaps.append(Gap(file, line, f"kernel {name}: unbalanced parameter list"))
+        return None, gi + 1
+    param_toks = code[j + 2 : pend - 1]
+    k = pend
+    while k < len(code) and code[k].text != "{" and code[k].text != ";":
+        t = code[k]
+        if t.text in _ATTRIBUTE_WORDS and k + 1 < len(code) and code[k + 1].text == "(":
+            end = _skip_balanced(code, k + 1, "(", ")")
+            if end < 0:
+                break
+            attributes.append(join_tokens(code[k:end], text))
+            k = end
+        elif t.text == "\\":
+            k += 1
+        else:
+            gaps.append(Gap(file, t.line, f"kernel {name}: unexpected {t.text!r} between ')' and '{{'"))
+            return None, k
+    if k >= len(code):
+        gaps.append(Gap(file, line, f"kernel {name}: no body"))
+        return None, k
+    if code[k].text == ";":
+        return None, k + 1  # a declaration, not a definition
+    bend = _skip_balanced(code, k, "{", "}")
+    if bend < 0:
+        gaps.append(Gap(file, line, f"kernel {name}: body has no matching closing brace"))
+        return None, len(code)
+    params = _parse_params(param_toks, text, file, line, name, gaps)
+    if params is None:
+        return None, bend
+    open_tok, close_tok = code[k], code[bend - 1]
+    body = _CONTINUATION_RE.sub("\n", text[open_tok.end : close_tok.start])
+    entry = KernelEntry(
+        name=name,
+        qualifiers=qualifiers,
+        params=params,
+        template_params=template_params,
+        extern_c=extern_c,
+        attributes=tuple(attributes),
+        start=code[start].start,
+        body_open=open_tok.start,
+        body_close=close_tok.start,
+        line=line,
+        body=body,
+    )
+    return entry, bend
+
+
+def _parse_params(
+    toks: list[Token], text: str, file: str, line: int, name: str, gaps: list[Gap]
+) -> tuple[Param, ...] | None:
+    pieces = _split_top(toks)
+    if len(pieces) == 1 and [t.text for t in pieces[0]] == ["void"]:
+        return ()  # f(void): no parameters (upstream skips such kernels silently)
+    params: list[Param] = []
+    for piece in pieces:
+        if not piece:
+            gaps.append(Gap(file, line, f"kernel {name}: empty parameter"))
+            return None
+        default: str | None = None
+        for k, t in enumerate(piece):
+            if t.text == "=" and t.kind == "punct":
+                default = join_tokens(piece[k + 1 :], text)
+                piece = piece[:k]
+                break
+        if any(t.text == "[" for t in piece):
+            gaps.append(
+                Gap(
+                    file,
+                    piece[0].line,
+                    f"kernel {name}: array parameter cannot be unpacked from an Args struct",
+                )
+            )
+            return None
+        if any(t.text == "(" for t in piece):
+            gaps.append(
+                Gap(file, piece[0].line, f"kernel {name}: function-pointer parameter is not supported")
+            )
+            return None
+        if len(piece) < 2 or piece[-1].kind != "ident":
+            gaps.append(
+                Gap(file, piece[0].line, f"kernel {name}: parameter {join_tokens(piece, text)!r} has no name")
+            )
+            return None
+        params.append(Param(piece[-1].text, join_tokens(piece[:-1], text), default))
+    return tuple(params)
