@@ -1,0 +1,171 @@
+"""From a scene's metadata to an :class:`OpDag`, and prediction-vs-metadata comparison (gate V3).
+
+Why here and not in the parsers: the parsers keep every line as printed; the planner needs one
+merged view per model — capture order and scope flags from ``sk_node_detail.log`` (else the fused and
+unfused lists), fail reasons from ``sk_fusion_fail_reasons.log``, scope ids/names from its original
+scopes, and core needs from the ``KernelInfos`` of any of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from skdbg.codegen.fusion.plan_model import OpDag, OpNode, Plan
+from skdbg.parsers.discovery import ModelDir, discover_sk_meta
+from skdbg.parsers.fail_reasons import FailReasonsResult, parse_fail_reasons
+from skdbg.parsers.fused_nodes import FusedNodesResult, parse_fused_nodes
+from skdbg.parsers.node_detail import parse_node_detail
+from skdbg.parsers.node_format import Node
+from skdbg.parsers.scope_split import parse_scope_split
+
+_EVENT_KIND = {"EventNotify": "NOTIFY", "EventWait": "WAIT", "EventReset": "RESET"}
+_KIND = {
+    "memory_write": "MEMORY_WRITE",
+    "memory_wait": "MEMORY_WAIT",
+    "default": "DEFAULT",
+    "kernel": "KERNEL",
+}
+
+
+def _kind(node: Node) -> str:
+    if node.kind == "event":
+        return _EVENT_KIND.get(node.event_type or "", "DEFAULT")
+    return _KIND.get(node.kind, "DEFAULT")
+
+
+def _op(node: Node, *, kind: str, flags: str, reason: str | None) -> OpNode:
+    return OpNode(
+        node_id=node.node_id,
+        stream=node.stream_id if node.stream_id is not None else (node.stream_idx_in_graph or 0),
+        kind=kind,
+        func_name=node.func_name,
+        scope_flags=flags,
+        fail_reason=reason,
+        event_id=node.event_id,
+        kernel_type=node.kernel_type,
+        num_blocks=node.num_blocks or 0,
+        cube_num=node.cube_num or 0,
+        vec_num=node.vec_num or 0,
+        sche_mode=bool(node.is_sche_mode_on),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ObservedScope:
+    """One SK as the runtime reported it: fused nodes in order, and the break that ended it."""
+
+    scope_id: int
+    node_ids: tuple[int, ...]
+    break_reason: str
+    trigger_node: int | None
+    source: str  # file:line of the SK Function line
+
+
+def _fail_reasons(model: ModelDir) -> FailReasonsResult | None:
+    path = model.files.get("fail_reasons")
+    return parse_fail_reasons(path) if path else None
+
+
+def _fused(model: ModelDir) -> FusedNodesResult | None:
+    path = model.files.get("fused_nodes")
+    return parse_fused_nodes(path) if path else None
+
+
+def dag_from_model(model: ModelDir) -> OpDag:
+    """The captured graph of one ``model_*`` dir as far as its logs show it."""
+    fr = _fail_reasons(model)
+    reasons = {u.node.node_id: (u.reason or u.reason_raw) for u in fr.unfusible} if fr else {}
+    scope_ids: dict[str, int] = {}
+    scope_names: dict[str, str] = {}
+    for o in fr.original_scopes if fr else []:
+        scope_ids.setdefault(o.scope_flags, o.scope_id)
+        if o.scope_names:
+            scope_names.setdefault(o.scope_flags, o.scope_names)
+    detail_path = model.files.get("node_detail")
+    nodes: list[OpNode] = []
+    if detail_path:
+        for d in parse_node_detail(detail_path).nodes:
+            kind = (
+                d.node_type
+                if d.node_type in _KIND.values() or d.node_type in _EVENT_KIND.values()
+                else _kind(d.node)
+            )
+            reason = reasons.get(d.node.node_id)
+            if reason is None and d.is_fusible is False:
+                reason = (
+                    "NOT_IN_SCOPE" if not any(c != "0" for c in (d.scope_flags or "0")) else "OP_UNSUPPORT"
+                )
+            nodes.append(_op(d.node, kind=kind, flags=d.scope_flags or "0", reason=reason))
+        return OpDag(tuple(nodes), scope_ids, scope_names)
+    fused = _fused(model)
+    # No node detail: every SK block is its own scope (bit i) and unfused kernels lie outside.
+    seen: set[int] = set()
+    for b_index, block in enumerate(fused.blocks if fused else []):
+        flags = format(1 << b_index, "b")
+        scope_ids.setdefault(flags, block.scope_id)
+        for fn in block.nodes:
+            if fn.node.node_id not in seen:
+                seen.add(fn.node.node_id)
+                nodes.append(_op(fn.node, kind=_kind(fn.node), flags=flags, reason=None))
+    for u in fr.unfusible if fr else []:
+        if u.node.node_id not in seen:
+            seen.add(u.node.node_id)
+            nodes.append(_op(u.node, kind=_kind(u.node), flags="0", reason=u.reason or u.reason_raw))
+    nodes.sort(key=lambda n: n.node_id)
+    return OpDag(tuple(nodes), scope_ids, scope_names)
+
+
+def observed_scopes(model: ModelDir) -> list[ObservedScope]:
+    """The fused SKs of a model with the break info of the final split snapshot (by scope ordinal)."""
+    fused = _fused(model)
+    breaks: list[tuple[str, int | None]] = []
+    split_path = model.files.get("scope_split")
+    if split_path:
+        snaps = parse_scope_split(split_path).snapshots
+        final = [s for s in snaps if s.pass_name == "ScopeSplitPipelineFinal"] or snaps[-1:]
+        for sc in final[-1].scopes if final else ():
+            bi = sc.break_info
+            breaks.append(((bi.break_reason or "NONE") if bi else "NONE", bi.trigger_node if bi else None))
+    out: list[ObservedScope] = []
+    for i, block in enumerate(fused.blocks if fused else []):
+        reason, trigger = breaks[i] if i < len(breaks) else ("NONE", None)
+        out.append(
+            ObservedScope(
+                block.scope_id,
+                tuple(n.node.node_id for n in block.nodes),
+                reason,
+                trigger,
+                f"{block.src.file}:{block.src.line}",
+            )
+        )
+    return out
+
+
+def compare_plan(plan: Plan, observed: list[ObservedScope]) -> list[str]:
+    """Differences between a prediction and fresh metadata, one sentence each; empty = they agree.
+
+    Compared per SK in launch order: the fused node list (order included), the break reason and its
+    trigger node. This is what gate V3 needs ("the before/after ranges appear as SKs with exactly the
+    proposed child multisets")."""
+    problems: list[str] = []
+    if len(plan.scopes) != len(observed):
+        problems.append(f"predicted {len(plan.scopes)} SK(s), the metadata shows {len(observed)}")
+    for i, (p, o) in enumerate(zip(plan.scopes, observed, strict=False)):
+        if p.node_ids != o.node_ids:
+            problems.append(
+                f"SK {i} ({o.source}): predicted nodes {list(p.node_ids)}, fused {list(o.node_ids)}"
+            )
+        if p.break_info.reason != o.break_reason:
+            problems.append(
+                f"SK {i} ({o.source}): predicted break {p.break_info.reason}, logged {o.break_reason}"
+            )
+        elif o.trigger_node is not None and p.break_info.trigger_node != o.trigger_node:
+            problems.append(
+                f"SK {i} ({o.source}): predicted trigger node {p.break_info.trigger_node}, logged {o.trigger_node}"
+            )
+    return problems
+
+
+def models_of_scene(scene: str | Path) -> list[ModelDir]:
+    return list(discover_sk_meta(scene).models)
