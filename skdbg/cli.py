@@ -654,13 +654,13 @@ from skdbg.tui.cli import tui as _tui  # noqa: E402
 
 main.add_command(_tui)
 
-from skdbg.cli_codegen_candidate import register as _register_candidate  # noqa: E402
-
-_register_candidate(main)
-
 from skdbg.cli_codegen import codegen as _codegen  # noqa: E402
 
 main.add_command(_codegen)
+
+from skdbg.cli_codegen_candidate import register as _register_candidate  # noqa: E402
+
+_register_candidate(main)
 
 
 if __name__ == "__main__":  # pragma: no cover
