@@ -15,6 +15,7 @@ from skdbg.codegen.fusion.plan_model import OpDag, OpNode, Plan
 from skdbg.parsers.discovery import ModelDir, discover_sk_meta
 from skdbg.parsers.fail_reasons import FailReasonsResult, parse_fail_reasons
 from skdbg.parsers.fused_nodes import FusedNodesResult, parse_fused_nodes
+from skdbg.parsers.graph_json import GraphFile, GraphNode, parse_graph_json
 from skdbg.parsers.node_detail import parse_node_detail
 from skdbg.parsers.node_format import Node
 from skdbg.parsers.scope_split import parse_scope_split
@@ -51,6 +52,69 @@ def _op(node: Node, *, kind: str, flags: str, reason: str | None) -> OpNode:
     )
 
 
+_GRAPH_KINDS = {"KERNEL", "NOTIFY", "WAIT", "RESET", "MEMORY_WRITE", "MEMORY_WAIT", "DEFAULT"}
+
+
+def _event_key(node: GraphNode) -> int | None:
+    """Event id of an event node; value write/wait pair by device address (their "event")."""
+    for task in node.tasks:
+        for key in ("eventId", "devAddr"):
+            value = task.params.get(key)
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+            if isinstance(value, str):
+                try:
+                    return int(value, 0)
+                except ValueError:
+                    continue
+    return None
+
+
+def _cores(kernel_type: str | None, blocks: int) -> tuple[int, int]:
+    """(cube, vec) core need from the normalised kernel type (codegen.md §2.11)."""
+    return {
+        "AIC_ONLY": (blocks, 0),
+        "AIV_ONLY": (0, blocks),
+        "MIX_AIC_1_1": (blocks, blocks),
+        "MIX_AIC_1_2": (blocks, 2 * blocks),
+    }.get(kernel_type or "", (0, blocks))
+
+
+def dag_from_graph(
+    graph: GraphFile, reasons: dict[int, str], scope_ids: dict[str, int] | None = None
+) -> OpDag:
+    """The captured graph of ``sk_graph_origin.json``: one bit per distinct scope name (in order of
+    appearance), scope marker kernels dropped, fusibility from the fail-reason log (the JSON has none)."""
+    flags_of: dict[str, str] = {}
+    nodes: list[OpNode] = []
+    for g in sorted(graph.nodes, key=lambda n: n.node_id):
+        if g.is_scope_begin or g.is_scope_end or g.is_scope_placeholder or g.skinfo is not None:
+            continue
+        if g.scope_name:
+            flags_of.setdefault(g.scope_name, "1" + "0" * len(flags_of))
+        kind = g.node_type if g.node_type in _GRAPH_KINDS else "DEFAULT"
+        kernel = next((t.kernel for t in g.tasks if t.kernel is not None), None)
+        blocks = (kernel.num_blocks if kernel else None) or 0
+        cube, vec = _cores(kernel.kernel_type if kernel else None, blocks)
+        nodes.append(
+            OpNode(
+                node_id=g.node_id,
+                stream=g.stream_idx or 0,
+                kind=kind,
+                func_name=kernel.func_name if kernel else None,
+                scope_flags=flags_of.get(g.scope_name or "", "0"),
+                fail_reason=reasons.get(g.node_id, "DEFAULT_NODE" if kind == "DEFAULT" else None),
+                event_id=_event_key(g) if kind != "KERNEL" and kind != "DEFAULT" else None,
+                kernel_type=kernel.kernel_type if kernel else None,
+                num_blocks=blocks,
+                cube_num=cube,
+                vec_num=vec,
+            )
+        )
+    names = {flags: name for name, flags in flags_of.items()}
+    return OpDag(tuple(nodes), dict(scope_ids or {}), names)
+
+
 @dataclass(frozen=True, slots=True)
 class ObservedScope:
     """One SK as the runtime reported it: fused nodes in order, and the break that ended it."""
@@ -73,7 +137,9 @@ def _fused(model: ModelDir) -> FusedNodesResult | None:
 
 
 def dag_from_model(model: ModelDir) -> OpDag:
-    """The captured graph of one ``model_*`` dir as far as its logs show it."""
+    """The captured graph of one ``model_*`` dir as far as its logs show it: ``sk_node_detail.log``
+    (capture order, type, scope flags, fusibility), else ``sk_graph_origin.json``, else the fused and
+    unfused node lists (each SK block its own scope — only enough to replay what was fused)."""
     fr = _fail_reasons(model)
     reasons = {u.node.node_id: (u.reason or u.reason_raw) for u in fr.unfusible} if fr else {}
     scope_ids: dict[str, int] = {}
@@ -98,6 +164,12 @@ def dag_from_model(model: ModelDir) -> OpDag:
                 )
             nodes.append(_op(d.node, kind=kind, flags=d.scope_flags or "0", reason=reason))
         return OpDag(tuple(nodes), scope_ids, scope_names)
+    graph_path = model.files.get("graph_origin")
+    if graph_path:
+        by_name = {name: sid for flags, sid in scope_ids.items() if (name := scope_names.get(flags))}
+        dag = dag_from_graph(parse_graph_json(graph_path), reasons)
+        ids = {flags: by_name[name] for flags, name in dag.scope_names.items() if name in by_name}
+        return OpDag(dag.nodes, ids, dag.scope_names)
     fused = _fused(model)
     # No node detail: every SK block is its own scope (bit i) and unfused kernels lie outside.
     seen: set[int] = set()

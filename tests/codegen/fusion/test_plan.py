@@ -218,3 +218,60 @@ def test_planned_scopes_never_cycle_or_break_event_pairs(dag: OpDag) -> None:
     for wait, notify in wait_partners(dag).items():
         if wait in pos and notify in pos:
             assert pos[notify] < pos[wait]
+
+
+def test_graph_origin_json_is_a_planner_source(tmp_path: Path) -> None:
+    """Without sk_node_detail.log the planner reads sk_graph_origin.json (+ fail reasons) and still
+    reproduces the event-bound scene's SK; scope marker kernels are not graph nodes for it."""
+    import shutil
+
+    from skdbg.scenebuilder.jsonart import GraphNodeSpec, kernel_params, write_graph_json
+
+    src = ROOT / "examples" / "scenes" / "event-bound-split" / "sk_meta" / "48213" / "model_48_1"
+    model_dir = tmp_path / "sk_meta" / "48213" / "model_48_1"
+    model_dir.mkdir(parents=True)
+    for name in ("sk_fused_nodes.log", "sk_fusion_fail_reasons.log", "sk_scope_split.log"):
+        shutil.copy(src / name, model_dir / name)
+    scope = "decoder.layer.0.mlp"
+
+    def kern(
+        nid: int, name: str, kt: str = "AIV_ONLY", scoped: bool = True, stream: int = 0
+    ) -> GraphNodeSpec:
+        params = kernel_params(name, func_handle=nid, bin_handle=nid, num_blocks=48, kernel_type=kt)
+        return GraphNodeSpec(nid, params=params, scope_name=scope if scoped else None, stream_id=stream)
+
+    def ev(nid: int, node_type: str, stream: int) -> GraphNodeSpec:
+        kind = "eventRecordParams" if node_type == "NOTIFY" else "eventWaitParams"
+        return GraphNodeSpec(
+            nid,
+            node_type=node_type,
+            params_kind=kind,
+            params={"eventId": "0x1", "eventFlag": 0},
+            scope_name=scope,
+            stream_id=stream,
+        )
+
+    marker = GraphNodeSpec(
+        98,
+        params=kernel_params("sk_scope_kernel_begin", func_handle=1, bin_handle=1),
+        scope_name=scope,
+        is_scope_begin=True,
+    )
+    s0 = [
+        marker,
+        kern(99, "static_kernel_RmsNorm_5c1d07aa", scoped=False),
+        kern(100, "RmsNorm_5c1d07aa"),
+        kern(101, "QuantBatchMatmulV3_8ab2c4f1", "AIC_ONLY"),
+        ev(102, "NOTIFY", 0),
+        kern(105, "FlashAttentionScore_3b8e"),
+        kern(106, "Cast_9f3e21"),
+        kern(107, "static_kernel_MatMulV3_e07b3c19", "AIC_ONLY", scoped=False),
+    ]
+    s1 = [ev(103, "WAIT", 1), kern(104, "KvRopeCache_77a0", stream=1)]
+    write_graph_json(model_dir / "sk_graph_origin.json", "48_1", [s0, s1])
+    (model,) = models_of_scene(tmp_path)
+    dag = dag_from_model(model)
+    assert 98 not in dag.by_id() and dag.by_id()[101].cube_num == 48
+    plan = plan_scopes(dag)
+    assert compare_plan(plan, observed_scopes(model)) == []
+    assert plan.scopes[0].scope_id == 7 and plan.unfused == {99: "NOT_IN_SCOPE", 107: "NOT_IN_SCOPE"}
