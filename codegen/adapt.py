@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from skdbg.codegen.block import AdaptError, check_options, parse_bind_target, plan_block, specialise
+from skdbg.codegen.canonical import AdaptedFile, build_canonical, safe_identifier
 from skdbg.codegen.contract import Contract, check_entry, escalation
 from skdbg.codegen.forms import Candidate, classify, discover
 from skdbg.codegen.kerneltype import KernelTypeError
@@ -91,6 +92,8 @@ class AdaptOptions:
     num_splits: int = 4
     with_sys_args: str = "auto"
     contract: Contract | None = None
+    package_name: str = "op_extension"
+    package_version: str = "0.1.0"
 
 
 def adapt_text(
@@ -215,12 +218,30 @@ def adapt_asset(asset: Path, out_dir: Path, options: AdaptOptions) -> dict[str, 
     all_escalations: list[dict[str, Any]] = []
     for cand in found.candidates:
         per_file.append(_adapt_candidate(cand, options, asset_root, files, all_escalations))
+    _check_contract_use(options.contract, per_file, all_escalations)
     status = "needs-human" if all_escalations else "completed"
+    adapted = [
+        AdaptedFile(r["file"], files[r["file"]], c.path, r["entries"])
+        for r, c in zip(per_file, found.candidates, strict=True)
+        if r["status"] == "adapted" and r["entries"]
+    ]
+    layout: dict[str, Any] = {
+        "pybind_layout": None,
+        "pybind_module": None,
+        "package_name": options.package_name,
+        "package_version": options.package_version,
+        "python_package": safe_identifier(options.package_name),
+        "canonical_written_files": [],
+    }
+    if status == "completed" and adapted:
+        canonical, layout = build_canonical(adapted, options.package_name, options.package_version)
+        files.update(canonical)
     manifest = {
         "status": status,
         "asset_path": str(found.asset),
         "adapted_dir": str((out_dir / ADAPTED_DIR).resolve()),
-        "pybind_layout": None,
+        **layout,
+        "template_specializations": [],
         "mask": options.mask,
         "num_splits": options.num_splits,
         "with_sys_args": options.with_sys_args,
@@ -230,6 +251,24 @@ def adapt_asset(asset: Path, out_dir: Path, options: AdaptOptions) -> dict[str, 
     }
     _write_atomic(out_dir, files, manifest)
     return manifest
+
+
+def _check_contract_use(
+    contract: Contract | None, per_file: list[dict[str, Any]], escalations: list[dict[str, Any]]
+) -> None:
+    """A contract whose entries matched no kernel while some entry stayed unresolved is reported."""
+    if contract is None:
+        return
+    names = {m["entry_name"] for r in per_file for m in r["entries"]}
+    unresolved = [e for e in escalations if e["rule_id"] == "codegen.pybind-return-tensor-unresolved"]
+    if unresolved and not any(contract.lookup(n) for n in names):
+        escalations.append(
+            escalation(
+                "codegen.io-contract-entry-unused",
+                f"IO contract entries {sorted(contract.entries)} match no kernel entry of the asset.",
+                [f"contract_entries={sorted(contract.entries)}"],
+            )
+        )
 
 
 def _adapt_candidate(
