@@ -260,39 +260,40 @@ def _dcci() -> str:
 
 
 def _single_stream(m: SkModel, items: list[tuple[Child, ChildBlocks]]) -> str:
-    out = (
+    out: list[str] = [
         f'extern "C"  __global__ {_align_attr(m)} __aicore__ void auto_gen_{m.kernel_name}_kernel(void) {{\n'
-    )
-    out += "    GM_ADDR *param_base = (GM_ADDR *)get_para_base();\n"
-    out += _prologue_head(m)
+    ]
+    out.append("    GM_ADDR *param_base = (GM_ADDR *)get_para_base();\n")
+    out.append(_prologue_head(m))
     if m.soc.has_ffts:
-        out += _FFTS
-    out += ind(_clear_workspace(m))
-    out += _dynamic_locals(m)
+        out.append(_FFTS)
+    out.append(ind(_clear_workspace(m)))
+    out.append(_dynamic_locals(m))
     if m.options.preload is PreloadCode.WHOLE:
-        out += ind("AscendC::PreLoad(8);\n")
-    out += ind(_profiling_record(m, True))
+        out.append(ind("AscendC::PreLoad(8);\n"))
+    out.append(ind(_profiling_record(m, True)))
     debug_sync = (
         "// op end debug sync all.\n" + sync_by_type(m.kernel_type) if m.options.debug_sync_all else ""
     )
     for i, (c, b) in enumerate(items):
-        out += ind(f"//begin func call of sub operator {c.kernel_name}\n")
-        out += _switch_call(m, c, b, i == 0)
-        out += _preloads(m, items, i)
+        out.append(ind(f"//begin func call of sub operator {c.kernel_name}\n"))
+        out.append(_switch_call(m, c, b, i == 0))
+        out.append(_preloads(m, items, i))
         if i == 0 and c.recv_events:
             raise FusionInputError(
                 f"first op of super kernel must not have any recv event, op:{c.kernel_name}, event_list:{c.recv_events}"
             )
         if i > 0:
-            out += _sync_and_events(m, items[i - 1], (c, b))
-        out += _child_body(m, c, b, debug_sync)
+            out.append(_sync_and_events(m, items[i - 1], (c, b)))
+        out.append(_child_body(m, c, b, debug_sync))
         if i == len(items) - 1 and c.send_events:
             raise FusionInputError(
                 f"last op of super kernel must not have any send event, op:{c.kernel_name}, event_list:{c.send_events}"
             )
-    out += _clear_wait_locks(m)
-    out += ind(_profiling_record(m, False))
-    return out + "}\n\n"
+    out.append(_clear_wait_locks(m))
+    out.append(ind(_profiling_record(m, False)))
+    out.append("}\n\n")
+    return "".join(out)
 
 
 # --- two-stream mode ---------------------------------------------------------------------------
@@ -420,22 +421,22 @@ def _arch_debug_sync(m: SkModel, arch: str) -> str:
 
 
 def _arch_function(m: SkModel, g: StreamGraph, arch: str, items: list[tuple[Child, ChildBlocks]]) -> str:
-    out = f"__aicore__ inline void auto_gen_{m.kernel_name}_kernel_{arch}(void) {{\n"
-    out += "    GM_ADDR *param_base = (GM_ADDR *)get_para_base();\n"
-    out += _dynamic_locals(m)
+    out: list[str] = [f"__aicore__ inline void auto_gen_{m.kernel_name}_kernel_{arch}(void) {{\n"]
+    out.append("    GM_ADDR *param_base = (GM_ADDR *)get_para_base();\n")
+    out.append(_dynamic_locals(m))
     if m.options.preload is PreloadCode.WHOLE:
-        out += ind("AscendC::PreLoad(8);\n")
+        out.append(ind("AscendC::PreLoad(8);\n"))
     for i, (c, b) in enumerate(items):
         pre = items[i - 1] if i > 0 else None
-        out += ind(f"//begin func call of sub operator {c.kernel_name}\n")
-        out += _switch_call(m, c, b, pre is None)
-        out += _preloads(m, items, i)
+        out.append(ind(f"//begin func call of sub operator {c.kernel_name}\n"))
+        out.append(_switch_call(m, c, b, pre is None))
+        out.append(_preloads(m, items, i))
         if pre is None and c.recv_events and c.index == 0:
             raise FusionInputError(
                 f"first op of super kernel must not have any recv event, op:{c.kernel_name}, event_list:{c.recv_events}"
             )
-        out += _two_stream_sync(m, g, pre, (c, b), arch)
-        out += _child_body(m, c, b, _arch_debug_sync(m, arch))
+        out.append(_two_stream_sync(m, g, pre, (c, b), arch))
+        out.append(_child_body(m, c, b, _arch_debug_sync(m, arch)))
         if i == len(items) - 1:
             send = _send_code(m, g, c, b, arch)
             last_global = c.index == m.children[-1].index
@@ -443,15 +444,16 @@ def _arch_function(m: SkModel, g: StreamGraph, arch: str, items: list[tuple[Chil
                 raise FusionInputError(
                     f"last op of super kernel must not have any send info, op:{c.kernel_name}, event_list:{c.send_info}"
                 )
-            out += ind(send)
+            out.append(ind(send))
             if c.send_events:
                 if last_global:
                     raise FusionInputError(
                         f"last op of super kernel must not have any send event, op:{c.kernel_name}, "
                         f"event_list:{c.send_events}"
                     )
-                out += ind(_notify_for(b, arch))
-    return out + "}\n\n"
+                out.append(ind(_notify_for(b, arch)))
+    out.append("}\n\n")
+    return "".join(out)
 
 
 def _two_stream(m: SkModel, items: list[tuple[Child, ChildBlocks]]) -> str:
@@ -461,26 +463,27 @@ def _two_stream(m: SkModel, items: list[tuple[Child, ChildBlocks]]) -> str:
         "aic": [by_child[id(c)] for c in g.cub],
         "aiv": [by_child[id(c)] for c in g.vec],
     }
-    out = ""
+    out: list[str] = [""]
     for arch in ("aic", "aiv"):
         if arch_items[arch]:
-            out += _arch_function(m, g, arch, arch_items[arch])
-    out += (
+            out.append(_arch_function(m, g, arch, arch_items[arch]))
+    out.append(
         f'extern "C"  __global__ {_align_attr(m)} __aicore__ void auto_gen_{m.kernel_name}_kernel(void) {{\n'
     )
-    out += "    GM_ADDR *param_base = (GM_ADDR *)get_para_base();\n"
-    out += _prologue_head(m)
-    out += _FFTS
-    out += ind(_profiling_record(m, True))
-    out += ind(_clear_workspace(m))
+    out.append("    GM_ADDR *param_base = (GM_ADDR *)get_para_base();\n")
+    out.append(_prologue_head(m))
+    out.append(_FFTS)
+    out.append(ind(_profiling_record(m, True)))
+    out.append(ind(_clear_workspace(m)))
     for arch in ("aic", "aiv"):
         if arch_items[arch]:
-            out += ind(f"if ASCEND_IS_{arch.upper()} {{\n")
-            out += ind(f"    auto_gen_{m.kernel_name}_kernel_{arch}();\n")
-            out += ind("}\n")
-    out += _clear_wait_locks(m)
-    out += ind(_profiling_record(m, False))
-    return out + "}\n\n"
+            out.append(ind(f"if ASCEND_IS_{arch.upper()} {{\n"))
+            out.append(ind(f"    auto_gen_{m.kernel_name}_kernel_{arch}();\n"))
+            out.append(ind("}\n"))
+    out.append(_clear_wait_locks(m))
+    out.append(ind(_profiling_record(m, False)))
+    out.append("}\n\n")
+    return "".join(out)
 
 
 # --- whole file, trailer, compiled JSON, flags ------------------------------------------------------

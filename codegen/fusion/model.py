@@ -274,14 +274,20 @@ def _stream_mode(children: list[Child], opts: SkOptions) -> tuple[bool, set[int]
             two = True
             break
         inner |= link
-    for i, early in enumerate(children):
-        for late in children[i + 1 :]:
-            link = _connect(early, late)
-            if link and early.stream_id == late.stream_id:
-                raise FusionInputError(
-                    "ERROR: super kernel do not support self send/receive pair within 1 real stream"
-                )
-            inner |= link
+    senders: dict[int, list[Child]] = {}
+    for c in children:
+        for ev in c.send_events:
+            senders.setdefault(ev, []).append(c)
+    for late in children:
+        for ev in late.recv_events:
+            for early in senders.get(ev, ()):
+                if early.index >= late.index:
+                    continue
+                if early.stream_id == late.stream_id:
+                    raise FusionInputError(
+                        "ERROR: super kernel do not support self send/receive pair within 1 real stream"
+                    )
+                inner.add(ev)
     return two, inner
 
 

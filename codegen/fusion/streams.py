@@ -37,20 +37,29 @@ class StreamGraph:
     children: list[Child]
     cub: list[Child] = field(default_factory=list)
     vec: list[Child] = field(default_factory=list)
+    _pos: dict[bool, dict[str, int]] = field(default_factory=dict)
+    _named: dict[str, Child] = field(default_factory=dict)
 
     def edge(self, pre: Child, cur: Child) -> None:
         label = sync_label(pre, cur)
         pre.send_info[cur.multi_stream_name] = label
         cur.recv_info[pre.multi_stream_name] = label
 
+    def index_lists(self) -> None:
+        """Name → position maps (names are unique per op index), so the passes stay linear per edge."""
+        self._pos = {
+            True: {c.multi_stream_name: i for i, c in reversed(list(enumerate(self.vec)))},
+            False: {c.multi_stream_name: i for i, c in reversed(list(enumerate(self.cub)))},
+        }
+        self._named = {c.multi_stream_name: c for c in reversed(self.children)}
+
     def idx(self, name: str, vec: bool) -> int:
-        for i, c in enumerate(self.vec if vec else self.cub):
-            if c.multi_stream_name == name:
-                return i
-        return 0
+        """Position in the vec (or cub) list; 0 when absent, as upstream's lookup does."""
+        return self._pos[vec].get(name, 0)
 
     def _by_name(self, name: str) -> list[Child]:
-        return [c for c in self.children if c.multi_stream_name == name]
+        found = self._named.get(name)
+        return [found] if found is not None else []
 
     def _update(self, owner: str, other: str, recv: bool, content: str) -> None:
         for c in self._by_name(owner):
@@ -65,29 +74,35 @@ def _remain(value: str, drop: str) -> str:
     return ";".join(v for v in value.split(";") if v != drop)
 
 
-def _judge_remove(g: StreamGraph, send: str, recv: str, c2v: bool) -> bool:
+def _crossing_prefix(g: StreamGraph, c2v: bool) -> list[int]:
+    """prefix[r] = the latest sender position among labelled receives of receivers before position r.
+
+    Upstream scans every earlier receiver per edge (``judge_remove``); the edges do not change while
+    the pass judges, so one prefix maximum per direction answers every edge in O(1).
+    """
     label = "cub:vec" if c2v else "vec:cub"
-    send_idx = g.idx(send, not c2v)
-    recv_idx = g.idx(recv, c2v)
     receivers = g.vec if c2v else g.cub
-    for op in receivers[0:recv_idx][::-1]:
-        for key, value in op.recv_info.items():
-            if label in value:
-                s1 = g.idx(key, not c2v)
-                r1 = g.idx(op.multi_stream_name, c2v)
-                if r1 < recv_idx and s1 > send_idx:
-                    return True
-    return False
+    prefix = [-1]
+    for op in receivers:
+        latest = max((g.idx(k, not c2v) for k, v in op.recv_info.items() if label in v), default=-1)
+        prefix.append(max(prefix[-1], latest))
+    return prefix
+
+
+def _judge_remove(g: StreamGraph, prefix: list[int], send: str, recv: str, c2v: bool) -> bool:
+    """Is the edge send→recv crossed by a later sender reaching an earlier receiver?"""
+    return prefix[g.idx(recv, c2v)] > g.idx(send, not c2v)
 
 
 def _remove_crossed(g: StreamGraph) -> None:
     deletes: list[tuple[str, str, bool, str]] = []
     for ops, label, c2v in ((g.cub, "cub:vec", True), (g.vec, "vec:cub", False)):
+        prefix = _crossing_prefix(g, c2v)
         for op in ops:
             for key, value in op.send_info.items():
                 for sub in value.split(";"):
                     # upstream tests substring membership ("cub" in "cub:vec" holds too)
-                    if sub in label and _judge_remove(g, op.multi_stream_name, key, c2v):
+                    if sub in label and _judge_remove(g, prefix, op.multi_stream_name, key, c2v):
                         deletes.append((op.multi_stream_name, key, False, _remain(value, label)))
                         deletes.append((key, op.multi_stream_name, True, _remain(value, label)))
     for owner, other, recv, content in deletes:
@@ -122,6 +137,7 @@ def build_stream_graph(children: list[Child], blocks: list[ChildBlocks]) -> Stre
             g.cub.append(c)
         if task_kind(c) in ("vec", "mix"):
             g.vec.append(c)
+    g.index_lists()
     streams: dict[int, list[Child]] = {}
     for c in children:
         streams.setdefault(c.stream_id, []).append(c)
