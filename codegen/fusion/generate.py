@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from skdbg.codegen.fusion.blocks import ChildBlocks, child_blocks, ind
+from skdbg.codegen.fusion.blocks import ChildBlocks, call_func, child_blocks, ind
 from skdbg.codegen.fusion.model import (
     Child,
     FusionInputError,
@@ -216,8 +216,6 @@ def _switch_call(m: SkModel, c: Child, b: ChildBlocks, first: bool) -> str:
         lines = [
             f"preload((const void *){v}, 8);\n" for v in _split_names("aiv_func_addr", m.options.split_mode)
         ]
-        from skdbg.codegen.fusion.blocks import call_func
-
         out = f"\n    {b.switch_call}\n{ind(call_func(c, lines, 'ASCEND_IS_AIV', 'AscendC::GetBlockIdx'))}\n"
     if first and not m.two_stream:
         out += ind("pipe_barrier(PIPE_ALL);\n")
@@ -587,7 +585,6 @@ def generate_from_model(m: SkModel) -> SkResult:
         "header.cpp.j2",
         split_mode=m.options.split_mode,
         aiv_sk=m.kernel_type.device == "aiv",
-        npu_arch=m.soc.npu_arch,
     )
     if m.options.profiling:
         src += render("profiling.cpp.j2")

@@ -74,7 +74,7 @@ def _remain(value: str, drop: str) -> str:
     return ";".join(v for v in value.split(";") if v != drop)
 
 
-def _crossing_prefix(g: StreamGraph, c2v: bool) -> list[int]:
+def crossing_prefix(g: StreamGraph, c2v: bool) -> list[int]:
     """prefix[r] = the latest sender position among labelled receives of receivers before position r.
 
     Upstream scans every earlier receiver per edge (``judge_remove``); the edges do not change while
@@ -89,7 +89,7 @@ def _crossing_prefix(g: StreamGraph, c2v: bool) -> list[int]:
     return prefix
 
 
-def _judge_remove(g: StreamGraph, prefix: list[int], send: str, recv: str, c2v: bool) -> bool:
+def judge_remove(g: StreamGraph, prefix: list[int], send: str, recv: str, c2v: bool) -> bool:
     """Is the edge send→recv crossed by a later sender reaching an earlier receiver?"""
     return prefix[g.idx(recv, c2v)] > g.idx(send, not c2v)
 
@@ -97,12 +97,12 @@ def _judge_remove(g: StreamGraph, prefix: list[int], send: str, recv: str, c2v: 
 def _remove_crossed(g: StreamGraph) -> None:
     deletes: list[tuple[str, str, bool, str]] = []
     for ops, label, c2v in ((g.cub, "cub:vec", True), (g.vec, "vec:cub", False)):
-        prefix = _crossing_prefix(g, c2v)
+        prefix = crossing_prefix(g, c2v)
         for op in ops:
             for key, value in op.send_info.items():
                 for sub in value.split(";"):
                     # upstream tests substring membership ("cub" in "cub:vec" holds too)
-                    if sub in label and _judge_remove(g, prefix, op.multi_stream_name, key, c2v):
+                    if sub in label and judge_remove(g, prefix, op.multi_stream_name, key, c2v):
                         deletes.append((op.multi_stream_name, key, False, _remain(value, label)))
                         deletes.append((key, op.multi_stream_name, True, _remain(value, label)))
     for owner, other, recv, content in deletes:
@@ -131,6 +131,15 @@ def _remove_multi(g: StreamGraph, send_side: bool) -> None:
 
 def build_stream_graph(children: list[Child], blocks: list[ChildBlocks]) -> StreamGraph:
     """Split by arch, add same-stream, event and mix-notify edges, then optimise (§2.6)."""
+    g = collect_edges(children, blocks)
+    _remove_crossed(g)
+    _remove_multi(g, send_side=True)
+    _remove_multi(g, send_side=False)
+    return g
+
+
+def collect_edges(children: list[Child], blocks: list[ChildBlocks]) -> StreamGraph:
+    """The sync graph before optimisation: same-stream order, event pairs, mix notify edges."""
     g = StreamGraph(children)
     for c in children:
         if task_kind(c) in ("cub", "mix"):
@@ -169,7 +178,4 @@ def build_stream_graph(children: list[Child], blocks: list[ChildBlocks]) -> Stre
                 b.notify_aic, b.notify_aiv = b.tmp_notify_aic, ""
             if nxt.stream_id != c.stream_id and nxt.multi_stream_name not in c.send_info:
                 g.edge(c, nxt)
-    _remove_crossed(g)
-    _remove_multi(g, send_side=True)
-    _remove_multi(g, send_side=False)
     return g

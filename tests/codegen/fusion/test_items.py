@@ -16,14 +16,18 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sk_st_cases import CASES, ST_ROOT, case_ops_json, case_request
 
 from skdbg.cli_codegen_fusion import superkernel
 from skdbg.codegen.fusion import aot
+from skdbg.codegen.fusion.blocks import child_blocks
 from skdbg.codegen.fusion.constant import ConstQueue, ConstTask, constant_codegen
 from skdbg.codegen.fusion.generate import generate_superkernel
 from skdbg.codegen.fusion.model import FusionInputError, SkRequest, build_model
 from skdbg.codegen.fusion.options import EarlyStart, OptionError, PreloadCode, parse_options
+from skdbg.codegen.fusion.streams import collect_edges, crossing_prefix, judge_remove
 from skdbg.parsers.cond import decode_cond, encode_cond
 
 DEFAULT = "test_sk_1_stream_2_ops_default_aic_only"
@@ -583,3 +587,82 @@ def test_cli_superkernel_bad_input_exits_3(tmp_path: Path) -> None:
     result = CliRunner().invoke(superkernel, [str(ops), "-o", str(tmp_path / "out")])
     assert result.exit_code == 3 and ":1: not valid JSON" in result.output
     assert not (tmp_path / "out").exists()
+
+
+# --- the linear rewrites of two quadratic upstream steps give upstream's answers ------------------------
+
+
+def _naive_inner(children: list[Any]) -> set[int]:
+    """Upstream: every op pair i < j, events sent by i and received by j."""
+    inner: set[int] = set()
+    for i, early in enumerate(children):
+        for late in children[i + 1 :]:
+            inner |= set(early.send_events) & set(late.recv_events)
+    return inner
+
+
+def _naive_judge(g: Any, send: str, recv: str, c2v: bool) -> bool:
+    """Upstream ``judge_remove``: scan every earlier receiver for a later sender."""
+    label = "cub:vec" if c2v else "vec:cub"
+    send_idx, recv_idx = g.idx(send, not c2v), g.idx(recv, c2v)
+    for op in (g.vec if c2v else g.cub)[0:recv_idx][::-1]:
+        for key, value in op.recv_info.items():
+            if (
+                label in value
+                and g.idx(op.multi_stream_name, c2v) < recv_idx
+                and g.idx(key, not c2v) > send_idx
+            ):
+                return True
+    return False
+
+
+_KINDS = ("KERNEL_TYPE_AIC_ONLY", "KERNEL_TYPE_AIV_ONLY", "KERNEL_TYPE_MIX_AIC_1_1")
+
+
+@st.composite
+def _two_stream_requests(draw: st.DrawFn) -> SkRequest:
+    n = draw(st.integers(min_value=2, max_value=12))
+    streams = [0, 1] + [draw(st.integers(0, 1)) for _ in range(n - 2)]
+    kinds = [draw(st.sampled_from(_KINDS)) for _ in range(n)]
+    pairs = [(i, j) for i in range(n) for j in range(i + 1, n) if streams[i] != streams[j]]
+    chosen = draw(st.lists(st.sampled_from(pairs), max_size=8, unique=True)) if pairs else []
+    sends: dict[int, list[int]] = {}
+    recvs: dict[int, list[int]] = {}
+    for ev, (i, j) in enumerate(chosen):
+        sends.setdefault(i, []).append(100 + ev)
+        recvs.setdefault(j, []).append(100 + ev)
+    base = case_request(DEFAULT).ops[0]
+    ops = []
+    for i in range(n):
+        info = copy.deepcopy(base.info)
+        info["sub_operator_kernel_type"] = kinds[i]
+        info["kernelName"] = f"k{i % 3}__kernel0"
+        info["sub_operator_kernel_name"] = {
+            "AiCore": {"func_name": f"k{i % 3}_middle"},
+            "dav-c220-cube": {"func_name": f"k{i % 3}_mix_aic"},
+            "dav-c220-vec": {"func_name": f"k{i % 3}_mix_aiv"},
+        }
+        ops.append(
+            replace(
+                base,
+                info=info,
+                stream_id=streams[i],
+                send_event_list=tuple(sends.get(i, [])),
+                recv_event_list=tuple(recvs.get(i, [])),
+            )
+        )
+    return SkRequest("prop", tuple(ops), options="stream-fusion=1")
+
+
+@settings(max_examples=150, deadline=None)
+@given(_two_stream_requests())
+def test_linear_rewrites_match_upstream_scans(req: SkRequest) -> None:
+    model = build_model(req)
+    assert model.inner_events == _naive_inner(model.children)
+    g = collect_edges(model.children, [child_blocks(model, c) for c in model.children])
+    for ops, c2v in ((g.cub, True), (g.vec, False)):
+        prefix = crossing_prefix(g, c2v)
+        for op in ops:
+            for key in op.send_info:
+                fast = judge_remove(g, prefix, op.multi_stream_name, key, c2v)
+                assert fast == _naive_judge(g, op.multi_stream_name, key, c2v)
