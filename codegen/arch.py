@@ -56,8 +56,7 @@ def resolve_target_arch(npu_arch: str, target_chip: str) -> ArchResolution:
         return ArchResolution("needs-target-arch", "", "", "missing-npu-arch-and-target-chip")
     arches = {chip_to_arch(c) for c in chips}
     if None in arches:
-        bad = [c for c in chips if chip_to_arch(c) is None]
-        return ArchResolution("needs-target-arch", "", "", f"unsupported-target-chip: {', '.join(bad)}")
+        return ArchResolution("needs-target-arch", "", "", "unsupported-target-chip")
     if len(arches) != 1:
         return ArchResolution("needs-target-arch", "", "", "ambiguous-target-chip-arches")
     (arch,) = arches

@@ -158,12 +158,12 @@ def _copy_quoted_includes(src: Path, text: str, files: dict[str, str], prefix: s
 
 
 def build_canonical(
-    adapted: list[AdaptedFile], package_name: str, package_version: str
+    adapted: list[AdaptedFile], package_name: str, package_version: str, module: str | None = None
 ) -> tuple[dict[str, str], dict[str, Any]]:
     """Files of the canonical tree and the manifest fields describing it."""
     package = safe_identifier(package_name)
     entries = [m for f in adapted for m in f.entries]
-    module = f"{safe_identifier(entries[0]['entry_name'])}_sk_pkg_lib"
+    module = module or f"{safe_identifier(entries[0]['entry_name'])}_sk_pkg_lib"
     files: dict[str, str] = {}
     specs: list[dict[str, Any]] = []
     bases: dict[str, str] = {}

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import click
 
 EXIT_NEEDS_HUMAN = 4
+EXIT_NEEDS_TARGET_ARCH = 5
 
 CODEGEN_EXIT_HELP = """\b
 Exit codes:
@@ -26,6 +27,7 @@ Exit codes:
   2  usage error (bad option, unusable IO contract, existing output, no kernel source)
   3  unreadable input
   4  needs-human: adapt escalated something (details in operator-sk-adapted.json)
+  5  needs-target-arch: compare could not resolve an NPU arch (no CMakeLists.txt written)
 stdout carries data (JSON); messages go to stderr."""
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -42,8 +44,10 @@ def _usage_errors(func: F) -> F:
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         from skdbg.codegen.adapt import OutputExistsError
+        from skdbg.codegen.aggregate import AggregateError
         from skdbg.codegen.block import AdaptError
         from skdbg.codegen.catalog import TemplateError
+        from skdbg.codegen.compare import CompareError
         from skdbg.codegen.contract import ContractError
         from skdbg.codegen.forms import AssetError
         from skdbg.codegen.remediate import FindingsError
@@ -57,6 +61,8 @@ def _usage_errors(func: F) -> F:
             AdaptError,
             TemplateError,
             FindingsError,
+            AggregateError,
+            CompareError,
         ) as exc:
             _fail(str(exc), 2)
         except OSError as exc:
@@ -127,6 +133,56 @@ def adapt(
     if manifest["status"] == "needs-human":
         click.echo("skdbg: needs-human: see operator-sk-adapted.json escalations", err=True)
         sys.exit(EXIT_NEEDS_HUMAN)
+
+
+@codegen.command(epilog=CODEGEN_EXIT_HELP)
+@click.argument("adapted_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "-o", "--output-dir", type=click.Path(path_type=Path), required=True, help="Must be empty or absent."
+)
+@click.option(
+    "--wheel-name", default="op_extension", show_default=True, help="Python package = its safe identifier."
+)
+@click.option("--package-version", default="0.1.0", show_default=True)
+@_usage_errors
+def aggregate(
+    adapted_dirs: tuple[Path, ...], output_dir: Path, wheel_name: str, package_version: str
+) -> None:
+    """Merge several completed adapt outputs (ADAPTED_DIRS) into one canonical package."""
+    from skdbg.codegen.aggregate import aggregate as run
+
+    m = run(list(adapted_dirs), output_dir, wheel_name, package_version)
+    entries = sum(len(f.get("entries", [])) for f in m["per_file"])
+    _dump(
+        {
+            "status": m["status"],
+            "package_name": wheel_name,
+            "package_version": package_version,
+            "entries": entries,
+        }
+    )
+
+
+@codegen.command(epilog=CODEGEN_EXIT_HELP)
+@click.argument("aggregate_dir", type=click.Path(path_type=Path))
+@click.option("-o", "--output-dir", type=click.Path(path_type=Path), required=True)
+@click.option("--runtime-fixture-dir", type=click.Path(path_type=Path), default=None)
+@click.option("--target-chip", default="", help="e.g. Ascend910B2 (source-backed mappings only).")
+@click.option("--npu-arch", default="", help="e.g. dav-2201 (wins over --target-chip).")
+@_usage_errors
+def compare(
+    aggregate_dir: Path, output_dir: Path, runtime_fixture_dir: Path | None, target_chip: str, npu_arch: str
+) -> None:
+    """Write a standalone baseline-vs-SK compare project for an adapted/aggregated package."""
+    from skdbg.codegen.compare import generate_compare
+
+    m = generate_compare(
+        aggregate_dir, output_dir, fixture_dir=runtime_fixture_dir, target_chip=target_chip, npu_arch=npu_arch
+    )
+    _dump({"status": m["status"], "entries": m["entries"], "reason": m.get("reason", "")})
+    if m["status"] == "needs-target-arch":
+        click.echo(f"skdbg: needs-target-arch: {m['reason']}", err=True)
+        sys.exit(EXIT_NEEDS_TARGET_ARCH)
 
 
 @codegen.command(epilog=CODEGEN_EXIT_HELP)

@@ -1,0 +1,86 @@
+"""``aggregate``: several completed adapt outputs → one canonical package (spec §1.13).
+
+Each input must be a completed aclgraph-canonical adaptation with at least one entry; entry names
+must be unique across inputs. The package directory is the safe identifier of the wheel name (so
+``my-wheel`` imports as ``my_wheel``), the pybind module ``<package>_lib``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from skdbg.codegen.adapt import ADAPTED_DIR, MANIFEST
+from skdbg.codegen.canonical import AdaptedFile, build_canonical, safe_identifier
+
+
+class AggregateError(ValueError):
+    """An input is not aggregatable, or the output is not empty (usage error)."""
+
+
+def _load(d: Path) -> dict[str, Any]:
+    path = d / MANIFEST
+    try:
+        m = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise AggregateError(f"cannot read {path}: {exc}") from exc
+    if m.get("status") != "completed":
+        raise AggregateError(f"adapted output is not completed: {d}")
+    if m.get("pybind_layout") != "aclgraph-canonical":
+        raise AggregateError(f"adapted output is not aclgraph-canonical: {d}")
+    if not any(f.get("entries") for f in m.get("per_file", [])):
+        raise AggregateError(f"adapted output has no kernel entries: {d}")
+    return dict(m)
+
+
+def aggregate(inputs: list[Path], out_dir: Path, wheel_name: str, version: str) -> dict[str, Any]:
+    if out_dir.exists() and any(out_dir.iterdir()):
+        raise AggregateError(f"output directory is not empty: {out_dir}")
+    manifests = [_load(d) for d in inputs]
+    seen: dict[str, Path] = {}
+    adapted: list[AdaptedFile] = []
+    per_file: list[dict[str, Any]] = []
+    for d, m in zip(inputs, manifests, strict=True):
+        label = Path(m["asset_path"]).name
+        for f in m["per_file"]:
+            for e in f.get("entries", []):
+                if e["entry_name"] in seen:
+                    raise AggregateError(f"duplicate kernel entry across adapted outputs: {e['entry_name']}")
+                seen[e["entry_name"]] = d
+            src = d / ADAPTED_DIR / f["file"]
+            if f["status"] == "adapted" and f.get("entries"):
+                adapted.append(
+                    AdaptedFile(f"{label}/{f['file']}", src.read_text(encoding="utf-8"), src, f["entries"])
+                )
+            per_file.append({**f, "file": f"{label}/{f['file']}", "source_asset": m["asset_path"]})
+    package = safe_identifier(wheel_name)
+    files, layout = build_canonical(adapted, wheel_name, version, module=f"{package}_lib")
+    for a in adapted:
+        files[a.rel] = a.text
+    manifest = {
+        "status": "completed",
+        "aggregate": True,
+        "asset_paths": [m["asset_path"] for m in manifests],
+        "adapted_dir": str((out_dir / ADAPTED_DIR).resolve()),
+        **layout,
+        "per_file": per_file,
+        "escalations": [],
+    }
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".skdbg-aggregate-", dir=out_dir.parent))
+    try:
+        for rel, text in files.items():
+            p = tmp / ADAPTED_DIR / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(text, encoding="utf-8")
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        if out_dir.exists():
+            out_dir.rmdir()
+        tmp.rename(out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return manifest
