@@ -20,7 +20,7 @@ from skdbg.codegen.canonical import AdaptedFile, build_canonical, safe_identifie
 from skdbg.codegen.contract import Contract, check_entry, escalation
 from skdbg.codegen.forms import Candidate, classify, discover
 from skdbg.codegen.kerneltype import KernelTypeError
-from skdbg.codegen.reader import KernelEntry, read_source
+from skdbg.codegen.reader import KernelEntry, SourceReading, read_source
 
 ADAPTED_DIR = "operator-sk-adapted"
 MANIFEST = "operator-sk-adapted.json"
@@ -97,11 +97,15 @@ class AdaptOptions:
 
 
 def adapt_text(
-    text: str, rel: str, options: AdaptOptions, asset_root: Path
+    text: str, rel: str, options: AdaptOptions, asset_root: Path, reading: SourceReading | None = None
 ) -> tuple[str | None, list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
-    """Adapt one ``none``-form file: (new text or None, entry metadata, escalations, inline remediations)."""
+    """Adapt one ``none``-form file: (new text or None, entry metadata, escalations, inline remediations).
+
+    ``reading`` is the reader's result for ``text`` when the caller has it (saves a second tokenize).
+    """
     text, rounds = inline_clean(text, rel)
-    reading = read_source(text, rel)
+    if reading is None or rounds or reading.text != text:
+        reading = read_source(text, rel)
     escalations: list[dict[str, Any]] = []
     for gap in reading.gaps:
         escalations.append(
@@ -296,7 +300,7 @@ def _adapt_candidate(
         record.update(status="needs-human", form_after=form, escalations=[esc])
         return record
     try:
-        new, meta, escs, rounds = adapt_text(cand.reading.text, cand.rel, options, asset_root)
+        new, meta, escs, rounds = adapt_text(cand.reading.text, cand.rel, options, asset_root, cand.reading)
     except AdaptError as exc:
         new, meta, rounds = None, [], []
         escs = [escalation("codegen.adapt-invalid-input", f"{cand.rel}: {exc}", [str(exc)])]

@@ -26,6 +26,7 @@ _TOKEN_RE = re.compile(
     """,
     re.VERBOSE | re.DOTALL,
 )
+_INDENT_RE = re.compile(r"[ \t]*")
 _PREPROC_RE = re.compile(r"#(?:[^\n\\]|\\.|\\\n)*", re.DOTALL)
 
 GLOBAL_QUALIFIERS = frozenset(
@@ -123,7 +124,7 @@ def tokenize(text: str, file: str = "<source>") -> tuple[list[Token], list[Gap]]
     n = len(text)
     while pos < n:
         if at_line_start:
-            m_ws = re.compile(r"[ \t]*").match(text, pos)
+            m_ws = _INDENT_RE.match(text, pos)
             assert m_ws is not None
             if m_ws.end() < n and text[m_ws.end()] == "#":
                 m = _PREPROC_RE.match(text, m_ws.end())

@@ -13,10 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from skdbg.codegen.compat import compat_findings
 from skdbg.codegen.kerneltype import KernelTypeError, map_kernel_type_for_sk
 from skdbg.codegen.reader import read_source
 
-RULE_PACKS = ("all", "spec", "contract")
+RULE_PACKS = ("all", "spec", "contract", "compat")
 SPEC_RULES = {
     "includes.kernel-operator-h": "warning",
     "sk.args-struct-alignas": "blocker",
@@ -228,6 +229,8 @@ def validate_asset(
     layout: Path | None = None,
     build_context: Path | None = None,
     verify_context: Path | None = None,
+    target_chip: str = "",
+    target_cann: str = "",
 ) -> dict[str, Any]:
     if rule_pack not in RULE_PACKS:
         raise ValueError(f"unknown rule pack {rule_pack!r}")
@@ -240,13 +243,23 @@ def validate_asset(
         for path in paths:
             rel = path.relative_to(root).as_posix()
             findings.extend(check_file(rel, path.read_text(encoding="utf-8", errors="replace")))
-    return {
+    doc: dict[str, Any] = {
         "schema_version": 1,
         "skill_source": "operator-validate",
         "stage": stage,
         "iteration_index": iteration_index,
         "findings": findings,
     }
+    if rule_pack == "compat":
+        root = asset.parent if asset.is_file() else asset
+        paths = [asset] if asset.is_file() else sorted(p for p in asset.rglob("*") if p.suffix in _SUFFIXES)
+        sources = [
+            (p.relative_to(root).as_posix(), p.read_text(encoding="utf-8", errors="replace")) for p in paths
+        ]
+        compat, meta = compat_findings(sources, target_chip, target_cann)
+        findings.extend(compat)
+        doc["metadata"] = {"compat": meta}
+    return doc
 
 
 def has_blocker(doc: dict[str, Any]) -> bool:

@@ -189,13 +189,15 @@ def compare(
 @click.argument("asset", type=click.Path(path_type=Path))
 @click.option("-o", "--output-dir", type=click.Path(path_type=Path), default=None)
 @click.option(
-    "--rule-pack", type=click.Choice(("all", "spec", "contract")), default="spec", show_default=True
+    "--rule-pack", type=click.Choice(("all", "spec", "contract", "compat")), default="spec", show_default=True
 )
 @click.option("--stage", default="post-adapt", show_default=True)
 @click.option("--iteration-index", type=int, default=0, show_default=True)
 @click.option("--layout", type=click.Path(path_type=Path), default=None)
 @click.option("--build-context", type=click.Path(path_type=Path), default=None)
 @click.option("--verify-context", type=click.Path(path_type=Path), default=None)
+@click.option("--target-chip", default="", help="compat pack: chip key, e.g. ascend-910b.")
+@click.option("--target-cann", default="", help="compat pack: CANN version, e.g. 8.2.0.")
 @_usage_errors
 def validate(
     asset: Path,
@@ -206,6 +208,8 @@ def validate(
     layout: Path | None,
     build_context: Path | None,
     verify_context: Path | None,
+    target_chip: str,
+    target_cann: str,
 ) -> None:
     """Run the rule pack over ASSET; findings JSON on stdout (and in OUTPUT_DIR); exit 1 on a blocker."""
     from skdbg.codegen.forms import AssetError
@@ -221,6 +225,8 @@ def validate(
         layout=layout,
         build_context=build_context,
         verify_context=verify_context,
+        target_chip=target_chip,
+        target_cann=target_cann,
     )
     if output_dir is not None:
         output_dir.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,115 @@
+"""Benchmark: SK adaptation throughput — 500 generated kernels of mixed forms adapted in one process.
+
+Run as ``python bench/adapt.py [--kernels 500] [--seed 7] [--keep]``. Kernels are generated with a
+seeded random mix (kernel types ``__vector__``/``__cube__``/``__mix__(c, v)``, 0–8 parameters of
+GM_ADDR/scalar/small-int types, bodies with TPipe declarations in nested scopes, GetBlockNum calls,
+KERNEL_TASK_TYPE_DEFAULT lines, comments and string literals holding braces, some templated kernels
+with an IO-contract bind target), written as one ``.asc`` file each into an asset directory together
+with a contract for every entry. About 10% of the files are already in ``current-sk-bind`` form and 5%
+are ``partial`` (they must end ``needs-human``). One ``adapt_asset`` call then adapts the whole
+asset in this process (reader, forms, contract checks, jinja2 rendering, canonical package, atomic
+write). The script prints kernels/s and checks every generated ``none`` kernel was adapted and every
+``partial`` one escalated; it exits non-zero otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from skdbg.codegen.adapt import AdaptOptions, adapt_asset
+from skdbg.codegen.contract import load_contract
+
+TYPES = ["uint32_t", "int32_t", "float", "half", "uint8_t", "int16_t", "bool"]
+KINDS = ["__vector__", "__cube__", "__mix__(1, 0)", "__mix__(0, 2)", "__mix__(1, 2)"]
+
+
+def _kernel(rng: random.Random, i: int) -> tuple[str, str, dict[str, object]]:
+    name = f"op_{i}"
+    templated = rng.random() < 0.1
+    n_scalars = rng.randint(0, 6)
+    params = ["GM_ADDR x", "GM_ADDR y"] + [f"{rng.choice(TYPES)} s{k}" for k in range(n_scalars)]
+    if templated:
+        params.append("T alpha")
+    body = [
+        "    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);" if rng.random() < 0.3 else "    // plain body"
+    ]
+    body.append("    AscendC::TPipe pipe;")
+    body.append('    const char *note = "} not a brace {"; // } {')
+    if rng.random() < 0.5:
+        body.append("    uint32_t blocks = AscendC::GetBlockNum();")
+    for depth in range(rng.randint(0, 3)):
+        body.append("    " * (depth + 1) + "if (x != nullptr) { /* { */")
+        body.append("    " * (depth + 2) + f"AscendC::TPipe inner{depth};")
+    for depth in reversed(range(sum(1 for b in body if b.strip().startswith("if")))):
+        body.append("    " * (depth + 1) + "}")
+    head = "template <typename T, int MODE = 1>\n" if templated else 'extern "C" '
+    src = (
+        '#include "kernel_operator.h"\n\n'
+        f"{head}__global__ __aicore__ {rng.choice(KINDS)} void {name}({', '.join(params)})\n"
+        "{\n" + "\n".join(body) + "\n}\n"
+    )
+    contract: dict[str, object] = {"inputs": ["x"], "outputs": ["y"]}
+    if templated:
+        contract["bind_target"] = f"{name}<half, 1>"
+    return name, src, contract
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--kernels", type=int, default=500)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args()
+    rng = random.Random(args.seed)
+    work = Path(tempfile.mkdtemp(prefix="skdbg-bench-adapt-"))
+    asset = work / "asset"
+    asset.mkdir()
+    contract: dict[str, object] = {}
+    forms = {"none": 0, "current-sk-bind": 0, "partial": 0}
+    for i in range(args.kernels):
+        name, src, entry = _kernel(rng, i)
+        r = rng.random()
+        if r < 0.10:
+            src += f"__sk__ __vector__ void {name}_sk() {{}}\nSK_BIND({name}, 4, {name}_sk<0>);\n"
+            forms["current-sk-bind"] += 1
+        elif r < 0.15:
+            src += f"__sk__ __vector__ void {name}_legacy() {{}}\n"
+            forms["partial"] += 1
+        else:
+            forms["none"] += 1
+            contract[name] = entry
+        (asset / f"{name}.asc").write_text(src)
+    (work / "io.json").write_text(json.dumps({"entries": contract}))
+    options = AdaptOptions(contract=load_contract(work / "io.json"))
+    t0 = time.perf_counter()
+    manifest = adapt_asset(asset, work / "out", options)
+    elapsed = time.perf_counter() - t0
+    statuses = [f["status"] for f in manifest["per_file"]]
+    adapted = statuses.count("adapted")
+    needs_human = statuses.count("needs-human")
+    current = statuses.count("already_current")
+    print(
+        f"kernels: {args.kernels} (none {forms['none']}, current-sk-bind {forms['current-sk-bind']}, partial {forms['partial']})"
+    )
+    print(f"adapted {adapted}, already_current {current}, needs-human {needs_human}")
+    print(f"adapt_asset: {elapsed:.2f} s  ->  {args.kernels / elapsed:.0f} kernels/s")
+    ok = adapted == forms["none"] and needs_human == forms["partial"] and current == forms["current-sk-bind"]
+    if not args.keep:
+        shutil.rmtree(work)
+    else:
+        print(f"kept {work}")
+    if not ok:
+        print("FAIL: a kernel did not end in the expected state", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
