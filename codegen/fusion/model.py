@@ -167,6 +167,50 @@ class Child:
         return f"{self.kernel_name}_{self.index}"
 
 
+def function_keys(kind: KernelType, chip: str) -> tuple[str, ...]:
+    """Keys of ``sub_operator_kernel_name`` (or a dynamic tiling-key entry) a kernel type needs."""
+    if kind in (KernelType.AIV_ONLY, KernelType.AIC_ONLY):
+        return ("AiCore",)
+    if kind is KernelType.MIX_AIV_1_0:
+        return (f"dav-{chip}-vec",)
+    if kind is KernelType.MIX_AIC_1_0:
+        return (f"dav-{chip}-cube",)
+    return (f"dav-{chip}-cube", f"dav-{chip}-vec")
+
+
+def _check_function_names(child: Child, soc: SocInfo, where: str) -> None:
+    """Refuse a child json whose function names the generator would need but cannot find."""
+    if child.dynamic:
+        table = child.called.get("dynamic_func_names")
+        if not isinstance(table, dict) or not table:
+            raise FusionInputError(
+                f"{where}: dynamic child needs sub_operator_kernel_name.dynamic_func_names"
+            )
+        for key, entry in table.items():
+            if not str(key).isdigit() or not isinstance(entry, dict):
+                raise FusionInputError(
+                    f"{where}: dynamic_func_names[{key!r}]: expected a numeric tiling key → object"
+                )
+            try:
+                kind = KernelType.from_json(str(entry.get("kernel_type")))
+            except KeyError:
+                raise FusionInputError(
+                    f"{where}: dynamic_func_names[{key!r}].kernel_type {entry.get('kernel_type')!r} is not supported"
+                ) from None
+            for need in function_keys(kind, soc.chip):
+                if not isinstance(entry.get(need), str):
+                    raise FusionInputError(
+                        f"{where}: dynamic_func_names[{key!r}] needs a {need!r} function name"
+                    )
+        return
+    for need in function_keys(child.kernel_type, soc.chip):
+        entry = child.called.get(need)
+        if not isinstance(entry, dict) or not isinstance(entry.get("func_name"), str):
+            raise FusionInputError(
+                f"{where}: {child.kernel_type.json_name} needs sub_operator_kernel_name.{need}.func_name"
+            )
+
+
 def _child(index: int, op: ChildOp, opts: SkOptions, soc: SocInfo) -> Child:
     info = op.info
     where = f"{op.source} (op {index})"
@@ -202,6 +246,7 @@ def _child(index: int, op: ChildOp, opts: SkOptions, soc: SocInfo) -> Child:
         raise FusionInputError(
             f"read sub op json file failed, json name {where}, reason is: missing or bad {err}"
         ) from None
+    _check_function_names(child, soc, where)
     if op.task_type not in ("normal", "dynamic"):
         raise FusionInputError(f"{where}: task_type {op.task_type!r}, expected 'normal' or 'dynamic'")
     if opts.early_start.value == 0 and (child.early_start_set or child.early_start_wait):

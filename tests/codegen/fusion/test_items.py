@@ -326,6 +326,24 @@ def test_item_56_refused_inputs() -> None:
     for req, needle in cases:
         with pytest.raises(FusionInputError, match=re.escape(needle)):
             generate_superkernel(req)
+    # child jsons the generator could not use are refused up front, naming the missing field
+    missing: list[tuple[SkRequest, str]] = [
+        (
+            _with(DEFAULT, infos={1: {"sub_operator_kernel_type": "KERNEL_TYPE_MIX_AIC_1_1"}}),
+            "KERNEL_TYPE_MIX_AIC_1_1 needs sub_operator_kernel_name.dav-c220-cube.func_name",
+        ),
+        (_with(DEFAULT, infos={0: {"blockDim": None}}), "read sub op json file failed"),
+        (
+            _with(
+                "test_sk_2_stream_2_ops_dynamic_send_recv_default_aic_only",
+                infos={0: {"sub_operator_kernel_name": {"AiCore": {"func_name": "f"}}}},
+            ),
+            "dynamic child needs sub_operator_kernel_name.dynamic_func_names",
+        ),
+    ]
+    for req, needle in missing:
+        with pytest.raises(FusionInputError, match=re.escape(needle)):
+            generate_superkernel(req)
 
 
 # --- 57 two-stream code ------------------------------------------------------------------------------------
