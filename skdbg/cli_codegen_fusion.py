@@ -45,7 +45,8 @@ def superkernel(ops_json: Path, out: Path) -> None:
     OPS.json: {"kernel_name": …, "options": "k=v:…", "soc": "Ascend910_9391", "vector_core_cnt": 48,
                "ops": [{"json": "inputs/x.json", "stream_id": 1, "send_event_list": [],
                         "recv_event_list": [], "task_type": "normal", "text_size": 4096}, …]}
-    `json` paths are relative to OPS.json; text_size (the child's .text bytes) gives the preload pages.
+    `json` paths are relative to OPS.json; text_size (the child's .text bytes) gives the preload pages
+    ceil(min(size, 16384) / 2048); vector_core_cnt / ai_core_cnt default per SoC (dynamic children).
     """
     try:
         result = generate_superkernel(load_ops_json(ops_json))

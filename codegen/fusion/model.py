@@ -11,11 +11,14 @@ from __future__ import annotations
 import enum
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from skdbg.codegen.fusion.options import SkOptions, parse_options
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class FusionInputError(ValueError):
@@ -420,6 +423,10 @@ def _workspace(opts: SkOptions, kind: KernelType, block: int, n_children: int) -
 
 def build_model(request: SkRequest) -> SkModel:
     """Read the children and derive everything the source and the compiled JSON need."""
+    if not _IDENT.fullmatch(request.kernel_name):
+        raise FusionInputError(
+            f"kernel_name {request.kernel_name!r}: expected a C identifier (it names the entry and the output files)"
+        )
     opts = parse_options(request.options)
     soc = soc_info(request.soc, request.vector_core_cnt, request.ai_core_cnt)
     if not request.ops:

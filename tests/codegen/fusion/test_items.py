@@ -601,6 +601,11 @@ def test_cli_superkernel_bad_input_exits_3(tmp_path: Path) -> None:
     ops.write_text(json.dumps(doc))
     result = CliRunner().invoke(superkernel, [str(ops), "-o", str(tmp_path / "out")])
     assert result.exit_code == 3 and "missing.json" in result.output
+    doc["ops"][0]["json"] = "inputs/is_inf.json"
+    doc["kernel_name"] = "../escape"
+    ops.write_text(json.dumps(doc))
+    result = CliRunner().invoke(superkernel, [str(ops), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 3 and "expected a C identifier" in result.output
     ops.write_text("{not json")
     result = CliRunner().invoke(superkernel, [str(ops), "-o", str(tmp_path / "out")])
     assert result.exit_code == 3 and ":1: not valid JSON" in result.output
