@@ -8,9 +8,16 @@ which order, with which event edges kept (§4.3 safety notes).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
+from skdbg.codegen.fusion.aot import (
+    AotEntry,
+    AotFunc,
+    AotKernelType,
+    choose_entry,
+    entry_function_name,
+    sk_function_name,
+)
 from skdbg.codegen.fusion.plan import wait_partners
 from skdbg.codegen.fusion.plan_model import NOTIFY_KINDS, WAIT_KINDS, OpDag, OpNode, Plan, PlannedScope
 
@@ -22,6 +29,13 @@ _TASK_TYPE = {
     "MEMORY_WRITE": "MEMORY_WRITE",
     "MEMORY_WAIT": "MEMORY_WAIT",
     "DEFAULT": "DEFAULT",
+}
+_AOT_KIND = {
+    "AIC_ONLY": AotKernelType.AIC_ONLY,
+    "MIX_AIC_1_0": AotKernelType.AIC_ONLY,
+    "AIV_ONLY": AotKernelType.AIV_ONLY,
+    "MIX_AIC_1_1": AotKernelType.MIX_AIC_1_1,
+    "MIX_AIC_1_2": AotKernelType.MIX_AIC_1_2,
 }
 _QUEUE = {
     "AIC_ONLY": "aic",
@@ -53,46 +67,31 @@ def _task_queues(nodes: list[OpNode]) -> list[str]:
     return out
 
 
-def sk_kernel_type(kernels: list[OpNode]) -> tuple[str, int]:
-    """``GenEntryInfo`` (codegen.md §2.13 step 6): the SK's kernel type and block count."""
-    aic = [n.num_blocks for n in kernels if _queue(n) in ("aic", "mix11", "mix12")]
-    aiv = [
-        n.num_blocks * (2 if _queue(n) == "mix12" else 1)
-        for n in kernels
-        if _queue(n) in ("aiv", "mix11", "mix12")
+def sk_entry(kernels: list[OpNode], debug_options: dict[str, Any]) -> AotEntry:
+    """``GenEntryInfo`` over the scope's FUNC tasks (part 1's :func:`aot.choose_entry`, item 62)."""
+    funcs = [
+        AotFunc(_AOT_KIND.get(n.kernel_type or "", AotKernelType.AIV_ONLY), n.num_blocks) for n in kernels
     ]
-    if aic and not aiv:
-        return "AIC_ONLY", max(aic)
-    if aiv and not aic:
-        return "AIV_ONLY", max(aiv)
-    if not aic:
-        return "AIV_ONLY", 0
-    a, v = max(aic), max(aiv)
-    if any(_queue(n) == "mix12" for n in kernels):
-        return "MIX_AIC_1_2", max(a, math.ceil(v / 2))
-    if v <= a:
-        return "MIX_AIC_1_1", a
-    return "MIX_AIC_1_2", max(a, math.ceil(v / 2))
+    return choose_entry(funcs, per_op_max_core=bool(debug_options.get("debug_per_op_max_core_num")))
 
 
-_ENTRY_BASE = {"AIC_ONLY": "aic", "AIV_ONLY": "aiv", "MIX_AIC_1_1": "mix11", "MIX_AIC_1_2": "mix12"}
+def entry_name(kind: AotKernelType, debug_options: dict[str, Any]) -> str:
+    """The prebuilt entry the re-launch will resolve (item 63), flags from the debug options."""
+    return entry_function_name(
+        kind,
+        debug=bool(debug_options.get("debug_sync_all")),
+        op_trace=bool(
+            debug_options.get("debug_op_exec_trace") or debug_options.get("debug_cross_core_sync_check")
+        ),
+    )
 
 
-def entry_name(kernel_type: str, debug_options: dict[str, Any]) -> str:
-    """``sk_entry_<base>`` + flags in the runtime's order (debug, dump_profiling, op_trace, early_start)."""
-    name = f"sk_entry_{_ENTRY_BASE[kernel_type]}"
-    if debug_options.get("debug_sync_all"):
-        name += "_debug"
-    if debug_options.get("debug_op_exec_trace") or debug_options.get("debug_cross_core_sync_check"):
-        name += "_op_trace"
-    return name
-
-
-def sk_function_name(scope_id: int | None, scope_name: str, kernels: list[OpNode]) -> str:
-    sid = "?" if scope_id is None else str(scope_id)
-    if not kernels:
-        return f"sk_{sid}_no_kernel_scope_{scope_name}"
-    return f"sk_{sid}_{scope_name}_start_{kernels[0].func_name}_end_{kernels[-1].func_name}"
+def sk_name(scope_id: int | None, scope_name: str, kernels: list[OpNode]) -> str:
+    """Item 64's SK name; a scope the edit creates has no runtime id yet, printed as ``?``."""
+    funcs = [n.func_name or f"node{n.node_id}" for n in kernels]
+    if scope_id is not None:
+        return sk_function_name(scope_id, scope_name, funcs)
+    return "sk_?" + sk_function_name(0, scope_name, funcs)[len("sk_0") :]
 
 
 def describe_scope(plan: Plan, index: int, scope_name: str, debug_options: dict[str, Any]) -> dict[str, Any]:
@@ -103,7 +102,7 @@ def describe_scope(plan: Plan, index: int, scope_name: str, debug_options: dict[
     nodes = [by_id[i] for i in scope.node_ids]
     kernels = [n for n in nodes if n.kind == "KERNEL"]
     queues = _task_queues(nodes)
-    kernel_type, blocks = sk_kernel_type(kernels)
+    entry = sk_entry(kernels, debug_options)
     where = plan.scope_of()
     partner = wait_partners(dag)
     notify_of: dict[int, list[int]] = {}
@@ -149,10 +148,11 @@ def describe_scope(plan: Plan, index: int, scope_name: str, debug_options: dict[
         "sk_index": index,
         "scope_id": scope.scope_id,
         "scope_name": scope_name,
-        "sk_function": sk_function_name(scope.scope_id, scope_name, kernels),
-        "kernel_type": kernel_type,
-        "num_blocks": blocks,
-        "entry": entry_name(kernel_type, debug_options),
+        "sk_function": sk_name(scope.scope_id, scope_name, kernels),
+        "kernel_type": entry.kind.value,
+        "num_blocks": entry.num_blocks,
+        "aiv_blocks": entry.aiv_blocks,
+        "entry": entry_name(entry.kind, debug_options),
         "node_ids": list(scope.node_ids),
         "kernels": [n.node_id for n in kernels],
         "streams": sorted({n.stream for n in nodes}),

@@ -69,6 +69,13 @@ def test_dependency_aligned_split_keeps_event_edges(tmp_path: Path) -> None:
         "sk_1_decoder.layer.0.mlp.post.json",
     }
     assert set(manifest["prediction"]["unfused"]) == {"102", "103", "104", "105"}
+    pre = json.loads((out / sks[0]["file"]).read_text())
+    # a scope the edit creates has no runtime id yet
+    assert (
+        pre["sk_function"]
+        == "sk_?_decoder.layer.0.mlp.pre_start_RmsNorm_5c1d07aa_end_QuantBatchMatmulV3_8ab2c4f1"
+    )
+    assert pre["edges"] == []  # the event pair left the SK together with its fragment
     assert manifest["verification_plan"][2]["expected_reason"] == "NOT_IN_SCOPE"
     assert manifest["verification_plan"][3]["needed"] is True
     # the event pair (102 notify / 103 wait) stays together outside both SKs, in order
@@ -111,3 +118,54 @@ def test_existing_output_is_not_overwritten(tmp_path: Path) -> None:
     code, out, err = _candidate(tmp_path, "high-single-stream", analysis)
     assert code == 3 and "already exists" in err
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
+
+
+def test_event_pair_inside_a_remaining_sk_is_kept_as_internal_edge(tmp_path: Path) -> None:
+    """Excluding the last child of the event-bound scene keeps the notify/wait pair inside SK 0."""
+    proposal = json.loads(_analysis(tmp_path, "event-bound-split").read_text())["proposal"]
+    proposal.update(
+        mechanism="explicit_none_exclusion",
+        excluded=[106],
+        collateral=[],
+        before=[100, 101, 104, 105],
+        after=[],
+        marker_edits=[
+            {
+                "file": "src/model.py",
+                "line": 18,
+                "op": "insert",
+                "text": "        torch.npu.super_kernel_scope_begin(None)",
+            },
+            {
+                "file": "src/model.py",
+                "line": 19,
+                "op": "insert",
+                "text": "        torch.npu.super_kernel_scope_end(None)",
+            },
+        ],
+    )
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(proposal))
+    code, out, err = _candidate(tmp_path, "event-bound-split", path)
+    assert code == 0, err
+    (sk,) = sorted((out / "sk").iterdir())
+    desc = json.loads(sk.read_text())
+    assert desc["kernels"] == [100, 101, 104, 105]
+    assert (
+        desc["sk_function"] == "sk_7_decoder.layer.0.mlp_start_RmsNorm_5c1d07aa_end_FlashAttentionScore_3b8e"
+    )
+    assert (desc["kernel_type"], desc["entry"]) == ("MIX_AIC_1_2", "sk_entry_mix12")
+    edges = {(e["node"], e["partner"], e["partner_location"]) for e in desc["edges"]}
+    assert edges == {(102, 103, "internal"), (103, 102, "internal")}
+    types = [(t["node_id"], t["type"], t["queue"]) for t in desc["tasks"]]
+    # NOTIFY takes the previous kernel's queue (AIC matmul), WAIT the next kernel's (AIV rope)
+    assert (102, "EVENT_NOTIFY", "aic") in types and (103, "EVENT_WAIT", "aiv") in types
+
+
+def test_unbalanced_marker_edit_is_refused(tmp_path: Path) -> None:
+    doc = json.loads(_analysis(tmp_path, "high-single-stream").read_text())
+    doc["proposal"]["marker_edits"] = doc["proposal"]["marker_edits"][:1]
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(doc))
+    code, out, err = _candidate(tmp_path, "high-single-stream", path)
+    assert code == 3 and "unbalanced" in err and not out.exists()
