@@ -246,11 +246,13 @@ def build_candidate(
         rel = f"sk/sk_{k}_{desc['scope_name']}.json"
         text = json.dumps(desc, indent=2) + "\n"
         files[rel] = text
+        funcs = [new_dag.by_id()[n].func_name for n in desc["kernels"]]
         sks.append(
             {
                 "file": rel,
                 "sha256": _sha(text.encode()),
                 "kernels": desc["kernels"],
+                "functions": funcs,
                 "entry": desc["entry"],
                 "kernel_type": desc["kernel_type"],
                 "break": desc["break"],
@@ -310,13 +312,15 @@ def build_candidate(
             "dropped_debug_options": debug_before,
             "failing_path": run.get("failing_path"),
         },
-        "verification_plan": _v_plan(proposal, expected_reason, sks),
+        "verification_plan": _v_plan(proposal, expected_reason, sks, run.get("failing_path")),
     }
     files["candidate.json"] = json.dumps(manifest, indent=2) + "\n"
     return Candidate(files, manifest)
 
 
-def _v_plan(proposal: dict[str, Any], reason: str, sks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _v_plan(
+    proposal: dict[str, Any], reason: str, sks: list[dict[str, Any]], failing_path: Any
+) -> list[dict[str, Any]]:
     mech = proposal["mechanism"]
     child = proposal.get("child") or {}
     ident = f"{child.get('func_name')} (occurrence {child.get('occurrence', 0)})"
@@ -336,17 +340,19 @@ def _v_plan(proposal: dict[str, Any], reason: str, sks: list[dict[str, Any]]) ->
         {
             "gate": "V2",
             "check": "the run completes on all ranks including the failing path "
-            f"{json.dumps(proposal.get('failing_path')) if proposal.get('failing_path') else '(same workload and step as the failure)'}; "
+            f"{json.dumps(failing_path) if failing_path else '(same workload and step as the failure)'}; "
             "the correctness oracle passes",
         },
         {
             "gate": "V3",
             "check": f"fresh sk_meta/<new pid> passing F1–F9; {ident} listed in sk_fusion_fail_reasons.log "
-            f"with {reason} and in no SK Function; SKs with exactly the kernel lists "
-            f"{[s['kernels'] for s in sks]} (matched by funcName + occurrence, not nodeId); no scope named None; "
-            f"no new {'/'.join(V3_FORBIDDEN)} for the fragment nodes {fragment}; compare with compare_plan()",
+            f"with {reason} and in no SK Function; SKs with exactly the kernel funcName lists "
+            f"{[s['functions'] for s in sks]} (matched by funcName + occurrence, not nodeId: "
+            "plan_scene.compare_functions); no scope named None; "
+            f"no new {'/'.join(V3_FORBIDDEN)} for the fragment nodes {fragment}",
             "expected_reason": reason,
             "expected_sks": [s["kernels"] for s in sks],
+            "expected_functions": [s["functions"] for s in sks],
         },
         {
             "gate": "V4",

@@ -174,6 +174,7 @@ def _schemode(dag: OpDag, scopes: list[PlannedScope]) -> list[PlannedScope]:
 
 def _deadlock(dag: OpDag, scopes: list[PlannedScope]) -> list[PlannedScope]:
     partner = wait_partners(dag)
+    nodes = dag.by_id()
     out: list[PlannedScope] = []
     work = list(scopes)
     while work:
@@ -187,7 +188,7 @@ def _deadlock(dag: OpDag, scopes: list[PlannedScope]) -> list[PlannedScope]:
                     raise PlanError(
                         f"deadlock at wait {nid}: its notify {p} follows it and the scope cannot be split"
                     )
-                n = dag.by_id()[nid]
+                n = nodes[nid]
                 cut = (at, BreakInfo(BREAK_DEADLOCK, nid, n.stream, f"wait {nid} precedes its notify {p}"))
                 break
         if cut is None:

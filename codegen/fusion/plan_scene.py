@@ -241,3 +241,33 @@ def compare_plan(plan: Plan, observed: list[ObservedScope]) -> list[str]:
 
 def models_of_scene(scene: str | Path) -> list[ModelDir]:
     return list(discover_sk_meta(scene).models)
+
+
+def kernel_functions(plan: Plan) -> list[list[str]]:
+    """Per predicted SK, its kernels' funcNames in order — the process-independent identity V3 needs
+    (nodeIds are renumbered in every process, triage.md §5.1 V3)."""
+    nodes = plan.dag.by_id()
+    return [
+        [nodes[i].func_name or f"node{i}" for i in s.kernels(plan.dag)]
+        for s in plan.scopes
+        if s.kernels(plan.dag)
+    ]
+
+
+def compare_functions(expected: list[list[str]], model: ModelDir) -> list[str]:
+    """Gate V3 on a fresh scene: do its SKs hold exactly the expected kernel funcName lists (in order)?"""
+    fused = _fused(model)
+    seen: list[list[str]] = []
+    for block in fused.blocks if fused else []:
+        seen.append(
+            [n.node.func_name or f"node{n.node.node_id}" for n in block.nodes if n.node.kind == "kernel"]
+        )
+    if seen == expected:
+        return []
+    problems: list[str] = []
+    if len(seen) != len(expected):
+        problems.append(f"expected {len(expected)} SK(s) with kernels, the metadata shows {len(seen)}")
+    for i, (e, s) in enumerate(zip(expected, seen, strict=False)):
+        if e != s:
+            problems.append(f"SK {i}: expected kernels {e}, fused {s}")
+    return problems

@@ -169,3 +169,24 @@ def test_unbalanced_marker_edit_is_refused(tmp_path: Path) -> None:
     path.write_text(json.dumps(doc))
     code, out, err = _candidate(tmp_path, "high-single-stream", path)
     assert code == 3 and "unbalanced" in err and not out.exists()
+
+
+def test_v3_compares_by_function_name(tmp_path: Path) -> None:
+    """The candidate's expected SKs are funcName lists; compare_functions checks a fresh scene with them."""
+    from skdbg.codegen.fusion.plan_scene import compare_functions, models_of_scene
+
+    code, out, err = _candidate(tmp_path, "high-single-stream", _analysis(tmp_path, "high-single-stream"))
+    assert code == 0, err
+    v3 = json.loads((out / "candidate.json").read_text())["verification_plan"][2]
+    expected = v3["expected_functions"]
+    assert expected == [["RmsNorm_5c1d07aa", "QuantBatchMatmulV3_8ab2c4f1"], ["Cast_9f3e21"]]
+    assert '"step": 7' in json.loads((out / "candidate.json").read_text())["verification_plan"][1]["check"]
+    (old_model,) = models_of_scene(SCENES / "high-single-stream")
+    problems = compare_functions(expected, old_model)  # the failed scene still has one SK: V3 must fail
+    assert problems and "expected 2 SK(s)" in problems[0]
+    assert (
+        compare_functions(
+            [["RmsNorm_5c1d07aa", "QuantBatchMatmulV3_8ab2c4f1", "SwiGlu_41d9e0", "Cast_9f3e21"]], old_model
+        )
+        == []
+    )
