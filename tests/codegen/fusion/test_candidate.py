@@ -190,3 +190,37 @@ def test_v3_compares_by_function_name(tmp_path: Path) -> None:
         )
         == []
     )
+
+
+def test_close_reopen_exclusion_predicts_not_in_scope(tmp_path: Path) -> None:
+    """Mechanism B: the same scope closed before and reopened after the child — two SKs, NOT_IN_SCOPE."""
+    doc = json.loads(_analysis(tmp_path, "high-single-stream").read_text())
+    name = '"decoder.layer.0.mlp"'
+    doc["proposal"].update(
+        mechanism="close_reopen_exclusion",
+        marker_edits=[
+            {
+                "file": "src/model.py",
+                "line": 13,
+                "op": "insert",
+                "text": f"        torch.npu.super_kernel_scope_end({name})",
+            },
+            {
+                "file": "src/model.py",
+                "line": 14,
+                "op": "insert",
+                "text": f"        torch.npu.super_kernel_scope_begin({name})",
+            },
+        ],
+    )
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(doc))
+    code, out, err = _candidate(tmp_path, "high-single-stream", path)
+    assert code == 0, err
+    manifest = json.loads((out / "candidate.json").read_text())
+    pred = manifest["prediction"]
+    assert [s["kernels"] for s in pred["candidate_sks"]] == [[100, 101], [103]]
+    assert pred["unfused"] == {"102": "NOT_IN_SCOPE"} and pred["agrees_with_proposal"]
+    # a named-scope boundary, not a break: both halves keep the scope's id
+    assert all(s["break"] == "breakReason=NONE" for s in pred["candidate_sks"])
+    assert manifest["verification_plan"][2]["expected_reason"] == "NOT_IN_SCOPE"
