@@ -658,6 +658,10 @@ from skdbg.cli_codegen import codegen as _codegen  # noqa: E402
 
 main.add_command(_codegen)
 
+from skdbg.cli_codegen_fusion import superkernel as _superkernel  # noqa: E402
+
+_codegen.add_command(_superkernel)
+
 from skdbg.cli_codegen_candidate import register as _register_candidate  # noqa: E402
 
 _register_candidate(main)
