@@ -161,6 +161,9 @@ def adapt_text(
             meta["pybind_return_tensor"] = check.return_tensor
         if check.matched and options.contract:
             meta["io_contract"] = check.matched.to_json(options.contract.path)
+            if check.matched.runtime_wrapper:
+                source = (asset_root / check.matched.runtime_wrapper["source"]).resolve()
+                meta["runtime_wrapper"] = {**check.matched.runtime_wrapper, "source_path": str(source)}
         entries_meta.append(meta)
         pieces.append((entry.body_close + 1, plan.text))
     if escalations:

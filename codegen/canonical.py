@@ -157,6 +157,29 @@ def _copy_quoted_includes(src: Path, text: str, files: dict[str, str], prefix: s
             todo.append((path.parent, files[rel]))
 
 
+def _wrapper_entry(meta: dict[str, Any]) -> str | None:
+    rw = meta.get("runtime_wrapper") or {}
+    entry = rw.get("entry")
+    return str(entry) if entry else None
+
+
+def _copy_runtime_wrapper(meta: dict[str, Any], files: dict[str, str]) -> str:
+    """Copy the contract's wrapper source to a unique ``csrc/`` name (never ``pybind11*``); returns it."""
+    src = Path(meta["runtime_wrapper"]["source_path"])
+    stem, suffix = src.stem, src.suffix
+    if stem.startswith("pybind11"):
+        stem = "wrapper_" + stem
+    rel, k = f"csrc/{stem}{suffix}", 0
+    text = src.read_text(encoding="utf-8", errors="replace")
+    while rel in files and files[rel] != text:
+        k += 1
+        rel = f"csrc/{stem}_{k}{suffix}"
+    files[rel] = text
+    _copy_quoted_includes(src, text, files)
+    meta["runtime_wrapper"]["csrc_file"] = rel
+    return rel
+
+
 def build_canonical(
     adapted: list[AdaptedFile], package_name: str, package_version: str, module: str | None = None
 ) -> tuple[dict[str, str], dict[str, Any]]:
@@ -170,7 +193,7 @@ def build_canonical(
     for f in adapted:
         if not f.entries:
             continue
-        own = [m for m in f.entries if not (m.get("runtime_wrapper") or {}).get("entry")]
+        own = [m for m in f.entries if not _wrapper_entry(m)]
         missing = [inc for inc in ACLGRAPH_INCLUDES if inc not in f.text]
         csrc = f"csrc/{f.entries[0]['entry_name']}.asc"
         files[csrc] = render(
@@ -187,10 +210,13 @@ def build_canonical(
                 raise ValueError(f"aclgraph entry names collide after module-name sanitization: {base}")
             bases[e] = base
             w = wrapper_of(m)
+            extra = [_copy_runtime_wrapper(m, files)] if _wrapper_entry(m) else []
             files[f"csrc/pybind11_{e}.asc"] = render(
                 "pybind11.asc.j2",
                 module=e,
-                entries=[{"entry": e, "wrapper": f"run_{e}", "signature": w["signature"]}],
+                entries=[
+                    {"entry": e, "wrapper": _wrapper_entry(m) or f"run_{e}", "signature": w["signature"]}
+                ],
             )
             m["csrc_file"] = csrc
             specs.append(
@@ -199,7 +225,7 @@ def build_canonical(
                     "module_base": base,
                     "csrc_file": csrc,
                     "pybind_file": f"csrc/pybind11_{e}.asc",
-                    "extra_sources": [],
+                    "extra_sources": extra,
                     "supported_arches": [normalise_arch(a) for a in m.get("supported_arches", [])],
                     "compile_defines": list(
                         ((m.get("io_contract") or {}).get("compile") or {}).get("defines", [])
@@ -215,7 +241,7 @@ def build_canonical(
         entries=[
             {
                 "entry": m["entry_name"],
-                "wrapper": f"run_{m['entry_name']}",
+                "wrapper": _wrapper_entry(m) or f"run_{m['entry_name']}",
                 "signature": wrapper_of(m)["signature"],
             }
             for m in entries

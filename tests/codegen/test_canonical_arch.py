@@ -19,7 +19,7 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "kernels"
 
 
 def _adapt(tmp_path: Path, src: str, contract: dict[str, Any]) -> tuple[dict[str, Any], Path]:
-    (tmp_path / "asset").mkdir()
+    (tmp_path / "asset").mkdir(exist_ok=True)
     (tmp_path / "asset" / "k.asc").write_text(src)
     (tmp_path / "io.json").write_text(json.dumps(contract))
     m = adapt_asset(
@@ -158,3 +158,78 @@ def test_needs_human_asset_writes_no_canonical_tree(tmp_path: Path) -> None:
     m = adapt_asset(tmp_path / "a", tmp_path / "o", AdaptOptions())
     assert m["status"] == "needs-human" and m["pybind_layout"] is None
     assert not (tmp_path / "o" / "operator-sk-adapted").exists()
+
+
+def test_runtime_wrapper_is_copied_and_bound(tmp_path: Path) -> None:
+    (tmp_path / "asset").mkdir()
+    (tmp_path / "asset" / "pybind11_wrap.cpp").write_text(
+        '#include "wrap_util.h"\nat::Tensor my_wrap(const at::Tensor &xs, const at::Tensor &y) { return y; }\n'
+    )
+    (tmp_path / "asset" / "wrap_util.h").write_text("#pragma once\n")
+    src = '#include "kernel_operator.h"\n__global__ __vector__ void lk(GM_ADDR xs, GM_ADDR y) {}\n'
+    contract = {
+        "entries": {
+            "lk": {
+                "inputs": ["xs"],
+                "outputs": ["y"],
+                "parameters": {"xs": "tensor_list"},
+                "runtime_wrapper": {
+                    "source": "pybind11_wrap.cpp",
+                    "entry": "my_wrap",
+                    "tensor_list_descriptor_strategy": "prepared_workspace_tail",
+                    "prepare_entry": "prep",
+                    "descriptor_bytes": 64,
+                    "descriptor_order": ["xs"],
+                },
+            }
+        }
+    }
+    m, tree = _adapt(tmp_path, src, contract)
+    assert m["status"] == "completed", m["escalations"]
+    assert (tree / "csrc" / "wrapper_pybind11_wrap.cpp").is_file() and (
+        tree / "csrc" / "wrap_util.h"
+    ).is_file()
+    assert "&ascendc_ops::my_wrap" in (tree / "csrc" / "pybind11_lk.asc").read_text()
+    assert "run_lk(" not in (tree / "csrc" / "lk.asc").read_text()
+    g = runpy.run_path(str(tree / "setup.py"), run_name="skdbg_test")
+    assert g["ENTRY_SPECS"][0]["extra_sources"] == ["csrc/wrapper_pybind11_wrap.cpp"]
+    assert "lk(Tensor xs, Tensor y) -> Tensor" in (tree / "op_extension" / "_torch_library.py").read_text()
+
+
+def test_runtime_wrapper_diagnostics(tmp_path: Path) -> None:
+    from skdbg.codegen.adapt import adapt_text
+
+    (tmp_path / "w.cpp").write_text("int other() { return 0; }\n")
+    src = "__global__ __vector__ void lk(GM_ADDR xs, GM_ADDR y) {}\n"
+    rw = {"source": "w.cpp", "entry": "my_wrap"}
+    cases = [
+        ({"source": "missing.cpp"}, "codegen.runtime-wrapper-source-missing"),
+        (rw, "codegen.runtime-wrapper-entry-missing"),
+    ]
+    (tmp_path / "w2.cpp").write_text("void my_wrap() {}\n")
+    rw2 = {"source": "w2.cpp", "entry": "my_wrap"}
+    cases += [
+        (rw2, "codegen.tensor-list-prepared-runtime-state-required"),
+        (
+            {**rw2, "tensor_list_descriptor_strategy": "prepared_workspace_tail", "descriptor_order": ["y"]},
+            "codegen.tensor-list-descriptor-order-mismatch",
+        ),
+    ]
+    for i, (wrapper, rule) in enumerate(cases):
+        p = tmp_path / f"io{i}.json"
+        p.write_text(
+            json.dumps(
+                {
+                    "entries": {
+                        "lk": {
+                            "outputs": ["y"],
+                            "inputs": ["xs"],
+                            "parameters": {"xs": "tensor_list"},
+                            "runtime_wrapper": wrapper,
+                        }
+                    }
+                }
+            )
+        )
+        _o, _m, escs, _r = adapt_text(src, "k.asc", AdaptOptions(contract=load_contract(p)), tmp_path)
+        assert escs[0]["rule_id"] == rule, (i, escs)
