@@ -12,8 +12,15 @@ from pathlib import Path
 
 import click
 
-from skdbg.codegen.fusion.candidate import CandidateError, build_candidate, load_proposal, write_candidate
+from skdbg.codegen.fusion.candidate import (
+    CandidateError,
+    OutputExistsError,
+    build_candidate,
+    load_proposal,
+    write_candidate,
+)
 
+EXIT_USAGE = 2
 EXIT_BAD_INPUT = 3
 
 
@@ -38,7 +45,8 @@ EXIT_BAD_INPUT = 3
 def candidate(scene: Path, proposal_path: Path, out: Path, source_root: Path | None) -> None:
     """Regenerate the SKs of a proposed exclusion: predicted SK task queues, marker.patch, candidate.json.
 
-    A blocked proposal is refused (exit 3) and nothing is written."""
+    A blocked proposal or bad input is refused (exit 3) and nothing is written; an existing non-empty
+    output folder is a usage error (exit 2) and is left untouched."""
     try:
         if not scene.is_dir():
             raise CandidateError(f"{scene}: not a scene directory")
@@ -47,7 +55,7 @@ def candidate(scene: Path, proposal_path: Path, out: Path, source_root: Path | N
         write_candidate(cand, out)
     except CandidateError as e:
         click.echo(f"skdbg: error: {e}", err=True)
-        sys.exit(EXIT_BAD_INPUT)
+        sys.exit(EXIT_USAGE if isinstance(e, OutputExistsError) else EXIT_BAD_INPUT)
     pred = cand.manifest["prediction"]
     click.echo(
         json.dumps(

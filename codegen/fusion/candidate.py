@@ -50,6 +50,10 @@ class CandidateError(ValueError):
     """The proposal cannot be regenerated (blocked, malformed, or not matching the scene)."""
 
 
+class OutputExistsError(CandidateError):
+    """The output folder already holds something; it is never overwritten (a usage error)."""
+
+
 def load_proposal(path: Path) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """(proposal, analysis document or None) from an ``analyze --format json`` file or a bare proposal."""
     try:
@@ -382,7 +386,7 @@ def _run_json(scene: Path) -> dict[str, Any]:
 def write_candidate(candidate: Candidate, out: Path) -> None:
     """Write atomically: into a temporary sibling, then one rename. ``out`` must not exist (or be empty)."""
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise CandidateError(f"{out}: already exists and is not an empty directory")
+        raise OutputExistsError(f"{out}: already exists and is not an empty directory")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:

@@ -116,7 +116,7 @@ def test_existing_output_is_not_overwritten(tmp_path: Path) -> None:
     (tmp_path / "cand").mkdir()
     (tmp_path / "cand" / "keep.txt").write_text("x")
     code, out, err = _candidate(tmp_path, "high-single-stream", analysis)
-    assert code == 3 and "already exists" in err
+    assert code == 2 and "already exists" in err
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
 
 
