@@ -7,6 +7,8 @@ Upstream keeps the catalog in YAML and renders with ``string.Template``; here ea
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -80,7 +82,6 @@ def render_template(template_id: str, params: dict[str, str], out_dir: Path) -> 
         raise TemplateError(f"output directory is not empty: {out_dir}")
     spec = json.loads(folder.joinpath("template.json").read_text(encoding="utf-8"))
     values = _resolve_params(spec, params)
-    written = []
     rendered: dict[str, str] = {}
     for f in spec["files"]:
         rel = Path(f["path"])
@@ -89,11 +90,7 @@ def render_template(template_id: str, params: dict[str, str], out_dir: Path) -> 
         rendered[rel.as_posix()] = render_string(
             folder.joinpath(f["template"]).read_text(encoding="utf-8"), **values
         )
-    for rel_s, text in rendered.items():
-        path = out_dir / rel_s
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        written.append(rel_s)
+    written = list(rendered)
     manifest = {
         "status": "generated",
         "template_id": template_id,
@@ -101,5 +98,18 @@ def render_template(template_id: str, params: dict[str, str], out_dir: Path) -> 
         "output_dir": str(out_dir.resolve()),
         "written_files": written,
     }
-    (out_dir / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    # assembled next to the target and renamed into place: a failure leaves no half-written directory
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".skdbg-template-", dir=out_dir.parent))
+    try:
+        for rel_s, text in {**rendered, MANIFEST: json.dumps(manifest, indent=2) + "\n"}.items():
+            path = tmp / rel_s
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        if out_dir.exists():
+            out_dir.rmdir()
+        tmp.rename(out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     return manifest

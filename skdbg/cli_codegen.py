@@ -119,16 +119,31 @@ def detect(path: Path, output_dir: Path | None) -> None:
 @click.option(
     "--with-sys-args", type=click.Choice(("auto", "always", "never")), default="auto", show_default=True
 )
+@click.option(
+    "--package-name", default="op_extension", show_default=True, help="Python package = its safe identifier."
+)
+@click.option("--package-version", default="0.1.0", show_default=True)
 @_usage_errors
 def adapt(
-    source: Path, output_dir: Path, io_contract: Path | None, mask: int, num_splits: int, with_sys_args: str
+    source: Path,
+    output_dir: Path,
+    io_contract: Path | None,
+    mask: int,
+    num_splits: int,
+    with_sys_args: str,
+    package_name: str,
+    package_version: str,
 ) -> None:
     """Add the SK adaptation block to every __global__ of SOURCE (file or directory) under OUTPUT_DIR."""
     from skdbg.codegen.adapt import AdaptOptions, adapt_asset
     from skdbg.codegen.contract import load_contract
 
     contract = load_contract(io_contract) if io_contract is not None else None
-    manifest = adapt_asset(source, output_dir, AdaptOptions(mask, num_splits, with_sys_args, contract))
+    manifest = adapt_asset(
+        source,
+        output_dir,
+        AdaptOptions(mask, num_splits, with_sys_args, contract, package_name, package_version),
+    )
     _dump({"status": manifest["status"], "escalations": len(manifest["escalations"])})
     if manifest["status"] == "needs-human":
         click.echo("skdbg: needs-human: see operator-sk-adapted.json escalations", err=True)

@@ -233,3 +233,21 @@ def test_runtime_wrapper_diagnostics(tmp_path: Path) -> None:
         )
         _o, _m, escs, _r = adapt_text(src, "k.asc", AdaptOptions(contract=load_contract(p)), tmp_path)
         assert escs[0]["rule_id"] == rule, (i, escs)
+
+
+def test_package_name_option(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from skdbg.cli import main
+
+    (tmp_path / "k.asc").write_text("__global__ __vector__ void k(GM_ADDR x) {}\n")
+    res = CliRunner().invoke(
+        main,
+        ["codegen", "adapt", str(tmp_path / "k.asc"), "-o", str(tmp_path / "o"), "--package-name", "my-pkg"],
+    )
+    assert res.exit_code == 0, res.output
+    m = json.loads((tmp_path / "o" / "operator-sk-adapted.json").read_text())
+    assert (
+        m["python_package"] == "my_pkg"
+        and (tmp_path / "o" / "operator-sk-adapted" / "my_pkg" / "__init__.py").is_file()
+    )
