@@ -226,6 +226,7 @@ def adapt_asset(asset: Path, out_dir: Path, options: AdaptOptions) -> dict[str, 
     for cand in found.candidates:
         per_file.append(_adapt_candidate(cand, options, asset_root, files, all_escalations))
     _check_contract_use(options.contract, per_file, all_escalations)
+    _check_duplicate_entries(per_file, all_escalations)
     status = "needs-human" if all_escalations else "completed"
     adapted = [
         AdaptedFile(r["file"], files[r["file"]], c.path, r["entries"])
@@ -276,6 +277,25 @@ def _check_contract_use(
                 [f"contract_entries={sorted(contract.entries)}"],
             )
         )
+
+
+def _check_duplicate_entries(per_file: list[dict[str, Any]], escalations: list[dict[str, Any]]) -> None:
+    """Two adapted entries whose public/module names coincide cannot both be bound: a human picks one."""
+    groups: dict[str, list[str]] = {}
+    for r in per_file:
+        for m in r["entries"]:
+            groups.setdefault(safe_identifier(m["entry_name"]), []).append(
+                f"{r['file']}:{m['line']}:{m['entry_name']}"
+            )
+    for name, where in sorted(groups.items()):
+        if len(where) > 1:
+            escalations.append(
+                escalation(
+                    "codegen.pybind-entry-specialization-ambiguous",
+                    f"entry name {name} is defined {len(where)} times; the package cannot bind more than one of them.",
+                    where,
+                )
+            )
 
 
 def _adapt_candidate(

@@ -338,3 +338,14 @@ def adapt_asset_once(text: str) -> str:
         m = adapt_asset(Path(d) / "a", Path(d) / "o", AdaptOptions())
         assert m["per_file"][0]["form_before"] == "current-sk-bind"
         return (Path(d) / "o" / "operator-sk-adapted" / "k.asc").read_text()
+
+
+def test_duplicate_entry_names_need_a_human(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "one.asc").write_text("__global__ __vector__ void k(GM_ADDR x) {}\n")
+    (tmp_path / "a" / "two.asc").write_text("__global__ __vector__ void K(GM_ADDR x) {}\n")
+    m = adapt_asset(tmp_path / "a", tmp_path / "o", AdaptOptions())
+    assert m["status"] == "needs-human" and m["pybind_layout"] is None
+    (esc,) = m["escalations"]
+    assert esc["rule_id"] == "codegen.pybind-entry-specialization-ambiguous"
+    assert esc["evidence"] == ["one.asc:1:k", "two.asc:1:K"]

@@ -40,3 +40,13 @@ def test_readme_worked_example(tmp_path: Path) -> None:
     assert {f["rule_id"] for f in json.loads(res.stdout)["findings"]} == {"sk.bind-mask-dcci-disabled"}
     res = runner.invoke(main, ["codegen", "adapt", str(EXAMPLE / "my_op.asc"), "-o", str(tmp_path / "nc")])
     assert res.exit_code == 4 and "needs-human" in res.stderr
+
+
+def test_help_documents_both_halves_and_exit_codes() -> None:
+    res = CliRunner().invoke(main, ["codegen", "--help"])
+    assert res.exit_code == 0
+    text = " ".join(res.output.split())
+    assert "Operator SK adaptation" in text and "SK generation" in text
+    assert "4 needs-human" in text and "5 needs-target-arch" in text
+    for cmd in ("detect", "adapt", "aggregate", "validate", "remediate", "templates", "compare"):
+        assert cmd in text
