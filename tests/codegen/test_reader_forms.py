@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from skdbg.cli import main
 from skdbg.codegen.forms import NOTE_NO_GLOBAL, NOTE_PARTIAL, classify
@@ -111,3 +113,34 @@ def test_attributes_templates_and_multiline_params() -> None:
 def test_non_void_kernel_is_a_gap() -> None:
     r = read_source("__global__ __vector__ int bad(GM_ADDR x) { return 0; }", "b.asc")
     assert r.entries == [] and "return type must be void" in str(r.gaps[0])
+
+
+_ALPHABET = st.sampled_from(
+    list("{}()<>[];,=*&:\"'\\/#\n \t\ré€")
+    + [
+        "__global__",
+        "__aicore__",
+        "__mix__",
+        "void",
+        "k",
+        "GM_ADDR",
+        "x",
+        "template",
+        "extern",
+        '"C"',
+        "//",
+        "/*",
+        "*/",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_ALPHABET, max_size=60).map(" ".join))
+def test_reader_never_raises_and_locates_its_gaps(text: str) -> None:
+    r = read_source(text, "fuzz.asc")
+    lines = text.count("\n") + 1
+    for g in r.gaps:
+        assert g.file == "fuzz.asc" and 1 <= g.line <= lines
+    for e in r.entries:
+        assert text[e.body_open] == "{" and text[e.body_close] == "}" and e.body_open < e.body_close
