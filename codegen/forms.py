@@ -87,13 +87,17 @@ class Discovery:
     ignored: list[dict[str, str]] = field(default_factory=list)
 
 
+class UnreadableSourceError(ValueError):
+    """A candidate source exists but cannot be read as UTF-8 text (bad input, exit 3)."""
+
+
 def read_file_text(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise AssetError(f"{path}: not UTF-8 text (byte {exc.start})") from exc
+        raise UnreadableSourceError(f"{path}: not UTF-8 text (byte offset {exc.start})") from exc
     except OSError as exc:
-        raise AssetError(f"{path}: cannot read: {exc.strerror}") from exc
+        raise UnreadableSourceError(f"{path}: cannot read: {exc.strerror}") from exc
 
 
 def discover(asset: Path) -> Discovery:

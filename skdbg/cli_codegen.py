@@ -49,7 +49,7 @@ def _usage_errors(func: F) -> F:
         from skdbg.codegen.catalog import TemplateError
         from skdbg.codegen.compare import CompareError
         from skdbg.codegen.contract import ContractError
-        from skdbg.codegen.forms import AssetError
+        from skdbg.codegen.forms import AssetError, UnreadableSourceError
         from skdbg.codegen.remediate import FindingsError
 
         try:
@@ -65,6 +65,8 @@ def _usage_errors(func: F) -> F:
             CompareError,
         ) as exc:
             _fail(str(exc), 2)
+        except UnreadableSourceError as exc:
+            _fail(str(exc), 3)
         except OSError as exc:
             _fail(f"{exc.filename or ''}: {exc.strerror}", 3)
         except Exception as exc:

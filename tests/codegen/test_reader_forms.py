@@ -144,3 +144,9 @@ def test_reader_never_raises_and_locates_its_gaps(text: str) -> None:
         assert g.file == "fuzz.asc" and 1 <= g.line <= lines
     for e in r.entries:
         assert text[e.body_open] == "{" and text[e.body_close] == "}" and e.body_open < e.body_close
+
+
+def test_non_utf8_source_is_exit_3(tmp_path: Path) -> None:
+    (tmp_path / "bad.asc").write_bytes(b"__global__ void k() { \xff\xfe }\n")
+    res = CliRunner().invoke(main, ["codegen", "detect", str(tmp_path / "bad.asc")])
+    assert res.exit_code == 3 and "bad.asc: not UTF-8 text (byte offset 22)" in res.stderr
