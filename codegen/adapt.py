@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from skdbg.codegen.block import AdaptError, check_options, parse_bind_target, plan_block, specialise
-from skdbg.codegen.canonical import AdaptedFile, build_canonical, safe_identifier
+from skdbg.codegen.canonical import AdaptedFile, SupportConflictError, build_canonical, safe_identifier
 from skdbg.codegen.contract import Contract, check_entry, escalation
 from skdbg.codegen.forms import Candidate, classify, discover
 from skdbg.codegen.kerneltype import KernelTypeError
@@ -242,8 +242,12 @@ def adapt_asset(asset: Path, out_dir: Path, options: AdaptOptions) -> dict[str, 
         "canonical_written_files": [],
     }
     if status == "completed" and adapted:
-        canonical, layout = build_canonical(adapted, options.package_name, options.package_version)
-        files.update(canonical)
+        try:
+            canonical, layout = build_canonical(adapted, options.package_name, options.package_version)
+            files.update(canonical)
+        except SupportConflictError as exc:
+            all_escalations.append(escalation("codegen.support-file-conflict", str(exc), [str(exc)]))
+            status = "needs-human"
     manifest = {
         "status": status,
         "asset_path": str(found.asset),

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from skdbg.codegen.adapt import ADAPTED_DIR, MANIFEST
-from skdbg.codegen.canonical import AdaptedFile, build_canonical, safe_identifier
+from skdbg.codegen.canonical import AdaptedFile, SupportConflictError, build_canonical, safe_identifier
 
 
 class AggregateError(ValueError):
@@ -57,7 +57,10 @@ def aggregate(inputs: list[Path], out_dir: Path, wheel_name: str, version: str) 
                 )
             per_file.append({**f, "file": f"{label}/{f['file']}", "source_asset": m["asset_path"]})
     package = safe_identifier(wheel_name)
-    files, layout = build_canonical(adapted, wheel_name, version, module=f"{package}_lib")
+    try:
+        files, layout = build_canonical(adapted, wheel_name, version, module=f"{package}_lib")
+    except SupportConflictError as exc:
+        raise AggregateError(f"conflicting support files across adapted outputs: {exc}") from exc
     for a in adapted:
         files[a.rel] = a.text
     manifest = {

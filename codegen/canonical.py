@@ -37,6 +37,10 @@ def safe_identifier(name: str) -> str:
     return "op_" + out if out[0].isdigit() else out
 
 
+class SupportConflictError(ValueError):
+    """Two different support files map to the same ``csrc/`` path: a human must rename one."""
+
+
 @dataclass
 class AdaptedFile:
     rel: str
@@ -151,10 +155,15 @@ def _copy_quoted_includes(src: Path, text: str, files: dict[str, str], prefix: s
         for inc in _QUOTED_INCLUDE_RE.findall(body):
             path = (base / inc).resolve()
             rel = f"{prefix}/{Path(inc).as_posix()}"
-            if ".." in Path(inc).parts or rel in files or not path.is_file():
+            if ".." in Path(inc).parts or not path.is_file():
                 continue
-            files[rel] = path.read_text(encoding="utf-8", errors="replace")
-            todo.append((path.parent, files[rel]))
+            content = path.read_text(encoding="utf-8", errors="replace")
+            if rel in files:
+                if files[rel] != content:
+                    raise SupportConflictError(f"two different files would become {rel} (one is {path})")
+                continue
+            files[rel] = content
+            todo.append((path.parent, content))
 
 
 def _wrapper_entry(meta: dict[str, Any]) -> str | None:

@@ -154,3 +154,18 @@ def test_fixture_literals_cannot_inject(tmp_path: Path, value: str) -> None:
     )
     assert m["runtime_fixtures"]["op_a"]["device_runnable"] is False  # type: ignore[index]
     assert "system" not in (d / "runtime_compare.asc").read_text()
+
+
+def test_conflicting_support_headers(tmp_path: Path) -> None:
+    (tmp_path / "a" / "x").mkdir(parents=True)
+    (tmp_path / "a" / "y").mkdir()
+    for sub, body in (("x", "int a;"), ("y", "int b;")):
+        (tmp_path / "a" / sub / "util.h").write_text(body + "\n")
+        (tmp_path / "a" / sub / f"k_{sub}.asc").write_text(
+            f'#include "util.h"\n#include "kernel_operator.h"\n__global__ __vector__ void k_{sub}(GM_ADDR x) {{}}\n'
+        )
+    res = CliRunner().invoke(main, ["codegen", "adapt", str(tmp_path / "a"), "-o", str(tmp_path / "o")])
+    assert res.exit_code == 4
+    m = json.loads((tmp_path / "o" / "operator-sk-adapted.json").read_text())
+    assert m["escalations"][0]["rule_id"] == "codegen.support-file-conflict"
+    assert "csrc/util.h" in m["escalations"][0]["message"]
