@@ -8,11 +8,10 @@ must be unique across inputs. The package directory is the safe identifier of th
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from skdbg.atomic import write_tree
 from skdbg.codegen.adapt import ADAPTED_DIR, MANIFEST
 from skdbg.codegen.canonical import AdaptedFile, SupportConflictError, build_canonical, safe_identifier
 
@@ -72,18 +71,7 @@ def aggregate(inputs: list[Path], out_dir: Path, wheel_name: str, version: str) 
         "per_file": per_file,
         "escalations": [],
     }
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".skdbg-aggregate-", dir=out_dir.parent))
-    try:
-        for rel, text in files.items():
-            p = tmp / ADAPTED_DIR / rel
-            p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_text(text, encoding="utf-8")
-        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-        if out_dir.exists():
-            out_dir.rmdir()
-        tmp.rename(out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    tree: dict[str, str | bytes] = {f"{ADAPTED_DIR}/{rel}": text for rel, text in files.items()}
+    tree[MANIFEST] = json.dumps(manifest, indent=2) + "\n"
+    write_tree(out_dir, tree)
     return manifest

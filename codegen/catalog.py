@@ -7,12 +7,11 @@ Upstream keeps the catalog in YAML and renders with ``string.Template``; here ea
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from skdbg.atomic import write_tree
 from skdbg.codegen.render import render_string
 
 CTYPES = {"float16": "half", "float32": "float", "int32": "int32_t", "int64": "int64_t"}
@@ -99,17 +98,5 @@ def render_template(template_id: str, params: dict[str, str], out_dir: Path) -> 
         "written_files": written,
     }
     # assembled next to the target and renamed into place: a failure leaves no half-written directory
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".skdbg-template-", dir=out_dir.parent))
-    try:
-        for rel_s, text in {**rendered, MANIFEST: json.dumps(manifest, indent=2) + "\n"}.items():
-            path = tmp / rel_s
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        if out_dir.exists():
-            out_dir.rmdir()
-        tmp.rename(out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    write_tree(out_dir, {**rendered, MANIFEST: json.dumps(manifest, indent=2) + "\n"})
     return manifest

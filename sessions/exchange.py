@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from skdbg.atomic import write_tree
 from skdbg.sessions.attempts import REPORT_LANGS, check_attempt, report_dir_name
 from skdbg.sessions.blobs import hash_bytes
 from skdbg.sessions.errors import LedgerError, TamperError
@@ -152,29 +151,10 @@ def export_session(
         raise LedgerError(f"{out} exists and is not empty: an export is never overwritten")
     doc, files = session_document(ledger, session_id, lang)
     texts = _render(json.loads(json.dumps(doc)), files, lang)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    try:
-        written: list[str] = []
-        for name, text in texts.items():
-            (tmp / name).write_text(text, encoding="utf-8")
-            written.append(name)
-        (tmp / "session.json").write_text(
-            json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8"
-        )
-        written.append("session.json")
-        for rel, data in sorted(files.items()):
-            dest = tmp / rel
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_bytes(data)
-            written.append(rel)
-        if out.exists():
-            out.rmdir()
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return [out / w for w in written]
+    tree: dict[str, str | bytes] = dict(texts)
+    tree["session.json"] = json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+    tree.update(sorted(files.items()))
+    return write_tree(out, tree)
 
 
 # ------------------------------------------------------------------------------------------ import

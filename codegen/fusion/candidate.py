@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from skdbg.atomic import OutputNotEmptyError, write_tree
 from skdbg.codegen.fusion.candidate_sk import describe_scope
 from skdbg.codegen.fusion.plan import plan_scopes
 from skdbg.codegen.fusion.plan_model import (
@@ -385,18 +383,7 @@ def _run_json(scene: Path) -> dict[str, Any]:
 
 def write_candidate(candidate: Candidate, out: Path) -> None:
     """Write atomically: into a temporary sibling, then one rename. ``out`` must not exist (or be empty)."""
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise OutputExistsError(f"{out}: already exists and is not an empty directory")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:
-        for rel, text in candidate.files.items():
-            p = tmp / rel
-            p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_text(text, encoding="utf-8")
-        if out.exists():
-            out.rmdir()
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        write_tree(out, candidate.files)
+    except OutputNotEmptyError:
+        raise OutputExistsError(f"{out}: already exists and is not an empty directory") from None

@@ -16,8 +16,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
-import tempfile
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -25,6 +23,7 @@ from typing import Any
 
 import jinja2
 
+from skdbg.atomic import write_tree
 from skdbg.parsers.common import ParseError
 from skdbg.parsers.skmeta_lines import iter_meta_lines
 from skdbg.triage.context import TriageContext
@@ -519,24 +518,15 @@ def write_report(
     record = failure_record(ctx, analysis, index, verification)
     context = _context(ctx, analysis, index, record, lang, verification)
     context["report_dir"] = out.name
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    try:
-        env = environment()
-        files = {
-            "FAILURE_SCENE.md": env.get_template("failure_scene.md.j2").render(**context),
-            "REPORT_INDEX.md": env.get_template("report_index.md.j2").render(**context),
-            "failure_isolation.json": _dump(record),
-            "evidence_index.json": _dump(evidence_record(ctx, analysis, index)),
-            "analysis.json": _dump(analysis.to_json()),
-        }
-        for name, text in files.items():
-            (tmp / name).write_text(text, encoding="utf-8")
-        if out.exists():
-            out.rmdir()  # empty (checked above); rename needs the name free
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    env = environment()
+    files: dict[str, str | bytes] = {
+        "FAILURE_SCENE.md": env.get_template("failure_scene.md.j2").render(**context),
+        "REPORT_INDEX.md": env.get_template("report_index.md.j2").render(**context),
+        "failure_isolation.json": _dump(record),
+        "evidence_index.json": _dump(evidence_record(ctx, analysis, index)),
+        "analysis.json": _dump(analysis.to_json()),
+    }
+    write_tree(out, files)
     return [out / name for name in REPORT_FILES]
 
 
