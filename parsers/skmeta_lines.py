@@ -83,10 +83,20 @@ class MetaResultBase:
     format_errors: list[OpaqueRecord] = field(default_factory=list)
     comments: list[CommentLine] = field(default_factory=list)
     lines_read: int = 0
+    #: provenance of the file-logger prefixes (gate F4/F7): the first prefixed line (ts, pid, line)
+    #: and, per writing pid, the first line it wrote — recorded while parsing, so no second read
+    first_prefix: tuple[datetime | None, int, int | None] | None = None
+    pid_first_line: dict[int, int | None] = field(default_factory=dict)
 
     def note_common(self, ml: MetaLine) -> bool:
         """Account for blank/format-error/comment lines; True when the line was consumed."""
         self.lines_read += 1
+        prefix = ml.prefix
+        if prefix is not None:
+            if self.first_prefix is None:
+                self.first_prefix = (prefix.ts, prefix.pid, ml.src.line)
+            if prefix.pid not in self.pid_first_line:
+                self.pid_first_line[prefix.pid] = ml.src.line
         if ml.is_format_error:
             self.format_errors.append(OpaqueRecord(ml.src, ml.ts, ml.pid, ml.message.strip()))
             return True

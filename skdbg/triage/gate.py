@@ -44,11 +44,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from skdbg.parsers.filelog import parse_filelog_ts
 from skdbg.parsers.plog import PLOG_NAME_RE
 from skdbg.parsers.plog_line import PlogLine
 from skdbg.parsers.run_identity import RunIdentity
-from skdbg.parsers.skmeta_lines import iter_meta_lines
+from skdbg.parsers.skmeta_lines import MetaResultBase
 from skdbg.triage.context import TriageContext
 from skdbg.triage.localize import diagnostic_entry, models_of, plogs_of
 from skdbg.triage.model import EvidenceItem, GateGap, GateResult
@@ -413,43 +412,6 @@ def _f3(ctx: TriageContext, loc: Localization, g: _Gate) -> None:
 # ------------------------------------------------------------------------------------------ F4 / F7
 
 
-_PREFIX_BYTES_RE = re.compile(rb"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}) \[(\d+):\d+\] \[", re.M)
-
-
-def _producer_scan(
-    path: Path, pid: int | None
-) -> tuple[datetime | None, int | None, int | None, tuple[int, int | None] | None] | None:
-    """First prefixed line (ts, pid, line) and the first line written by another pid, or None (no prefix).
-
-    One regex pass over the bytes (metadata of thousands of nodes is 100k+ lines); files with
-    ``[CONT:n]`` continuation markers go through the line layer, which removes them first.
-    """
-    data = path.read_bytes()
-    if b"[CONT:" in data:
-        first: tuple[datetime | None, int | None, int | None] | None = None
-        for ml in iter_meta_lines(path):
-            if ml.prefix is None:
-                continue
-            if first is None:
-                first = (ml.ts, ml.pid, ml.src.line)
-            if ml.pid != pid:
-                return (*first, (ml.pid or 0, ml.src.line))
-        return None if first is None else (*first, None)
-    m = _PREFIX_BYTES_RE.search(data)
-    if m is None:
-        return None
-    first_line = data.count(b"\n", 0, m.start()) + 1
-    first_pid = int(m.group(2))
-    first_ts = parse_filelog_ts(m.group(1).decode())
-    if first_pid != pid:
-        return first_ts, first_pid, first_line, (first_pid, first_line)
-    needle = f"[{pid}:".encode()
-    for m2 in _PREFIX_BYTES_RE.finditer(data, m.end()):
-        if not data.startswith(needle, m2.start(2) - 1):
-            return first_ts, first_pid, first_line, (int(m2.group(2)), data.count(b"\n", 0, m2.start()) + 1)
-    return first_ts, first_pid, first_line, None
-
-
 def _f4_f7(ctx: TriageContext, loc: Localization, w: _Window, g: _Gate) -> None:
     """F4 first timestamped line (pid P, in [T0−skew, Tf]); F7 every prefix pid = P (process-owned)."""
     pid = loc.pid
@@ -464,21 +426,24 @@ def _f4_f7(ctx: TriageContext, loc: Localization, w: _Window, g: _Gate) -> None:
         upper, upper_label = w.end, "end+grace (no fault line)"
     any_prefix = False
     for me in mes:
-        for path in sorted(me.model.files.values()):
+        for role, path in sorted(me.model.files.items(), key=lambda item: item[1]):
             if path.suffix != ".log":
                 continue
+            parsed = getattr(me, role, None)
+            if not isinstance(parsed, MetaResultBase):
+                continue  # unreadable: G5's concern
             rel = ctx.relpath(str(path))
             first_ts: datetime | None = None
             first_pid: int | None = None
             first_line: int | None = None
             foreign: tuple[int, int | None] | None = None
-            try:
-                found = _producer_scan(path, pid)
-            except Exception:  # noqa: BLE001 — unreadable files are G5's concern
-                continue
-            if found is not None:
+            if parsed.first_prefix is not None:
                 any_prefix = True
-                first_ts, first_pid, first_line, foreign = found
+                first_ts, first_pid, first_line = parsed.first_prefix
+                others = [(line or 0, p) for p, line in parsed.pid_first_line.items() if p != pid]
+                if others:
+                    line, other = min(others)
+                    foreign = (other, line)
             if foreign is not None:
                 g.fail(
                     "F7",
