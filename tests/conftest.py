@@ -8,14 +8,12 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
-UPSTREAM = REPO.parent / "shared" / "fixtures" / "upstream"
+UPSTREAM = DATA / "upstream"
 
 
 @pytest.fixture(scope="session")
 def upstream() -> Path:
-    """The upstream fixtures folder (shared/fixtures/upstream beside the checkout)."""
-    if not UPSTREAM.is_dir():
-        pytest.fail(f"upstream fixtures not found at {UPSTREAM}; CI lays shared/ beside the clone")
+    """The real upstream data copied into the repository (each folder has its SOURCE.txt)."""
     return UPSTREAM
 
 

@@ -1,4 +1,4 @@
-"""The 31 upstream SuperKernel ST cases (fixtures/upstream/sk-st, CASES.md) as generator requests.
+"""The 31 upstream SuperKernel ST cases (tests/data/upstream/sk-st, CASES.md) as generator requests.
 
 Shared by the golden tests and the fusion item tests: each case becomes an ``SkRequest`` with the
 text sizes that give the documented preload page counts (is_inf 2, pows 5, is_finite 2).
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from skdbg.codegen.fusion.model import ChildOp, SkRequest
 
-ST_ROOT = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "upstream" / "sk-st"
+ST_ROOT = Path(__file__).resolve().parents[1] / "data" / "upstream" / "sk-st"
 TEXT_SIZE = {"is_inf": 4096, "pows": 10240, "is_finite": 4096}
 
 _ONE = "te_superkernel_1_stream_2_ops"

@@ -21,7 +21,7 @@ from skdbg.parsers.sk_reasons import BREAK_REASONS, FUSION_FAIL_REASONS
 
 ROOT = Path(__file__).resolve().parents[3]
 SCENES = sorted(p for p in (ROOT / "examples" / "scenes").iterdir() if p.is_dir())
-UPSTREAM = Path("/work/shared/fixtures/upstream/autotune-pipeline")
+UPSTREAM = ROOT / "tests" / "data" / "upstream" / "autotune-pipeline"
 
 
 def k(i: int, s: int = 0, **kw: object) -> OpNode:
@@ -37,7 +37,6 @@ def test_reproduces_bundled_scene_splits(scene: Path) -> None:
         assert compare_plan(plan, observed) == []
 
 
-@pytest.mark.skipif(not UPSTREAM.is_dir(), reason="shared upstream fixture not present")
 def test_reproduces_upstream_autotune_fixture() -> None:
     (model,) = models_of_scene(UPSTREAM)
     plan = plan_scopes(dag_from_model(model))
