@@ -1,8 +1,13 @@
 """Write a whole output folder at once: every file or none.
 
-Why one helper: reports, session exports, candidates, adapted packages and templates all promise that
-a failed run never leaves a half-written output directory. They assemble the files in a temporary
-sibling of the target and rename it into place in one step; the cleanup on failure lives here once.
+Why one helper: reports, session exports, candidates, adapted packages, templates and collected
+scenes all promise the same convention for ``-o DIR``:
+
+- an absent or empty ``DIR`` is filled;
+- an existing non-empty ``DIR`` is refused (:class:`OutputNotEmptyError`; the CLI maps it to exit 2
+  with :data:`OUTPUT_EXISTS_HINT`), unless ``force`` is given, and then it is replaced atomically;
+- a failed run leaves nothing behind: the files are assembled in a temporary sibling of the target
+  and renamed into place in one step; the cleanup on failure lives here once.
 """
 
 from __future__ import annotations
@@ -10,31 +15,71 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
+
+#: the one-line advice every command prints after the refusal of an existing output folder
+OUTPUT_EXISTS_HINT = "use --force to replace it"
 
 
 class OutputNotEmptyError(Exception):
-    """The target exists and is not an empty directory: an output folder is never overwritten."""
+    """The target exists and is not an empty directory: an output folder is never overwritten silently."""
 
 
-def ensure_fresh_dir(out: Path) -> None:
-    """Raise :class:`OutputNotEmptyError` unless ``out`` is absent or an empty directory."""
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise OutputNotEmptyError(f"{out} exists and is not an empty directory")
+def ensure_fresh_dir(out: Path, *, force: bool = False) -> None:
+    """Raise :class:`OutputNotEmptyError` unless ``out`` is absent or an empty directory.
+
+    With ``force`` an existing directory is acceptable (it will be replaced); a non-directory in the
+    way is still refused, because replacing a file the user named by mistake loses data.
+    """
+    if not out.exists() and not out.is_symlink():
+        return
+    if not out.is_dir() or out.is_symlink():
+        raise OutputNotEmptyError(f"output folder {out} exists and is not a directory")
+    if not force and any(out.iterdir()):
+        raise OutputNotEmptyError(f"output folder {out} exists and is not empty ({OUTPUT_EXISTS_HINT})")
 
 
-def write_tree(out_dir: str | os.PathLike[str], files: Mapping[str, str | bytes]) -> list[Path]:
-    """Write ``files`` (relative path → text or bytes) as the new folder ``out_dir``, atomically.
+@contextmanager
+def staged_dir(out_dir: str | os.PathLike[str], *, force: bool = False) -> Iterator[Path]:
+    """Yield a temporary sibling of ``out_dir`` to fill; on success it becomes ``out_dir``.
 
-    ``out_dir`` must be absent or an empty directory. Text is written as UTF-8. Returns the written
-    paths (under ``out_dir``) in the order given.
+    On any exception the temporary folder is removed and ``out_dir`` is untouched. With ``force`` an
+    existing ``out_dir`` is swapped out only after the new folder is complete.
     """
     out = Path(out_dir)
-    ensure_fresh_dir(out)
+    ensure_fresh_dir(out, force=force)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:
+        yield tmp
+        ensure_fresh_dir(out, force=force)  # nobody filled it while we worked
+        old: Path | None = None
+        if out.exists():
+            if any(out.iterdir()):
+                old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+                os.replace(out, old / "previous")
+            else:
+                out.rmdir()  # empty: the rename needs the name free
+        os.replace(tmp, out)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def write_tree(
+    out_dir: str | os.PathLike[str], files: Mapping[str, str | bytes], *, force: bool = False
+) -> list[Path]:
+    """Write ``files`` (relative path → text or bytes) as the new folder ``out_dir``, atomically.
+
+    ``out_dir`` must be absent or an empty directory (or any directory with ``force``). Text is
+    written as UTF-8. Returns the written paths (under ``out_dir``) in the order given.
+    """
+    out = Path(out_dir)
+    with staged_dir(out, force=force) as tmp:
         for rel, data in files.items():
             dest = tmp / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -42,13 +87,7 @@ def write_tree(out_dir: str | os.PathLike[str], files: Mapping[str, str | bytes]
                 dest.write_bytes(data)
             else:
                 dest.write_text(data, encoding="utf-8")
-        if out.exists():
-            out.rmdir()  # empty (checked above): the rename needs the name free
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return [out / rel for rel in files]
 
 
-__all__ = ["OutputNotEmptyError", "ensure_fresh_dir", "write_tree"]
+__all__ = ["OUTPUT_EXISTS_HINT", "OutputNotEmptyError", "ensure_fresh_dir", "staged_dir", "write_tree"]

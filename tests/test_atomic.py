@@ -43,3 +43,38 @@ def test_a_failure_midway_leaves_nothing_behind(tmp_path: Path) -> None:
         write_tree(out, {"a.txt": "ok", "b.txt": 42})  # type: ignore[dict-item]  # the second write fails
     assert not out.exists()
     assert list(tmp_path.iterdir()) == []  # no temporary sibling left either
+
+
+def test_force_replaces_a_non_empty_folder_only_when_complete(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "old.txt").write_text("old")
+    write_tree(out, {"new.txt": "new"}, force=True)
+    assert sorted(p.name for p in out.iterdir()) == ["new.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no staging or trash left
+
+
+def test_force_failure_keeps_the_old_folder(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "old.txt").write_text("old")
+    with pytest.raises(TypeError):
+        write_tree(out, {"a.txt": "ok", "b.txt": 42}, force=True)  # type: ignore[dict-item]
+    assert (out / "old.txt").read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_force_never_replaces_a_file(tmp_path: Path) -> None:
+    f = tmp_path / "file"
+    f.write_text("keep")
+    with pytest.raises(OutputNotEmptyError, match="not a directory"):
+        write_tree(f, {"x.txt": "1"}, force=True)
+    assert f.read_text() == "keep"
+
+
+def test_refusal_message_names_the_folder_and_force(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "x").write_text("1")
+    with pytest.raises(OutputNotEmptyError, match=r"out exists and is not empty \(use --force"):
+        write_tree(out, {"y.txt": "1"})
