@@ -14,6 +14,7 @@ or syntactically broken JSON, or a root that is not an object, raises :class:`Pa
 from __future__ import annotations
 
 import enum
+import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from typing import Any
 import pandas as pd
 
 from skdbg.parsers.common import Gap, Source, Unrecognized
-from skdbg.parsers.jsonload import as_object, is_int, join, load_json, show
+from skdbg.parsers.jsonload import as_object, is_int, join, load_json, loads_json, read_json_text, show
 
 
 class FailurePhase(str, enum.Enum):
@@ -313,11 +314,13 @@ class _Fields:
 
 def parse_run_json(path: str | os.PathLike[str]) -> RunFile:
     """Parse ``run.json``. ParseError only for unreadable/malformed JSON or a non-object root."""
-    file, doc = load_json(path, what="run.json (run identity manifest)")
-    return run_from_json(doc, file)
+    what = "run.json (run identity manifest)"
+    file, text = read_json_text(path, what=what)
+    return run_from_json(loads_json(text, file=file, what=what), file, text)
 
 
-def run_from_json(doc: Any, file: str) -> RunFile:
+def run_from_json(doc: Any, file: str, text: str | None = None) -> RunFile:
+    """The run identity of a parsed run.json; ``text`` (the file's JSON text) lets gaps cite lines."""
     root = as_object(doc, file, "")
     gaps: list[Gap] = []
     unrec: list[Unrecognized] = []
@@ -386,7 +389,7 @@ def run_from_json(doc: Any, file: str) -> RunFile:
         candidate=candidate,
         env_probe=f.str_(root, "env_probe", ""),
         source_sites=f.str_(root, "source_sites", ""),
-        cache_writers=_cache_writers(f.obj(root, "cache_writers", ""), f),
+        cache_writers=_cache_writers(root, f, text),
         failing_path=f.obj(root, "failing_path", ""),
     )
     return RunFile(file, identity, unrec, gaps)
@@ -428,23 +431,59 @@ def _is_decimal(text: str) -> bool:
     return t.isascii() and t.isdigit()
 
 
-def _cache_writers(obj: dict[str, Any] | None, f: _Fields) -> dict[int, tuple[int, ...]]:
-    """``{"<writer nodeId>": [reader nodeIds]}`` (safety rule "cache")."""
+def _cache_writers(root: dict[str, Any], f: _Fields, text: str | None) -> dict[int, tuple[int, ...]]:
+    """``{"<writer nodeId>": [reader nodeIds]}`` (safety rule "cache", §4.3).
+
+    A malformed entry is never dropped silently: it becomes an ``invalid_field`` gap citing run.json's
+    line (when the text is known) and JSON path, and the well-formed reader ids of the entry are kept —
+    a declared cache dependency half-read still constrains the cut."""
     out: dict[int, tuple[int, ...]] = {}
+    obj = root.get("cache_writers")
     if obj is None:
+        return out
+    if not isinstance(obj, dict):
+        _cache_gap(f, text, "cache_writers", None, "an object {writer nodeId: [reader nodeIds]}", obj)
         return out
     for key, value in obj.items():
         path = join("cache_writers", key)
         if not _is_decimal(key):
-            f.invalid(path, "a decimal nodeId as key", key)
+            _cache_gap(f, text, path, key, "a decimal nodeId as key", key)
             continue
         readers = value if isinstance(value, list) else [value]
-        ids = [int(v) for v in readers if is_int(v)]
+        ids = tuple(int(v) for v in readers if is_int(v) and v >= 0)
         if len(ids) != len(readers):
-            f.invalid(path, "a nodeId or an array of nodeIds", value)
-            continue
-        out[int(key)] = tuple(ids)
+            _cache_gap(f, text, path, key, "a nodeId or an array of nodeIds", value)
+        if ids or not readers:
+            out[int(key)] = ids
     return out
+
+
+def _cache_gap(f: _Fields, text: str | None, path: str, key: str | None, expected: str, value: Any) -> None:
+    """An ``invalid_field`` gap for cache_writers with the line of the entry in run.json."""
+    line = _json_key_line(text, "cache_writers", key)
+    f.gaps.append(
+        Gap(
+            "invalid_field",
+            f"run.json field {path}: expected {expected}, got {show(value)}; the cache writer→reader "
+            "ordering of this entry is not checked (§4.3)",
+            Source(f.file, line, path),
+        )
+    )
+
+
+def _json_key_line(text: str | None, outer: str, key: str | None) -> int | None:
+    """1-based line of ``"outer": {… "key":`` in JSON text (the outer key's line when key is None)."""
+    if text is None:
+        return None
+    m = re.search(r'"' + re.escape(outer) + r'"\s*:', text)
+    if m is None:
+        return None
+    pos = m.start()
+    if key is not None:
+        k = re.compile(r'"' + re.escape(json.dumps(key)[1:-1]) + r'"\s*:').search(text, m.end())
+        if k is not None:
+            pos = k.start()
+    return text.count("\n", 0, pos) + 1
 
 
 # ----------------------------------------------------------------------------------------------
@@ -664,3 +703,26 @@ def source_sites_from_json(doc: Any, file: str) -> SourceSitesFile:
             continue
         sites.append(SourceSite(Source(file, json_path=key), int(t), int(value)))
     return SourceSitesFile(file, sites, [], gaps)
+
+
+# ----------------------------------------------------------------------------------------------
+# failing_path (V2: "the previously failing path", same workload/input/step — triage.md §5.1)
+
+#: the fields of ``failing_path`` that identify the path (scene-layout.md shows prompt_id and step;
+#: §5.1 V2 names workload, input and step). Other keys are notes and never decide a match.
+FAILING_PATH_FIELDS = ("workload", "input", "prompt_id", "step")
+
+
+def failing_path_differences(declared: dict[str, Any], observed: dict[str, Any] | None) -> list[str]:
+    """Why ``observed`` is not the ``declared`` failing path, compared by the contract fields the
+    declaration carries (an extra key on either side is no mismatch). A declaration without any
+    contract field is compared key by key — it is all the user said."""
+    keys = [k for k in FAILING_PATH_FIELDS if k in declared] or sorted(declared)
+    seen = observed or {}
+    out: list[str] = []
+    for k in keys:
+        if k not in seen:
+            out.append(f"{k} missing (declared {show(declared[k])})")
+        elif seen[k] != declared[k] or type(seen[k]) is not type(declared[k]):
+            out.append(f"{k} {show(seen[k])} ≠ declared {show(declared[k])}")
+    return out

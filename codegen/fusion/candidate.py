@@ -28,8 +28,7 @@ from skdbg.codegen.fusion.plan_model import (
 )
 from skdbg.codegen.fusion.plan_scene import dag_from_model, models_of_scene
 from skdbg.parsers.discovery import ModelDir
-from skdbg.triage.markers import apply_edits, balanced, unified_diff
-from skdbg.triage.model import MarkerEdit
+from skdbg.parsers.markers import EditError, MarkerEdit, apply_edits, materialised_problem, unified_diff
 
 SCHEMA = "skdbg.candidate/1"
 MECHANISMS = ("explicit_none_exclusion", "close_reopen_exclusion", "dependency_aligned_split")
@@ -163,24 +162,26 @@ def _marker_patch(
         raise CandidateError(
             f"{path}: cannot read the marker file ({e.strerror}); pass --source-root"
         ) from None
+    except UnicodeDecodeError as e:
+        raise CandidateError(f"{path}: the marker file is not UTF-8 text ({e.reason})") from None
     try:
         edits = [
             MarkerEdit(str(e["file"]), int(e["line"]), str(e["op"]), str(e["text"]))
             for e in proposal["marker_edits"]
         ]
-        lines = text.splitlines()
-        if any(not 1 <= e.line <= len(lines) + 1 for e in edits):
-            raise ValueError(f"an edit line is outside 1..{len(lines) + 1}")
-        after = apply_edits(lines, edits)
     except (KeyError, TypeError, ValueError) as e:
-        raise CandidateError(f"{path}: marker edits cannot be applied ({e})") from None
-    patched = "\n".join(after) + ("\n" if text.endswith("\n") else "")
+        raise CandidateError(f"{path}: marker edits cannot be read ({e})") from None
+    lines = text.splitlines()
     try:
-        ok = balanced(patched)
-    except SyntaxError as e:
-        raise CandidateError(f"{path}:{e.lineno}: the edited source does not parse ({e.msg})") from None
-    if not ok:
-        raise CandidateError(f"{path}: the edited source has unbalanced super_kernel_scope markers")
+        after = apply_edits(lines, edits)
+    except EditError as e:
+        raise CandidateError(f"{path}: marker edit {e.index} cannot be applied ({e.message})") from None
+    patched = "\n".join(after) + ("\n" if text.endswith("\n") else "")
+    # the one marker model decides whether the patch materialises the declared mechanism: it must parse,
+    # balance, use the null literal, and change the markers the declared way (comments/strings never count)
+    bad = materialised_problem(text, patched, str(proposal["mechanism"]), rel)
+    if bad is not None:
+        raise CandidateError(f"{path}: marker.patch does not materialise the proposal: {bad.detail}")
     diff = unified_diff(rel, lines, after) + "\n"
     return rel, diff, _sha(text.encode()), _sha(patched.encode())
 

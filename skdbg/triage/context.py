@@ -137,9 +137,8 @@ class TriageContext:
                 key = resolved.get(line.src.file)
                 if key is None:
                     key = resolved[line.src.file] = str(Path(line.src.file).resolve())
-                body = (
-                    f"[SK][{line.func}] {line.text}" if line.func and line.module != "RUNTIME" else line.text
-                )
+                # quote the line as it is: only an SK-logger line carries the [SK][<Function>] tag
+                body = f"[SK][{line.func}] {line.text}" if line.is_sk else line.text
                 out[(key, line.src.line)] = body
         return out
 

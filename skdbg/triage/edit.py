@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+from skdbg.parsers.markers import apply_edits, unified_diff
 from skdbg.triage.context import TriageContext
 from skdbg.triage.fragment import Edge, Fragment, compute_fragment, fragment_input
-from skdbg.triage.markers import apply_edits, unified_diff
 from skdbg.triage.model import MECHANISMS, ChildRef, MarkerEdit, Proposal, Verdict
 from skdbg.triage.proposal import METHOD, Decision, ProposalBuilder
 from skdbg.triage.skview import SkInstance

@@ -19,8 +19,10 @@ Decisions this module makes where the spec leaves room ([SKDBG], documented here
 * F7 — every file-logger prefix pid of P's metadata logs equals P; with no prefix at all the producer is
   unknown (soft gap, hand-written fixtures).
 * F8 — candidate fingerprint: fails when (a) a ``--run`` manifest disagrees with the scene's own run.json
-  on pid / scope names / source revision / config fingerprint, (b) the marker file exists but lacks a
-  ``super_kernel_scope_begin("<name>")`` call for a candidate scope name, or (c) the faulting SK's scope
+  on pid / scope names / source revision / config fingerprint, (b) the marker file exists but opens no
+  scope of a candidate scope name — read by :mod:`skdbg.parsers.markers`, so ``begin("<name>")`` in any
+  import spelling and GE ``torchair.scope.super_kernel("<name>")`` count, comments, strings and wrappers
+  do not (a computed name or an unparsable file is a soft gap) — or (c) the faulting SK's scope
   is none of the candidate's scope names; passes when source_revision is recorded and nothing
   contradicts; unknown when the manifest has no candidate block.
 * F9 — diagnostic evidence: debug-option map, entry suffix, ``op_trace=true``, task debugOptions
@@ -39,11 +41,12 @@ Decisions this module makes where the spec leaves room ([SKDBG], documented here
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from skdbg.parsers.common import ParseError
+from skdbg.parsers.markers import read_markers
 from skdbg.parsers.plog import PLOG_NAME_RE
 from skdbg.parsers.plog_line import PlogLine
 from skdbg.parsers.run_identity import RunIdentity
@@ -68,7 +71,6 @@ COLLECT_PLOG = (
 )
 #: debugOptions bits that make an attempt diagnostic (§3.3): 0x2 debug_sync_all, 0x10 cross-core check
 _DIAG_BITS = {0x2: "debug_sync_all (debugOptions 0x2)", 0x10: "cross-core check (debugOptions 0x10)"}
-_MARKER_RE = re.compile(r"super_kernel_scope_begin\(\s*(['\"])(?P<name>.*?)\1\s*\)")
 
 
 @dataclass
@@ -589,6 +591,52 @@ def _scope_matches(scope_name: str, wanted: str) -> bool:
     )
 
 
+def _f8_markers(ctx: TriageContext, marker: Path, names: tuple[str, ...], g: _Gate) -> None:
+    """F8 (b): the marker file opens every candidate scope name — read by the one marker model
+    (:mod:`skdbg.parsers.markers`): direct npugraph_ex calls (aliases resolved) and GE-mode
+    ``torchair.scope.super_kernel("name")`` scopes count; commented-out calls, markers inside string
+    literals and wrappers never do."""
+    rel = ctx.relpath(str(marker))
+    try:
+        scan = read_markers(marker, rel)
+    except ParseError as exc:
+        g.soft(
+            "F8",
+            f"{exc}: the scope markers of the candidate could not be read",
+            "keep the marker file of the failed attempt (a Python source) in the scene or under --source-root",
+            rel,
+            exc.line,
+        )
+        return
+    found = scan.begun_names()
+    lost = [n for n in names if n not in found]
+    if not lost:
+        return
+    computed = scan.computed()
+    if computed:
+        m = computed[0]
+        g.soft(
+            "F8",
+            f"{rel} has no literal scope marker for {', '.join(map(repr, lost))}; line {m.line} opens a scope "
+            f"with a computed name ({m.label}) that may be it: not decidable from the source",
+            "record candidate.scope_names exactly as the run named them, or pass the names as string literals",
+            rel,
+            m.line,
+        )
+        return
+    why = ""
+    if scan.ignored:
+        i = scan.ignored[0]
+        why = f" (line {i.line}: {i.reason}, §4.5.1)"
+    g.fail(
+        "F8",
+        f"{rel} has no scope marker opening {', '.join(map(repr, lost))}{why}: the source is not the candidate "
+        "that ran (commented-out or string-literal markers never count)",
+        "check out the source revision of the failed attempt (candidate.source_revision)",
+        rel,
+    )
+
+
 def _f8(ctx: TriageContext, loc: Localization, run: RunIdentity | None, g: _Gate) -> None:
     cand = run.candidate if run is not None else None
     if run is None or cand is None:
@@ -634,21 +682,7 @@ def _f8(ctx: TriageContext, loc: Localization, run: RunIdentity | None, g: _Gate
             )
         )
     if marker is not None and cand.scope_names:
-        try:
-            text = marker.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            text = None
-        if text is not None:
-            found = {m.group("name") for m in _MARKER_RE.finditer(text)}
-            lost = [n for n in cand.scope_names if n not in found]
-            if lost:
-                g.fail(
-                    "F8",
-                    f"{ctx.relpath(str(marker))} has no super_kernel_scope_begin for {', '.join(map(repr, lost))}: "
-                    "the source is not the candidate that ran",
-                    "check out the source revision of the failed attempt (candidate.source_revision)",
-                    ctx.relpath(str(marker)),
-                )
+        _f8_markers(ctx, marker, cand.scope_names, g)
     # (c) the faulting SK belongs to the candidate's scopes
     inst = loc.instance
     if (

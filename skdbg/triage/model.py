@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from skdbg.parsers.markers import MarkerEdit as MarkerEdit  # the one marker model owns the edit record
+
 SCHEMA = "skdbg.analysis/1"
 VERIFY_SCHEMA = "skdbg.verify/1"
 
@@ -336,19 +338,6 @@ class SafetyNote:
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "detail": self.detail, "evidence": self.evidence, "blocks": self.blocks}
-
-
-@dataclass(frozen=True, slots=True)
-class MarkerEdit:
-    """One line edit of the marker file (analysis-json.md: 1-based line in the original, no overlaps)."""
-
-    file: str
-    line: int
-    op: str  # insert | replace | delete
-    text: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"file": self.file, "line": self.line, "op": self.op, "text": self.text}
 
 
 @dataclass(frozen=True, slots=True)

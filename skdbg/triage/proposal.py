@@ -341,6 +341,7 @@ class ProposalBuilder:
 
     def extra_notes(self, frag: Fragment, fin_dcci: dict[int, Source | None]) -> None:
         inst = self.inst
+        self.safety.extend(cache_writer_gaps(self.ctx))
         # cache mutation by task debugOptions (DCCI bits) without declared readers
         writers = self.ctx.run.cache_writers if self.ctx.run is not None else {}
         for nid in frag.members:
@@ -716,6 +717,26 @@ class ProposalBuilder:
         base = self.child.label()
         extra = len(frag.collateral)
         return base if not extra else f"{base} + {extra} dependent node(s)"
+
+
+def cache_writer_gaps(ctx: TriageContext) -> list[SafetyNote]:
+    """Malformed run.json ``cache_writers`` entries (recorded by the parser with their line): the
+    writer→reader ordering they declare could not be checked, so the proposal says so (§4.3)."""
+    rf = ctx.run_file
+    if rf is None:
+        return []
+    out: list[SafetyNote] = []
+    for gap in rf.gaps:
+        jp = (gap.src.json_path if gap.src is not None else None) or ""
+        if gap.src is None or gap.kind != "invalid_field" or jp.split(".", 1)[0] != "cache_writers":
+            continue
+        if gap.src.line is not None:  # cite the line itself (file:line — the entry as written)
+            item = ctx.cite("L4", "run_json", Source(gap.src.file, gap.src.line))
+            where = f"{item.where} — {item.excerpt}" if item.excerpt else item.where
+        else:
+            where = ctx.cite("L4", "run_json", gap.src).where
+        out.append(SafetyNote(kind="cache", detail=f"evidence gap: {gap.detail}", evidence=where))
+    return out
 
 
 def _event_type(n: SkNode) -> str | None:

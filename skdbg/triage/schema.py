@@ -18,11 +18,11 @@ from typing import Any
 
 import jsonschema
 
+from skdbg.parsers.markers import edit_order_problem
+
 ANALYSIS_SCHEMA_FILE = "analysis.schema.json"
 VERIFY_SCHEMA_FILE = "verify.schema.json"
 GATE_ORDER = ("V1", "V2", "V3", "V4", "V5")
-#: an insert puts text *before* its line, so on one line it sorts before a replace/delete
-_OP_RANK = {"insert": 0, "replace": 1, "delete": 1}
 
 
 class SchemaError(ValueError):
@@ -72,27 +72,13 @@ def validate_analysis(doc: Any) -> None:
 def check_marker_edits(edits: Any, *, contract: str = "skdbg.analysis/1") -> None:
     """Edits of one file are in ascending line order and never overlap (analysis-json.md).
 
-    Order key per file is ``(line, insert < replace|delete)``; two edits with the same key overlap
-    (two inserts before one line have no defined order; two replaces of one line conflict).
+    The rule is the one marker model's (:func:`skdbg.parsers.markers.edit_order_problem`, also used by
+    the proposal's edit check and by every ``apply``): per file the key ``(line, insert < replace|delete)``
+    strictly ascends, so an insert before line L and a replace of L agree everywhere.
     """
-    last: dict[str, tuple[int, int]] = {}
-    for i, e in enumerate(edits):
-        key = (int(e["line"]), _OP_RANK.get(str(e["op"]), 1))
-        prev = last.get(str(e["file"]))
-        if prev is not None:
-            if key == prev:
-                raise SchemaError(
-                    contract,
-                    f"/proposal/marker_edits/{i}",
-                    f"overlaps the previous edit of {e['file']} at line {e['line']}",
-                )
-            if key < prev:
-                raise SchemaError(
-                    contract,
-                    f"/proposal/marker_edits/{i}",
-                    f"not in ascending line order (line {e['line']} after line {prev[0]} of {e['file']})",
-                )
-        last[str(e["file"])] = key
+    bad = edit_order_problem((str(e["file"]), int(e["line"]), str(e["op"])) for e in edits)
+    if bad is not None:
+        raise SchemaError(contract, f"/proposal/marker_edits/{bad[0]}", bad[1])
 
 
 def validate_verify(doc: Any) -> None:

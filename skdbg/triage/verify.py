@@ -12,7 +12,6 @@ really the failed attempt's (byte-identical, or under OLD's ``sk_meta/<old pid>`
 
 from __future__ import annotations
 
-import ast
 import importlib
 import re
 from collections import Counter
@@ -24,7 +23,15 @@ from typing import Any
 
 from skdbg.parsers.common import ParseError, Source
 from skdbg.parsers.evidence import ModelEvidence
+from skdbg.parsers.markers import (
+    EditError,
+    MarkerCall,
+    classify_mechanism,
+    declared_mismatch,
+    scan_text,
+)
 from skdbg.parsers.node_format import Node
+from skdbg.parsers.run_identity import failing_path_differences
 from skdbg.parsers.skmeta_lines import iter_meta_lines
 from skdbg.triage.context import TriageContext, open_context
 from skdbg.triage.model import VERIFY_SCHEMA, Analysis, EvidenceItem, GateCheck, Proposal
@@ -64,9 +71,6 @@ PRODUCED_KINDS = frozenset(
 )
 R7_REASON = "belongs to the failed attempt (R7)"
 _NONE_SCOPE_RE = re.compile(r"(^|[\[\],\s_])None($|[\[\],\s_])")
-_MARKER_RE = re.compile(
-    r"super_kernel_scope_(?P<kind>begin|end)\s*\(\s*(?P<arg>None|\"[^\"]*\"|'[^']*')?\s*\)"
-)
 
 
 # ------------------------------------------------------------------------------------------ result
@@ -144,116 +148,8 @@ class _NotRun(Exception):
 
 
 # ------------------------------------------------------------------------------------------ markers
-
-
-@dataclass(frozen=True, slots=True)
-class Marker:
-    """One direct ``super_kernel_scope_begin/end`` call; ``arg`` None = the Python null (mechanism A)."""
-
-    line: int
-    kind: str  # begin | end
-    arg: str | None
-    literal: bool  # False: the argument is not a literal (cannot be checked statically)
-
-
-def scan_markers(text: str) -> list[Marker]:
-    """The scope-marker calls of a model source, in source order (comments ignored).
-
-    ``ast`` first (exact: strings vs ``None``, comments skipped); a file that does not parse falls
-    back to a line regex so a broken edit is still reported instead of crashing.
-    """
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return _scan_regex(text)
-    found: list[tuple[int, int, Marker]] = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        f = node.func
-        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
-        if name not in ("super_kernel_scope_begin", "super_kernel_scope_end"):
-            continue
-        kind = "begin" if name.endswith("begin") else "end"
-        arg: str | None = None
-        literal = True
-        if node.args:
-            a = node.args[0]
-            if isinstance(a, ast.Constant) and (a.value is None or isinstance(a.value, str)):
-                arg = a.value
-            else:
-                literal, arg = False, ast.unparse(a)
-        found.append((node.lineno, node.col_offset, Marker(node.lineno, kind, arg, literal)))
-    return [m for _, _, m in sorted(found, key=lambda t: (t[0], t[1]))]
-
-
-def _scan_regex(text: str) -> list[Marker]:
-    out = []
-    for i, raw in enumerate(text.splitlines(), 1):
-        code = raw.split("#", 1)[0]
-        for m in _MARKER_RE.finditer(code):
-            a = m.group("arg")
-            arg = None if a in (None, "None") else a[1:-1]
-            out.append(Marker(i, m.group("kind"), arg, True))
-    return out
-
-
-def marker_balance(markers: Sequence[Marker]) -> str | None:
-    """None when every begin has a matching end of the same name in LIFO order (§4.5.1), else why."""
-    stack: list[Marker] = []
-    for m in markers:
-        if m.kind == "begin":
-            stack.append(m)
-            continue
-        if not stack:
-            return f"line {m.line}: end({m.arg!r}) without a begin"
-        top = stack.pop()
-        if top.arg != m.arg:
-            return f"line {m.line}: end({m.arg!r}) closes begin({top.arg!r}) of line {top.line}"
-    if stack:
-        return f"line {stack[-1].line}: begin({stack[-1].arg!r}) is never closed"
-    return None
-
-
-def classify_mechanism(old: Sequence[Marker], new: Sequence[Marker]) -> str | None:
-    """The exclusion mechanism the NEW markers implement relative to OLD (§4.5.1 A/B/C).
-
-    A: a ``None`` pair appeared; B: an OLD scope name is now begun more often (closed and reopened);
-    C: new non-``None`` names appeared (the ``.pre``/``.post`` halves). None: no marker change.
-    """
-    old_names = Counter(m.arg for m in old if m.kind == "begin")
-    new_names = Counter(m.arg for m in new if m.kind == "begin")
-    if new_names[None] > old_names[None]:
-        return "explicit_none_exclusion"
-    if any(n is not None and n not in old_names for n in new_names):
-        return "dependency_aligned_split"
-    if any(n is not None and new_names[n] > old_names[n] for n in new_names):
-        return "close_reopen_exclusion"
-    return None
-
-
-def apply_edits(text: str, edits: Iterable[Any]) -> str:
-    """``text`` with the proposal's marker edits applied (analysis-json.md: 1-based original lines)."""
-    lines = text.splitlines(keepends=True)
-    by_line: dict[int, list[Any]] = {}
-    for e in edits:
-        by_line.setdefault(int(e.line), []).append(e)
-    out: list[str] = []
-    for i in range(1, len(lines) + 2):
-        cur = lines[i - 1] if i <= len(lines) else None
-        keep = cur is not None
-        for e in by_line.get(i, []):
-            body = e.text if e.text.endswith("\n") or not e.text else e.text + "\n"
-            if e.op == "insert":
-                out.append(body)
-            elif e.op == "replace":
-                out.append(body)
-                keep = False
-            elif e.op == "delete":
-                keep = False
-        if keep and cur is not None:
-            out.append(cur)
-    return "".join(out)
+# Markers are read, balanced, classified and compared with the declared change by the one marker
+# model, skdbg.parsers.markers (aliases resolved; comments, strings and wrappers never count).
 
 
 def _edits_for(ctx: TriageContext, marker: Path, p: Proposal) -> list[Any]:
@@ -261,18 +157,6 @@ def _edits_for(ctx: TriageContext, marker: Path, p: Proposal) -> list[Any]:
     rel = ctx.relpath(marker)
     exact = [e for e in p.marker_edits if e.file == rel]
     return exact or [e for e in p.marker_edits if Path(e.file).name == marker.name]
-
-
-def _same_program(a: str, b: str) -> bool:
-    """Equal up to comments and formatting (both parse), else equal up to blank/comment lines."""
-    try:
-        return ast.unparse(ast.parse(a)) == ast.unparse(ast.parse(b))
-    except (SyntaxError, ValueError):
-
-        def norm(t: str) -> list[str]:
-            return [s for s in (ln.split("#", 1)[0].strip() for ln in t.splitlines()) if s]
-
-        return norm(a) == norm(b)
 
 
 # ------------------------------------------------------------------------------------------ helpers
@@ -390,6 +274,53 @@ class _State:
     old_inst: SkInstance | None = None
 
 
+def _v1_markers(
+    st: _State, new_file: Path, rel: str, new_text: str, old_text: str | None, old_file: Path | None
+) -> tuple[str | None, list[MarkerCall]]:
+    """V1's marker checks, in this order: the NEW source is OLD + the declared edits (else the attempt
+    is ``invalid``, §6.3 — e.g. the string ``"None"`` materialised for the null literal), then no T8
+    string ``"None"``, literal arguments and balanced pairs. Returns (mechanism found, NEW's markers)."""
+    new, p = st.new, st.proposal
+
+    def cite(line: int | None, rule: str = "V1") -> list[EvidenceItem]:
+        return [new.cite(rule, "marker_file", Source(str(new_file), line))] if line is not None else []
+
+    edits = _edits_for(st.old, old_file, p) if old_file is not None else []
+    if old_text is not None and edits:
+        try:
+            mismatch = declared_mismatch(old_text, edits, new_text, rel)
+        except EditError as exc:
+            raise _Fail(f"OLD's declared marker edits cannot be applied: {exc.message}") from None
+        if mismatch is not None:
+            raise _Fail(f"materialisation mismatch: {mismatch.detail}", cite(mismatch.line), invalid=True)
+    try:
+        scan = scan_text(new_text, rel)
+    except ParseError as exc:
+        raise _Fail(f"NEW marker file does not parse: {exc}", cite(exc.line)) from None
+    for m in scan.markers:
+        if m.kind == "begin" and m.string_none:
+            raise _Fail(
+                f'T8: {m.label} passes the string "None" — an ordinary scope literally named None, not '
+                "the null exclusion",
+                cite(m.line, "T8"),
+            )
+        if m.literal is None or m.missing:
+            raise _Fail(
+                f"marker argument at line {m.line} is not a literal ({m.label}); cannot check it statically",
+                cite(m.line),
+            )
+    bad = scan.balance()
+    if bad is not None:
+        raise _Fail(f"markers unbalanced in {rel}: {bad[1]}", cite(bad[0]))
+    found = None
+    if old_text is not None:
+        try:
+            found = classify_mechanism(scan_text(old_text, rel), scan)
+        except ParseError as exc:
+            raise _Fail(f"OLD marker file does not parse: {exc}") from None
+    return found, scan.markers
+
+
 def _v1(st: _State) -> GateCheck:
     """V1 preflight: probe ready, mechanism accepted, markers balanced and = declared (T8), new round,
     diagnostics off unless declared."""
@@ -429,48 +360,17 @@ def _v1(st: _State) -> GateCheck:
                         f"option {name}={value!r} is not accepted by the NEW probe",
                         _cite_run(new, cand.src, f"{kind}.{name}={value!r}", "$.candidate"),
                     )
-    # markers: static check of the edited source (balanced, T8, mechanism found == declared)
+    # markers: static check of the edited source (declared change, T8, balanced, mechanism found == declared)
     new_file, old_file = new.marker_file(), old.marker_file()
     if new_file is None:
         raise _Fail("NEW marker file (run.json candidate.marker_file) not found; cannot check the markers")
-    new_text = new_file.read_text(encoding="utf-8", errors="replace")
-    new_markers = scan_markers(new_text)
     rel = new.relpath(new_file)
-    for m in new_markers:
-        if m.kind == "begin" and m.arg == "None" and m.literal:
-            raise _Fail(
-                'T8: super_kernel_scope_begin("None") passes the string "None" — an ordinary scope literally '
-                "named None, not the null exclusion",
-                [new.cite("T8", "marker_file", Source(str(new_file), m.line))],
-            )
-        if not m.literal:
-            raise _Fail(
-                f"marker argument at line {m.line} is not a literal ({m.arg}); cannot check it statically",
-                [new.cite("V1", "marker_file", Source(str(new_file), m.line))],
-            )
-    why = marker_balance(new_markers)
-    if why is not None:
-        line = int(why.split(":", 1)[0].split()[-1])
-        raise _Fail(
-            f"markers unbalanced in {rel}: {why}",
-            [new.cite("V1", "marker_file", Source(str(new_file), line))],
-        )
+    new_text = new_file.read_text(encoding="utf-8", errors="replace")
     old_text = old_file.read_text(encoding="utf-8", errors="replace") if old_file is not None else None
-    old_markers = scan_markers(old_text) if old_text is not None else []
-    st.mechanism_found = classify_mechanism(old_markers, new_markers) if old_text is not None else None
+    st.mechanism_found, new_markers = _v1_markers(st, new_file, rel, new_text, old_text, old_file)
     first = next((m for m in new_markers if m.kind == "begin"), None)
     if first is not None:
         ev.append(new.cite("V1", "marker_file", Source(str(new_file), first.line)))
-    edits = _edits_for(old, old_file, p) if old_file is not None else []
-    if old_text is not None and edits:
-        expected = apply_edits(old_text, edits)
-        if not _same_program(expected, new_text):
-            raise _Fail(
-                f"materialisation mismatch: {rel} is not the OLD source with the declared marker edits "
-                f"(mechanism found: {st.mechanism_found})",
-                ev,
-                invalid=True,
-            )
     if old_text is None:
         st.notes.append("OLD marker file missing: the mechanism could not be compared with OLD's markers")
     elif st.mechanism_found != p.mechanism:
@@ -569,10 +469,11 @@ def _v2(st: _State) -> GateCheck:
         raise _Fail(
             "OLD run.json records no failing_path: the previously failing path cannot be shown executed (§5.2)"
         )
-    if run.failing_path != old_path:
+    path_diffs = failing_path_differences(old_path, run.failing_path)
+    if path_diffs:
         raise _Fail(
-            f"NEW failing_path {run.failing_path} differs from OLD's {old_path}: the previously failing path "
-            "was not executed (§5.2)",
+            f"NEW failing_path differs from OLD's declared one ({'; '.join(path_diffs)}): the previously "
+            "failing path was not executed (§5.2)",
             _cite_run(new, run.src, f"failing_path={run.failing_path}", "$.failing_path"),
         )
     ev.extend(_cite_run(new, run.src, f"failing_path={run.failing_path}", "$.failing_path"))
@@ -965,14 +866,9 @@ __all__ = [
     "DEADLOCK_REASONS",
     "EXPECTED_REASON",
     "LedgerEntry",
-    "Marker",
     "RefusedEvidence",
     "VerifyResult",
-    "apply_edits",
-    "classify_mechanism",
-    "marker_balance",
     "refused_evidence",
-    "scan_markers",
     "verify",
     "verify_scenes",
 ]

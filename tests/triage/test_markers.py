@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skdbg.parsers.common import ParseError
+from skdbg.parsers.markers import scan_text
 from skdbg.triage.markers import (
     ModelSource,
     Span,
@@ -20,7 +21,6 @@ from skdbg.triage.markers import (
     edits_close_reopen,
     edits_none,
     edits_split,
-    marker_sequence,
     op_tokens,
     tokens_match,
 )
@@ -171,7 +171,7 @@ def test_none_pair_uses_the_null_literal(tmp_path: Path) -> None:
     assert "(None)" in edits[1].text and '"None"' not in edits[0].text + edits[1].text
     out = apply_edits(src.lines, edits)
     assert balanced("\n".join(out))
-    assert marker_sequence("\n".join(out))[1] == ("begin", None, True)
+    assert scan_text("\n".join(out)).markers[1].key == ("begin", None, True)
 
 
 def test_close_reopen_same_name_and_marker_move(tmp_path: Path) -> None:
@@ -213,7 +213,9 @@ def test_string_none_scope_is_detected(tmp_path: Path) -> None:
 
 def test_check_edits_rejects_overlap_and_disorder() -> None:
     with pytest.raises(ValueError):
-        check_edits([MarkerEdit("f", 3, "insert", "a"), MarkerEdit("f", 3, "replace", "b")])
+        check_edits([MarkerEdit("f", 3, "replace", "a"), MarkerEdit("f", 3, "delete", "")])
+    with pytest.raises(ValueError):
+        check_edits([MarkerEdit("f", 3, "insert", "a"), MarkerEdit("f", 3, "insert", "b")])
     with pytest.raises(ValueError):
         check_edits([MarkerEdit("f", 5, "insert", "a"), MarkerEdit("f", 3, "insert", "b")])
 

@@ -17,19 +17,14 @@ from typing import Any
 
 import pytest
 
+from skdbg.parsers.common import ParseError
+from skdbg.parsers.markers import apply_edits_text as apply_edits
+from skdbg.parsers.markers import classify_mechanism, scan_text
 from skdbg.scenebuilder.scene import BuiltScene, Event, FaultCore, Kernel, SceneSpec, SkDef, build_scene
 from skdbg.triage.context import open_context
 from skdbg.triage.model import ChildRef, MarkerEdit, Proposal
 from skdbg.triage.schema import validate_verify
-from skdbg.triage.verify import (
-    R7_REASON,
-    VerifyResult,
-    apply_edits,
-    classify_mechanism,
-    marker_balance,
-    scan_markers,
-    verify,
-)
+from skdbg.triage.verify import R7_REASON, VerifyResult, verify
 
 SCOPE = "decoder.layer.0.mlp"
 K = [
@@ -159,17 +154,35 @@ def test_v1_t8_string_none(tmp_path: Path) -> None:
     assert results(res)[0] == "failed"
     assert "T8" in res.gate("V1").detail
     assert res.gate("V1").evidence[0].file == "src/model.py"
+    # the declared change was the null literal: "None" materialised instead is invalid, not failed (§6.3)
+    assert res.attempt.status == "invalid"
 
 
 def test_v1_unbalanced_markers(tmp_path: Path) -> None:
-    res = make_pair(tmp_path, source=lambda s, p: apply_edits(s, p.marker_edits[:1])).run()
+    """No declared diff to compare with: NEW's unbalanced markers fail V1 (a static check, §5.1)."""
+    pair = make_pair(tmp_path, source=lambda s, p: apply_edits(s, p.marker_edits[:1]))
+    pair.proposal = replace(pair.proposal, marker_edits=())
+    res = pair.run()
     assert results(res)[0] == "failed" and "unbalanced" in res.gate("V1").detail
+    assert res.attempt.status == "failed"
+
+
+def test_v1_half_materialised_change_is_invalid(tmp_path: Path) -> None:
+    """NEW holds only the begin(None) of the declared pair: not the declared change -> invalid (§6.3)."""
+    pair = make_pair(tmp_path, source=lambda s, p: apply_edits(s, p.marker_edits[:1]))
+    res = pair.run()
+    end_line = pair.proposal.marker_edits[1].line
+    assert results(res)[0] == "failed" and res.attempt.status == "invalid"
+    detail = res.gate("V1").detail
+    assert "super_kernel_scope_end(None) is missing" in detail and "unbalanced" in detail
+    # cited where the end marker was expected: before OLD's line end_line, one lower in NEW (begin added)
+    assert res.gate("V1").evidence[0].line == end_line + 1
 
 
 def test_v1_materialisation_mismatch_is_invalid(tmp_path: Path) -> None:
     res = make_pair(tmp_path, source=lambda s, p: s).run()  # NEW source lacks the declared change
     assert results(res)[0] == "failed"
-    assert res.attempt.status == "invalid" and res.round_status == "open"
+    assert res.attempt.status == "invalid"
     assert res.ledger[0].status == "failed"
 
 
@@ -504,21 +517,21 @@ def test_marker_scan_and_mechanism_classification() -> None:
         "    b()\n",
         '    torch.npu.super_kernel_scope_end("s")\n    torch.npu.super_kernel_scope_begin("s.post")\n    b()\n',
     ).replace('end("s")\n', 'end("s.post")\n', 1)
-    m_old = scan_markers(old)
-    assert [(m.kind, m.arg) for m in m_old] == [("begin", "s"), ("end", "s")]
-    assert classify_mechanism(m_old, scan_markers(a)) == "explicit_none_exclusion"
-    assert classify_mechanism(m_old, scan_markers(b)) == "close_reopen_exclusion"
+    m_old = scan_text(old)
+    assert [(m.kind, m.name) for m in m_old.markers] == [("begin", "s"), ("end", "s")]
+    assert classify_mechanism(m_old, scan_text(a)) == "explicit_none_exclusion"
+    assert classify_mechanism(m_old, scan_text(b)) == "close_reopen_exclusion"
+    assert classify_mechanism(m_old, scan_text("# torch.npu.super_kernel_scope_begin(None)\n" + old)) is None
+    assert scan_text(a).balance() is None
+    assert scan_text(b).balance() is None
     assert (
-        classify_mechanism(m_old, scan_markers("# torch.npu.super_kernel_scope_begin(None)\n" + old)) is None
+        "never closed"
+        in (scan_text(old.replace('    torch.npu.super_kernel_scope_end("s")\n', "")).balance() or (0, ""))[1]
     )
-    assert marker_balance(scan_markers(a)) is None
-    assert marker_balance(scan_markers(b)) is None
-    assert "never closed" in (
-        marker_balance(scan_markers(old.replace('    torch.npu.super_kernel_scope_end("s")\n', ""))) or ""
-    )
-    assert scan_markers(c)  # parses
-    broken = "def f(:\n    torch.npu.super_kernel_scope_begin(None)  # x\n"
-    assert [(m.kind, m.arg) for m in scan_markers(broken)] == [("begin", None)]
+    assert scan_text(c).markers  # parses
+    with pytest.raises(ParseError) as exc:
+        scan_text("def f(:\n    torch.npu.super_kernel_scope_begin(None)  # x\n", "m.py")
+    assert exc.value.line == 1  # a broken source is a precise error, never a guessed marker list
 
 
 def test_apply_edits_insert_replace_delete() -> None:

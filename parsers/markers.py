@@ -1,0 +1,845 @@
+"""Scope markers in a model source: the one reader and writer (triage.md §4.5, F8, V1; codegen candidate).
+
+Why one module: the entry gate (F8: does the source hold the candidate's scope?), the proposal
+(where to cut), ``verify`` (V1: is the NEW source the declared change?) and the codegen candidate
+(does ``marker.patch`` materialise the mechanism?) must agree on what *is* a marker. They used to read
+markers three ways (a regex that counted commented-out calls, an ``ast`` walk that took any
+``…super_kernel_scope_begin`` prefix, and one that accepted only ``torch.npu.``). Here is the only
+definition:
+
+* **npugraph_ex form** (§4.5.1): a call of ``super_kernel_scope_begin`` / ``super_kernel_scope_end``
+  that *resolves* to torch_npu's API — ``torch.npu.…`` or ``torch_npu.npu[.<submodule>].…`` —
+  through the file's imports: ``import torch_npu as tn`` → ``tn.npu.super_kernel_scope_begin``,
+  ``from torch_npu.npu import super_kernel_scope_begin as skb`` → ``skb``, ``import torch.npu as
+  tnpu`` → ``tnpu.…``. A call that does not resolve there (a repository wrapper, ``self.helper.…``, an
+  unimported bare name) is *not* a marker (§4.5.1 "not a torchair context manager, decorator, or
+  repository wrapper"); it is listed in :attr:`MarkerScan.ignored` so a message can say why.
+* **GE form** (§4.5.2): a call of ``torchair.scope.super_kernel(scope, options='')`` (also reached as
+  ``torch_npu.dynamo.torchair`` or through ``import torchair as tng``), normally a ``with`` item.
+* Comments and string literals never count: the source is read with :mod:`ast` (the tokenizer
+  drops comments; a marker spelled inside a string is a ``Constant``, not a ``Call``). ``torch``,
+  ``torch_npu`` and ``torchair`` used without an import are taken as those modules (examples in the
+  docs omit the import); rebinding them by an import makes them whatever was imported.
+
+Writing: generated marker calls reuse the spelling the file already uses for the API (an alias stays an
+alias), and edits follow analysis-json.md — 1-based original lines; ``insert`` puts whole lines before a
+line, ``replace``/``delete`` act on one line; per file the order key is ``(line, insert < replace|delete)``,
+strictly ascending (so an insert before line L and a replace of L are fine, two inserts before L or two
+changes of L overlap). Edit checks, the JSON-schema check and :func:`apply_edits` all use that one rule.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import difflib
+import io
+import tokenize
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from skdbg.parsers.common import ParseError
+
+BEGIN = "super_kernel_scope_begin"
+END = "super_kernel_scope_end"
+GE_FUNC = "super_kernel"
+#: modules whose ``super_kernel_scope_begin/end`` are the npugraph_ex markers (torch_npu patches torch.npu)
+NPU_OWNERS = ("torch.npu", "torch_npu.npu")
+#: the torchair GE-mode scope (§4.5.2)
+GE_CALLEES = ("torchair.scope.super_kernel", "torch_npu.dynamo.torchair.scope.super_kernel")
+#: top-level names taken as the module of that name when the file does not import them
+_IMPLICIT = frozenset({"torch", "torch_npu", "torchair"})
+#: the exclusion mechanisms of §4.5.1 A/B/C
+EXPLICIT_NONE = "explicit_none_exclusion"
+CLOSE_REOPEN = "close_reopen_exclusion"
+SPLIT = "dependency_aligned_split"
+EDIT_OPS = ("insert", "replace", "delete")
+_OP_RANK = {"insert": 0, "replace": 1, "delete": 1}
+
+
+# ------------------------------------------------------------------------------------------ records
+
+
+@dataclass(frozen=True, slots=True)
+class MarkerEdit:
+    """One line edit of the marker file (analysis-json.md: 1-based line in the original, no overlaps)."""
+
+    file: str
+    line: int
+    op: str  # insert | replace | delete
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "op": self.op, "text": self.text}
+
+
+class EditLike(Protocol):
+    """Anything shaped like a marker edit (a :class:`MarkerEdit` or the triage model's record)."""
+
+    @property
+    def file(self) -> str: ...
+    @property
+    def line(self) -> int: ...
+    @property
+    def op(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class MarkerCall:
+    """One scope-marker call.
+
+    ``kind`` is ``begin``/``end`` (npugraph_ex form) or ``ge`` (``torchair.scope.super_kernel``).
+    ``name`` is the string literal's value, ``is_none`` the null literal (an exclusion scope),
+    ``literal`` the argument's source text (None when the argument is not a literal: skdbg cannot match
+    it to a scope name, ``missing`` when there is no argument at all). ``direct`` says the call is a
+    whole expression statement (what §4.5.1 requires of the npugraph_ex form)."""
+
+    kind: str
+    line: int
+    end_line: int
+    name: str | None
+    is_none: bool
+    literal: str | None
+    arg_col: int | None
+    arg_end_col: int | None
+    direct: bool
+    callee: str  # resolved dotted name, e.g. torch.npu.super_kernel_scope_begin
+    spelling: str  # the callee as written, e.g. tn.npu.super_kernel_scope_begin
+    missing: bool = False
+    expr: str | None = None  # the argument's expression text when it is not a literal
+    stmt: ast.stmt | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def form(self) -> str:
+        return "ge" if self.kind == "ge" else "npugraph_ex"
+
+    @property
+    def string_none(self) -> bool:
+        """The *string* ``"None"``: an ordinary scope literally named None (trap T8)."""
+        return self.name == "None"
+
+    @property
+    def key(self) -> tuple[str, str | None, bool]:
+        """What makes two markers the same marker: kind, literal name, null literal."""
+        return (self.kind, self.name if self.literal is not None else f"<{self.expr}>", self.is_none)
+
+    @property
+    def scope(self) -> str:
+        """The argument as a reader sees it: ``None``, ``"name"`` (quoted), or the expression text."""
+        if self.missing:
+            return ""
+        if self.is_none:
+            return "None"
+        if self.name is not None:
+            return '"' + self.name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return self.literal or self.expr or "…"
+
+    @property
+    def label(self) -> str:
+        short = GE_FUNC if self.kind == "ge" else (BEGIN if self.kind == "begin" else END)
+        return f"{short}({self.scope})"
+
+
+@dataclass(frozen=True, slots=True)
+class Ignored:
+    """A call that looks like a marker by its last name but is not the API (a wrapper, another module)."""
+
+    line: int
+    spelling: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Mismatch:
+    """Where a materialised source differs from the declared change."""
+
+    line: int | None
+    detail: str
+
+
+class EditError(ValueError):
+    """Marker edits that break the analysis-json.md rules (order, overlap, range, op)."""
+
+    def __init__(self, index: int, message: str) -> None:
+        super().__init__(message)
+        self.index = index
+        self.message = message
+
+
+# ------------------------------------------------------------------------------------------ reading
+
+
+def parse_source(text: str, file: str) -> ast.Module:
+    """The syntax tree of a model source; :class:`ParseError` (file, line, what) when it is not Python."""
+    try:
+        return ast.parse(text, filename=file)
+    except SyntaxError as exc:
+        raise ParseError(file, "a Python model source", line=exc.lineno, got=exc.msg) from exc
+    except ValueError as exc:  # e.g. NUL bytes
+        raise ParseError(file, "a Python model source", got=str(exc)) from exc
+
+
+def read_source(path: Path, file: str) -> str:
+    """The text of a model source; :class:`ParseError` when unreadable or not UTF-8."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ParseError(file, "a readable UTF-8 Python model source", got=str(exc)) from exc
+
+
+def _dotted(node: ast.expr) -> str | None:
+    parts: list[str] = []
+    cur: ast.expr = node
+    while isinstance(cur, ast.Attribute):
+        parts.append(cur.attr)
+        cur = cur.value
+    if isinstance(cur, ast.Name):
+        parts.append(cur.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def import_map(tree: ast.AST) -> dict[str, str]:
+    """Local name → dotted module path, from every absolute ``import``/``from … import`` in the file."""
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname:
+                    out[a.asname] = a.name
+                else:
+                    top = a.name.split(".", 1)[0]
+                    out[top] = top
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for a in node.names:
+                if a.name != "*":
+                    out[a.asname or a.name] = f"{node.module}.{a.name}"
+    return out
+
+
+def resolve(spelling: str, imports: Mapping[str, str]) -> str | None:
+    """The dotted path a callee spelling names, through the file's imports (None: unknown origin)."""
+    head, _, rest = spelling.partition(".")
+    base = imports.get(head)
+    if base is None:
+        if head not in _IMPLICIT:
+            return None
+        base = head
+    return f"{base}.{rest}" if rest else base
+
+
+def _npu_marker_kind(callee: str) -> str | None:
+    owner, _, func = callee.rpartition(".")
+    if func not in (BEGIN, END):
+        return None
+    if owner == "torch.npu" or owner == "torch_npu.npu" or owner.startswith("torch_npu.npu."):
+        return "begin" if func == BEGIN else "end"
+    return None
+
+
+def _argument(call: ast.Call, keyword: str | None) -> tuple[ast.expr | None, bool]:
+    """The scope argument (first positional, else the keyword) and whether it is missing."""
+    if call.args:
+        return call.args[0], False
+    for kw in call.keywords:
+        if kw.arg is not None and (keyword is None or kw.arg == keyword):
+            return kw.value, False
+    return None, True
+
+
+class MarkerScan:
+    """Every marker call of one parsed source, in source order, plus the look-alikes that are not markers."""
+
+    def __init__(self, tree: ast.Module, lines: Sequence[str], file: str) -> None:
+        self.file = file
+        self.tree = tree
+        self.lines = list(lines)
+        self.imports = import_map(tree)
+        up: dict[ast.AST, ast.AST] = {}
+        for owner in ast.walk(tree):
+            for child in ast.iter_child_nodes(owner):
+                up[child] = owner
+        found: list[MarkerCall] = []
+        ignored: list[Ignored] = []
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            spelling = _dotted(node.func)
+            if spelling is None:
+                continue
+            last = spelling.rsplit(".", 1)[-1]
+            if last not in (BEGIN, END, GE_FUNC):
+                continue
+            callee = resolve(spelling, self.imports)
+            kind: str | None = None
+            if callee is not None:
+                kind = "ge" if callee in GE_CALLEES else _npu_marker_kind(callee)
+            if kind is None:
+                if last != GE_FUNC or "scope" in spelling.split("."):
+                    origin = f"resolves to {callee}" if callee else "is not imported from torch_npu/torchair"
+                    ignored.append(Ignored(node.lineno, spelling, f"{spelling} {origin}: not the scope API"))
+                continue
+            stmt = _statement(node, up)
+            found.append(_marker(node, kind, callee or spelling, spelling, stmt, self.lines))
+        found.sort(key=lambda m: (m.line, m.arg_col or 0))
+        self.markers = [m for m in found if m.kind != "ge"]
+        self.ge = [m for m in found if m.kind == "ge"]
+        self.ignored = sorted(ignored, key=lambda i: i.line)
+        marker_stmts = {id(m.stmt) for m in self.markers if m.direct}
+        self._stmt_lines = sorted(
+            n.lineno for n in ast.walk(tree) if isinstance(n, ast.stmt) and id(n) not in marker_stmts
+        )
+
+    # ------------------------------------------------------------------ questions
+
+    def begun_names(self) -> set[str]:
+        """Scope names opened by a string literal in either form (``None`` scopes are no names)."""
+        return {m.name for m in (*self.markers, *self.ge) if m.kind != "end" and m.name is not None}
+
+    def computed(self) -> list[MarkerCall]:
+        """Markers whose scope argument is not a literal (cannot be matched statically)."""
+        return [m for m in (*self.markers, *self.ge) if m.literal is None]
+
+    def string_none(self) -> list[MarkerCall]:
+        """Markers passing the string ``"None"`` (T8)."""
+        return [m for m in (*self.markers, *self.ge) if m.string_none]
+
+    def spelling(self, kind: str) -> str:
+        """How this file spells the npugraph_ex ``begin``/``end`` call (aliases kept), for generated edits."""
+        func = BEGIN if kind == "begin" else END
+        same = next((m.spelling for m in self.markers if m.kind == kind), None)
+        if same is not None:
+            return same
+        other = next((m.spelling for m in self.markers), None)
+        if other is not None and "." in other:
+            return other.rsplit(".", 1)[0] + "." + func
+        return f"torch.npu.{func}"
+
+    def call_text(self, kind: str, arg: str) -> str:
+        """The source text of a marker call with argument text ``arg`` (``None``, ``"name"``)."""
+        return f"{self.spelling(kind)}({arg})"
+
+    def layout(self) -> list[tuple[int, tuple[str, str | None, bool]]]:
+        """(non-marker statements before it, key) of every npugraph_ex marker: where the markers sit
+        relative to the program, independent of line numbers (two sources differing only in their
+        markers have equal non-marker statements)."""
+        return [(bisect.bisect_left(self._stmt_lines, m.line), m.key) for m in self.markers]
+
+    def statement_line(self, index: int) -> int | None:
+        """The line of the ``index``-th non-marker statement (None past the end)."""
+        return self._stmt_lines[index] if 0 <= index < len(self._stmt_lines) else None
+
+    def balance(self) -> tuple[int, str] | None:
+        """(line, why) of the first LIFO violation of the npugraph_ex markers, None when balanced."""
+        return balance_problem(self.markers)
+
+
+def _statement(node: ast.AST, up: Mapping[ast.AST, ast.AST]) -> ast.stmt | None:
+    cur: ast.AST | None = node
+    while cur is not None and not isinstance(cur, ast.stmt):
+        cur = up.get(cur)
+    return cur
+
+
+def _marker(
+    call: ast.Call, kind: str, callee: str, spelling: str, stmt: ast.stmt | None, lines: Sequence[str]
+) -> MarkerCall:
+    arg, missing = _argument(call, "scope" if kind == "ge" else None)
+    name: str | None = None
+    is_none = False
+    literal: str | None = None
+    col: int | None = None
+    end_col: int | None = None
+    if (
+        arg is not None
+        and isinstance(arg, ast.Constant)
+        and (arg.value is None or isinstance(arg.value, str))
+    ):
+        is_none = arg.value is None
+        name = arg.value if isinstance(arg.value, str) else None
+        literal = repr(arg.value)
+        if arg.lineno == arg.end_lineno and 0 < arg.lineno <= len(lines):
+            col, end_col = arg.col_offset, arg.end_col_offset
+            literal = _slice(lines[arg.lineno - 1], col, end_col) or literal
+    expr = None if arg is None or literal is not None else ast.unparse(arg)
+    direct = isinstance(stmt, ast.Expr) and stmt.value is call
+    line = stmt.lineno if direct and stmt is not None else call.lineno
+    end_line = (stmt.end_lineno if direct and stmt is not None else call.end_lineno) or line
+    return MarkerCall(
+        kind=kind,
+        line=line,
+        end_line=end_line,
+        name=name,
+        is_none=is_none,
+        literal=literal if not missing else "",
+        arg_col=col,
+        arg_end_col=end_col,
+        direct=direct,
+        callee=callee,
+        spelling=spelling,
+        missing=missing,
+        expr=expr,
+        stmt=stmt,
+    )
+
+
+def _slice(text: str, col: int | None, end_col: int | None) -> str | None:
+    """``ast`` columns are UTF-8 byte offsets; slice the line accordingly."""
+    if col is None or end_col is None:
+        return None
+    raw = text.encode("utf-8")
+    return raw[col:end_col].decode("utf-8", errors="replace")
+
+
+def scan_text(text: str, file: str = "<source>") -> MarkerScan:
+    """Parse ``text`` and collect its markers; :class:`ParseError` (file, line) when it is not Python."""
+    return MarkerScan(parse_source(text, file), text.splitlines(), file)
+
+
+def read_markers(path: Path, file: str) -> MarkerScan:
+    """Read and scan a model source file (``file`` is the name used in messages)."""
+    return scan_text(read_source(path, file), file)
+
+
+# ------------------------------------------------------------------------------------------ balance
+
+
+def balance_problem(markers: Sequence[MarkerCall]) -> tuple[int, str] | None:
+    """Every ``end`` closes the innermost open scope of the identical argument; nothing stays open
+    (§4.5.1 "must be called in pairs", LIFO). Returns (line, why) of the first violation."""
+    stack: list[MarkerCall] = []
+    for m in markers:
+        if m.kind == "ge":
+            continue
+        if m.kind == "begin":
+            stack.append(m)
+            continue
+        if not stack:
+            return m.line, f"line {m.line}: {m.label} without a begin"
+        top = stack.pop()
+        if top.key[1:] != m.key[1:]:
+            return m.line, f"line {m.line}: {m.label} closes {top.label} of line {top.line}"
+    if stack:
+        return stack[-1].line, f"line {stack[-1].line}: {stack[-1].label} is never closed"
+    return None
+
+
+def balanced(text: str) -> bool:
+    """True when ``text`` parses and its npugraph_ex markers are balanced (LIFO, identical names)."""
+    try:
+        return scan_text(text).balance() is None
+    except ParseError:
+        return False
+
+
+# ------------------------------------------------------------------------------------------ mechanism
+
+
+def classify_mechanism(old: MarkerScan, new: MarkerScan) -> str | None:
+    """The §4.5.1 mechanism NEW's markers implement relative to OLD's (None: no marker change).
+
+    A: more ``None`` scopes begun; C: a new non-``None`` name begun (the ``.pre``/``.post`` halves);
+    B: the same names, but begun more often or moved relative to the program (closed and reopened —
+    moving the begin or end marker past the unit is the no-empty-pair variant)."""
+    old_names = Counter(m.key for m in old.markers if m.kind == "begin")
+    new_names = Counter(m.key for m in new.markers if m.kind == "begin")
+    none_key = ("begin", None, True)
+    if new_names[none_key] > old_names[none_key]:
+        return EXPLICIT_NONE
+    if any(k != none_key and k not in old_names for k in new_names):
+        return SPLIT
+    if new.layout() != old.layout():
+        return CLOSE_REOPEN
+    return None
+
+
+# ------------------------------------------------------------------------------------------ edits
+
+
+def edit_order_problem(edits: Iterable[tuple[str, int, str]]) -> tuple[int, str] | None:
+    """(index, why) of the first edit that breaks the analysis-json.md order, None when all are fine.
+
+    Items are ``(file, line, op)``. Per file the key ``(line, insert < replace|delete)`` must strictly
+    ascend: an insert before line L then a replace/delete of L is fine; two inserts before L (no
+    defined order) or two changes of L overlap."""
+    last: dict[str, tuple[int, int]] = {}
+    for i, (file, line, op) in enumerate(edits):
+        if op not in _OP_RANK:
+            return i, f"unknown op {op!r} (one of {', '.join(EDIT_OPS)})"
+        key = (line, _OP_RANK[op])
+        prev = last.get(file)
+        if prev is not None:
+            if key == prev:
+                return i, f"overlaps the previous edit of {file} at line {line}"
+            if key < prev:
+                return i, f"not in ascending line order (line {line} after line {prev[0]} of {file})"
+        last[file] = key
+    return None
+
+
+def check_edits(edits: Sequence[EditLike], n_lines: int | None = None) -> None:
+    """Raise :class:`EditError` unless the edits follow analysis-json.md (order, overlap, op) and, when
+    ``n_lines`` is given, address the file: replace/delete within 1..n, insert within 1..n+1."""
+    bad = edit_order_problem((e.file, int(e.line), e.op) for e in edits)
+    if bad is not None:
+        raise EditError(*bad)
+    if n_lines is not None:
+        for i, e in enumerate(edits):
+            top = n_lines + 1 if e.op == "insert" else n_lines
+            if not 1 <= e.line <= top:
+                raise EditError(i, f"{e.op} at line {e.line} is outside 1..{top} of {e.file}")
+
+
+def apply_edits(lines: Sequence[str], edits: Sequence[EditLike]) -> list[str]:
+    """The file's lines after the edits (all of one file; checked first)."""
+    check_edits(edits, len(lines))
+    by_line: dict[int, list[EditLike]] = {}
+    for e in edits:
+        by_line.setdefault(e.line, []).append(e)
+    out: list[str] = []
+    for i in range(1, len(lines) + 2):
+        keep = i <= len(lines)
+        for e in by_line.get(i, ()):
+            if e.op == "insert":
+                out.extend(e.text.splitlines())
+            elif e.op == "replace":
+                out.extend(e.text.splitlines())
+                keep = False
+            else:
+                keep = False
+        if keep:
+            out.append(lines[i - 1])
+    return out
+
+
+def apply_edits_text(text: str, edits: Sequence[EditLike]) -> str:
+    """``text`` after the edits; a final newline is kept when the original had one."""
+    out = apply_edits(text.splitlines(), edits)
+    tail = "\n" if text.endswith(("\n", "\r")) or not text else ""
+    return "\n".join(out) + (tail if out else "")
+
+
+def unified_diff(rel: str, before: Sequence[str], after: Sequence[str]) -> str:
+    return "\n".join(
+        difflib.unified_diff(list(before), list(after), fromfile=f"a/{rel}", tofile=f"b/{rel}", lineterm="")
+    )
+
+
+def requote(literal: str | None, name: str) -> str:
+    """A string literal for ``name`` in the quote style of ``literal`` (double quotes by default)."""
+    q = '"'
+    if literal and literal[0] in "\"'" and not literal.startswith(('"""', "'''")):
+        q = literal[0]
+    if q in name or "\\" in name or "\n" in name:
+        return repr(name)
+    return f"{q}{name}{q}"
+
+
+def ge_scope_text(arg: str) -> str:
+    """The GE-mode scope header (§4.5.2), e.g. ``with torchair.scope.super_kernel(None):``."""
+    return f"with torchair.scope.super_kernel({arg}):"
+
+
+# ------------------------------------------------------------------------------------------ declared change
+
+
+def same_program(a: str, b: str) -> bool:
+    """Equal up to comments and formatting: the syntax trees when both parse, else the token streams
+    without comments and blank lines (a broken file is still compared, never guessed)."""
+    try:
+        return ast.dump(ast.parse(a)) == ast.dump(ast.parse(b))
+    except (SyntaxError, ValueError):
+        return _tokens(a) == _tokens(b)
+
+
+def _tokens(text: str) -> list[tuple[int, str]] | str:
+    skip = {tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
+    try:
+        return [
+            (t.type, t.string)
+            for t in tokenize.generate_tokens(io.StringIO(text).readline)
+            if t.type not in skip
+        ]
+    except (tokenize.TokenError, SyntaxError):
+        return "\n".join(ln.rstrip() for ln in text.splitlines() if ln.strip())
+
+
+def declared_mismatch(old_text: str, edits: Sequence[EditLike], new_text: str, file: str) -> Mismatch | None:
+    """None when ``new_text`` is ``old_text`` with exactly the declared marker edits (comments and
+    formatting aside); else where and how the materialised source differs (§6.3: such an attempt is
+    ``invalid``, not ``failed``). Raises :class:`EditError` when the declared edits cannot be applied."""
+    expected = apply_edits_text(old_text, edits)
+    if same_program(expected, new_text):
+        return None
+    try:
+        want = scan_text(expected, file)
+    except ParseError as exc:
+        return Mismatch(exc.line, f"the declared change does not parse ({exc})")
+    try:
+        got = scan_text(new_text, file)
+    except ParseError as exc:
+        return Mismatch(exc.line, f"{file} does not parse, the declared change does ({exc})")
+    return _first_marker_difference(want, got, file) or _first_line_difference(expected, new_text, file)
+
+
+def _first_marker_difference(want: MarkerScan, got: MarkerScan, file: str) -> Mismatch | None:
+    """The first marker the NEW source lacks, adds or changes relative to the declared result."""
+    wl, gl = want.layout(), got.layout()
+    ops = difflib.SequenceMatcher(a=wl, b=gl, autojunk=False).get_opcodes()
+    for tag, i1, i2, j1, j2 in ops:
+        if tag == "equal":
+            continue
+        w = want.markers[i1] if i1 < i2 else None
+        g = got.markers[j1] if j1 < j2 else None
+        if g is None:
+            assert w is not None
+            pos = wl[i1][0]
+            at = got.statement_line(pos)
+            where = f" (expected before line {at})" if at is not None else ""
+            detail = f"{file}: the declared {w.label} is missing{where}"
+            line = at
+        elif w is None:
+            detail, line = f"{file}:{g.line}: {g.label} is not part of the declared change", g.line
+        else:
+            detail, line = f"{file}:{g.line}: declared {w.label}, found {g.label}", g.line
+            if w.is_none and g.string_none:
+                detail += ' — the string "None" is an ordinary scope named None, not the null exclusion (T8)'
+            elif wl[i1][1] == gl[j1][1]:
+                detail += " at another place in the program"
+        bad = got.balance()
+        if bad is not None:
+            detail += f"; the materialised markers are unbalanced ({bad[1]})"
+        return Mismatch(line, detail)
+    return None
+
+
+def _first_line_difference(expected: str, got: str, file: str) -> Mismatch:
+    a, b = expected.splitlines(), got.splitlines()
+    for tag, i1, _i2, j1, _j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        line = j1 + 1 if j1 < len(b) else len(b)
+        want = a[i1].strip() if i1 < len(a) else "(end of file)"
+        found = b[j1].strip() if j1 < len(b) else "(end of file)"
+        return Mismatch(line, f"{file}:{line}: declared {want!r}, found {found!r} (outside the markers)")
+    return Mismatch(None, f"{file} differs from the declared change")
+
+
+def materialised_problem(old_text: str, new_text: str, mechanism: str, file: str) -> Mismatch | None:
+    """Does ``new_text`` (the edited source) realise ``mechanism`` over ``old_text``? It must parse, its
+    npugraph_ex markers must balance, no marker may pass the string ``"None"`` where the old source did
+    not (T8), and the mechanism its markers implement must be the declared one."""
+    try:
+        new = scan_text(new_text, file)
+    except ParseError as exc:
+        return Mismatch(exc.line, f"the edited source does not parse ({exc})")
+    try:
+        old = scan_text(old_text, file)
+    except ParseError as exc:
+        return Mismatch(exc.line, f"the source before the edits does not parse ({exc})")
+    bad = new.balance()
+    if bad is not None:
+        return Mismatch(bad[0], f"{file}: scope markers unbalanced after the edits: {bad[1]}")
+    t8 = new.string_none()
+    if len(t8) > len(old.string_none()):
+        m = t8[-1]
+        return Mismatch(
+            m.line, f'{file}:{m.line}: {m.label} passes the string "None", not the null literal (T8)'
+        )
+    found = classify_mechanism(old, new)
+    if found != mechanism:
+        return Mismatch(
+            None,
+            f"{file}: the edited markers implement {found or 'no marker change'}, declared {mechanism} "
+            "(commented-out or string-literal markers never count)",
+        )
+    return None
+
+
+# ------------------------------------------------------------------------------------------ structure
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    """A balanced begin/end pair of one scope name inside one statement list."""
+
+    name: str
+    begin: MarkerCall
+    end: MarkerCall
+    body: list[ast.stmt] = field(compare=False, repr=False)
+    start: int  # index of the begin statement in body
+    stop: int  # index of the end statement in body
+    func: str | None
+
+    def contains(self, line: int) -> bool:
+        return self.begin.end_line < line < self.end.line
+
+    @property
+    def inner(self) -> list[ast.stmt]:
+        return self.body[self.start + 1 : self.stop]
+
+
+class MarkerSource:
+    """A model source file with its markers and statement structure (who encloses whom, which
+    statement list holds a marker). Raises :class:`ParseError` on unreadable or non-Python text."""
+
+    def __init__(self, path: Path, rel: str) -> None:
+        self.path = path
+        self.rel = rel
+        self.text = read_source(path, rel)
+        self.tree = parse_source(self.text, rel)
+        self.lines = self.text.splitlines()
+        self.scan = MarkerScan(self.tree, self.lines, rel)
+        self._parent: dict[ast.stmt, tuple[list[ast.stmt], ast.AST]] = {}
+        self._up: dict[ast.AST, ast.AST] = {}
+        for owner in ast.walk(self.tree):
+            for child in ast.iter_child_nodes(owner):
+                self._up[child] = owner
+            for _, value in ast.iter_fields(owner):
+                if isinstance(value, list) and value and all(isinstance(v, ast.stmt) for v in value):
+                    for st in value:
+                        self._parent[st] = (value, owner)
+        #: the direct marker statements (§4.5.1), by statement
+        self._by_stmt: dict[int, MarkerCall] = {
+            id(m.stmt): m for m in self.scan.markers if m.direct and m.stmt is not None
+        }
+        self.markers = [m for m in self.scan.markers if m.direct]
+        self._depth: dict[ast.stmt, int] = {st: len(self.chain(st)) for st in self._parent}
+
+    def marker_of(self, st: ast.stmt) -> MarkerCall | None:
+        return self._by_stmt.get(id(st))
+
+    def chain(self, st: ast.stmt) -> list[ast.stmt]:
+        """Enclosing statements from the outermost down to ``st``."""
+        out = [st]
+        cur: ast.AST | None = self._up.get(st)
+        while cur is not None:
+            if isinstance(cur, ast.stmt):
+                out.append(cur)
+            cur = self._up.get(cur)
+        return out[::-1]
+
+    def body_of(self, st: ast.stmt) -> list[ast.stmt]:
+        return self._parent[st][0]
+
+    def innermost(self, line: int) -> ast.stmt | None:
+        best: ast.stmt | None = None
+        depth = -1
+        for st, d in self._depth.items():
+            if st.lineno <= line <= (st.end_lineno or st.lineno) and d > depth:
+                best, depth = st, d
+        return best
+
+    def func_of(self, st: ast.stmt) -> str | None:
+        for s in reversed(self.chain(st)):
+            if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef):
+                return s.name
+        return None
+
+    def indent(self, line: int) -> str:
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        return text[: len(text) - len(text.lstrip())]
+
+    def statement_lines(self, line: int) -> tuple[int, int] | None:
+        """First and last line of the innermost simple statement holding ``line``."""
+        st = self.innermost(line)
+        if st is None:
+            return None
+        return st.lineno, st.end_lineno or st.lineno
+
+    def string_none_markers(self) -> list[MarkerCall]:
+        """Markers whose argument is the *string* ``"None"`` — an ordinary named scope (T8)."""
+        return [m for m in self.markers if m.string_none]
+
+    def regions(self, name: str) -> tuple[list[Region], list[str]]:
+        """Balanced begin/end pairs of ``name`` (LIFO within one statement list) and problems found
+        (unmatched begin/end, a pair split across statement lists)."""
+        problems: list[str] = []
+        found: list[Region] = []
+        named = [m for m in self.markers if m.name == name]
+        seen: set[int] = set()
+        bodies: list[list[ast.stmt]] = []
+        for m in named:
+            assert m.stmt is not None
+            body = self.body_of(m.stmt)
+            if id(body) not in seen:
+                seen.add(id(body))
+                bodies.append(body)
+        paired: set[int] = set()
+        for body in bodies:
+            stack: list[tuple[int, MarkerCall]] = []
+            for i, st in enumerate(body):
+                mk = self.marker_of(st)
+                if mk is None or mk.name != name:
+                    continue
+                if mk.kind == "begin":
+                    stack.append((i, mk))
+                elif stack:
+                    j, b = stack.pop()
+                    found.append(Region(name, b, mk, body, j, i, self.func_of(st)))
+                    paired.update((b.line, mk.line))
+        for m in named:
+            if m.line not in paired:
+                problems.append(
+                    f"{self.rel}:{m.line}: {m.label} has no matching "
+                    f"{'end' if m.kind == 'begin' else 'begin'} in the same statement list"
+                )
+        found.sort(key=lambda r: r.begin.line)
+        return found, problems
+
+    def call_text(self, kind: str, arg: str) -> str:
+        """A marker call in this file's own spelling (see :meth:`MarkerScan.spelling`)."""
+        return self.scan.call_text(kind, arg)
+
+    def replace_arg(self, m: MarkerCall, new_literal: str) -> str | None:
+        """The marker's line with its argument replaced (None when the argument spans lines)."""
+        if m.arg_col is None or m.arg_end_col is None or m.line != m.end_line:
+            return None
+        raw = self.lines[m.line - 1].encode("utf-8")
+        return raw[: m.arg_col].decode() + new_literal + raw[m.arg_end_col :].decode()
+
+    def literal_of(self, m: MarkerCall) -> str:
+        """The marker's argument as written (quote style kept)."""
+        return m.literal if m.literal else requote(None, m.name or "")
+
+
+__all__ = [
+    "BEGIN",
+    "CLOSE_REOPEN",
+    "END",
+    "EXPLICIT_NONE",
+    "SPLIT",
+    "EditError",
+    "EditLike",
+    "Ignored",
+    "MarkerCall",
+    "MarkerEdit",
+    "MarkerScan",
+    "MarkerSource",
+    "Mismatch",
+    "apply_edits",
+    "apply_edits_text",
+    "balance_problem",
+    "balanced",
+    "check_edits",
+    "classify_mechanism",
+    "declared_mismatch",
+    "edit_order_problem",
+    "ge_scope_text",
+    "import_map",
+    "materialised_problem",
+    "parse_source",
+    "read_markers",
+    "read_source",
+    "Region",
+    "requote",
+    "resolve",
+    "same_program",
+    "scan_text",
+    "unified_diff",
+]
