@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import copy
 import difflib
 import io
 import tokenize
@@ -272,10 +273,10 @@ class MarkerScan:
             spelling = _dotted(node.func)
             if spelling is None:
                 continue
-            last = spelling.rsplit(".", 1)[-1]
+            callee = resolve(spelling, self.imports)
+            last = (callee or spelling).rsplit(".", 1)[-1]
             if last not in (BEGIN, END, GE_FUNC):
                 continue
-            callee = resolve(spelling, self.imports)
             kind: str | None = None
             if callee is not None:
                 kind = "ge" if callee in GE_CALLEES else _npu_marker_kind(callee)
@@ -290,10 +291,14 @@ class MarkerScan:
         self.markers = [m for m in found if m.kind != "ge"]
         self.ge = [m for m in found if m.kind == "ge"]
         self.ignored = sorted(ignored, key=lambda i: i.line)
-        marker_stmts = {id(m.stmt) for m in self.markers if m.direct}
-        self._stmt_lines = sorted(
-            n.lineno for n in ast.walk(tree) if isinstance(n, ast.stmt) and id(n) not in marker_stmts
+        self._marker_stmts = {id(m.stmt) for m in self.markers if m.direct}
+        #: (first, last line) of every simple (body-less) statement that is not a marker
+        self._simple = sorted(
+            (n.lineno, n.end_lineno or n.lineno)
+            for n in ast.walk(tree)
+            if isinstance(n, ast.stmt) and not hasattr(n, "body") and id(n) not in self._marker_stmts
         )
+        self._stmt_lines = [a for a, _ in self._simple]
 
     # ------------------------------------------------------------------ questions
 
@@ -330,9 +335,19 @@ class MarkerScan:
         markers have equal non-marker statements)."""
         return [(bisect.bisect_left(self._stmt_lines, m.line), m.key) for m in self.markers]
 
-    def statement_line(self, index: int) -> int | None:
-        """The line of the ``index``-th non-marker statement (None past the end)."""
-        return self._stmt_lines[index] if 0 <= index < len(self._stmt_lines) else None
+    def line_after(self, index: int) -> int:
+        """The line right after the ``index``-th non-marker simple statement (1 before the first)."""
+        return self._simple[index - 1][1] + 1 if 0 < index <= len(self._simple) else 1
+
+    def program(self) -> str:
+        """The syntax tree without the direct marker statements: what the edits must leave unchanged."""
+        at = {(m.stmt.lineno, m.stmt.col_offset) for m in self.markers if m.direct and m.stmt is not None}
+        tree = copy.deepcopy(self.tree)
+        for owner in ast.walk(tree):
+            for name, value in ast.iter_fields(owner):
+                if isinstance(value, list) and value and all(isinstance(v, ast.stmt) for v in value):
+                    setattr(owner, name, [v for v in value if (v.lineno, v.col_offset) not in at])
+        return ast.dump(tree)
 
     def balance(self) -> tuple[int, str] | None:
         """(line, why) of the first LIFO violation of the npugraph_ex markers, None when balanced."""
@@ -453,7 +468,12 @@ def classify_mechanism(old: MarkerScan, new: MarkerScan) -> str | None:
         return EXPLICIT_NONE
     if any(k != none_key and k not in old_names for k in new_names):
         return SPLIT
-    if new.layout() != old.layout():
+    if any(new_names[k] < n for k, n in old_names.items()):
+        return None  # a scope lost its markers: no exclusion mechanism removes a named scope
+    if any(new_names[k] > n for k, n in old_names.items()):
+        return CLOSE_REOPEN
+    # a moved marker: only comparable when nothing but markers changed
+    if new.layout() != old.layout() and new.program() == old.program():
         return CLOSE_REOPEN
     return None
 
@@ -598,11 +618,9 @@ def _first_marker_difference(want: MarkerScan, got: MarkerScan, file: str) -> Mi
         g = got.markers[j1] if j1 < j2 else None
         if g is None:
             assert w is not None
-            pos = wl[i1][0]
-            at = got.statement_line(pos)
-            where = f" (expected before line {at})" if at is not None else ""
-            detail = f"{file}: the declared {w.label} is missing{where}"
-            line = at
+            prev = got.markers[j1 - 1].end_line if j1 > 0 else 0
+            line = max(got.line_after(wl[i1][0]), prev + 1)
+            detail = f"{file}:{line}: the declared {w.label} is missing"
         elif w is None:
             detail, line = f"{file}:{g.line}: {g.label} is not part of the declared change", g.line
         else:
@@ -645,6 +663,12 @@ def materialised_problem(old_text: str, new_text: str, mechanism: str, file: str
     bad = new.balance()
     if bad is not None:
         return Mismatch(bad[0], f"{file}: scope markers unbalanced after the edits: {bad[1]}")
+    if new.program() != old.program():
+        return Mismatch(
+            None,
+            f"{file}: the edits change statements other than the scope markers (an exclusion changes fusion "
+            "participation only, §4.2; a marker written as a string or comment is no marker)",
+        )
     t8 = new.string_none()
     if len(t8) > len(old.string_none()):
         m = t8[-1]

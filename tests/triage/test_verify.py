@@ -270,6 +270,21 @@ def test_v2_failing_path_must_match(tmp_path: Path) -> None:
     assert results(res)[:2] == ["passed", "failed"] and "failing path" in res.gate("V2").detail
 
 
+def test_v2_failing_path_compared_by_contract_fields(tmp_path: Path) -> None:
+    """OLD declares {prompt_id, step} plus a note key, NEW records {prompt_id, step} plus a wall time:
+    the same path by its contract fields (prompt_id, step), so V2 passes; a different step fails."""
+    old_path = {"prompt_id": "p-0001", "step": 7, "note": "seen after warm-up"}
+    new_path = {"prompt_id": "p-0001", "step": 7, "wall_s": 12.5}
+    pair = make_pair(tmp_path, new_spec={"run": {**NEW_RUN, "failing_path": new_path}})
+    edit_json(pair.old.root / "run.json", lambda d: d.update(failing_path=old_path))
+    res = pair.run()
+    assert results(res)[:3] == ["passed", "passed", "passed"]
+    edit_json(pair.new.root / "run.json", lambda d: d.update(failing_path={**new_path, "step": 8}))
+    res = pair.run()
+    assert results(res)[:2] == ["passed", "failed"]
+    assert "step 8 ≠ declared 7" in res.gate("V2").detail
+
+
 # ------------------------------------------------------------------------------------------ V3
 
 
@@ -543,6 +558,30 @@ def test_apply_edits_insert_replace_delete() -> None:
     ]
     assert apply_edits(text, edits) == "x\na\nB\n"
     assert apply_edits(text, [MarkerEdit("f", 4, "insert", "z")]) == "a\nb\nc\nz\n"
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        lambda t: t.replace("torch.npu.super_kernel_scope_begin(None)", "# torch.npu.super_kernel_scope_begin(None)")
+        .replace("torch.npu.super_kernel_scope_end(None)", "# torch.npu.super_kernel_scope_end(None)"),
+        lambda t: t.replace("torch.npu.super_kernel_scope_begin(None)", '"torch.npu.super_kernel_scope_begin(None)"')
+        .replace("torch.npu.super_kernel_scope_end(None)", '"torch.npu.super_kernel_scope_end(None)"'),
+    ],
+    ids=["commented-out", "string-literal"],
+)
+def test_v1_commented_or_string_markers_never_count(tmp_path: Path, how: Callable[[str], str]) -> None:
+    """NEW carries the declared None pair only as comments / as a string statement: the declared change
+    is not materialised — invalid (§6.3), and V1 names the marker that is missing."""
+    res = make_pair(tmp_path, source=lambda s, p: how(apply_edits(s, p.marker_edits))).run()
+    assert results(res)[0] == "failed" and res.attempt.status == "invalid"
+    assert "super_kernel_scope_begin(None)" in res.gate("V1").detail
+    # with no declared diff (mechanism check only) the comment still does not count
+    pair = make_pair(tmp_path / "nodiff", source=lambda s, p: how(apply_edits(s, p.marker_edits)))
+    pair.proposal = replace(pair.proposal, marker_edits=())
+    res = pair.run()
+    assert results(res)[0] == "failed"
+    assert res.mechanism_found != "explicit_none_exclusion"
 
 
 def test_proposal_is_not_mutated(tmp_path: Path) -> None:
