@@ -323,7 +323,7 @@ class MarkerScan:
         other = next((m.spelling for m in self.markers), None)
         if other is not None and "." in other:
             return other.rsplit(".", 1)[0] + "." + func
-        return f"torch.npu.{func}"
+        return f"{NPU_OWNERS[0]}.{func}"
 
     def call_text(self, kind: str, arg: str) -> str:
         """The source text of a marker call with argument text ``arg`` (``None``, ``"name"``)."""
@@ -558,6 +558,12 @@ def requote(literal: str | None, name: str) -> str:
     if q in name or "\\" in name or "\n" in name:
         return repr(name)
     return f"{q}{name}{q}"
+
+
+def marker_text(kind: str, arg: str, owner: str = "torch.npu") -> str:
+    """A npugraph_ex marker call (§4.5.1), e.g. ``torch.npu.super_kernel_scope_begin("blk")``; ``arg`` is
+    the argument's source text (``None`` or a quoted name)."""
+    return f"{owner}.{BEGIN if kind == 'begin' else END}({arg})"
 
 
 def ge_scope_text(arg: str) -> str:
@@ -855,6 +861,7 @@ __all__ = [
     "declared_mismatch",
     "edit_order_problem",
     "ge_scope_text",
+    "marker_text",
     "import_map",
     "materialised_problem",
     "parse_source",

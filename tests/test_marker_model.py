@@ -216,19 +216,30 @@ def test_commented_out_declared_marker_is_a_mismatch() -> None:
 def test_materialised_mechanism_ignores_comments_and_strings() -> None:
     good = apply_edits_text(OLD, NONE_PAIR)
     assert materialised_problem(OLD, good, "explicit_none_exclusion", "m.py") is None
-    commented = good.replace("    torch.npu.super_kernel_scope_begin(None)", "    # torch.npu.super_kernel_scope_begin(None)")
-    commented = commented.replace("    torch.npu.super_kernel_scope_end(None)", "    # torch.npu.super_kernel_scope_end(None)")
+    commented = good.replace(
+        "    torch.npu.super_kernel_scope_begin(None)", "    # torch.npu.super_kernel_scope_begin(None)"
+    )
+    commented = commented.replace(
+        "    torch.npu.super_kernel_scope_end(None)", "    # torch.npu.super_kernel_scope_end(None)"
+    )
     bad = materialised_problem(OLD, commented, "explicit_none_exclusion", "m.py")
     assert bad is not None and "no marker change" in bad.detail
-    quoted = good.replace("    torch.npu.super_kernel_scope_begin(None)", '    "torch.npu.super_kernel_scope_begin(None)"')
-    quoted = quoted.replace("    torch.npu.super_kernel_scope_end(None)", '    "torch.npu.super_kernel_scope_end(None)"')
+    quoted = good.replace(
+        "    torch.npu.super_kernel_scope_begin(None)", '    "torch.npu.super_kernel_scope_begin(None)"'
+    )
+    quoted = quoted.replace(
+        "    torch.npu.super_kernel_scope_end(None)", '    "torch.npu.super_kernel_scope_end(None)"'
+    )
     bad = materialised_problem(OLD, quoted, "explicit_none_exclusion", "m.py")
     assert bad is not None and "other than the scope markers" in bad.detail
 
 
 def test_moving_a_marker_is_close_reopen() -> None:
     """Mechanism B without an empty pair: the begin marker moves past the excluded unit (§4.5.1)."""
-    moved = OLD.replace('    torch.npu.super_kernel_scope_begin("s")\n    a = f(x)\n', '    a = f(x)\n    torch.npu.super_kernel_scope_begin("s")\n')
+    moved = OLD.replace(
+        '    torch.npu.super_kernel_scope_begin("s")\n    a = f(x)\n',
+        '    a = f(x)\n    torch.npu.super_kernel_scope_begin("s")\n',
+    )
     assert classify_mechanism(scan_text(OLD), scan_text(moved)) == "close_reopen_exclusion"
     assert classify_mechanism(scan_text(OLD), scan_text(OLD + "# moved\n")) is None
 
@@ -246,4 +257,6 @@ def test_generated_none_pair_keeps_the_alias(tmp_path: Path) -> None:
         "    tnpu.super_kernel_scope_end(None)  # skdbg: end of exclusion",
     ]
     after = scan_text(apply_edits_text(ALIASES, edits))
-    assert after.balance() is None and classify_mechanism(scan_text(ALIASES), after) == "explicit_none_exclusion"
+    assert (
+        after.balance() is None and classify_mechanism(scan_text(ALIASES), after) == "explicit_none_exclusion"
+    )

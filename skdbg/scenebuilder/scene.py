@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from skdbg.parsers.cond import STATE_NAMES, encode_cond
+from skdbg.parsers.markers import marker_text, requote
 from skdbg.scenebuilder import jsonart, skmeta
 from skdbg.scenebuilder.elf import ChildKernel, bin_file_name, child_elf, entry_elf
 from skdbg.scenebuilder.plog import (
@@ -1388,7 +1389,8 @@ def _model_source(spec: SceneSpec, sk: _Sk) -> tuple[str, dict[int, int]]:
             line = f"        {obj} = {ctor}"
             if line not in objs:
                 objs.append(line)
-    lines = head + objs + [f'        torch.npu.super_kernel_scope_begin("{sk.scope_name}")']
+    scope = requote(None, sk.scope_name)
+    lines = head + objs + ["        " + marker_text("begin", scope)]
     sites: dict[int, int] = {}
     stmt_line: dict[int, int] = {}
     k = 0
@@ -1408,7 +1410,7 @@ def _model_source(spec: SceneSpec, sk: _Sk) -> tuple[str, dict[int, int]]:
         lines.append("        " + text)
         stmt_line[p] = len(lines)
         sites[sk.node_ids[p]] = len(lines)
-    lines.append(f'        torch.npu.super_kernel_scope_end("{sk.scope_name}")')
+    lines.append("        " + marker_text("end", scope))
     lines.append(f"        return x{k}")
     return "\n".join(lines) + "\n", sites
 

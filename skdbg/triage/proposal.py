@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skdbg.parsers.common import Source
+from skdbg.parsers.markers import ge_scope_text
 from skdbg.triage.context import TriageContext
 from skdbg.triage.fragment import (
     WAIT_TYPES,
@@ -66,10 +67,7 @@ def ge_exclusion_text(child: ChildRef | None = None, statement: str | None = Non
     ``with torchair.scope.super_kernel(None):`` (the null literal; the innermost ``with`` wins)."""
     what = child.label() if child is not None else "the suspect child"
     body = statement.strip() if statement else f"...  # the statement that emits {what}"
-    return (
-        f"{indent}with torchair.scope.super_kernel(None):  # skdbg: exclude {what} (GE mode)\n"
-        f"{indent}    {body}"
-    )
+    return f"{indent}{ge_scope_text('None')}  # skdbg: exclude {what} (GE mode)\n{indent}    {body}"
 
 
 def propose(ctx: TriageContext, loc: Localization, verdict: Verdict) -> Proposal:

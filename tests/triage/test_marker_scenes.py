@@ -200,7 +200,9 @@ def test_malformed_cache_writers_is_a_gap_with_file_and_line(tmp_path: Path) -> 
     line_w = next(k for k, ln in enumerate(lines, 1) if ln.strip().startswith('"w1"'))
     rf = parse_run_json(run)
     assert rf.identity.cache_writers == {7: (9,)}
-    gaps = [(g.src.line, g.src.json_path) for g in rf.gaps if g.src is not None and "cache_writers" in g.detail]
+    gaps = [
+        (g.src.line, g.src.json_path) for g in rf.gaps if g.src is not None and "cache_writers" in g.detail
+    ]
     assert gaps == [(line7, "cache_writers.7"), (line_w, "cache_writers.w1")]
     p = analyze_context(open_context(b.root)).proposal
     cache = [s for s in p.safety if s.kind == "cache" and "evidence gap" in s.detail]

@@ -563,10 +563,12 @@ def test_apply_edits_insert_replace_delete() -> None:
 @pytest.mark.parametrize(
     "how",
     [
-        lambda t: t.replace("torch.npu.super_kernel_scope_begin(None)", "# torch.npu.super_kernel_scope_begin(None)")
-        .replace("torch.npu.super_kernel_scope_end(None)", "# torch.npu.super_kernel_scope_end(None)"),
-        lambda t: t.replace("torch.npu.super_kernel_scope_begin(None)", '"torch.npu.super_kernel_scope_begin(None)"')
-        .replace("torch.npu.super_kernel_scope_end(None)", '"torch.npu.super_kernel_scope_end(None)"'),
+        lambda t: t.replace(
+            "torch.npu.super_kernel_scope_begin(None)", "# torch.npu.super_kernel_scope_begin(None)"
+        ).replace("torch.npu.super_kernel_scope_end(None)", "# torch.npu.super_kernel_scope_end(None)"),
+        lambda t: t.replace(
+            "torch.npu.super_kernel_scope_begin(None)", '"torch.npu.super_kernel_scope_begin(None)"'
+        ).replace("torch.npu.super_kernel_scope_end(None)", '"torch.npu.super_kernel_scope_end(None)"'),
     ],
     ids=["commented-out", "string-literal"],
 )
