@@ -602,15 +602,21 @@ def declared_mismatch(old_text: str, edits: Sequence[EditLike], new_text: str, f
     expected = apply_edits_text(old_text, edits)
     if same_program(expected, new_text):
         return None
-    try:
-        want = scan_text(expected, file)
-    except ParseError as exc:
-        return Mismatch(exc.line, f"the declared change does not parse ({exc})")
-    try:
-        got = scan_text(new_text, file)
-    except ParseError as exc:
-        return Mismatch(exc.line, f"{file} does not parse, the declared change does ({exc})")
+    want = _scan_or_mismatch(expected, file, "the declared change")
+    if isinstance(want, Mismatch):
+        return want
+    got = _scan_or_mismatch(new_text, file, f"{file} (the declared change parses)")
+    if isinstance(got, Mismatch):
+        return got
     return _first_marker_difference(want, got, file) or _first_line_difference(expected, new_text, file)
+
+
+def _scan_or_mismatch(text: str, file: str, what: str) -> MarkerScan | Mismatch:
+    """The scan of ``text``, or a mismatch saying that ``what`` does not parse (with its line)."""
+    try:
+        return scan_text(text, file)
+    except ParseError as exc:
+        return Mismatch(exc.line, f"{what} does not parse ({exc})")
 
 
 def _first_marker_difference(want: MarkerScan, got: MarkerScan, file: str) -> Mismatch | None:
@@ -658,14 +664,12 @@ def materialised_problem(old_text: str, new_text: str, mechanism: str, file: str
     """Does ``new_text`` (the edited source) realise ``mechanism`` over ``old_text``? It must parse, its
     npugraph_ex markers must balance, no marker may pass the string ``"None"`` where the old source did
     not (T8), and the mechanism its markers implement must be the declared one."""
-    try:
-        new = scan_text(new_text, file)
-    except ParseError as exc:
-        return Mismatch(exc.line, f"the edited source does not parse ({exc})")
-    try:
-        old = scan_text(old_text, file)
-    except ParseError as exc:
-        return Mismatch(exc.line, f"the source before the edits does not parse ({exc})")
+    new = _scan_or_mismatch(new_text, file, "the edited source")
+    if isinstance(new, Mismatch):
+        return new
+    old = _scan_or_mismatch(old_text, file, "the source before the edits")
+    if isinstance(old, Mismatch):
+        return old
     bad = new.balance()
     if bad is not None:
         return Mismatch(bad[0], f"{file}: scope markers unbalanced after the edits: {bad[1]}")
@@ -676,8 +680,8 @@ def materialised_problem(old_text: str, new_text: str, mechanism: str, file: str
             "participation only, §4.2; a marker written as a string or comment is no marker)",
         )
     t8 = new.string_none()
-    if len(t8) > len(old.string_none()):
-        m = t8[-1]
+    if t8 and not old.string_none():  # a scope already named "None" may legitimately be closed/reopened
+        m = t8[0]
         return Mismatch(
             m.line, f'{file}:{m.line}: {m.label} passes the string "None", not the null literal (T8)'
         )

@@ -213,24 +213,19 @@ def test_commented_out_declared_marker_is_a_mismatch() -> None:
     assert mm.line == 6  # before the scope end, which moved down one line (begin(None) inserted)
 
 
+def _none_pair_as(text: str, fmt: str) -> str:
+    """``text`` with both null-literal markers rewritten by ``fmt`` (e.g. as a comment)."""
+    for call in ("torch.npu.super_kernel_scope_begin(None)", "torch.npu.super_kernel_scope_end(None)"):
+        text = text.replace("    " + call, "    " + fmt.format(call))
+    return text
+
+
 def test_materialised_mechanism_ignores_comments_and_strings() -> None:
     good = apply_edits_text(OLD, NONE_PAIR)
     assert materialised_problem(OLD, good, "explicit_none_exclusion", "m.py") is None
-    commented = good.replace(
-        "    torch.npu.super_kernel_scope_begin(None)", "    # torch.npu.super_kernel_scope_begin(None)"
-    )
-    commented = commented.replace(
-        "    torch.npu.super_kernel_scope_end(None)", "    # torch.npu.super_kernel_scope_end(None)"
-    )
-    bad = materialised_problem(OLD, commented, "explicit_none_exclusion", "m.py")
+    bad = materialised_problem(OLD, _none_pair_as(good, "# {}"), "explicit_none_exclusion", "m.py")
     assert bad is not None and "no marker change" in bad.detail
-    quoted = good.replace(
-        "    torch.npu.super_kernel_scope_begin(None)", '    "torch.npu.super_kernel_scope_begin(None)"'
-    )
-    quoted = quoted.replace(
-        "    torch.npu.super_kernel_scope_end(None)", '    "torch.npu.super_kernel_scope_end(None)"'
-    )
-    bad = materialised_problem(OLD, quoted, "explicit_none_exclusion", "m.py")
+    bad = materialised_problem(OLD, _none_pair_as(good, '"{}"'), "explicit_none_exclusion", "m.py")
     assert bad is not None and "other than the scope markers" in bad.detail
 
 

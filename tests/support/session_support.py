@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from skdbg.parsers.markers import apply_edits_text as apply_edits
 from skdbg.scenebuilder.examples import high_single_stream
 from skdbg.scenebuilder.scene import SkDef, build_scene
 from skdbg.triage.model import MarkerEdit
-from skdbg.triage.verify import apply_edits
 
 FAILING = Path(__file__).resolve().parents[2] / "examples" / "scenes" / "high-single-stream"
 
