@@ -286,6 +286,8 @@ def read_plog(paths: PathLike | Sequence[PathLike], pid: int | None = None) -> P
             src = Source(file, tl.no)
             if "\ufffd" in text:
                 result.replaced_lines += 1
+            if tl.cut_at is not None:
+                result.gaps.append(Gap("line_too_long", tl.cut_gap_detail(file), src=src))
             if not tl.complete:
                 result.truncated = True
                 result.gaps.append(
