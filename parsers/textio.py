@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skdbg.parsers.common import ParseError
+from skdbg.parsers.fsguard import open_regular
 
 CHUNK = 1 << 20
 _BINARY_PROBE = 8192
@@ -40,17 +41,16 @@ class TextLine:
 
 
 def check_text_file(path: str | os.PathLike[str], *, what: str = "a text log") -> Path:
-    """Raise :class:`ParseError` unless ``path`` is a readable regular file that looks like text."""
+    """Raise :class:`ParseError` unless ``path`` is a readable regular file that looks like text.
+
+    Regular only: a FIFO or a device under a log's name is refused before any read can block.
+    """
     p = Path(path)
-    if not p.exists():
-        raise ParseError(str(p), f"{what} (file does not exist)")
-    if p.is_dir():
-        raise ParseError(str(p), f"{what} (a file, got a directory)")
-    try:
-        with p.open("rb") as fh:
+    with open_regular(p, what=what) as fh:
+        try:
             head = fh.read(_BINARY_PROBE)
-    except OSError as exc:
-        raise ParseError(str(p), f"{what} (readable file: {exc.strerror})") from exc
+        except OSError as exc:
+            raise ParseError(str(p), f"{what} (readable file: {exc.strerror})") from exc
     if looks_binary(head):
         raise ParseError(str(p), f"{what} (text), got binary data (NUL bytes in the first {len(head)} bytes)")
     return p
@@ -94,7 +94,7 @@ def iter_lines(
             raw = raw[:-1]
         return TextLine(no, decode(raw), complete, cut_at)
 
-    with p.open("rb") as fh:
+    with open_regular(p, what=what) as fh:
         while chunk := fh.read(CHUNK):
             pos = 0
             while (nl := chunk.find(b"\n", pos)) >= 0:

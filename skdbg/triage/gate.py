@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from skdbg.parsers.common import ParseError
 from skdbg.parsers.plog import PLOG_NAME_RE
 from skdbg.parsers.plog_line import PlogLine
 from skdbg.parsers.run_identity import RunIdentity
@@ -886,10 +887,11 @@ def _g5(ctx: TriageContext, g: _Gate) -> None:
     for art in ctx.scene.artifacts:
         try:
             _ = art.sha256
-        except OSError as exc:
+        except (OSError, ParseError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             g.fail(
                 "G5",
-                f"{art.relpath} cannot be read to freeze its SHA-256 ({exc.strerror or exc})",
+                f"{art.relpath} cannot be read to freeze its SHA-256 ({why})",
                 "fix the file permissions / copy the artifact again before any rerun",
                 art.relpath,
             )
