@@ -22,7 +22,7 @@ from datetime import datetime
 import pandas as pd
 
 from skdbg.parsers.common import Gap, Source, Unrecognized
-from skdbg.parsers.fused_nodes import SkFuncName, split_sk_func_name
+from skdbg.parsers.fused_nodes import SkFuncName, split_sk_func_name, too_long_gap
 from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, frame, meta_lines
 
 NODE_ID_OUT_OF_RANGE = 18446744073709551615
@@ -458,12 +458,15 @@ def parse_device_args(
             )
         occ = seen.get(blk.name, 0)
         seen[blk.name] = occ + 1
+        sk_name = split_sk_func_name(blk.name)
+        if sk_name.too_long:
+            res.gaps.append(too_long_gap(sk_name, blk.ml.src))
         block = DeviceArgsBlock(
             blk.ml.src,
             blk.ml.ts,
             blk.ml.pid,
             blk.name,
-            split_sk_func_name(blk.name),
+            sk_name,
             blk.header,
             tuple(queues),
             dfx,

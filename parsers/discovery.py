@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skdbg.parsers.common import Gap, ParseError, Source
+from skdbg.parsers.fsguard import file_problem
 
 MODEL_DIR_RE = re.compile(r"^model_(?:(?P<rts>\d+)_(?P<call>\d+)|unknown)$")
 PROF_RE = re.compile(r"^(?:sk_prof_device|sk_event_dev_device)_(?P<dev>\d+)\.json$")
@@ -83,6 +84,10 @@ class SkMetaLayout:
     models: list[ModelDir] = field(default_factory=list)
     prof_files: list[Path] = field(default_factory=list)
     gaps: list[Gap] = field(default_factory=list)
+    #: ``root`` resolved: files whose real path leaves it are refused (fsguard)
+    resolved_root: Path | None = None
+    #: files refused by :func:`~skdbg.parsers.fsguard.file_problem` (each reported once, as a gap)
+    refused: set[Path] = field(default_factory=set)
 
     @property
     def pid_labels(self) -> list[str]:
@@ -114,11 +119,31 @@ def _model_children(p: Path) -> list[Path]:
     return [c for c in kids if MODEL_DIR_RE.match(c.name)]
 
 
-def _load_model(path: Path, pid_label: str) -> ModelDir:
-    files = {role: path / name for role, name in MODEL_FILES.items() if (path / name).is_file()}
-    bins = tuple(sorted((path / "bin_files").glob("*.o"))) if (path / "bin_files").is_dir() else ()
-    cc_dir = path / "constant_codegen"
-    cc = tuple(sorted(p for p in cc_dir.iterdir() if p.is_file())) if cc_dir.is_dir() else ()
+def _usable(p: Path, layout: SkMetaLayout) -> bool:
+    """True for a regular file inside the scene; anything else present is recorded as a gap."""
+    if p in layout.refused:
+        return False
+    gap = file_problem(p, layout.resolved_root)
+    if gap is not None:
+        layout.refused.add(p)
+        layout.gaps.append(gap)
+    return gap is None
+
+
+def _present(p: Path) -> bool:
+    """Something (even a dangling link or a FIFO) stands at ``p``: worth a check and maybe a gap."""
+    return p.is_symlink() or p.exists()
+
+
+def _load_model(path: Path, pid_label: str, layout: SkMetaLayout) -> ModelDir:
+    files = {
+        role: path / name
+        for role, name in MODEL_FILES.items()
+        if _present(path / name) and _usable(path / name, layout)
+    }
+    bin_dir, cc_dir = path / "bin_files", path / "constant_codegen"
+    bins = tuple(p for p in sorted(bin_dir.glob("*.o")) if _usable(p, layout)) if bin_dir.is_dir() else ()
+    cc = tuple(p for p in sorted(cc_dir.iterdir()) if _usable(p, layout)) if cc_dir.is_dir() else ()
     return ModelDir(
         pid=int(pid_label) if pid_label.isdigit() else None,
         pid_label=pid_label,
@@ -132,9 +157,9 @@ def _load_model(path: Path, pid_label: str) -> ModelDir:
 
 def _add_pid_dir(layout: SkMetaLayout, pid_dir: Path) -> None:
     for model in _model_children(pid_dir):
-        layout.models.append(_load_model(model, pid_dir.name))
+        layout.models.append(_load_model(model, pid_dir.name, layout))
     for f in sorted(pid_dir.iterdir()):
-        if f.is_file() and PROF_RE.match(f.name):
+        if PROF_RE.match(f.name) and _usable(f, layout):
             layout.prof_files.append(f)
 
 
@@ -163,10 +188,10 @@ def discover_sk_meta(path: str | os.PathLike[str]) -> SkMetaLayout:
         raise ParseError(str(root), "a scene directory (path does not exist)")
     if not root.is_dir():
         raise ParseError(str(root), "a scene directory, got a file")
-    layout = SkMetaLayout(root=root)
+    layout = SkMetaLayout(root=root, resolved_root=root.resolve())
     if _is_model_dir(root) and not _model_children(root):
         parent = root.parent
-        layout.models.append(_load_model(root, parent.name if parent != root else "?"))
+        layout.models.append(_load_model(root, parent.name if parent != root else "?", layout))
     elif _model_children(root):
         _add_pid_dir(layout, root)  # sk_meta/<pid>
     elif root.name == "sk_meta":
@@ -188,8 +213,9 @@ def discover_sk_meta(path: str | os.PathLike[str]) -> SkMetaLayout:
         for name in sorted(filenames):
             p = Path(dirpath) / name
             if PROF_RE.match(name) and p not in known:
-                layout.prof_files.append(p)
                 known.add(p)
+                if _usable(p, layout):
+                    layout.prof_files.append(p)
     if not layout.models:
         layout.gaps.append(
             Gap(

@@ -34,6 +34,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from skdbg.parsers.common import Gap, ParseError, Source
+from skdbg.parsers.fsguard import read_regular
 
 SHF_ALLOC = 0x2
 SHT_NULL = 0
@@ -892,15 +893,7 @@ def open_elf(path: str | os.PathLike[str]) -> ElfImage:
     """Open a kernel ELF; ParseError for a missing file, directory, non-ELF bytes, 32-bit or truncated ELF."""
     p = Path(path)
     name = str(p)
-    if p.is_dir():
-        raise ParseError(name, "an ELF file", got="a directory")
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise ParseError(name, "an ELF file", got="no such file") from None
-    except OSError as exc:
-        raise ParseError(name, "a readable ELF file", got=str(exc)) from None
-    return ElfImage(name, data)
+    return ElfImage(name, read_regular(p, what="an ELF file"))
 
 
 def elf_from_bytes(data: bytes, name: str) -> ElfImage:

@@ -25,6 +25,7 @@ from skdbg.parsers.device_args import DeviceArgsResult, parse_device_args
 from skdbg.parsers.discovery import ModelDir, SkMetaLayout
 from skdbg.parsers.fail_reasons import FailReasonsResult, parse_fail_reasons
 from skdbg.parsers.frames import rows_frame
+from skdbg.parsers.fsguard import real_path
 from skdbg.parsers.fused_nodes import FusedNodesResult, parse_fused_nodes
 from skdbg.parsers.graph_json import GraphFile, parse_graph_json
 from skdbg.parsers.node_detail import NodeDetailResult, parse_node_detail
@@ -183,7 +184,7 @@ class Evidence:
         hit = self._relpaths.get(file)
         if hit is None:
             try:
-                hit = Path(file).resolve().relative_to(self.root).as_posix()
+                hit = real_path(file).relative_to(self.root).as_posix()
             except (ValueError, OSError):
                 hit = file
             self._relpaths[file] = hit

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -49,26 +50,93 @@ class SkFuncName:
     no_kernel: bool = False
     ambiguous: bool = False
     resolved_by_nodes: bool = False
+    too_long: bool = False
 
     @property
     def parsed(self) -> bool:
         return self.scope_id is not None
 
 
-def _splits(rest: str) -> list[tuple[str, str, str]]:
-    """Every (scope, first, last) reading of ``<scope>_start_<first>_end_<last>``."""
-    out: list[tuple[str, str, str]] = []
-    i = rest.find(_START)
+#: the longest SK function name split (characters). Real names are a scope name plus two kernel
+#: names (templated kernel names run to several KB); a longer one is hostile or corrupt, and is
+#: reported as a gap instead of being split.
+MAX_SK_FUNC_NAME = 65536
+
+
+def _positions(text: str, marker: str) -> list[int]:
+    """Every (possibly overlapping) index of ``marker`` in ``text``, ascending; linear time."""
+    out: list[int] = []
+    i = text.find(marker)
     while i >= 0:
-        after = rest[i + len(_START) :]
-        k = after.find(_END)
-        while k >= 0:
-            last = after[k + len(_END) :]
-            if last:
-                out.append((rest[:i], after[:k], last))
-            k = after.find(_END, k + 1)
-        i = rest.find(_START, i + 1)
+        out.append(i)
+        i = text.find(marker, i + 1)
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Readings:
+    """The (scope, first, last) readings of ``<scope>_start_<first>_end_<last>``, without listing them.
+
+    A reading is a ``_start_`` index ``i`` and an ``_end_`` index ``j`` with ``j >= i + len(_start_)``
+    and a non-empty tail after ``_end_``. The number of readings can be quadratic in the name's
+    length, so they are counted and picked by index arithmetic, and only the chosen one is sliced.
+    """
+
+    rest: str
+    starts: list[int]
+    ends: list[int]  # the ``_end_`` indexes that leave a non-empty last name
+
+    @classmethod
+    def of(cls, rest: str) -> _Readings:
+        ends = [j for j in _positions(rest, _END) if j + len(_END) < len(rest)]
+        return cls(rest, _positions(rest, _START), ends)
+
+    def count(self, at_most: int = 2) -> int:
+        """How many readings exist, counting no further than ``at_most``."""
+        n = 0
+        for i in reversed(self.starts):
+            n += len(self.ends) - bisect_left(self.ends, i + len(_START))
+            if n >= at_most:
+                return at_most
+        return n
+
+    def split(self, i: int, j: int) -> tuple[str, str, str]:
+        return self.rest[:i], self.rest[i + len(_START) : j], self.rest[j + len(_END) :]
+
+    def rightmost(self) -> tuple[str, str, str] | None:
+        """The reading with the latest ``_start_``, then the latest ``_end_`` (never cuts the last name)."""
+        if not self.ends:
+            return None
+        j = self.ends[-1]
+        k = bisect_right(self.starts, j - len(_START))
+        return self.split(self.starts[k - 1], j) if k else None
+
+    def hinted(self, first: str | None, last: str | None) -> list[tuple[str, str, str]]:
+        """The readings whose first/last names equal the given hints (at most two are returned)."""
+        out: list[tuple[str, str, str]] = []
+        if last is not None:
+            j = len(self.rest) - len(last) - len(_END)
+            if j < 0 or not self.rest.endswith(_END + last):
+                return out
+            for i in reversed(self.starts):
+                if i + len(_START) > j:
+                    continue
+                if first is None or (
+                    j - i - len(_START) == len(first) and self.rest.startswith(first, i + len(_START))
+                ):
+                    out.append(self.split(i, j))
+                    if len(out) == 2:
+                        break
+            return out
+        assert first is not None
+        ends = set(self.ends)
+        for i in reversed(self.starts):
+            j = i + len(_START) + len(first)
+            if j in ends and self.rest.startswith(first, i + len(_START)):
+                out.append(self.split(i, j))
+                if len(out) == 2:
+                    break
+        return out
 
 
 def split_sk_func_name(name: str, first_hint: str | None = None, last_hint: str | None = None) -> SkFuncName:
@@ -76,8 +144,11 @@ def split_sk_func_name(name: str, first_hint: str | None = None, last_hint: str 
 
     Without hints the *rightmost* markers win (scope names are user text and may contain
     ``_start_``/``_end_``; the split then never cuts inside the last child name) and the
-    result is flagged ``ambiguous`` when another reading exists.
+    result is flagged ``ambiguous`` when another reading exists. Linear in the name's length; a name
+    over :data:`MAX_SK_FUNC_NAME` characters is not split (``too_long``: the caller records a gap).
     """
+    if len(name) > MAX_SK_FUNC_NAME:
+        return SkFuncName(name, None, None, None, None, too_long=True)
     m = _SK.match(name)
     if m is None:
         return SkFuncName(name, None, None, None, None)
@@ -86,26 +157,32 @@ def split_sk_func_name(name: str, first_hint: str | None = None, last_hint: str 
         suffix = f"{_START}{first_hint}{_END}{last_hint}"
         if rest.endswith(suffix):
             return SkFuncName(name, sid, rest[: -len(suffix)], first_hint, last_hint, resolved_by_nodes=True)
-    candidates = _splits(rest)
-    if rest.startswith(_NO_KERNEL) and (first_hint is None or not candidates):
+    readings = _Readings.of(rest)
+    count = readings.count()
+    if rest.startswith(_NO_KERNEL) and (first_hint is None or not count):
         # A scope without kernels; flag it when a kernel reading is also possible.
         return SkFuncName(
-            name, sid, rest[len(_NO_KERNEL) :], None, None, no_kernel=True, ambiguous=bool(candidates)
+            name, sid, rest[len(_NO_KERNEL) :], None, None, no_kernel=True, ambiguous=bool(count)
         )
-    if not candidates:
+    best = readings.rightmost()
+    if best is None:
         return SkFuncName(name, sid, None, None, None)
     if first_hint is not None or last_hint is not None:
-        hinted = [
-            c
-            for c in candidates
-            if (first_hint is None or c[1] == first_hint) and (last_hint is None or c[2] == last_hint)
-        ]
+        hinted = readings.hinted(first_hint, last_hint)
         if len(hinted) == 1:
             s, f, la = hinted[0]
             return SkFuncName(name, sid, s, f, la, resolved_by_nodes=True)
-    # Rightmost: largest start index, then largest end index.
-    best = max(candidates, key=lambda c: (len(c[0]), len(c[1])))
-    return SkFuncName(name, sid, best[0], best[1], best[2], ambiguous=len(candidates) > 1)
+    return SkFuncName(name, sid, best[0], best[1], best[2], ambiguous=count > 1)
+
+
+def too_long_gap(name: SkFuncName, src: Source) -> Gap:
+    """The evidence gap for an SK function name that was not split because of its length."""
+    return Gap(
+        "sk_name_too_long",
+        f"SK function name of {len(name.raw)} characters (limit {MAX_SK_FUNC_NAME}): not split into "
+        "scope and first/last child",
+        src=src,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,6 +385,8 @@ def parse_fused_nodes(
         first = kernels[0].func_name if kernels else None
         last = kernels[-1].func_name if kernels else None
         name = split_sk_func_name(cur.name, first, last)
+        if name.too_long:
+            res.gaps.append(too_long_gap(name, cur.ml.src))
         key = (cur.sid, cur.name)
         occ = seen.get(key, 0)
         seen[key] = occ + 1

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from skdbg.parsers.common import ParseError
+from skdbg.parsers.fsguard import read_regular
 
 
 class JsonSyntaxError(ParseError):
@@ -34,14 +35,7 @@ def read_json_text(path: str | os.PathLike[str], *, what: str) -> tuple[str, str
     """
     p = Path(path)
     file = str(p)
-    if not p.exists():
-        raise ParseError(file, f"{what} (file does not exist)")
-    if p.is_dir():
-        raise ParseError(file, f"{what} (a file, got a directory)")
-    try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise ParseError(file, f"{what} (readable file: {exc.strerror})") from exc
+    raw = read_regular(p, what=what)
     if b"\x00" in raw[:8192]:
         raise ParseError(file, f"{what} (JSON text), got binary data (NUL bytes)")
     text = raw.decode("utf-8", errors="replace")

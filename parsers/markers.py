@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from skdbg.parsers.common import ParseError
+from skdbg.parsers.fsguard import read_regular
 
 BEGIN = "super_kernel_scope_begin"
 END = "super_kernel_scope_end"
@@ -186,11 +187,16 @@ def parse_source(text: str, file: str) -> ast.Module:
 
 
 def read_source(path: Path, file: str) -> str:
-    """The text of a model source; :class:`ParseError` when unreadable or not UTF-8."""
+    """The text of a model source (a regular file only, opened through :mod:`skdbg.parsers.fsguard`);
+    :class:`ParseError` naming ``file`` when it cannot be read or is not UTF-8."""
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ParseError(file, "a readable UTF-8 Python model source", got=str(exc)) from exc
+        raw = read_regular(path, what="a Python model source")
+    except ParseError as exc:
+        raise ParseError(file, exc.expected, got=exc.got) from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParseError(file, "a UTF-8 Python model source", got=str(exc)) from None
 
 
 def _dotted(node: ast.expr) -> str | None:

@@ -35,6 +35,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
+from skdbg.parsers.fsguard import open_regular
 from skdbg.parsers.plog_line import PlogLine, parse_plog_line
 from skdbg.parsers.runtime_faults import (
     ErrorManagerLine,
@@ -286,6 +287,8 @@ def read_plog(paths: PathLike | Sequence[PathLike], pid: int | None = None) -> P
             src = Source(file, tl.no)
             if "\ufffd" in text:
                 result.replaced_lines += 1
+            if tl.cut_at is not None:
+                result.gaps.append(Gap("line_too_long", tl.cut_gap_detail(file), src=src))
             if not tl.complete:
                 result.truncated = True
                 result.gaps.append(
@@ -389,7 +392,7 @@ def _scan_block(
 
 def scan_marker_lines(path: Path, markers: Sequence[bytes]) -> Iterator[tuple[int, bytes, bool]]:
     """``(1-based line number, raw line without newline, complete)`` for every marker line."""
-    with path.open("rb", buffering=0) as fh:
+    with open_regular(path, what=WHAT) as fh:
         buf = bytearray(CHUNK)
         filled = 0  # bytes carried over from the previous block (a partial line)
         lines_before = 0

@@ -35,6 +35,7 @@ from typing import Any
 import pandas as pd
 
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
+from skdbg.parsers.fsguard import open_regular
 
 #: File names the recorder has used (current first); ``.tmp.json`` is the old recorder's spill file.
 PROF_FILE_RE = re.compile(r"^(?:sk_prof_device_|sk_event_dev_device_)(\d+)(?:\.tmp)?\.json$")
@@ -227,14 +228,7 @@ class _Stream:
     # -- parsing ----------------------------------------------------------------------------
     def events(self) -> Iterator[ProfEvent]:
         r = self.r
-        if not r.path.exists():
-            raise ParseError(r.file, "an SK profiling JSON file (file does not exist)")
-        if r.path.is_dir():
-            raise ParseError(r.file, "an SK profiling JSON file (a file, got a directory)")
-        try:
-            self.fh = r.path.open("rb")
-        except OSError as exc:
-            raise ParseError(r.file, f"an SK profiling JSON file (readable file: {exc.strerror})") from exc
+        self.fh = open_regular(r.path, what="an SK profiling JSON file")
         try:
             first = self._skip_ws()
             if first == "\ufeff":

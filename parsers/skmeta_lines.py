@@ -31,6 +31,7 @@ class MetaLine:
     prefix: FileLogPrefix | None
     message: str  # body after the prefix; keeps its own indentation
     complete: bool  # False: truncated last line of the file
+    cut_detail: str | None = None  # set when the physical line was over-long and cut (textio.MAX_LINE)
 
     @property
     def ts(self) -> datetime | None:
@@ -106,6 +107,8 @@ class MetaResultBase:
         return ml.is_blank
 
     def note_truncated(self, ml: MetaLine, context: str) -> None:
+        if ml.cut_detail is not None:
+            self.gaps.append(Gap("line_too_long", ml.cut_detail, src=ml.src))
         if not ml.complete:
             self.gaps.append(
                 Gap(
@@ -119,7 +122,8 @@ class MetaResultBase:
 def to_meta_line(tl: TextLine, file: str) -> MetaLine:
     """CONT markers first (row 48), then the optional prefix (§3.2)."""
     prefix, message = split_prefix(rejoin_cont(tl.text))
-    return MetaLine(Source(file, tl.no), prefix, message, tl.complete)
+    cut = tl.cut_gap_detail(file) if tl.cut_at is not None else None
+    return MetaLine(Source(file, tl.no), prefix, message, tl.complete, cut)
 
 
 def iter_meta_lines(path: str | os.PathLike[str], *, what: str = "an sk_meta log") -> Iterator[MetaLine]:

@@ -14,9 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skdbg.parsers.common import ParseError
+from skdbg.parsers.fsguard import open_regular
 
 CHUNK = 1 << 20
 _BINARY_PROBE = 8192
+#: the longest line kept (bytes). Runtime loggers split records at 4 KiB, so a longer physical line is
+#: damage or hostile input; keeping it whole would make time and memory grow with it.
+MAX_LINE = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,20 +28,29 @@ class TextLine:
     no: int  # 1-based
     text: str  # without the line ending
     complete: bool  # False: last line of a file that does not end with a newline
+    #: byte offset in the file where an over-long line was cut (the rest up to its newline was
+    #: skipped); None for a whole line
+    cut_at: int | None = None
+
+    def cut_gap_detail(self, file: str) -> str:
+        """The evidence-gap text for a cut line (call only when ``cut_at`` is set)."""
+        return (
+            f"{file}: line {self.no} is longer than {MAX_LINE} bytes; kept its first {MAX_LINE} bytes, "
+            f"skipped the rest from byte offset {self.cut_at}"
+        )
 
 
 def check_text_file(path: str | os.PathLike[str], *, what: str = "a text log") -> Path:
-    """Raise :class:`ParseError` unless ``path`` is a readable regular file that looks like text."""
+    """Raise :class:`ParseError` unless ``path`` is a readable regular file that looks like text.
+
+    Regular only: a FIFO or a device under a log's name is refused before any read can block.
+    """
     p = Path(path)
-    if not p.exists():
-        raise ParseError(str(p), f"{what} (file does not exist)")
-    if p.is_dir():
-        raise ParseError(str(p), f"{what} (a file, got a directory)")
-    try:
-        with p.open("rb") as fh:
+    with open_regular(p, what=what) as fh:
+        try:
             head = fh.read(_BINARY_PROBE)
-    except OSError as exc:
-        raise ParseError(str(p), f"{what} (readable file: {exc.strerror})") from exc
+        except OSError as exc:
+            raise ParseError(str(p), f"{what} (readable file: {exc.strerror})") from exc
     if looks_binary(head):
         raise ParseError(str(p), f"{what} (text), got binary data (NUL bytes in the first {len(head)} bytes)")
     return p
@@ -57,32 +70,56 @@ def decode(raw: bytes) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
-def iter_lines(path: str | os.PathLike[str], *, what: str = "a text log") -> Iterator[TextLine]:
+def iter_lines(
+    path: str | os.PathLike[str], *, what: str = "a text log", max_line: int = MAX_LINE
+) -> Iterator[TextLine]:
     """Yield every line of a text file, streaming, with 1-based numbers.
 
-    CR before LF is dropped; a final line without LF is yielded with ``complete=False``.
+    CR before LF is dropped; a final line without LF is yielded with ``complete=False``. A line longer
+    than ``max_line`` bytes is cut: its first ``max_line`` bytes are yielded with ``cut_at`` set and
+    the rest is skipped, so time is linear and memory bounded by ``max_line + CHUNK`` whatever the
+    file holds (a multi-GB file without a newline included).
     """
     p = check_text_file(path, what=what)
     no = 0
-    rest = b""
-    with p.open("rb") as fh:
-        while True:
-            chunk = fh.read(CHUNK)
-            if not chunk:
-                break
-            buf = rest + chunk
-            parts = buf.split(b"\n")
-            rest = parts.pop()
-            for raw in parts:
+    pieces: list[bytes] = []  # the current line's bytes so far (never more than max_line in all)
+    held = 0
+    line_start = 0  # file offset of the current line
+    cut_at: int | None = None
+    offset = 0  # file offset of the current chunk
+
+    def finish(tail: bytes, complete: bool) -> TextLine:
+        raw = b"".join(pieces) + tail
+        if raw.endswith(b"\r") and cut_at is None:
+            raw = raw[:-1]
+        return TextLine(no, decode(raw), complete, cut_at)
+
+    with open_regular(p, what=what) as fh:
+        while chunk := fh.read(CHUNK):
+            pos = 0
+            while (nl := chunk.find(b"\n", pos)) >= 0:
                 no += 1
-                if raw.endswith(b"\r"):
-                    raw = raw[:-1]
-                yield TextLine(no, decode(raw), True)
-    if rest:
+                part = chunk[pos:nl]
+                if cut_at is None and held + len(part) > max_line:
+                    cut_at = line_start + max_line
+                    part = part[: max_line - held]
+                elif cut_at is not None:
+                    part = b""
+                yield finish(part, True)
+                pieces, held, cut_at = [], 0, None
+                pos = nl + 1
+                line_start = offset + pos
+            if pos < len(chunk) and cut_at is None:
+                part = chunk[pos:]
+                if held + len(part) > max_line:
+                    cut_at = line_start + max_line
+                    part = part[: max_line - held]
+                pieces.append(part)
+                held += len(part)
+            offset += len(chunk)
+    if held or cut_at is not None:
         no += 1
-        if rest.endswith(b"\r"):
-            rest = rest[:-1]
-        yield TextLine(no, decode(rest), False)
+        yield finish(b"", False)
 
 
 def iter_text_lines(text: str, *, start: int = 1) -> Iterator[TextLine]:

@@ -20,6 +20,7 @@ from skdbg.parsers.common import Gap, ParseError, Source
 from skdbg.parsers.discovery import MODEL_FILES, SkMetaLayout, discover_sk_meta
 from skdbg.parsers.evidence import Evidence, SideFiles, TableSpec
 from skdbg.parsers.frames import rows_frame
+from skdbg.parsers.fsguard import file_problem, open_regular
 from skdbg.parsers.plog import PlogFile, parse_plog_name
 from skdbg.parsers.plog_line import parse_plog_line
 from skdbg.parsers.textio import looks_binary
@@ -50,8 +51,12 @@ def _sniff_plog(path: Path) -> PlogFile | None:
     return None
 
 
-def _find_plogs(root: Path) -> list[PlogFile]:
-    """One walk of the scene: plog-named files anywhere, then content-identified ``*.log`` outside sk_meta."""
+def _find_plogs(root: Path, gaps: list[Gap]) -> list[PlogFile]:
+    """One walk of the scene: plog-named files anywhere, then content-identified ``*.log`` outside sk_meta.
+
+    ``root`` is resolved. Only regular files inside it are taken; a plog-named or ``*.log`` entry that
+    is anything else (a FIFO, a device, a link leaving the scene, a dangling link) is a gap.
+    """
     named: list[PlogFile] = []
     sniffed: list[PlogFile] = []
     for dirpath, dirnames, filenames in os.walk(root):
@@ -59,7 +64,11 @@ def _find_plogs(root: Path) -> list[PlogFile]:
         in_sk_meta = "sk_meta" in Path(dirpath).relative_to(root).parts
         for name in sorted(filenames):
             p = Path(dirpath) / name
-            if not p.is_file():
+            if not name.endswith(".log"):
+                continue
+            if (problem := file_problem(p, root)) is not None:
+                if not in_sk_meta:  # sk_meta's own files are checked by discovery
+                    gaps.append(problem)
                 continue
             if (pf := parse_plog_name(p)) is not None:
                 named.append(pf)
@@ -98,7 +107,7 @@ class Artifact:
     def sha256(self) -> str:
         if self._sha256 is None:
             h = hashlib.sha256()
-            with self.path.open("rb") as fh:
+            with open_regular(self.path, what=f"the {self.kind} artifact") as fh:
                 while chunk := fh.read(_HASH_CHUNK):
                     h.update(chunk)
             self._sha256 = h.hexdigest()
@@ -127,9 +136,15 @@ class Scene:
         return sorted({p.pid for p in self.plogs})
 
 
-def _side_file(root: Path, name: str) -> Path | None:
+def _side_file(root: Path, name: str, gaps: list[Gap]) -> Path | None:
     p = root / name
-    return p if p.is_file() else None
+    if not p.is_symlink() and not p.exists():
+        return None
+    problem = file_problem(p, root)
+    if problem is not None:
+        gaps.append(problem)
+        return None
+    return p
 
 
 def open_scene(path: str | os.PathLike[str]) -> Scene:
@@ -153,11 +168,11 @@ def open_scene(path: str | os.PathLike[str]) -> Scene:
         ("env_probe", "env/check_environment.json"),
         ("source_sites", "source_sites.json"),
     ):
-        p = _side_file(root, name)
+        p = _side_file(root, name, gaps)
         if p is not None:
             artifacts.append(Artifact(kind, p, root))
 
-    plogs = _find_plogs(root)
+    plogs = _find_plogs(root, gaps)
     for pf in plogs:
         artifacts.append(
             Artifact("device_log" if pf.kind == "device" else "plog", Path(pf.path), root, str(pf.pid))

@@ -27,8 +27,16 @@ from skdbg.codegen.fusion.plan_model import (
     PlanError,
 )
 from skdbg.codegen.fusion.plan_scene import dag_from_model, models_of_scene
+from skdbg.parsers.common import ParseError
 from skdbg.parsers.discovery import ModelDir
-from skdbg.parsers.markers import EditError, MarkerEdit, apply_edits, materialised_problem, unified_diff
+from skdbg.parsers.markers import (
+    EditError,
+    MarkerEdit,
+    apply_edits,
+    materialised_problem,
+    read_source,
+    unified_diff,
+)
 
 SCHEMA = "skdbg.candidate/1"
 MECHANISMS = ("explicit_none_exclusion", "close_reopen_exclusion", "dependency_aligned_split")
@@ -157,13 +165,9 @@ def _marker_patch(
     rel = str(next(iter(files)))
     path = (source_root or scene) / rel
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise CandidateError(
-            f"{path}: cannot read the marker file ({e.strerror}); pass --source-root"
-        ) from None
-    except UnicodeDecodeError as e:
-        raise CandidateError(f"{path}: the marker file is not UTF-8 text ({e.reason})") from None
+        text = read_source(path, str(path))
+    except ParseError as e:
+        raise CandidateError(f"cannot read the marker file ({e}); pass --source-root") from None
     try:
         edits = [
             MarkerEdit(str(e["file"]), int(e["line"]), str(e["op"]), str(e["text"]))

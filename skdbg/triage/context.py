@@ -16,6 +16,7 @@ from pathlib import Path
 
 from skdbg.parsers.common import ParseError, Source
 from skdbg.parsers.evidence import Evidence
+from skdbg.parsers.fsguard import real_path
 from skdbg.parsers.run_identity import EnvProbe, RunFile, RunIdentity, parse_run_json
 from skdbg.scene import Scene, evidence_for, open_scene
 from skdbg.triage.model import EvidenceItem
@@ -90,7 +91,7 @@ class TriageContext:
         """The text of ``src``'s line (None when unknown); plog lines come from the parsed index."""
         if src.line is None:
             return None
-        key = str(Path(src.file).resolve()) if src.file else src.file
+        key = str(real_path(src.file)) if src.file else src.file
         text = self._plog_text().get((key, src.line))
         if text is not None:
             return text
@@ -136,7 +137,7 @@ class TriageContext:
                     continue
                 key = resolved.get(line.src.file)
                 if key is None:
-                    key = resolved[line.src.file] = str(Path(line.src.file).resolve())
+                    key = resolved[line.src.file] = str(real_path(line.src.file))
                 # quote the line as it is: only an SK-logger line carries the [SK][<Function>] tag
                 body = f"[SK][{line.func}] {line.text}" if line.is_sk else line.text
                 out[(key, line.src.line)] = body

@@ -920,10 +920,11 @@ def _g5(ctx: TriageContext, g: _Gate) -> None:
     for art in ctx.scene.artifacts:
         try:
             _ = art.sha256
-        except OSError as exc:
+        except (OSError, ParseError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             g.fail(
                 "G5",
-                f"{art.relpath} cannot be read to freeze its SHA-256 ({exc.strerror or exc})",
+                f"{art.relpath} cannot be read to freeze its SHA-256 ({why})",
                 "fix the file permissions / copy the artifact again before any rerun",
                 art.relpath,
             )

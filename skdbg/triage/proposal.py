@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skdbg.parsers.common import Source
+from skdbg.parsers.fsguard import real_path
 from skdbg.parsers.markers import ge_scope_text
 from skdbg.triage.context import TriageContext
 from skdbg.triage.fragment import (
@@ -211,7 +212,7 @@ class ProposalBuilder:
         if src is None or self.rel is None or self.ctx.source_root is None:
             return sites
         frozen = self.ctx.root / self.rel
-        if not frozen.is_file() or frozen.resolve() == Path(src.path).resolve():
+        if not frozen.is_file() or real_path(frozen) == real_path(src.path):
             return sites
         try:
             old_lines = frozen.read_text(encoding="utf-8", errors="replace").splitlines()

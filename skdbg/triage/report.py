@@ -25,6 +25,7 @@ import jinja2
 
 from skdbg.atomic import write_tree
 from skdbg.parsers.common import ParseError
+from skdbg.parsers.fsguard import real_path
 from skdbg.parsers.skmeta_lines import iter_meta_lines
 from skdbg.triage.context import TriageContext
 from skdbg.triage.engine import run_summary
@@ -181,18 +182,18 @@ def evidence_index(ctx: TriageContext) -> list[dict[str, Any]]:
         for line in pe.lines:
             if line.ts is None:
                 continue
-            key = str(Path(line.src.file).resolve())
+            key = str(real_path(line.src.file))
             first, last = plog_ts.get(key, (None, None))
             plog_ts[key] = (first or line.ts, line.ts)
     seen: set[str] = set()
     arts = list(ctx.scene.artifacts)
     marker = ctx.marker_file()
     for a in arts:
-        seen.add(str(a.path.resolve()))
+        seen.add(str(real_path(a.path)))
     present_roles = {a.kind for a in arts}
     for a in arts:
         rows.append(_row(a.kind, a.path, ctx, plog_ts))
-    if marker is not None and str(marker.resolve()) not in seen:
+    if marker is not None and str(real_path(marker)) not in seen:
         rows.append(_row("marker_file", marker, ctx, plog_ts))
         present_roles.add("marker_file")
     for role, reason in EXPECTED_ROLES.items():
@@ -228,7 +229,7 @@ def _row(
         size, digest, status = 0, None, f"missing(unreadable: {exc.strerror})"
     first = last = None
     producer: int | None = None
-    key = str(path.resolve())
+    key = str(real_path(path))
     if key in plog_ts:
         first, last = plog_ts[key]
     elif path.suffix == ".log" and digest is not None and size <= _META_TS_LIMIT:

@@ -28,6 +28,7 @@ from skdbg.parsers.markers import (
     MarkerCall,
     classify_mechanism,
     declared_mismatch,
+    read_source,
     scan_text,
 )
 from skdbg.parsers.node_format import Node
@@ -365,8 +366,11 @@ def _v1(st: _State) -> GateCheck:
     if new_file is None:
         raise _Fail("NEW marker file (run.json candidate.marker_file) not found; cannot check the markers")
     rel = new.relpath(new_file)
-    new_text = new_file.read_text(encoding="utf-8", errors="replace")
-    old_text = old_file.read_text(encoding="utf-8", errors="replace") if old_file is not None else None
+    try:
+        new_text = read_source(new_file, rel)
+        old_text = read_source(old_file, old.relpath(old_file)) if old_file is not None else None
+    except ParseError as exc:
+        raise _Fail(f"marker file unreadable: {exc}") from None
     st.mechanism_found, new_markers = _v1_markers(st, new_file, rel, new_text, old_text, old_file)
     first = next((m for m in new_markers if m.kind == "begin"), None)
     if first is not None:

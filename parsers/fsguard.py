@@ -1,0 +1,121 @@
+"""Which files of a scene may be read: regular files inside the scene, nothing else.
+
+Why: scenes are copied from crashed machines and other people's jobs. A FIFO, or a link to
+``/dev/zero``, in ``bin_files/`` made hashing block forever; a ``sk_fused_nodes.log`` linked to
+``/etc/passwd`` was parsed and printed. Every discovery walk asks :func:`file_problem` about each
+candidate and records a :class:`~skdbg.parsers.common.Gap` for a refused one, and every reader opens
+through :func:`open_regular`, which checks the opened descriptor itself (no check-then-open race and
+no blocking open of a FIFO).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from io import BufferedReader
+from pathlib import Path
+
+from skdbg.parsers.common import Gap, ParseError, Source
+
+_KIND_NAMES = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+#: how to fix any refused file next time
+_COLLECT = "copy the real file into the scene folder (cp -L), not a link or a special file"
+
+
+def _kind_name(mode: int) -> str:
+    for test, name in _KIND_NAMES:
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def file_problem(path: Path, root: Path | None = None) -> Gap | None:
+    """None when ``path`` is a readable regular file (inside ``root`` if given); else the gap to record.
+
+    ``root`` must be resolved. Links inside the scene are followed; a link whose target lies outside
+    ``root`` is refused, as are dangling links, link loops and anything that is not a regular file.
+    """
+    src = Source(str(path))
+    try:
+        target = path.resolve(strict=True)
+    except RuntimeError:
+        return Gap("symlink_loop", f"{path}: symbolic link loop", src, _COLLECT)
+    except FileNotFoundError:
+        return Gap("dangling_symlink", f"{path}: link to a file that does not exist", src, _COLLECT)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return Gap("symlink_loop", f"{path}: symbolic link loop", src, _COLLECT)
+        return Gap("unreadable_file", f"{path}: {exc.strerror}", src, _COLLECT)
+    if root is not None and not target.is_relative_to(root):
+        return Gap("outside_scene", f"{path} points outside the scene: {target}", src, _COLLECT)
+    try:
+        mode = os.stat(target).st_mode
+    except OSError as exc:
+        return Gap("unreadable_file", f"{path}: {exc.strerror}", src, _COLLECT)
+    if not stat.S_ISREG(mode):
+        return Gap("not_regular_file", f"{path}: not a regular file ({_kind_name(mode)})", src, _COLLECT)
+    if not os.access(target, os.R_OK):
+        return Gap("unreadable_file", f"{path}: permission denied", src, _COLLECT)
+    return None
+
+
+def real_path(path: str | os.PathLike[str]) -> Path:
+    """``path`` resolved through its links, or made absolute when it cannot be (a link loop).
+
+    ``Path.resolve`` raises ``RuntimeError`` on a loop before Python 3.13; citations and hash keys
+    only need a stable absolute name, so a loop must not end the analysis.
+    """
+    p = Path(path)
+    try:
+        return p.resolve()
+    except (RuntimeError, OSError):
+        return Path(os.path.abspath(p))
+
+
+def open_regular(path: str | os.PathLike[str], *, what: str) -> BufferedReader:
+    """Open ``path`` for binary reading, refusing anything but a regular file with a :class:`ParseError`.
+
+    The descriptor is opened non-blocking (a FIFO with no writer would otherwise block the open) and
+    checked with ``fstat`` before any byte is read.
+    """
+    name = os.fsdecode(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise ParseError(name, f"{what} (file does not exist)") from None
+    except IsADirectoryError:
+        raise ParseError(name, f"{what} (a file, got a directory)") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ParseError(name, f"{what} (a file, got a symbolic link loop)") from None
+        raise ParseError(name, f"{what} (readable file: {exc.strerror})") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise ParseError(name, f"{what} (a regular file, got {_kind_name(mode)})")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: str | os.PathLike[str], *, what: str) -> bytes:
+    """The whole content of a regular file (see :func:`open_regular`)."""
+    with open_regular(path, what=what) as fh:
+        try:
+            return fh.read()
+        except OSError as exc:
+            raise ParseError(os.fsdecode(path), f"{what} (readable file: {exc.strerror})") from None
+
+
+__all__ = ["file_problem", "open_regular", "read_regular", "real_path"]
