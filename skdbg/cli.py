@@ -75,6 +75,11 @@ def main(ctx: click.Context) -> None:
 
     Without a command: open the interactive TUI on the bundled example scene (`skdbg tui SCENE` for
     any scene)."""
+    for stream in (sys.stdout, sys.stderr):
+        # file names that are not UTF-8 reach output as surrogates: print them escaped, never fail
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     if ctx.invoked_subcommand is not None:
         return
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
