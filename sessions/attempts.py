@@ -305,9 +305,10 @@ def add_attempt(
         auto_status, why = decision.status, decision.why
     else:
         auto_status, why = attempt_outcome(analysis, derived)
-        mismatch = declared_change_mismatch(ledger, session_id, rid, ctx) if derived else None
-        if mismatch is not None:
-            auto_status, why = "invalid", f"invalid (materialisation mismatch): {mismatch}"
+    mismatch = declared_change_mismatch(ledger, session_id, rid, ctx) if derived else None
+    if mismatch is not None:
+        # §6.3: not the round's declared change — invalid, whatever the run did (also under debug options)
+        auto_status, why = "invalid", f"invalid (materialisation mismatch): {mismatch}"
     final_status = status or auto_status
     snapshots = _report_snapshots(ctx, analysis, report_dir_name(rid, no))
     new = NewAttempt(
@@ -414,14 +415,17 @@ def verify_round(ledger: Ledger, session_id: str, round_id: str, no: int | None 
             ) from exc
         source = ledger.attempt(session_id, prop.source_round, prop.source_attempt)
     with materialised(ledger, source) as old_dir, materialised(ledger, target) as new_dir:
-        old_ctx = open_context(old_dir)
+        old_ctx, new_ctx = open_context(old_dir), open_context(new_dir)
         analysis = analyze_context(old_ctx)
         result = verify(
             old_ctx,
-            open_context(new_dir),
+            new_ctx,
             analysis.proposal,
             old_analysis=analysis,
             round_ids=(source.round_id, rid),
+            declared_mismatch=declared_change_mismatch(ledger, session_id, rid, new_ctx)
+            if decision
+            else None,
         )
     doc = result.to_json()
     if prop is not None and canonical_sha256(analysis.proposal.to_json()) != prop.sha256:

@@ -578,7 +578,7 @@ def _fill_identity(
         model = inst.model_id
         filled.append(f"model {model}")
     if filled:
-        dialect = inc.dialect if inc is not None and inc.dialect else "no handler output"
+        dialect = f"dialect {inc.dialect}" if inc is not None and inc.dialect else "no handler output"
         notes.append(
             f"{' and '.join(filled)} from the SK resolved by {resolution} ({inst.model_label}, "
             f"{dialect}; §3.2 item 3, F5)"

@@ -1063,12 +1063,15 @@ def verify(
     old_analysis: Analysis | None = None,
     declared_diagnostic: bool = False,
     round_ids: tuple[str, str] | None = None,
+    declared_mismatch: str | None = None,
 ) -> VerifyResult:
     """Run V1–V5 on NEW for OLD's ``proposal`` (triage.md §5); first failure stops, later gates not_run.
 
     NEW that re-runs OLD's round with only debug options added is a diagnostic attempt, not a
     candidate: its status comes from :func:`diagnostic_rerun` (shared with the session ledger).
-    ``round_ids`` (OLD's, NEW's) override run.json's round ids — the ledger knows the rounds.
+    ``round_ids`` (OLD's, NEW's) override run.json's round ids — the ledger knows the rounds —
+    and ``declared_mismatch`` is why NEW is not its round's declared change when the caller knows
+    that change (a diagnostic re-run of a wrongly materialised launch stays ``invalid``).
     Evidence that is really OLD's (R7) makes the attempt ``invalid`` and routes R7 whatever the
     gates say.
     """
@@ -1086,7 +1089,7 @@ def verify(
     )
     decision = diagnostic_rerun(old_facts, new_facts)
     if decision is not None:
-        return _diagnostic_result(decision, new_facts, old_entry, refused, proposal)
+        return _diagnostic_result(decision, new_facts, old_entry, refused, proposal, declared_mismatch)
     st = _State(
         old=old,
         new=new,
@@ -1156,6 +1159,7 @@ def _diagnostic_result(
     old_entry: LedgerEntry,
     refused: list[RefusedEvidence],
     proposal: Proposal,
+    declared_mismatch: str | None,
 ) -> VerifyResult:
     """A diagnostic re-run: no candidate gate applies (§3.9, §5.2); the status comes from the decision."""
     reason = (
@@ -1166,6 +1170,9 @@ def _diagnostic_result(
     if refused:
         status, routes = "invalid", ("R7",)
         note = f"invalid (stale evidence, R7): {len(refused)} artifact(s) belong to the failed attempt"
+    elif declared_mismatch is not None:
+        status, routes = "invalid", ()
+        note = f"invalid (materialisation mismatch): {declared_mismatch}"
     attempt = LedgerEntry(new_facts.round_id, new_facts.attempt, status, note)
     return VerifyResult(
         routes=routes,

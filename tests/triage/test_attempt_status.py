@@ -317,3 +317,30 @@ def test_stale_evidence_routes_r7_even_when_v1_fails(tmp_path: Path) -> None:
         with pytest.raises(StaleEvidenceError, match="R7"):
             add_attempt(led, sid, new)
         assert len(led.attempts(sid)) == 1
+
+
+def test_diagnostic_rerun_of_a_wrongly_materialised_launch_stays_invalid(tmp_path: Path) -> None:
+    """Situation: X1's launch carries the string "None" (invalid) and crashes; attempt 2 re-runs that same wrong
+    source with only debug_op_exec_trace=1 added and exits 0. Spec: it is still not the declared change (§6.3),
+    so invalid — never 'passed' with R4 — in the ledger and in ``session verify``."""
+    with Ledger(tmp_path / "home") as led:
+        sid = led.new_session("t8-diag")
+        add_attempt(led, sid, FAILING)
+        x1, _ = propose(led, sid, ROUND)
+        body = led.proposal(sid, x1).body
+        bad = build_fixed_scene(tmp_path / "bad", x1, body, pid=50001)
+        _string_none(bad / "src" / "model.py")
+        _set_exit(bad, {"status": 1, "signal": None, "timeout": False})
+        assert add_attempt(led, sid, bad).status == "invalid"
+        again = build_fixed_scene(tmp_path / "again", x1, body, pid=50005)
+        _string_none(again / "src" / "model.py")
+        run = json.loads((again / "run.json").read_text())
+        run["attempt"] = 2
+        run["candidate"]["super_kernel_debug_options"] = TRACE
+        (again / "run.json").write_text(json.dumps(run))
+        second = add_attempt(led, sid, again)
+        assert (second.no, second.status) == (2, "invalid")
+        doc = verify_round(led, sid, x1, 2)
+        assert doc["attempt"]["status"] == "invalid" and "R4" not in doc["routes"]
+        assert doc["diagnostic"] == {"debug_options_added": TRACE}
+        assert led.attempt(sid, x1, 2).status == "invalid"
