@@ -344,3 +344,19 @@ def test_diagnostic_rerun_of_a_wrongly_materialised_launch_stays_invalid(tmp_pat
         assert doc["attempt"]["status"] == "invalid" and "R4" not in doc["routes"]
         assert doc["diagnostic"] == {"debug_options_added": TRACE}
         assert led.attempt(sid, x1, 2).status == "invalid"
+
+
+def test_contract_rejects_r4_with_a_passed_gate(tmp_path: Path) -> None:
+    """The verify contract's cross-field rule: R4 (a pass only under debug mode) never comes with a passed gate
+    and always names the diagnostic options (§5.2)."""
+    from skdbg.triage.schema import SchemaError
+
+    doc = verify_scenes(failed_round(tmp_path / "old"), rerun(tmp_path / "new", debug=TRACE)).to_json()
+    validate_verify(doc)
+    doc["verification"][0] = {**doc["verification"][0], "result": "passed"}
+    with pytest.raises(SchemaError, match="R4"):
+        validate_verify(doc)
+    doc["verification"][0]["result"] = "not_run"
+    doc["diagnostic"] = None
+    with pytest.raises(SchemaError, match="R4"):
+        validate_verify(doc)
