@@ -349,6 +349,7 @@ def verify(old: Path, new: Path, fmt: str) -> None:
     click.echo(f"round {doc['round']['round_id']}: {doc['round']['status']}")
     click.echo(
         f"attempt {doc['attempt']['round_id']}#{doc['attempt']['attempt']}: {doc['attempt']['status']}"
+        + (f" — {doc['attempt']['note']}" if doc["attempt"].get("note") else "")
     )
     for ref in doc.get("refused_evidence", []):
         click.echo(f"refused: {ref['path']} — {ref['reason']}")

@@ -20,6 +20,8 @@ FAULT_KINDS = ("sk", "non_sk", "ge_sk", "none")
 PHASES = ("execution", "correctness", "timeout", "hang", "device_fault", "compile", "unknown")
 CONFIDENCES = ("high", "medium", "low", "n/a")
 CORE_ROLES = ("implicated", "bystander", "unknown")
+#: how the SK instance of a fault was resolved (``fault.scope_resolution``, triage.md §3.2 item 3, F5/F6)
+SCOPE_RESOLUTIONS = ("header", "cond", "name_sequence", "single_sk")
 PROPOSAL_STATUSES = ("proposed", "blocked", "none")
 MECHANISMS = ("explicit_none_exclusion", "close_reopen_exclusion", "dependency_aligned_split")
 GATE_RESULTS = ("passed", "failed", "not_run")
@@ -247,6 +249,8 @@ class FaultInfo:
     dialect: str | None = None  # D0..D5 | unknown | None (no handler block)
     scope_id: int | None = None
     model: str | None = None
+    #: how the SK was tied to the fault: header | cond | name_sequence | single_sk (None: SK unknown)
+    scope_resolution: str | None = None
     sk_name: str | None = None
     node_cnt: int | None = None
     kernel_name: str | None = None  # the runtime's fault kernel_name
@@ -264,6 +268,7 @@ class FaultInfo:
             "dialect": self.dialect,
             "scope_id": self.scope_id,
             "model": self.model,
+            "scope_resolution": self.scope_resolution,
             "sk_name": self.sk_name,
             "node_cnt": self.node_cnt,
             "kernel_name": self.kernel_name,

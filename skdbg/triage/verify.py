@@ -13,7 +13,9 @@ really the failed attempt's (byte-identical, or under OLD's ``sk_meta/<old pid>`
 from __future__ import annotations
 
 import ast
+import hashlib
 import importlib
+import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -109,6 +111,7 @@ class VerifyResult:
     mechanism_declared: str | None = None
     mechanism_found: str | None = None
     notes: tuple[str, ...] = ()
+    diagnostic: dict[str, Any] | None = None  # the debug options a diagnostic re-run added (§3.9)
 
     def gate(self, gate_id: str) -> GateCheck:
         return next(g for g in self.verification if g.gate == gate_id)
@@ -124,6 +127,7 @@ class VerifyResult:
             "refused_evidence": [r.to_json() for r in self.refused_evidence],
             "mechanism": {"declared": self.mechanism_declared, "found": self.mechanism_found},
             "notes": list(self.notes),
+            "diagnostic": None if self.diagnostic is None else {"debug_options_added": dict(self.diagnostic)},
         }
 
 
@@ -256,13 +260,6 @@ def apply_edits(text: str, edits: Iterable[Any]) -> str:
     return "".join(out)
 
 
-def _edits_for(ctx: TriageContext, marker: Path, p: Proposal) -> list[Any]:
-    """The proposal's edits of this marker file (by scene-relative path, else by file name)."""
-    rel = ctx.relpath(marker)
-    exact = [e for e in p.marker_edits if e.file == rel]
-    return exact or [e for e in p.marker_edits if Path(e.file).name == marker.name]
-
-
 def _same_program(a: str, b: str) -> bool:
     """Equal up to comments and formatting (both parse), else equal up to blank/comment lines."""
     try:
@@ -338,6 +335,188 @@ def _fmt(c: Counter[str]) -> str:
     return "{" + ", ".join(f"{k}×{v}" if v > 1 else k for k, v in sorted(c.items())) + "}"
 
 
+# ------------------------------------------------------------------------------------------ attempts
+
+#: attempt statuses that mean "the candidate faulted or hung" (what R4 needs the earlier attempt to be)
+FAILING_STATUSES = ("failed", "timed_out")
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptFacts:
+    """What decides an attempt's status, read the same way from a scene and from a frozen attempt.
+
+    Why one record: ``skdbg verify OLD NEW`` reads two scenes, ``skdbg session add-attempt`` reads
+    a scene and the frozen analysis of the round's previous attempt. Both build this record from
+    the run summary (``run_summary`` of the engine, frozen in ``analysis.json`` as ``run``), the
+    fault kind of the localisation and the marker file's SHA-256, and hand it to the same
+    decision functions, so the two commands cannot disagree.
+    """
+
+    round_id: str | None
+    attempt: int | None
+    exit_status: int | None
+    exit_signal: int | str | None
+    exit_timeout: bool | None
+    fault_kind: str  # sk | non_sk | ge_sk | none
+    fault_phase: str | None
+    candidate: tuple[Any, ...] | None  # identity without the debug options (None: no candidate block)
+    debug_options: dict[str, Any]
+    marker_sha256: str | None
+
+    @classmethod
+    def from_summary(
+        cls,
+        run: dict[str, Any] | None,
+        fault_kind: str,
+        marker_sha256: str | None,
+        *,
+        round_id: str | None = None,
+        fault_phase: str | None = None,
+    ) -> AttemptFacts:
+        """From a run summary dict; ``round_id`` overrides run.json's (the ledger's round wins)."""
+        run = run or {}
+        ex = run.get("exit") or {}
+        cand = run.get("candidate")
+        ident: tuple[Any, ...] | None = None
+        debug: dict[str, Any] = {}
+        if isinstance(cand, dict):
+            ident = (
+                tuple(cand.get("scope_names") or ()),
+                cand.get("marker_file"),
+                _canon(cand.get("super_kernel_optimize_options")),
+                cand.get("source_revision"),
+                cand.get("config_fingerprint"),
+            )
+            debug = dict(cand.get("super_kernel_debug_options") or {})
+        return cls(
+            round_id=round_id if round_id is not None else run.get("round_id"),
+            attempt=run.get("attempt"),
+            exit_status=ex.get("status"),
+            exit_signal=ex.get("signal"),
+            exit_timeout=ex.get("timeout"),
+            fault_kind=fault_kind,
+            fault_phase=fault_phase,
+            candidate=ident,
+            debug_options=debug,
+            marker_sha256=marker_sha256,
+        )
+
+
+def _canon(value: Any) -> str | None:
+    """Option maps compare by content, not by key order."""
+    return None if value is None else json.dumps(value, sort_keys=True, default=str)
+
+
+def _active(options: dict[str, Any]) -> dict[str, Any]:
+    """Debug options that are on (``0``/``false``/``null`` switch an option off)."""
+    return {k: v for k, v in options.items() if v not in (0, False, None, "0", "false")}
+
+
+def show_options(options: dict[str, Any]) -> str:
+    """``debug_op_exec_trace=1, debug_sync_all=1`` — never a Python repr."""
+    return ", ".join(
+        f"{k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in sorted(options.items())
+    )
+
+
+def launch_outcome(f: AttemptFacts) -> tuple[str, str]:
+    """(attempt status, why) of one launched process set from its own evidence (§6.3 statuses)."""
+    if f.exit_timeout:
+        return "timed_out", "run.json exit.timeout"
+    if f.fault_kind != "none":
+        return "failed", f"{f.fault_kind} fault ({f.fault_phase or 'unknown'})"
+    if f.exit_signal:
+        return "interrupted", f"run.json exit.signal={f.exit_signal}"
+    if f.exit_status not in (None, 0):
+        return "failed", f"run.json exit.status={f.exit_status}"
+    return "passed", "exit 0, no fault"
+
+
+def debug_options_added(old: AttemptFacts, new: AttemptFacts) -> dict[str, Any] | None:
+    """The debug options NEW adds when it is OLD's candidate re-run with only debug options added.
+
+    §6.3: a debug-option change is a *diagnostic attempt of the same round* (the candidate identity
+    — source incl. markers, optimize options, config — is unchanged). None when the rounds differ
+    or are unknown, the identity changed, an option was removed or changed, or nothing was added.
+    """
+    if old.round_id is None or old.round_id != new.round_id:
+        return None
+    if old.candidate is None or old.candidate != new.candidate or old.marker_sha256 != new.marker_sha256:
+        return None
+    before, after = _active(old.debug_options), _active(new.debug_options)
+    if any(after.get(k) != v for k, v in before.items()):
+        return None
+    added = {k: v for k, v in after.items() if k not in before}
+    return added or None
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptDecision:
+    """Status of a diagnostic re-run (§3.9, §6.3, R4), shared by ``verify`` and the session ledger."""
+
+    status: str  # attempt status
+    why: str
+    round_status: str  # the round as this attempt leaves it: failed (kept) | open
+    routes: tuple[str, ...]
+    added: dict[str, Any]
+
+
+def diagnostic_rerun(old: AttemptFacts, new: AttemptFacts) -> AttemptDecision | None:
+    """NEW = OLD's round re-run with only debug options added: its status, route and the round's status.
+
+    A pass there is localisation evidence, never a pass of the candidate (§5.2): the attempt is
+    ``passed`` as a diagnostic, R4 (fault gone only under debug mode → retest clean) when OLD
+    failed, and a failed round stays ``failed`` (§6.3: a failed round is never re-labelled).
+    """
+    added = debug_options_added(old, new)
+    if added is None:
+        return None
+    status, why = launch_outcome(new)
+    old_status, _ = launch_outcome(old)
+    routes: tuple[str, ...] = ()
+    what = f"diagnostic attempt of round {new.round_id} (adds {show_options(added)})"
+    if status == "passed" and old_status in FAILING_STATUSES:
+        routes = ("R4",)
+        why = (
+            f"{what}: {why} — the fault disappears only under debug mode (R4); localisation evidence only, "
+            "retest the candidate clean"
+        )
+    else:
+        why = f"{what}: {why}"
+    round_status = "failed" if old_status in FAILING_STATUSES or status in FAILING_STATUSES else "open"
+    return AttemptDecision(status, why, round_status, routes, added)
+
+
+def materialisation_mismatch(
+    old_text: str | None, new_text: str, edits: Sequence[Any], declared: str | None
+) -> tuple[str | None, str | None]:
+    """(mechanism found in NEW, why NEW's materialised source is not the declared change or None).
+
+    §6.3 ``invalid``: the declared change is OLD's source with the proposal's marker edits; NEW must
+    be that program (comments and formatting aside) and implement the declared mechanism. Example:
+    the string ``"None"`` where the declared edit has the ``None`` literal (T8) is another program.
+    Without OLD's source nothing can be compared: (None, None).
+    """
+    if old_text is None:
+        return None, None
+    found = classify_mechanism(scan_markers(old_text), scan_markers(new_text))
+    if edits and not _same_program(apply_edits(old_text, edits), new_text):
+        return (
+            found,
+            f"the source is not the OLD source with the declared marker edits (mechanism found: {found})",
+        )
+    if found != declared:
+        return found, f"mechanism in the NEW source is {found}, declared {declared}"
+    return found, None
+
+
+def edits_for(edits: Iterable[Any], rel: str) -> list[Any]:
+    """The marker edits of one file: by scene-relative path, else by file name."""
+    items = list(edits)
+    exact = [e for e in items if e.file == rel]
+    return exact or [e for e in items if Path(e.file).name == Path(rel).name]
+
+
 # ------------------------------------------------------------------------------------------ R7
 
 
@@ -390,6 +569,33 @@ class _State:
     old_inst: SkInstance | None = None
 
 
+def _marker_findings(markers: Sequence[Marker]) -> list[tuple[int, str, str]]:
+    """(line, why, rule) of what makes NEW's markers unusable: T8 string "None", non-literal, unbalanced."""
+    out: list[tuple[int, str, str]] = []
+    for m in markers:
+        if m.kind == "begin" and m.arg == "None" and m.literal:
+            out.append(
+                (
+                    m.line,
+                    'T8: super_kernel_scope_begin("None") passes the string "None" — an ordinary scope literally '
+                    "named None, not the null exclusion",
+                    "T8",
+                )
+            )
+        elif not m.literal:
+            out.append(
+                (
+                    m.line,
+                    f"marker argument at line {m.line} is not a literal ({m.arg}); cannot check it statically",
+                    "V1",
+                )
+            )
+    why = marker_balance(markers)
+    if why is not None:
+        out.append((int(why.split(":", 1)[0].split()[-1]), f"markers unbalanced: {why}", "V1"))
+    return out
+
+
 def _v1(st: _State) -> GateCheck:
     """V1 preflight: probe ready, mechanism accepted, markers balanced and = declared (T8), new round,
     diagnostics off unless declared."""
@@ -436,48 +642,28 @@ def _v1(st: _State) -> GateCheck:
     new_text = new_file.read_text(encoding="utf-8", errors="replace")
     new_markers = scan_markers(new_text)
     rel = new.relpath(new_file)
-    for m in new_markers:
-        if m.kind == "begin" and m.arg == "None" and m.literal:
-            raise _Fail(
-                'T8: super_kernel_scope_begin("None") passes the string "None" — an ordinary scope literally '
-                "named None, not the null exclusion",
-                [new.cite("T8", "marker_file", Source(str(new_file), m.line))],
-            )
-        if not m.literal:
-            raise _Fail(
-                f"marker argument at line {m.line} is not a literal ({m.arg}); cannot check it statically",
-                [new.cite("V1", "marker_file", Source(str(new_file), m.line))],
-            )
-    why = marker_balance(new_markers)
-    if why is not None:
-        line = int(why.split(":", 1)[0].split()[-1])
-        raise _Fail(
-            f"markers unbalanced in {rel}: {why}",
-            [new.cite("V1", "marker_file", Source(str(new_file), line))],
-        )
     old_text = old_file.read_text(encoding="utf-8", errors="replace") if old_file is not None else None
-    old_markers = scan_markers(old_text) if old_text is not None else []
-    st.mechanism_found = classify_mechanism(old_markers, new_markers) if old_text is not None else None
     first = next((m for m in new_markers if m.kind == "begin"), None)
     if first is not None:
         ev.append(new.cite("V1", "marker_file", Source(str(new_file), first.line)))
-    edits = _edits_for(old, old_file, p) if old_file is not None else []
-    if old_text is not None and edits:
-        expected = apply_edits(old_text, edits)
-        if not _same_program(expected, new_text):
-            raise _Fail(
-                f"materialisation mismatch: {rel} is not the OLD source with the declared marker edits "
-                f"(mechanism found: {st.mechanism_found})",
-                ev,
-                invalid=True,
-            )
+    edits = edits_for(p.marker_edits, old.relpath(old_file)) if old_file is not None else []
+    findings = _marker_findings(new_markers)
+    cited = [new.cite(rule, "marker_file", Source(str(new_file), line)) for line, _, rule in findings]
+    st.mechanism_found, mismatch = materialisation_mismatch(old_text, new_text, edits, p.mechanism)
+    if mismatch is not None:
+        # §6.3: the launch does not contain the declared change — the attempt is invalid, not failed
+        raise _Fail(
+            f"materialisation mismatch in {rel}: {mismatch}" + "".join(f"; {why}" for _, why, _ in findings),
+            cited or ev,
+            invalid=True,
+        )
     if old_text is None:
         st.notes.append("OLD marker file missing: the mechanism could not be compared with OLD's markers")
-    elif st.mechanism_found != p.mechanism:
+    if findings:
+        line, why, rule = findings[0]
         raise _Fail(
-            f"mechanism in the NEW source is {st.mechanism_found}, declared {p.mechanism}",
-            ev,
-            invalid=True,  # §6.3: the NEW source does not contain the declared change
+            why if rule == "T8" else f"{why} ({rel})",
+            [new.cite(rule, "marker_file", Source(str(new_file), line))],
         )
     # a new round (§6.3: an exclusion proposal is a new candidate identity)
     if run_new is None or run_old is None:
@@ -853,6 +1039,22 @@ def _v5(_: _State) -> GateCheck:
 _GATES = (("V1", _v1), ("V2", _v2), ("V3", _v3), ("V4", _v4), ("V5", _v5))
 
 
+def attempt_facts(
+    ctx: TriageContext, analysis: Analysis | None = None, round_id: str | None = None
+) -> AttemptFacts:
+    """:class:`AttemptFacts` of an opened scene (the fault kind from ``analysis`` or a localisation)."""
+    engine = importlib.import_module("skdbg.triage.engine")
+    if analysis is not None:
+        kind, phase = analysis.fault.kind, analysis.fault.phase
+    else:
+        fault = importlib.import_module("skdbg.triage.localize").localize(ctx).fault
+        kind, phase = fault.kind, fault.phase
+    marker = ctx.marker_file()
+    sha = hashlib.sha256(marker.read_bytes()).hexdigest() if marker is not None and marker.is_file() else None
+    summary: dict[str, Any] = engine.run_summary(ctx.run)
+    return AttemptFacts.from_summary(summary, kind, sha, round_id=round_id, fault_phase=phase)
+
+
 def verify(
     old: TriageContext,
     new: TriageContext,
@@ -860,10 +1062,34 @@ def verify(
     *,
     old_analysis: Analysis | None = None,
     declared_diagnostic: bool = False,
+    round_ids: tuple[str, str] | None = None,
+    declared_mismatch: str | None = None,
 ) -> VerifyResult:
-    """Run V1–V5 on NEW for OLD's ``proposal`` (triage.md §5); first failure stops, later gates not_run."""
+    """Run V1–V5 on NEW for OLD's ``proposal`` (triage.md §5); first failure stops, later gates not_run.
+
+    NEW that re-runs OLD's round with only debug options added is a diagnostic attempt, not a
+    candidate: its status comes from :func:`diagnostic_rerun` (shared with the session ledger).
+    ``round_ids`` (OLD's, NEW's) override run.json's round ids — the ledger knows the rounds —
+    and ``declared_mismatch`` is why NEW is not its round's declared change when the caller knows
+    that change (a diagnostic re-run of a wrongly materialised launch stays ``invalid``).
+    Evidence that is really OLD's (R7) makes the attempt ``invalid`` and routes R7 whatever the
+    gates say.
+    """
     old_pid = old_analysis.scene.pid if old_analysis is not None and old_analysis.scene.pid else _new_pid(old)
     new_pid = _new_pid(new)
+    refused = refused_evidence(old, new, old_pid)
+    old_facts = attempt_facts(old, old_analysis, round_ids[0] if round_ids else None)
+    new_facts = attempt_facts(new, None, round_ids[1] if round_ids else None)
+    old_status, _ = launch_outcome(old_facts)
+    old_entry = LedgerEntry(
+        old_facts.round_id,
+        old_facts.attempt,
+        old_status,
+        "failed attempt kept as negative evidence" if old_status in FAILING_STATUSES else None,
+    )
+    decision = diagnostic_rerun(old_facts, new_facts)
+    if decision is not None:
+        return _diagnostic_result(decision, new_facts, old_entry, refused, proposal, declared_mismatch)
     st = _State(
         old=old,
         new=new,
@@ -871,7 +1097,7 @@ def verify(
         declared_diagnostic=declared_diagnostic,
         old_pid=old_pid,
         new_pid=new_pid,
-        refused=refused_evidence(old, new, old_pid),
+        refused=refused,
     )
     st.old_inst = _find_old_instance(old, proposal)
     checks: list[GateCheck] = []
@@ -897,41 +1123,67 @@ def verify(
             stop = f"{gid} failed"
     passed = [c.gate for c in checks if c.result == "passed"]
     failed = any(c.result == "failed" for c in checks)
-    run_old, run_new = old.run, new.run
-    new_round = run_new.round_id if run_new is not None else None
-    new_attempt_no = run_new.attempt if run_new is not None else None
-    ex = run_new.exit if run_new is not None else None
-    if invalid:
+    note: str | None = None
+    if refused:
+        # R7: NEW's evidence is the failed attempt's — whatever V1–V3 say, this launch proved nothing
+        a_status, r_status = "invalid", "open"
+        note = f"invalid (stale evidence, R7): {len(refused)} artifact(s) belong to the failed attempt"
+    elif invalid:
         a_status, r_status = "invalid", "open"  # §6.3: the corrected launch is the next attempt of the round
+        note = "invalid (materialisation mismatch)"
     elif failed:
-        a_status = "timed_out" if ex is not None and ex.timeout else "failed"
+        a_status = "timed_out" if new_facts.exit_timeout else "failed"
         r_status = "failed"
     else:
         a_status = "passed"
         r_status = f"passed_gates(V1..{_last_contiguous(passed)})"
-    routes = ("R7",) if {"V1", "V2", "V3"} <= set(passed) else ()
-    note = "invalid (materialisation mismatch)" if invalid else None
-    attempt = LedgerEntry(new_round, new_attempt_no, a_status, note)
-    ledger = (
-        LedgerEntry(
-            run_old.round_id if run_old is not None else None,
-            run_old.attempt if run_old is not None else None,
-            "failed",
-            "failed attempt kept as negative evidence",
-        ),
-        attempt,
-    )
+    routes = ("R7",) if refused or {"V1", "V2", "V3"} <= set(passed) else ()
+    attempt = LedgerEntry(new_facts.round_id, new_facts.attempt, a_status, note)
     return VerifyResult(
         routes=routes,
         verification=tuple(checks),
-        round_id=new_round,
+        round_id=new_facts.round_id,
         round_status=r_status,
         attempt=attempt,
-        ledger=ledger,
+        ledger=(old_entry, attempt),
         refused_evidence=tuple(st.refused),
         mechanism_declared=proposal.mechanism,
         mechanism_found=st.mechanism_found,
         notes=tuple(st.notes),
+    )
+
+
+def _diagnostic_result(
+    decision: AttemptDecision,
+    new_facts: AttemptFacts,
+    old_entry: LedgerEntry,
+    refused: list[RefusedEvidence],
+    proposal: Proposal,
+    declared_mismatch: str | None,
+) -> VerifyResult:
+    """A diagnostic re-run: no candidate gate applies (§3.9, §5.2); the status comes from the decision."""
+    reason = (
+        f"not run: diagnostic attempt of round {new_facts.round_id} (adds {show_options(decision.added)}) — "
+        "localisation evidence, not a revalidation of a candidate (§3.9, §5.2)"
+    )
+    status, routes, note = decision.status, decision.routes, decision.why
+    if refused:
+        status, routes = "invalid", ("R7",)
+        note = f"invalid (stale evidence, R7): {len(refused)} artifact(s) belong to the failed attempt"
+    elif declared_mismatch is not None:
+        status, routes = "invalid", ()
+        note = f"invalid (materialisation mismatch): {declared_mismatch}"
+    attempt = LedgerEntry(new_facts.round_id, new_facts.attempt, status, note)
+    return VerifyResult(
+        routes=routes,
+        verification=tuple(GateCheck(g, "not_run", reason) for g in ("V1", "V2", "V3", "V4", "V5")),
+        round_id=new_facts.round_id,
+        round_status=decision.round_status,
+        attempt=attempt,
+        ledger=(old_entry, attempt),
+        refused_evidence=tuple(refused),
+        mechanism_declared=proposal.mechanism,
+        diagnostic=dict(decision.added),
     )
 
 
@@ -964,15 +1216,25 @@ def verify_scenes(
 __all__ = [
     "DEADLOCK_REASONS",
     "EXPECTED_REASON",
+    "FAILING_STATUSES",
+    "AttemptDecision",
+    "AttemptFacts",
     "LedgerEntry",
     "Marker",
     "RefusedEvidence",
     "VerifyResult",
     "apply_edits",
+    "attempt_facts",
     "classify_mechanism",
+    "debug_options_added",
+    "diagnostic_rerun",
+    "edits_for",
+    "launch_outcome",
     "marker_balance",
+    "materialisation_mismatch",
     "refused_evidence",
     "scan_markers",
+    "show_options",
     "verify",
     "verify_scenes",
 ]
