@@ -323,7 +323,8 @@ def add_attempt(
         round_status="failed" if final_status in ("failed", "timed_out") else None,
     )
     if existing is None:
-        ledger.open_round(session_id, rid)  # only once nothing can refuse the attempt any more
+        # only once nothing can refuse the attempt any more; a concurrent first attempt may have opened it
+        ledger.open_round(session_id, rid, exist_ok=True)
     return ledger.record_attempt(session_id, rid, new)
 
 
