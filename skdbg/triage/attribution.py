@@ -253,6 +253,7 @@ class _Builder:
         self.entry_confirmed: set[int] = set()
         self.conflicts: list[str] = []
         self.elf_prefix: dict[int, str] = {}  # k -> image funcName the PC was found in
+        self.scope_checked: set[int] = set()  # cores whose COND scope was compared with SkScopeId
         self.node_cnt = self.inc.node_cnt if self.inc is not None and self.inc.node_cnt is not None else None
         if self.node_cnt is None and self.inst is not None:
             self.node_cnt = self.inst.header_node_cnt or self.inst.node_count
@@ -461,6 +462,7 @@ class _Builder:
         # wrapped opIndex k can only be k + 256·j where that queue holds a FUNC task.
         funcs = _queue_funcs(self.inst, qtype)
         if cc.cond_index_overflow:
+            self.scope_checked.add(c.core_id)
             self.flag("cond_index_overflow")
             if cc.recovered_index is not None and cc.recovered_index in funcs:
                 k = cc.recovered_index
@@ -472,6 +474,8 @@ class _Builder:
         cands = tuple(k for k in cc.candidates if k in funcs) if cc.candidates else ()
         if not cc.candidates and self.node_cnt is None and cc.cond.op_index in funcs:
             cands = (cc.cond.op_index,)
+        if cc.scope_match is not None:
+            self.scope_checked.add(c.core_id)
         if cc.scope_match is None:
             # The fault's SkScopeId is unknown: the decoded scope cannot be checked (§3.4 L3).
             self.cite("L3", "plog", src, core=c.core_id)
@@ -501,7 +505,8 @@ class _Builder:
 
         Returns (E3, E3amb, narrowed candidates of c). A lower level may disambiguate a higher one
         (§3.4): when the PC sits in a binary shared by several tasks and COND (after the T5 wrap and
-        queue checks) leaves exactly one of them, that task is E3 — graded C4, never above. An empty
+        queue checks, its scope checked against SkScopeId) leaves exactly one of them, that task is
+        E3 — graded C4, never above. An empty
         intersection is an L2/L3 disagreement (C2): both sides stay candidates.
         """
         allowed = (e3,) if e3 is not None else e3c
@@ -515,7 +520,8 @@ class _Builder:
                     f"{list(allowed)} (L2 vs L3)"
                 )
             return e3, e3c, tuple(sorted(set(m) | set(allowed)))
-        if e3 is None and len(inter) == 1 and len(m) >= 2 and c.cond is not None:
+        checked = c.core_id in self.scope_checked
+        if e3 is None and len(inter) == 1 and len(m) >= 2 and c.cond is not None and checked:
             k = inter[0]
             self.notes.append(
                 f"core {c.core_id}: the PC matches tasks {list(m)} (shared binary, T4) and COND allows "
