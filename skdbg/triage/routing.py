@@ -1,9 +1,15 @@
-"""Failure routes R1–R6 / X1–X7 (triage.md §7) and next steps D1–D3 / N1 / clean retest (§3.9).
+"""Failure routes R1–R6 / X1–X7 (triage.md §7) and next steps D1–D3 / N1 / R1 / clean retest (§3.9).
 
 Why one module: routes and next steps are two views of the same decision — what the workflow may
 do after this analysis. A low verdict never excludes; it asks for a *new diagnostic attempt*
 with option values the archived environment probe accepted (scene-layout.md), or a narrowing.
 R7 belongs to ``verify`` and is never produced here.
+
+Rules of thumb the steps follow: a sync-all attempt always names the execution trace too (the
+runtime does not switch the trace on for sync-all); no step repeats an option set the failed attempt
+already ran with; X1/X2 (not this workflow) get no R1 and no diagnostic rerun — only a clean retry
+(``RETEST``) when a compile timed out or was interrupted; a GE-mode SK (X6) gets R1, "rerun under
+npugraph_ex", as its one step.
 """
 
 from __future__ import annotations
