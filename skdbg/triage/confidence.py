@@ -250,6 +250,9 @@ def grade(ctx: TriageContext, gate: GateResult, loc: Localization, att: Attribut
         why = f"the PC matches several children {list(att.e2_ambiguous)} and no E3 resolves them"
     elif not k_set and att.bystanders and not att.implicated:
         why = "only bystander cores (SK entry code / between children) — no child-level evidence"
+        waits = [f"core {c.core_id} waits at {c.blocking}" for c in att.bystanders if c.blocking]
+        if waits:
+            why += " (X5: " + "; ".join(waits) + ")"
     elif not k_set:
         why = "no child-level evidence (only the SK entry, COND unavailable or no sub kernel matched)"
     else:

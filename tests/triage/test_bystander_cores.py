@@ -44,6 +44,7 @@ def test_entry_pc_without_trace_state_is_a_bystander(tmp_path: Path, dialect: st
     assert "X5" in a.routes
     assert (a.verdict.confidence, a.verdict.rule, a.verdict.suspect) == ("low", "C6", None)
     assert a.verdict.candidates == ()
+    assert "core 3 waits at task 0 SYNC args=6" in a.verdict.reason  # the text output names the wait
 
 
 def test_bystander_waiting_on_an_event_names_the_notify_edge(tmp_path: Path) -> None:
