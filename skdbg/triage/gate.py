@@ -70,6 +70,8 @@ COLLECT_PLOG = (
 #: debugOptions bits that make an attempt diagnostic (§3.3): 0x2 debug_sync_all, 0x10 cross-core check
 _DIAG_BITS = {0x2: "debug_sync_all (debugOptions 0x2)", 0x10: "cross-core check (debugOptions 0x10)"}
 _MARKER_RE = re.compile(r"super_kernel_scope_begin\(\s*(['\"])(?P<name>.*?)\1\s*\)")
+#: GE-mode marker ``torchair.scope.super_kernel("name"[, "options"])`` (§4.5.2, X6)
+_GE_MARKER_RE = re.compile(r"\bsuper_kernel\(\s*(['\"])(?P<name>.*?)\1\s*[,)]")
 
 
 @dataclass
@@ -147,6 +149,8 @@ def run_gate(ctx: TriageContext, loc: Localization) -> GateResult:
     else:
         g.ok("G2")
     _g3(ctx, loc, run, g)
+    if "X1" in g.hints:
+        _x1_not_this_workflow(g)
     _g4(ctx, loc, run, g)
     _g5(ctx, g)
     for gid in (*GATE_IDS, *FRESH_IDS):
@@ -641,6 +645,7 @@ def _f8(ctx: TriageContext, loc: Localization, run: RunIdentity | None, g: _Gate
             text = None
         if text is not None:
             found = {m.group("name") for m in _MARKER_RE.finditer(text)}
+            found |= {m.group("name") for m in _GE_MARKER_RE.finditer(text)}  # GE form (X6)
             lost = [n for n in cand.scope_names if n not in found]
             if lost:
                 g.fail(
@@ -833,6 +838,17 @@ def _g3(ctx: TriageContext, loc: Localization, run: RunIdentity | None, g: _Gate
                     g.hints.append("X2")
                     return
     g.ok("G3")
+
+
+def _x1_not_this_workflow(g: _Gate) -> None:
+    """X1 (G3, §6.2): a compile-phase failure is not this workflow. G2 and F1–F9 ask whether the
+    evidence can attribute a child; for a compile failure they are not run, and their "re-collect
+    sk_meta / rerun with the trace" advice (R1) would send the user the wrong way."""
+    moot = {"G2", *FRESH_IDS}
+    g.failed = [x for x in g.failed if x not in moot]
+    g.gaps = [x for x in g.gaps if x.id not in moot]
+    for x in moot:
+        g.checks[x] = "not_run"
 
 
 def _g4(ctx: TriageContext, loc: Localization, run: RunIdentity | None, g: _Gate) -> None:

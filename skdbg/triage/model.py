@@ -87,9 +87,11 @@ class EvidenceItem:
 
 @dataclass(frozen=True, slots=True)
 class ChildRef:
-    """A child's identity (triage.md §3.5 item 3). ``occurrence`` = n-th child with this funcName in the SK."""
+    """A child's identity (triage.md §3.5 item 3). ``occurrence`` = n-th child with this funcName in the SK.
 
-    task_index: int
+    ``task_index`` is None only for a GE-mode suspect (X6), known by its dump ``symbol`` alone."""
+
+    task_index: int | None
     node_id: int | None
     func_name: str | None
     kernel_type: str | None
@@ -121,6 +123,8 @@ class ChildRef:
         return {"task_index": self.task_index, "node_id": self.node_id, "func_name": self.func_name}
 
     def label(self) -> str:
+        if self.task_index is None and self.func_name is None and self.symbol:
+            return f"{self.symbol} (dump symbol)"
         name = self.func_name or "?"
         nid = "?" if self.node_id is None else str(self.node_id)
         return f"{name} (task {self.task_index}, nodeId {nid})"
@@ -313,7 +317,7 @@ class Verdict:
 class NextStep:
     """A next attempt (D1–D3 diagnostic options, N1 narrowing, or a clean retest) with why."""
 
-    id: str  # D1 | D2 | D3 | N1 | RETEST
+    id: str  # D1 | D2 | D3 | N1 | R1 (rerun under npugraph_ex, X6) | RETEST
     options: dict[str, Any]
     why: str
     accepted_by_probe: bool | None = None  # None: no probe archived (assumption stated in why)

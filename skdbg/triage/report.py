@@ -420,6 +420,8 @@ def _summaries(record: dict[str, Any]) -> dict[str, str]:
         "fault_evidence": f"{fe[0]['where']}: {fe[0]['excerpt']}" if fe else "none",
         "suspect_child": "none"
         if sc is None
+        else f"{sc['symbol']} (GE-mode dump symbol only, X6)"
+        if sc.get("task_index") is None and sc.get("symbol")
         else f"{sc['func_name']} task {sc['task_index']} nodeId {sc['node_id']} stream {sc['stream_id']} "
         f"scope {sc['scope_id']}",
         "confidence": f"{conf['level']} ({conf['rule']}): {conf['why']}",
