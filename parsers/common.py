@@ -7,6 +7,7 @@ file, line and what was expected) and keeps lines it does not understand as
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -70,9 +71,45 @@ class Gap:
     collect: str | None = None  # how to obtain it on the next run (env var, option, path)
 
 
+#: the longest run of decimal digits a runtime line can hold: a 64-bit value prints in 20 digits, and a
+#: timestamp stamp in 17. A longer run is damage or hostile input; converting it would raise (Python's
+#: 4,300-digit limit) or cost quadratic time, so lines holding one are refused before any grammar runs.
+MAX_DECIMAL_RUN = 20
+#: the widest value the runtime prints (addresses, registers, counters): 64 bits
+MAX_U64 = (1 << 64) - 1
+_OVERSIZED = re.compile(rf"\d{{{MAX_DECIMAL_RUN}}}|0[xX]0*[1-9a-fA-F][0-9a-fA-F]{{16}}")
+
+
+def oversized_number(text: str) -> str | None:
+    """A description of the first number in ``text`` no runtime prints, or None when every number fits.
+
+    Over-long: a decimal run of more than :data:`MAX_DECIMAL_RUN` digits, or a ``0x`` value wider
+    than 64 bits.
+    """
+    for m in _OVERSIZED.finditer(text):
+        start = m.start()
+        if text.startswith(("0x", "0X"), start):
+            end = start + 2
+            while end < len(text) and text[end] in "0123456789abcdefABCDEF":
+                end += 1
+            return f"a hexadecimal value wider than 64 bits at column {start + 1} ({end - start - 2} digits)"
+        end = m.end()
+        while end < len(text) and text[end].isdigit():
+            end += 1
+        if end - start > MAX_DECIMAL_RUN or int(text[start:end]) > MAX_U64:
+            return f"a number beyond 64 bits at column {start + 1} ({end - start} digits)"
+    return None
+
+
 def parse_int(text: str) -> int:
-    """Parse a decimal or ``0x`` hexadecimal integer as printed by the runtime."""
+    """Parse a decimal or ``0x`` hexadecimal integer as printed by the runtime (at most 64 bits).
+
+    Raises ValueError for text that is not such a number, including one wider than 64 bits.
+    """
     t = text.strip()
-    if t.lower().startswith("0x"):
-        return int(t, 16)
-    return int(t, 10)
+    if len(t) > 64:
+        raise ValueError(f"number too long: {t[:24]}…")
+    value = int(t, 16) if t.lower().startswith("0x") else int(t, 10)
+    if abs(value) > MAX_U64:
+        raise ValueError(f"number out of the 64-bit range: {t}")
+    return value

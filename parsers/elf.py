@@ -214,6 +214,8 @@ class _RangeIndex:
     """
 
     __slots__ = ("bounds", "winner")
+    bounds: npt.NDArray[np.uint64]
+    winner: npt.NDArray[np.int64]
 
     def __init__(
         self,
@@ -223,6 +225,14 @@ class _RangeIndex:
         local: npt.NDArray[np.bool_],
         order_key: npt.NDArray[np.int64],
     ) -> None:
+        # A symbol whose interval is empty (its end clamped to the top of the address space, or a
+        # relocated start past its end) covers no address; painting it would index past the intervals.
+        kept = np.flatnonzero(ends > starts)
+        if kept.shape[0] != starts.shape[0]:
+            sub = _RangeIndex(starts[kept], ends[kept], sizes[kept], local[kept], order_key[kept])
+            self.bounds = sub.bounds
+            self.winner = np.where(sub.winner >= 0, kept[np.maximum(sub.winner, 0)], -1).astype(np.int64)
+            return
         n = int(starts.shape[0])
         if n == 0:
             self.bounds = np.zeros(0, dtype=np.uint64)

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from skdbg.parsers.common import Source
+from skdbg.parsers.common import Source, oversized_number
 
 LINE_RE = re.compile(
     r"^\[\s*(?P<level>[A-Z]+)\s*\]\s*(?P<module>[A-Za-z_][A-Za-z0-9_]*)\s*\(\s*(?P<pid>\d+)\s*,(?P<proc>[^)]*)\)\s*:\s*"
@@ -78,7 +78,13 @@ def format_plog_ts(ts: datetime) -> str:
 
 
 def parse_plog_line(text: str, src: Source, *, complete: bool = True) -> PlogLine | None:
-    """Tokenize one physical line; ``None`` when it is not a CANN plog record."""
+    """Tokenize one physical line; ``None`` when it is not a CANN plog record.
+
+    A line holding a number wider than any the runtime prints is not a record (it stays unrecognized,
+    with its file and line): its fields could not be converted without raising.
+    """
+    if oversized_number(text) is not None:
+        return None
     m = LINE_RE.match(text)
     if m is None:
         return None

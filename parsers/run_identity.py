@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from skdbg.parsers.common import Gap, Source, Unrecognized
+from skdbg.parsers.common import MAX_DECIMAL_RUN, MAX_U64, Gap, Source, Unrecognized
 from skdbg.parsers.jsonload import as_object, is_int, join, load_json, loads_json, read_json_text, show
 
 
@@ -427,8 +427,9 @@ def _candidate(cand: dict[str, Any], f: _Fields, file: str, unrec: list[Unrecogn
 
 
 def _is_decimal(text: str) -> bool:
+    """A decimal id that fits the runtime's integers (longer digit runs are refused, not converted)."""
     t = text.strip()
-    return t.isascii() and t.isdigit()
+    return t.isascii() and t.isdigit() and len(t) <= MAX_DECIMAL_RUN and int(t) <= MAX_U64
 
 
 def _cache_writers(root: dict[str, Any], f: _Fields, text: str | None) -> dict[int, tuple[int, ...]]:

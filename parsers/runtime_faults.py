@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from skdbg.parsers.common import Source
+from skdbg.parsers.common import Source, oversized_number
 from skdbg.parsers.frames import rows_frame
 from skdbg.parsers.plog_line import PlogLine
 
@@ -766,9 +766,10 @@ def parse_error_manager_line(text: str, src: Source) -> ErrorManagerLine | None:
     ``EZ9999[PID: n] <ts> (EZ9999): …``),
     a ``[FUNC:…][FILE:…][LINE:…]`` suffix, is the ``TraceBack`` header, or its body classifies as a
     runtime record (continuation lines such as ``The extend info: …`` carry no suffix).
+    Lines with over-long numbers are not (see :func:`~skdbg.parsers.common.oversized_number`).
     """
     s = text.strip()
-    if not s:
+    if not s or oversized_number(s) is not None:
         return None
     if s == TRACEBACK_HEADER or s.startswith("TraceBack (most recent call last)"):
         return ErrorManagerLine(src, None, None, s, None, None, None, True, None)

@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from skdbg.parsers.common import Gap, Source, Unrecognized
+from skdbg.parsers.common import Gap, Source, Unrecognized, oversized_number
 from skdbg.parsers.cond import CondCheck, CondDecode, check_cond, decode_cond, state_name
 from skdbg.parsers.filelog import FileLogPrefix, rejoin_cont, split_prefix
 from skdbg.parsers.plog_line import PlogLine, parse_plog_line
@@ -148,8 +148,8 @@ def iter_filelog_messages(path: str) -> Iterator[SkMessage]:
     """Stream a ``super_kernel.log``: CONT pieces rejoined, blank lines (``\\n``-ending formats) skipped."""
     for tl in iter_lines(path):
         text = rejoin_cont(tl.text)
-        if not text.strip():
-            continue
+        if not text.strip() or oversized_number(text) is not None:
+            continue  # the sk_meta parse of the same file records the over-long number as a gap
         prefix, message = split_prefix(text)
         yield SkMessage.from_filelog(prefix, message, Source(path, tl.no))
 

@@ -48,6 +48,8 @@ _WS_RE = re.compile(r"[ \t\r\n]*")
 #: Bytes read per chunk, and the largest single array element accepted before declaring it
 #: malformed (a real record fits in the recorder's 1024-byte line buffer, §5).
 CHUNK_CHARS = 1 << 20
+#: the first decode window (characters): one event of a real recorder file fits in it
+_FIRST_WINDOW = 1024
 MAX_ELEMENT_CHARS = 4 << 20
 
 CHILD = "child"
@@ -206,23 +208,38 @@ class _Stream:
 
     def _decode(self) -> tuple[Any, bool]:
         """Decode one JSON value at ``pos``. Returns ``(value, True)``; ``(None, False)`` when the value
-        cannot be decoded even with more input (malformed, or cut off by end of file)."""
+        cannot be decoded even with more input (malformed, or cut off by end of file).
+
+        The decoder sees a window starting at ``pos`` that grows only while the value may continue:
+        a decode error costs time in the size of the window (the error's line number is counted from
+        the start of the text given), so a file of many malformed lines stays linear.
+        """
+        window = _FIRST_WINDOW
         while True:
+            text = self.buf[self.pos : self.pos + window]
+            more_buffered = self.pos + len(text) < len(self.buf)
             try:
-                value, end = self.decoder.raw_decode(self.buf, self.pos)
+                value, end = self.decoder.raw_decode(text)
             except json.JSONDecodeError as exc:
-                if not _may_need_more(exc, len(self.buf)):
+                if not _may_need_more(exc, len(text)):
                     return None, False
+                if more_buffered:
+                    window *= 4
+                    continue
                 if len(self.buf) - self.pos > self.r.max_element_chars or not self._fill():
                     return None, False
                 continue
-            except RecursionError:
+            except (RecursionError, ValueError):
+                # ValueError: an integer beyond the int/str conversion limit; RecursionError: nesting
                 return None, False
-            # A number at the very end of the buffer may continue in the next chunk.
-            at_end = end == len(self.buf) and not self.eof
-            if at_end and not isinstance(value, dict | list | str) and self._fill():
-                continue
-            self._advance(end)
+            # A number at the very end of the text may continue in the next window or chunk.
+            if end == len(text) and not isinstance(value, dict | list | str):
+                if more_buffered:
+                    window *= 4
+                    continue
+                if not self.eof and self._fill():
+                    continue
+            self._advance(self.pos + end)
             return value, True
 
     # -- parsing ----------------------------------------------------------------------------

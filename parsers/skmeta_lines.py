@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from skdbg.parsers.common import Gap, Source, Unrecognized
+from skdbg.parsers.common import Gap, Source, Unrecognized, oversized_number
 from skdbg.parsers.filelog import FORMAT_ERROR, FileLogPrefix, rejoin_cont, split_prefix
 from skdbg.parsers.textio import TextLine, iter_lines, iter_text_lines
 
@@ -32,6 +32,8 @@ class MetaLine:
     message: str  # body after the prefix; keeps its own indentation
     complete: bool  # False: truncated last line of the file
     cut_detail: str | None = None  # set when the physical line was over-long and cut (textio.MAX_LINE)
+    #: set when the line holds a number no runtime prints (common.oversized_number): not parsed
+    oversized: str | None = None
 
     @property
     def ts(self) -> datetime | None:
@@ -98,6 +100,9 @@ class MetaResultBase:
                 self.first_prefix = (prefix.ts, prefix.pid, ml.src.line)
             if prefix.pid not in self.pid_first_line:
                 self.pid_first_line[prefix.pid] = ml.src.line
+        if ml.oversized is not None:
+            self.gaps.append(Gap("number_out_of_range", f"line not parsed: {ml.oversized}", src=ml.src))
+            return True
         if ml.is_format_error:
             self.format_errors.append(OpaqueRecord(ml.src, ml.ts, ml.pid, ml.message.strip()))
             return True
@@ -120,9 +125,12 @@ class MetaResultBase:
 
 
 def to_meta_line(tl: TextLine, file: str) -> MetaLine:
-    """CONT markers first (row 48), then the optional prefix (§3.2)."""
-    prefix, message = split_prefix(rejoin_cont(tl.text))
+    """CONT markers first (row 48), then the optional prefix (§3.2); over-long numbers stop the line."""
     cut = tl.cut_gap_detail(file) if tl.cut_at is not None else None
+    text = rejoin_cont(tl.text)
+    if (oversized := oversized_number(text)) is not None:
+        return MetaLine(Source(file, tl.no), None, text, tl.complete, cut, oversized)
+    prefix, message = split_prefix(text)
     return MetaLine(Source(file, tl.no), prefix, message, tl.complete, cut)
 
 

@@ -21,12 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skdbg.sessions.blobs import hash_file
-from skdbg.sessions.errors import LedgerError, StaleEvidenceError, TamperError
-from skdbg.sessions.store import AttemptInfo, FrozenArtifact, Ledger, NewAttempt, attempt_key
+from skdbg.sessions.errors import LedgerError, NotFound, StaleEvidenceError, TamperError
+from skdbg.sessions.store import AttemptInfo, FrozenArtifact, Ledger, NewAttempt, ProposalInfo, attempt_key
 
 if TYPE_CHECKING:
     from skdbg.triage.context import TriageContext
     from skdbg.triage.model import Analysis
+    from skdbg.triage.verify import AttemptFacts
 
 STORAGES = ("copy", "reference")
 REPORT_LANGS = ("en", "zh")
@@ -48,20 +49,87 @@ def report_dir_name(round_id: str, no: int) -> str:
 
 
 def attempt_outcome(analysis: Analysis, derived: bool) -> tuple[str, str]:
-    """(attempt status, why) from the scene itself; a derived round's clean attempt waits for verify."""
-    run = analysis.run or {}
-    ex = run.get("exit") or {}
-    if ex.get("timeout"):
-        return "timed_out", "run.json exit.timeout"
-    if analysis.fault.kind != "none":
-        return "failed", f"{analysis.fault.kind} fault ({analysis.fault.phase})"
-    if ex.get("signal"):
-        return "interrupted", f"run.json exit.signal={ex.get('signal')}"
-    if ex.get("status") not in (None, 0):
-        return "failed", f"run.json exit.status={ex.get('status')}"
-    if derived:
+    """(attempt status, why) from the scene itself; a derived round's clean attempt waits for verify.
+
+    The outcome of the launch is :func:`skdbg.triage.verify.launch_outcome` — the one ``skdbg
+    verify`` uses — so the ledger and ``verify`` read a run the same way.
+    """
+    from skdbg.triage.verify import AttemptFacts, launch_outcome
+
+    facts = AttemptFacts.from_summary(
+        analysis.run, analysis.fault.kind, None, fault_phase=analysis.fault.phase
+    )
+    status, why = launch_outcome(facts)
+    if status == "passed" and derived:
         return "running", "awaiting revalidation (skdbg session verify)"
-    return "passed", "exit 0, no fault"
+    return status, why
+
+
+def _marker_sha(artifacts: list[FrozenArtifact]) -> str | None:
+    return next((a.sha256 for a in artifacts if a.role == "marker_file"), None)
+
+
+def frozen_facts(ledger: Ledger, attempt: AttemptInfo) -> AttemptFacts | None:
+    """:class:`AttemptFacts` of a frozen attempt (its analysis snapshot + marker hash), in its ledger round."""
+    from skdbg.triage.verify import AttemptFacts
+
+    doc = ledger.snapshot_json(attempt.pk, "analysis.json")
+    if not isinstance(doc, dict):
+        return None
+    fault = doc.get("fault") or {}
+    return AttemptFacts.from_summary(
+        doc.get("run"),
+        str(fault.get("kind") or "none"),
+        _marker_sha(ledger.artifacts(attempt.pk)),
+        round_id=attempt.round_id,
+        fault_phase=fault.get("phase"),
+    )
+
+
+def _frozen_text(ledger: Ledger, attempt: AttemptInfo, role: str) -> tuple[str, str] | None:
+    """(relpath, text) of the attempt's frozen file of ``role`` (the object store, or the referenced file)."""
+    art = next((a for a in ledger.artifacts(attempt.pk) if a.role == role and a.sha256 is not None), None)
+    if art is None or art.sha256 is None:
+        return None
+    path = (
+        ledger.objects.path(art.sha256)
+        if attempt.storage == "copy"
+        else Path(attempt.scene_root or ".") / art.relpath
+    )
+    try:
+        return art.relpath, path.read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def declared_change_mismatch(
+    ledger: Ledger, session_id: str, round_id: str, ctx: TriageContext
+) -> str | None:
+    """§6.3: why the scene's model source is not the declared change of the exclusion that opened
+    ``round_id`` (None when it is, or when nothing declared can be compared)."""
+    from skdbg.triage.model import MarkerEdit
+    from skdbg.triage.verify import edits_for, materialisation_mismatch
+
+    try:
+        prop = ledger.proposal(session_id, round_id)
+    except NotFound:
+        return None
+    if prop.body.get("status") != "proposed" or not prop.body.get("mechanism"):
+        return None  # narrowing rounds and blocked proposals declare no marker change
+    marker = ctx.marker_file()
+    old = _frozen_text(
+        ledger, ledger.attempt(session_id, prop.source_round, prop.source_attempt), "marker_file"
+    )
+    if marker is None or not marker.is_file() or old is None:
+        return None
+    rel, old_text = old
+    edits = [
+        MarkerEdit(str(e["file"]), int(e["line"]), str(e["op"]), str(e["text"]))
+        for e in prop.body.get("marker_edits") or []
+    ]
+    new_text = marker.read_text(encoding="utf-8", errors="replace")
+    _, why = materialisation_mismatch(old_text, new_text, edits_for(edits, rel), str(prop.body["mechanism"]))
+    return why
 
 
 # ------------------------------------------------------------------------------------------ R7
@@ -207,15 +275,40 @@ def add_attempt(
     check_stale(ledger, session_id, ctx, pid)
     previous = ledger.attempts(session_id, rid)
     no = previous[-1].no + 1 if previous else 1
+    decision = None
+    if previous:
+        from skdbg.triage.verify import AttemptFacts, diagnostic_rerun
+
+        before = frozen_facts(ledger, previous[-1])
+        now_facts = AttemptFacts.from_summary(
+            analysis.run,
+            analysis.fault.kind,
+            _marker_sha(artifacts),
+            round_id=rid,
+            fault_phase=analysis.fault.phase,
+        )
+        decision = diagnostic_rerun(before, now_facts) if before is not None else None
     if change is None:
         if not previous and derived:
             d = (existing.derived_from if existing is not None else None) or {}
             change = f"applies proposal {str(d.get('proposal_sha256'))[:12]} of {d.get('round')}/{d.get('attempt')}"
         elif not previous:
             change = "the candidate as launched (base round)"
+        elif decision is not None:
+            from skdbg.triage.verify import show_options
+
+            change = f"diagnostic: adds {show_options(decision.added)} (candidate unchanged)"
         else:
             change = "not declared"
-    auto_status, why = attempt_outcome(analysis, derived)
+    if decision is not None:
+        # §3.9/§6.3: same candidate + debug options = a diagnostic attempt of the same round (R4 when it passes)
+        auto_status, why = decision.status, decision.why
+    else:
+        auto_status, why = attempt_outcome(analysis, derived)
+    mismatch = declared_change_mismatch(ledger, session_id, rid, ctx) if derived else None
+    if mismatch is not None:
+        # §6.3: not the round's declared change — invalid, whatever the run did (also under debug options)
+        auto_status, why = "invalid", f"invalid (materialisation mismatch): {mismatch}"
     final_status = status or auto_status
     snapshots = _report_snapshots(ctx, analysis, report_dir_name(rid, no))
     new = NewAttempt(
@@ -230,7 +323,8 @@ def add_attempt(
         round_status="failed" if final_status in ("failed", "timed_out") else None,
     )
     if existing is None:
-        ledger.open_round(session_id, rid)  # only once nothing can refuse the attempt any more
+        # only once nothing can refuse the attempt any more; a concurrent first attempt may have opened it
+        ledger.open_round(session_id, rid, exist_ok=True)
     return ledger.record_attempt(session_id, rid, new)
 
 
@@ -293,22 +387,49 @@ def verify_round(ledger: Ledger, session_id: str, round_id: str, no: int | None 
     """Revalidate the round's attempt (newest by default) against the attempt its proposal came from.
 
     Records V1–V5 and the implied moves: attempt passed/failed/invalid, round failed or
-    passed_gates(V1..Vk), proposal applied → verified (passed) or blocked (failed). Returns the
-    ``skdbg.verify/1`` document.
+    passed_gates(V1..Vk), proposal applied → verified (passed) or blocked (failed). An attempt that
+    re-runs the previous attempt of its round with only debug options added is a diagnostic attempt
+    (§3.9): it is compared with that attempt, its status and R4 come from the same decision
+    :func:`add_attempt` used, and the proposal does not move. Returns the ``skdbg.verify/1`` document.
     """
     from skdbg.triage.context import open_context
     from skdbg.triage.engine import analyze_context
-    from skdbg.triage.verify import verify
+    from skdbg.triage.verify import diagnostic_rerun, verify
 
-    prop = ledger.proposal(session_id, round_id)
-    source = ledger.attempt(session_id, prop.source_round, prop.source_attempt)
     target = ledger.attempt(session_id, round_id, no)
+    rid = target.round_id
+    earlier = [a for a in ledger.attempts(session_id, rid) if a.no < target.no]
+    decision = None
+    if earlier:
+        before, after = frozen_facts(ledger, earlier[-1]), frozen_facts(ledger, target)
+        decision = diagnostic_rerun(before, after) if before is not None and after is not None else None
+    prop: ProposalInfo | None = None
+    if decision is not None:
+        source = earlier[-1]
+    else:
+        try:
+            prop = ledger.proposal(session_id, round_id)
+        except NotFound as exc:
+            raise NotFound(
+                f"{exc}; and {rid}/{target.key} is not a diagnostic re-run of an earlier attempt of the round "
+                "(same candidate, only debug options added): nothing to revalidate"
+            ) from exc
+        source = ledger.attempt(session_id, prop.source_round, prop.source_attempt)
     with materialised(ledger, source) as old_dir, materialised(ledger, target) as new_dir:
-        old_ctx = open_context(old_dir)
+        old_ctx, new_ctx = open_context(old_dir), open_context(new_dir)
         analysis = analyze_context(old_ctx)
-        result = verify(old_ctx, open_context(new_dir), analysis.proposal, old_analysis=analysis)
+        result = verify(
+            old_ctx,
+            new_ctx,
+            analysis.proposal,
+            old_analysis=analysis,
+            round_ids=(source.round_id, rid),
+            declared_mismatch=declared_change_mismatch(ledger, session_id, rid, new_ctx)
+            if decision
+            else None,
+        )
     doc = result.to_json()
-    if canonical_sha256(analysis.proposal.to_json()) != prop.sha256:
+    if prop is not None and canonical_sha256(analysis.proposal.to_json()) != prop.sha256:
         doc["notes"] = [
             *doc["notes"],
             "the proposal recomputed from the frozen scene differs from the recorded one",
@@ -320,7 +441,7 @@ def verify_round(ledger: Ledger, session_id: str, round_id: str, no: int | None 
     r_status = result.round_status if result.round_status != "open" else None
     round_move = (rnd.pk, r_status) if r_status and r_status in ledger.allowed("round", rnd.status) else None
     prop_move: tuple[int, str] | None = None
-    if a_status in ("passed", "failed", "timed_out"):
+    if prop is not None and a_status in ("passed", "failed", "timed_out"):
         wanted = "verified" if a_status == "passed" else "blocked"
         if prop.status == "proposed":
             ledger.set_status("proposal", prop.pk, "applied", f"{round_id}/{target.key} launched")
@@ -346,6 +467,8 @@ __all__ = [
     "canonical_sha256",
     "check_attempt",
     "check_stale",
+    "declared_change_mismatch",
+    "frozen_facts",
     "materialised",
     "propose",
     "report_dir_name",

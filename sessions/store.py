@@ -14,6 +14,7 @@ import json
 import os
 import secrets
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -27,6 +28,8 @@ from skdbg.sessions.location import DB_NAME, OBJECTS, filesystem_type, journal_m
 from skdbg.sessions.schema import MIGRATIONS, SCHEMA_VERSION
 
 BUSY_TIMEOUT_MS = 5000
+#: a 0-byte ledger.db younger than this may be a ledger another process is creating right now
+_FRESH_FILE_SECONDS = 10.0
 
 
 def now() -> str:
@@ -226,15 +229,50 @@ class Ledger:
 
     # -------------------------------------------------------------------------------- connection
 
+    def _refuse_empty_file(self) -> None:
+        """A 0-byte ``ledger.db`` is a ledger lost to a crash or a full disk, not a new one.
+
+        SQLite would silently treat it as an empty database and start a fresh ledger over it. A file
+        that another process created a moment ago (and is about to fill) is still accepted.
+        """
+        try:
+            st = self.db_path.stat()
+        except OSError:
+            return
+        objects = self.home / OBJECTS
+        has_objects = objects.is_dir() and any(objects.iterdir())
+        if st.st_size == 0 and (has_objects or time.time() - st.st_mtime > _FRESH_FILE_SECONDS):
+            raise LedgerUnavailable(
+                f"{self.db_path} is empty (0 bytes): the ledger was lost (a crash or a full disk while "
+                "writing). It was left untouched; restore ledger.db from a backup, or move it aside to "
+                "start a new ledger in this directory (objects/ keeps the frozen evidence)"
+            )
+
+    def _quick_check(self, db: sqlite3.Connection) -> None:
+        """Refuse a damaged database before anything is read from it or written into it."""
+        rows = db.execute("PRAGMA quick_check").fetchall()
+        problems = [str(r[0]) for r in rows if str(r[0]) != "ok"]
+        if problems:
+            db.close()
+            raise LedgerUnavailable(
+                f"{self.db_path}: the ledger file is corrupted (quick_check: {problems[0]}); it was left "
+                "untouched — restore it from a backup, or point --session-dir at another directory"
+            )
+
     def _connect(self, busy_timeout_ms: int) -> sqlite3.Connection:
+        self._refuse_empty_file()
         if self.read_only:
             if not self.db_path.is_file():
                 raise NotFound(f"no ledger at {self.db_path}")
-            uri = f"file:{self.db_path}?mode=ro"
+            # In a directory nobody can write to, no writer can exist either: read the file as it is
+            # (a WAL database otherwise needs to create its -shm index beside it).
+            immutable = "&immutable=1" if not os.access(self.home, os.W_OK) else ""
+            uri = f"file:{self.db_path}?mode=ro{immutable}"
             try:
                 db = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=busy_timeout_ms / 1000)
                 db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
                 self._check_version(db)
+                self._quick_check(db)
             except sqlite3.Error as exc:
                 raise translate(exc, self.db_path) from exc
             return db
@@ -254,6 +292,7 @@ class Ledger:
             db = sqlite3.connect(self.db_path, isolation_level=None, timeout=busy_timeout_ms / 1000)
             db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             self._check_version(db)
+            self._quick_check(db)
             mode = db.execute(f"PRAGMA journal_mode = {self.journal_mode}").fetchone()[0]
             self.journal_mode = str(mode).upper()
             db.execute("PRAGMA synchronous = " + ("NORMAL" if self.journal_mode == "WAL" else "FULL"))
@@ -446,15 +485,23 @@ class Ledger:
         kind: str = "base",
         derived_from: tuple[str, int, str] | None = None,
         created: str | None = None,
+        exist_ok: bool = False,
     ) -> RoundInfo:
-        """Open a round (status ``open``). ``derived_from`` = (round, attempt no, proposal sha256)."""
+        """Open a round (status ``open``). ``derived_from`` = (round, attempt no, proposal sha256).
+
+        ``exist_ok``: a round of the same kind that another process opened meanwhile is taken as is
+        (two first attempts of one round racing); the check runs inside the write transaction.
+        """
         self.session(session_id)
         ts = created or now()
         d_round, d_attempt, d_prop = derived_from if derived_from else (None, None, None)
         with self.write() as db:
-            if db.execute(
-                "SELECT 1 FROM rounds WHERE session_id = ? AND round_id = ?", (session_id, round_id)
-            ).fetchone():
+            found = db.execute(
+                "SELECT kind FROM rounds WHERE session_id = ? AND round_id = ?", (session_id, round_id)
+            ).fetchone()
+            if found is not None and exist_ok and found[0] == kind:
+                return self.round(session_id, round_id)
+            if found is not None:
                 raise LedgerError(
                     f"round {round_id} already exists in session {session_id}; round ids are never reused"
                 )

@@ -86,7 +86,8 @@ def write_tree(
             if isinstance(data, bytes):
                 dest.write_bytes(data)
             else:
-                dest.write_text(data, encoding="utf-8")
+                # a non-UTF-8 file name quoted in a report arrives as surrogates: escape, never fail
+                dest.write_text(data, encoding="utf-8", errors="backslashreplace")
     return [out / rel for rel in files]
 
 

@@ -75,6 +75,11 @@ def main(ctx: click.Context) -> None:
 
     Without a command: open the interactive TUI on the bundled example scene (`skdbg tui SCENE` for
     any scene)."""
+    for stream in (sys.stdout, sys.stderr):
+        # file names that are not UTF-8 reach output as surrogates: print them escaped, never fail
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     if ctx.invoked_subcommand is not None:
         return
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
@@ -344,6 +349,7 @@ def verify(old: Path, new: Path, fmt: str) -> None:
     click.echo(f"round {doc['round']['round_id']}: {doc['round']['status']}")
     click.echo(
         f"attempt {doc['attempt']['round_id']}#{doc['attempt']['attempt']}: {doc['attempt']['status']}"
+        + (f" — {doc['attempt']['note']}" if doc["attempt"].get("note") else "")
     )
     for ref in doc.get("refused_evidence", []):
         click.echo(f"refused: {ref['path']} — {ref['reason']}")
@@ -361,7 +367,10 @@ def _open_ledger(session_dir: Path | None, *, read_only: bool = False) -> Any:
     from skdbg.sessions.location import session_home
     from skdbg.sessions.store import Ledger
 
-    ledger = Ledger(session_home(session_dir), read_only=read_only)
+    home = session_home(session_dir)
+    # reads open an existing ledger read-only (a read-only ledger folder still lists and shows);
+    # with no ledger yet, the first command creates it
+    ledger = Ledger(home, read_only=read_only and (home / "ledger.db").is_file())
     for warning in ledger.warnings:
         click.echo(f"skdbg: warning: {warning}", err=True)
     return ledger
@@ -435,7 +444,7 @@ def session_new(name: str | None, session_dir: Path | None, fmt: str) -> None:
 @bad_input_is_exit_3
 def session_list(session_dir: Path | None, fmt: str) -> None:
     """List the sessions of the ledger."""
-    with _open_ledger(session_dir) as ledger:
+    with _open_ledger(session_dir, read_only=True) as ledger:
         rows = [s.to_json() for s in ledger.sessions()]
     text = "\n".join(
         f"{r['id']}  {r['rounds']} round(s) {r['attempts']} attempt(s)  {r['name'] or ''}" for r in rows
@@ -452,7 +461,7 @@ def session_show(session_id: str, session_dir: Path | None, fmt: str) -> None:
     """Rounds, attempts with status and gates, proposals and notes of a session."""
     from skdbg.sessions.views import session_overview, verdict_history
 
-    with _open_ledger(session_dir) as ledger:
+    with _open_ledger(session_dir, read_only=True) as ledger:
         doc = session_overview(ledger, session_id)
         doc["verdicts"] = verdict_history(ledger, session_id)
     lines = [f"session {doc['session']['id']} {doc['session']['name'] or ''}".rstrip()]
@@ -569,7 +578,7 @@ def session_check(session_id: str, session_dir: Path | None, fmt: str) -> None:
     """Re-hash every frozen file of the session; exit 3 naming the first file changed after freezing."""
     from skdbg.sessions.attempts import check_attempt
 
-    with _open_ledger(session_dir) as ledger:
+    with _open_ledger(session_dir, read_only=True) as ledger:
         attempts = ledger.attempts(session_id)
         for a in attempts:
             check_attempt(ledger, a)
@@ -596,7 +605,7 @@ def session_export(session_id: str, out_dir: Path, lang: str, session_dir: Path 
     """Write the failure-scene report folder of the session (REPORT.md, EXPERIMENT_REPORT.md, session.json)."""
     from skdbg.sessions.exchange import export_session
 
-    with _open_ledger(session_dir) as ledger:
+    with _open_ledger(session_dir, read_only=True) as ledger:
         files = export_session(ledger, session_id, out_dir, lang=lang)
     _emit(fmt, {"files": [str(f) for f in files]}, "\n".join(str(f) for f in files))
 

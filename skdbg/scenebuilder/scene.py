@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from skdbg.parsers.cond import STATE_NAMES, encode_cond
-from skdbg.parsers.markers import marker_text, requote
+from skdbg.parsers.markers import ge_scope_text, marker_text, requote
 from skdbg.scenebuilder import jsonart, skmeta
 from skdbg.scenebuilder.elf import ChildKernel, bin_file_name, child_elf, entry_elf
 from skdbg.scenebuilder.plog import (
@@ -223,7 +223,10 @@ class SceneSpec:
       ``extra_sks`` (:class:`SkDef` in the same model dir), ``extra_models`` (copies in other model dirs),
       ``meta_prefix=False`` (hand-written style, mtime = ``build_ts``).
     * side files: ``run`` (overrides deep-merged into run.json; None → none), ``probe`` (same for
-      env/check_environment.json), ``source`` (src/model.py + source_sites.json), ``debug_options``
+      env/check_environment.json), ``source`` (src/model.py + source_sites.json), ``marker_form``
+      (``npugraph_ex`` begin/end calls, or ``ge`` — ``with torchair.scope.super_kernel(name):``;
+      default ``ge`` for fault="ge_sk"), ``sk_meta=False`` (no ``sk_meta/`` at all, e.g. a compile
+      that died before any SK was built), ``debug_options``
       (candidate.super_kernel_debug_options), ``cache_writers`` ({writer nodeId: [reader nodeIds]}).
     * clocks: ``run_start``/``run_end`` (run.json; process start = run_start + 123 ms), ``build_ts``
       (metadata), ``fault_ts`` (first handler line; runtime lines 302 µs earlier); ``noise_lines``, ``seed``.
@@ -253,6 +256,8 @@ class SceneSpec:
     run: Mapping[str, Any] | None = field(default_factory=dict)
     probe: Mapping[str, Any] | None = field(default_factory=dict)
     source: bool = True
+    marker_form: str | None = None  # npugraph_ex | ge; None → ge for fault="ge_sk", else npugraph_ex
+    sk_meta: bool = True
     # run.json candidate.super_kernel_debug_options (F9). Default {} even with op_trace — a "clean manifest
     # but *_op_trace entry" scene (F9 conflict); None → derived: {"debug_op_exec_trace": 1} iff op_trace entry
     debug_options: Mapping[str, Any] | None = field(default_factory=dict)
@@ -1368,6 +1373,13 @@ def _event_stmt(e: Event) -> str:
     }[e.kind]
 
 
+def _marker_form(spec: SceneSpec) -> str:
+    form = spec.marker_form or ("ge" if spec.fault == "ge_sk" else "npugraph_ex")
+    if form not in ("npugraph_ex", "ge"):
+        raise ValueError(f"marker_form must be npugraph_ex|ge, got {spec.marker_form!r}")
+    return form
+
+
 def _model_source(spec: SceneSpec, sk: _Sk) -> tuple[str, dict[int, int]]:
     """src/model.py: one statement per child inside the scope markers; nodeId → 1-based line."""
     head = [
@@ -1389,8 +1401,15 @@ def _model_source(spec: SceneSpec, sk: _Sk) -> tuple[str, dict[int, int]]:
             line = f"        {obj} = {ctor}"
             if line not in objs:
                 objs.append(line)
+    ge = _marker_form(spec) == "ge"
     scope = requote(None, sk.scope_name)
-    lines = head + objs + ["        " + marker_text("begin", scope)]
+    if ge:  # §4.5.2: the GE form is a context manager; the children are its body
+        head.insert(4, "import torchair")
+        begin = "        " + ge_scope_text(scope)
+    else:
+        begin = "        " + marker_text("begin", scope)
+    body = "            " if ge else "        "
+    lines = head + objs + [begin]
     sites: dict[int, int] = {}
     stmt_line: dict[int, int] = {}
     k = 0
@@ -1407,10 +1426,11 @@ def _model_source(spec: SceneSpec, sk: _Sk) -> tuple[str, dict[int, int]]:
             k += 1
         else:
             text = c.statement or _event_stmt(c)
-        lines.append("        " + text)
+        lines.append(body + text)
         stmt_line[p] = len(lines)
         sites[sk.node_ids[p]] = len(lines)
-    lines.append("        " + marker_text("end", scope))
+    if not ge:
+        lines.append("        " + marker_text("end", scope))
     lines.append(f"        return x{k}")
     return "\n".join(lines) + "\n", sites
 
@@ -1508,7 +1528,7 @@ def build_scene(spec: SceneSpec, dest: str | os.PathLike[str]) -> BuiltScene:
 
     model_dir = root / "sk_meta" / str(dir_pid) / f"model_{spec.model_id}"
     extra_dirs: list[Path] = []
-    if spec.fault != "ge_sk":
+    if spec.fault != "ge_sk" and spec.sk_meta:
         handler_file: list[str] = []
         if inc is not None and _handler_mode(spec) == "full" and spec.meta_prefix:
             handler_file = to_filelog_lines(replace(inc, pid=meta_pid))

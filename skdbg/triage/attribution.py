@@ -21,8 +21,10 @@ from dataclasses import dataclass, field, replace
 from skdbg.parsers.binfiles import ImageTable, PcLocation, matches_func_name
 from skdbg.parsers.common import Source
 from skdbg.parsers.cond import CondCheck, check_cond, state_name
+from skdbg.parsers.runtime_faults import DumpException
 from skdbg.parsers.sk_handler import ExceptionCore, Incident
 from skdbg.triage.context import TriageContext
+from skdbg.triage.localize import plogs_of
 from skdbg.triage.model import ChildRef, CoreFinding, EvidenceItem
 from skdbg.triage.skview import SkInstance, SkTask
 from skdbg.triage.stages import Localization
@@ -68,6 +70,12 @@ class Attribution:
     * ``e4`` — L4 per candidate index; ``entry_confirmed`` — indices whose task-queue FUNC task
       lists the matched entry address (C3 alternative); ``symbols`` — bound SK / ELF symbol.
     * ``conflicts`` — one line per disagreement (C2/X4); ``missing`` — per-level gap lines (R2).
+    * ``candidate_set`` — every task index still possible after each core's levels were
+      intersected (§3.4: L3 disambiguates L2; T4/T5): ``K`` plus, per core, ``M(c) ∩ COND(c)``
+      (``M(c)`` alone without a usable COND, ``COND(c)`` alone without a PC). A shared-binary PC
+      match that COND rules out is never in it; on an L2/L3 disagreement both sides are (C2).
+    * ``ge_dumps`` — X6: the adump ``[Dump][Exception]`` lines of a GE-mode SK fault (the dump
+      ``symbol name`` is the only child-level fact that family prints, §3.1.4).
     """
 
     cores: tuple[CoreFinding, ...] = ()
@@ -83,6 +91,8 @@ class Attribution:
     evidence: tuple[EvidenceItem, ...] = ()
     missing: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    candidate_set: tuple[int, ...] = ()
+    ge_dumps: tuple[DumpException, ...] = ()
 
     @property
     def bystanders(self) -> tuple[CoreFinding, ...]:
@@ -190,6 +200,15 @@ def _func_indices(inst: SkInstance | None, inc: Incident | None) -> set[int] | N
     return None
 
 
+def _queue_funcs(inst: SkInstance, qtype: str | None) -> set[int]:
+    """FUNC task indices a core of type ``qtype`` can run (both queues when the type is unknown, T7)."""
+    if qtype is not None:
+        own = {t.index for t in inst.tasks if t.type == "FUNC" and t.queue == qtype}
+        if own:
+            return own
+    return set(inst.func_indices)
+
+
 def _task_text(t: SkTask) -> str | None:
     """An excerpt for a JSON task (no line to quote); device-args rows quote their own line."""
     if t.src.json_path is None:
@@ -234,6 +253,7 @@ class _Builder:
         self.entry_confirmed: set[int] = set()
         self.conflicts: list[str] = []
         self.elf_prefix: dict[int, str] = {}  # k -> image funcName the PC was found in
+        self.scope_checked: set[int] = set()  # cores whose COND scope was compared with SkScopeId
         self.node_cnt = self.inc.node_cnt if self.inc is not None and self.inc.node_cnt is not None else None
         if self.node_cnt is None and self.inst is not None:
             self.node_cnt = self.inst.header_node_cnt or self.inst.node_count
@@ -271,12 +291,17 @@ class _Builder:
     # -------------------------------------------------------------- states
 
     def readings(self, c: ExceptionCore) -> list[_Reading]:
-        """Trace-state reports of core c: its own trace block, the counter row, the all-core listing."""
+        """Trace-state reports of core c: its own trace block, the counter row, the all-core listing.
+
+        The per-core counters are written only by ``*_op_trace*`` entries; without op_trace the
+        handler still prints them, all zero (artifacts.md A18) — those rows say nothing about the
+        core and are not a state report (a zero counter is not "ORIGIN").
+        """
         out: list[_Reading] = []
         inc = self.inc
         if c.trace is not None:
             out.append(_Reading(c.trace.op_state, c.trace.op_id, c.trace.src, "trace"))
-        if inc is not None and inc.counters is not None:
+        if inc is not None and inc.counters is not None and self.op_trace:
             for e in inc.counters.entries:
                 if e.core == c.core_id:
                     out.append(_Reading(e.op_state, e.index, e.src, "counter"))
@@ -411,7 +436,9 @@ class _Builder:
 
     # -------------------------------------------------------------- L3
 
-    def level3(self, c: ExceptionCore, cc: CondCheck | None) -> tuple[int | None, tuple[int, ...]]:
+    def level3(
+        self, c: ExceptionCore, cc: CondCheck | None, qtype: str | None
+    ) -> tuple[int | None, tuple[int, ...]]:
         if c.cond is None or cc is None:
             return None, ()
         src = c.cond.source_of("value") or c.cond.src
@@ -431,8 +458,11 @@ class _Builder:
             self.cite("L3", "plog", src, core=c.core_id)
             self.notes.append(f"core {c.core_id}: COND names opIndex={cc.cond.op_index} but no task queue")
             return None, ()
-        funcs = self.inst.func_indices
+        # "Queue position" (T5): a core runs only the FUNC tasks of its own core type's queue, so a
+        # wrapped opIndex k can only be k + 256·j where that queue holds a FUNC task.
+        funcs = _queue_funcs(self.inst, qtype)
         if cc.cond_index_overflow:
+            self.scope_checked.add(c.core_id)
             self.flag("cond_index_overflow")
             if cc.recovered_index is not None and cc.recovered_index in funcs:
                 k = cc.recovered_index
@@ -444,20 +474,65 @@ class _Builder:
         cands = tuple(k for k in cc.candidates if k in funcs) if cc.candidates else ()
         if not cc.candidates and self.node_cnt is None and cc.cond.op_index in funcs:
             cands = (cc.cond.op_index,)
+        if cc.scope_match is not None:
+            self.scope_checked.add(c.core_id)
         if cc.scope_match is None:
             # The fault's SkScopeId is unknown: the decoded scope cannot be checked (§3.4 L3).
             self.cite("L3", "plog", src, core=c.core_id)
             return None, cands
         if len(cands) == 1 and cands[0] == cc.cond.op_index:
             self.cite("L3", "plog", src, core=c.core_id, k=cands[0])
-            tq = [t for t in self.inst.tasks_of(cands[0]) if t.type == "FUNC"]
-            if tq:
-                self.cite(
-                    "L3", tq[0].origin, tq[0].src, excerpt=_task_text(tq[0]), core=c.core_id, k=cands[0]
-                )
+            self.cite_func_task(cands[0], c.core_id)
             return cands[0], ()
         self.cite("L3", "plog", src, core=c.core_id, rule="T5" if len(cands) > 1 else None)
         return None, cands
+
+    def cite_func_task(self, k: int, core: int) -> None:
+        """The scheduled FUNC task k (task queue JSON or device-args row) that an L3 reading names."""
+        if self.inst is None:
+            return
+        tq = [t for t in self.inst.tasks_of(k) if t.type == "FUNC"]
+        if tq:
+            self.cite("L3", tq[0].origin, tq[0].src, excerpt=_task_text(tq[0]), core=core, k=k)
+
+    # -------------------------------------------------------------- L2 ∩ L3 (§3.4, T4/T5)
+
+    def narrow(
+        self, c: ExceptionCore, m: tuple[int, ...], e3: int | None, e3c: tuple[int, ...]
+    ) -> tuple[int | None, tuple[int, ...], tuple[int, ...]]:
+        """Intersect the PC match set M(c) with what COND allows on core c (issue: never list every
+        PC match of a shared binary, never a task COND rules out).
+
+        Returns (E3, E3amb, narrowed candidates of c). A lower level may disambiguate a higher one
+        (§3.4): when the PC sits in a binary shared by several tasks and COND (after the T5 wrap and
+        queue checks, its scope checked against SkScopeId) leaves exactly one of them, that task is
+        E3 — graded C4, never above. An empty
+        intersection is an L2/L3 disagreement (C2): both sides stay candidates.
+        """
+        allowed = (e3,) if e3 is not None else e3c
+        if not allowed or not m:
+            return e3, e3c, tuple(sorted(set(m) | set(allowed)))
+        inter = tuple(k for k in m if k in set(allowed))
+        if not inter:
+            if not (e3 is not None and len(m) == 1):  # E2 ≠ E3 is reported as a level conflict below
+                self.conflicts.append(
+                    f"core {c.core_id}: the PC matches task(s) {list(m)} but COND allows only "
+                    f"{list(allowed)} (L2 vs L3)"
+                )
+            return e3, e3c, tuple(sorted(set(m) | set(allowed)))
+        checked = c.core_id in self.scope_checked
+        if e3 is None and len(inter) == 1 and len(m) >= 2 and c.cond is not None and checked:
+            k = inter[0]
+            self.notes.append(
+                f"core {c.core_id}: the PC matches tasks {list(m)} (shared binary, T4) and COND allows "
+                f"{list(e3c)} (T5); only task {k} is in both — L3 disambiguates L2"
+            )
+            self.cite("L3", "plog", c.cond.source_of("value") or c.cond.src, core=c.core_id, k=k)
+            self.cite_func_task(k, c.core_id)
+            return k, (), (k,)
+        if e3 is None:
+            return None, inter, inter
+        return e3, e3c, inter
 
     # -------------------------------------------------------------- bystander (§3.6, X5)
 
@@ -470,6 +545,9 @@ class _Builder:
             return "SK entry finished on this core (state 4): nothing left to wait on"
         if any(r.state == ORIGIN for r in states) and not finished:
             return None
+        # No trace state at all (no op_trace, no COND value): where the core stopped in its queue is
+        # unknown, so the first blocking task from the queue head is named, and said to be so.
+        head = "" if states else " (no trace state on this core: first blocking task from the queue head)"
         start = 0
         if finished:
             k = finished[0].index
@@ -480,10 +558,8 @@ class _Builder:
         for t in queue:
             if t.slot < start:
                 continue
-            if t.type == "EVENT_WAIT":
-                return self._describe_wait(t, qtype)
-            if t.type == "SYNC" and t.args in WAIT_SYNC_KINDS:
-                return self._describe_wait(t, qtype)
+            if t.type == "EVENT_WAIT" or (t.type == "SYNC" and t.args in WAIT_SYNC_KINDS):
+                return self._describe_wait(t, qtype) + head
         return None
 
     def _describe_wait(self, t: SkTask, qtype: str) -> str:
@@ -681,6 +757,7 @@ def attribute(ctx: TriageContext, loc: Localization) -> Attribution:
     named_by: dict[int, list[str]] = {}
     e2_amb: set[int] = set()
     e3_amb: set[int] = set()
+    cand_set: set[int] = set()
     excores = [c for c in inc.cores if c.callback == "A"] if inc is not None else []
     if inc is not None and not excores:
         excores = list(inc.cores)
@@ -698,7 +775,9 @@ def attribute(ctx: TriageContext, loc: Localization) -> Attribution:
         cc = b.cond(c)
         l1 = b.level1(c, readings)
         m, where, elf = b.level2(c, qtype)
-        e3, e3c = b.level3(c, cc)
+        e3, e3c = b.level3(c, cc, qtype)
+        e3, e3c, narrowed = b.narrow(c, m, e3, e3c)
+        cand_set |= set(narrowed)
         e1 = next(iter(l1)) if len(l1) == 1 else None
         e2 = m[0] if len(m) == 1 else None
         for k in sorted(l1):
@@ -719,7 +798,10 @@ def attribute(ctx: TriageContext, loc: Localization) -> Attribution:
         cflags: list[str] = []
         if named or m or e3c:
             role = "implicated"
-        elif c.current_pc not in (None, 0) and states and all(r.state in BYSTANDER_STATES for r in states):
+        elif c.current_pc not in (None, 0) and all(r.state in BYSTANDER_STATES for r in states):
+            # §3.6: "only states 0/1/3/4" holds vacuously for a core with no trace state at all (a
+            # run without op_trace whose COND is absent or 0): its non-zero PC in entry code still makes
+            # it a bystander; only PC = 0 (T9) leaves a core unknown.
             has_bins = (
                 b.inst is not None and b.inst.model.images is not None and bool(b.inst.model.images.names)
             )
@@ -768,8 +850,8 @@ def attribute(ctx: TriageContext, loc: Localization) -> Attribution:
     K = tuple(sorted(named_by))
     if len(K) >= 2:
         b.conflicts.append("cores/levels name different children: " + ", ".join(f"task {k}" for k in K))
-    cands = set(K) | e2_amb | e3_amb
-    e4 = {k: b.level4(k) for k in sorted(cands)}
+    cand_set |= set(K)
+    e4 = {k: b.level4(k) for k in sorted(cand_set)}
     for res in e4.values():
         if res.stale:
             b.flag("possible_stale_metadata")
@@ -788,7 +870,16 @@ def attribute(ctx: TriageContext, loc: Localization) -> Attribution:
         evidence=tuple(b.items),
         missing=tuple(_missing(b, findings)),
         notes=tuple(b.notes),
+        candidate_set=tuple(sorted(cand_set)),
+        ge_dumps=_ge_dumps(ctx, loc),
     )
+
+
+def _ge_dumps(ctx: TriageContext, loc: Localization) -> tuple[DumpException, ...]:
+    """X6: P's adump exception lines (core, PCs, ``symbol name``) for a GE-mode SK fault."""
+    if loc.fault.kind != "ge_sk":
+        return ()
+    return tuple(f for pe in plogs_of(ctx, loc.pid) for f in pe.faults if isinstance(f, DumpException))
 
 
 def _circular(findings: list[CoreFinding], b: _Builder) -> None:

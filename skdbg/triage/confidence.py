@@ -3,12 +3,21 @@
 Why a separate pure function: the grade is the single decision that allows (high/medium) or
 forbids (low/n/a) an exclusion proposal, so it must be a small, auditable mapping from the
 attribution facts to one rule id with a one-line reason — no new evidence is read here.
+
+GE-mode SKs (``te_superkernel_*``, X6) are SK faults of another family (§3.2): their entry gate
+fails G2 by construction (no ``sk_meta/<pid>``), which is not a reason to grade ``n/a``. C0 covers
+a gate failed for any *other* reason, and non-SK faults; a GE-mode fault is graded like any SK
+whose child is named by a PC→symbol match without task-queue / fused-node metadata: **C5, low**,
+with the dump ``symbol name`` as the only suspect field (C6 without a dump line, C2 when the
+exception cores' dump symbols disagree). ``verdict.candidates`` is the attribution's
+``candidate_set`` — PC matches intersected with what COND allows (§3.4, T4/T5).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from skdbg.parsers.runtime_faults import DumpException
 from skdbg.parsers.sk_handler import DIALECTS
 from skdbg.triage.attribution import Attribution
 from skdbg.triage.context import TriageContext
@@ -16,6 +25,10 @@ from skdbg.triage.model import ChildRef, EvidenceItem, GateResult, Verdict
 from skdbg.triage.stages import Localization
 
 _NAMING_LEVELS = ("L1", "L2", "L3")
+#: gate ids a GE-mode SK fails by construction (no sk_meta/<pid>: G2 and the metadata predicates)
+GE_INHERENT_GAPS = frozenset({"G2", "F3", "F4", "F5", "F6", "F7"})
+#: routes for which the workflow does not apply at all (compile-only X1, no fusion X2)
+_NOT_THIS_WORKFLOW = frozenset({"X1", "X2"})
 
 
 def _candidates(att: Attribution, loc: Localization, ks: tuple[int, ...] | list[int]) -> tuple[ChildRef, ...]:
@@ -93,11 +106,13 @@ def _risks(gate: GateResult, att: Attribution, suspect: ChildRef | None) -> list
 
 
 def grade(ctx: TriageContext, gate: GateResult, loc: Localization, att: Attribution) -> Verdict:
-    """C0–C6 in order (§3.8); ``ctx`` is accepted for symmetry with the other stages."""
-    del ctx
+    """C0–C6 in order (§3.8); ``ctx`` only turns file paths into scene-relative ones."""
     flags = _base_flags(gate, att)
     missing = att.missing
     evidence = att.evidence
+
+    if loc.fault.kind == "ge_sk" and set(gate.failed) <= GE_INHERENT_GAPS:
+        return _ge_verdict(ctx, att, flags)
 
     # C0 — gate failed or not an SK fault: no suspect at all.
     if not gate.passed or not loc.is_sk:
@@ -108,10 +123,13 @@ def grade(ctx: TriageContext, gate: GateResult, loc: Localization, att: Attribut
         )
         risk = [f"no child can be attributed: {why}"]
         risk += [f"{g.id}: {g.detail} — collect: {g.collect}" for g in gate.gaps if g.id in gate.failed]
+        if _NOT_THIS_WORKFLOW & set(gate.route_hints) or loc.fault.phase == "compile":
+            # X1/X2: not this workflow — per-level "rerun with the trace / re-collect" lines do not apply
+            missing = ()
         return Verdict("n/a", "C0", why, None, (), tuple(flags), evidence, missing, tuple(risk))
 
     k_set = att.K
-    amb_all = tuple(sorted(set(k_set) | set(att.e2_ambiguous) | set(att.e3_ambiguous)))
+    amb_all = tuple(sorted(set(k_set) | set(att.candidate_set)))
 
     # C1 — dialect unknown, or the SK instance is not unique (F5/F6 ambiguity).
     if _dialect_unknown(loc):
@@ -232,6 +250,9 @@ def grade(ctx: TriageContext, gate: GateResult, loc: Localization, att: Attribut
         why = f"the PC matches several children {list(att.e2_ambiguous)} and no E3 resolves them"
     elif not k_set and att.bystanders and not att.implicated:
         why = "only bystander cores (SK entry code / between children) — no child-level evidence"
+        waits = [f"core {c.core_id} waits at {c.blocking}" for c in att.bystanders if c.blocking]
+        if waits:
+            why += " (X5: " + "; ".join(waits) + ")"
     elif not k_set:
         why = "no child-level evidence (only the SK entry, COND unavailable or no sub kernel matched)"
     else:
@@ -250,4 +271,58 @@ def grade(ctx: TriageContext, gate: GateResult, loc: Localization, att: Attribut
     )
 
 
-__all__ = ["grade"]
+def _ge_ref(symbol: str) -> ChildRef:
+    """A GE-mode suspect: the dump symbol is all that family names (no task index, node or scope)."""
+    return ChildRef(None, None, None, None, None, None, symbol=symbol, identity="unresolved")
+
+
+def _ge_verdict(ctx: TriageContext, att: Attribution, flags: list[str]) -> Verdict:
+    """X6 (§3.1.4, §4.5.2): a GE-mode SK fault is low — C5 with the dump symbol, else C6/C2."""
+    dumps: list[DumpException] = list(att.ge_dumps)
+    where = {d.symbol_name: f"{ctx.relpath(d.src.file)}:{d.src.line}" for d in reversed(dumps)}
+    symbols = list(dict.fromkeys(d.symbol_name for d in dumps))
+    risks = (
+        "X6: GE-mode SK — no sk_meta/<pid>, task queue or fused-node list exists; the dump symbol is "
+        "informational and never an exclusion target (GE exclusion form: torchair.scope.super_kernel(None))",
+        "R1: rerun the candidate under npugraph_ex with ASCEND_OP_COMPILE_SAVE_KERNEL_META=1 for "
+        "child-level evidence",
+    )
+    bad = [d for d in dumps if not (d.offset_consistent and d.symbol_contains_offset)]
+    if bad:
+        flags = [*flags, "ge_dump_inconsistent"]
+    if len(symbols) == 1 and not bad:
+        sym = symbols[0]
+        return Verdict(
+            "low",
+            "C5",
+            f"GE-mode SK: the dump names symbol {sym} ({where[sym]}) but no task queue or fused-node "
+            "metadata covers a GE-mode SK (incomplete logs)",
+            _ge_ref(sym),
+            (),
+            tuple(flags),
+            att.evidence,
+            (),
+            risks,
+        )
+    if len(symbols) >= 2:
+        return Verdict(
+            "low",
+            "C2",
+            "GE-mode SK: the exception cores' dump symbols disagree: "
+            + ", ".join(f"{s} ({where[s]})" for s in symbols),
+            None,
+            tuple(_ge_ref(s) for s in symbols),
+            tuple(flags),
+            att.evidence,
+            (),
+            risks,
+        )
+    why = (
+        "GE-mode SK: the dump line does not describe its own PC (offset/symbol range inconsistent)"
+        if bad
+        else "GE-mode SK: only the te_superkernel_* entry is known (no dump symbol line)"
+    )
+    return Verdict("low", "C6", why, None, (), tuple(flags), att.evidence, (), risks)
+
+
+__all__ = ["GE_INHERENT_GAPS", "grade"]

@@ -127,7 +127,7 @@ def _child_ref(inst: SkInstance, suspect: ChildRef, node_id: int) -> ChildRef:
         return inst.child(task)
     node = inst.node_by_id(node_id)
     pos = node.position if node is not None else suspect.task_index
-    return inst.child(pos)
+    return suspect if pos is None else inst.child(pos)
 
 
 def replan(

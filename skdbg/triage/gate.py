@@ -148,6 +148,8 @@ def run_gate(ctx: TriageContext, loc: Localization) -> GateResult:
     else:
         g.ok("G2")
     _g3(ctx, loc, run, g)
+    if "X1" in g.hints:
+        _x1_not_this_workflow(g)
     _g4(ctx, loc, run, g)
     _g5(ctx, g)
     for gid in (*GATE_IDS, *FRESH_IDS):
@@ -866,6 +868,17 @@ def _g3(ctx: TriageContext, loc: Localization, run: RunIdentity | None, g: _Gate
                     g.hints.append("X2")
                     return
     g.ok("G3")
+
+
+def _x1_not_this_workflow(g: _Gate) -> None:
+    """X1 (G3, §6.2): a compile-phase failure is not this workflow. G2 and F1–F9 ask whether the
+    evidence can attribute a child; for a compile failure they are not run, and their "re-collect
+    sk_meta / rerun with the trace" advice (R1) would send the user the wrong way."""
+    moot = {"G2", *FRESH_IDS}
+    g.failed = [x for x in g.failed if x not in moot]
+    g.gaps = [x for x in g.gaps if x.id not in moot]
+    for x in moot:
+        g.checks[x] = "not_run"
 
 
 def _g4(ctx: TriageContext, loc: Localization, run: RunIdentity | None, g: _Gate) -> None:

@@ -213,7 +213,7 @@ def localize(ctx: TriageContext) -> Localization:
         notes.append("G4/C1: handler output present but its dialect is not recognised; verdict capped at low")
 
     # ---- scope id, model, node count
-    scope_id = _scope_id(ctx, incident, notes, evidence)
+    scope_id, scope_how = _scope_id(ctx, incident, notes, evidence)
     model = _model(ctx, incident, notes, evidence)
     node_cnt = _node_cnt(incident, notes)
 
@@ -226,6 +226,7 @@ def localize(ctx: TriageContext) -> Localization:
     instance: SkInstance | None = None
     candidates: list[SkInstance] = []
     rule = "none"
+    resolution: str | None = None
     if kind in ("sk", "none"):
         instance, candidates, rule = _resolve_instance(
             ctx, pid, kind, incident, model, scope_id, node_cnt, notes
@@ -234,6 +235,8 @@ def localize(ctx: TriageContext) -> Localization:
         sk_name = instance.sk_name
         if instance.block is not None:
             evidence.append(ctx.cite("fault", "fused_nodes", instance.block.src, rule="F6"))
+        resolution = scope_resolution(rule, scope_how, dfx_names(incident) is not None)
+        scope_id, model = _fill_identity(instance, scope_id, model, resolution, incident, notes)
 
     # ---- Tf
     fault_time = _first_fault_time(times, kfaults, incidents if kind == "sk" else [])
@@ -250,6 +253,7 @@ def localize(ctx: TriageContext) -> Localization:
         dialect=dialect,
         scope_id=scope_id,
         model=model,
+        scope_resolution=resolution,
         sk_name=sk_name,
         node_cnt=node_cnt,
         kernel_name=runtime_fault.kernel_name_raw if runtime_fault is not None else None,
@@ -307,10 +311,14 @@ def _pick_incident(
 
 def _scope_id(
     ctx: TriageContext, inc: Incident | None, notes: list[str], evidence: list[EvidenceItem]
-) -> int | None:
-    """Printed SkScopeId → SkHeaderInfo → COND decode (T5: COND never overrides a printed id)."""
+) -> tuple[int | None, str | None]:
+    """Printed SkScopeId → SkHeaderInfo → COND decode (T5: COND never overrides a printed id).
+
+    Returns (scope id, how): ``header`` when the handler printed it (D2+ exception-core line or
+    SkHeaderInfo), ``cond`` when only the COND register decodes it (D4+), None when neither.
+    """
     if inc is None:
-        return None
+        return None, None
     printed = [
         (c.sk_scope_id, c.source_of("sk_scope_id") or c.src) for c in inc.cores if c.sk_scope_id is not None
     ]
@@ -341,7 +349,7 @@ def _scope_id(
                     f"T5: core {c.core_id} COND decodes scope {chk.cond.scope_id} ≠ printed {chosen}; "
                     "the COND scope is not used (cond_index_overflow)"
                 )
-        return chosen
+        return chosen, "header"
     decoded = {chk.cond.scope_id for _, chk in conds}
     if len(decoded) == 1:
         value = decoded.pop()
@@ -351,14 +359,14 @@ def _scope_id(
             src = c0.cond.src if c0.cond is not None else c0.src
             evidence.append(ctx.cite("fault", _source_kind(ctx, src), src, rule="T5"))
             notes.append(f"scope id {value} from the COND decode only (no printed SkScopeId, §3.3)")
-            return value
+            return value, "cond"
         notes.append(
             f"COND decodes scope {value} but nodeCnt is {'unknown' if node_cnt is None else node_cnt}: "
             "index bits may leak into the scope field (T5); not used"
         )
     elif len(decoded) > 1:
         notes.append(f"COND values decode different scopes {sorted(decoded)}; none is used (T5)")
-    return None
+    return None, None
 
 
 def _model(
@@ -537,6 +545,47 @@ def _resolve_instance(
     return None, [], "none"
 
 
+def scope_resolution(rule: str, scope_how: str | None, have_names: bool) -> str:
+    """``fault.scope_resolution`` of a resolved instance.
+
+    ``header``: the handler printed the SkScopeId (D2–D4 ``ModelRIIdx…SkScopeId``/SkHeaderInfo — the
+    model dir is then the one holding that scope with the DFX child list; D5 also prints ModelId);
+    ``cond``: only the COND register decodes the scope (D4+, nodeCnt ≤ 256); ``name_sequence``: no
+    scope id printed (D0–D1) — the unique SK whose ordered child funcName list equals the DFX
+    origin names; ``single_sk``: no DFX block — the only SK of the process's metadata.
+    """
+    if rule in ("model_id", "scope_id") and scope_how is not None:
+        return scope_how
+    if rule in ("origin_names", "model_id") and have_names:
+        return "name_sequence"
+    return "single_sk"
+
+
+def _fill_identity(
+    inst: SkInstance,
+    scope_id: int | None,
+    model: str | None,
+    resolution: str,
+    inc: Incident | None,
+    notes: list[str],
+) -> tuple[int | None, str | None]:
+    """fault.scope_id / fault.model from the resolved SK when the fault lines do not print them."""
+    filled = []
+    if scope_id is None:
+        scope_id = inst.scope_id
+        filled.append(f"scope id {scope_id}")
+    if model is None and inst.model_id is not None:
+        model = inst.model_id
+        filled.append(f"model {model}")
+    if filled:
+        dialect = f"dialect {inc.dialect}" if inc is not None and inc.dialect else "no handler output"
+        notes.append(
+            f"{' and '.join(filled)} from the SK resolved by {resolution} ({inst.model_label}, "
+            f"{dialect}; §3.2 item 3, F5)"
+        )
+    return scope_id, model
+
+
 def _first_fault_time(
     times: dict[tuple[str, int], datetime],
     kfaults: list[KernelFaultLine],
@@ -584,4 +633,5 @@ __all__ = [
     "models_of",
     "pick_pid",
     "plogs_of",
+    "scope_resolution",
 ]

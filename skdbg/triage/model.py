@@ -22,6 +22,8 @@ FAULT_KINDS = ("sk", "non_sk", "ge_sk", "none")
 PHASES = ("execution", "correctness", "timeout", "hang", "device_fault", "compile", "unknown")
 CONFIDENCES = ("high", "medium", "low", "n/a")
 CORE_ROLES = ("implicated", "bystander", "unknown")
+#: how the SK instance of a fault was resolved (``fault.scope_resolution``, triage.md §3.2 item 3, F5/F6)
+SCOPE_RESOLUTIONS = ("header", "cond", "name_sequence", "single_sk")
 PROPOSAL_STATUSES = ("proposed", "blocked", "none")
 MECHANISMS = ("explicit_none_exclusion", "close_reopen_exclusion", "dependency_aligned_split")
 GATE_RESULTS = ("passed", "failed", "not_run")
@@ -87,9 +89,11 @@ class EvidenceItem:
 
 @dataclass(frozen=True, slots=True)
 class ChildRef:
-    """A child's identity (triage.md §3.5 item 3). ``occurrence`` = n-th child with this funcName in the SK."""
+    """A child's identity (triage.md §3.5 item 3). ``occurrence`` = n-th child with this funcName in the SK.
 
-    task_index: int
+    ``task_index`` is None only for a GE-mode suspect (X6), known by its dump ``symbol`` alone."""
+
+    task_index: int | None
     node_id: int | None
     func_name: str | None
     kernel_type: str | None
@@ -121,6 +125,8 @@ class ChildRef:
         return {"task_index": self.task_index, "node_id": self.node_id, "func_name": self.func_name}
 
     def label(self) -> str:
+        if self.task_index is None and self.func_name is None and self.symbol:
+            return f"{self.symbol} (dump symbol)"
         name = self.func_name or "?"
         nid = "?" if self.node_id is None else str(self.node_id)
         return f"{name} (task {self.task_index}, nodeId {nid})"
@@ -249,6 +255,8 @@ class FaultInfo:
     dialect: str | None = None  # D0..D5 | unknown | None (no handler block)
     scope_id: int | None = None
     model: str | None = None
+    #: how the SK was tied to the fault: header | cond | name_sequence | single_sk (None: SK unknown)
+    scope_resolution: str | None = None
     sk_name: str | None = None
     node_cnt: int | None = None
     kernel_name: str | None = None  # the runtime's fault kernel_name
@@ -266,6 +274,7 @@ class FaultInfo:
             "dialect": self.dialect,
             "scope_id": self.scope_id,
             "model": self.model,
+            "scope_resolution": self.scope_resolution,
             "sk_name": self.sk_name,
             "node_cnt": self.node_cnt,
             "kernel_name": self.kernel_name,
@@ -310,7 +319,7 @@ class Verdict:
 class NextStep:
     """A next attempt (D1–D3 diagnostic options, N1 narrowing, or a clean retest) with why."""
 
-    id: str  # D1 | D2 | D3 | N1 | RETEST
+    id: str  # D1 | D2 | D3 | N1 | R1 (rerun under npugraph_ex, X6) | RETEST
     options: dict[str, Any]
     why: str
     accepted_by_probe: bool | None = None  # None: no probe archived (assumption stated in why)

@@ -30,6 +30,8 @@ def render_text(analysis: Analysis) -> str:
         fault += f", scope {f.scope_id}"
     if f.model:
         fault += f", model {f.model}"
+    if f.scope_resolution:
+        fault += f" (SK resolved by {f.scope_resolution})"
     out.append(fault)
     for c in f.cores:
         pc = f"0x{c.current_pc:x}" if c.current_pc is not None else "?"

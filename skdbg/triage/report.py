@@ -25,7 +25,7 @@ import jinja2
 
 from skdbg.atomic import write_tree
 from skdbg.parsers.common import ParseError
-from skdbg.parsers.fsguard import real_path
+from skdbg.parsers.fsguard import open_regular, real_path
 from skdbg.parsers.skmeta_lines import iter_meta_lines
 from skdbg.triage.context import TriageContext
 from skdbg.triage.engine import run_summary
@@ -218,13 +218,15 @@ def _row(
 ) -> dict[str, Any]:
     rel = ctx.relpath(path)
     try:
-        size = path.stat().st_size
         h = hashlib.sha256()
-        with path.open("rb") as fh:
+        with open_regular(path, what="an artifact") as fh:
+            size = os.fstat(fh.fileno()).st_size
             while chunk := fh.read(1 << 20):
                 h.update(chunk)
         digest: str | None = h.hexdigest()
         status = "present"
+    except ParseError as exc:
+        size, digest, status = 0, None, f"missing(unreadable: {exc.expected})"
     except OSError as exc:
         size, digest, status = 0, None, f"missing(unreadable: {exc.strerror})"
     first = last = None
@@ -241,9 +243,14 @@ def _row(
                     producer = producer or ml.pid
         except (ParseError, OSError):
             pass
+    raw_name: dict[str, str] = {}
+    if any("\udc80" <= ch <= "\udcff" for ch in rel):
+        # a file name that is not UTF-8: the text shows escapes, the exact bytes are kept here
+        raw_name = {"relpath_bytes_hex": os.fsencode(rel).hex()}
     return {
         "role": role,
         "relpath": rel,
+        **raw_name,
         "size": size,
         "sha256": digest,
         "first_ts": first.isoformat() if first else None,
@@ -413,6 +420,8 @@ def _summaries(record: dict[str, Any]) -> dict[str, str]:
         "fault_evidence": f"{fe[0]['where']}: {fe[0]['excerpt']}" if fe else "none",
         "suspect_child": "none"
         if sc is None
+        else f"{sc['symbol']} (GE-mode dump symbol only, X6)"
+        if sc.get("task_index") is None and sc.get("symbol")
         else f"{sc['func_name']} task {sc['task_index']} nodeId {sc['node_id']} stream {sc['stream_id']} "
         f"scope {sc['scope_id']}",
         "confidence": f"{conf['level']} ({conf['rule']}): {conf['why']}",

@@ -1,9 +1,15 @@
-"""Failure routes R1–R6 / X1–X7 (triage.md §7) and next steps D1–D3 / N1 / clean retest (§3.9).
+"""Failure routes R1–R6 / X1–X7 (triage.md §7) and next steps D1–D3 / N1 / R1 / clean retest (§3.9).
 
 Why one module: routes and next steps are two views of the same decision — what the workflow may
 do after this analysis. A low verdict never excludes; it asks for a *new diagnostic attempt*
 with option values the archived environment probe accepted (scene-layout.md), or a narrowing.
 R7 belongs to ``verify`` and is never produced here.
+
+Rules of thumb the steps follow: a sync-all attempt always names the execution trace too (the
+runtime does not switch the trace on for sync-all); no step repeats an option set the failed attempt
+already ran with; X1/X2 (not this workflow) get no R1 and no diagnostic rerun — only a clean retry
+(``RETEST``) when a compile timed out or was interrupted; a GE-mode SK (X6) gets R1, "rerun under
+npugraph_ex", as its one step.
 """
 
 from __future__ import annotations
@@ -19,13 +25,26 @@ from skdbg.triage.stages import Localization
 #: exact option dicts of §3.9 (npugraph_ex ``super_kernel_debug_options``)
 D1_OPTIONS: dict[str, Any] = {"debug_op_exec_trace": 1}
 D2_CROSS_CORE: dict[str, Any] = {"debug_cross_core_sync_check": 1}
-D2_SYNC_ALL: dict[str, Any] = {"debug_sync_all": 1}
+#: sync-all does not switch the execution trace on (upstream options manager: only
+#: debug_op_exec_trace / debug_cross_core_sync_check select an *_op_trace entry), so a sync-all
+#: attempt names the trace too — otherwise it yields no L1 evidence (X4 "debug_sync_all + exec trace")
+D2_SYNC_ALL: dict[str, Any] = {"debug_sync_all": 1, "debug_op_exec_trace": 1}
 D3_OPTIONS: dict[str, Any] = {"debug_per_op_max_core_num": 1}
 
 #: run.json phases / markers meaning "the attempt never started" (X7)
 _ENV_PHASES = frozenset({"environment", "env", "not_run", "setup", "intake"})
 #: routes the entry gate may hand over in GateResult.route_hints
 _GATE_ROUTES = frozenset({"R1", "X1", "X2", "X3", "X6", "X7"})
+#: classification routes under which the isolation workflow does not apply (no R1, no D*/N1)
+_NOT_THIS_WORKFLOW = ("X1", "X2")
+#: debug options each option implies in the runtime (cross-core check and per-op max core select the
+#: *_op_trace entry; per-op max core also turns the cross-core check on — triage.md §3.9)
+_IMPLIES: dict[str, tuple[str, ...]] = {
+    "debug_cross_core_sync_check": ("debug_op_exec_trace",),
+    "debug_per_op_max_core_num": ("debug_cross_core_sync_check", "debug_op_exec_trace"),
+}
+#: task debugOptions bits that show an option was active (§3.3)
+_DEBUG_BITS = {0x2: "debug_sync_all", 0x10: "debug_cross_core_sync_check"}
 #: fusion / split reasons that point at synchronisation (D2) or core-count resources (D3)
 _SYNC_REASONS = ("ISOLATED_EVENT", "DEADLOCK", "EVENT", "SYNC", "CROSS_CORE")
 _RESOURCE_REASONS = ("EXCEED_CORE_MAX", "DEBUG_PER_OP_MAX_CORE")
@@ -57,6 +76,37 @@ def _probe_state(probe: EnvProbe | None, options: dict[str, Any]) -> tuple[bool 
             f"NOT accepted by the archived probe ({', '.join(bad)}): do not run it with this wrapper",
         )
     return None, "option values assumed, not proven by a probe (option not probed)"
+
+
+def active_debug_options(ctx: TriageContext, loc: Localization) -> dict[str, Any]:
+    """The debug options the failed attempt already ran with (F9 evidence), closed under implication.
+
+    From run.json ``super_kernel_debug_options`` and the runtime's own evidence: an ``*_op_trace*``
+    entry / ``op_trace=true`` (exec trace), a ``_debug`` entry (sync-all), task ``debugOptions`` bits
+    0x2 / 0x10, a ``DEBUG_PER_OP_MAX_CORE`` break. A next step made only of these would re-run the
+    same diagnostic attempt, so it is never suggested again.
+    """
+    active: dict[str, Any] = {}
+    run = ctx.run
+    if run is not None and run.candidate is not None and run.candidate.debug_options:
+        active.update({k: v for k, v in run.candidate.debug_options.items() if v not in (0, None, False)})
+    entry = loc.fault.entry or ""
+    if loc.fault.kind == "sk" and ("op_trace" in entry or loc.fault.op_trace):
+        active.setdefault("debug_op_exec_trace", 1)
+    if loc.fault.kind == "sk" and "_debug" in entry:
+        active.setdefault("debug_sync_all", 1)
+    inst = loc.instance
+    if inst is not None:
+        for t in inst.tasks:
+            for bit, name in _DEBUG_BITS.items():
+                if t.debug_options is not None and t.debug_options & bit:
+                    active.setdefault(name, 1)
+    if any("DEBUG_PER_OP_MAX_CORE" in r for r in _reasons(loc)):
+        active.setdefault("debug_per_op_max_core_num", 1)
+    for name in list(active):
+        for implied in _IMPLIES.get(name, ()):
+            active.setdefault(implied, 1)
+    return active
 
 
 def _step(ctx: TriageContext, sid: str, options: dict[str, Any], why: str) -> NextStep:
@@ -161,6 +211,8 @@ def route(
         add("X6")
     if phase == "compile" and kind == "none":
         add("X1")
+    if kind == "ge_sk":
+        add("R1")  # X6: no sk_meta/<pid> for a GE-mode SK — the evidence for attribution is missing
     diagnostic_clean = gate.diagnostic and _exit_clean(ctx) and kind == "none"
     if diagnostic_clean:
         add("R4")
@@ -168,6 +220,10 @@ def route(
         add("X2")
     if not gate.passed and not routes:
         add("R1")  # missing/stale evidence: stop, report the gap (no suspect)
+    not_this = any(r in routes for r in _NOT_THIS_WORKFLOW)
+    if not_this and "R1" in routes:
+        # G3/X1/X2: not this workflow — "re-collect metadata / trace" (R1) does not apply to it
+        routes.remove("R1")
 
     # ---------------------------------------------------------------- attribution (R2/R3/X4/X5)
     if verdict.confidence not in ("n/a",) and kind == "sk":
@@ -200,7 +256,12 @@ def route(
     res_reason = [r for r in _reasons(loc) if any(s in r.upper() for s in _RESOURCE_REASONS)]
     event_suspect = any(c.blocking for c in att.bystanders) or bool(sync_reason)
 
-    if diagnostic_clean:
+    if not_this:
+        if "X1" in routes:
+            steps += _compile_retry(ctx)
+    elif kind == "ge_sk":
+        steps.append(_rerun_npugraph_ex())
+    elif diagnostic_clean:
         steps.append(
             NextStep(
                 "RETEST",
@@ -255,7 +316,50 @@ def route(
         steps.append(_step(ctx, "D2", D2_SYNC_ALL, f"D2: {phase} — SyncAll between children"))
         if scope:
             steps.append(_n1(ctx, scope))
+    active = active_debug_options(ctx, loc)
+    steps = [st for st in steps if not _already_ran(st, active)]
     return tuple(routes), tuple(steps)
+
+
+def _already_ran(step: NextStep, active: dict[str, Any]) -> bool:
+    """A D step whose every option the failed attempt already had (never re-suggest its trace)."""
+    if not step.id.startswith("D") or not step.options:
+        return False
+    return all(k in active and active[k] == v for k, v in step.options.items())
+
+
+def _compile_retry(ctx: TriageContext) -> list[NextStep]:
+    """X1 (§6.2, upstream eval 22): a timed-out or interrupted compile gets one clean retry."""
+    run = ctx.run
+    ex = run.exit if run is not None else None
+    if ex is None or not (ex.timeout or ex.signal is not None):
+        return []
+    how = "timed out (runner timeout)" if ex.timeout else f"was interrupted (signal {ex.signal})"
+    return [
+        NextStep(
+            "RETEST",
+            {},
+            f"X1: the compile {how}: a timed-out/interrupted compile proves nothing (its *_compile_error.log "
+            "files are provisional) and its evidence is invalid — retry it clean as a new attempt of the "
+            "same round with a frozen, bounded NPU_STATIC_KERNEL_COMPILE_JOBS; only a natural non-zero exit "
+            "or the final summary proves a compile failure, and only the runner's own top-level timeout may "
+            "stop the compiler",
+            None,
+        )
+    ]
+
+
+def _rerun_npugraph_ex() -> NextStep:
+    """X6 + R1: the GE-mode SK has no sk_meta/<pid>; child-level evidence needs the AOT path."""
+    return NextStep(
+        "R1",
+        {"backend": "npugraph_ex"},
+        "R1: GE-mode SK (te_superkernel_*) writes no sk_meta/<pid>, task queue or DFX table — rerun the "
+        'candidate under npugraph_ex (torch.compile backend="npugraph_ex", super_kernel_optimize=True, '
+        "torch.npu.super_kernel_scope_begin/end markers) with ASCEND_OP_COMPILE_SAVE_KERNEL_META=1 to get "
+        "child-level evidence; the GE exclusion form is torchair.scope.super_kernel(None)",
+        None,
+    )
 
 
 def _n1(ctx: TriageContext, scope: str) -> NextStep:
@@ -269,4 +373,4 @@ def _n1(ctx: TriageContext, scope: str) -> NextStep:
     )
 
 
-__all__ = ["D1_OPTIONS", "D2_CROSS_CORE", "D2_SYNC_ALL", "D3_OPTIONS", "route"]
+__all__ = ["D1_OPTIONS", "D2_CROSS_CORE", "D2_SYNC_ALL", "D3_OPTIONS", "active_debug_options", "route"]

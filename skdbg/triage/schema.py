@@ -67,6 +67,32 @@ def validate_analysis(doc: Any) -> None:
             f"a {confidence!r} verdict never carries a 'proposed' exclusion (use blocked or none)",
         )
     check_marker_edits(proposal["marker_edits"], contract=contract)
+    check_scope_resolution(doc["fault"], contract=contract)
+
+
+#: dialects whose handler prints no scope id at all (triage.md §3.1.3: ModelRIIdx…SkScopeId arrives in D2)
+_NO_PRINTED_SCOPE = ("D0", "D1")
+
+
+def check_scope_resolution(fault: Mapping[str, Any], *, contract: str = "skdbg.analysis/1") -> None:
+    """A resolved SK always names its scope id and model; ``header``/``cond`` need a dialect that prints them.
+
+    Issue 11 item 9: ``fault.scope_id`` and ``fault.model`` are filled whenever the SK is known, however
+    it was resolved (§3.2 item 3). D0–D1 print no SkScopeId (no header line, no COND), so a
+    ``header`` or ``cond`` resolution there contradicts the dialect.
+    """
+    how = fault.get("scope_resolution")
+    if how is None:
+        return
+    for key in ("scope_id", "model"):
+        if fault.get(key) is None:
+            raise SchemaError(contract, f"/fault/{key}", f"is null although the SK was resolved ({how})")
+    if how in ("header", "cond") and fault.get("dialect") in _NO_PRINTED_SCOPE:
+        raise SchemaError(
+            contract,
+            "/fault/scope_resolution",
+            f"{how!r} but dialect {fault.get('dialect')} prints no scope id (name_sequence or single_sk)",
+        )
 
 
 def check_marker_edits(edits: Any, *, contract: str = "skdbg.analysis/1") -> None:
@@ -100,6 +126,18 @@ def validate_verify(doc: Any) -> None:
             )
         if g["result"] == "failed" and failed_at is None:
             failed_at = g["gate"]
+    if "R4" in doc["routes"] and (
+        doc.get("diagnostic") is None or any(g["result"] == "passed" for g in doc["verification"])
+    ):
+        # triage.md §5.2/R4: a pass under a debug option is a diagnostic, never a passed gate
+        raise SchemaError(contract, "/routes", "R4 needs a diagnostic attempt and no passed gate")
 
 
-__all__ = ["SchemaError", "check_marker_edits", "load_schema", "validate_analysis", "validate_verify"]
+__all__ = [
+    "SchemaError",
+    "check_marker_edits",
+    "check_scope_resolution",
+    "load_schema",
+    "validate_analysis",
+    "validate_verify",
+]

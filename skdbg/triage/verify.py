@@ -12,7 +12,9 @@ really the failed attempt's (byte-identical, or under OLD's ``sk_meta/<old pid>`
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -26,6 +28,7 @@ from skdbg.parsers.evidence import ModelEvidence
 from skdbg.parsers.markers import (
     EditError,
     MarkerCall,
+    Mismatch,
     classify_mechanism,
     declared_mismatch,
     read_source,
@@ -73,7 +76,6 @@ PRODUCED_KINDS = frozenset(
 R7_REASON = "belongs to the failed attempt (R7)"
 _NONE_SCOPE_RE = re.compile(r"(^|[\[\],\s_])None($|[\[\],\s_])")
 
-
 # ------------------------------------------------------------------------------------------ result
 
 
@@ -114,6 +116,7 @@ class VerifyResult:
     mechanism_declared: str | None = None
     mechanism_found: str | None = None
     notes: tuple[str, ...] = ()
+    diagnostic: dict[str, Any] | None = None  # the debug options a diagnostic re-run added (§3.9)
 
     def gate(self, gate_id: str) -> GateCheck:
         return next(g for g in self.verification if g.gate == gate_id)
@@ -129,6 +132,7 @@ class VerifyResult:
             "refused_evidence": [r.to_json() for r in self.refused_evidence],
             "mechanism": {"declared": self.mechanism_declared, "found": self.mechanism_found},
             "notes": list(self.notes),
+            "diagnostic": None if self.diagnostic is None else {"debug_options_added": dict(self.diagnostic)},
         }
 
 
@@ -149,15 +153,10 @@ class _NotRun(Exception):
 
 
 # ------------------------------------------------------------------------------------------ markers
+
+
 # Markers are read, balanced, classified and compared with the declared change by the one marker
 # model, skdbg.parsers.markers (aliases resolved; comments, strings and wrappers never count).
-
-
-def _edits_for(ctx: TriageContext, marker: Path, p: Proposal) -> list[Any]:
-    """The proposal's edits of this marker file (by scene-relative path, else by file name)."""
-    rel = ctx.relpath(marker)
-    exact = [e for e in p.marker_edits if e.file == rel]
-    return exact or [e for e in p.marker_edits if Path(e.file).name == marker.name]
 
 
 # ------------------------------------------------------------------------------------------ helpers
@@ -223,6 +222,206 @@ def _fmt(c: Counter[str]) -> str:
     return "{" + ", ".join(f"{k}×{v}" if v > 1 else k for k, v in sorted(c.items())) + "}"
 
 
+# ------------------------------------------------------------------------------------------ attempts
+
+#: attempt statuses that mean "the candidate faulted or hung" (what R4 needs the earlier attempt to be)
+FAILING_STATUSES = ("failed", "timed_out")
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptFacts:
+    """What decides an attempt's status, read the same way from a scene and from a frozen attempt.
+
+    Why one record: ``skdbg verify OLD NEW`` reads two scenes, ``skdbg session add-attempt`` reads
+    a scene and the frozen analysis of the round's previous attempt. Both build this record from
+    the run summary (``run_summary`` of the engine, frozen in ``analysis.json`` as ``run``), the
+    fault kind of the localisation and the marker file's SHA-256, and hand it to the same
+    decision functions, so the two commands cannot disagree.
+    """
+
+    round_id: str | None
+    attempt: int | None
+    exit_status: int | None
+    exit_signal: int | str | None
+    exit_timeout: bool | None
+    fault_kind: str  # sk | non_sk | ge_sk | none
+    fault_phase: str | None
+    candidate: tuple[Any, ...] | None  # identity without the debug options (None: no candidate block)
+    debug_options: dict[str, Any]
+    marker_sha256: str | None
+
+    @classmethod
+    def from_summary(
+        cls,
+        run: dict[str, Any] | None,
+        fault_kind: str,
+        marker_sha256: str | None,
+        *,
+        round_id: str | None = None,
+        fault_phase: str | None = None,
+    ) -> AttemptFacts:
+        """From a run summary dict; ``round_id`` overrides run.json's (the ledger's round wins)."""
+        run = run or {}
+        ex = run.get("exit") or {}
+        cand = run.get("candidate")
+        ident: tuple[Any, ...] | None = None
+        debug: dict[str, Any] = {}
+        if isinstance(cand, dict):
+            ident = (
+                tuple(cand.get("scope_names") or ()),
+                cand.get("marker_file"),
+                _canon(cand.get("super_kernel_optimize_options")),
+                cand.get("source_revision"),
+                cand.get("config_fingerprint"),
+            )
+            debug = dict(cand.get("super_kernel_debug_options") or {})
+        return cls(
+            round_id=round_id if round_id is not None else run.get("round_id"),
+            attempt=run.get("attempt"),
+            exit_status=ex.get("status"),
+            exit_signal=ex.get("signal"),
+            exit_timeout=ex.get("timeout"),
+            fault_kind=fault_kind,
+            fault_phase=fault_phase,
+            candidate=ident,
+            debug_options=debug,
+            marker_sha256=marker_sha256,
+        )
+
+
+def _canon(value: Any) -> str | None:
+    """Option maps compare by content, not by key order."""
+    return None if value is None else json.dumps(value, sort_keys=True, default=str)
+
+
+def _active(options: dict[str, Any]) -> dict[str, Any]:
+    """Debug options that are on (``0``/``false``/``null`` switch an option off)."""
+    return {k: v for k, v in options.items() if v not in (0, False, None, "0", "false")}
+
+
+def show_options(options: dict[str, Any]) -> str:
+    """``debug_op_exec_trace=1, debug_sync_all=1`` — never a Python repr."""
+    return ", ".join(
+        f"{k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in sorted(options.items())
+    )
+
+
+def launch_outcome(f: AttemptFacts) -> tuple[str, str]:
+    """(attempt status, why) of one launched process set from its own evidence (§6.3 statuses)."""
+    if f.exit_timeout:
+        return "timed_out", "run.json exit.timeout"
+    if f.fault_kind != "none":
+        return "failed", f"{f.fault_kind} fault ({f.fault_phase or 'unknown'})"
+    if f.exit_signal:
+        return "interrupted", f"run.json exit.signal={f.exit_signal}"
+    if f.exit_status not in (None, 0):
+        return "failed", f"run.json exit.status={f.exit_status}"
+    return "passed", "exit 0, no fault"
+
+
+def debug_options_added(old: AttemptFacts, new: AttemptFacts) -> dict[str, Any] | None:
+    """The debug options NEW adds when it is OLD's candidate re-run with only debug options added.
+
+    §6.3: a debug-option change is a *diagnostic attempt of the same round* (the candidate identity
+    — source incl. markers, optimize options, config — is unchanged). None when the rounds differ
+    or are unknown, the identity changed, an option was removed or changed, or nothing was added.
+    """
+    if old.round_id is None or old.round_id != new.round_id:
+        return None
+    if old.candidate is None or old.candidate != new.candidate or old.marker_sha256 != new.marker_sha256:
+        return None
+    before, after = _active(old.debug_options), _active(new.debug_options)
+    if any(after.get(k) != v for k, v in before.items()):
+        return None
+    added = {k: v for k, v in after.items() if k not in before}
+    return added or None
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptDecision:
+    """Status of a diagnostic re-run (§3.9, §6.3, R4), shared by ``verify`` and the session ledger."""
+
+    status: str  # attempt status
+    why: str
+    round_status: str  # the round as this attempt leaves it: failed (kept) | open
+    routes: tuple[str, ...]
+    added: dict[str, Any]
+
+
+def diagnostic_rerun(old: AttemptFacts, new: AttemptFacts) -> AttemptDecision | None:
+    """NEW = OLD's round re-run with only debug options added: its status, route and the round's status.
+
+    A pass there is localisation evidence, never a pass of the candidate (§5.2): the attempt is
+    ``passed`` as a diagnostic, R4 (fault gone only under debug mode → retest clean) when OLD
+    failed, and a failed round stays ``failed`` (§6.3: a failed round is never re-labelled).
+    """
+    added = debug_options_added(old, new)
+    if added is None:
+        return None
+    status, why = launch_outcome(new)
+    old_status, _ = launch_outcome(old)
+    routes: tuple[str, ...] = ()
+    what = f"diagnostic attempt of round {new.round_id} (adds {show_options(added)})"
+    if status == "passed" and old_status in FAILING_STATUSES:
+        routes = ("R4",)
+        why = (
+            f"{what}: {why} — the fault disappears only under debug mode (R4); localisation evidence only, "
+            "retest the candidate clean"
+        )
+    else:
+        why = f"{what}: {why}"
+    round_status = "failed" if old_status in FAILING_STATUSES or status in FAILING_STATUSES else "open"
+    return AttemptDecision(status, why, round_status, routes, added)
+
+
+def materialisation_mismatch(
+    old_text: str | None,
+    new_text: str,
+    edits: Sequence[Any],
+    declared: str | None,
+    file: str = "model source",
+) -> tuple[str | None, str | None]:
+    """(mechanism found in NEW, why NEW's materialised source is not the declared change or None).
+
+    §6.3 ``invalid``: the declared change is OLD's source with the proposal's marker edits; NEW must
+    be that program (comments and formatting aside) and implement the declared mechanism. Example:
+    the string ``"None"`` where the declared edit has the ``None`` literal (T8) is another program.
+    Both questions are answered by the one marker model (:mod:`skdbg.parsers.markers`). Without OLD's
+    source nothing can be compared: (None, None).
+    """
+    found, mm = _materialisation(old_text, new_text, edits, declared, file)
+    return found, mm.detail if mm is not None else None
+
+
+def _materialisation(
+    old_text: str | None, new_text: str, edits: Sequence[Any], declared: str | None, file: str
+) -> tuple[str | None, Mismatch | None]:
+    """:func:`materialisation_mismatch` with the line of NEW where the declared change is not found."""
+    if old_text is None:
+        return None, None
+    try:
+        found = classify_mechanism(scan_text(old_text, file), scan_text(new_text, file))
+    except ParseError:
+        found = None  # a source that does not parse implements no mechanism; the mismatch says where
+    if edits:
+        try:
+            mm = declared_mismatch(old_text, edits, new_text, file)
+        except EditError as exc:
+            return found, Mismatch(None, f"the declared marker edits cannot be applied ({exc.message})")
+        if mm is not None:
+            return found, Mismatch(mm.line, f"{mm.detail} (mechanism found: {found})")
+    if found != declared:
+        return found, Mismatch(None, f"mechanism in the NEW source is {found}, declared {declared}")
+    return found, None
+
+
+def edits_for(edits: Iterable[Any], rel: str) -> list[Any]:
+    """The marker edits of one file: by scene-relative path, else by file name."""
+    items = list(edits)
+    exact = [e for e in items if e.file == rel]
+    return exact or [e for e in items if Path(e.file).name == Path(rel).name]
+
+
 # ------------------------------------------------------------------------------------------ R7
 
 
@@ -275,51 +474,36 @@ class _State:
     old_inst: SkInstance | None = None
 
 
-def _v1_markers(
-    st: _State, new_file: Path, rel: str, new_text: str, old_text: str | None, old_file: Path | None
-) -> tuple[str | None, list[MarkerCall]]:
-    """V1's marker checks, in this order: the NEW source is OLD + the declared edits (else the attempt
-    is ``invalid``, §6.3 — e.g. the string ``"None"`` materialised for the null literal), then no T8
-    string ``"None"``, literal arguments and balanced pairs. Returns (mechanism found, NEW's markers)."""
-    new, p = st.new, st.proposal
-
-    def cite(line: int | None, rule: str = "V1") -> list[EvidenceItem]:
-        return [new.cite(rule, "marker_file", Source(str(new_file), line))] if line is not None else []
-
-    edits = _edits_for(st.old, old_file, p) if old_file is not None else []
-    if old_text is not None and edits:
-        try:
-            mismatch = declared_mismatch(old_text, edits, new_text, rel)
-        except EditError as exc:
-            raise _Fail(f"OLD's declared marker edits cannot be applied: {exc.message}") from None
-        if mismatch is not None:
-            raise _Fail(f"materialisation mismatch: {mismatch.detail}", cite(mismatch.line), invalid=True)
+def _marker_findings(new_text: str, rel: str) -> tuple[list[MarkerCall], list[tuple[int | None, str, str]]]:
+    """NEW's markers and (line, why, rule) of what makes them unusable: not Python, T8 string "None",
+    a non-literal argument, unbalanced pairs."""
     try:
         scan = scan_text(new_text, rel)
     except ParseError as exc:
-        raise _Fail(f"NEW marker file does not parse: {exc}", cite(exc.line)) from None
+        return [], [(exc.line, f"the marker file does not parse: {exc}", "V1")]
+    out: list[tuple[int | None, str, str]] = []
     for m in scan.markers:
         if m.kind == "begin" and m.string_none:
-            raise _Fail(
-                f'T8: {m.label} passes the string "None" — an ordinary scope literally named None, not '
-                "the null exclusion",
-                cite(m.line, "T8"),
+            out.append(
+                (
+                    m.line,
+                    f'T8: {m.label} passes the string "None" — an ordinary scope literally named None, not '
+                    "the null exclusion",
+                    "T8",
+                )
             )
-        if m.literal is None or m.missing:
-            raise _Fail(
-                f"marker argument at line {m.line} is not a literal ({m.label}); cannot check it statically",
-                cite(m.line),
+        elif m.literal is None or m.missing:
+            out.append(
+                (
+                    m.line,
+                    f"marker argument at line {m.line} is not a literal ({m.label}); cannot check it statically",
+                    "V1",
+                )
             )
     bad = scan.balance()
     if bad is not None:
-        raise _Fail(f"markers unbalanced in {rel}: {bad[1]}", cite(bad[0]))
-    found = None
-    if old_text is not None:
-        try:
-            found = classify_mechanism(scan_text(old_text, rel), scan)
-        except ParseError as exc:
-            raise _Fail(f"OLD marker file does not parse: {exc}") from None
-    return found, scan.markers
+        out.append((bad[0], f"markers unbalanced: {bad[1]}", "V1"))
+    return scan.markers, out
 
 
 def _v1(st: _State) -> GateCheck:
@@ -361,7 +545,7 @@ def _v1(st: _State) -> GateCheck:
                         f"option {name}={value!r} is not accepted by the NEW probe",
                         _cite_run(new, cand.src, f"{kind}.{name}={value!r}", "$.candidate"),
                     )
-    # markers: static check of the edited source (declared change, T8, balanced, mechanism found == declared)
+    # markers: static check of the edited source (balanced, T8, mechanism found == declared)
     new_file, old_file = new.marker_file(), old.marker_file()
     if new_file is None:
         raise _Fail("NEW marker file (run.json candidate.marker_file) not found; cannot check the markers")
@@ -371,17 +555,33 @@ def _v1(st: _State) -> GateCheck:
         old_text = read_source(old_file, old.relpath(old_file)) if old_file is not None else None
     except ParseError as exc:
         raise _Fail(f"marker file unreadable: {exc}") from None
-    st.mechanism_found, new_markers = _v1_markers(st, new_file, rel, new_text, old_text, old_file)
+    new_markers, findings = _marker_findings(new_text, rel)
     first = next((m for m in new_markers if m.kind == "begin"), None)
     if first is not None:
         ev.append(new.cite("V1", "marker_file", Source(str(new_file), first.line)))
+    edits = edits_for(p.marker_edits, old.relpath(old_file)) if old_file is not None else []
+    cited = [
+        new.cite(rule, "marker_file", Source(str(new_file), line))
+        for line, _, rule in findings
+        if line is not None
+    ]
+    st.mechanism_found, mismatch = _materialisation(old_text, new_text, edits, p.mechanism, rel)
+    if mismatch is not None:
+        # §6.3: the launch does not contain the declared change — the attempt is invalid, not failed
+        at = [new.cite("V1", "marker_file", Source(str(new_file), mismatch.line))] if mismatch.line else []
+        raise _Fail(
+            f"materialisation mismatch in {rel}: {mismatch.detail}"
+            + "".join(f"; {why}" for _, why, _ in findings),
+            at + cited or ev,
+            invalid=True,
+        )
     if old_text is None:
         st.notes.append("OLD marker file missing: the mechanism could not be compared with OLD's markers")
-    elif st.mechanism_found != p.mechanism:
+    if findings:
+        line, why, rule = findings[0]
         raise _Fail(
-            f"mechanism in the NEW source is {st.mechanism_found}, declared {p.mechanism}",
-            ev,
-            invalid=True,  # §6.3: the NEW source does not contain the declared change
+            why if rule == "T8" else f"{why} ({rel})",
+            [new.cite(rule, "marker_file", Source(str(new_file), line))] if line is not None else [],
         )
     # a new round (§6.3: an exclusion proposal is a new candidate identity)
     if run_new is None or run_old is None:
@@ -758,6 +958,22 @@ def _v5(_: _State) -> GateCheck:
 _GATES = (("V1", _v1), ("V2", _v2), ("V3", _v3), ("V4", _v4), ("V5", _v5))
 
 
+def attempt_facts(
+    ctx: TriageContext, analysis: Analysis | None = None, round_id: str | None = None
+) -> AttemptFacts:
+    """:class:`AttemptFacts` of an opened scene (the fault kind from ``analysis`` or a localisation)."""
+    engine = importlib.import_module("skdbg.triage.engine")
+    if analysis is not None:
+        kind, phase = analysis.fault.kind, analysis.fault.phase
+    else:
+        fault = importlib.import_module("skdbg.triage.localize").localize(ctx).fault
+        kind, phase = fault.kind, fault.phase
+    marker = ctx.marker_file()
+    sha = hashlib.sha256(marker.read_bytes()).hexdigest() if marker is not None and marker.is_file() else None
+    summary: dict[str, Any] = engine.run_summary(ctx.run)
+    return AttemptFacts.from_summary(summary, kind, sha, round_id=round_id, fault_phase=phase)
+
+
 def verify(
     old: TriageContext,
     new: TriageContext,
@@ -765,10 +981,34 @@ def verify(
     *,
     old_analysis: Analysis | None = None,
     declared_diagnostic: bool = False,
+    round_ids: tuple[str, str] | None = None,
+    declared_mismatch: str | None = None,
 ) -> VerifyResult:
-    """Run V1–V5 on NEW for OLD's ``proposal`` (triage.md §5); first failure stops, later gates not_run."""
+    """Run V1–V5 on NEW for OLD's ``proposal`` (triage.md §5); first failure stops, later gates not_run.
+
+    NEW that re-runs OLD's round with only debug options added is a diagnostic attempt, not a
+    candidate: its status comes from :func:`diagnostic_rerun` (shared with the session ledger).
+    ``round_ids`` (OLD's, NEW's) override run.json's round ids — the ledger knows the rounds —
+    and ``declared_mismatch`` is why NEW is not its round's declared change when the caller knows
+    that change (a diagnostic re-run of a wrongly materialised launch stays ``invalid``).
+    Evidence that is really OLD's (R7) makes the attempt ``invalid`` and routes R7 whatever the
+    gates say.
+    """
     old_pid = old_analysis.scene.pid if old_analysis is not None and old_analysis.scene.pid else _new_pid(old)
     new_pid = _new_pid(new)
+    refused = refused_evidence(old, new, old_pid)
+    old_facts = attempt_facts(old, old_analysis, round_ids[0] if round_ids else None)
+    new_facts = attempt_facts(new, None, round_ids[1] if round_ids else None)
+    old_status, _ = launch_outcome(old_facts)
+    old_entry = LedgerEntry(
+        old_facts.round_id,
+        old_facts.attempt,
+        old_status,
+        "failed attempt kept as negative evidence" if old_status in FAILING_STATUSES else None,
+    )
+    decision = diagnostic_rerun(old_facts, new_facts)
+    if decision is not None:
+        return _diagnostic_result(decision, new_facts, old_entry, refused, proposal, declared_mismatch)
     st = _State(
         old=old,
         new=new,
@@ -776,7 +1016,7 @@ def verify(
         declared_diagnostic=declared_diagnostic,
         old_pid=old_pid,
         new_pid=new_pid,
-        refused=refused_evidence(old, new, old_pid),
+        refused=refused,
     )
     st.old_inst = _find_old_instance(old, proposal)
     checks: list[GateCheck] = []
@@ -802,41 +1042,67 @@ def verify(
             stop = f"{gid} failed"
     passed = [c.gate for c in checks if c.result == "passed"]
     failed = any(c.result == "failed" for c in checks)
-    run_old, run_new = old.run, new.run
-    new_round = run_new.round_id if run_new is not None else None
-    new_attempt_no = run_new.attempt if run_new is not None else None
-    ex = run_new.exit if run_new is not None else None
-    if invalid:
+    note: str | None = None
+    if refused:
+        # R7: NEW's evidence is the failed attempt's — whatever V1–V3 say, this launch proved nothing
+        a_status, r_status = "invalid", "open"
+        note = f"invalid (stale evidence, R7): {len(refused)} artifact(s) belong to the failed attempt"
+    elif invalid:
         a_status, r_status = "invalid", "open"  # §6.3: the corrected launch is the next attempt of the round
+        note = "invalid (materialisation mismatch)"
     elif failed:
-        a_status = "timed_out" if ex is not None and ex.timeout else "failed"
+        a_status = "timed_out" if new_facts.exit_timeout else "failed"
         r_status = "failed"
     else:
         a_status = "passed"
         r_status = f"passed_gates(V1..{_last_contiguous(passed)})"
-    routes = ("R7",) if {"V1", "V2", "V3"} <= set(passed) else ()
-    note = "invalid (materialisation mismatch)" if invalid else None
-    attempt = LedgerEntry(new_round, new_attempt_no, a_status, note)
-    ledger = (
-        LedgerEntry(
-            run_old.round_id if run_old is not None else None,
-            run_old.attempt if run_old is not None else None,
-            "failed",
-            "failed attempt kept as negative evidence",
-        ),
-        attempt,
-    )
+    routes = ("R7",) if refused or {"V1", "V2", "V3"} <= set(passed) else ()
+    attempt = LedgerEntry(new_facts.round_id, new_facts.attempt, a_status, note)
     return VerifyResult(
         routes=routes,
         verification=tuple(checks),
-        round_id=new_round,
+        round_id=new_facts.round_id,
         round_status=r_status,
         attempt=attempt,
-        ledger=ledger,
+        ledger=(old_entry, attempt),
         refused_evidence=tuple(st.refused),
         mechanism_declared=proposal.mechanism,
         mechanism_found=st.mechanism_found,
         notes=tuple(st.notes),
+    )
+
+
+def _diagnostic_result(
+    decision: AttemptDecision,
+    new_facts: AttemptFacts,
+    old_entry: LedgerEntry,
+    refused: list[RefusedEvidence],
+    proposal: Proposal,
+    declared_mismatch: str | None,
+) -> VerifyResult:
+    """A diagnostic re-run: no candidate gate applies (§3.9, §5.2); the status comes from the decision."""
+    reason = (
+        f"not run: diagnostic attempt of round {new_facts.round_id} (adds {show_options(decision.added)}) — "
+        "localisation evidence, not a revalidation of a candidate (§3.9, §5.2)"
+    )
+    status, routes, note = decision.status, decision.routes, decision.why
+    if refused:
+        status, routes = "invalid", ("R7",)
+        note = f"invalid (stale evidence, R7): {len(refused)} artifact(s) belong to the failed attempt"
+    elif declared_mismatch is not None:
+        status, routes = "invalid", ()
+        note = f"invalid (materialisation mismatch): {declared_mismatch}"
+    attempt = LedgerEntry(new_facts.round_id, new_facts.attempt, status, note)
+    return VerifyResult(
+        routes=routes,
+        verification=tuple(GateCheck(g, "not_run", reason) for g in ("V1", "V2", "V3", "V4", "V5")),
+        round_id=new_facts.round_id,
+        round_status=decision.round_status,
+        attempt=attempt,
+        ledger=(old_entry, attempt),
+        refused_evidence=tuple(refused),
+        mechanism_declared=proposal.mechanism,
+        diagnostic=dict(decision.added),
     )
 
 
@@ -869,10 +1135,20 @@ def verify_scenes(
 __all__ = [
     "DEADLOCK_REASONS",
     "EXPECTED_REASON",
+    "FAILING_STATUSES",
+    "AttemptDecision",
+    "AttemptFacts",
     "LedgerEntry",
     "RefusedEvidence",
     "VerifyResult",
+    "attempt_facts",
+    "debug_options_added",
+    "diagnostic_rerun",
+    "edits_for",
+    "launch_outcome",
+    "materialisation_mismatch",
     "refused_evidence",
+    "show_options",
     "verify",
     "verify_scenes",
 ]

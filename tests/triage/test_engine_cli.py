@@ -115,7 +115,8 @@ def test_report_refuses_a_folder_inside_the_scene(tmp_path: Path) -> None:
 
 
 def test_verify_command_reports_every_gate(tmp_path: Path) -> None:
-    # NEW = the same failed scene copied: the candidate never ran, so V1 or V2 fails and the rest is not_run
+    # NEW = the same failed scene copied: the candidate never ran, so V1 or V2 fails and the rest is not_run;
+    # every copied artifact is the failed attempt's own evidence — R7 whatever the gates say, attempt invalid
     new = tmp_path / "new"
     shutil.copytree(EXAMPLES / "high-single-stream", new)
     code, out, _ = _run("verify", str(EXAMPLES / "high-single-stream"), str(new), "--format", "json")
@@ -124,7 +125,8 @@ def test_verify_command_reports_every_gate(tmp_path: Path) -> None:
     validate_verify(doc)
     results = [g["result"] for g in doc["verification"]]
     assert [g["gate"] for g in doc["verification"]] == ["V1", "V2", "V3", "V4", "V5"]
-    assert "failed" in results and "R7" not in doc["routes"]
+    assert "failed" in results and doc["routes"] == ["R7"]
+    assert doc["attempt"]["status"] == "invalid" and doc["refused_evidence"]
     first_failed = results.index("failed")
     assert all(r == "not_run" for r in results[first_failed + 1 :])
 

@@ -75,23 +75,24 @@ def test_example_scene_localises_to_model_48_1_scope_3() -> None:
 
 
 @pytest.mark.parametrize(
-    ("dialect", "rule", "scope", "model"),
+    ("dialect", "rule", "resolution"),
     [
-        ("D0", "origin_names", None, None),
-        ("D1", "origin_names", None, None),
-        ("D2", "scope_id", 7, None),
-        ("D3", "scope_id", 7, None),
-        ("D4", "scope_id", 7, None),
-        ("D5", "model_id", 7, "48_1"),
+        ("D0", "origin_names", "name_sequence"),
+        ("D1", "origin_names", "name_sequence"),
+        ("D2", "scope_id", "header"),
+        ("D3", "scope_id", "header"),
+        ("D4", "scope_id", "header"),
+        ("D5", "model_id", "header"),
     ],
 )
 def test_every_dialect_resolves_the_instance(
-    tmp_path: Path, dialect: str, rule: str, scope: int | None, model: str | None
+    tmp_path: Path, dialect: str, rule: str, resolution: str
 ) -> None:
     b = build(tmp_path, dialect=dialect)
     loc = loc_of(b.root)
     assert loc.fault.kind == "sk" and loc.fault.dialect == dialect and loc.dialect_known
-    assert loc.fault.scope_id == scope and loc.fault.model == model
+    # issue 11 item 9: scope id and model are filled whenever the SK is known, however it was resolved
+    assert (loc.fault.scope_id, loc.fault.model, loc.fault.scope_resolution) == (7, "48_1", resolution)
     assert loc.instance_rule == rule
     assert loc.instance is not None and loc.instance.scope_id == 7
     assert loc.fault.node_cnt == 5

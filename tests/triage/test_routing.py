@@ -79,9 +79,12 @@ def test_x3_non_sk(tmp_path: Path) -> None:
 
 
 def test_x6_ge_family(tmp_path: Path) -> None:
+    """A GE-mode SK fault: the gate fails G2 by construction (no sk_meta/<pid>); that is not n/a (C0)
+    but low by C5, and R1 (rerun under npugraph_ex) is the one next step."""
     gate = GateResult(passed=False, failed=("G2",))
-    routes, _, v = routed(SceneSpec(children=THREE, fault="ge_sk"), tmp_path, kind="ge_sk", gate=gate)
-    assert routes == ("X6",) and v.rule == "C0"
+    routes, steps, v = routed(SceneSpec(children=THREE, fault="ge_sk"), tmp_path, kind="ge_sk", gate=gate)
+    assert routes == ("X6", "R1") and (v.confidence, v.rule) == ("low", "C5")
+    assert ids(steps) == ["R1"] and "npugraph_ex" in steps[0].why
 
 
 def test_x1_compile_failure(tmp_path: Path) -> None:
@@ -131,7 +134,8 @@ def test_eval2_r2_requests_trace_and_narrowing(tmp_path: Path) -> None:
     assert v.confidence == "low" and "R2" in routes
     assert opts(steps, "D1") == [{"debug_op_exec_trace": 1}]
     assert {"debug_cross_core_sync_check": 1} in opts(steps, "D2")  # timeout → D2
-    assert {"debug_sync_all": 1} in opts(steps, "D2")
+    # sync-all does not switch the trace on (upstream options manager): the attempt names both
+    assert {"debug_sync_all": 1, "debug_op_exec_trace": 1} in opts(steps, "D2")
     assert opts(steps, "N1") == [{"split_scope": "decoder.layer.0.mlp"}]
     assert all(s.accepted_by_probe is True for s in steps if s.id.startswith("D"))
     assert "D3" not in ids(steps)  # no MIX child, no EXCEED_CORE_MAX
@@ -172,7 +176,7 @@ def test_x4_conflict_asks_for_d2(tmp_path: Path) -> None:
     )
     routes, steps, v = routed(spec, tmp_path)
     assert v.rule == "C2" and "X4" in routes
-    assert {"debug_sync_all": 1} in opts(steps, "D2") and "N1" in ids(steps)
+    assert {"debug_sync_all": 1, "debug_op_exec_trace": 1} in opts(steps, "D2") and "N1" in ids(steps)
 
 
 def test_x5_bystander_only_asks_for_d2(tmp_path: Path) -> None:

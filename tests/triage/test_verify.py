@@ -154,8 +154,8 @@ def test_v1_t8_string_none(tmp_path: Path) -> None:
     assert results(res)[0] == "failed"
     assert "T8" in res.gate("V1").detail
     assert res.gate("V1").evidence[0].file == "src/model.py"
-    # the declared change was the null literal: "None" materialised instead is invalid, not failed (§6.3)
-    assert res.attempt.status == "invalid"
+    # §6.3: the string is not the declared None literal — a materialisation mismatch, so invalid, not failed
+    assert res.attempt.status == "invalid" and res.round_status == "open"
 
 
 def test_v1_unbalanced_markers(tmp_path: Path) -> None:
@@ -423,9 +423,10 @@ def test_r7_byte_identical_plog_refused(tmp_path: Path) -> None:
     refused = {r.path: r.reason for r in res.refused_evidence}
     assert f"log/plog/{pair.old.plog.name}" in refused
     assert all(R7_REASON in r for r in refused.values())
-    # the copied plog also carries OLD's fault lines: whichever gate sees it first fails, never a pass
-    assert "failed" in results(res)[:3] and res.routes == ()
-    assert res.attempt.status == "failed"
+    # the copied plog also carries OLD's fault lines: whichever gate sees it first fails, never a pass;
+    # stale evidence routes R7 whatever the gates say, and the launch proved nothing: invalid, round open
+    assert "failed" in results(res)[:3] and res.routes == ("R7",)
+    assert res.attempt.status == "invalid" and res.round_status == "open"
 
 
 def test_r7_old_sk_meta_refused(tmp_path: Path) -> None:
@@ -436,7 +437,8 @@ def test_r7_old_sk_meta_refused(tmp_path: Path) -> None:
     assert paths and all(p.startswith("sk_meta/48213/") for p in paths)
     # bin files are refused by location even though R7 does not compare kernel images by content
     assert any("bin_files" in p for p in paths)
-    assert "failed" in results(res)[:3] and res.routes == ()
+    assert "failed" in results(res)[:3] and res.routes == ("R7",)
+    assert res.attempt.status == "invalid"
 
 
 # ------------------------------------------------------------------------------------------ V4
