@@ -143,7 +143,8 @@ def discover(asset: Path) -> Discovery:
         reading = read_source(text, rel)
         if not reading.entries and not reading.gaps and "__sk__" not in text and "SK_BIND(" not in text:
             found.ignored.append({"file": rel, "reason": "no_kernel_definition"})
-            undefined.append(reading)
+            if reading.non_definitions:  # a declaration / directive, not just a word in a comment
+                undefined.append(reading)
             continue
         found.candidates.append(Candidate(rel, path, reading, classify(reading)))
     if not found.candidates and undefined:
