@@ -509,7 +509,10 @@ def _parse_param(piece: list[Token], text: str) -> Param | str:
     if any(t.text == "[" for t in plain):
         return "array parameter cannot be unpacked from an Args struct"
     if any(t.text == "(" for t in plain):
-        return "function-pointer parameter is not supported"
+        return (
+            f"parameter {join_tokens(piece, text)!r}: parentheses outside an attribute "
+            "(function pointer, macro call) cannot be unpacked from an Args struct"
+        )
     if len(plain) < 2 or plain[-1].kind != "ident":
         return f"parameter {join_tokens(piece, text)!r} has no name"
     name_tok = plain[-1]

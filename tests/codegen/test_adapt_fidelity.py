@@ -129,6 +129,14 @@ def test_item1_attribute_with_braces_is_a_gap() -> None:
     )
 
 
+def test_item1_parentheses_outside_an_attribute_are_a_precise_gap() -> None:
+    r = read_source("__global__ __vector__ void k(GM_ADDR x, void (*cb)(int)) {}", "f.asc")
+    assert r.entries == [] and str(r.gaps[0]) == (
+        "f.asc:1: kernel k: parameter 'void (*cb)(int)': parentheses outside an attribute "
+        "(function pointer, macro call) cannot be unpacked from an Args struct"
+    )
+
+
 # --- item 2: macros before __global__ ------------------------------------------------------------
 
 
@@ -228,6 +236,14 @@ def test_item4_directory_of_declarations_only_is_exit_3(tmp_path: Path) -> None:
     res = CliRunner().invoke(main, ["codegen", "adapt", str(tmp_path / "a"), "-o", str(tmp_path / "o")])
     assert res.exit_code == 3 and "decl.cpp:1: no kernel definition found" in res.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_item4_global_only_in_a_comment_stays_a_usage_error(tmp_path: Path) -> None:
+    """A directory whose only mention of __global__ is a comment has no kernel source at all: exit 2."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "note.cpp").write_text("// a __global__ kernel lives elsewhere\nint x;\n")
+    res = CliRunner().invoke(main, ["codegen", "adapt", str(tmp_path / "a"), "-o", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "no kernel .asc or .cpp source files found" in res.stderr
 
 
 def test_item4_declaration_file_beside_a_kernel_is_ignored_not_adapted(tmp_path: Path) -> None:
