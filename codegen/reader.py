@@ -277,6 +277,8 @@ def _preprocessor_globals(code: list[Token], reading: SourceReading) -> None:
         if t.kind != "preproc" or not _GLOBAL_WORD_RE.search(t.text):
             continue
         m = _DEFINE_RE.match(t.text)
+        if m and m.group(1) in GLOBAL_QUALIFIERS:
+            m = None  # ``#define __global__`` (a CPU-debug stub) defines the word, not a kernel
         if m and "{" in t.text:
             reading.gaps.append(
                 Gap(

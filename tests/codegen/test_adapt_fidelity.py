@@ -230,6 +230,13 @@ def test_item4_no_kernel_definition_is_exit_3_and_writes_nothing(
     assert (tmp_path / "d.asc").read_text() == src  # and no include was inserted anywhere
 
 
+def test_item4_stub_definition_of_the_global_word_is_not_a_kernel() -> None:
+    src = "#ifndef __global__\n#define __global__\n#endif\n__global__ __aicore__ __vector__ void k(GM_ADDR x) {}\n"
+    r = read_source(src, "s.asc")
+    assert [e.name for e in r.entries] == ["k"] and r.gaps == []
+    assert [g.line for g in r.non_definitions] == [1, 2]
+
+
 def test_item4_directory_of_declarations_only_is_exit_3(tmp_path: Path) -> None:
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "decl.cpp").write_text("__global__ __aicore__ void k(GM_ADDR x);\n")
