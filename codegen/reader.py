@@ -196,14 +196,18 @@ def _skip_balanced(toks: list[Token], i: int, open_: str, close: str) -> int:
     return -1
 
 
+_OPENERS = frozenset({"(", "<", "[", "{", "[["})
+_CLOSERS = frozenset({")", ">", "]", "}", "]]"})
+
+
 def _split_top(toks: list[Token]) -> list[list[Token]]:
-    """Split at commas outside (), <>, [], {}."""
+    """Split at commas outside (), <>, [], [[ ]], {}."""
     pieces: list[list[Token]] = [[]]
     depth = 0
     for t in toks:
-        if t.text in "(<[{" and t.kind == "punct":
+        if t.text in _OPENERS and t.kind == "punct":
             depth += 1
-        elif t.text in ")>]}" and t.kind == "punct":
+        elif t.text in _CLOSERS and t.kind == "punct":
             depth -= 1
         if t.text == "," and depth == 0:
             pieces.append([])

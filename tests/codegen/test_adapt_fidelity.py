@@ -112,6 +112,16 @@ def test_item1_generated_block_is_valid_cpp17(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
 
 
+def test_item1_attribute_list_with_commas_stays_one_parameter() -> None:
+    (e,) = read_source(
+        "__global__ __vector__ void k(GM_ADDR x, [[gnu::unused, maybe_unused]] int32_t n) {}"
+    ).entries
+    assert [(p.name, p.c_type, p.attributes) for p in e.params] == [
+        ("x", "GM_ADDR", ()),
+        ("n", "int32_t", ("[[gnu::unused, maybe_unused]]",)),
+    ]
+
+
 def test_item1_attribute_inside_the_type_stays_in_place() -> None:
     (e,) = read_source("__global__ __vector__ void k(__gm__ [[maybe_unused]] uint8_t *p) {}").entries
     (p,) = e.params
@@ -341,6 +351,8 @@ _ATTRS = st.sampled_from(
         ("__attribute__((unused)) ", ""),
         ("", " [[maybe_unused]]"),
         ("", " __attribute__((unused))"),
+        ("[[gnu::unused, maybe_unused]] ", ""),
+        ("__attribute__((unused, aligned(8))) ", ""),
     ]
 )
 _MACROS = st.lists(st.sampled_from(["KERNEL_LINKAGE", "UT_STATIC", "EXPORT_KERNEL"]), max_size=2, unique=True)
