@@ -290,13 +290,14 @@ def _preprocessor_globals(code: list[Token], reading: SourceReading) -> None:
                 )
             )
             continue
-        use = next((u for u in code if m and u.kind == "ident" and u.text == m.group(1)), None)
-        if m and use is not None:
+        name = m.group(1) if m else None
+        use = next((u for u in code if u.kind == "ident" and u.text == name), None) if name else None
+        if use is not None:
             reading.gaps.append(
                 Gap(
                     file,
                     use.line,
-                    f"kernel qualifiers come from macro {m.group(1)} (#define at line {t.line}, holding "
+                    f"kernel qualifiers come from macro {name} (#define at line {t.line}, holding "
                     "__global__); the declaration using it is not read: expand the macro by hand",
                 )
             )
