@@ -66,6 +66,7 @@ __all__ = [
     "SceneSpec",
     "SkDef",
     "build_scene",
+    "model_source",
 ]
 
 ALL_FILES = frozenset(
@@ -1411,6 +1412,18 @@ def _model_source(spec: SceneSpec, sk: _Sk) -> tuple[str, dict[int, int]]:
     lines.append(f'        torch.npu.super_kernel_scope_end("{sk.scope_name}")')
     lines.append(f"        return x{k}")
     return "\n".join(lines) + "\n", sites
+
+
+def model_source(spec: SceneSpec) -> tuple[str, dict[int, int]]:
+    """The ``src/model.py`` text :func:`build_scene` writes for ``spec``, and its nodeId → line map.
+
+    Why public: a re-launched candidate scene carries the FAILED attempt's source with the proposal's
+    marker edits applied, so its builder needs the failing spec's source without building that scene.
+    """
+    entry = spec.entry or _default_entry(spec.children, spec.op_trace)
+    sk = _resolve_sk(0, spec.scope_id, spec.scope_name, spec.children, entry=entry, op_trace=spec.op_trace,
+                     reorder=spec.reorder, id_base=100)  # fmt: skip
+    return _model_source(spec, sk)
 
 
 # ------------------------------------------------------------------------------------------ run / probe

@@ -144,3 +144,22 @@ def test_non_sk_fault_facts() -> None:
     assert ctx.evidence.incidents == []
     (inst,) = list(all_instances(ctx.evidence))
     assert "Add_7c1e" in [n.func_name for n in inst.nodes]
+
+
+def test_fixed_scene_is_a_new_attempt_with_the_engines_proposal_applied() -> None:
+    """high-single-stream-fixed = the re-launch of high-single-stream: the model source is the failed
+    attempt's source with the marker edits the engine itself proposes (byte for byte), and the run is a
+    new process of the next round that started later and exited 0."""
+    from skdbg.triage.engine import analyze_context
+    from skdbg.triage.verify import apply_edits
+
+    failing, fixed = SCENES_DIR / "high-single-stream", SCENES_DIR / "high-single-stream-fixed"
+    analysis = analyze_context(open_context(failing))
+    assert analysis.proposal is not None and analysis.proposal.status == "proposed"
+    expected = apply_edits((failing / "src" / "model.py").read_text(), analysis.proposal.marker_edits)
+    assert (fixed / "src" / "model.py").read_text() == expected
+    old, new = _ctx("high-single-stream").run, _ctx("high-single-stream-fixed").run
+    assert old is not None and new is not None
+    assert new.pid != old.pid and new.start is not None and old.end is not None and new.start > old.end
+    assert new.round_id == f"{old.round_id}-X1" and new.exit is not None and new.exit.status == 0
+    assert not _faults(_ctx("high-single-stream-fixed"))
