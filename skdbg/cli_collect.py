@@ -147,6 +147,10 @@ def _collect(
     from skdbg.collect.machine import default_log_dir, read_log_folder
 
     root = log_dir if log_dir is not None else default_log_dir()
+    if pid is not None and latest:
+        _usage("--latest picks a pid: give either --pid or --latest")
+    if out_dir is None and (pid is not None or latest):
+        _usage("-o SCENE is required to collect")
     if pid is None:
         procs = read_log_folder(root).failed()
         if not procs:
@@ -157,6 +161,8 @@ def _collect(
         if latest:
             pid = procs[0].pid
             click.echo(f"skdbg: --latest: collecting pid {pid}", err=True)
+        elif out_dir is None:
+            _usage("to collect one, rerun with --pid PID -o SCENE (or --latest -o SCENE for the newest)")
         elif _stdin_is_terminal():
             choices = [str(p.pid) for p in procs]
             pid = int(
@@ -164,11 +170,7 @@ def _collect(
             )
         else:
             _usage("no --pid and no terminal to ask: rerun with --pid PID (listed above) or --latest")
-    elif latest:
-        _usage("--latest picks a pid: give either --pid or --latest")
-    if out_dir is None:
-        _usage("-o SCENE is required to collect")
-    assert pid is not None
+    assert pid is not None and out_dir is not None
     req = CollectRequest(
         pid=pid,
         out=out_dir,

@@ -62,10 +62,13 @@ def _full(m: Machine, pid: int, out: Path) -> tuple[int, str, str]:
 # ------------------------------------------------------------------------------------------ listing
 
 
-def test_without_pid_lists_failed_newest_first_and_exits_2_without_a_terminal(machine: Machine) -> None:
+def test_without_pid_lists_failed_newest_first_and_exits_2_without_a_terminal(
+    machine: Machine, tmp_path: Path
+) -> None:
     """No --pid, no terminal, no --latest: the two failed pids (not the clean one), newest first, each with
-    its kernel fault line; then a one-line hint and exit 2."""
-    code, out, err = run("--log-dir", str(machine.log))
+    its kernel fault line; then a one-line hint and exit 2 — nothing written."""
+    code, out, err = run("--log-dir", str(machine.log), "-o", str(tmp_path / "s"))
+    assert not (tmp_path / "s").exists()
     assert code == 2
     rows = [ln.split() for ln in out.splitlines() if ln.startswith("  ")]
     assert [int(r[0]) for r in rows] == [NEW_FAIL, OLD_FAIL]
@@ -86,6 +89,18 @@ def test_latest_collects_the_newest_failed_process(machine: Machine, tmp_path: P
     names = _files(tmp_path / "s")
     assert f"log/plog/{machine.plogs(NEW_FAIL)[0].name}" in names
     assert not any(str(OLD_FAIL) in n for n in names)
+
+
+def test_listing_without_output_folder_says_how_to_collect(
+    machine: Machine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Even on a terminal, without -o there is nothing to ask for: list, then the one-line hint, exit 2."""
+    monkeypatch.setattr(cli_collect, "_stdin_is_terminal", lambda: True)
+    code, out, err = run("--log-dir", str(machine.log))
+    assert code == 2 and f"  {NEW_FAIL} " in out
+    assert err.strip() == (
+        "skdbg: error: to collect one, rerun with --pid PID -o SCENE (or --latest -o SCENE for the newest)"
+    )
 
 
 def test_interactive_prompt_picks_the_typed_pid(
