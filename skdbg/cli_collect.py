@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
+from functools import wraps
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import click
 
 from skdbg.atomic import OutputNotEmptyError
 from skdbg.parsers.common import ParseError
 
+F = TypeVar("F", bound=Callable[..., Any])
 EXIT_USAGE = 2
 EXIT_BAD_INPUT = 3
 _MESSAGE_WIDTH = 160
@@ -60,6 +63,29 @@ def _list(procs: list[object], log_dir: Path) -> None:
         click.echo(f"  {p.pid:<8} {f.ts_text:<26} {where}  {_short(f.message)}")
 
 
+def _one_line_errors(func: F) -> F:
+    """Bad input → exit 3, an existing output folder → exit 2, a bug → exit 1: one line each, no traceback."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except OutputNotEmptyError as exc:
+            _exit(str(exc), EXIT_USAGE)
+        except ParseError as exc:
+            _exit(str(exc), EXIT_BAD_INPUT)
+        except OSError as exc:
+            _exit(f"{exc.filename or ''}: {exc.strerror or exc}", EXIT_BAD_INPUT)
+        except Exception as exc:
+            if os.environ.get("SKDBG_DEBUG"):
+                raise
+            _exit(
+                f"internal error: {type(exc).__name__}: {exc} (rerun with SKDBG_DEBUG=1 for the traceback)", 1
+            )
+
+    return wrapper  # type: ignore[return-value]
+
+
 @click.command("collect", epilog=COLLECT_HELP_EPILOG)
 @click.option("--pid", type=int, default=None, help="The failed process. Without it: list the failed pids.")
 @click.option(
@@ -97,6 +123,7 @@ def _list(procs: list[object], log_dir: Path) -> None:
 @click.option("--latest", is_flag=True, help="Without --pid: take the newest failed process.")
 @click.option("--link", is_flag=True, help="Symlink the files instead of copying them.")
 @click.option("--force", is_flag=True, help="Replace an existing -o folder (atomically, once complete).")
+@_one_line_errors
 def collect(
     pid: int | None,
     out_dir: Path | None,
@@ -115,33 +142,6 @@ def collect(
     with what the evidence establishes; then say what is missing and how to record it next time, under
     the entry gate's ids (G1–G5, F1–F9). Without --pid: list the failed processes, newest first, and ask
     (on a terminal) or take the newest (--latest)."""
-    try:
-        _collect(pid, out_dir, log_dir, sk_meta, source_root, command, exit_status, rank, latest, link, force)
-    except OutputNotEmptyError as exc:
-        _exit(str(exc), EXIT_USAGE)
-    except ParseError as exc:
-        _exit(str(exc), EXIT_BAD_INPUT)
-    except OSError as exc:
-        _exit(f"{exc.filename or ''}: {exc.strerror or exc}", EXIT_BAD_INPUT)
-    except Exception as exc:
-        if os.environ.get("SKDBG_DEBUG"):
-            raise
-        _exit(f"internal error: {type(exc).__name__}: {exc} (rerun with SKDBG_DEBUG=1 for the traceback)", 1)
-
-
-def _collect(
-    pid: int | None,
-    out_dir: Path | None,
-    log_dir: Path | None,
-    sk_meta: Path | None,
-    source_root: Path | None,
-    command: str | None,
-    exit_status: int | None,
-    rank: int | None,
-    latest: bool,
-    link: bool,
-    force: bool,
-) -> None:
     from skdbg.collect.build import CollectRequest
     from skdbg.collect.build import collect as run_collect
     from skdbg.collect.machine import default_log_dir, read_log_folder

@@ -52,11 +52,16 @@ def _iso(ts: datetime) -> str:
     return ts.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ts.microsecond // 1000:03d}"
 
 
+def collect_pid(m: Machine, pid: int, out: Path, *extra: str, meta: str = "") -> tuple[int, str, str]:
+    """``skdbg collect --pid PID`` with the machine's log root and working directory (or its ``meta`` subfolder)."""
+    work = m.work / meta if meta else m.work
+    return run("--pid", str(pid), "--log-dir", str(m.log), "--sk-meta", str(work), "-o", str(out), *extra)
+
+
 def _full(m: Machine, pid: int, out: Path) -> tuple[int, str, str]:
-    return run(
-        "--pid", str(pid), "--log-dir", str(m.log), "--sk-meta", str(m.work), "--source-root", str(m.src),
-        "--command", "python3 infer.py --config e7.yaml", "--exit-status", "1", "--rank", "3", "-o", str(out),
-    )  # fmt: skip
+    """Every option a user can give."""
+    launch = ("--command", "python3 infer.py --config e7.yaml", "--exit-status", "1", "--rank", "3")
+    return collect_pid(m, pid, out, "--source-root", str(m.src), *launch)
 
 
 # ------------------------------------------------------------------------------------------ listing
@@ -197,17 +202,7 @@ def test_a_clean_entry_records_empty_debug_options(machine: Machine, tmp_path: P
 
 def test_link_makes_symlinks_to_the_originals(machine: Machine, tmp_path: Path) -> None:
     out = tmp_path / "linked"
-    code, _, err = run(
-        "--pid",
-        str(OLD_FAIL),
-        "--log-dir",
-        str(machine.log),
-        "--sk-meta",
-        str(machine.work),
-        "--link",
-        "-o",
-        str(out),
-    )
+    code, _, err = collect_pid(machine, OLD_FAIL, out, "--link")
     assert code == 0, err
     plog = out / "log" / "plog" / machine.plogs(OLD_FAIL)[0].name
     assert plog.is_symlink() and plog.resolve() == machine.plogs(OLD_FAIL)[0].resolve()
@@ -233,30 +228,16 @@ def test_missing_sk_meta_is_reported_under_f3(machine: Machine, tmp_path: Path) 
 
 def test_missing_device_logs(tmp_path: Path) -> None:
     m = build_machine(tmp_path, git=False, device_logs=False)
-    code, _, err = run(
-        "--pid", str(OLD_FAIL), "--log-dir", str(m.log), "--sk-meta", str(m.work), "-o", str(tmp_path / "s")
-    )
+    code, _, err = collect_pid(m, OLD_FAIL, tmp_path / "s")
     assert code == 0, err
     assert f"missing [device log] no device log of process {OLD_FAIL}" in err
-    assert (
-        json.loads((tmp_path / "s" / "run.json").read_text())["device"] == DEVICE
-    )  # from device_id= in the plog
+    doc = json.loads((tmp_path / "s" / "run.json").read_text())
+    assert doc["device"] == DEVICE  # from device_id= in the plog
 
 
 def test_source_root_not_a_git_repository(tmp_path: Path) -> None:
     m = build_machine(tmp_path, git=False)
-    code, _, err = run(
-        "--pid",
-        str(OLD_FAIL),
-        "--log-dir",
-        str(m.log),
-        "--sk-meta",
-        str(m.work),
-        "--source-root",
-        str(m.src),
-        "-o",
-        str(tmp_path / "s"),
-    )
+    code, _, err = collect_pid(m, OLD_FAIL, tmp_path / "s", "--source-root", str(m.src))
     assert code == 0, err
     assert f"missing [G4] source revision unknown: {m.src} is not a git repository" in err
     assert "gate G4: source revision not recorded" in err and "git rev-parse HEAD" in err
@@ -275,16 +256,7 @@ def test_uncommitted_changes_are_recorded_as_dirty(machine: Machine, tmp_path: P
 def test_no_source_root_no_command_no_exit_status_no_rank(machine: Machine, tmp_path: Path) -> None:
     """Only the pid and the folders: every launch fact is reported missing with the option that supplies
     it, and the gate explains G1 (command, rank) and G4 (revision) in its own words."""
-    code, _, err = run(
-        "--pid",
-        str(OLD_FAIL),
-        "--log-dir",
-        str(machine.log),
-        "--sk-meta",
-        str(machine.work),
-        "-o",
-        str(tmp_path / "s"),
-    )
+    code, _, err = collect_pid(machine, OLD_FAIL, tmp_path / "s")
     assert code == 0, err
     assert "missing [G1] launch command unknown" in err and "--command" in err
     assert "missing [G1] rank unknown" in err and "--rank" in err
@@ -309,16 +281,7 @@ def test_a_pid_without_plogs_but_with_sk_meta_is_collected_with_f1(tmp_path: Pat
     m = build_machine(tmp_path, git=False, device_logs=False)
     for p in m.plogs(OLD_FAIL):
         p.unlink()
-    code, _, err = run(
-        "--pid",
-        str(OLD_FAIL),
-        "--log-dir",
-        str(m.log),
-        "--sk-meta",
-        str(m.work / "sk_meta"),
-        "-o",
-        str(tmp_path / "s"),
-    )
+    code, _, err = collect_pid(m, OLD_FAIL, tmp_path / "s", meta="sk_meta")
     assert code == 0, err
     assert (
         f"missing [F1] no plog-{OLD_FAIL}_<stamp>.log" in err
@@ -333,26 +296,14 @@ def test_existing_output_folder_exit_2_and_force_replaces(machine: Machine, tmp_
     out = tmp_path / "s"
     out.mkdir()
     (out / "mine.txt").write_text("keep")
-    code, stdout, err = run(
-        "--pid", str(OLD_FAIL), "--log-dir", str(machine.log), "--sk-meta", str(machine.work), "-o", str(out)
-    )
+    code, stdout, err = collect_pid(machine, OLD_FAIL, out)
     assert code == 2 and stdout == ""
     assert (
         err.strip()
         == f"skdbg: error: output folder {out} exists and is not empty (use --force to replace it)"
     )
     assert _files(out) == {"mine.txt"}
-    code, _, err = run(
-        "--pid",
-        str(OLD_FAIL),
-        "--log-dir",
-        str(machine.log),
-        "--sk-meta",
-        str(machine.work),
-        "-o",
-        str(out),
-        "--force",
-    )
+    code, _, err = collect_pid(machine, OLD_FAIL, out, "--force")
     assert code == 0, err
     assert "mine.txt" not in _files(out) and (out / "run.json").is_file()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no staging left
@@ -366,21 +317,10 @@ def test_usage_and_input_errors(machine: Machine, tmp_path: Path) -> None:
     assert code == 2 and "-o SCENE is required" in err
     code, _, err = run("--pid", str(OLD_FAIL), "--log-dir", str(tmp_path / "nope"), "-o", out)
     assert code == 3 and "nope: expected a CANN log folder" in err and len(err.strip().splitlines()) == 1
-    code, _, err = run(
-        "--pid", "424242", "--log-dir", str(machine.log), "--sk-meta", str(machine.work), "-o", out
-    )
+    code, _, err = collect_pid(machine, 424242, Path(out))
     assert code == 3 and "plog-424242_<stamp>.log" in err and "found neither" in err
     assert not Path(out).exists()  # a failed run leaves nothing behind
-    code, _, err = run(
-        "--pid",
-        str(OLD_FAIL),
-        "--log-dir",
-        str(machine.log),
-        "--source-root",
-        str(tmp_path / "nosrc"),
-        "-o",
-        out,
-    )
+    code, _, err = collect_pid(machine, OLD_FAIL, Path(out), "--source-root", str(tmp_path / "nosrc"))
     assert code == 3 and "--source-root" in err and not Path(out).exists()
 
 
