@@ -162,6 +162,11 @@ def collect(req: CollectRequest) -> CollectResult:
     Raises :class:`ParseError` when the log folder is missing or nothing of the process exists, and
     :class:`skdbg.atomic.OutputNotEmptyError` for an existing non-empty ``out`` without ``force``.
     """
+    if req.sk_meta is not None and not req.sk_meta.is_dir():
+        raise ParseError(
+            str(req.sk_meta),
+            "the run's working directory, its sk_meta/ or sk_meta/<pid> (--sk-meta; not a directory)",
+        )
     folder = read_log_folder(req.log_dir)
     proc = folder.process(req.pid)
     meta_dir, looked = find_sk_meta(req.pid, req.sk_meta)
@@ -272,7 +277,9 @@ def _sk_meta(
         )
         return
     put.tree(meta_dir, Path("sk_meta") / str(req.pid))
-    run["cwd"] = str(meta_dir.resolve().parent.parent)
+    resolved = meta_dir.resolve()
+    if resolved.parent.name == "sk_meta":  # the runtime writes ./sk_meta/<pid>/: its parent is the run's cwd
+        run["cwd"] = str(resolved.parent.parent)
 
 
 def _launch(req: CollectRequest, run: dict[str, Any], notes: list[Note]) -> None:

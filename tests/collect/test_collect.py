@@ -322,6 +322,10 @@ def test_usage_and_input_errors(machine: Machine, tmp_path: Path) -> None:
     assert not Path(out).exists()  # a failed run leaves nothing behind
     code, _, err = collect_pid(machine, OLD_FAIL, Path(out), "--source-root", str(tmp_path / "nosrc"))
     assert code == 3 and "--source-root" in err and not Path(out).exists()
+    code, _, err = collect_pid(machine, OLD_FAIL, Path(out), meta="no-such-folder")
+    assert (
+        code == 3 and "no-such-folder: expected the run's working directory" in err and not Path(out).exists()
+    )
 
 
 def test_default_log_dir_is_ascend_process_log_path(
@@ -330,3 +334,15 @@ def test_default_log_dir_is_ascend_process_log_path(
     monkeypatch.setenv("ASCEND_PROCESS_LOG_PATH", str(machine.log))
     code, out, _ = run()
     assert code == 2 and f"under {machine.log}" in out
+
+
+def test_sk_meta_may_name_the_pid_folder_itself(machine: Machine, tmp_path: Path) -> None:
+    """--sk-meta work/sk_meta/48213: same files as --sk-meta work; the run's cwd is its grandparent."""
+    code, _, err = collect_pid(machine, OLD_FAIL, tmp_path / "s", meta=f"sk_meta/{OLD_FAIL}")
+    assert code == 0, err
+    want = {
+        p.relative_to(machine.work).as_posix()
+        for p in (machine.work / "sk_meta" / str(OLD_FAIL)).rglob("*.o")
+    }
+    assert want and want <= _files(tmp_path / "s")
+    assert json.loads((tmp_path / "s" / "run.json").read_text())["cwd"] == str(machine.work.resolve())
