@@ -101,7 +101,7 @@ def _one_line_errors(func: F) -> F:
     type=click.Path(path_type=Path),
     default=None,
     help="CANN log root holding {run,debug}/plog/ and debug/device-<id>/ "
-    "(default: $ASCEND_PROCESS_LOG_PATH, else ~/ascend/log).",
+    "(default: $ASCEND_PROCESS_LOG_PATH, else $ASCEND_WORK_PATH, else ~/ascend/log).",
 )
 @click.option(
     "--sk-meta",

@@ -38,9 +38,14 @@ _NAMING = (KernelFaultLine, FftsPlusFault)
 
 
 def default_log_dir() -> Path:
-    """``$ASCEND_PROCESS_LOG_PATH`` when set, else ``~/ascend/log`` (CANN's default log root)."""
-    env = os.environ.get("ASCEND_PROCESS_LOG_PATH", "").strip()
-    return Path(env).expanduser() if env else Path.home() / "ascend" / "log"
+    """Where CANN writes its logs, in CANN's own order: ``$ASCEND_PROCESS_LOG_PATH``, else
+    ``$ASCEND_WORK_PATH`` (searched at any depth), else ``~/ascend/log`` (CANN environment-variable
+    reference, ASCEND_PROCESS_LOG_PATH: "ASCEND_PROCESS_LOG_PATH > ASCEND_WORK_PATH > $HOME/ascend/log")."""
+    for name in ("ASCEND_PROCESS_LOG_PATH", "ASCEND_WORK_PATH"):
+        env = os.environ.get(name, "").strip()
+        if env:
+            return Path(env).expanduser()
+    return Path.home() / "ascend" / "log"
 
 
 @dataclass(frozen=True, slots=True)

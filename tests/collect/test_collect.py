@@ -331,9 +331,18 @@ def test_usage_and_input_errors(machine: Machine, tmp_path: Path) -> None:
 def test_default_log_dir_is_ascend_process_log_path(
     machine: Machine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("ASCEND_WORK_PATH", str(tmp_path / "elsewhere"))
     monkeypatch.setenv("ASCEND_PROCESS_LOG_PATH", str(machine.log))
     code, out, _ = run()
-    assert code == 2 and f"under {machine.log}" in out
+    assert code == 2 and f"under {machine.log}" in out  # ASCEND_PROCESS_LOG_PATH wins
+    monkeypatch.delenv("ASCEND_PROCESS_LOG_PATH")
+    monkeypatch.setenv("ASCEND_WORK_PATH", str(machine.log.parent))
+    code, out, _ = run()
+    assert code == 2 and f"under {machine.log.parent}" in out and f"  {NEW_FAIL} " in out
+    monkeypatch.delenv("ASCEND_WORK_PATH")
+    monkeypatch.setenv("HOME", str(tmp_path))  # ~/ascend/log is machine.log's place under tmp_path
+    code, out, _ = run()
+    assert code == 2 and f"under {tmp_path / 'ascend' / 'log'}" in out
 
 
 def test_sk_meta_may_name_the_pid_folder_itself(machine: Machine, tmp_path: Path) -> None:
