@@ -23,13 +23,13 @@ from skdbg.atomic import staged_dir
 from skdbg.collect.identity import (
     debug_options_of,
     git_revision,
-    iso,
     marker_files,
     scope_names,
 )
 from skdbg.collect.machine import LogFolder, ProcessLogs, device_of, read_log_folder, time_span
 from skdbg.parsers.common import ParseError
 from skdbg.parsers.plog import PlogFile
+from skdbg.parsers.run_identity import format_time
 from skdbg.triage.context import TriageOptions, open_context
 from skdbg.triage.gate import run_gate
 from skdbg.triage.localize import localize
@@ -206,7 +206,7 @@ def _plogs(
     for pf in proc.plogs:
         put.place(Path(pf.path), Path("log") / "plog" / Path(pf.path).name)
     if proc.first_ts is not None and proc.last_ts is not None:
-        run["start"], run["end"] = iso(proc.first_ts), iso(proc.last_ts)
+        run["start"], run["end"] = format_time(proc.first_ts), format_time(proc.last_ts)
     if proc.failed:
         run["failure_phase"] = "device_fault"
 

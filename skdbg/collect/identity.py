@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 
 from skdbg.triage.localize import diagnostic_entry
@@ -29,11 +28,6 @@ SUFFIX_OPTIONS: dict[str, dict[str, int]] = {
 MARKER_CALL = "super_kernel_scope_begin("
 _SKIP_DIRS = frozenset({".git", "__pycache__", "node_modules", "site-packages", "build", "dist"})
 _MAX_SOURCE_BYTES = 4 << 20
-
-
-def iso(ts: datetime) -> str:
-    """run.json time text: ISO-8601 with milliseconds, no zone (the plog clock)."""
-    return ts.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ts.microsecond // 1000:03d}"
 
 
 def debug_options_of(entry: str | None) -> dict[str, int] | None:
@@ -126,7 +120,6 @@ __all__ = [
     "GitRevision",
     "debug_options_of",
     "git_revision",
-    "iso",
     "marker_files",
     "scope_names",
 ]

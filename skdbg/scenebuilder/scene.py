@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from skdbg.parsers.cond import STATE_NAMES, encode_cond
+from skdbg.parsers.run_identity import format_time
 from skdbg.scenebuilder import jsonart, skmeta
 from skdbg.scenebuilder.elf import ChildKernel, bin_file_name, child_elf, entry_elf
 from skdbg.scenebuilder.plog import (
@@ -1429,10 +1430,6 @@ def model_source(spec: SceneSpec) -> tuple[str, dict[int, int]]:
 # ------------------------------------------------------------------------------------------ run / probe
 
 
-def _iso(ts: datetime) -> str:
-    return ts.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ts.microsecond // 1000:03d}"
-
-
 def _deep_merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for k, v in over.items():
@@ -1454,8 +1451,8 @@ def _run_doc(spec: SceneSpec, run: Mapping[str, Any]) -> dict[str, Any]:
         rank=spec.rank,
         device=spec.device,
         pid=spec.pid,
-        start=_iso(spec.run_start),
-        end=_iso(spec.run_end),
+        start=format_time(spec.run_start),
+        end=format_time(spec.run_end),
         failure_phase=phase,
         failing_path={"prompt_id": "p-0001", "step": 7},
     )

@@ -21,6 +21,7 @@ from machine_support import CLEAN, DEVICE, NEW_FAIL, OLD_FAIL, Machine, build_ma
 from skdbg import cli_collect
 from skdbg.cli import main
 from skdbg.parsers.plog import read_plog
+from skdbg.parsers.run_identity import parse_run_json
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -173,6 +174,11 @@ def test_collects_exactly_the_files_of_the_pid_and_establishes_run_json(
     assert cand["super_kernel_debug_options"] == {"debug_op_exec_trace": 1}  # entry sk_entry_mix11_op_trace
     assert cand["marker_file"] == "src/model.py" and cand["scope_names"] == ["decoder.layer.0.mlp"]
     assert (out / "src" / "model.py").read_bytes() == (machine.src / "model.py").read_bytes()
+    # the run identity parser reads every field back, with nothing unrecognised or invalid
+    parsed = parse_run_json(out / "run.json")
+    assert parsed.gaps == [] and parsed.unrecognized == []
+    assert parsed.identity.start == min(times).replace(microsecond=min(times).microsecond // 1000 * 1000)
+    assert parsed.identity.candidate is not None and parsed.identity.candidate.diagnostic is True
     # nothing the user could have supplied is reported missing; the probe (G4) is the gate's own finding
     assert "missing [" not in err
     assert "gate G4: no archived environment probe" in err
