@@ -188,7 +188,7 @@ def collect(
         click.echo(str(result.out / rel))
     click.echo(f"skdbg: collected process {pid} into {result.out} ({len(result.files)} files)", err=True)
     for note in result.notes:
-        word = "missing" if note.missing else "skipped"
+        word = "missing" if note.missing else "note"
         click.echo(f"skdbg: {word} [{note.about}] {note.detail} — now: {note.hint}", err=True)
     for gap in result.gaps:
         where = f" ({gap.file}:{gap.line})" if gap.file and gap.line else f" ({gap.file})" if gap.file else ""

@@ -26,7 +26,14 @@ from skdbg.collect.identity import (
     marker_files,
     scope_names,
 )
-from skdbg.collect.machine import LogFolder, ProcessLogs, device_of, read_log_folder, time_span
+from skdbg.collect.machine import (
+    LogFolder,
+    ProcessLogs,
+    device_of,
+    read_log_folder,
+    silences,
+    time_span,
+)
 from skdbg.parsers.common import ParseError
 from skdbg.parsers.plog import PlogFile
 from skdbg.parsers.run_identity import format_time
@@ -170,11 +177,12 @@ def collect(req: CollectRequest) -> CollectResult:
     folder = read_log_folder(req.log_dir)
     proc = folder.process(req.pid)
     meta_dir, looked = find_sk_meta(req.pid, req.sk_meta)
-    if not proc.plogs and meta_dir is None:
+    if not proc.plogs and not folder.device.get(req.pid) and meta_dir is None:
         raise ParseError(
             str(req.log_dir),
-            f"plog-{req.pid}_<stamp>.log of process {req.pid} under it or sk_meta/{req.pid}/ at "
-            f"{' or '.join(str(p) for p in looked)} (found neither)",
+            f"plog-{req.pid}_<stamp>.log or device-{req.pid}_<stamp>.log of process {req.pid} under it, or "
+            f"sk_meta/{req.pid}/ at "
+            f"{' or '.join(str(p) for p in looked)} (found none)",
         )
     notes: list[Note] = []
     run: dict[str, Any] = {"pid": req.pid}
@@ -205,6 +213,18 @@ def _plogs(
         return
     for pf in proc.plogs:
         put.place(Path(pf.path), Path("log") / "plog" / Path(pf.path).name)
+    for pf, before, after in silences(proc.plogs, req.options.grace):
+        notes.append(
+            Note(
+                "F2",
+                f"{Path(pf.path).name} was created {after - before} after the previous plog of pid {req.pid} "
+                "ended: an idle process, or another process that got the same pid (collected all the same; "
+                "the run's start/end span both)",
+                "if the run was shorter, remove the other process's plog-<pid>_*.log from the scene and fix "
+                "run.json start/end",
+                missing=False,
+            )
+        )
     if proc.first_ts is not None and proc.last_ts is not None:
         run["start"], run["end"] = format_time(proc.first_ts), format_time(proc.last_ts)
     if proc.failed:

@@ -13,11 +13,11 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from skdbg.parsers.common import ParseError, Source
-from skdbg.parsers.plog import PlogFile, find_plog_files, group_by_pid, scan_plog
+from skdbg.parsers.plog import PlogFile, find_plog_files, group_by_pid, order_rotated, scan_plog
 from skdbg.parsers.plog_line import PlogLine, parse_plog_line
 from skdbg.parsers.runtime_faults import (
     FftsPlusFault,
@@ -138,6 +138,21 @@ def time_span(files: Iterable[PlogFile]) -> tuple[datetime | None, datetime | No
     return (min(starts) if starts else None, max(ends) if ends else None)
 
 
+def silences(files: Iterable[PlogFile], longer_than: timedelta) -> list[tuple[PlogFile, datetime, datetime]]:
+    """Rotated files that were created more than ``longer_than`` after the previous file's last record:
+    ``(file, previous last record, file creation)``. Rotation opens the next file when the previous one is
+    full, so such a silence is either an idle process or a new process that got the same pid again."""
+    out: list[tuple[PlogFile, datetime, datetime]] = []
+    prev_end: datetime | None = None
+    for pf in order_rotated(files):
+        first, last = time_span([pf])
+        start = pf.stamp or first
+        if prev_end is not None and start is not None and start - prev_end > longer_than:
+            out.append((pf, prev_end, start))
+        prev_end = last or prev_end
+    return out
+
+
 def _fault_of(rec: PlogLine) -> FaultLine | None:
     message = f"[{rec.level}] {rec.module} {rec.text}".strip()
     if rec.is_sk:
@@ -213,5 +228,6 @@ __all__ = [
     "device_of",
     "read_log_folder",
     "scan_process",
+    "silences",
     "time_span",
 ]

@@ -11,7 +11,8 @@ import json
 import os
 import shutil
 import subprocess
-from datetime import datetime
+from dataclasses import replace
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from skdbg import cli_collect
 from skdbg.cli import main
 from skdbg.parsers.plog import read_plog
 from skdbg.parsers.run_identity import parse_run_json
+from skdbg.scenebuilder.scene import build_scene
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -152,7 +154,7 @@ def test_collects_exactly_the_files_of_the_pid_and_establishes_run_json(
     expected |= {"run.json", "src/model.py"}
     assert _files(out) == expected
     assert {Path(ln).relative_to(out).as_posix() for ln in stdout.splitlines()} == expected
-    assert "device-48213_20260609" in err and "skipped [device log]" in err
+    assert "device-48213_20260609" in err and "note [device log]" in err
     # copies keep the metadata mtimes (F4 reads them for prefix-less files)
     src = next(p for p in meta.rglob("*.log"))
     assert (out / "sk_meta" / str(OLD_FAIL) / src.relative_to(meta)).stat().st_mtime == src.stat().st_mtime
@@ -324,7 +326,7 @@ def test_usage_and_input_errors(machine: Machine, tmp_path: Path) -> None:
     code, _, err = run("--pid", str(OLD_FAIL), "--log-dir", str(tmp_path / "nope"), "-o", out)
     assert code == 3 and "nope: expected a CANN log folder" in err and len(err.strip().splitlines()) == 1
     code, _, err = collect_pid(machine, 424242, Path(out))
-    assert code == 3 and "plog-424242_<stamp>.log" in err and "found neither" in err
+    assert code == 3 and "plog-424242_<stamp>.log" in err and "found none" in err
     assert not Path(out).exists()  # a failed run leaves nothing behind
     code, _, err = collect_pid(machine, OLD_FAIL, Path(out), "--source-root", str(tmp_path / "nosrc"))
     assert code == 3 and "--source-root" in err and not Path(out).exists()
@@ -361,3 +363,25 @@ def test_sk_meta_may_name_the_pid_folder_itself(machine: Machine, tmp_path: Path
     }
     assert want and want <= _files(tmp_path / "s")
     assert json.loads((tmp_path / "s" / "run.json").read_text())["cwd"] == str(machine.work.resolve())
+
+
+def test_a_long_silence_between_plogs_of_one_pid_is_pointed_out(machine: Machine, tmp_path: Path) -> None:
+    """A process of the day before got pid 48213 too: its plog is collected (no silent guess about which
+    process is meant), and the note names the file and the silence so the user can drop it."""
+    day_before = replace(machine.specs[CLEAN], pid=OLD_FAIL, seed=3)
+    day_before = replace(
+        day_before,
+        run_start=machine.specs[OLD_FAIL].run_start - timedelta(days=1),
+        run_end=machine.specs[OLD_FAIL].run_end - timedelta(days=1),
+        build_ts=machine.specs[OLD_FAIL].build_ts - timedelta(days=1),
+        fault_ts=machine.specs[OLD_FAIL].fault_ts - timedelta(days=1),
+    )
+    older = build_scene(day_before, tmp_path / "older").plog
+    (machine.log / "run" / "plog").mkdir(parents=True)
+    shutil.move(older, machine.log / "run" / "plog" / older.name)
+    code, _, err = collect_pid(machine, OLD_FAIL, tmp_path / "s")
+    assert code == 0, err
+    current = machine.plogs(OLD_FAIL)[0].name
+    assert f"note [F2] {current} was created 23:5" in err  # a day minus the older run's length
+    assert {f"log/plog/{older.name}", f"log/plog/{current}"} <= _files(tmp_path / "s")
+    assert json.loads((tmp_path / "s" / "run.json").read_text())["start"].startswith("2026-06-09T14:00:58")
