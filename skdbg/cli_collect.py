@@ -121,7 +121,9 @@ def _one_line_errors(func: F) -> F:
 @click.option("--exit-status", type=int, default=None, help="The run's exit status ($? of the launcher).")
 @click.option("--rank", type=int, default=None, help="The rank of the process (launcher env RANK).")
 @click.option("--latest", is_flag=True, help="Without --pid: take the newest failed process.")
-@click.option("--link", is_flag=True, help="Symlink the files instead of copying them.")
+@click.option(
+    "--link", is_flag=True, help="Hard-link the files instead of copying them (copied where that fails)."
+)
 @click.option("--force", is_flag=True, help="Replace an existing -o folder (atomically, once complete).")
 @_one_line_errors
 def collect(

@@ -126,12 +126,18 @@ def device_logs(
 
 
 class _Placer:
-    """Copies (mtime kept: F4 reads it) or symlinks files into the staged scene, tracking what it wrote."""
+    """Copies (mtime kept: F4 reads it) or hard-links files into the staged scene, tracking what it wrote.
+
+    Hard links, not symbolic ones: a linked file is a regular file inside the scene (skdbg refuses links
+    that leave a scene), shares the original's mtime, and survives the original's deletion. Where the
+    file system cannot link (another device, no permission) the file is copied and that is recorded.
+    """
 
     def __init__(self, root: Path, link: bool) -> None:
         self.root = root
         self.link = link
         self.files: list[str] = []
+        self.copied_instead: list[tuple[str, str]] = []  # (scene path, why it could not be linked)
 
     def place(self, src: Path, rel: Path) -> None:
         dest = self.root / rel
@@ -140,7 +146,11 @@ class _Placer:
             dest = self.root / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
         if self.link:
-            dest.symlink_to(src.resolve())
+            try:
+                os.link(src, dest)
+            except OSError as exc:
+                shutil.copy2(src, dest)
+                self.copied_instead.append((rel.as_posix(), exc.strerror or str(exc)))
         else:
             shutil.copy2(src, dest)
         self.files.append(rel.as_posix())
@@ -193,6 +203,17 @@ def collect(req: CollectRequest) -> CollectResult:
         _sk_meta(req, meta_dir, looked, put, run, notes)
         _launch(req, run, notes)
         _candidate(req, proc, put, run, notes)
+        if put.copied_instead:
+            first, why = put.copied_instead[0]
+            notes.append(
+                Note(
+                    "link",
+                    f"{len(put.copied_instead)} file(s) could not be hard-linked and were copied (first: {first}: "
+                    f"{why})",
+                    "links need the scene on the same file system as the originals",
+                    missing=False,
+                )
+            )
         put.write_json("run.json", run)
         ctx = open_context(tmp, pid=req.pid, options=req.options)
         gaps = list(run_gate(ctx, localize(ctx)).gaps)

@@ -208,15 +208,45 @@ def test_a_clean_entry_records_empty_debug_options(machine: Machine, tmp_path: P
     )
 
 
-def test_link_makes_symlinks_to_the_originals(machine: Machine, tmp_path: Path) -> None:
+def test_link_makes_hard_links_to_the_originals(machine: Machine, tmp_path: Path) -> None:
+    """--link: every collected file is the original's inode (a regular file inside the scene, same mtime),
+    except run.json, which collect writes."""
     out = tmp_path / "linked"
     code, _, err = collect_pid(machine, OLD_FAIL, out, "--link")
     assert code == 0, err
     plog = out / "log" / "plog" / machine.plogs(OLD_FAIL)[0].name
-    assert plog.is_symlink() and plog.resolve() == machine.plogs(OLD_FAIL)[0].resolve()
-    links = [p for p in out.rglob("*") if p.is_symlink()]
-    assert links and all(p.resolve().is_relative_to(tmp_path.resolve()) for p in links)
-    assert not (out / "run.json").is_symlink()  # written, not linked
+    assert not plog.is_symlink() and plog.samefile(machine.plogs(OLD_FAIL)[0])
+    meta = machine.work / "sk_meta" / str(OLD_FAIL)
+    for src in meta.rglob("*"):
+        if src.is_file():
+            assert (out / "sk_meta" / str(OLD_FAIL) / src.relative_to(meta)).samefile(src)
+    assert (out / "run.json").stat().st_nlink == 1  # written, not linked
+    assert "note [link]" not in err
+
+
+def test_link_falls_back_to_copies_and_says_so(
+    machine: Machine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another file system (EXDEV): the files are copied, and a note says how many and why."""
+    import errno
+
+    from skdbg.collect import build
+
+    def cross_device(src: object, dst: object) -> None:
+        raise OSError(errno.EXDEV, os.strerror(errno.EXDEV))
+
+    monkeypatch.setattr(build.os, "link", cross_device)
+    out = tmp_path / "linked"
+    code, _, err = collect_pid(machine, OLD_FAIL, out, "--link")
+    assert code == 0, err
+    plog = out / "log" / "plog" / machine.plogs(OLD_FAIL)[0].name
+    assert (
+        not plog.samefile(machine.plogs(OLD_FAIL)[0])
+        and plog.read_bytes() == machine.plogs(OLD_FAIL)[0].read_bytes()
+    )
+    n = len(_files(out)) - 1  # all but run.json
+    assert f"note [link] {n} file(s) could not be hard-linked and were copied" in err
+    assert os.strerror(errno.EXDEV) in err
 
 
 # ------------------------------------------------------------------------------------------ missing parts
