@@ -675,6 +675,10 @@ from skdbg.cli_codegen_candidate import register as _register_candidate  # noqa:
 
 _register_candidate(main)
 
+from skdbg.cli_collect import collect as _collect  # noqa: E402
+
+main.add_command(_collect)
+
 
 if __name__ == "__main__":  # pragma: no cover
     main()
