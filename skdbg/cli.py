@@ -666,6 +666,10 @@ from skdbg.cli_codegen_candidate import register as _register_candidate  # noqa:
 
 _register_candidate(main)
 
+from skdbg.cli_explain import register as _register_explain  # noqa: E402
+
+_register_explain(main)
+
 
 if __name__ == "__main__":  # pragma: no cover
     main()
