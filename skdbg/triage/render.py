@@ -8,6 +8,7 @@ their short titles from the glossary so a reader can trace each decision without
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from skdbg.glossary import title, titled
 from skdbg.show import show
@@ -110,6 +111,26 @@ def render_text(analysis: Analysis) -> str:
     return "\n".join(out) + "\n"
 
 
+def render_verify_text(doc: dict[str, Any]) -> str:
+    """Terminal form of a ``skdbg.verify/1`` document (``skdbg verify`` and ``skdbg session verify``):
+    one line per gate with its title, then round, attempt, refused evidence and routes."""
+    out = [
+        f"{titled(g['gate'])}: {g['result']} — {show(g.get('detail'))}" for g in doc.get("verification", [])
+    ]
+    rnd, att = doc.get("round") or {}, doc.get("attempt") or {}
+    if rnd:
+        out.append(f"round {show(rnd.get('round_id'))}: {show(rnd.get('status'))}")
+    if att:
+        out.append(
+            f"attempt {show(att.get('round_id'))}#{show(att.get('attempt'))}: {show(att.get('status'))}"
+        )
+    for ref in doc.get("refused_evidence", []):
+        out.append(f"refused: {show(ref.get('path'))} — {show(ref.get('reason'))}")
+    if doc.get("routes"):
+        out.append(f"routes: {_code_list(doc['routes'])}")
+    return "\n".join(out) + "\n"
+
+
 def render_markdown(analysis: Analysis) -> str:
     """Markdown summary (template ``analysis.md.j2``)."""
     a = analysis
@@ -124,4 +145,4 @@ def render_markdown(analysis: Analysis) -> str:
     )
 
 
-__all__ = ["render_markdown", "render_text"]
+__all__ = ["render_markdown", "render_text", "render_verify_text"]

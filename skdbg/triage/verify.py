@@ -468,7 +468,7 @@ def _v1(st: _State) -> GateCheck:
         if not _same_program(expected, new_text):
             raise _Fail(
                 f"materialisation mismatch: {rel} is not the OLD source with the declared marker edits "
-                f"(mechanism found: {st.mechanism_found})",
+                f"(mechanism found: {show(st.mechanism_found, 'none')})",
                 ev,
                 invalid=True,
             )
