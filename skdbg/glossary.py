@@ -118,7 +118,8 @@ def titled(code: str) -> str:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """A table cell: pipes escaped, ``<pid>`` kept literal (not read as an HTML tag), one line."""
+    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").replace("\n", " ")
 
 
 def markdown() -> str:
