@@ -39,7 +39,9 @@ SCENES = sorted(p for p in (REPO / "examples" / "scenes").iterdir() if (p / "run
 #: id-shaped tokens inside free text: rule ids, section references, codegen finding ids
 SHORT_ID = re.compile(r"(?<![\w.])([GFLTCRXDNVE][0-9])(?![\w])")
 SECTION = re.compile(r"§\d+(?:\.\d+)*(?:\([a-e]\))?(?: rule [1-3]| [ABC](?![\w]))?")
-FINDING = re.compile(r"(?<![\w.])((?:codegen|sk|compat|includes|contract|validate|build)\.[a-z0-9]+-[a-z0-9-]+)")
+FINDING = re.compile(
+    r"(?<![\w.])((?:codegen|sk|compat|includes|contract|validate|build)\.[a-z0-9]+-[a-z0-9-]+)"
+)
 
 THREE = [Kernel("MatA_11", "AIC_ONLY"), Kernel("AddB_22", "AIV_ONLY"), Kernel("CastC_33", "AIV_ONLY")]
 SHARED = [
@@ -108,7 +110,9 @@ def built_specs() -> dict[str, SceneSpec]:
         "exceed_core_max": SceneSpec(
             children=THREE, scope_reasons=["EXCEED_CORE_MAX"], cores=[FaultCore(core_id=30, pc=("zero",))]
         ),
-        "event_bound": SceneSpec(children=EVENT_BOUND, cores=[_core(4, state=("OP_LAUNCHED", 4))], op_trace=True),
+        "event_bound": SceneSpec(
+            children=EVENT_BOUND, cores=[_core(4, state=("OP_LAUNCHED", 4))], op_trace=True
+        ),
         "one_statement_two_children": SceneSpec(
             children=[Kernel("AddB_22"), Kernel("MulD_44", same_statement_as=0), Kernel("CastC_33")],
             cores=[_core(0, state=("OP_LAUNCHED", 0))],
@@ -277,7 +281,9 @@ def static_ids() -> dict[str, set[str]]:
             for k in kind:
                 if k and path.name == "proposal.py":  # safety-note kinds
                     note(k, path)
-        for code in re.findall(r"\"((?:codegen|sk|compat|includes|contract|validate|build)\.[a-z0-9]+-[a-z0-9-]+)\"", text):
+        for code in re.findall(
+            r"\"((?:codegen|sk|compat|includes|contract|validate|build)\.[a-z0-9]+-[a-z0-9-]+)\"", text
+        ):
             note(code, path)
     return found
 
@@ -287,7 +293,9 @@ def test_every_id_literal_in_the_source_is_explained() -> None:
     # the walk really reads the engine: it sees ids of every family
     for code in ("G1", "F9", "L3", "T5", "C4", "R6", "X5", "D3", "N1", "V3", "§4.4 rule 3"):
         assert code in found, code
-    assert "cond_index_overflow" in found and "missing_file" in found and "sk.bind-mask-dcci-disabled" in found
+    assert (
+        "cond_index_overflow" in found and "missing_file" in found and "sk.bind-mask-dcci-disabled" in found
+    )
     missing = {code: sorted(where) for code, where in found.items() if not lookup(code)}
     assert missing == {}
 
@@ -296,7 +304,10 @@ def test_every_id_literal_in_the_source_is_explained() -> None:
     "text, expected",
     [
         ("see §4.4 rule 3 and §4.2(e); T4 quote", {"§4.4 rule 3", "§4.2(e)", "T4"}),
-        ("nodeId 0x1F; R5/R6; sk.bind-mask-dcci-disabled warning", {"R5", "R6", "sk.bind-mask-dcci-disabled"}),
+        (
+            "nodeId 0x1F; R5/R6; sk.bind-mask-dcci-disabled warning",
+            {"R5", "R6", "sk.bind-mask-dcci-disabled"},
+        ),
         ("§4.5 C: halves; D1, E3 (COND)", {"§4.5 C", "D1", "E3"}),
     ],
 )

@@ -118,7 +118,10 @@ def test_markdown() -> None:
     assert "- D1 rerun with the child execution trace `debug_op_exec_trace=1` — confirm" in md
     assert "## Evidence chain" in md and "`log/plog/plog-48213_1.log:17`" in md
     assert "```diff\n" + DIFF.rstrip("\n") in md
-    assert "## Proposal: proposed via explicit_none_exclusion (mechanism A: wrap the child in a None scope)" in md
+    assert (
+        "## Proposal: proposed via explicit_none_exclusion (mechanism A: wrap the child in a None scope)"
+        in md
+    )
     assert "- excluded: 122; collateral: —; before: 120, 121; after: 123" in md
     blocked = replace(
         analysis(), proposal=Proposal(status="blocked", blocked_reason="R6: event attached", excluded=(122,))
