@@ -28,6 +28,7 @@ from skdbg.parsers.common import ParseError, Source
 from skdbg.parsers.evidence import ModelEvidence
 from skdbg.parsers.node_format import Node
 from skdbg.parsers.skmeta_lines import iter_meta_lines
+from skdbg.show import show
 from skdbg.triage.context import TriageContext, open_context
 from skdbg.triage.model import VERIFY_SCHEMA, Analysis, EvidenceItem, GateCheck, Proposal
 from skdbg.triage.skview import SkInstance, SkNode, all_instances
@@ -686,7 +687,7 @@ def _v1(st: _State) -> GateCheck:
     # diagnostics off unless declared diagnostic (F9)
     diag: list[str] = []
     if cand is not None and cand.debug_options:
-        diag.append(f"super_kernel_debug_options={cand.debug_options}")
+        diag.append(f"super_kernel_debug_options: {show(cand.debug_options)}")
     for inst in _instances(new, st.new_pid):
         for t in inst.tasks:
             if t.debug_options is not None and t.debug_options & DIAGNOSTIC_BITS:
