@@ -748,7 +748,7 @@ def _v2(st: _State) -> GateCheck:
     if len(pids) < len(old_pids):
         # §5.2: a pass on one rank proves nothing when the failing attempt ran several
         raise _Fail(
-            f"NEW has plogs of {len(pids)} process(es) {pids}, OLD of {len(old_pids)} {old_pids}: "
+            f"NEW has plogs of {len(pids)} process(es) {show(pids)}, OLD of {len(old_pids)} {show(old_pids)}: "
             "the run must complete on all ranks"
         )
     old_path = old.run.failing_path if old.run is not None else None
@@ -758,7 +758,7 @@ def _v2(st: _State) -> GateCheck:
         )
     if run.failing_path != old_path:
         raise _Fail(
-            f"NEW failing_path {run.failing_path} differs from OLD's {old_path}: the previously failing path "
+            f"NEW failing_path {show(run.failing_path)} differs from OLD's {show(old_path)}: the previously failing path "
             "was not executed (§5.2)",
             _cite_run(new, run.src, f"failing_path={run.failing_path}", "$.failing_path"),
         )
@@ -766,8 +766,8 @@ def _v2(st: _State) -> GateCheck:
     return GateCheck(
         "V2",
         "passed",
-        f"exit 0, no fault lines in {len(plogs)} plog set(s) of pid(s) {pids}; failing path "
-        f"{old_path} executed",
+        f"exit 0, no fault lines in {len(plogs)} plog set(s) of pid(s) {show(pids)}; failing path "
+        f"{show(old_path)} executed",
         tuple(ev),
     )
 
