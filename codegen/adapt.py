@@ -18,7 +18,7 @@ from typing import Any
 from skdbg.codegen.block import AdaptError, check_options, parse_bind_target, plan_block, specialise
 from skdbg.codegen.canonical import AdaptedFile, SupportConflictError, build_canonical, safe_identifier
 from skdbg.codegen.contract import Contract, check_entry, escalation
-from skdbg.codegen.forms import Candidate, classify, discover
+from skdbg.codegen.forms import Candidate, classify, discover, no_definition_error
 from skdbg.codegen.kerneltype import KernelTypeError
 from skdbg.codegen.reader import KernelEntry, SourceReading, read_source
 
@@ -73,16 +73,26 @@ def inline_clean(text: str, rel: str) -> tuple[str, list[dict[str, Any]]]:
     return text, rounds
 
 
-def add_kernel_include(text: str) -> str:
+def line_ending(text: str) -> str:
+    """The file's dominant line ending: ``\\r\\n`` when CRLF lines outnumber bare-LF lines, else ``\\n``.
+
+    Generated lines (the block, the added ``#include``) use it, so a CRLF file stays CRLF; in a mixed
+    file the majority wins and a tie goes to LF. The original text is never re-ended.
+    """
+    crlf = text.count("\r\n")
+    return "\r\n" if crlf > text.count("\n") - crlf else "\n"
+
+
+def add_kernel_include(text: str, eol: str = "\n") -> str:
     if KERNEL_INCLUDE in text:
         return text
     lines = text.splitlines(keepends=True)
     last = max((i for i, ln in enumerate(lines) if ln.startswith("#include")), default=-1)
     if last < 0:
-        return KERNEL_INCLUDE + "\n" + text
+        return KERNEL_INCLUDE + eol + text
     if not lines[last].endswith("\n"):
-        lines[last] += "\n"
-    lines.insert(last + 1, KERNEL_INCLUDE + "\n")
+        lines[last] += eol
+    lines.insert(last + 1, KERNEL_INCLUDE + eol)
     return "".join(lines)
 
 
@@ -106,6 +116,8 @@ def adapt_text(
     text, rounds = inline_clean(text, rel)
     if reading is None or rounds or reading.text != text:
         reading = read_source(text, rel)
+    if not reading.entries and not reading.gaps:
+        raise no_definition_error(reading)
     escalations: list[dict[str, Any]] = []
     for gap in reading.gaps:
         escalations.append(
@@ -157,6 +169,17 @@ def adapt_text(
             "bind_functions": list(plan.bind_functions),
             "pybind_return_source": check.return_source,
         }
+        if any(p.attributes for p in entry.params):
+            for pm, p in zip(meta["parameters"], entry.params, strict=True):
+                if p.attributes:
+                    pm["attributes"] = list(p.attributes)
+        if entry.qualifier_macros:
+            meta["qualifier_macros"] = list(entry.qualifier_macros)
+            meta["notes"] = [
+                f"unknown identifier(s) {', '.join(entry.qualifier_macros)} before __global__ read as "
+                "qualifier macro(s) and carried through: the original declaration keeps them; the __sk__ "
+                'function does not repeat them (a linkage macro such as extern "C" is not valid on a template)'
+            ]
         if check.return_tensor:
             meta["pybind_return_tensor"] = check.return_tensor
         if check.matched and options.contract:
@@ -168,10 +191,11 @@ def adapt_text(
         pieces.append((entry.body_close + 1, plan.text))
     if escalations:
         return None, [], escalations, rounds
+    eol = line_ending(text)
     out = text
     for pos, block in sorted(pieces, reverse=True):
-        out = out[:pos] + block + out[pos:]
-    return add_kernel_include(out), entries_meta, [], rounds
+        out = out[:pos] + block.replace("\n", eol) + out[pos:]
+    return add_kernel_include(out, eol), entries_meta, [], rounds
 
 
 def _specialised(entry: KernelEntry, contract: Contract | None) -> KernelEntry:

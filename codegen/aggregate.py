@@ -14,6 +14,7 @@ from typing import Any
 from skdbg.atomic import write_tree
 from skdbg.codegen.adapt import ADAPTED_DIR, MANIFEST
 from skdbg.codegen.canonical import AdaptedFile, SupportConflictError, build_canonical, safe_identifier
+from skdbg.codegen.forms import read_file_text
 
 
 class AggregateError(ValueError):
@@ -51,9 +52,7 @@ def aggregate(inputs: list[Path], out_dir: Path, wheel_name: str, version: str) 
                 seen[e["entry_name"]] = d
             src = d / ADAPTED_DIR / f["file"]
             if f["status"] == "adapted" and f.get("entries"):
-                adapted.append(
-                    AdaptedFile(f"{label}/{f['file']}", src.read_text(encoding="utf-8"), src, f["entries"])
-                )
+                adapted.append(AdaptedFile(f"{label}/{f['file']}", read_file_text(src), src, f["entries"]))
             per_file.append({**f, "file": f"{label}/{f['file']}", "source_asset": m["asset_path"]})
     package = safe_identifier(wheel_name)
     try:

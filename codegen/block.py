@@ -206,7 +206,10 @@ def plan_block(
     bind_symbol = bind_target.strip() if (bind_target and targs) else (bind_target or entry.name)
     text = render(
         "sk_block.cpp.j2",
-        fields=[{"name": p.name, "c_type": p.c_type, "align4": needs_align4(p.c_type)} for p in entry.params],
+        fields=[
+            {"name": p.name, "decl": p.field_type, "trailing": p.trailing, "align4": needs_align4(p.c_type)}
+            for p in entry.params
+        ],
         struct_template=", ".join(t.decl for t in used),
         args_struct=base,
         fn_template=", ".join([*(t.decl for t in entry.template_params), "uint32_t splitidx"]),

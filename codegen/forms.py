@@ -91,9 +91,30 @@ class UnreadableSourceError(ValueError):
     """A candidate source exists but cannot be read as UTF-8 text (bad input, exit 3)."""
 
 
+class NoKernelDefinitionError(UnreadableSourceError):
+    """``__global__`` is there but no kernel is defined (only a declaration, or a preprocessor line).
+
+    Bad input (exit 3), never an "adapted" file with zero entries and an added include: the run
+    writes nothing.
+    """
+
+
+def no_definition_error(reading: SourceReading) -> NoKernelDefinitionError:
+    """The error for a reading without entries or gaps, located at its first non-defining ``__global__``."""
+    where = reading.non_definitions[0] if reading.non_definitions else None
+    if where is None:
+        return NoKernelDefinitionError(f"{reading.file}: no kernel definition found; nothing to adapt")
+    others = len(reading.non_definitions) - 1
+    more = f" (and {others} more place{'s' if others > 1 else ''})" if others else ""
+    return NoKernelDefinitionError(
+        f"{where.file}:{where.line}: no kernel definition found: {where.message}{more}; nothing to adapt"
+    )
+
+
 def read_file_text(path: Path) -> str:
+    """The file's text exactly as stored: UTF-8, line endings untouched (a CRLF file stays CRLF)."""
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UnreadableSourceError(f"{path}: not UTF-8 text (byte offset {exc.start})") from exc
     except OSError as exc:
@@ -105,6 +126,7 @@ def discover(asset: Path) -> Discovery:
     if not asset.exists():
         raise AssetError(f"asset not found: {asset}")
     found = Discovery(asset.resolve())
+    undefined: list[SourceReading] = []  # files with __global__ but no kernel definition
     if asset.is_file():
         reading = read_source(read_file_text(asset), asset.name)
         found.candidates.append(Candidate(asset.name, asset, reading, classify(reading)))
@@ -121,8 +143,12 @@ def discover(asset: Path) -> Discovery:
         reading = read_source(text, rel)
         if not reading.entries and not reading.gaps and "__sk__" not in text and "SK_BIND(" not in text:
             found.ignored.append({"file": rel, "reason": "no_kernel_definition"})
+            if reading.non_definitions:  # a declaration / directive, not just a word in a comment
+                undefined.append(reading)
             continue
         found.candidates.append(Candidate(rel, path, reading, classify(reading)))
+    if not found.candidates and undefined:
+        raise no_definition_error(undefined[0])
     if not found.candidates:
         raise AssetError(f"no kernel .asc or .cpp source files found under {asset}")
     found.ignored.sort(key=lambda d: d["file"])

@@ -27,7 +27,9 @@ _TOKEN_RE = re.compile(
     re.VERBOSE | re.DOTALL,
 )
 _INDENT_RE = re.compile(r"[ \t]*")
-_PREPROC_RE = re.compile(r"#(?:[^\n\\]|\\.|\\\n)*", re.DOTALL)
+# a preprocessor line runs to the first newline not continued by a backslash; like GCC and Clang, a
+# backslash followed only by blanks (or the \r of a CRLF file) before the newline still continues it
+_PREPROC_RE = re.compile(r"#(?:\\[ \t\f\v\r]*\n|\\.|[^\n\\])*", re.DOTALL)
 
 GLOBAL_QUALIFIERS = frozenset(
     {"__global__", "__aicore__", "__vector__", "__cube__", "__mix__", "__inline__", "inline"}
@@ -67,9 +69,25 @@ class TemplateParam:
 
 @dataclass(frozen=True)
 class Param:
+    """One kernel parameter.
+
+    ``c_type`` is the C type alone (attributes removed): it feeds kind detection, metadata and the
+    pybind wrappers, where an attribute would not compile (casts, ``sizeof``). ``decl_type`` is the text
+    before the name as written, attributes in place (upstream's Args field type), and ``trailing`` the
+    attributes written after the name; the Args field and the unpack line are rebuilt from those two so
+    ``[[maybe_unused]] uint32_t n`` stays ``[[maybe_unused]] uint32_t n;`` (valid C++17).
+    """
+
     name: str
     c_type: str
     default: str | None = None
+    decl_type: str = ""
+    trailing: str = ""
+    attributes: tuple[str, ...] = ()
+
+    @property
+    def field_type(self) -> str:
+        return self.decl_type or self.c_type
 
 
 @dataclass(frozen=True)
@@ -86,7 +104,8 @@ class KernelEntry:
     body_open: int  # offset of ``{``
     body_close: int  # offset of the matching ``}``
     line: int
-    body: str  # text between the braces, macro continuations turned into plain newlines
+    body: str  # text between the braces, continuations and CRLF turned into plain newlines
+    qualifier_macros: tuple[str, ...] = ()  # unknown identifiers before ``__global__`` (carried through)
 
     @property
     def uses_get_block_num(self) -> bool:
@@ -94,7 +113,7 @@ class KernelEntry:
 
 
 GET_BLOCK_NUM_RE = re.compile(r"AscendC\s*::\s*GetBlockNum\s*\(")
-_CONTINUATION_RE = re.compile(r"\\[ \t]*(?:\n|$)")
+_CONTINUATION_RE = re.compile(r"\\[ \t\f\v\r]*(?:\n|$)")
 
 
 @dataclass
@@ -104,6 +123,9 @@ class SourceReading:
     entries: list[KernelEntry] = field(default_factory=list)
     gaps: list[Gap] = field(default_factory=list)
     tokens: list[Token] = field(default_factory=list)
+    # ``__global__`` occurrences that define no kernel (a declaration ending in ';', a preprocessor
+    # line): not gaps, but the reason a file without entries is "no kernel definition found"
+    non_definitions: list[Gap] = field(default_factory=list)
 
     def code_text(self) -> str:
         """The source with comments blanked (newlines kept), for signal scans that must ignore comments."""
@@ -174,14 +196,18 @@ def _skip_balanced(toks: list[Token], i: int, open_: str, close: str) -> int:
     return -1
 
 
+_OPENERS = frozenset({"(", "<", "[", "{", "[["})
+_CLOSERS = frozenset({")", ">", "]", "}", "]]"})
+
+
 def _split_top(toks: list[Token]) -> list[list[Token]]:
-    """Split at commas outside (), <>, [], {}."""
+    """Split at commas outside (), <>, [], [[ ]], {}."""
     pieces: list[list[Token]] = [[]]
     depth = 0
     for t in toks:
-        if t.text in "(<[{" and t.kind == "punct":
+        if t.text in _OPENERS and t.kind == "punct":
             depth += 1
-        elif t.text in ")>]}" and t.kind == "punct":
+        elif t.text in _CLOSERS and t.kind == "punct":
             depth -= 1
         if t.text == "," and depth == 0:
             pieces.append([])
@@ -224,24 +250,59 @@ def read_source(text: str, file: str = "<source>") -> SourceReading:
     tokens, gaps = tokenize(text, file)
     reading = SourceReading(file, text, tokens=tokens, gaps=gaps)
     code = [t for t in tokens if t.kind != "comment"]
-    for t in code:
-        if t.kind == "preproc" and re.search(r"\b__global__\b", t.text) and t.text.startswith("#define"):
-            reading.gaps.append(
-                Gap(
-                    file, t.line, "__global__ kernel defined inside a #define macro; expand the macro by hand"
-                )
-            )
+    _preprocessor_globals(code, reading)
     i = 0
     while i < len(code):
         t = code[i]
         if t.kind == "ident" and t.text == "__global__":
-            entry, nxt = _read_entry(code, i, text, file, reading.gaps)
+            entry, nxt = _read_entry(code, i, text, reading)
             if entry is not None:
                 reading.entries.append(entry)
             i = max(nxt, i + 1)
         else:
             i += 1
     return reading
+
+
+_GLOBAL_WORD_RE = re.compile(r"\b__global__\b")
+_DEFINE_RE = re.compile(r"#[ \t]*define[ \t]+([A-Za-z_]\w*)")
+
+
+def _preprocessor_globals(code: list[Token], reading: SourceReading) -> None:
+    """``__global__`` on a preprocessor line: a kernel inside a macro, a qualifier macro, or nothing.
+
+    A ``#define`` whose text has a body (``{``) defines a kernel the reader cannot see: a gap. A
+    ``#define NAME … __global__ …`` without a body is a qualifier macro: if ``NAME`` is used in the code,
+    the kernel using it is invisible too (gap at the use); if it is never used, or ``__global__`` sits
+    on another directive (``#if``, ``#pragma``…), no kernel is defined there.
+    """
+    file = reading.file
+    for t in code:
+        if t.kind != "preproc" or not _GLOBAL_WORD_RE.search(t.text):
+            continue
+        m = _DEFINE_RE.match(t.text)
+        if m and m.group(1) in GLOBAL_QUALIFIERS:
+            m = None  # ``#define __global__`` (a CPU-debug stub) defines the word, not a kernel
+        if m and "{" in t.text:
+            reading.gaps.append(
+                Gap(
+                    file, t.line, "__global__ kernel defined inside a #define macro; expand the macro by hand"
+                )
+            )
+            continue
+        name = m.group(1) if m else None
+        use = next((u for u in code if u.kind == "ident" and u.text == name), None) if name else None
+        if use is not None:
+            reading.gaps.append(
+                Gap(
+                    file,
+                    use.line,
+                    f"kernel qualifiers come from macro {name} (#define at line {t.line}, holding "
+                    "__global__); the declaration using it is not read: expand the macro by hand",
+                )
+            )
+            continue
+        reading.non_definitions.append(Gap(file, t.line, "__global__ appears only on a preprocessor line"))
 
 
 def _decl_start(code: list[Token], i: int) -> int:
@@ -255,67 +316,88 @@ def _decl_start(code: list[Token], i: int) -> int:
     return j + 1
 
 
-def _read_entry(
-    code: list[Token], gi: int, text: str, file: str, gaps: list[Gap]
-) -> tuple[KernelEntry | None, int]:
-    start = _decl_start(code, gi)
-    line = code[gi].line
-    j = start
+@dataclass
+class _Specifiers:
+    """What precedes the return type: template list, qualifiers, attributes, carried macros."""
+
     template_params: tuple[TemplateParam, ...] = ()
-    extern_c = False
-    attributes: list[str] = []
-    qual_first: int | None = None
-    qual_last = -1
+    extern_c: bool = False
+    attributes: list[str] = field(default_factory=list)
+    qualifiers: list[str] = field(default_factory=list)
+    macros: list[str] = field(default_factory=list)
+    end: int = 0  # index of the first token after the specifiers (the return type)
+
+
+def _read_specifiers(code: list[Token], start: int, gi: int, text: str) -> _Specifiers | str:
+    """The specifier run of the declaration whose ``__global__`` is ``code[gi]``, or why it is not one.
+
+    An identifier the reader does not know that stands *before* ``__global__`` (and is not a macro call)
+    is taken as a qualifier macro such as ``KERNEL_LINKAGE`` (``extern "C"``) or ``UT_STATIC``: the
+    original declaration keeps it, the entry records it in ``qualifier_macros``.
+    """
+    spec = _Specifiers()
+    j = start
     if code[j].text == "template" and j + 1 < len(code) and code[j + 1].text == "<":
         end = _skip_balanced(code, j + 1, "<", ">")
         if end < 0:
-            gaps.append(Gap(file, line, "unbalanced template parameter list"))
-            return None, gi + 1
-        template_params = _parse_template(code[j + 2 : end - 1], text)
+            return "unbalanced template parameter list"
+        spec.template_params = _parse_template(code[j + 2 : end - 1], text)
         j = end
     while j < len(code):
         t = code[j]
-        if t.text == "extern" and j + 1 < len(code) and code[j + 1].text == '"C"':
-            extern_c = True
+        nxt = code[j + 1].text if j + 1 < len(code) else ""
+        if t.text == "extern" and nxt == '"C"':
+            spec.extern_c = True
             j += 2
-            continue
-        if t.text in _ATTRIBUTE_WORDS and j + 1 < len(code) and code[j + 1].text == "(":
+        elif t.text in _ATTRIBUTE_WORDS and nxt == "(":
             end = _skip_balanced(code, j + 1, "(", ")")
             if end < 0:
-                gaps.append(Gap(file, line, f"unbalanced parentheses after {t.text}"))
-                return None, gi + 1
-            attributes.append(join_tokens(code[j:end], text))
+                return f"unbalanced parentheses after {t.text}"
+            spec.attributes.append(join_tokens(code[j:end], text))
             j = end
-            continue
-        if t.text == "[[":
-            k = j
-            while k < len(code) and code[k].text != "]]":
-                k += 1
-            attributes.append(join_tokens(code[j : k + 1], text))
-            j = k + 1
-            continue
-        if t.text in GLOBAL_QUALIFIERS:
-            if qual_first is None:
-                qual_first = j
-            if t.text == "__mix__" and j + 1 < len(code) and code[j + 1].text == "(":
+        elif t.text == "[[":
+            end = _skip_balanced(code, j, "[[", "]]")
+            if end < 0:
+                return "unbalanced [[ attribute"
+            spec.attributes.append(join_tokens(code[j:end], text))
+            j = end
+        elif t.text in GLOBAL_QUALIFIERS:
+            end = j + 1
+            if t.text == "__mix__" and nxt == "(":
                 end = _skip_balanced(code, j + 1, "(", ")")
                 if end < 0:
-                    gaps.append(Gap(file, line, "unbalanced __mix__( arguments"))
-                    return None, gi + 1
-                j = end
-            else:
-                j += 1
-            qual_last = j
-            continue
-        if t.text in _SPECIFIER_WORDS:
+                    return "unbalanced __mix__( arguments"
+            spec.qualifiers.append(join_tokens(code[j:end], text))
+            j = end
+        elif t.text in _SPECIFIER_WORDS:
             j += 1
-            continue
-        break
-    if qual_first is None or j >= len(code):
-        gaps.append(Gap(file, line, "__global__ outside a function declaration"))
+        elif j < gi and t.kind == "ident" and t.text != "void" and nxt != "(":
+            spec.macros.append(t.text)
+            j += 1
+        else:
+            break
+    if j <= gi:
+        found = (
+            f"macro call {code[j].text}(…)" if j + 1 < len(code) and code[j + 1].text == "(" else code[j].text
+        )
+        return f"unexpected {found!r} before __global__ (expected qualifiers, attributes or macro names)"
+    if j >= len(code):
+        return "__global__ outside a function declaration"
+    spec.end = j
+    return spec
+
+
+def _read_entry(
+    code: list[Token], gi: int, text: str, reading: SourceReading
+) -> tuple[KernelEntry | None, int]:
+    file, gaps = reading.file, reading.gaps
+    start = _decl_start(code, gi)
+    line = code[gi].line
+    spec = _read_specifiers(code, start, gi, text)
+    if isinstance(spec, str):
+        gaps.append(Gap(file, line, spec))
         return None, gi + 1
-    qualifiers = join_tokens(code[qual_first:qual_last], text)
-    # return type then name then (
+    j = spec.end
     if code[j].text != "void":
         gaps.append(Gap(file, line, f"kernel return type must be void, found {code[j].text!r}"))
         return None, gi + 1
@@ -336,7 +418,7 @@ def _read_entry(
             end = _skip_balanced(code, k + 1, "(", ")")
             if end < 0:
                 break
-            attributes.append(join_tokens(code[k:end], text))
+            spec.attributes.append(join_tokens(code[k:end], text))
             k = end
         elif t.text == "\\":
             k += 1
@@ -347,7 +429,10 @@ def _read_entry(
         gaps.append(Gap(file, line, f"kernel {name}: no body"))
         return None, k
     if code[k].text == ";":
-        return None, k + 1  # a declaration, not a definition
+        reading.non_definitions.append(
+            Gap(file, line, f"__global__ {name} is only declared here (ends with ';')")
+        )
+        return None, k + 1
     bend = _skip_balanced(code, k, "{", "}")
     if bend < 0:
         gaps.append(Gap(file, line, f"kernel {name}: body has no matching closing brace"))
@@ -356,21 +441,44 @@ def _read_entry(
     if params is None:
         return None, bend
     open_tok, close_tok = code[k], code[bend - 1]
-    body = _CONTINUATION_RE.sub("\n", text[open_tok.end : close_tok.start])
+    body = _CONTINUATION_RE.sub("\n", text[open_tok.end : close_tok.start]).replace("\r\n", "\n")
     entry = KernelEntry(
         name=name,
-        qualifiers=qualifiers,
+        qualifiers=" ".join(spec.qualifiers),
         params=params,
-        template_params=template_params,
-        extern_c=extern_c,
-        attributes=tuple(attributes),
+        template_params=spec.template_params,
+        extern_c=spec.extern_c,
+        attributes=tuple(spec.attributes),
         start=code[start].start,
         body_open=open_tok.start,
         body_close=close_tok.start,
         line=line,
         body=body,
+        qualifier_macros=tuple(spec.macros),
     )
     return entry, bend
+
+
+def _attribute_groups(piece: list[Token]) -> list[tuple[int, int]] | str:
+    """Token spans ``[a, b)`` of the attributes in one parameter (``[[…]]``, ``__attribute__((…))``)."""
+    spans: list[tuple[int, int]] = []
+    k = 0
+    while k < len(piece):
+        t = piece[k]
+        if t.text == "[[":
+            end = _skip_balanced(piece, k, "[[", "]]")
+        elif t.text == "__attribute__" and k + 1 < len(piece) and piece[k + 1].text == "(":
+            end = _skip_balanced(piece, k + 1, "(", ")")
+        else:
+            k += 1
+            continue
+        if end < 0:
+            return f"unbalanced attribute {t.text}"
+        if any(x.kind == "punct" and x.text in {";", "{", "}"} for x in piece[k:end]):
+            return f"attribute {t.text} holds ';' or braces"
+        spans.append((k, end))
+        k = end
+    return spans
 
 
 def _parse_params(
@@ -384,30 +492,45 @@ def _parse_params(
         if not piece:
             gaps.append(Gap(file, line, f"kernel {name}: empty parameter"))
             return None
-        default: str | None = None
-        for k, t in enumerate(piece):
-            if t.text == "=" and t.kind == "punct":
-                default = join_tokens(piece[k + 1 :], text)
-                piece = piece[:k]
-                break
-        if any(t.text == "[" for t in piece):
-            gaps.append(
-                Gap(
-                    file,
-                    piece[0].line,
-                    f"kernel {name}: array parameter cannot be unpacked from an Args struct",
-                )
-            )
+        param = _parse_param(piece, text)
+        if isinstance(param, str):
+            gaps.append(Gap(file, piece[0].line, f"kernel {name}: {param}"))
             return None
-        if any(t.text == "(" for t in piece):
-            gaps.append(
-                Gap(file, piece[0].line, f"kernel {name}: function-pointer parameter is not supported")
-            )
-            return None
-        if len(piece) < 2 or piece[-1].kind != "ident":
-            gaps.append(
-                Gap(file, piece[0].line, f"kernel {name}: parameter {join_tokens(piece, text)!r} has no name")
-            )
-            return None
-        params.append(Param(piece[-1].text, join_tokens(piece[:-1], text), default))
+        params.append(param)
     return tuple(params)
+
+
+def _parse_param(piece: list[Token], text: str) -> Param | str:
+    """One parameter: attributes set aside (kept for the Args field), then ``<type> <name> [= default]``."""
+    default: str | None = None
+    for k, t in enumerate(piece):
+        if t.text == "=" and t.kind == "punct":
+            default = join_tokens(piece[k + 1 :], text)
+            piece = piece[:k]
+            break
+    spans = _attribute_groups(piece)
+    if isinstance(spans, str):
+        return f"parameter {join_tokens(piece, text)!r}: {spans}"
+    inside = {k for a, b in spans for k in range(a, b)}
+    plain = [t for k, t in enumerate(piece) if k not in inside]
+    if any(t.text == "[" for t in plain):
+        return "array parameter cannot be unpacked from an Args struct"
+    if any(t.text == "(" for t in plain):
+        return (
+            f"parameter {join_tokens(piece, text)!r}: parentheses outside an attribute "
+            "(function pointer, macro call) cannot be unpacked from an Args struct"
+        )
+    if len(plain) < 2 or plain[-1].kind != "ident":
+        return f"parameter {join_tokens(piece, text)!r} has no name"
+    name_tok = plain[-1]
+    at = piece.index(name_tok)
+    before = [s for s in spans if s[0] < at]
+    after = [s for s in spans if s[0] > at]
+    return Param(
+        name=name_tok.text,
+        c_type=join_tokens(plain[:-1], text),
+        default=default,
+        decl_type=join_tokens(piece[:at], text),
+        trailing="".join(" " + join_tokens(piece[a:b], text) for a, b in after),
+        attributes=tuple(join_tokens(piece[a:b], text) for a, b in before + after),
+    )

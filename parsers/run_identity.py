@@ -116,6 +116,12 @@ def parse_time(text: str) -> datetime | None:
         return None
 
 
+def format_time(ts: datetime) -> str:
+    """The run.json form of a plog-clock time: ISO-8601 with milliseconds, no zone (what
+    :func:`parse_time` reads back to the millisecond)."""
+    return ts.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ts.microsecond // 1000:03d}"
+
+
 @dataclass(frozen=True, slots=True)
 class ExitInfo:
     src: Source

@@ -415,7 +415,22 @@ def _summary(r: object) -> str:
     row = record_row(r, skip=("ts", "pid"))
     row.pop("file", None)
     row.pop("line", None)
-    return ", ".join(f"{k}={v}" for k, v in row.items())
+    return ", ".join(f"{k}={_value(v)}" for k, v in row.items())
+
+
+def _value(v: object) -> str:
+    """A summary value for people: a parsed node as its nodeId, sequences joined, absent as ``—``
+    (never a Python repr with absolute paths)."""
+    if v is None:
+        return "—"
+    node_id = getattr(v, "node_id", None)
+    if node_id is not None and not isinstance(v, (str, int)):
+        return f"nodeId {node_id}"
+    if isinstance(v, tuple):
+        return ":".join(_value(x) for x in v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_value(x) for x in v) + "]"
+    return str(v)
 
 
 def iter_filelog_records(path: str | os.PathLike[str]) -> Iterator[tuple[FileLogPrefix | None, str, Source]]:

@@ -13,6 +13,7 @@ scenes all promise the same convention for ``-o DIR``:
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -21,6 +22,33 @@ from pathlib import Path
 
 #: the one-line advice every command prints after the refusal of an existing output folder
 OUTPUT_EXISTS_HINT = "use --force to replace it"
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
+#: the longest file-name part derived from artifact content (scope names, kernel names)
+MAX_NAME_PART = 64
+
+
+def safe_name(text: str, *, fallback: str = "unnamed") -> str:
+    """A file-name part made from artifact content: letters, digits and ``._+-`` only, no leading dot.
+
+    Scope and kernel names come from other people's logs; one named ``../../tmp/x`` must not choose
+    where a file lands. Callers keep the original name inside the file and make the file name unique
+    (an index) themselves, since two names may sanitise to the same text.
+    """
+    cleaned = _UNSAFE.sub("_", text).lstrip(".")[:MAX_NAME_PART]
+    return cleaned or fallback
+
+
+def _inside(root: Path, rel: str) -> Path:
+    """``root / rel``, refusing a relative path that is absolute or climbs out of ``root``."""
+    parts = Path(rel).parts
+    if not rel or Path(rel).is_absolute() or ".." in parts:
+        raise ValueError(f"refusing to write {rel!r}: not a path inside the output folder")
+    dest = root / rel
+    if not dest.resolve().is_relative_to(root.resolve()):
+        raise ValueError(f"refusing to write {rel!r}: it resolves outside the output folder")
+    return dest
 
 
 class OutputNotEmptyError(Exception):
@@ -81,7 +109,7 @@ def write_tree(
     out = Path(out_dir)
     with staged_dir(out, force=force) as tmp:
         for rel, data in files.items():
-            dest = tmp / rel
+            dest = _inside(tmp, rel)
             dest.parent.mkdir(parents=True, exist_ok=True)
             if isinstance(data, bytes):
                 dest.write_bytes(data)
@@ -91,4 +119,11 @@ def write_tree(
     return [out / rel for rel in files]
 
 
-__all__ = ["OUTPUT_EXISTS_HINT", "OutputNotEmptyError", "ensure_fresh_dir", "staged_dir", "write_tree"]
+__all__ = [
+    "OUTPUT_EXISTS_HINT",
+    "OutputNotEmptyError",
+    "ensure_fresh_dir",
+    "safe_name",
+    "staged_dir",
+    "write_tree",
+]

@@ -343,18 +343,9 @@ def verify(old: Path, new: Path, fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
         return
-    doc = result.to_json()
-    for gate in doc["verification"]:
-        click.echo(f"{gate['gate']}  {gate['result']:<8} {gate['detail']}")
-    click.echo(f"round {doc['round']['round_id']}: {doc['round']['status']}")
-    click.echo(
-        f"attempt {doc['attempt']['round_id']}#{doc['attempt']['attempt']}: {doc['attempt']['status']}"
-        + (f" — {doc['attempt']['note']}" if doc["attempt"].get("note") else "")
-    )
-    for ref in doc.get("refused_evidence", []):
-        click.echo(f"refused: {ref['path']} — {ref['reason']}")
-    if doc["routes"]:
-        click.echo("routes: " + ", ".join(doc["routes"]))
+    from skdbg.triage.render import render_verify_text
+
+    click.echo(render_verify_text(result.to_json()), nl=False)
 
 
 # ------------------------------------------------------------------------------------------ sessions
@@ -460,6 +451,7 @@ def session_list(session_dir: Path | None, fmt: str) -> None:
 def session_show(session_id: str, session_dir: Path | None, fmt: str) -> None:
     """Rounds, attempts with status and gates, proposals and notes of a session."""
     from skdbg.sessions.views import session_overview, verdict_history
+    from skdbg.show import show
 
     with _open_ledger(session_dir, read_only=True) as ledger:
         doc = session_overview(ledger, session_id)
@@ -470,7 +462,7 @@ def session_show(session_id: str, session_dir: Path | None, fmt: str) -> None:
         for a in r["attempts"]:
             gates = " ".join(f"{g['gate']}:{g['result']}" for g in a["gates"])
             lines.append(
-                f"  {a['attempt']} {a['status']:<11} pid {a['pid']}  {a['change']}  {gates}".rstrip()
+                f"  {a['attempt']} {a['status']:<11} pid {show(a['pid'])}  {show(a['change'])}  {gates}".rstrip()
             )
     for p in doc["proposals"]:
         lines.append(f"proposal {p['sha256'][:12]} -> {p['round_id']}: {p['status']}")
@@ -565,8 +557,9 @@ def session_verify(session_id: str, attempt: str, session_dir: Path | None, fmt:
     round_id, no = _attempt_ref(attempt)
     with _open_ledger(session_dir) as ledger:
         doc = verify_round(ledger, session_id, str(round_id), no)
-    text = "\n".join(f"{g['gate']}  {g['result']:<8} {g['detail']}" for g in doc["verification"])
-    _emit(fmt, doc, text + f"\nround {doc['round']['round_id']}: {doc['round']['status']}")
+    from skdbg.triage.render import render_verify_text
+
+    _emit(fmt, doc, render_verify_text(doc).rstrip("\n"))
 
 
 @session.command("check", epilog=EXIT_CODES_HELP)
@@ -674,6 +667,14 @@ _codegen.add_command(_superkernel)
 from skdbg.cli_codegen_candidate import register as _register_candidate  # noqa: E402
 
 _register_candidate(main)
+
+from skdbg.cli_collect import collect as _collect  # noqa: E402
+
+main.add_command(_collect)
+
+from skdbg.cli_explain import register as _register_explain  # noqa: E402
+
+_register_explain(main)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skdbg.atomic import OutputNotEmptyError, write_tree
+from skdbg.atomic import OutputNotEmptyError, safe_name, write_tree
 from skdbg.codegen.fusion.candidate_sk import describe_scope
 from skdbg.codegen.fusion.plan import plan_scopes
 from skdbg.codegen.fusion.plan_model import (
@@ -250,7 +250,8 @@ def build_candidate(
         flags = new_plan.scopes[i].scope_flags
         desc = describe_scope(new_plan, i, new_dag.scope_names.get(flags, names.get(flags, "scope")), {})
         desc["sk_index"] = k
-        rel = f"sk/sk_{k}_{desc['scope_name']}.json"
+        # the index keeps names unique; the scope name (user text from the logs) stays inside the file
+        rel = f"sk/sk_{k}_{safe_name(str(desc['scope_name']), fallback='scope')}.json"
         text = json.dumps(desc, indent=2) + "\n"
         files[rel] = text
         funcs = [new_dag.by_id()[n].func_name for n in desc["kernels"]]

@@ -150,7 +150,7 @@ class Child:
     params: list[str]
     early_start_set: bool
     early_start_wait: bool
-    dcci_before: bool
+    dcci_before: bool  # effective flags (JSON, or for a dynamic child the options, §2.2)
     dcci_after: bool
     dcci_disable: bool
     stream_id: int
@@ -164,6 +164,8 @@ class Child:
     send_info: dict[str, str] = field(default_factory=dict)
     recv_info: dict[str, str] = field(default_factory=dict)
     is_last_op: bool = False
+    op_type: str = ""  # ``sub_operator_op_type``: what the dcci-* options are matched against
+    json_dcci: tuple[bool, bool, bool] = (False, False, False)  # the JSON's before/after/disable
 
     @property
     def multi_stream_name(self) -> str:
@@ -220,6 +222,11 @@ def _child(index: int, op: ChildOp, opts: SkOptions, soc: SocInfo) -> Child:
     try:
         kernel_type = KernelType.from_json(str(info["sub_operator_kernel_type"]))
         debug = str(info.get("debugOptions", ""))
+        json_dcci = (
+            bool(info.get("sub_operator_call_dcci_before_kernel_start", False)),
+            bool(info.get("sub_operator_call_dcci_after_kernel_end", False)),
+            bool(info.get("sub_operator_call_dcci_disable_on_kernel", False)),
+        )
         timestamp = any(word in debug for word in ("timestamp", "printf", "assert"))
         child = Child(
             index=index,
@@ -237,13 +244,15 @@ def _child(index: int, op: ChildOp, opts: SkOptions, soc: SocInfo) -> Child:
             params=[f"{p}_{index}" for p in info["sub_operator_params"]],
             early_start_set=bool(info["sub_operator_early_start_set_flag"]),
             early_start_wait=bool(info["sub_operator_early_start_wait_flag"]),
-            dcci_before=bool(info.get("sub_operator_call_dcci_before_kernel_start", False)),
-            dcci_after=bool(info.get("sub_operator_call_dcci_after_kernel_end", False)),
-            dcci_disable=bool(info.get("sub_operator_call_dcci_disable_on_kernel", False)),
+            dcci_before=json_dcci[0],
+            dcci_after=json_dcci[1],
+            dcci_disable=json_dcci[2],
             stream_id=op.stream_id,
             send_events=list(op.send_event_list),
             recv_events=list(op.recv_event_list),
             pages=preload_pages(op.text_size),
+            op_type=str(info.get("sub_operator_op_type", "")),
+            json_dcci=json_dcci,
         )
     except (KeyError, TypeError, ValueError) as err:
         raise FusionInputError(
@@ -263,6 +272,7 @@ def _child(index: int, op: ChildOp, opts: SkOptions, soc: SocInfo) -> Child:
             f"donot match with super kernel split_mode: {opts.split_mode}"
         )
     if child.dynamic:
+        _apply_dynamic_dcci_options(child, opts)
         if child.early_start_set or child.early_start_wait:
             raise FusionInputError(f"{child.kernel_name} is dynamic op, do not support early start")
         aiv = kernel_type in (KernelType.AIV_ONLY, KernelType.MIX_AIV_1_0)
@@ -273,6 +283,23 @@ def _child(index: int, op: ChildOp, opts: SkOptions, soc: SocInfo) -> Child:
             f"__ac_wait_lock_{index}",
         ]
     return child
+
+
+def _apply_dynamic_dcci_options(child: Child, opts: SkOptions) -> None:
+    """A dynamic child's DCCI flags come from the SK options, matched on its ``sub_operator_op_type``.
+
+    Why: a dynamic child is compiled offline, before the SK options are known, so its JSON flags
+    cannot reflect them; upstream's generator (``update_dynamic_op_dcci_options``) decides at SK
+    generation instead. ``dcci-disable-on-kernel`` wins (before/after off, disable on); otherwise
+    before/after are exactly "listed in the option" and the JSON's disable flag stays. Matching is
+    exact string equality against the comma list (empty items dropped), as upstream. Static children
+    keep their JSON flags: their compile already applied the options.
+    """
+    if child.op_type in opts.dcci_disable_on_kernel:
+        child.dcci_before, child.dcci_after, child.dcci_disable = False, False, True
+        return
+    child.dcci_before = child.op_type in opts.dcci_before_kernel_start
+    child.dcci_after = child.op_type in opts.dcci_after_kernel_end
 
 
 @dataclass

@@ -19,10 +19,21 @@ import argparse
 import shutil
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 
-from skdbg.scenebuilder.scene import ALL_FILES, BuiltScene, Event, FaultCore, Kernel, SceneSpec, build_scene
+from skdbg.scenebuilder.scene import (
+    ALL_FILES,
+    BuiltScene,
+    Event,
+    FaultCore,
+    Kernel,
+    SceneSpec,
+    SkDef,
+    build_scene,
+    model_source,
+)
 
 
 @dataclass(frozen=True)
@@ -33,6 +44,8 @@ class ExampleScene:
     spec: Callable[[], SceneSpec]
     expected: str
     shows: str
+    #: files written after the build, relative path → text (a re-launch's edited model source)
+    extra_files: Callable[[], dict[str, str]] | None = None
 
 
 def high_single_stream() -> SceneSpec:
@@ -132,6 +145,66 @@ def non_sk_fault() -> SceneSpec:
     )
 
 
+#: the round the re-launched candidate belongs to: the failed attempt's round (run.json) + the first exclusion
+FIXED_ROUND = "EX1-BASE-X1"
+#: position of the child the proposal of ``high-single-stream`` excludes (SwiGlu_41d9e0, task 2)
+_EXCLUDED = 2
+
+
+def high_single_stream_fixed() -> SceneSpec:
+    """The re-launch of ``high-single-stream`` with its proposal applied: SwiGlu_41d9e0 runs unfused
+    (IN_UNFUSIBLE_SCOPE) between the SK of the children before it and a new SK (scope 8) of the child after
+    it; a new process (pid 50001) an hour later, exit 0, no fault, diagnostics off, round EX1-BASE-X1."""
+    spec = high_single_stream()
+    k = list(spec.children)
+    excluded = k[_EXCLUDED]
+    assert isinstance(excluded, Kernel)
+    return replace(
+        spec,
+        name="high-single-stream-fixed",
+        children=k[:_EXCLUDED],
+        extra_sks=[SkDef(8, spec.scope_name, k[_EXCLUDED + 1 :])],
+        unfusible=[(excluded, "IN_UNFUSIBLE_SCOPE")],
+        cores=[],
+        pid=50001,
+        seed=50001,
+        fault="none",
+        op_trace=False,
+        debug_options={},
+        run_start=datetime(2026, 6, 10, 15, 12, 4, 0),
+        run_end=datetime(2026, 6, 10, 15, 15, 31, 0),
+        build_ts=datetime(2026, 6, 10, 15, 12, 8, 912000),
+        fault_ts=datetime(2026, 6, 10, 15, 15, 29, 77000),
+        run={
+            "round_id": FIXED_ROUND,
+            "attempt": 1,
+            "failure_phase": None,  # a clean run has no failure phase
+            "exit": {"status": 0, "signal": None, "timeout": False},
+        },
+    )
+
+
+def high_single_stream_fixed_source() -> dict[str, str]:
+    """``src/model.py`` of the failed attempt with the proposal's marker edits: ``super_kernel_scope_begin(None)``
+    before the excluded child's statement and ``super_kernel_scope_end(None)`` after it (mechanism
+    explicit_none_exclusion; the env probe accepts it)."""
+    spec = high_single_stream()
+    text, sites = model_source(spec)
+    child = spec.children[_EXCLUDED]
+    assert isinstance(child, Kernel)
+    node_id = 100 + _EXCLUDED
+    line = sites[node_id]
+    lines = text.splitlines(keepends=True)
+    indent = lines[line - 1][: len(lines[line - 1]) - len(lines[line - 1].lstrip())]
+    begin = (
+        f"{indent}torch.npu.super_kernel_scope_begin(None)  # skdbg: exclude {child.func_name} "
+        f"(task {_EXCLUDED}, nodeId {node_id})\n"
+    )
+    end = f"{indent}torch.npu.super_kernel_scope_end(None)  # skdbg: end of exclusion\n"
+    edited = lines[: line - 1] + [begin, lines[line - 1], end] + lines[line:]
+    return {"src/model.py": "".join(edited)}
+
+
 SCENES: tuple[ExampleScene, ...] = (
     ExampleScene(
         "high-single-stream",
@@ -170,6 +243,15 @@ SCENES: tuple[ExampleScene, ...] = (
         "the child Add_7c1e is not evidence (T2)",
         shows="a generic device fault next to an SK that did not fault",
     ),
+    ExampleScene(
+        "high-single-stream-fixed",
+        high_single_stream_fixed,
+        expected="the second attempt of high-single-stream: `skdbg verify high-single-stream "
+        "high-single-stream-fixed` passes V1-V3 (V4 not needed, V5 needs three clean runs)",
+        shows="a re-launched candidate (new pid, later start, the proposal applied to src/model.py) for the "
+        "session walkthrough",
+        extra_files=high_single_stream_fixed_source,
+    ),
 )
 
 DEFAULT_DEST = Path(__file__).resolve().parents[2] / "examples" / "scenes"
@@ -185,6 +267,10 @@ def build_examples(dest: Path, names: Sequence[str] | None = None) -> dict[str, 
         if target.exists():
             shutil.rmtree(target)
         out[sc.name] = build_scene(sc.spec(), target)
+        for rel, text in (sc.extra_files() if sc.extra_files is not None else {}).items():
+            dest_file = target / rel
+            dest_file.parent.mkdir(parents=True, exist_ok=True)
+            dest_file.write_text(text, encoding="utf-8", newline="\n")
     return out
 
 

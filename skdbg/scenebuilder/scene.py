@@ -35,6 +35,7 @@ from typing import Any
 
 from skdbg.parsers.cond import STATE_NAMES, encode_cond
 from skdbg.parsers.markers import ge_scope_text, marker_text, requote
+from skdbg.parsers.run_identity import format_time
 from skdbg.scenebuilder import jsonart, skmeta
 from skdbg.scenebuilder.elf import ChildKernel, bin_file_name, child_elf, entry_elf
 from skdbg.scenebuilder.plog import (
@@ -67,6 +68,7 @@ __all__ = [
     "SceneSpec",
     "SkDef",
     "build_scene",
+    "model_source",
 ]
 
 ALL_FILES = frozenset(
@@ -1435,11 +1437,19 @@ def _model_source(spec: SceneSpec, sk: _Sk) -> tuple[str, dict[int, int]]:
     return "\n".join(lines) + "\n", sites
 
 
+def model_source(spec: SceneSpec) -> tuple[str, dict[int, int]]:
+    """The ``src/model.py`` text :func:`build_scene` writes for ``spec``, and its nodeId → line map.
+
+    Why public: a re-launched candidate scene carries the FAILED attempt's source with the proposal's
+    marker edits applied, so its builder needs the failing spec's source without building that scene.
+    """
+    entry = spec.entry or _default_entry(spec.children, spec.op_trace)
+    sk = _resolve_sk(0, spec.scope_id, spec.scope_name, spec.children, entry=entry, op_trace=spec.op_trace,
+                     reorder=spec.reorder, id_base=100)  # fmt: skip
+    return _model_source(spec, sk)
+
+
 # ------------------------------------------------------------------------------------------ run / probe
-
-
-def _iso(ts: datetime) -> str:
-    return ts.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ts.microsecond // 1000:03d}"
 
 
 def _deep_merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
@@ -1463,8 +1473,8 @@ def _run_doc(spec: SceneSpec, run: Mapping[str, Any]) -> dict[str, Any]:
         rank=spec.rank,
         device=spec.device,
         pid=spec.pid,
-        start=_iso(spec.run_start),
-        end=_iso(spec.run_end),
+        start=format_time(spec.run_start),
+        end=format_time(spec.run_end),
         failure_phase=phase,
         failing_path={"prompt_id": "p-0001", "step": 7},
     )

@@ -720,7 +720,7 @@ def _missing(b: _Builder, cores: Iterable[CoreFinding]) -> list[str]:
         if not b.op_trace:
             out.append(
                 "L1: no child trace — the entry has no _op_trace; rerun with "
-                "super_kernel_debug_options={'debug_op_exec_trace': 1}"
+                "super_kernel_debug_options debug_op_exec_trace=1 (D1)"
             )
         else:
             out.append("L1: op_trace is on but no exception core reports OP_LAUNCHED (between children)")

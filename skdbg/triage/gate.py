@@ -51,6 +51,7 @@ from skdbg.parsers.plog import PLOG_NAME_RE
 from skdbg.parsers.plog_line import PlogLine
 from skdbg.parsers.run_identity import RunIdentity
 from skdbg.parsers.skmeta_lines import MetaResultBase
+from skdbg.show import show
 from skdbg.triage.context import TriageContext
 from skdbg.triage.localize import diagnostic_entry, models_of, plogs_of
 from skdbg.triage.model import EvidenceItem, GateGap, GateResult
@@ -718,7 +719,7 @@ def _f9(ctx: TriageContext, loc: Localization, run: RunIdentity | None, g: _Gate
     strong: list[str] = []  # evidence that the debug options were on (contradicts an empty map)
     cand = run.candidate if run is not None else None
     if cand is not None and cand.debug_options:
-        reasons.append(f"run.json super_kernel_debug_options={cand.debug_options}")
+        reasons.append(f"run.json super_kernel_debug_options: {show(cand.debug_options)}")
     entry = loc.fault.entry if loc.fault.kind == "sk" else None
     suffix = diagnostic_entry(entry)
     if suffix is not None:

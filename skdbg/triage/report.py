@@ -24,9 +24,11 @@ from typing import Any
 import jinja2
 
 from skdbg.atomic import write_tree
+from skdbg.glossary import titled
 from skdbg.parsers.common import ParseError
 from skdbg.parsers.fsguard import open_regular, real_path
 from skdbg.parsers.skmeta_lines import iter_meta_lines
+from skdbg.show import show
 from skdbg.triage.context import TriageContext
 from skdbg.triage.engine import run_summary
 from skdbg.triage.model import Analysis, EvidenceItem, GateCheck
@@ -158,6 +160,8 @@ def environment() -> jinja2.Environment:
     )
     env.filters["redact"] = redact
     env.filters["cell"] = _cell
+    env.filters["show"] = show  # never a Python repr in a report (None → —, {k: v} → k=v)
+    env.filters["titled"] = titled  # "R5 split at the dependency boundary"
     return env
 
 

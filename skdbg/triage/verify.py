@@ -37,6 +37,7 @@ from skdbg.parsers.markers import (
 from skdbg.parsers.node_format import Node
 from skdbg.parsers.run_identity import failing_path_differences
 from skdbg.parsers.skmeta_lines import iter_meta_lines
+from skdbg.show import show
 from skdbg.triage.context import TriageContext, open_context
 from skdbg.triage.model import VERIFY_SCHEMA, Analysis, EvidenceItem, GateCheck, Proposal
 from skdbg.triage.skview import SkInstance, SkNode, all_instances
@@ -604,7 +605,7 @@ def _v1(st: _State) -> GateCheck:
     # diagnostics off unless declared diagnostic (F9)
     diag: list[str] = []
     if cand is not None and cand.debug_options:
-        diag.append(f"super_kernel_debug_options={cand.debug_options}")
+        diag.append(f"super_kernel_debug_options: {show(cand.debug_options)}")
     for inst in _instances(new, st.new_pid):
         for t in inst.tasks:
             if t.debug_options is not None and t.debug_options & DIAGNOSTIC_BITS:
@@ -665,7 +666,7 @@ def _v2(st: _State) -> GateCheck:
     if len(pids) < len(old_pids):
         # §5.2: a pass on one rank proves nothing when the failing attempt ran several
         raise _Fail(
-            f"NEW has plogs of {len(pids)} process(es) {pids}, OLD of {len(old_pids)} {old_pids}: "
+            f"NEW has plogs of {len(pids)} process(es) {show(pids)}, OLD of {len(old_pids)} {show(old_pids)}: "
             "the run must complete on all ranks"
         )
     old_path = old.run.failing_path if old.run is not None else None
@@ -678,14 +679,14 @@ def _v2(st: _State) -> GateCheck:
         raise _Fail(
             f"NEW failing_path differs from OLD's declared one ({'; '.join(path_diffs)}): the previously "
             "failing path was not executed (§5.2)",
-            _cite_run(new, run.src, f"failing_path={run.failing_path}", "$.failing_path"),
+            _cite_run(new, run.src, f"failing_path: {show(run.failing_path)}", "$.failing_path"),
         )
-    ev.extend(_cite_run(new, run.src, f"failing_path={run.failing_path}", "$.failing_path"))
+    ev.extend(_cite_run(new, run.src, f"failing_path: {show(run.failing_path)}", "$.failing_path"))
     return GateCheck(
         "V2",
         "passed",
-        f"exit 0, no fault lines in {len(plogs)} plog set(s) of pid(s) {pids}; failing path "
-        f"{old_path} executed",
+        f"exit 0, no fault lines in {len(plogs)} plog set(s) of pid(s) {show(pids)}; failing path "
+        f"{show(old_path)} executed",
         tuple(ev),
     )
 

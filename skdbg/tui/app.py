@@ -21,7 +21,7 @@ from skdbg.tui.commands import SkdbgCommands
 from skdbg.tui.keymap import APP_BINDINGS, KeymapError, load_keymap
 from skdbg.tui.messages import AnalysisFailed, AnalysisProgress, AnalysisReady
 from skdbg.tui.screens.base import TriageScreen
-from skdbg.tui.screens.dialogs import HelpScreen
+from skdbg.tui.screens.dialogs import ExplainScreen, HelpScreen, PromptScreen
 from skdbg.tui.screens.evidence import EvidenceScreen
 from skdbg.tui.screens.log import LogScreen
 from skdbg.tui.screens.overview import OverviewScreen
@@ -29,6 +29,7 @@ from skdbg.tui.screens.proposal import ProposalScreen
 from skdbg.tui.screens.scope import ScopeScreen
 from skdbg.tui.screens.source import SourceScreen
 from skdbg.tui.state import Cancelled, TriageState, run_analysis
+from skdbg.tui.widgets.text import analysis_codes
 
 
 class SkdbgApp(App[None]):
@@ -132,7 +133,24 @@ class SkdbgApp(App[None]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            st = self.state
+            codes = analysis_codes(st.analysis, st.proposal) if st is not None else []
+            self.push_screen(HelpScreen(codes))
+
+    def explain(self, code: str) -> None:
+        """Show what ``code`` means (the palette's "Explain …"; same text as ``skdbg explain``)."""
+        self.push_screen(ExplainScreen(code))
+
+    def explain_prompt(self) -> None:
+        """Ask for any code, then explain it."""
+
+        def answer(code: str | None) -> None:
+            if code and code.strip():
+                self.explain(code.strip())
+
+        self.push_screen(
+            PromptScreen("Explain which code? (e.g. T4, R5, §4.4 rule 3)", "", prompt_id="explain"), answer
+        )
 
     def action_cancel(self) -> None:
         running = [w for w in self.workers if w.group == "analysis" and w.is_running]

@@ -2,7 +2,8 @@
 
 Why context-dependent (posting's provider): the palette offers what makes sense where it was
 opened — proposal decisions on the Proposal screen, fault jumps on the Log screen, one "jump" per
-cited evidence item once the analysis is in — plus app-wide ones (themes, SVG screenshot, copy).
+cited evidence item and one "Explain …" per code the screens show once the analysis is in — plus
+app-wide ones (themes, SVG screenshot, copy, "Explain a code…" for any id).
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from skdbg.glossary import titled
 from skdbg.triage.model import MECHANISMS
+from skdbg.tui.widgets.text import analysis_codes
 
 if TYPE_CHECKING:
     from skdbg.tui.app import SkdbgApp
@@ -41,7 +44,8 @@ class SkdbgCommands(Provider):
         out += [
             ("Screenshot (SVG)", app.action_svg_screenshot, "save an SVG screenshot of this screen"),
             ("Copy current item", app.action_copy, "copy the selected item to the clipboard"),
-            ("Help: keys", app.action_help, "explain every key binding (F1)"),
+            ("Help: keys", app.action_help, "explain every key binding and every code on screen (F1)"),
+            ("Explain a code…", app.explain_prompt, "what any id means (as `skdbg explain CODE`)"),
             ("Cancel running work", app.action_cancel, "stop the analysis worker"),
         ]
         out += [
@@ -78,6 +82,10 @@ class SkdbgCommands(Provider):
                     out.append(
                         (f"Jump: {item.level} {item.where}", partial(app.jump_to, item), item.excerpt[:80])
                     )
+            out += [
+                (f"Explain {titled(code)}", partial(app.explain, code), "what this code means")
+                for code in analysis_codes(st.analysis, st.proposal)
+            ]
             if st.proposal.diff:
                 out.append(("Copy proposal diff", partial(app.copy_text, st.proposal.diff), "marker diff"))
         return out

@@ -7,6 +7,7 @@ with the facts each scene is meant to show (the verdict assertions are the engin
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -144,3 +145,44 @@ def test_non_sk_fault_facts() -> None:
     assert ctx.evidence.incidents == []
     (inst,) = list(all_instances(ctx.evidence))
     assert "Add_7c1e" in [n.func_name for n in inst.nodes]
+
+
+def test_fixed_scene_is_a_new_attempt_with_the_engines_proposal_applied() -> None:
+    """high-single-stream-fixed = the re-launch of high-single-stream: the model source is the failed
+    attempt's source with the marker edits the engine itself proposes (byte for byte), and the run is a
+    new process of the next round that started later and exited 0."""
+    from skdbg.parsers.markers import apply_edits_text as apply_edits
+    from skdbg.triage.engine import analyze_context
+
+    failing, fixed = SCENES_DIR / "high-single-stream", SCENES_DIR / "high-single-stream-fixed"
+    analysis = analyze_context(open_context(failing))
+    assert analysis.proposal is not None and analysis.proposal.status == "proposed"
+    expected = apply_edits((failing / "src" / "model.py").read_text(), analysis.proposal.marker_edits)
+    assert (fixed / "src" / "model.py").read_text() == expected
+    old, new = _ctx("high-single-stream").run, _ctx("high-single-stream-fixed").run
+    assert old is not None and new is not None
+    assert new.pid != old.pid and new.start is not None and old.end is not None and new.start > old.end
+    assert new.round_id == f"{old.round_id}-X1" and new.exit is not None and new.exit.status == 0
+    assert not _faults(_ctx("high-single-stream-fixed"))
+
+
+def test_skdbg_verify_passes_v1_to_v3_on_the_fixed_pair() -> None:
+    """``skdbg verify high-single-stream high-single-stream-fixed``: V1–V3 passed, V4 not needed (one
+    stream), V5 not run (one process cannot show performance); the round passes V1..V3 with route R7."""
+    from click.testing import CliRunner
+
+    from skdbg.cli import main
+
+    old, new = SCENES_DIR / "high-single-stream", SCENES_DIR / "high-single-stream-fixed"
+    res = CliRunner().invoke(main, ["verify", str(old), str(new), "--format", "json"], catch_exceptions=False)
+    assert res.exit_code == 0
+    doc = json.loads(res.stdout)
+    assert [(g["gate"], g["result"]) for g in doc["verification"]] == [
+        ("V1", "passed"),
+        ("V2", "passed"),
+        ("V3", "passed"),
+        ("V4", "not_run"),
+        ("V5", "not_run"),
+    ]
+    assert doc["round"] == {**doc["round"], "round_id": "EX1-BASE-X1", "status": "passed_gates(V1..V3)"}
+    assert doc["routes"] == ["R7"] and doc.get("refused_evidence", []) == []

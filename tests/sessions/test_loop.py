@@ -99,7 +99,7 @@ def test_export_import_round_trip(loop: Loop, tmp_path: Path) -> None:
         assert f"#### {item}" in exp or f"##### {item}" in exp
     record = json.loads((out / "EX1-BASE.attempt-001" / "failure_isolation.json").read_text())
     assert json.dumps(record["suspect_child"], ensure_ascii=False, indent=2) in exp  # bound verbatim
-    assert "| V3 | passed |" in exp
+    assert "| V3 fresh metadata shows the exclusion | passed |" in exp
     with Ledger(tmp_path / "other") as other:
         sid = import_session(other, out)
         assert sid == loop.sid

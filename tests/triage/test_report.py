@@ -269,7 +269,7 @@ def test_gate_failure_without_run_json_still_writes_a_scene(tmp_path: Path) -> N
     assert rec["failed_attempt"]["command"] is None and rec["failed_attempt"]["pid"] == 48213
     assert any("run.json: command, rank" in r for r in rec["residual_risk"])
     md = (out / "FAILURE_SCENE.md").read_text()
-    assert "failed entry-gate checks: `G1`" in md and "suspect: none" in md
+    assert "failed entry-gate checks: G1 run identity known" in md and "suspect: none" in md
     idx = json.loads((out / "evidence_index.json").read_text())["artifacts"]
     assert {r["role"] for r in idx if r["status"].startswith("missing(")} >= {"run_json", "env_probe"}
 

@@ -29,11 +29,11 @@ async def test_overview_and_every_screen_reachable_by_keys_and_mouse() -> None:
         await settle(pilot)
         assert app.state is not None
         text = text_of(app, "#overview")
-        assert "passed" in text and "diagnostic attempt (F9)" in text
+        assert "passed" in text and "diagnostic attempt (F9 diagnostic mode recorded)" in text
         assert "kind sk" in text and "dialect D5" in text and "entry sk_entry_mix11_op_trace" in text
-        assert "high (rule C3)" in text
+        assert "high (rule C3 trace or unique PC, confirmed)" in text
         assert "add_custom (task 1, nodeId 121)" in text
-        assert "proposed (explicit_none_exclusion)" in text
+        assert "proposed via explicit_none_exclusion (mechanism A: wrap the child in a None scope)" in text
         assert "src/model.py:18 insert" in text
         # every screen is reachable by keys …
         for key, kind in (("2", EvidenceScreen), ("3", LogScreen), ("4", ScopeScreen), ("5", ProposalScreen)):

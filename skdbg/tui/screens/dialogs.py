@@ -1,4 +1,5 @@
-"""Small modal dialogs: a one-line prompt (block reason, export folder) and the F1 help.
+"""Small modal dialogs: a one-line prompt (block reason, export folder), the F1 help and the
+explanation of one code (``Explain …`` in the palette — the text ``skdbg explain`` prints).
 
 Why modals: both need one answer and nothing else may happen meanwhile; ``dismiss(result)``
 hands it back to the caller's callback.
@@ -6,6 +7,7 @@ hands it back to the caller's callback.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from importlib import resources
 from typing import ClassVar
 
@@ -15,6 +17,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, Label, MarkdownViewer
 
+from skdbg.glossary import closest, lookup
 from skdbg.tui.keymap import EXPORT_BINDINGS, HELP_BINDINGS
 
 
@@ -47,15 +50,72 @@ class PromptScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
+def explain_markdown(code: str) -> str:
+    """Markdown of every glossary entry for ``code`` (the same words as ``skdbg explain CODE``)."""
+    found = lookup(code)
+    if not found:
+        near = ", ".join(f"`{c}`" for c in closest(code)) or "none"
+        return f"# Unknown code `{code}`\n\nClosest: {near}. `skdbg explain` lists every id.\n"
+    parts = [
+        f"# {e.id} — {e.title}\n\n*{e.area}* · `skdbg explain {e.id}` · docs/{e.page}\n\n{e.text}\n\n"
+        f"Where it appears: {e.where}\n"
+        for e in found
+    ]
+    return "\n".join(parts)
+
+
+def codes_markdown(codes: Sequence[str]) -> str:
+    """The F1 section "Codes on this scene": each code shown by the screens, with its explanation."""
+    if not codes:
+        return ""
+    rows = ["", "## Codes on this scene", "", "| code | meaning |", "|---|---|"]
+    for code in codes:
+        for e in lookup(code):
+            text = f"**{e.title}** — {e.text}".replace("|", "\\|").replace("<", "&lt;")
+            rows.append(f"| `{e.id}` | {text} |")
+    return "\n".join(rows) + "\n"
+
+
 class HelpScreen(ModalScreen[None]):
+    """F1: every key, then (once a scene is analysed) every code its screens show, explained."""
+
     BINDINGS: ClassVar[list[BindingType]] = [*HELP_BINDINGS]
 
+    def __init__(self, codes: Sequence[str] = ()) -> None:
+        super().__init__()
+        self.codes = tuple(codes)
+
     def compose(self) -> ComposeResult:
-        yield MarkdownViewer(help_markdown(), show_table_of_contents=False, id="help")
+        text = help_markdown() + codes_markdown(self.codes)
+        yield MarkdownViewer(text, show_table_of_contents=False, id="help")
         yield Footer()
 
     def action_close(self) -> None:
         self.dismiss(None)
 
 
-__all__ = ["HelpScreen", "PromptScreen", "help_markdown"]
+class ExplainScreen(ModalScreen[None]):
+    """One code explained (palette "Explain …"); Esc / F1 / q close it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [*HELP_BINDINGS]
+
+    def __init__(self, code: str) -> None:
+        super().__init__()
+        self.code = code
+
+    def compose(self) -> ComposeResult:
+        yield MarkdownViewer(explain_markdown(self.code), show_table_of_contents=False, id="explain")
+        yield Footer()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+__all__ = [
+    "ExplainScreen",
+    "HelpScreen",
+    "PromptScreen",
+    "codes_markdown",
+    "explain_markdown",
+    "help_markdown",
+]

@@ -1,7 +1,8 @@
 """Evidence: per exception core, and the evidence chain L1–L4 with agree/conflict marks.
 
 Every row is a cited fact; Enter (or ``j``, or a click on the highlighted row) jumps to it: plog
-lines open in the Log screen at that line, other files in a read-only source pane.
+lines open in the Log screen at that line, other files in a read-only source pane. The selected
+row's level and trap ids are explained under the table and in the table's tooltip.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
+from skdbg.glossary import lookup, titled
 from skdbg.triage.model import CoreFinding, EvidenceItem
 from skdbg.tui.keymap import EVIDENCE_BINDINGS
 from skdbg.tui.screens.base import TriageScreen
 from skdbg.tui.state import TriageState
-from skdbg.tui.widgets.text import cells, escape, item_line, mark
+from skdbg.tui.widgets.text import cells, escape, item_codes, item_line, mark
 
 
 def _hex(v: int | None) -> str:
@@ -80,7 +82,7 @@ class EvidenceScreen(TriageScreen):
             self._items["cores"].append(first)
         v = a.verdict
         self.query_one("#rule", Static).update(
-            f"[b]Evidence chain[/] — rule [b]{v.rule}[/] fired: {escape(v.reason)}   "
+            f"[b]Evidence chain[/] — rule [b]{escape(titled(v.rule))}[/] fired: {escape(v.reason)}   "
             "[dim](+ agrees, ✗ conflicts, · context)[/]"
         )
         chain = self.query_one("#chain", DataTable)
@@ -102,7 +104,11 @@ class EvidenceScreen(TriageScreen):
         row = event.cursor_row
         item = items[row] if 0 <= row < len(items) else None
         text = "" if item is None else f"[b]{escape(item.where)}[/]\n{escape(item.excerpt)}"
+        codes = [] if item is None else item_codes(item)
+        if codes:  # the selected row's level / trap, in the glossary's words
+            text += "\n[dim]" + escape("; ".join(titled(c) for c in codes)) + "[/]"
         self.query_one("#detail", Static).update(text)
+        event.data_table.tooltip = "\n\n".join(e.render() for c in codes for e in lookup(c)) or None
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

@@ -1,4 +1,5 @@
-"""Overview: the scene at a glance — gate, fault, verdict with its rule, routes, proposal."""
+"""Overview: the scene at a glance — gate, fault, verdict with its rule, routes, proposal; its
+tooltip names every code shown with its title (the glossary's words)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from textual.widgets import ProgressBar, Static
 
 from skdbg.tui.screens.base import TriageScreen
 from skdbg.tui.state import TriageState
-from skdbg.tui.widgets.text import overview_markup
+from skdbg.tui.widgets.text import analysis_codes, explain_lines, overview_markup
 
 
 class OverviewScreen(TriageScreen):
@@ -27,8 +28,12 @@ class OverviewScreen(TriageScreen):
         self.query_one("#waiting", Static).update(self.skdbg.status_text)
 
     def populate(self, state: TriageState) -> None:
-        self.query_one("#overview", Static).update(
-            overview_markup(state.analysis, state.proposal, state.accepted)
+        view = self.query_one("#overview", Static)
+        view.update(overview_markup(state.analysis, state.proposal, state.accepted))
+        codes = analysis_codes(state.analysis, state.proposal)
+        # hovering the summary names every code on it; F1 / ctrl+p "Explain …" give the full text
+        view.tooltip = (
+            explain_lines(codes) + "\n\nF1 or ctrl+p › Explain … for the full text" if codes else None
         )
 
     def copy_text(self) -> str | None:

@@ -11,6 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
+from skdbg.show import show
 from skdbg.triage.edit import closure
 from skdbg.tui.screens.base import TriageScreen
 from skdbg.tui.state import TriageState
@@ -82,7 +83,7 @@ class ScopeScreen(TriageScreen):
             )
         edges.add_columns("kind", "rule", "nodes", "adds", "detail")
         for e in found.edges if found is not None else ():
-            edges.add_row(*cells(e.kind, f"§4.2({e.rule})", list(e.nodes), list(e.added), e.detail))
+            edges.add_row(*cells(e.kind, f"§4.2({e.rule})", e.nodes, e.added, e.detail))
         unfused.add_columns("nodeId", "reason", "detail", "where")
         for u in inst.fail_reasons:
             unfused.add_row(
@@ -98,7 +99,7 @@ class ScopeScreen(TriageScreen):
         st = self.state
         if st is None:
             return None
-        return f"excluded {list(st.proposal.excluded)} collateral {list(st.proposal.collateral)}"
+        return f"excluded {show(st.proposal.excluded)}; collateral {show(st.proposal.collateral)}"
 
 
 __all__ = ["ScopeScreen"]

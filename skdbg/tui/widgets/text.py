@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from skdbg.glossary import lookup, title, titled
+from skdbg.show import show
 from skdbg.triage.model import Analysis, EvidenceItem, Proposal
 
 
@@ -19,8 +21,9 @@ def escape(text: str) -> str:
 
 def cells(*values: object) -> list[Text]:
     """DataTable cells as literal text: a plain ``str`` cell would be parsed as Rich markup, and
-    plog/metadata excerpts are full of ``[sk_optimizer.cpp:33]``-style brackets."""
-    return [Text("" if v is None else str(v)) for v in values]
+    plog/metadata excerpts are full of ``[sk_optimizer.cpp:33]``-style brackets. Values go through
+    :func:`skdbg.show.show` (node lists as ``103, 104``, never a repr); absent is an empty cell."""
+    return [Text(show(v, empty="")) for v in values]
 
 
 CONF_STYLE = {"high": "bold green", "medium": "bold yellow", "low": "bold red", "n/a": "dim"}
@@ -39,17 +42,17 @@ def proposal_summary(p: Proposal, accepted: bool = False, edits: bool = True) ->
     """Markup: status, mechanism, the cut, why blocked, and (``edits``) the marker edits."""
     if p.status == "none":
         return f"[b]none[/b] — {escape(p.reason)}"
-    head = f"[b]{p.status}[/b]" + (f" ({p.mechanism})" if p.mechanism else "")
+    head = f"[b]{p.status}[/b]" + (f" via {titled(p.mechanism)}" if p.mechanism else "")
     if accepted:
         head += " [reverse green] accepted [/]"
     lines = [head]
     if p.excluded:
         lines.append(
-            f"excluded {list(p.excluded)}  collateral {list(p.collateral)}  "
-            f"before {list(p.before)}  after {list(p.after)}"
+            f"excluded {show(p.excluded)}  collateral {show(p.collateral)}  "
+            f"before {show(p.before)}  after {show(p.after)}"
         )
     if p.route:
-        lines.append(f"route {p.route}")
+        lines.append(f"route {titled(p.route)}")
     if p.blocked_reason:
         lines.append(f"[red]blocked:[/] {escape(p.blocked_reason)}")
     if edits:
@@ -63,30 +66,35 @@ def overview_markup(a: Analysis, proposal: Proposal, accepted: bool = False) -> 
     """The Overview screen: gate, fault, verdict, routes and next steps, proposal."""
     g, f, v = a.gate, a.fault, a.verdict
     out: list[str] = []
-    gate = "[green]passed[/]" if g.passed else f"[red]failed[/] {', '.join(g.failed)}"
+    gate = "[green]passed[/]" if g.passed else f"[red]failed[/] {', '.join(map(titled, g.failed))}"
     if g.diagnostic:
-        gate += " [yellow]diagnostic attempt (F9)[/]"
+        gate += f" [yellow]diagnostic attempt ({titled('F9')})[/]"
     out.append(f"[b u]Gate[/]  {gate}")
     for gap in g.gaps:
         where = f" ({escape(gap.file)}:{gap.line})" if gap.file else ""
-        out.append(f"  [yellow]{gap.id}[/] {escape(gap.detail)}{where}\n      collect: {escape(gap.collect)}")
+        out.append(
+            f"  [yellow]{escape(titled(gap.id))}[/] {escape(gap.detail)}{where}\n      collect: {escape(gap.collect)}"
+        )
     out.append("")
     out.append(
-        f"[b u]Fault[/]  kind [b]{f.kind}[/]  phase [b]{f.phase}[/]  entry {escape(str(f.entry))}  "
-        f"dialect {f.dialect}  scope {f.scope_id}  model {f.model}"
+        f"[b u]Fault[/]  kind [b]{f.kind}[/]  phase [b]{f.phase}[/]  entry {escape(show(f.entry))}  "
+        f"dialect {show(f.dialect)}  scope {show(f.scope_id)}  model {show(f.model)}"
     )
     if f.sk_name:
         out.append(f"  SK {escape(f.sk_name)}")
     for c in f.cores:
-        pc = "?" if c.current_pc is None else f"0x{c.current_pc:x}"
-        out.append(f"  core {c.core_id} {c.core_type or '?'} pc={pc} role={c.role} task={c.task_index}")
+        pc = show(None if c.current_pc is None else f"0x{c.current_pc:x}")
+        out.append(f"  core {c.core_id} {show(c.core_type)} pc={pc} role={c.role} task={show(c.task_index)}")
     out.append("")
     style = CONF_STYLE.get(v.confidence, "b")
-    out.append(f"[b u]Verdict[/]  [{style}]{v.confidence}[/] (rule [b]{v.rule}[/]) — {escape(v.reason)}")
+    out.append(
+        f"[b u]Verdict[/]  [{style}]{v.confidence}[/] (rule [b]{v.rule}[/] {escape(title(v.rule) or '')})"
+        f" — {escape(v.reason)}"
+    )
     if v.suspect is not None:
         s = v.suspect
         out.append(
-            f"  suspect [b]{escape(s.label())}[/]  type {s.kernel_type}  stream {s.stream_id}  "
+            f"  suspect [b]{escape(s.label())}[/]  type {show(s.kernel_type)}  stream {show(s.stream_id)}  "
             f"identity {s.identity}"
         )
     for line in v.missing:
@@ -94,12 +102,51 @@ def overview_markup(a: Analysis, proposal: Proposal, accepted: bool = False) -> 
     for line in v.residual_risk:
         out.append(f"  [dim]residual risk:[/] {escape(line)}")
     out.append("")
-    out.append(f"[b u]Routes[/]  {', '.join(a.routes) or 'none'}")
+    out.append(f"[b u]Routes[/]  {escape(', '.join(map(titled, a.routes))) or 'none'}")
     for step in a.next_steps:
-        out.append(f"  next {step.id} {escape(str(step.options))} — {escape(step.why)}")
+        opts = f" ({escape(show(step.options))})" if step.options else ""
+        out.append(f"  next {escape(titled(step.id))}{opts} — {escape(step.why)}")
     out.append("")
     out.append("[b u]Proposal[/]  " + proposal_summary(proposal, accepted))
     return "\n".join(out)
 
 
-__all__ = ["CONF_STYLE", "cells", "escape", "item_line", "mark", "overview_markup", "proposal_summary"]
+def analysis_codes(a: Analysis, proposal: Proposal | None = None) -> list[str]:
+    """Every explained code the screens show for this analysis, in reading order (gate, verdict,
+    evidence, routes, next steps, proposal) — for tooltips, F1 and the palette's "Explain …"."""
+    p = a.proposal if proposal is None else proposal
+    v = a.verdict
+    raw: list[str | None] = [*a.gate.failed, *(gap.id for gap in a.gate.gaps)]
+    raw += ["F9" if a.gate.diagnostic else None, a.fault.dialect, v.rule, *v.flags]
+    for e in v.evidence:
+        raw += [e.level, e.rule]
+    raw += [*a.routes, *(s.id for s in a.next_steps), p.route, p.mechanism, *(n.kind for n in p.safety)]
+    out: list[str] = []
+    for code in raw:
+        if code and code not in out and lookup(code):
+            out.append(code)
+    return out
+
+
+def explain_lines(codes: list[str]) -> str:
+    """``code title`` one per line, for a tooltip over the place the codes are shown."""
+    return "\n".join(titled(c) for c in codes)
+
+
+def item_codes(item: EvidenceItem) -> list[str]:
+    """The explained codes of one evidence row (its level and the rule/trap that used it)."""
+    return [c for c in dict.fromkeys((item.level, item.rule or "")) if c and lookup(c)]
+
+
+__all__ = [
+    "CONF_STYLE",
+    "analysis_codes",
+    "cells",
+    "escape",
+    "explain_lines",
+    "item_codes",
+    "item_line",
+    "mark",
+    "overview_markup",
+    "proposal_summary",
+]
