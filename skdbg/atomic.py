@@ -119,4 +119,11 @@ def write_tree(
     return [out / rel for rel in files]
 
 
-__all__ = ["OUTPUT_EXISTS_HINT", "OutputNotEmptyError", "ensure_fresh_dir", "safe_name", "staged_dir", "write_tree"]
+__all__ = [
+    "OUTPUT_EXISTS_HINT",
+    "OutputNotEmptyError",
+    "ensure_fresh_dir",
+    "safe_name",
+    "staged_dir",
+    "write_tree",
+]

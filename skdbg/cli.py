@@ -21,6 +21,7 @@ from skdbg import __version__
 from skdbg.output import FORMATS, write_frame
 from skdbg.parsers.common import ParseError
 from skdbg.sessions.errors import LedgerError
+from skdbg.show import one_line
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
@@ -39,7 +40,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _fail(message: str, code: int) -> None:
-    click.echo(f"skdbg: error: {message}", err=True)
+    click.echo(f"skdbg: error: {one_line(message)}", err=True)
     sys.exit(code)
 
 
@@ -107,7 +108,7 @@ def inspect(scene: Path, table: str | None, fmt: str, pid: int | None) -> None:
     if table is None:
         write_frame(evidence.table_index(), fmt, sys.stdout, title="tables", meta=meta)
         for gap in evidence.gaps:
-            click.echo(f"skdbg: gap: {gap.detail}", err=True)
+            click.echo(f"skdbg: gap: {one_line(gap.detail)}", err=True)
         return
     if table not in evidence.table_names():
         known = ", ".join(evidence.table_names())
@@ -179,7 +180,7 @@ def symbolize(elf: Path, pcs: tuple[str, ...], base: str | None, fmt: str, no_de
             _fail(f"--base: expected a hexadecimal address, got {base!r}", EXIT_USAGE)
     result = run_symbolize(elf, values, base=base_value, demangle=not no_demangle)
     for gap in result.gaps:
-        click.echo(f"skdbg: gap: {gap.detail}", err=True)
+        click.echo(f"skdbg: gap: {one_line(gap.detail)}", err=True)
     write_frame(
         result.to_frame(),
         fmt,

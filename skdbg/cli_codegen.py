@@ -16,6 +16,8 @@ from typing import Any, TypeVar
 
 import click
 
+from skdbg.show import one_line
+
 EXIT_NEEDS_HUMAN = 4
 EXIT_NEEDS_TARGET_ARCH = 5
 
@@ -34,7 +36,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _fail(message: str, code: int) -> None:
-    click.echo(f"skdbg: error: {message}", err=True)
+    click.echo(f"skdbg: error: {one_line(message)}", err=True)
     sys.exit(code)
 
 

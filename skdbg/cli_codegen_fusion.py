@@ -18,13 +18,14 @@ import click
 from skdbg.codegen.fusion.generate import generate_superkernel
 from skdbg.codegen.fusion.model import FusionInputError, load_ops_json
 from skdbg.codegen.fusion.options import OptionError
+from skdbg.show import one_line
 
 EXIT_INTERNAL = 1
 EXIT_BAD_INPUT = 3
 
 
 def _fail(message: str, code: int) -> None:
-    click.echo(f"skdbg: {message}", err=True)
+    click.echo(f"skdbg: {one_line(message)}", err=True)
     sys.exit(code)
 
 

@@ -216,6 +216,33 @@ def _check_function_names(child: Child, soc: SocInfo, where: str) -> None:
             )
 
 
+def _identifier(value: object, where: str, path: str) -> None:
+    """Refuse a value that generated C++ would use as a name unless it is a C identifier.
+
+    Child JSON comes from other people's builds; a ``kernelName`` holding a newline once wrote an
+    ``#include`` line into the SK source. Names are checked here, once, at the model boundary, so no
+    template or string builder downstream needs to escape them.
+    """
+    if not isinstance(value, str) or not _IDENT.fullmatch(value):
+        raise FusionInputError(f"{where}: {path} {value!r}: expected a C identifier")
+
+
+def _check_generated_names(child: Child, info: dict[str, Any], where: str) -> None:
+    """Every child value that reaches generated source as a name is an identifier (kernel, functions)."""
+    _identifier(info.get("kernelName"), where, "kernelName")
+    for key, entry in child.called.items():
+        if key == "dynamic_func_names" and isinstance(entry, dict):
+            for tiling, names in entry.items():
+                if isinstance(names, dict):
+                    for need, name in names.items():
+                        if need != "kernel_type":
+                            _identifier(name, where, f"sub_operator_kernel_name.dynamic_func_names.{tiling}.{need}")
+        elif isinstance(entry, dict) and "func_name" in entry:
+            _identifier(entry["func_name"], where, f"sub_operator_kernel_name.{key}.func_name")
+    for i, param in enumerate(info.get("sub_operator_params") or []):
+        _identifier(param, where, f"sub_operator_params[{i}]")
+
+
 def _child(index: int, op: ChildOp, opts: SkOptions, soc: SocInfo) -> Child:
     info = op.info
     where = f"{op.source} (op {index})"
@@ -259,6 +286,7 @@ def _child(index: int, op: ChildOp, opts: SkOptions, soc: SocInfo) -> Child:
             f"read sub op json file failed, json name {where}, reason is: missing or bad {err}"
         ) from None
     _check_function_names(child, soc, where)
+    _check_generated_names(child, info, where)
     if op.task_type not in ("normal", "dynamic"):
         raise FusionInputError(f"{where}: task_type {op.task_type!r}, expected 'normal' or 'dynamic'")
     if opts.early_start.value == 0 and (child.early_start_set or child.early_start_wait):
