@@ -236,7 +236,9 @@ def _check_generated_names(child: Child, info: dict[str, Any], where: str) -> No
                 if isinstance(names, dict):
                     for need, name in names.items():
                         if need != "kernel_type":
-                            _identifier(name, where, f"sub_operator_kernel_name.dynamic_func_names.{tiling}.{need}")
+                            _identifier(
+                                name, where, f"sub_operator_kernel_name.dynamic_func_names.{tiling}.{need}"
+                            )
         elif isinstance(entry, dict) and "func_name" in entry:
             _identifier(entry["func_name"], where, f"sub_operator_kernel_name.{key}.func_name")
     for i, param in enumerate(info.get("sub_operator_params") or []):

@@ -42,7 +42,9 @@ def _edit(tmp_path: Path, change: dict[str, object]) -> Path:
         ("sub_operator_kernel_name.AiCore.func_name", "sub_operator_kernel_name.AiCore.func_name"),
     ],
 )
-def test_hostile_names_are_refused_with_their_json_path(tmp_path: Path, field: str, path_in_message: str) -> None:
+def test_hostile_names_are_refused_with_their_json_path(
+    tmp_path: Path, field: str, path_in_message: str
+) -> None:
     doc = json.loads((EXAMPLE / "inputs" / "swiglu.json").read_text())
     if field.startswith("sub_operator_kernel_name") and "AiCore" not in doc["sub_operator_kernel_name"]:
         field = f"sub_operator_kernel_name.{next(iter(doc['sub_operator_kernel_name']))}.func_name"
