@@ -18,6 +18,7 @@ import click
 from skdbg import __version__
 from skdbg.cli_errors import (
     EXIT_BAD_INPUT,
+    EXIT_CODES_HELP,
     EXIT_USAGE,
     OUTPUT_FOLDER_HELP,
     cli_errors,
@@ -29,14 +30,6 @@ from skdbg.cli_errors import EXIT_OK as EXIT_OK
 from skdbg.output import FORMATS, write_frame
 from skdbg.parsers.common import ParseError
 from skdbg.sessions.errors import LedgerError
-
-EXIT_CODES_HELP = """\b
-Exit codes:
-  0  done
-  1  internal error (a bug in skdbg; rerun with SKDBG_DEBUG=1 for the traceback)
-  2  usage error (unknown option, unknown table, bad PC syntax, an existing non-empty output folder)
-  3  unreadable or malformed input (missing path, binary file, wrong ELF, not a failure scene)
-stdout carries data; messages go to stderr."""
 
 #: the epilog of a command that writes a folder: the output-folder convention, then the exit codes
 OUTPUT_EXIT_HELP = OUTPUT_FOLDER_HELP + "\n\n" + EXIT_CODES_HELP
@@ -224,6 +217,12 @@ def _scene_options(func: F) -> F:
     return func
 
 
+def _has_sk_evidence(ctx: Any, analysis: Any) -> bool:
+    """Anything SuperKernel in the scene: an sk_meta model, SK profiling, or a fault naming an SK."""
+    layout = ctx.scene.layout
+    return bool(layout.models or layout.prof_files) or analysis.fault.kind in ("sk", "ge_sk")
+
+
 @main.command(epilog=EXIT_CODES_HELP)
 @click.argument("scene", type=click.Path(path_type=Path))
 @_scene_options
@@ -247,14 +246,21 @@ def analyze(
     """Triage a failure scene: entry gate, fault, suspect child with confidence and rule id, routes,
     next steps and the exclusion proposal. JSON is the skdbg.analysis/1 contract (spec/analysis-json.md);
     exit code 0 whatever the verdict."""
-    from skdbg.triage.context import open_context
+    from skdbg.triage.context import check_inputs, open_context
     from skdbg.triage.engine import analyze_context
     from skdbg.triage.render import render_markdown, render_text
 
     ctx = open_context(
         scene, run_json=run_json, source_root=source_root, pid=pid, options=_triage_options(skew, grace)
     )
+    check_inputs(ctx)
     analysis = analyze_context(ctx)
+    if not _has_sk_evidence(ctx, analysis):
+        click.echo(
+            f"skdbg: no SuperKernel evidence in {ctx.root}: no sk_meta/<pid>/ model and no SK fault in the "
+            "plogs (the gaps below say what to collect)",
+            err=True,
+        )
     if session_id is not None:
         from skdbg.sessions.attempts import add_attempt
 
@@ -300,7 +306,7 @@ def report(
 ) -> None:
     """Write the failure-scene report folder of SCENE (nine-field record, eight-item scene section,
     evidence index with SHA-256, analysis JSON). Prints the written files, one per line."""
-    from skdbg.triage.context import open_context
+    from skdbg.triage.context import check_inputs, open_context
     from skdbg.triage.engine import analyze_context
     from skdbg.triage.report import check_report_dir, write_report
 
@@ -309,6 +315,7 @@ def report(
     ctx = open_context(
         scene, run_json=run_json, source_root=source_root, pid=pid, options=_triage_options(skew, grace)
     )
+    check_inputs(ctx)
     analysis = analyze_context(ctx)
     for path in write_report(ctx, analysis, out_dir, lang=lang, force=force):
         click.echo(str(path))

@@ -23,6 +23,14 @@ EXIT_INTERNAL = 1
 EXIT_USAGE = 2
 EXIT_BAD_INPUT = 3
 
+EXIT_CODES_HELP = """\b
+Exit codes:
+  0  done
+  1  internal error (a bug in skdbg; rerun with SKDBG_DEBUG=1 for the traceback)
+  2  usage error (unknown option, unknown table, bad PC syntax, an existing non-empty output folder)
+  3  unreadable or malformed input (missing path, binary file, wrong ELF, not a failure scene)
+stdout carries data; messages go to stderr."""
+
 #: the epilog paragraph of every command that writes a folder (README "Output folders" says the same)
 OUTPUT_FOLDER_HELP = """\b
 Output folder (-o):
@@ -93,6 +101,7 @@ def cli_errors(*, usage: ExcTypes = (), bad_input: ExcTypes = ()) -> Callable[[F
 
 __all__ = [
     "EXIT_BAD_INPUT",
+    "EXIT_CODES_HELP",
     "EXIT_INTERNAL",
     "EXIT_OK",
     "EXIT_USAGE",

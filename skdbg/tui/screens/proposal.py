@@ -23,8 +23,8 @@ from skdbg.triage.edit import CutCheck, check_cut, mark_blocked, replan
 from skdbg.triage.model import MECHANISMS, Proposal
 from skdbg.triage.report import ReportError, write_report
 from skdbg.tui.keymap import PROPOSAL_BINDINGS
+from skdbg.tui.prompt import PromptScreen
 from skdbg.tui.screens.base import TriageScreen
-from skdbg.tui.screens.dialogs import PromptScreen
 from skdbg.tui.state import TriageState
 from skdbg.tui.widgets.text import escape, proposal_summary
 
