@@ -382,10 +382,6 @@ class SymbolTable:
         for p in range(len(self)):
             yield self.symbol(p)
 
-    def find_by_name(self, name: str) -> list[FuncSymbol]:
-        names = self.names()
-        return [self.symbol(int(p)) for p in np.nonzero(names == name)[0]]
-
     # ------------------------------------------------------------------ lookups
 
     def lookup_many(self, offsets: npt.ArrayLike) -> BatchLookup:

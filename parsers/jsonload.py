@@ -166,15 +166,6 @@ def get_bool(obj: dict[str, Any], key: str, file: str, path: str) -> bool | None
     return value
 
 
-def get_number(obj: dict[str, Any], key: str, file: str, path: str) -> float | None:
-    value = obj.get(key, _MISSING)
-    if value is _MISSING:
-        return None
-    if not is_number(value):
-        raise type_error(file, join(path, key), "a number", value)
-    return float(value)
-
-
 def hex_value(value: Any, file: str, path: str) -> int:
     """An address/handle written as ``"0x…"`` by ``std::hex`` (or already an integer)."""
     if is_int(value):

@@ -309,14 +309,6 @@ def read_plog(paths: PathLike | Sequence[PathLike], pid: int | None = None) -> P
     return result
 
 
-def read_plog_dir(root: PathLike, *, kind: str = "plog") -> dict[int, PlogResult]:
-    """pid → :class:`PlogResult` for every process with plog files under ``root`` (ranks apart, row 9)."""
-    out: dict[int, PlogResult] = {}
-    for (_, pid), files in group_by_pid(find_plog_files(root, kind=kind)).items():
-        out[pid] = read_plog([f.path for f in files], pid=pid)
-    return out
-
-
 class _Prefilter:
     """Anchor tables for the vectorised marker search (see module docstring)."""
 

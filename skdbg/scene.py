@@ -122,10 +122,6 @@ class Scene:
         found = self.of_kind(kind)
         return found[0] if found else None
 
-    @property
-    def plog_pids(self) -> list[int]:
-        return sorted({p.pid for p in self.plogs})
-
 
 class NotASceneError(ParseError):
     """A folder with none of the files a failure scene is made of (an empty or unrelated folder).

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from skdbg.parsers.filelog import FORMAT_ERROR
 from skdbg.parsers.skmeta_lines import iter_meta_text
-from skdbg.parsers.super_kernel_log import SuperKernelLogResult, iter_filelog_records, parse_super_kernel_log
+from skdbg.parsers.super_kernel_log import SuperKernelLogResult, parse_super_kernel_log
 from skdbg.scenebuilder.skmeta import (
     LogStyle,
     NodeSpec,
@@ -208,13 +208,6 @@ def test_handler_and_plain_lines_are_counted_not_unrecognized(tmp_path: Path) ->
     assert res.handler_lines == 2
     assert res.plain_text_lines == 1
     assert res.unrecognized == []
-    recs = list(iter_filelog_records(tmp_path / "super_kernel.log"))
-    assert len(recs) == len(_records())
-    prefix, msg, src = recs[-1]
-    assert (
-        prefix is not None and prefix.func == "IsSuperKernelException" and msg.startswith("Exception is from")
-    )
-    assert src.line == len(_records())
 
 
 def test_frames(tmp_path: Path) -> None:
