@@ -16,7 +16,7 @@ from skdbg.parsers.ascend_meta import (
     walk_tlv,
 )
 from skdbg.parsers.common import ParseError
-from skdbg.parsers.elf import elf_from_bytes, open_elf
+from skdbg.parsers.elf import ElfImage, open_elf
 from skdbg.scenebuilder.elf import (
     ET_REL,
     ChildKernel,
@@ -232,7 +232,7 @@ def test_corrupted_meta_elf_only_raises_parse_error(flips: list[tuple[int, int]]
     for at, value in flips:
         buf[at] = value
     try:
-        elf = elf_from_bytes(bytes(buf), "fuzz.o")
+        elf = ElfImage("fuzz.o", bytes(buf))
     except ParseError:
         return
     res = parse_ascend_meta(elf)
