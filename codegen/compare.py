@@ -36,16 +36,6 @@ class CompareError(ValueError):
     """The aggregate dir is not usable or the output exists (usage error)."""
 
 
-def overall_status(statuses: list[str]) -> str:
-    """failed if any failed; passed if only passed; a skip if only that skip; else mixed."""
-    if "failed" in statuses:
-        return "failed"
-    for s in STATUS_ORDER[1:]:
-        if statuses and all(x == s for x in statuses):
-            return s
-    return "mixed"
-
-
 def fixture_status(fixture_dir: Path | None, entry: dict[str, Any]) -> dict[str, Any]:
     """Whether ``<fixture>/<entry>/operator-sk-runtime-fixture.json`` is a complete device plan."""
     name = entry["entry_name"]

@@ -86,10 +86,6 @@ class SkMetaLayout:
     #: every ``sk_meta`` folder seen (even an empty one): the user did collect metadata
     sk_meta_dirs: list[Path] = field(default_factory=list)
 
-    @property
-    def pid_labels(self) -> list[str]:
-        return sorted({m.pid_label for m in self.models}, key=_natural)
-
     def models_of(self, pid_label: str) -> list[ModelDir]:
         return [m for m in self.models if m.pid_label == pid_label]
 

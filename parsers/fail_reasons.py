@@ -199,9 +199,6 @@ class FailReasonsResult(MetaResultBase):
     fused_scopes: list[FusedScope] = field(default_factory=list)
     per_op_max_core: bool | None = None  # from the ``[PrintFusedScopes]`` header
 
-    def unknown_reasons(self) -> list[UnfusibleNode]:
-        return [u for u in self.unfusible if not u.reason_known or not u.sub_known]
-
     def to_frame(self) -> pd.DataFrame:
         """One row per unfusible kernel (see :meth:`original_frame`/:meth:`fused_frame`)."""
         rows = []

@@ -107,10 +107,6 @@ def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def is_number(value: Any) -> bool:
-    return (isinstance(value, int | float)) and not isinstance(value, bool)
-
-
 def as_object(value: Any, file: str, path: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise type_error(file, path or "the document root", "an object", value)
@@ -130,12 +126,6 @@ def get_int(obj: dict[str, Any], key: str, file: str, path: str, *, required: bo
     if not is_int(value):
         raise type_error(file, join(path, key), "an integer", value)
     return int(value)
-
-
-def req_int(obj: dict[str, Any], key: str, file: str, path: str) -> int:
-    value = get_int(obj, key, file, path, required=True)
-    assert value is not None  # required=True never returns None
-    return value
 
 
 def get_str(

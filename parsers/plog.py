@@ -41,7 +41,6 @@ from skdbg.parsers.runtime_faults import (
     RuntimeRecord,
     classify_runtime,
     parse_error_manager_line,
-    runtime_frame,
 )
 from skdbg.parsers.textio import check_text_file, iter_lines
 
@@ -243,14 +242,6 @@ class PlogResult:
         ]
         frame: pd.DataFrame = pd.DataFrame(rows, columns=cols)
         return frame
-
-    def faults_frame(self) -> pd.DataFrame:
-        """One row per runtime fault record (columns: ``type``, ``file``, ``line`` + record fields)."""
-        return runtime_frame(self.faults)
-
-    def error_manager_frame(self) -> pd.DataFrame:
-        """One row per error-manager line; the classified body's fields are merged in."""
-        return runtime_frame(self.error_manager)
 
 
 def _as_paths(paths: PathLike | Sequence[PathLike]) -> list[Path]:

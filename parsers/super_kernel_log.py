@@ -351,18 +351,6 @@ class SuperKernelLogResult(MetaResultBase):
     plain_text_lines: int = 0
     handler_lines: int = 0
 
-    @property
-    def profiling_incomplete(self) -> bool:
-        return bool(self.profiling_buffer_full)
-
-    @property
-    def tasks_reordered(self) -> bool:
-        """Deferred WAIT placement happened: device index ≠ fused-node position (§3.4)."""
-        return bool(self.deferred_waits)
-
-    def child_by_dev_addr(self) -> dict[int, ChildBinary]:
-        return {c.bin_dev_addr: c for c in self.child_binaries}
-
     def frames(self) -> dict[str, pd.DataFrame]:
         """One table per fact kind (plain columns incl. file/line)."""
         out: dict[str, pd.DataFrame] = {}

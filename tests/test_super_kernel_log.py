@@ -136,7 +136,6 @@ def test_bind_map_and_child_binary_facts(tmp_path: Path) -> None:
         0x1000,
         0x1800,
     )
-    assert res.child_by_dev_addr()[0x124080B00000] is c
     s = res.split_symbols[0]
     assert (s.func_name, s.split, s.core, s.symbol, s.size, s.bind) == (
         "QuantBatchMatmulV3_a",
@@ -188,12 +187,10 @@ def test_task_order_facts(tmp_path: Path) -> None:
     assert (t.index, t.node_type, t.node.node_id) == (0, "KERNEL", 18)
     w = res.deferred_waits[0]
     assert (w.get("waitNodeId"), w.get("finalIdx"), w.get("targetKernelIdx")) == (19, 3, 2)
-    assert res.tasks_reordered
 
 
 def test_profiling_buffer_full_and_fail_summary(tmp_path: Path) -> None:
     res = _parse(tmp_path)
-    assert res.profiling_incomplete
     s = res.fail_summaries[0]
     assert (s.total_nodes, s.fusible_nodes, s.unfusible_nodes, s.breakdown) == (
         40,
