@@ -23,7 +23,7 @@ from skdbg.cli_errors import (
     OUTPUT_FOLDER_HELP,
     cli_errors,
     fail,
-    force_option,
+    output_folder_option,
 )
 from skdbg.cli_errors import EXIT_INTERNAL as EXIT_INTERNAL  # re-exported: the exit codes are an API
 from skdbg.cli_errors import EXIT_OK as EXIT_OK
@@ -279,15 +279,7 @@ def analyze(
 
 @main.command(epilog=OUTPUT_EXIT_HELP)
 @click.argument("scene", type=click.Path(path_type=Path))
-@click.option(
-    "-o",
-    "--output",
-    "out_dir",
-    type=click.Path(path_type=Path),
-    required=True,
-    help="Report folder to write (absent or empty; see --force).",
-)
-@force_option
+@output_folder_option("-o", "--output", "out_dir", what="Report folder to write")
 @_scene_options
 @click.option(
     "--lang", type=click.Choice(("en", "zh")), default="en", show_default=True, help="Section labels."
@@ -581,15 +573,7 @@ def session_check(session_id: str, session_dir: Path | None, fmt: str) -> None:
 
 @session.command("export", epilog=OUTPUT_EXIT_HELP)
 @click.argument("session_id", metavar="ID")
-@click.option(
-    "-o",
-    "--output",
-    "out_dir",
-    type=click.Path(path_type=Path),
-    required=True,
-    help="Folder to write (absent or empty; see --force).",
-)
-@force_option
+@output_folder_option("-o", "--output", "out_dir", what="Folder to write")
 @click.option(
     "--lang", type=click.Choice(("en", "zh")), default="en", show_default=True, help="Section labels."
 )

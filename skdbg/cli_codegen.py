@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from skdbg.cli_errors import OUTPUT_FOLDER_HELP, cli_errors, force_option
+from skdbg.cli_errors import OUTPUT_FOLDER_HELP, cli_errors, output_folder_option
 
 EXIT_NEEDS_HUMAN = 4
 EXIT_NEEDS_TARGET_ARCH = 5
@@ -91,8 +91,7 @@ def detect(path: Path, output_dir: Path | None) -> None:
 
 @codegen.command(epilog=OUTPUT_CODEGEN_HELP)
 @click.argument("source", type=click.Path(path_type=Path))
-@click.option("-o", "--output-dir", type=click.Path(path_type=Path), required=True)
-@force_option
+@output_folder_option("-o", "--output-dir", what="Adapted output folder")
 @click.option("--io-contract", type=click.Path(path_type=Path), default=None, help="IO contract JSON.")
 @click.option(
     "--mask", type=int, default=4, show_default=True, help="SK_BIND mask 0..7 (bit 4 = disable DCCI)."
@@ -136,14 +135,7 @@ def adapt(
 
 @codegen.command(epilog=OUTPUT_CODEGEN_HELP)
 @click.argument("adapted_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option(
-    "-o",
-    "--output-dir",
-    type=click.Path(path_type=Path),
-    required=True,
-    help="Absent or empty (see --force).",
-)
-@force_option
+@output_folder_option("-o", "--output-dir", what="Aggregated package folder")
 @click.option(
     "--wheel-name", default="op_extension", show_default=True, help="Python package = its safe identifier."
 )
@@ -169,8 +161,7 @@ def aggregate(
 
 @codegen.command(epilog=OUTPUT_CODEGEN_HELP)
 @click.argument("aggregate_dir", type=click.Path(path_type=Path))
-@click.option("-o", "--output-dir", type=click.Path(path_type=Path), required=True)
-@force_option
+@output_folder_option("-o", "--output-dir", what="Compare project folder")
 @click.option("--runtime-fixture-dir", type=click.Path(path_type=Path), default=None)
 @click.option("--target-chip", default="", help="e.g. Ascend910B2 (source-backed mappings only).")
 @click.option("--npu-arch", default="", help="e.g. dav-2201 (wins over --target-chip).")
@@ -291,8 +282,7 @@ def templates_list() -> None:
 @templates.command("render", epilog=OUTPUT_CODEGEN_HELP)
 @click.argument("template_id")
 @click.option("--param", "params", multiple=True, metavar="K=V", help="Template parameter (repeatable).")
-@click.option("-o", "--output-dir", type=click.Path(path_type=Path), required=True)
-@force_option
+@output_folder_option("-o", "--output-dir", what="Folder to render into")
 @_usage_errors
 def templates_render(template_id: str, params: tuple[str, ...], output_dir: Path, force: bool) -> None:
     """Render TEMPLATE_ID into OUTPUT_DIR (absent or empty; see --force)."""

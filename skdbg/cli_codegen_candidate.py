@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from skdbg.cli_codegen import OUTPUT_CODEGEN_HELP
-from skdbg.cli_errors import cli_errors, force_option
+from skdbg.cli_errors import cli_errors, output_folder_option
 from skdbg.codegen.fusion.candidate import CandidateError, build_candidate, load_proposal, write_candidate
 from skdbg.parsers.common import ParseError
 
@@ -26,15 +26,7 @@ from skdbg.parsers.common import ParseError
     type=click.Path(path_type=Path, dir_okay=False),
     help='`skdbg analyze --format json` output, or its "proposal" object.',
 )
-@click.option(
-    "-o",
-    "--out",
-    "out",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Candidate folder to create (absent or empty; see --force).",
-)
-@force_option
+@output_folder_option("-o", "--out", "out", what="Candidate folder to create")
 @click.option(
     "--source-root",
     type=click.Path(path_type=Path, file_okay=False),

@@ -15,7 +15,7 @@ import click
 
 from skdbg.atomic import write_tree
 from skdbg.cli_codegen import OUTPUT_CODEGEN_HELP
-from skdbg.cli_errors import cli_errors, force_option
+from skdbg.cli_errors import cli_errors, output_folder_option
 from skdbg.codegen.fusion.generate import generate_superkernel
 from skdbg.codegen.fusion.model import FusionInputError, load_ops_json
 from skdbg.codegen.fusion.options import OptionError
@@ -26,15 +26,7 @@ SUPERKERNEL_WHAT = "superkernel output folder"
 
 @click.command("superkernel", epilog=OUTPUT_CODEGEN_HELP)
 @click.argument("ops_json", metavar="OPS.json", type=click.Path(path_type=Path, dir_okay=False))
-@click.option(
-    "-o",
-    "--out",
-    "out",
-    required=True,
-    type=click.Path(path_type=Path, file_okay=False),
-    help="Output folder (absent or empty; see --force).",
-)
-@force_option
+@output_folder_option("-o", "--out", "out", what="Output folder")
 @cli_errors(bad_input=(FusionInputError, OptionError))
 def superkernel(ops_json: Path, out: Path, force: bool) -> None:
     """Generate one JIT SuperKernel from OPS.json (children's compile-info jsons, events, options).

@@ -12,6 +12,7 @@ import os
 import sys
 from collections.abc import Callable
 from functools import wraps
+from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
@@ -47,6 +48,24 @@ force_option = click.option(
     is_flag=True,
     help="Replace an existing non-empty output folder (atomically, once the new one is complete).",
 )
+
+
+def output_folder_option(*decls: str, what: str) -> Callable[[F], F]:
+    """``-o DIR`` plus ``--force``: the output-folder option of every command, declared once.
+
+    ``decls`` are the option's names (``"-o", "--output", "out_dir"``); ``what`` describes DIR.
+    """
+    option = click.option(
+        *decls,
+        type=click.Path(path_type=Path),
+        required=True,
+        help=f"{what} (absent or empty; see --force).",
+    )
+
+    def decorate(func: F) -> F:
+        return option(force_option(func))
+
+    return decorate
 
 
 def fail(message: str, code: int) -> NoReturn:
@@ -109,4 +128,5 @@ __all__ = [
     "cli_errors",
     "fail",
     "force_option",
+    "output_folder_option",
 ]
