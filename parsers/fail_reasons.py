@@ -140,10 +140,6 @@ class FusedScope:
     def status_known(self) -> bool:
         return self.status is not None and self.status in SCOPE_STATUSES
 
-    @property
-    def success(self) -> bool:
-        return self.status == "SUCCESS"
-
 
 UNFUSIBLE_COLUMNS = [
     "file",

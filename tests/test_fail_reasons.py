@@ -93,7 +93,7 @@ def test_row58_node_ids_over_continued_lines(tmp_path: Path) -> None:
     assert (o.scope_id, o.scope_flags, o.scope_names, o.total_nodes) == (0, "1000", "decoder.layer.0", 60)
     assert res.original_scopes[1].node_ids == () and res.original_scopes[1].pieces == 0
     f = res.fused_scopes[0]
-    assert f.fused_node_ids == tuple(range(100, 140)) and f.pieces > 1 and f.success
+    assert f.fused_node_ids == tuple(range(100, 140)) and f.pieces > 1 and f.status == "SUCCESS"
 
 
 def test_row58_scope_status_both_forms_and_break_line(tmp_path: Path) -> None:
