@@ -478,11 +478,22 @@ def _workspace(opts: SkOptions, kind: KernelType, block: int, n_children: int) -
     return blocks * base
 
 
+#: the output folder holds ``<kernel_name>_kernel.cpp``; a file name is at most NAME_MAX (255) bytes
+_NAME_MAX = 255
+_KERNEL_FILE_SUFFIX = "_kernel.cpp"
+
+
 def build_model(request: SkRequest) -> SkModel:
     """Read the children and derive everything the source and the compiled JSON need."""
     if not _IDENT.fullmatch(request.kernel_name):
         raise FusionInputError(
             f"kernel_name {request.kernel_name!r}: expected a C identifier (it names the entry and the output files)"
+        )
+    size = len(request.kernel_name) + len(_KERNEL_FILE_SUFFIX)  # an identifier is ASCII: bytes = chars
+    if size > _NAME_MAX:
+        raise FusionInputError(
+            f"kernel_name is {len(request.kernel_name)} characters long: too long for the output file name "
+            f"<kernel_name>{_KERNEL_FILE_SUFFIX} (at most {_NAME_MAX - len(_KERNEL_FILE_SUFFIX)})"
         )
     opts = parse_options(request.options)
     soc = soc_info(request.soc, request.vector_core_cnt, request.ai_core_cnt)
@@ -552,9 +563,10 @@ def load_ops_json(path: Path) -> SkRequest:
         child_path = path.parent / entry["json"]
         try:
             info = json.loads(child_path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        except (OSError, ValueError) as err:  # ValueError: bad UTF-8 or JSON, a NUL in the path
+            shown = str(child_path).replace("\0", "\\0")  # a NUL must not reach the terminal
             raise FusionInputError(
-                f"read sub op json file failed, json name {child_path}, reason is: {err}"
+                f"read sub op json file failed, json name {shown}, reason is: {err}"
             ) from None
         if not isinstance(info, dict):
             raise FusionInputError(f"{child_path}: expected a JSON object")
