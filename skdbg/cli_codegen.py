@@ -24,7 +24,7 @@ Exit codes:
   1  validate found a blocker / remediate had a failed finding / internal error
      (SKDBG_DEBUG=1 for the traceback)
   2  usage error (bad option, unusable IO contract, existing non-empty output folder, no kernel source)
-  3  unreadable input
+  3  unreadable input, or a file with no kernel definition
   4  needs-human: adapt escalated something (details in operator-sk-adapted.json)
   5  needs-target-arch: compare could not resolve an NPU arch (no CMakeLists.txt written)
 stdout carries data (JSON); messages go to stderr."""
