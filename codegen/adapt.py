@@ -2,19 +2,19 @@
 
 A file is adapted only when every entry in it is understood and passes the IO-contract checks;
 otherwise it is ``needs-human`` and nothing is written for it. The output directory is assembled in
-a temporary sibling and renamed into place, so a failed run never leaves a half-written directory.
+a temporary sibling and renamed into place (:mod:`skdbg.atomic`), so a failed run never leaves a
+half-written directory.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from skdbg.atomic import ensure_fresh_dir, write_tree
 from skdbg.codegen.block import AdaptError, check_options, parse_bind_target, plan_block, specialise
 from skdbg.codegen.canonical import AdaptedFile, SupportConflictError, build_canonical, safe_identifier
 from skdbg.codegen.contract import Contract, check_entry, escalation
@@ -28,8 +28,8 @@ LEGACY_NAMES = {"skBlockNum": "skNumBlocks", "SkGetBlockNum": "SkGetNumBlocks"}
 KERNEL_INCLUDE = '#include "kernel_operator.h"'
 
 
-class OutputExistsError(ValueError):
-    """The output already holds an adaptation (usage error, as upstream)."""
+#: how the adapt output folder is named in the refusal messages (upstream: "adapted output already exists")
+ADAPT_WHAT = "adapted output"
 
 
 def inline_clean(text: str, rel: str) -> tuple[str, list[dict[str, Any]]]:
@@ -208,40 +208,14 @@ def _specialised(entry: KernelEntry, contract: Contract | None) -> KernelEntry:
     return replace(entry, params=params)
 
 
-def _write_atomic(out_dir: Path, files: dict[str, str], manifest: dict[str, Any]) -> None:
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".skdbg-adapt-", dir=out_dir.parent))
-    try:
-        if out_dir.exists():
-            for child in out_dir.iterdir():
-                target = tmp / child.name
-                if child.is_dir():
-                    shutil.copytree(child, target)
-                else:
-                    shutil.copy2(child, target)
-        for rel, text in files.items():
-            path = tmp / ADAPTED_DIR / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-        if out_dir.exists():
-            backup = Path(tempfile.mkdtemp(prefix=".skdbg-old-", dir=out_dir.parent))
-            backup.rmdir()
-            out_dir.rename(backup)
-            tmp.rename(out_dir)
-            shutil.rmtree(backup)
-        else:
-            tmp.rename(out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+def adapt_asset(asset: Path, out_dir: Path, options: AdaptOptions, *, force: bool = False) -> dict[str, Any]:
+    """Adapt every candidate file of ``asset`` into ``out_dir``; returns the manifest written there.
 
-
-def adapt_asset(asset: Path, out_dir: Path, options: AdaptOptions) -> dict[str, Any]:
-    """Adapt every candidate file of ``asset`` into ``out_dir``; returns the manifest written there."""
+    ``out_dir`` follows the output-folder convention of :mod:`skdbg.atomic` (absent or empty, or
+    replaced whole with ``force``); it is checked before any work.
+    """
     check_options(options.mask, options.num_splits, options.with_sys_args)
-    if (out_dir / ADAPTED_DIR).exists() or (out_dir / MANIFEST).exists():
-        raise OutputExistsError(f"adapted output already exists: {out_dir / ADAPTED_DIR}")
+    ensure_fresh_dir(out_dir, force=force, what=ADAPT_WHAT, inputs=[asset])
     found = discover(asset)
     asset_root = found.asset if found.asset.is_dir() else found.asset.parent
     per_file: list[dict[str, Any]] = []
@@ -285,7 +259,9 @@ def adapt_asset(asset: Path, out_dir: Path, options: AdaptOptions) -> dict[str, 
         "ignored_support_files": found.ignored,
         "escalations": all_escalations,
     }
-    _write_atomic(out_dir, files, manifest)
+    tree: dict[str, str | bytes] = {f"{ADAPTED_DIR}/{rel}": text for rel, text in files.items()}
+    tree[MANIFEST] = json.dumps(manifest, indent=2) + "\n"
+    write_tree(out_dir, tree, force=force, what=ADAPT_WHAT, inputs=[asset])
     return manifest
 
 

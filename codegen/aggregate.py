@@ -11,14 +11,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from skdbg.atomic import write_tree
+from skdbg.atomic import ensure_fresh_dir, write_tree
 from skdbg.codegen.adapt import ADAPTED_DIR, MANIFEST
 from skdbg.codegen.canonical import AdaptedFile, SupportConflictError, build_canonical, safe_identifier
 from skdbg.codegen.forms import read_file_text
 
 
 class AggregateError(ValueError):
-    """An input is not aggregatable, or the output is not empty (usage error)."""
+    """An input is not aggregatable (usage error)."""
 
 
 def _load(d: Path) -> dict[str, Any]:
@@ -36,9 +36,11 @@ def _load(d: Path) -> dict[str, Any]:
     return dict(m)
 
 
-def aggregate(inputs: list[Path], out_dir: Path, wheel_name: str, version: str) -> dict[str, Any]:
-    if out_dir.exists() and any(out_dir.iterdir()):
-        raise AggregateError(f"output directory is not empty: {out_dir}")
+def aggregate(
+    inputs: list[Path], out_dir: Path, wheel_name: str, version: str, *, force: bool = False
+) -> dict[str, Any]:
+    """Merge completed adapt outputs into ``out_dir`` (the :mod:`skdbg.atomic` output-folder convention)."""
+    ensure_fresh_dir(out_dir, force=force, inputs=inputs)
     manifests = [_load(d) for d in inputs]
     seen: dict[str, Path] = {}
     adapted: list[AdaptedFile] = []
@@ -72,5 +74,5 @@ def aggregate(inputs: list[Path], out_dir: Path, wheel_name: str, version: str) 
     }
     tree: dict[str, str | bytes] = {f"{ADAPTED_DIR}/{rel}": text for rel, text in files.items()}
     tree[MANIFEST] = json.dumps(manifest, indent=2) + "\n"
-    write_tree(out_dir, tree)
+    write_tree(out_dir, tree, force=force, inputs=inputs)
     return manifest

@@ -23,10 +23,6 @@ def normalise_arch(arch: str) -> str:
     return arch.strip().lower().replace("_", "-")
 
 
-def module_suffix(arch: str) -> str:
-    return normalise_arch(arch).replace("-", "_")
-
-
 def chip_to_arch(chip: str | int) -> str | None:
     """``Ascend910B1``/``ascend-910b``/``220`` → ``dav-2201``; ``Ascend950PR``/``260`` → ``dav-3510``; else None."""
     text = str(chip).strip()

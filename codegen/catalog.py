@@ -11,7 +11,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from skdbg.atomic import write_tree
+from skdbg.atomic import ensure_fresh_dir, write_tree
 from skdbg.codegen.render import render_string
 
 CTYPES = {"float16": "half", "float32": "float", "int32": "int32_t", "int64": "int64_t"}
@@ -73,12 +73,14 @@ def _resolve_params(spec: dict[str, Any], given: dict[str, str]) -> dict[str, An
     return values
 
 
-def render_template(template_id: str, params: dict[str, str], out_dir: Path) -> dict[str, Any]:
+def render_template(
+    template_id: str, params: dict[str, str], out_dir: Path, *, force: bool = False
+) -> dict[str, Any]:
+    """Render a template into ``out_dir`` (the :mod:`skdbg.atomic` output-folder convention)."""
     folder = _root().joinpath(template_id)
     if not template_id.isidentifier() or not folder.joinpath("template.json").is_file():
         raise TemplateError(f"template not found: {template_id}")
-    if out_dir.exists() and any(out_dir.iterdir()):
-        raise TemplateError(f"output directory is not empty: {out_dir}")
+    ensure_fresh_dir(out_dir, force=force)
     spec = json.loads(folder.joinpath("template.json").read_text(encoding="utf-8"))
     values = _resolve_params(spec, params)
     rendered: dict[str, str] = {}
@@ -98,5 +100,5 @@ def render_template(template_id: str, params: dict[str, str], out_dir: Path) -> 
         "written_files": written,
     }
     # assembled next to the target and renamed into place: a failure leaves no half-written directory
-    write_tree(out_dir, {**rendered, MANIFEST: json.dumps(manifest, indent=2) + "\n"})
+    write_tree(out_dir, {**rendered, MANIFEST: json.dumps(manifest, indent=2) + "\n"}, force=force)
     return manifest

@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from skdbg.atomic import ensure_fresh_dir, staged_dir
 from skdbg.codegen.adapt import ADAPTED_DIR, MANIFEST
 from skdbg.codegen.arch import resolve_target_arch
 from skdbg.codegen.render import render
 
 VERIFY_DIR = "operator-sk-standalone-verify"
 VERIFY_MANIFEST = "operator-sk-standalone-verify.json"
+#: how the compare output folder is named in the refusal messages
+COMPARE_WHAT = "standalone verify output"
 FIXTURE = "operator-sk-runtime-fixture.json"
 _DROP_INCLUDES = re.compile(
     r'^\s*#\s*include\s*[<"](?:pybind11/pybind11\.h|torch/extension\.h|limits|third_party/acl/inc/acl/acl_rt\.h|'
@@ -33,16 +34,6 @@ STATUS_ORDER = ("failed", "passed", "skipped-no-npu", "skipped-insufficient-runt
 
 class CompareError(ValueError):
     """The aggregate dir is not usable or the output exists (usage error)."""
-
-
-def overall_status(statuses: list[str]) -> str:
-    """failed if any failed; passed if only passed; a skip if only that skip; else mixed."""
-    if "failed" in statuses:
-        return "failed"
-    for s in STATUS_ORDER[1:]:
-        if statuses and all(x == s for x in statuses):
-            return s
-    return "mixed"
 
 
 def fixture_status(fixture_dir: Path | None, entry: dict[str, Any]) -> dict[str, Any]:
@@ -140,15 +131,16 @@ def generate_compare(
     fixture_dir: Path | None = None,
     target_chip: str = "",
     npu_arch: str = "",
+    force: bool = False,
 ) -> dict[str, Any]:
+    """Write the standalone compare project into ``out_dir`` (the :mod:`skdbg.atomic` convention)."""
     try:
         agg = json.loads((aggregate_dir / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise CompareError(f"cannot read {aggregate_dir / MANIFEST}: {exc}") from exc
     if agg.get("pybind_layout") != "aclgraph-canonical":
         raise CompareError(f"{aggregate_dir} is not an aclgraph-canonical adaptation")
-    if (out_dir / VERIFY_DIR).exists():
-        raise CompareError(f"standalone verify output already exists: {out_dir / VERIFY_DIR}")
+    ensure_fresh_dir(out_dir, force=force, what=COMPARE_WHAT, inputs=[aggregate_dir])
     entries = [e for f in agg["per_file"] for e in f.get("entries", [])]
     csrc = aggregate_dir / ADAPTED_DIR / "csrc"
     sources = sorted(p for p in csrc.glob("*.asc") if not p.name.startswith("pybind11"))
@@ -203,16 +195,11 @@ def generate_compare(
     if resolution.status != "resolved":
         manifest["reason"] = resolution.reason
         manifest["message"] = "pass --npu-arch or a --target-chip with a source-backed arch mapping"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".skdbg-compare-", dir=out_dir))
-    try:
+    with staged_dir(out_dir, force=force, what=COMPARE_WHAT, inputs=[aggregate_dir]) as tmp:
+        (tmp / VERIFY_DIR).mkdir()
         for rel, text in files.items():
-            p = tmp / rel
+            p = tmp / VERIFY_DIR / rel
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_text(text, encoding="utf-8")
-        tmp.rename(out_dir / VERIFY_DIR)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    (out_dir / VERIFY_MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        (tmp / VERIFY_MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest

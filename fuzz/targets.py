@@ -71,6 +71,13 @@ def _meta(module: str, func: str) -> Callable[[Path], None]:
     return run
 
 
+def _sk_prof(path: Path) -> None:
+    from skdbg.parsers.sk_prof import ProfReader, prof_frame
+
+    reader = ProfReader(path)
+    prof_frame(list(reader))
+
+
 def _elf(path: Path) -> None:
     from skdbg.parsers.ascend_meta import parse_ascend_meta
     from skdbg.parsers.elf import open_elf
@@ -155,7 +162,7 @@ TARGETS: dict[str, Target] = {
                 "examples/scenes/*/sk_meta/*/sk_prof_device_*.json",
                 "tests/data/upstream/*/sk_prof_device_*.json",
             ),
-            _meta("sk_prof", "parse_sk_prof"),
+            _sk_prof,
         ),
         Target(
             "run_json", "run.json", ("examples/scenes/*/run.json",), _meta("run_identity", "parse_run_json")

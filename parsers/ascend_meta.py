@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -88,15 +87,6 @@ class SkBindRecord:
     global_name: str | None
     sknl_names: tuple[str | None, str | None, str | None, str | None]
     src: Source
-
-    @property
-    def cap_flags(self) -> tuple[str, ...]:
-        return tuple(name for bit, name in CAP_BITS.items() if self.cap & bit)
-
-    @property
-    def distinct_splits(self) -> tuple[int, ...]:
-        """Split indices carrying their own variant (unused splits repeat ``sknlFunc[0]``)."""
-        return tuple(i for i, f in enumerate(self.sknl_funcs) if i == 0 or f != self.sknl_funcs[0])
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,44 +169,6 @@ class AscendMetaResult:
                 for r in self.records
             ],
             columns=["file", "line", "section", "offset", "type", "type_name", "length"],
-        )
-        return frame
-
-    def bind_frame(self) -> pd.DataFrame:
-        """One row per bind-map entry: child global ↔ its four split variants."""
-        rows = []
-        for e in self.bind_map.values():
-            row: dict[str, object] = {
-                "file": self.file,
-                "line": None,
-                "global_func": e.global_func,
-                "global_name": e.global_name,
-                "cap": e.cap,
-                "conflict": e.conflict,
-                "records": len(e.records),
-            }
-            for i in range(4):
-                row[f"sknl_func{i}"] = e.sknl_funcs[i]
-                row[f"sknl_name{i}"] = e.sknl_names[i]
-            rows.append(row)
-        cols = ["file", "line", "global_func", "global_name", "cap", "conflict", "records"]
-        cols += [f"sknl_func{i}" for i in range(4)] + [f"sknl_name{i}" for i in range(4)]
-        frame: pd.DataFrame = pd.DataFrame(rows, columns=cols)
-        return frame
-
-    def kernel_type_frame(self) -> pd.DataFrame:
-        frame: pd.DataFrame = pd.DataFrame(
-            [
-                {
-                    "file": self.file,
-                    "line": None,
-                    "kernel": k.kernel,
-                    "func_type": k.func_type,
-                    "func_type_name": k.func_type_name,
-                }
-                for k in self.kernel_types
-            ],
-            columns=["file", "line", "kernel", "func_type", "func_type_name"],
         )
         return frame
 
@@ -429,8 +381,3 @@ def _bind_map(records: list[SkBindRecord]) -> dict[int, BindEntry]:
             prev.src,
         )
     return out
-
-
-def iter_conflicts(res: AscendMetaResult) -> Iterator[BindEntry]:
-    """Entries the SK builder would reject with ``BINDMAP_ENTRY_CONFLICT``."""
-    return (e for e in res.bind_map.values() if e.conflict)

@@ -26,7 +26,6 @@ from skdbg.parsers.ascend_meta import BINDMAP_ENTRY_CONFLICT, AscendMetaResult, 
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.demangle import demangle
 from skdbg.parsers.elf import TIER_NEAREST, TIER_SYMTAB, TIER_UNRESOLVED, ElfImage, open_elf
-from skdbg.parsers.frames import rows_frame
 
 ENTRY_PREFIX = "sk_entry"
 SANITIZED_CHARS = '/\\:*?"<>|'  # sk_common.h SanitizePathComponent
@@ -121,11 +120,6 @@ def cached_meta(image: ElfImage) -> AscendMetaResult:
             _META_CACHE.pop(next(iter(_META_CACHE)))
         hit = _META_CACHE[key] = parse_ascend_meta(image)
     return hit
-
-
-def clear_caches() -> None:
-    _ELF_CACHE.clear()
-    _META_CACHE.clear()
 
 
 # ------------------------------------------------------------------ records
@@ -373,38 +367,6 @@ class ImageTable:
             columns=["file", "line", "kind", "func_name", "base", "text_offset", "size", "end"],
         )
         return frame
-
-
-def locations_frame(locs: list[PcLocation]) -> pd.DataFrame:
-    """One row per located PC."""
-    cols = [
-        "file", "line", "pc", "image", "offset", "symbol", "demangled", "sym_start", "sym_size",
-        "offset_in_symbol", "tier", "confidence", "in_entry", "child_global", "split_index", "reason",
-    ]  # fmt: skip
-    return rows_frame(
-        [
-            {
-                "file": loc.src.file,
-                "line": None,
-                "pc": loc.pc,
-                "image": None if loc.image is None else Path(loc.image.path).name,
-                "offset": loc.offset,
-                "symbol": loc.symbol,
-                "demangled": loc.demangled,
-                "sym_start": loc.sym_start,
-                "sym_size": loc.sym_size,
-                "offset_in_symbol": loc.offset_in_symbol,
-                "tier": loc.tier,
-                "confidence": loc.confidence,
-                "in_entry": loc.in_entry,
-                "child_global": loc.child_global,
-                "split_index": loc.split_index,
-                "reason": loc.reason,
-            }
-            for loc in locs
-        ],
-        cols,
-    )
 
 
 def load_image_table(path: str | os.PathLike[str]) -> ImageTable:

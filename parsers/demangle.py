@@ -56,8 +56,3 @@ def demangle_many(names: Iterable[str]) -> list[str]:
 def demangle(name: str) -> str:
     """One name; see :func:`demangle_many`."""
     return demangle_many([name])[0]
-
-
-def clear_cache() -> None:
-    """Forget demangled names (tests switch the tool on and off)."""
-    _cache.clear()

@@ -140,15 +140,6 @@ class Task:
         return decode_debug_options(self.debug_options)
 
     @property
-    def child_args(self) -> int | None:
-        """FUNC: ``args`` is the child args pointer; PRELOAD: ``extraInfo`` is."""
-        if self.type == "FUNC":
-            return self.args
-        if self.type == "PRELOAD":
-            return self.extra_info
-        return None
-
-    @property
     def entries_complete(self) -> bool:
         return len(self.entries) == self.entries_declared
 

@@ -89,6 +89,9 @@ class SkMetaLayout:
     #: files refused by :func:`~skdbg.parsers.fsguard.file_problem` (each reported once, as a gap)
     refused: set[Path] = field(default_factory=set)
 
+    #: every ``sk_meta`` folder seen (even an empty one): the user did collect metadata
+    sk_meta_dirs: list[Path] = field(default_factory=list)
+
     @property
     def pid_labels(self) -> list[str]:
         return sorted({m.pid_label for m in self.models}, key=_natural)
@@ -195,10 +198,12 @@ def discover_sk_meta(path: str | os.PathLike[str]) -> SkMetaLayout:
     elif _model_children(root):
         _add_pid_dir(layout, root)  # sk_meta/<pid>
     elif root.name == "sk_meta":
+        layout.sk_meta_dirs.append(root)
         for pid_dir in sorted((c for c in root.iterdir() if c.is_dir()), key=_natural_path):
             _add_pid_dir(layout, pid_dir)
     else:
-        for sk_meta in _find_sk_meta_dirs(root):
+        layout.sk_meta_dirs.extend(_find_sk_meta_dirs(root))
+        for sk_meta in layout.sk_meta_dirs:
             for pid_dir in sorted(
                 (c for c in sk_meta.iterdir() if c.is_dir()), key=lambda c: _natural(c.name)
             ):

@@ -2,10 +2,14 @@
 
 Why this shape:
 
-* pyelftools reads the ELF header and section headers (robust, endian-aware), but its
-  per-symbol ``construct`` parsing costs microseconds per symbol; the ``.symtab`` is instead
-  viewed as one numpy structured array, so a 50k-symbol kernel loads in milliseconds and
-  millions of PCs resolve with one ``searchsorted`` (ecosystem.md §3.2, §3.4).
+* pyelftools reads the ELF header (endianness, ``e_type``, ``e_shoff``, the section count and
+  ``e_shstrndx``, including the extended-numbering escapes). The section headers themselves are
+  unpacked with ``struct`` from the validated table (``e_shentsize`` 64, inside the file) as
+  plain integers: pyelftools would build one ``construct`` container per header and turn known
+  values into enum names, while the extent rule and the device ELFs' vendor section types need
+  the raw numbers. Likewise its per-symbol parsing costs microseconds per symbol; the
+  ``.symtab`` is instead viewed as one numpy structured array, so a 50k-symbol kernel loads in
+  milliseconds and millions of PCs resolve with one ``searchsorted`` (ecosystem.md §3.2, §3.4).
 * Only ELFCLASS64 is accepted, as the runtime does ("Elf can no be 32bit.", §4.2); ``e_machine``
   is never checked (device ELFs carry a machine number pyelftools does not know, triage.md §3.3).
 * Two rules coexist on purpose: :meth:`SymbolTable.lookup` is skdbg's *range* rule (which
@@ -24,7 +28,7 @@ import io
 import mmap
 import os
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, cast
@@ -199,9 +203,6 @@ class BatchLookup:
 
     def __len__(self) -> int:
         return int(self.offsets.shape[0])
-
-    def tiers(self) -> list[str]:
-        return [TIER_CODES[int(c)] for c in self.tier_code]
 
 
 class _RangeIndex:
@@ -392,10 +393,6 @@ class SymbolTable:
     def __iter__(self) -> Iterator[FuncSymbol]:
         for p in range(len(self)):
             yield self.symbol(p)
-
-    def find_by_name(self, name: str) -> list[FuncSymbol]:
-        names = self.names()
-        return [self.symbol(int(p)) for p in np.nonzero(names == name)[0]]
 
     # ------------------------------------------------------------------ lookups
 
@@ -858,28 +855,6 @@ class ElfImage:
             )
         return table.lookup(offset)
 
-    def sections_frame(self) -> pd.DataFrame:
-        """One row per section header."""
-        frame: pd.DataFrame = pd.DataFrame(
-            [
-                {
-                    "file": self.name,
-                    "line": None,
-                    "index": s.index,
-                    "name": s.name,
-                    "sh_type": s.sh_type,
-                    "flags": s.flags,
-                    "alloc": s.alloc,
-                    "addr": s.addr,
-                    "offset": s.offset,
-                    "size": s.size,
-                }
-                for s in self.sections
-            ],
-            columns=["file", "line", "index", "name", "sh_type", "flags", "alloc", "addr", "offset", "size"],
-        )
-        return frame
-
 
 def _section_header(data: bytes | mmap.mmap, at: int, little: bool) -> dict[str, int]:
     """One Elf64_Shdr as plain integers (pyelftools would map known values to enum names)."""
@@ -904,54 +879,3 @@ def open_elf(path: str | os.PathLike[str]) -> ElfImage:
     p = Path(path)
     name = str(p)
     return ElfImage(name, read_regular(p, what="an ELF file"))
-
-
-def elf_from_bytes(data: bytes, name: str) -> ElfImage:
-    """Parse an in-memory ELF (e.g. the entry ELF embedded in a host library, row 75)."""
-    return ElfImage(name, bytes(data))
-
-
-def elf_length(data: bytes, start: int = 0) -> int | None:
-    """Bytes an ELF64 at ``data[start:]`` occupies (header, section data, section headers), or None."""
-    if data[start : start + 4] != ELF_MAGIC or len(data) < start + 64 or data[start + 4] != 2:
-        return None
-    o = "<" if data[start + 5] != 2 else ">"
-    (phoff, shoff) = struct.unpack_from(o + "QQ", data, start + 32)
-    (phentsize, phnum, shentsize, shnum) = struct.unpack_from(o + "HHHH", data, start + 54)
-    end = 64
-    if phoff and phnum:
-        end = max(end, phoff + phentsize * phnum)
-    if shoff and shnum:
-        if shentsize != 64 or start + shoff + shnum * 64 > len(data):
-            return None
-        end = max(end, shoff + shnum * 64)
-        for i in range(shnum):
-            base = start + shoff + i * 64
-            (sh_type,) = struct.unpack_from(o + "I", data, base + 4)
-            (sh_offset, sh_size) = struct.unpack_from(o + "QQ", data, base + 24)
-            if sh_type not in (SHT_NULL, SHT_NOBITS):
-                end = max(end, sh_offset + sh_size)
-    return end if start + end <= len(data) else None
-
-
-def symbol_frame(images: Sequence[ElfImage]) -> pd.DataFrame:
-    """Concatenated :meth:`SymbolTable.to_frame` of several images (stripped ones contribute nothing)."""
-    frames = [t.to_frame() for t in (i.symbols for i in images) if t is not None]
-    if not frames:
-        frame: pd.DataFrame = pd.DataFrame(
-            columns=[
-                "file",
-                "line",
-                "name",
-                "value",
-                "size",
-                "end",
-                "bind",
-                "local",
-                "section",
-                "sym_index",
-                "section_model_offset",
-            ]
-        )
-        return frame
-    return pd.concat(frames, ignore_index=True)

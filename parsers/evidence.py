@@ -516,9 +516,6 @@ class Evidence:
     def table_names(self) -> list[str]:
         return list(self._tables)
 
-    def describe(self, name: str) -> str:
-        return self._tables[name].description
-
     def frame(self, name: str) -> pd.DataFrame:
         """The table ``name`` with upstream column names and ``file`` relative to the scene root."""
         spec = self._tables[name]

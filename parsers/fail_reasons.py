@@ -140,10 +140,6 @@ class FusedScope:
     def status_known(self) -> bool:
         return self.status is not None and self.status in SCOPE_STATUSES
 
-    @property
-    def success(self) -> bool:
-        return self.status == "SUCCESS"
-
 
 UNFUSIBLE_COLUMNS = [
     "file",
@@ -198,9 +194,6 @@ class FailReasonsResult(MetaResultBase):
     original_scopes: list[OriginalScope] = field(default_factory=list)
     fused_scopes: list[FusedScope] = field(default_factory=list)
     per_op_max_core: bool | None = None  # from the ``[PrintFusedScopes]`` header
-
-    def unknown_reasons(self) -> list[UnfusibleNode]:
-        return [u for u in self.unfusible if not u.reason_known or not u.sub_known]
 
     def to_frame(self) -> pd.DataFrame:
         """One row per unfusible kernel (see :meth:`original_frame`/:meth:`fused_frame`)."""

@@ -209,22 +209,6 @@ class GraphFile:
     def node(self, node_id: int) -> GraphNode | None:
         return self.by_node_id.get(node_id)
 
-    def sk_launch_nodes(self) -> list[GraphNode]:
-        """Nodes carrying ``skinfos`` — each launches one SK scope (row 63)."""
-        return [n for n in self.nodes if n.skinfo is not None]
-
-    def sk_launch_for_scope(self, scope_id: int) -> GraphNode | None:
-        for n in self.nodes:
-            if n.skinfo is not None and n.skinfo.scope_id == scope_id:
-                return n
-        return None
-
-    def option_value(self, name: str) -> Any:
-        for o in self.options:
-            if o.key == name or o.name == name:
-                return o.value
-        return None
-
     def tasks(self) -> Iterator[GraphTask]:
         for n in self.nodes:
             yield from n.tasks

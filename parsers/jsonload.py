@@ -101,10 +101,6 @@ def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def is_number(value: Any) -> bool:
-    return (isinstance(value, int | float)) and not isinstance(value, bool)
-
-
 def as_object(value: Any, file: str, path: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise type_error(file, path or "the document root", "an object", value)
@@ -124,12 +120,6 @@ def get_int(obj: dict[str, Any], key: str, file: str, path: str, *, required: bo
     if not is_int(value):
         raise type_error(file, join(path, key), "an integer", value)
     return int(value)
-
-
-def req_int(obj: dict[str, Any], key: str, file: str, path: str) -> int:
-    value = get_int(obj, key, file, path, required=True)
-    assert value is not None  # required=True never returns None
-    return value
 
 
 def get_str(
@@ -158,15 +148,6 @@ def get_bool(obj: dict[str, Any], key: str, file: str, path: str) -> bool | None
     if not isinstance(value, bool):
         raise type_error(file, join(path, key), "true or false", value)
     return value
-
-
-def get_number(obj: dict[str, Any], key: str, file: str, path: str) -> float | None:
-    value = obj.get(key, _MISSING)
-    if value is _MISSING:
-        return None
-    if not is_number(value):
-        raise type_error(file, join(path, key), "a number", value)
-    return float(value)
 
 
 def hex_value(value: Any, file: str, path: str) -> int:

@@ -239,10 +239,6 @@ class LineIndex:
             os.lseek(fd, offset, os.SEEK_SET)
             return os.read(fd, length)
 
-    def line_of_offset(self, offset: int) -> int:
-        """0-based line holding byte ``offset`` (among the lines indexed so far)."""
-        return max(0, int(np.searchsorted(self.starts(), offset, side="right")) - 1)
-
     def close(self) -> None:
         with self._fd_lock:
             if self._fd is not None:

@@ -66,10 +66,6 @@ class NodeDetail:
     def in_named_scope(self) -> bool:
         return bool(self.scope_indices)
 
-    @property
-    def node_type_known(self) -> bool:
-        return self.node_type in NODE_TYPES
-
 
 COLUMNS = [
     "file",

@@ -25,11 +25,6 @@ from dataclasses import dataclass
 
 from skdbg.parsers.common import ParseError, Source, parse_int
 
-KERNEL_TYPES = frozenset(
-    {"AIC_ONLY", "AIV_ONLY", "MIX_AIV_1_0", "MIX_AIC_1_0", "MIX_1_1", "MIX_1_2", "DEFAULT"}
-)
-# Older GetKernelTypeString spelled the mix types with the enum names (sk_node.cpp @00239185).
-KERNEL_TYPE_ALIASES = {"MIX_AIC_1_1": "MIX_1_1", "MIX_AIC_1_2": "MIX_1_2"}
 EVENT_TYPES = ("EventNotify", "EventWait", "EventReset", "Unknown")
 LEGACY_EVENT = {"Notify": "EventNotify", "Wait": "EventWait", "Reset": "EventReset"}
 SCOPE_MARKER_PREFIXES = {
@@ -140,17 +135,6 @@ class Node:
     @property
     def is_scope_marker(self) -> bool:
         return self.scope_marker is not None
-
-    @property
-    def kernel_type_known(self) -> bool:
-        return self.kernel_type is None or self.kernel_type in KERNEL_TYPES
-
-    @property
-    def normalized_kernel_type(self) -> str | None:
-        """``MIX_AIC_1_1`` (older printer) → ``MIX_1_1``; unknown names are returned unchanged."""
-        if self.kernel_type is None:
-            return None
-        return KERNEL_TYPE_ALIASES.get(self.kernel_type, self.kernel_type)
 
 
 def _err(src: Source, expected: str, got: str) -> ParseError:
@@ -301,30 +285,3 @@ def _event_fields(et: str, a: dict[str, int]) -> dict[str, object]:
         "event_flag": a.get("eventFlag"),
         "event_task_flag": a.get("eventTaskFlag"),
     }
-
-
-def parse_node(text: str, src: Source) -> Node | None:
-    """Parse a whole string as one node (surrounding blanks allowed).
-
-    None when the text does not start with ``[nodeId:``; ParseError when it does but is
-    malformed or has trailing text.
-    """
-    stripped = text.strip()
-    got = match_node(stripped, 0, src)
-    if got is None:
-        return None
-    node, end = got
-    if end != len(stripped):
-        raise _err(src, "nothing after the node text", stripped[end:])
-    return node
-
-
-def find_node(text: str, src: Source) -> tuple[Node, int, int] | None:
-    """Find the first ``[nodeId:`` in ``text`` and parse it: ``(node, start, end)`` or None."""
-    start = text.find("[nodeId:")
-    if start < 0:
-        return None
-    got = match_node(text, start, src)
-    if got is None:
-        return None
-    return got[0], start, got[1]

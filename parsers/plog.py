@@ -42,7 +42,6 @@ from skdbg.parsers.runtime_faults import (
     RuntimeRecord,
     classify_runtime,
     parse_error_manager_line,
-    runtime_frame,
 )
 from skdbg.parsers.textio import check_text_file, iter_lines
 
@@ -245,14 +244,6 @@ class PlogResult:
         frame: pd.DataFrame = pd.DataFrame(rows, columns=cols)
         return frame
 
-    def faults_frame(self) -> pd.DataFrame:
-        """One row per runtime fault record (columns: ``type``, ``file``, ``line`` + record fields)."""
-        return runtime_frame(self.faults)
-
-    def error_manager_frame(self) -> pd.DataFrame:
-        """One row per error-manager line; the classified body's fields are merged in."""
-        return runtime_frame(self.error_manager)
-
 
 def _as_paths(paths: PathLike | Sequence[PathLike]) -> list[Path]:
     if isinstance(paths, (str, os.PathLike)):
@@ -310,14 +301,6 @@ def read_plog(paths: PathLike | Sequence[PathLike], pid: int | None = None) -> P
             else:
                 result.unrecognized.append(Unrecognized(src, text, "plog"))
     return result
-
-
-def read_plog_dir(root: PathLike, *, kind: str = "plog") -> dict[int, PlogResult]:
-    """pid → :class:`PlogResult` for every process with plog files under ``root`` (ranks apart, row 9)."""
-    out: dict[int, PlogResult] = {}
-    for (_, pid), files in group_by_pid(find_plog_files(root, kind=kind)).items():
-        out[pid] = read_plog([f.path for f in files], pid=pid)
-    return out
 
 
 class _Prefilter:

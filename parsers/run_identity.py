@@ -180,12 +180,6 @@ class RunIdentity:
             return None
 
     @property
-    def phase_in_workflow(self) -> bool | None:
-        """Gate G3: True/False for a known phase, None when the phase is missing or unknown."""
-        p = self.phase
-        return None if p is None or p is FailurePhase.UNKNOWN else p in WORKFLOW_PHASES
-
-    @property
     def source_revision(self) -> str | None:
         return self.candidate.source_revision if self.candidate else None
 
@@ -538,12 +532,6 @@ class EnvProbe:
         if v in o.rejected_values or o.accepted is False:
             return False
         return False if o.accepted_values else None
-
-    def accepted_debug_values(self) -> dict[str, tuple[Any, ...]]:
-        return {o.name: o.accepted_values for o in self.options if o.kind == "debug_options"}
-
-    def accepted_optimize_values(self) -> dict[str, tuple[Any, ...]]:
-        return {o.name: o.accepted_values for o in self.options if o.kind == "optimize_options"}
 
 
 @dataclass(slots=True)

@@ -230,10 +230,6 @@ class PassSnapshot:
     def final(self) -> bool:
         return self.pass_name == FINAL_PASS
 
-    @property
-    def pass_known(self) -> bool:
-        return self.pass_name is None or self.pass_name in PASSES
-
 
 SCOPE_COLUMNS = [
     "file",

@@ -8,27 +8,25 @@ order differs from the fused-node order (``reordered task nodes``, deferred WAIT
 super_kernel.log is free text: lines that are not one of the facts below are *counted* as plain
 log text, not reported as unrecognized. Lines of the exception handler (source file
 ``sk_dfx_exception_handler.cpp`` or one of its functions) belong to the handler parser; they are
-counted separately and can be fed to it through :func:`iter_filelog_records`.
+counted separately.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import pandas as pd
 
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
-from skdbg.parsers.filelog import FileLogPrefix
 from skdbg.parsers.node_format import Node, match_node
 from skdbg.parsers.skmeta_lines import (
     MetaLine,
     MetaResultBase,
     frame,
-    iter_meta_lines,
     meta_lines,
     record_row,
 )
@@ -353,18 +351,6 @@ class SuperKernelLogResult(MetaResultBase):
     plain_text_lines: int = 0
     handler_lines: int = 0
 
-    @property
-    def profiling_incomplete(self) -> bool:
-        return bool(self.profiling_buffer_full)
-
-    @property
-    def tasks_reordered(self) -> bool:
-        """Deferred WAIT placement happened: device index ≠ fused-node position (§3.4)."""
-        return bool(self.deferred_waits)
-
-    def child_by_dev_addr(self) -> dict[int, ChildBinary]:
-        return {c.bin_dev_addr: c for c in self.child_binaries}
-
     def frames(self) -> dict[str, pd.DataFrame]:
         """One table per fact kind (plain columns incl. file/line)."""
         out: dict[str, pd.DataFrame] = {}
@@ -431,12 +417,6 @@ def _value(v: object) -> str:
     if isinstance(v, list):
         return "[" + ", ".join(_value(x) for x in v) + "]"
     return str(v)
-
-
-def iter_filelog_records(path: str | os.PathLike[str]) -> Iterator[tuple[FileLogPrefix | None, str, Source]]:
-    """Every line as ``(prefix, message, src)`` (CONT removed) — for feeding the handler parser."""
-    for ml in iter_meta_lines(path, what="super_kernel.log"):
-        yield ml.prefix, ml.message, ml.src
 
 
 def is_handler_line(ml: MetaLine) -> bool:

@@ -118,10 +118,6 @@ class TaskQueueScope:
         for q in self.queues:
             yield from q.tasks
 
-    def tasks_for_node(self, node_index: int) -> list[QueueTask]:
-        """Every task (PRELOAD, FUNC, …, both queues) that refers to ``node_index``."""
-        return [t for t in self.tasks() if t.node_index == node_index]
-
 
 @dataclass(slots=True)
 class TaskQueueFile:
@@ -148,14 +144,6 @@ class TaskQueueFile:
     def tasks(self) -> Iterator[QueueTask]:
         for s in self.scopes:
             yield from s.tasks()
-
-    def debug_bits_seen(self) -> tuple[str, ...]:
-        """Union of decoded debug bits over all tasks — evidence of a diagnostic run (F9)."""
-        seen: dict[str, None] = {}
-        for t in self.tasks():
-            for name in t.debug_flags:
-                seen.setdefault(name, None)
-        return tuple(seen)
 
     def to_frame(self) -> pd.DataFrame:
         """One row per task: file, line (always None for JSON), json_path, model_id, scope_id, queue,
@@ -187,28 +175,6 @@ class TaskQueueFile:
                 }
             )
         frame: pd.DataFrame = pd.DataFrame(rows, columns=TASK_FRAME_COLUMNS)
-        return frame
-
-    def queue_frame(self) -> pd.DataFrame:
-        """One row per queue: file, line, json_path, model_id, scope_id, queue, num_blocks, func_cnt,
-        task_cnt, has_task_que."""
-        rows = [
-            {
-                "file": q.src.file,
-                "line": q.src.line,
-                "json_path": q.src.json_path,
-                "model_id": self.model_id,
-                "scope_id": q.scope_id,
-                "queue": q.queue,
-                "num_blocks": q.num_blocks,
-                "func_cnt": q.func_cnt,
-                "task_cnt": q.task_cnt,
-                "has_task_que": q.has_task_que,
-            }
-            for s in self.scopes
-            for q in s.queues
-        ]
-        frame: pd.DataFrame = pd.DataFrame(rows, columns=QUEUE_FRAME_COLUMNS)
         return frame
 
 

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from skdbg.atomic import write_tree
+from skdbg.atomic import ensure_fresh_dir, write_tree
 from skdbg.sessions.attempts import REPORT_LANGS, check_attempt, report_dir_name
 from skdbg.sessions.blobs import hash_bytes
 from skdbg.sessions.errors import LedgerError, TamperError
@@ -140,21 +140,32 @@ def _render(doc: dict[str, Any], files: dict[str, bytes], lang: str) -> dict[str
     }
 
 
+#: how the export folder is named in the refusal messages
+EXPORT_WHAT = "export folder"
+
+
 def export_session(
-    ledger: Ledger, session_id: str, out_dir: str | os.PathLike[str], *, lang: str = "en"
+    ledger: Ledger,
+    session_id: str,
+    out_dir: str | os.PathLike[str],
+    *,
+    lang: str = "en",
+    force: bool = False,
 ) -> list[Path]:
-    """Write the export folder atomically (temp dir + rename); refuses a non-empty ``out_dir``."""
+    """Write the export folder by the output-folder convention of :mod:`skdbg.atomic` (whole or
+    nothing; a non-empty ``out_dir`` is refused unless ``force`` replaces it, never the ledger's own
+    folder)."""
     if lang not in REPORT_LANGS:
         raise LedgerError(f"unknown report language {lang!r} (en, zh)")
     out = Path(out_dir).resolve()
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise LedgerError(f"{out} exists and is not empty: an export is never overwritten")
+    keep = [ledger.home]
+    ensure_fresh_dir(out, force=force, what=EXPORT_WHAT, inputs=keep)
     doc, files = session_document(ledger, session_id, lang)
     texts = _render(json.loads(json.dumps(doc)), files, lang)
     tree: dict[str, str | bytes] = dict(texts)
     tree["session.json"] = json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
     tree.update(sorted(files.items()))
-    return write_tree(out, tree)
+    return write_tree(out, tree, force=force, what=EXPORT_WHAT, inputs=keep)
 
 
 # ------------------------------------------------------------------------------------------ import

@@ -16,7 +16,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -55,34 +55,78 @@ class OutputNotEmptyError(Exception):
     """The target exists and is not an empty directory: an output folder is never overwritten silently."""
 
 
-def ensure_fresh_dir(out: Path, *, force: bool = False) -> None:
+def _holds(folder: Path, path: Path) -> bool:
+    """``path`` is ``folder`` or lies below it (both resolved: symlinks and ``..`` cannot hide it)."""
+    f, p = folder.resolve(), path.resolve()
+    return p == f or f in p.parents
+
+
+def ensure_fresh_dir(
+    out: Path,
+    *,
+    force: bool = False,
+    what: str = "output folder",
+    inputs: Iterable[str | os.PathLike[str]] = (),
+    sealed: Iterable[str | os.PathLike[str]] = (),
+) -> None:
     """Raise :class:`OutputNotEmptyError` unless ``out`` is absent or an empty directory.
 
+    ``sealed`` folders (a failure scene) are never written into: an ``out`` inside one is refused.
+
     With ``force`` an existing directory is acceptable (it will be replaced); a non-directory in the
-    way is still refused, because replacing a file the user named by mistake loses data.
+    way is still refused, because replacing a file the user named by mistake loses data, and so is a
+    folder that holds one of the command's ``inputs`` or the current directory (``-o .. --force``
+    would otherwise delete the very scene or sources being read). ``what`` names the folder in the
+    message (``adapted output``, ``report folder``…).
     """
+    for folder in sealed:
+        if _holds(Path(folder), out):
+            raise OutputNotEmptyError(f"refusing to write the {what} {out} inside {folder}: it is sealed")
     if not out.exists() and not out.is_symlink():
         return
     if not out.is_dir() or out.is_symlink():
-        raise OutputNotEmptyError(f"output folder {out} exists and is not a directory")
-    if not force and any(out.iterdir()):
-        raise OutputNotEmptyError(f"output folder {out} exists and is not empty ({OUTPUT_EXISTS_HINT})")
+        raise OutputNotEmptyError(f"{what} {out} exists and is not a directory")
+    if not any(out.iterdir()):
+        return
+    if not force:
+        raise OutputNotEmptyError(f"{what} already exists: {out} is not empty ({OUTPUT_EXISTS_HINT})")
+    for inp in [*inputs, Path.cwd()]:
+        if _holds(out, Path(inp)):
+            raise OutputNotEmptyError(
+                f"{what} {out} is or holds {inp} (an input of this command or the current directory): "
+                "--force will not replace it"
+            )
 
 
 @contextmanager
-def staged_dir(out_dir: str | os.PathLike[str], *, force: bool = False) -> Iterator[Path]:
+def staged_dir(
+    out_dir: str | os.PathLike[str],
+    *,
+    force: bool = False,
+    what: str = "output folder",
+    inputs: Iterable[str | os.PathLike[str]] = (),
+    sealed: Iterable[str | os.PathLike[str]] = (),
+) -> Iterator[Path]:
     """Yield a temporary sibling of ``out_dir`` to fill; on success it becomes ``out_dir``.
 
-    On any exception the temporary folder is removed and ``out_dir`` is untouched. With ``force`` an
-    existing ``out_dir`` is swapped out only after the new folder is complete.
+    On any exception the temporary folder is removed and ``out_dir`` is untouched — and a parent
+    folder this call had to create is removed again, so a failed run leaves nothing behind. With
+    ``force`` an existing ``out_dir`` is swapped out only after the new folder is complete.
     """
     out = Path(out_dir)
-    ensure_fresh_dir(out, force=force)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    inputs, sealed = list(inputs), list(sealed)
+    ensure_fresh_dir(out, force=force, what=what, inputs=inputs, sealed=sealed)
+    created = _make_parents(out.parent)
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name[:200]}.tmp-", dir=out.parent))
+    except BaseException:
+        _remove_created(created)
+        raise
     try:
         yield tmp
-        ensure_fresh_dir(out, force=force)  # nobody filled it while we worked
+        ensure_fresh_dir(
+            out, force=force, what=what, inputs=inputs, sealed=sealed
+        )  # nobody filled it while we worked
         old: Path | None = None
         if out.exists():
             if any(out.iterdir()):
@@ -95,19 +139,45 @@ def staged_dir(out_dir: str | os.PathLike[str], *, force: bool = False) -> Itera
             shutil.rmtree(old, ignore_errors=True)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        _remove_created(created)
         raise
 
 
+def _make_parents(parent: Path) -> list[Path]:
+    """Create ``parent`` and its missing ancestors; return the created ones, deepest first."""
+    missing: list[Path] = []
+    p = parent
+    while not p.exists() and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    return missing
+
+
+def _remove_created(created: list[Path]) -> None:
+    for p in created:  # deepest first; stop at the first one something else filled meanwhile
+        try:
+            p.rmdir()
+        except OSError:
+            return
+
+
 def write_tree(
-    out_dir: str | os.PathLike[str], files: Mapping[str, str | bytes], *, force: bool = False
+    out_dir: str | os.PathLike[str],
+    files: Mapping[str, str | bytes],
+    *,
+    force: bool = False,
+    what: str = "output folder",
+    inputs: Iterable[str | os.PathLike[str]] = (),
+    sealed: Iterable[str | os.PathLike[str]] = (),
 ) -> list[Path]:
     """Write ``files`` (relative path → text or bytes) as the new folder ``out_dir``, atomically.
 
-    ``out_dir`` must be absent or an empty directory (or any directory with ``force``). Text is
-    written as UTF-8. Returns the written paths (under ``out_dir``) in the order given.
+    ``out_dir`` must be absent or an empty directory (or any directory with ``force``; see
+    :func:`ensure_fresh_dir` for ``what``, ``inputs`` and ``sealed``). Text is written as UTF-8. Returns the written paths (under ``out_dir``) in the order given.
     """
     out = Path(out_dir)
-    with staged_dir(out, force=force) as tmp:
+    with staged_dir(out, force=force, what=what, inputs=inputs, sealed=sealed) as tmp:
         for rel, data in files.items():
             dest = _inside(tmp, rel)
             dest.parent.mkdir(parents=True, exist_ok=True)

@@ -8,59 +8,40 @@ file, the line and what was expected). Every command is a thin call into the hea
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Callable, Iterable
-from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from skdbg import __version__
+from skdbg.cli_errors import (
+    EXIT_BAD_INPUT,
+    EXIT_CODES_HELP,
+    EXIT_USAGE,
+    OUTPUT_FOLDER_HELP,
+    cli_errors,
+    fail,
+    output_folder_option,
+)
+from skdbg.cli_errors import EXIT_INTERNAL as EXIT_INTERNAL  # re-exported: the exit codes are an API
+from skdbg.cli_errors import EXIT_OK as EXIT_OK
 from skdbg.output import FORMATS, write_frame
 from skdbg.parsers.common import ParseError
 from skdbg.sessions.errors import LedgerError
+from skdbg.show import one_line
 
-EXIT_OK = 0
-EXIT_INTERNAL = 1
-EXIT_USAGE = 2
-EXIT_BAD_INPUT = 3
-
-EXIT_CODES_HELP = """\b
-Exit codes:
-  0  done
-  1  internal error (a bug in skdbg; rerun with SKDBG_DEBUG=1 for the traceback)
-  2  usage error (unknown option, unknown table, bad PC syntax)
-  3  unreadable or malformed input (missing path, binary file, wrong ELF)
-stdout carries data; messages go to stderr."""
+#: the epilog of a command that writes a folder: the output-folder convention, then the exit codes
+OUTPUT_EXIT_HELP = OUTPUT_FOLDER_HELP + "\n\n" + EXIT_CODES_HELP
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+_fail = fail
 
-def _fail(message: str, code: int) -> None:
-    click.echo(f"skdbg: error: {message}", err=True)
-    sys.exit(code)
-
-
-def bad_input_is_exit_3(func: F) -> F:
-    """Turn the core's ParseError into exit code 3 with its precise message; a bug into a one-line exit 1."""
-
-    @wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except (ParseError, LedgerError) as exc:
-            _fail(str(exc), EXIT_BAD_INPUT)
-        except Exception as exc:
-            if os.environ.get("SKDBG_DEBUG"):
-                raise
-            _fail(
-                f"internal error: {type(exc).__name__}: {exc} (rerun with SKDBG_DEBUG=1 for the traceback)",
-                EXIT_INTERNAL,
-            )
-
-    return wrapper  # type: ignore[return-value]
+#: the triage and session commands: ParseError / LedgerError are malformed input (exit 3); the rest
+#: (an existing output folder: exit 2) as every command does
+bad_input_is_exit_3 = cli_errors(bad_input=(ParseError, LedgerError))
 
 
 @click.group(
@@ -107,7 +88,7 @@ def inspect(scene: Path, table: str | None, fmt: str, pid: int | None) -> None:
     if table is None:
         write_frame(evidence.table_index(), fmt, sys.stdout, title="tables", meta=meta)
         for gap in evidence.gaps:
-            click.echo(f"skdbg: gap: {gap.detail}", err=True)
+            click.echo(f"skdbg: gap: {one_line(gap.detail)}", err=True)
         return
     if table not in evidence.table_names():
         known = ", ".join(evidence.table_names())
@@ -179,7 +160,7 @@ def symbolize(elf: Path, pcs: tuple[str, ...], base: str | None, fmt: str, no_de
             _fail(f"--base: expected a hexadecimal address, got {base!r}", EXIT_USAGE)
     result = run_symbolize(elf, values, base=base_value, demangle=not no_demangle)
     for gap in result.gaps:
-        click.echo(f"skdbg: gap: {gap.detail}", err=True)
+        click.echo(f"skdbg: gap: {one_line(gap.detail)}", err=True)
     write_frame(
         result.to_frame(),
         fmt,
@@ -242,6 +223,12 @@ def _scene_options(func: F) -> F:
     return func
 
 
+def _has_sk_evidence(ctx: Any, analysis: Any) -> bool:
+    """Anything SuperKernel in the scene: an sk_meta model, SK profiling, or a fault naming an SK."""
+    layout = ctx.scene.layout
+    return bool(layout.models or layout.prof_files) or analysis.fault.kind in ("sk", "ge_sk")
+
+
 @main.command(epilog=EXIT_CODES_HELP)
 @click.argument("scene", type=click.Path(path_type=Path))
 @_scene_options
@@ -265,14 +252,21 @@ def analyze(
     """Triage a failure scene: entry gate, fault, suspect child with confidence and rule id, routes,
     next steps and the exclusion proposal. JSON is the skdbg.analysis/1 contract (spec/analysis-json.md);
     exit code 0 whatever the verdict."""
-    from skdbg.triage.context import open_context
+    from skdbg.triage.context import check_inputs, open_context
     from skdbg.triage.engine import analyze_context
     from skdbg.triage.render import render_markdown, render_text
 
     ctx = open_context(
         scene, run_json=run_json, source_root=source_root, pid=pid, options=_triage_options(skew, grace)
     )
+    check_inputs(ctx)
     analysis = analyze_context(ctx)
+    if not _has_sk_evidence(ctx, analysis):
+        click.echo(
+            f"skdbg: no SuperKernel evidence in {ctx.root}: no sk_meta/<pid>/ model and no SK fault in the "
+            "plogs (the gaps below say what to collect)",
+            err=True,
+        )
     if session_id is not None:
         from skdbg.sessions.attempts import add_attempt
 
@@ -289,16 +283,9 @@ def analyze(
         click.echo(render_text(analysis), nl=False)
 
 
-@main.command(epilog=EXIT_CODES_HELP)
+@main.command(epilog=OUTPUT_EXIT_HELP)
 @click.argument("scene", type=click.Path(path_type=Path))
-@click.option(
-    "-o",
-    "--output",
-    "out_dir",
-    type=click.Path(path_type=Path),
-    required=True,
-    help="Report folder to write.",
-)
+@output_folder_option("-o", "--output", "out_dir", what="Report folder to write")
 @_scene_options
 @click.option(
     "--lang", type=click.Choice(("en", "zh")), default="en", show_default=True, help="Section labels."
@@ -307,6 +294,7 @@ def analyze(
 def report(
     scene: Path,
     out_dir: Path,
+    force: bool,
     run_json: Path | None,
     source_root: Path | None,
     pid: int | None,
@@ -316,15 +304,18 @@ def report(
 ) -> None:
     """Write the failure-scene report folder of SCENE (nine-field record, eight-item scene section,
     evidence index with SHA-256, analysis JSON). Prints the written files, one per line."""
-    from skdbg.triage.context import open_context
+    from skdbg.triage.context import check_inputs, open_context
     from skdbg.triage.engine import analyze_context
-    from skdbg.triage.report import write_report
+    from skdbg.triage.report import check_report_dir, write_report
 
+    if scene.is_dir():
+        check_report_dir(scene, out_dir, force=force)  # refuse before the analysis, not after
     ctx = open_context(
         scene, run_json=run_json, source_root=source_root, pid=pid, options=_triage_options(skew, grace)
     )
+    check_inputs(ctx)
     analysis = analyze_context(ctx)
-    for path in write_report(ctx, analysis, out_dir, lang=lang):
+    for path in write_report(ctx, analysis, out_dir, lang=lang, force=force):
         click.echo(str(path))
 
 
@@ -583,23 +574,23 @@ def session_check(session_id: str, session_dir: Path | None, fmt: str) -> None:
     )
 
 
-@session.command("export", epilog=EXIT_CODES_HELP)
+@session.command("export", epilog=OUTPUT_EXIT_HELP)
 @click.argument("session_id", metavar="ID")
-@click.option(
-    "-o", "--output", "out_dir", type=click.Path(path_type=Path), required=True, help="Folder to write."
-)
+@output_folder_option("-o", "--output", "out_dir", what="Folder to write")
 @click.option(
     "--lang", type=click.Choice(("en", "zh")), default="en", show_default=True, help="Section labels."
 )
 @_session_dir_option
 @_format_option
 @bad_input_is_exit_3
-def session_export(session_id: str, out_dir: Path, lang: str, session_dir: Path | None, fmt: str) -> None:
+def session_export(
+    session_id: str, out_dir: Path, force: bool, lang: str, session_dir: Path | None, fmt: str
+) -> None:
     """Write the failure-scene report folder of the session (REPORT.md, EXPERIMENT_REPORT.md, session.json)."""
     from skdbg.sessions.exchange import export_session
 
     with _open_ledger(session_dir, read_only=True) as ledger:
-        files = export_session(ledger, session_id, out_dir, lang=lang)
+        files = export_session(ledger, session_id, out_dir, lang=lang, force=force)
     _emit(fmt, {"files": [str(f) for f in files]}, "\n".join(str(f) for f in files))
 
 

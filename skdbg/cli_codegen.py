@@ -7,14 +7,13 @@ but scripts can rely on the exit code (see CODEGEN_EXIT_HELP).
 from __future__ import annotations
 
 import json
-import os
 import sys
-from collections.abc import Callable
-from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
+
+from skdbg.cli_errors import OUTPUT_FOLDER_HELP, cli_errors, output_folder_option
 
 EXIT_NEEDS_HUMAN = 4
 EXIT_NEEDS_TARGET_ARCH = 5
@@ -24,57 +23,37 @@ Exit codes:
   0  done (adapt: completed; validate: no blocker; remediate: nothing failed)
   1  validate found a blocker / remediate had a failed finding / internal error
      (SKDBG_DEBUG=1 for the traceback)
-  2  usage error (bad option, unusable IO contract, existing output, no kernel source)
-  3  unreadable input
+  2  usage error (bad option, unusable IO contract, existing non-empty output folder, no kernel source)
+  3  unreadable input, or a file with no kernel definition
   4  needs-human: adapt escalated something (details in operator-sk-adapted.json)
   5  needs-target-arch: compare could not resolve an NPU arch (no CMakeLists.txt written)
 stdout carries data (JSON); messages go to stderr."""
 
-F = TypeVar("F", bound=Callable[..., Any])
+#: the epilog of a codegen command that writes a folder: the output-folder convention, then exit codes
+OUTPUT_CODEGEN_HELP = OUTPUT_FOLDER_HELP + "\n\n" + CODEGEN_EXIT_HELP
 
 
-def _fail(message: str, code: int) -> None:
-    click.echo(f"skdbg: error: {message}", err=True)
-    sys.exit(code)
+def _usage_types() -> tuple[type[BaseException], ...]:
+    from skdbg.codegen.aggregate import AggregateError
+    from skdbg.codegen.block import AdaptError
+    from skdbg.codegen.catalog import TemplateError
+    from skdbg.codegen.compare import CompareError
+    from skdbg.codegen.contract import ContractError
+    from skdbg.codegen.forms import AssetError
+    from skdbg.codegen.remediate import FindingsError
+
+    return (AssetError, ContractError, AdaptError, TemplateError, FindingsError, AggregateError, CompareError)
 
 
-def _usage_errors(func: F) -> F:
-    """Core ValueErrors that describe bad input/options become exit 2 with one line; a bug exit 1."""
+def _bad_input_types() -> tuple[type[BaseException], ...]:
+    from skdbg.codegen.forms import UnreadableSourceError
 
-    @wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from skdbg.codegen.adapt import OutputExistsError
-        from skdbg.codegen.aggregate import AggregateError
-        from skdbg.codegen.block import AdaptError
-        from skdbg.codegen.catalog import TemplateError
-        from skdbg.codegen.compare import CompareError
-        from skdbg.codegen.contract import ContractError
-        from skdbg.codegen.forms import AssetError, UnreadableSourceError
-        from skdbg.codegen.remediate import FindingsError
+    return (UnreadableSourceError,)
 
-        try:
-            return func(*args, **kwargs)
-        except (
-            AssetError,
-            ContractError,
-            OutputExistsError,
-            AdaptError,
-            TemplateError,
-            FindingsError,
-            AggregateError,
-            CompareError,
-        ) as exc:
-            _fail(str(exc), 2)
-        except UnreadableSourceError as exc:
-            _fail(str(exc), 3)
-        except OSError as exc:
-            _fail(f"{exc.filename or ''}: {exc.strerror}", 3)
-        except Exception as exc:
-            if os.environ.get("SKDBG_DEBUG"):
-                raise
-            _fail(f"internal error: {type(exc).__name__}: {exc} (rerun with SKDBG_DEBUG=1)", 1)
 
-    return wrapper  # type: ignore[return-value]
+#: core ValueErrors that describe bad input/options are exit 2, an unreadable source exit 3 (and an
+#: existing output folder exit 2, as in every command: skdbg.cli_errors)
+_usage_errors = cli_errors(usage=_usage_types, bad_input=_bad_input_types)
 
 
 def _dump(doc: Any) -> None:
@@ -110,9 +89,9 @@ def detect(path: Path, output_dir: Path | None) -> None:
     _dump(doc)
 
 
-@codegen.command(epilog=CODEGEN_EXIT_HELP)
+@codegen.command(epilog=OUTPUT_CODEGEN_HELP)
 @click.argument("source", type=click.Path(path_type=Path))
-@click.option("-o", "--output-dir", type=click.Path(path_type=Path), required=True)
+@output_folder_option("-o", "--output-dir", what="Adapted output folder")
 @click.option("--io-contract", type=click.Path(path_type=Path), default=None, help="IO contract JSON.")
 @click.option(
     "--mask", type=int, default=4, show_default=True, help="SK_BIND mask 0..7 (bit 4 = disable DCCI)."
@@ -135,6 +114,7 @@ def adapt(
     with_sys_args: str,
     package_name: str,
     package_version: str,
+    force: bool,
 ) -> None:
     """Add the SK adaptation block to every __global__ of SOURCE (file or directory) under OUTPUT_DIR."""
     from skdbg.codegen.adapt import AdaptOptions, adapt_asset
@@ -145,6 +125,7 @@ def adapt(
         source,
         output_dir,
         AdaptOptions(mask, num_splits, with_sys_args, contract, package_name, package_version),
+        force=force,
     )
     _dump({"status": manifest["status"], "escalations": len(manifest["escalations"])})
     if manifest["status"] == "needs-human":
@@ -152,23 +133,21 @@ def adapt(
         sys.exit(EXIT_NEEDS_HUMAN)
 
 
-@codegen.command(epilog=CODEGEN_EXIT_HELP)
+@codegen.command(epilog=OUTPUT_CODEGEN_HELP)
 @click.argument("adapted_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option(
-    "-o", "--output-dir", type=click.Path(path_type=Path), required=True, help="Must be empty or absent."
-)
+@output_folder_option("-o", "--output-dir", what="Aggregated package folder")
 @click.option(
     "--wheel-name", default="op_extension", show_default=True, help="Python package = its safe identifier."
 )
 @click.option("--package-version", default="0.1.0", show_default=True)
 @_usage_errors
 def aggregate(
-    adapted_dirs: tuple[Path, ...], output_dir: Path, wheel_name: str, package_version: str
+    adapted_dirs: tuple[Path, ...], output_dir: Path, force: bool, wheel_name: str, package_version: str
 ) -> None:
     """Merge several completed adapt outputs (ADAPTED_DIRS) into one canonical package."""
     from skdbg.codegen.aggregate import aggregate as run
 
-    m = run(list(adapted_dirs), output_dir, wheel_name, package_version)
+    m = run(list(adapted_dirs), output_dir, wheel_name, package_version, force=force)
     entries = sum(len(f.get("entries", [])) for f in m["per_file"])
     _dump(
         {
@@ -180,21 +159,31 @@ def aggregate(
     )
 
 
-@codegen.command(epilog=CODEGEN_EXIT_HELP)
+@codegen.command(epilog=OUTPUT_CODEGEN_HELP)
 @click.argument("aggregate_dir", type=click.Path(path_type=Path))
-@click.option("-o", "--output-dir", type=click.Path(path_type=Path), required=True)
+@output_folder_option("-o", "--output-dir", what="Compare project folder")
 @click.option("--runtime-fixture-dir", type=click.Path(path_type=Path), default=None)
 @click.option("--target-chip", default="", help="e.g. Ascend910B2 (source-backed mappings only).")
 @click.option("--npu-arch", default="", help="e.g. dav-2201 (wins over --target-chip).")
 @_usage_errors
 def compare(
-    aggregate_dir: Path, output_dir: Path, runtime_fixture_dir: Path | None, target_chip: str, npu_arch: str
+    aggregate_dir: Path,
+    output_dir: Path,
+    force: bool,
+    runtime_fixture_dir: Path | None,
+    target_chip: str,
+    npu_arch: str,
 ) -> None:
     """Write a standalone baseline-vs-SK compare project for an adapted/aggregated package."""
     from skdbg.codegen.compare import generate_compare
 
     m = generate_compare(
-        aggregate_dir, output_dir, fixture_dir=runtime_fixture_dir, target_chip=target_chip, npu_arch=npu_arch
+        aggregate_dir,
+        output_dir,
+        fixture_dir=runtime_fixture_dir,
+        target_chip=target_chip,
+        npu_arch=npu_arch,
+        force=force,
     )
     _dump({"status": m["status"], "entries": m["entries"], "reason": m.get("reason", "")})
     if m["status"] == "needs-target-arch":
@@ -290,13 +279,13 @@ def templates_list() -> None:
     _dump({"templates": list_templates()})
 
 
-@templates.command("render", epilog=CODEGEN_EXIT_HELP)
+@templates.command("render", epilog=OUTPUT_CODEGEN_HELP)
 @click.argument("template_id")
 @click.option("--param", "params", multiple=True, metavar="K=V", help="Template parameter (repeatable).")
-@click.option("-o", "--output-dir", type=click.Path(path_type=Path), required=True)
+@output_folder_option("-o", "--output-dir", what="Folder to render into")
 @_usage_errors
-def templates_render(template_id: str, params: tuple[str, ...], output_dir: Path) -> None:
-    """Render TEMPLATE_ID into an empty OUTPUT_DIR."""
+def templates_render(template_id: str, params: tuple[str, ...], output_dir: Path, force: bool) -> None:
+    """Render TEMPLATE_ID into OUTPUT_DIR (absent or empty; see --force)."""
     from skdbg.codegen.catalog import TemplateError, render_template
 
     given: dict[str, str] = {}
@@ -305,4 +294,4 @@ def templates_render(template_id: str, params: tuple[str, ...], output_dir: Path
             raise TemplateError(f"--param must be K=V, got {p!r}")
         k, v = p.split("=", 1)
         given[k] = v
-    _dump(render_template(template_id, given, output_dir))
+    _dump(render_template(template_id, given, output_dir, force=force))

@@ -7,24 +7,17 @@ command works whether or not the fusion generator's CLI is installed alongside.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import click
 
-from skdbg.codegen.fusion.candidate import (
-    CandidateError,
-    OutputExistsError,
-    build_candidate,
-    load_proposal,
-    write_candidate,
-)
-
-EXIT_USAGE = 2
-EXIT_BAD_INPUT = 3
+from skdbg.cli_codegen import OUTPUT_CODEGEN_HELP
+from skdbg.cli_errors import cli_errors, output_folder_option
+from skdbg.codegen.fusion.candidate import CandidateError, build_candidate, load_proposal, write_candidate
+from skdbg.parsers.common import ParseError
 
 
-@click.command("candidate")
+@click.command("candidate", epilog=OUTPUT_CODEGEN_HELP)
 @click.argument("scene", type=click.Path(path_type=Path, file_okay=False))
 @click.option(
     "--proposal",
@@ -33,29 +26,25 @@ EXIT_BAD_INPUT = 3
     type=click.Path(path_type=Path, dir_okay=False),
     help='`skdbg analyze --format json` output, or its "proposal" object.',
 )
-@click.option(
-    "-o", "--out", "out", required=True, type=click.Path(path_type=Path), help="Candidate folder to create."
-)
+@output_folder_option("-o", "--out", "out", what="Candidate folder to create")
 @click.option(
     "--source-root",
     type=click.Path(path_type=Path, file_okay=False),
     default=None,
     help="Where the model source of the marker edits lives (default: the scene).",
 )
-def candidate(scene: Path, proposal_path: Path, out: Path, source_root: Path | None) -> None:
+@cli_errors(bad_input=(CandidateError, ParseError))
+def candidate(scene: Path, proposal_path: Path, out: Path, force: bool, source_root: Path | None) -> None:
     """Regenerate the SKs of a proposed exclusion: predicted SK task queues, marker.patch, candidate.json.
 
     A blocked proposal or bad input is refused (exit 3) and nothing is written; an existing non-empty
     output folder is a usage error (exit 2) and is left untouched."""
-    try:
-        if not scene.is_dir():
-            raise CandidateError(f"{scene}: not a scene directory")
-        proposal, _ = load_proposal(proposal_path)
-        cand = build_candidate(scene, proposal, source_root=source_root, where=str(proposal_path))
-        write_candidate(cand, out)
-    except CandidateError as e:
-        click.echo(f"skdbg: error: {e}", err=True)
-        sys.exit(EXIT_USAGE if isinstance(e, OutputExistsError) else EXIT_BAD_INPUT)
+    if not scene.is_dir():
+        raise CandidateError(f"{scene}: not a scene directory")
+    inputs = [scene] if source_root is None else [scene, source_root]
+    proposal, _ = load_proposal(proposal_path)
+    cand = build_candidate(scene, proposal, source_root=source_root, where=str(proposal_path))
+    write_candidate(cand, out, force=force, inputs=inputs)
     pred = cand.manifest["prediction"]
     click.echo(
         json.dumps(

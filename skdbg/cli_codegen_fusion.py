@@ -9,36 +9,26 @@ line on stderr; the lead registers the command into the ``codegen`` group.
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
 
 import click
 
+from skdbg.atomic import write_tree
+from skdbg.cli_codegen import OUTPUT_CODEGEN_HELP
+from skdbg.cli_errors import cli_errors, output_folder_option
 from skdbg.codegen.fusion.generate import generate_superkernel
 from skdbg.codegen.fusion.model import FusionInputError, load_ops_json
 from skdbg.codegen.fusion.options import OptionError
 
-EXIT_INTERNAL = 1
-EXIT_BAD_INPUT = 3
+#: how the superkernel output folder is named in the refusal messages
+SUPERKERNEL_WHAT = "superkernel output folder"
 
 
-def _fail(message: str, code: int) -> None:
-    click.echo(f"skdbg: {message}", err=True)
-    sys.exit(code)
-
-
-@click.command("superkernel")
+@click.command("superkernel", epilog=OUTPUT_CODEGEN_HELP)
 @click.argument("ops_json", metavar="OPS.json", type=click.Path(path_type=Path, dir_okay=False))
-@click.option(
-    "-o",
-    "--out",
-    "out",
-    required=True,
-    type=click.Path(path_type=Path, file_okay=False),
-    help="Output folder.",
-)
-def superkernel(ops_json: Path, out: Path) -> None:
+@output_folder_option("-o", "--out", "out", what="Output folder")
+@cli_errors(bad_input=(FusionInputError, OptionError))
+def superkernel(ops_json: Path, out: Path, force: bool) -> None:
     """Generate one JIT SuperKernel from OPS.json (children's compile-info jsons, events, options).
 
     \b
@@ -48,23 +38,11 @@ def superkernel(ops_json: Path, out: Path) -> None:
     `json` paths are relative to OPS.json; text_size (the child's .text bytes) gives the preload pages
     ceil(min(size, 16384) / 2048); vector_core_cnt / ai_core_cnt default per SoC (dynamic children).
     """
-    try:
-        result = generate_superkernel(load_ops_json(ops_json))
-        out.mkdir(parents=True, exist_ok=True)
-        (out / f"{result.kernel_name}_kernel.cpp").write_text(result.source, encoding="utf-8")
-        (out / f"{result.kernel_name}.json").write_text(
-            json.dumps(result.compiled_json, indent=2) + "\n", encoding="utf-8"
-        )
-    except (FusionInputError, OptionError) as exc:
-        _fail(str(exc), EXIT_BAD_INPUT)
-    except OSError as exc:
-        _fail(f"{out}: cannot write: {exc}", EXIT_BAD_INPUT)
-    except Exception as exc:
-        if os.environ.get("SKDBG_DEBUG"):
-            raise
-        _fail(
-            f"internal error: {type(exc).__name__}: {exc} (rerun with SKDBG_DEBUG=1 for the traceback)",
-            EXIT_INTERNAL,
-        )
+    result = generate_superkernel(load_ops_json(ops_json))
+    files: dict[str, str | bytes] = {
+        f"{result.kernel_name}_kernel.cpp": result.source,
+        f"{result.kernel_name}.json": json.dumps(result.compiled_json, indent=2) + "\n",
+    }
+    write_tree(out, files, force=force, what=SUPERKERNEL_WHAT, inputs=[ops_json.parent])
     for flag in result.flags:
         click.echo(flag)

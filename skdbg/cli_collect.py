@@ -17,6 +17,7 @@ import click
 
 from skdbg.atomic import OutputNotEmptyError
 from skdbg.parsers.common import ParseError
+from skdbg.show import one_line
 
 F = TypeVar("F", bound=Callable[..., Any])
 EXIT_USAGE = 2
@@ -39,7 +40,7 @@ def _stdin_is_terminal() -> bool:
 
 
 def _exit(message: str, code: int) -> NoReturn:
-    click.echo(f"skdbg: error: {message}", err=True)
+    click.echo(f"skdbg: error: {one_line(message)}", err=True)
     sys.exit(code)
 
 

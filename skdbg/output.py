@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -116,9 +115,3 @@ def _print_records(console: Console, frame: pd.DataFrame, title: str) -> None:
             if value != "":
                 record.add_row(name, value)
         console.print(record)
-
-
-def write_rows(
-    rows: Sequence[dict[str, Any]], columns: Sequence[str], fmt: str, out: TextIO, *, title: str = ""
-) -> None:
-    write_frame(pd.DataFrame(list(rows), columns=list(columns)), fmt, out, title=title)

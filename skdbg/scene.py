@@ -131,9 +131,21 @@ class Scene:
         found = self.of_kind(kind)
         return found[0] if found else None
 
-    @property
-    def plog_pids(self) -> list[int]:
-        return sorted({p.pid for p in self.plogs})
+
+class NotASceneError(ParseError):
+    """A folder with none of the files a failure scene is made of (an empty or unrelated folder).
+
+    Why refuse instead of a verdict full of gaps: pointing skdbg at the wrong folder is the likeliest
+    mistake of a first run, and "no plog, no sk_meta, no run.json" is the one precise thing to say.
+    """
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(str(root), "a failure scene")
+        Exception.__init__(self, f"{root}: {NOT_A_SCENE}")
+
+
+#: the one-line refusal of a folder that holds no scene at all (analyze, inspect, report, tui)
+NOT_A_SCENE = "not a failure scene: no plog, sk_meta or run.json found"
 
 
 def _side_file(root: Path, name: str, gaps: list[Gap]) -> Path | None:
@@ -150,8 +162,9 @@ def _side_file(root: Path, name: str, gaps: list[Gap]) -> Path | None:
 def open_scene(path: str | os.PathLike[str]) -> Scene:
     """Inventory a scene folder (or an ``sk_meta``/pid/model folder given directly).
 
-    Raises :class:`ParseError` when ``path`` is missing or not a directory; anything absent inside
-    is a :class:`Gap`, so an empty scene still opens and says what it lacks.
+    Raises :class:`ParseError` when ``path`` is missing or not a directory, and
+    :class:`NotASceneError` when it holds no plog, no ``sk_meta`` and no ``run.json``; anything else
+    absent inside is a :class:`Gap`, so a partial scene still opens and says what it lacks.
     """
     root = Path(path)
     if not root.exists():
@@ -173,6 +186,9 @@ def open_scene(path: str | os.PathLike[str]) -> Scene:
             artifacts.append(Artifact(kind, p, root))
 
     plogs = _find_plogs(root, gaps)
+    has_run_json = any(a.kind == "run_json" for a in artifacts)
+    if not (plogs or layout.models or layout.prof_files or layout.sk_meta_dirs or has_run_json):
+        raise NotASceneError(root)
     for pf in plogs:
         artifacts.append(
             Artifact("device_log" if pf.kind == "device" else "plog", Path(pf.path), root, str(pf.pid))
@@ -249,4 +265,13 @@ def _artifact_path(scene: Scene, kind: str) -> Path | None:
     return a.path if a is not None else None
 
 
-__all__ = ["MODEL_FILES", "Artifact", "Scene", "evidence_for", "load_evidence", "open_scene"]
+__all__ = [
+    "MODEL_FILES",
+    "NOT_A_SCENE",
+    "Artifact",
+    "NotASceneError",
+    "Scene",
+    "evidence_for",
+    "load_evidence",
+    "open_scene",
+]

@@ -35,4 +35,13 @@ def show(value: Any, empty: str = DASH) -> str:
     return str(value)
 
 
-__all__ = ["DASH", "show"]
+def one_line(text: str) -> str:
+    """A message on one line: line breaks and other control characters inside values are escaped.
+
+    Error and gap messages quote values from hostile input (a kernel name with a newline in it);
+    printed raw, such a value would forge extra lines of output.
+    """
+    return "".join(ch if ch.isprintable() or ch == "\t" else repr(ch)[1:-1] for ch in text)
+
+
+__all__ = ["DASH", "one_line", "show"]

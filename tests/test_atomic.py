@@ -76,5 +76,7 @@ def test_refusal_message_names_the_folder_and_force(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
     (out / "x").write_text("1")
-    with pytest.raises(OutputNotEmptyError, match=r"out exists and is not empty \(use --force"):
+    with pytest.raises(
+        OutputNotEmptyError, match=r"output folder already exists: .*out is not empty \(use --force"
+    ):
         write_tree(out, {"y.txt": "1"})

@@ -9,9 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skdbg.parsers.binfiles import (
-    clear_caches,
     load_image_table,
-    locations_frame,
     matches_func_name,
     parse_bin_file_name,
     sanitize_func_name,
@@ -79,7 +77,6 @@ def test_generated_names_round_trip(func: str, base: int) -> None:
 
 
 def _scene(tmp_path: Path) -> tuple[Path, dict[str, tuple[Path, object]]]:
-    clear_caches()
     a = ChildKernel("add_custom", 0x12C0000000)
     written = write_bin_files(tmp_path / "model_48_1", [a], entry_base=0x1240000000)
     size_a = open_elf(written["add_custom"][0]).extent.size  # type: ignore[union-attr]
@@ -169,5 +166,5 @@ def test_frames(tmp_path: Path) -> None:
     frame = table.to_frame()
     assert list(frame.columns) == ["file", "line", "kind", "func_name", "base", "text_offset", "size", "end"]
     assert frame["kind"].tolist() == ["entry", "child", "child"]
-    locs = locations_frame([table.locate(0x1240000000)])
-    assert locs.loc[0, "symbol"] == "sk_entry_aic" and bool(locs.loc[0, "in_entry"])
+    loc = table.locate(0x1240000000)
+    assert loc.symbol == "sk_entry_aic" and loc.in_entry

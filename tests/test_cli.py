@@ -164,6 +164,8 @@ def test_human_table_shows_addresses_in_hex(tmp_path: Path) -> None:
 
 
 def test_empty_scene_lists_tables_and_says_what_is_missing(tmp_path: Path) -> None:
+    """A scene whose sk_meta/ holds no model yet: it opens, and the gaps say what is missing."""
+    (tmp_path / "sk_meta").mkdir()
     code, out, err = _run("inspect", str(tmp_path), "--format", "json")
     assert code == 0
     counts = {r["table"]: r["rows"] for r in json.loads(out)["rows"]}

@@ -13,10 +13,10 @@ MANGLED = ["_Z13add_custom_skILj0EEvv", "_Z13add_custom_skILj3EEvv"]
 
 
 @pytest.fixture(autouse=True)
-def _fresh_cache() -> Iterator[None]:
-    dm.clear_cache()
+def _fresh_cache(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Each test starts with no remembered names (the module keeps them for the process)."""
+    monkeypatch.setattr(dm, "_cache", {})
     yield
-    dm.clear_cache()
 
 
 @pytest.mark.skipif(shutil.which("c++filt") is None, reason="binutils c++filt not installed")

@@ -76,12 +76,11 @@ def test_row59_current_format_two_scopes(tmp_path: Path) -> None:
     aic = b.queue("AIC")
     assert aic is not None and (aic.cap, aic.tasks_declared, len(aic.tasks)) == (64, 3, 3)
     pre, func, sync = aic.tasks
-    assert (pre.type, pre.idx, pre.node_id, pre.args, pre.extra_info, pre.child_args) == (
+    assert (pre.type, pre.idx, pre.node_id, pre.args, pre.extra_info) == (
         "PRELOAD",
         0,
         18,
         0x10,
-        0x12C100400000,
         0x12C100400000,
     )
     assert func.entries == E and func.debug_option_names == ("DCCI_AFTER_CHILD",)

@@ -13,13 +13,12 @@ from hypothesis import strategies as st
 
 from skdbg.parsers.common import ParseError
 from skdbg.parsers.elf import (
+    TIER_CODES,
     TIER_NEAREST,
     TIER_SYMTAB,
     TIER_UNRESOLVED,
-    elf_from_bytes,
-    elf_length,
+    ElfImage,
     open_elf,
-    symbol_frame,
 )
 from skdbg.scenebuilder.elf import (
     ET_REL,
@@ -66,7 +65,7 @@ def test_row66_pc_inside_first_byte_last_byte_end_gap_and_before(tmp_path: Path)
     assert after.reason == "0x300 is after the last function symbol beta (ends 0x280)"
     batch = table.lookup_many(np.array([0x140, 0x100, 0x17F, 0x180, 0x1C0, 0x10, 0x27F], dtype=np.uint64))
     assert list(table.names(batch.position)) == ["alpha", "alpha", "alpha", None, None, None, "beta"]
-    assert batch.tiers() == ["symtab"] * 3 + ["unresolved"] * 3 + ["symtab"]
+    assert [TIER_CODES[int(c)] for c in batch.tier_code] == ["symtab"] * 3 + ["unresolved"] * 3 + ["symtab"]
 
 
 def test_row67_overlap_prefers_smallest_then_non_local(tmp_path: Path) -> None:
@@ -263,19 +262,14 @@ def test_row71_text_not_first(tmp_path: Path) -> None:
 
 def test_frames(tmp_path: Path) -> None:
     elf = open_elf(_two_funcs(tmp_path))
-    frame = symbol_frame([elf])
+    assert elf.symbols is not None
+    frame = elf.symbols.to_frame()
     assert list(frame.columns) == [
         "file", "line", "name", "value", "size", "end", "bind", "local", "section", "sym_index",
         "section_model_offset",
     ]  # fmt: skip
     assert frame["name"].tolist() == ["alpha", "beta"] and frame["end"].tolist() == [0x180, 0x280]
-    assert elf.sections_frame()["name"].tolist() == ["", ".text", ".symtab", ".strtab", ".shstrtab"]
-
-
-def test_elf_length_measures_an_embedded_elf() -> None:
-    data = build_elf([text_section(0x40)], [SymSpec("f", 0, 0x10)])
-    assert elf_length(b"pad!" + data + b"\0" * 7, 4) == len(data)
-    assert elf_length(b"junk") is None
+    assert [s.name for s in elf.sections] == ["", ".text", ".symtab", ".strtab", ".shstrtab"]
 
 
 @pytest.mark.skipif(shutil.which("readelf") is None, reason="binutils readelf not installed")
@@ -300,7 +294,7 @@ VALID = build_elf([text_section(0x100)], [SymSpec("f", 0, 0x40), SymSpec("g", 0x
 
 def _exercise(data: bytes) -> None:
     try:
-        elf = elf_from_bytes(data, "fuzz.o")
+        elf = ElfImage("fuzz.o", data)
     except ParseError:
         return
     elf.lookup(0x10)
@@ -355,13 +349,14 @@ def test_lookup_agrees_with_brute_force(symbols: list[tuple[int, int, str]], off
     # unique (value, size) so that ties between identical candidates cannot be ambiguous by name
     uniq = list(dict.fromkeys(symbols))
     specs = [SymSpec(f"s{i}", v, size, bind) for i, (v, size, bind) in enumerate(uniq)]
-    elf = elf_from_bytes(build_elf([text_section(0x500)], specs), "prop.o")
+    elf = ElfImage("prop.o", build_elf([text_section(0x500)], specs))
     table = elf.symbols
     assert table is not None
     batch = table.lookup_many(np.array(offsets, dtype=np.uint64))
     got_names = table.names(batch.position)
     for k, off in enumerate(offsets):
         want_name, want_tier = _brute(uniq, off)
-        assert (got_names[k], batch.tiers()[k]) == (want_name, want_tier), (off, uniq)
+        got_tier = TIER_CODES[int(batch.tier_code[k])]
+        assert (got_names[k], got_tier) == (want_name, want_tier), (off, uniq)
         single = table.lookup(off)
         assert (single.symbol.name if single.symbol else None, single.tier) == (want_name, want_tier)

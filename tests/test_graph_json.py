@@ -108,11 +108,8 @@ def test_row63_updated_graph_skinfos_none_and_null(tmp_path: Path) -> None:
     assert (sk.skinfo.start_kernel_func_name, sk.skinfo.end_kernel_func_name) == ("MatMul_1", "Add_2")
     assert sk.next_node_id is None and sk.pre_node_id == 121
     assert sk.skinfo.src.json_path == "streams[0].nodes[2].skinfos"
-    assert g.sk_launch_for_scope(4) is g.node(202)
     s4 = g.node(202)
     assert s4 is not None and s4.skinfo is not None and s4.skinfo.scope_name is None
-    assert [n.node_id for n in g.sk_launch_nodes()] == [130, 202]
-    assert g.option_value("debug_op_exec_trace") == 1
     assert g.options_raw is not None and g.options_raw["inner_options"] == {"x": 1}
     w = g.node(200)
     assert w is not None and w.tasks[0].params_kind == "valueWaitParams" and w.tasks[0].stream_id == 5

@@ -67,7 +67,7 @@ def test_row56_fixture_form_and_legacy_type_code() -> None:
         None,
         None,
     )
-    assert legacy.node.event_type == "EventWait" and legacy.node_type_known
+    assert legacy.node.event_type == "EventWait"
 
 
 def test_row56_scope_indices_helper() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import replace
 
 import pytest
@@ -9,15 +10,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skdbg.parsers.common import ParseError, Source
-from skdbg.parsers.node_format import Node, find_node, match_node, parse_node
+from skdbg.parsers.node_format import Node, match_node
 from skdbg.scenebuilder.skmeta import NodeSpec, render_node
 
 SRC = Source("sk_fused_nodes.log", 7)
 
 
 def _p(text: str) -> Node:
-    node = parse_node(text, SRC)
-    assert node is not None
+    """The node that is the whole of ``text`` (as the fused-node log prints one per line)."""
+    got = match_node(text, 0, SRC)
+    assert got is not None
+    node, end = got
+    assert end == len(text)
     return node
 
 
@@ -52,7 +56,7 @@ def test_row54_kernel_all_optional_fields() -> None:
         9,
     )
     assert n.func_name == "static_kernel_MatMul_ab12"
-    assert n.kernel_type == "MIX_1_2" and n.kernel_type_known
+    assert n.kernel_type == "MIX_1_2"
     assert n.task_ratio == (1, 2) and n.cap == 3
     assert (n.num_blocks, n.cube_num, n.vec_num) == (24, 24, 48)
     assert n.is_sche_mode_on is True and n.need_mix_kernel_split is True
@@ -142,23 +146,23 @@ def test_row54_scope_marker_kernels(func: str, marker: str | None) -> None:
     assert n.is_scope_marker is (marker is not None)
 
 
-def test_row54_old_kernel_type_spelling_is_kept_and_normalised() -> None:
+def test_row54_old_kernel_type_spelling_is_kept() -> None:
     n = _p(render_node(NodeSpec(1, kernel_type="MIX_AIC_1_1")))
-    assert n.kernel_type == "MIX_AIC_1_1" and not n.kernel_type_known
-    assert n.normalized_kernel_type == "MIX_1_1"
+    assert n.kernel_type == "MIX_AIC_1_1"
 
 
 def test_row54_embedded_node_reports_end() -> None:
     text = "Processed node " + render_node(NodeSpec(4)) + ": type=KERNEL"
-    got = find_node(text, SRC)
+    start = text.find("[nodeId:")
+    got = match_node(text, start, SRC)
     assert got is not None
-    node, start, end = got
+    node, end = got
     assert start == len("Processed node ") and text[end:] == ": type=KERNEL"
     assert node.node_id == 4
 
 
 def test_row54_not_a_node_returns_none() -> None:
-    assert parse_node("SK Function: x", SRC) is None
+    assert match_node("SK Function: x", 0, SRC) is None
     assert match_node("xx[nodeId:1]", 0, SRC) is None
 
 
@@ -170,12 +174,11 @@ def test_row54_not_a_node_returns_none() -> None:
         "[nodeId:1, streamId:2] - KernelInfos{funcName:a, kernelType:AIV_ONLY",
         "[nodeId:1, streamId:2, Bogus(x:1)]",
         "[nodeId:1, streamId:2, streamIdxInGraph:0, nodeIdxInStream:0, EventWait(eventId:zz)]",
-        "[nodeId:1, streamId:2] - KernelInfos{funcName:a}} trailing",
     ],
 )
 def test_row54_malformed_node_raises_parse_error_with_file_and_line(bad: str) -> None:
     with pytest.raises(ParseError) as ei:
-        parse_node(bad, SRC)
+        match_node(bad, 0, SRC)
     assert ei.value.file == "sk_fused_nodes.log" and ei.value.line == 7
     assert "sk_fused_nodes.log:7" in str(ei.value)
 
@@ -184,11 +187,8 @@ def test_row54_malformed_node_raises_parse_error_with_file_and_line(bad: str) ->
 @given(st.text(max_size=200))
 def test_row54_arbitrary_text_only_parse_error(text: str) -> None:
     for candidate in (text, "[nodeId:1" + text, "[nodeId:1, streamId:2] - KernelInfos{funcName:" + text):
-        try:
-            parse_node(candidate, SRC)
-            find_node(candidate, SRC)
-        except ParseError:
-            pass
+        with contextlib.suppress(ParseError):
+            match_node(candidate, 0, SRC)
 
 
 _names = st.text(

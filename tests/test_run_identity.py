@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from skdbg.parsers.common import ParseError, Source
 from skdbg.parsers.jsonload import JsonSyntaxError
-from skdbg.parsers.op_summary import assign_layers, layer_map_frame, op_summary_frame
 from skdbg.parsers.run_identity import (
     GATE_FIELDS,
     FailurePhase,
@@ -49,7 +48,6 @@ def test_run_json_documented_example(tmp_path: Path) -> None:
     assert r.start_text == "2026-08-03T14:08:50.000"
     assert r.exit is not None and (r.exit.status, r.exit.signal, r.exit.timeout) == (1, None, False)
     assert r.failure_phase == "device_fault" and r.phase is FailurePhase.DEVICE_FAULT
-    assert r.phase_in_workflow is True
     c = r.candidate
     assert c is not None
     assert c.scope_names == ("decoder.layer.0.mlp",) and c.marker_file == "src/model.py"
@@ -70,7 +68,6 @@ def test_missing_fields_for_gate(tmp_path: Path) -> None:
     res = run_from_json(doc, "run.json")
     assert res.missing_fields() == ["command", "rank", "pid", "start", "end", "source_revision"]
     assert run_from_json({}, "run.json").missing_fields() == list(GATE_FIELDS)
-    assert run_from_json({}, "run.json").identity.phase_in_workflow is None
 
 
 def test_invalid_fields_become_gaps_not_errors() -> None:
@@ -94,10 +91,10 @@ def test_invalid_fields_become_gaps_not_errors() -> None:
 def test_unknown_failure_phase_kept_with_gap() -> None:
     res = run_from_json(example_run(failure_phase="oom"), "run.json")
     r = res.identity
-    assert r.failure_phase == "oom" and r.phase is None and r.phase_in_workflow is None
+    assert r.failure_phase == "oom" and r.phase is None
     assert [g.kind for g in res.gaps] == ["unknown_failure_phase"]
     compile_ = run_from_json(example_run(failure_phase="compile"), "run.json").identity
-    assert compile_.phase is FailurePhase.COMPILE and compile_.phase_in_workflow is False
+    assert compile_.phase is FailurePhase.COMPILE
 
 
 def test_diagnostic_cache_writers_and_unknown_keys() -> None:
@@ -158,13 +155,6 @@ def test_env_probe_documented_example(tmp_path: Path) -> None:
     assert (pr.ready, pr.runtime_loaded, pr.option_probe_status) == (True, True, "completed")
     assert (pr.explicit_none_exclusion_accepted, pr.explicit_none_exclusion_status) == (True, "accepted")
     assert pr.explicit_none_semantic_validation == "not_proven_by_api_probe"
-    assert pr.accepted_debug_values() == {
-        "debug_op_exec_trace": (1,),
-        "debug_sync_all": (1,),
-        "debug_cross_core_sync_check": (1,),
-        "debug_per_op_max_core_num": (1,),
-    }
-    assert pr.accepted_optimize_values() == {"auto_op_parallel": (1,)}
     assert pr.accepts("debug_op_exec_trace", 1) is True
     assert pr.accepts("debug_op_exec_trace", 2) is False
     assert pr.accepts("early_start", 1) is None
@@ -175,7 +165,6 @@ def test_env_probe_documented_example(tmp_path: Path) -> None:
 def test_env_probe_rejected_none_exclusion() -> None:
     pr = env_probe_from_json(env_probe(explicit_none_accepted=False, debug_accepted={}), "p").probe
     assert pr.explicit_none_exclusion_accepted is False and pr.explicit_none_exclusion_status == "rejected"
-    assert pr.accepted_debug_values() == {}
 
 
 def test_env_probe_autotune_fixture(upstream: Path) -> None:
@@ -215,68 +204,6 @@ def test_source_sites(tmp_path: Path) -> None:
     assert [g.src.json_path for g in bad.gaps if g.src] == ["120", "abc", "²", "7"]
 
 
-def test_op_summary_autotune_fixture(upstream: Path) -> None:
-    """baseline.csv / candidate.csv: canonical columns, SK row flagged, numbers parsed."""
-    base = op_summary_frame(upstream / "autotune-pipeline" / "baseline.csv")
-    assert list(base.name) == ["static_kernel_GroupedMatmul_hash", "static_kernel_VectorPost_hash"]
-    assert list(base.duration_us) == [8, 10] and list(base.line) == [2, 3]
-    assert list(base.accelerator_core) == ["AI_CORE", "AI_VECTOR_CORE"]
-    assert list(base.aic_scalar_time_us) == ["4", "0"]  # unknown columns kept as text, snake_cased
-    assert not base.is_super_kernel.any()
-    cand = op_summary_frame(upstream / "autotune-pipeline" / "candidate.csv")
-    row = cand.iloc[0]
-    assert bool(row.is_super_kernel) and row.accelerator_core == "MIX_AIC" and row.duration_us == 14
-    assert row["name"].startswith("sk_1_decoder.layer.0.mlp_start_") and row.task_id == 99
-    assert row.file.endswith("candidate.csv")
-
-
-def test_op_summary_msprof_spelling_and_errors(tmp_path: Path) -> None:
-    p = tmp_path / "op_summary_0.csv"
-    p.write_text(
-        "Device_id,Model ID,Task ID,Stream ID,Op Name,OP Type,Task Type,"
-        "Task Start Time(us),Task Duration(us)\n"
-        "0,48,99,1,sk_1_x_start_a_end_b,SuperKernel,MIX_AIC,1710400066473815.523\t,14.5\n"
-    )
-    df = op_summary_frame(p)
-    assert df.iloc[0].start_us == pytest.approx(1710400066473815.523) and df.iloc[0].duration_us == 14.5
-    assert bool(df.iloc[0].is_super_kernel)
-    p.write_text("Name,Type,Start Time(us)\nx,y,1\n")
-    with pytest.raises(ParseError, match="Duration") as ei:
-        op_summary_frame(p)
-    assert ei.value.line == 1
-    p.write_text("Name,Type,Start Time(us),Duration(us)\nx,y,1,2\nz,w,3,abc\n")
-    with pytest.raises(ParseError, match="a number in column 'Duration\\(us\\)'") as ei:
-        op_summary_frame(p)
-    assert ei.value.line == 3
-    with pytest.raises(ParseError):
-        op_summary_frame(tmp_path / "none.csv")
-
-
-def test_layer_map_fixture_labels_ops(upstream: Path) -> None:
-    """layer-map.json: task ids 10..99 of model 48 are layer 0 — all baseline and candidate rows."""
-    fx = upstream / "autotune-pipeline"
-    layers = layer_map_frame(fx / "layer-map.json")
-    assert layers[["layer", "model_id", "start_task_id", "end_task_id"]].values.tolist() == [
-        [0, "48", 10, 99]
-    ]
-    assert layers.iloc[0].json_path == "task_ranges[0]"
-    base = op_summary_frame(fx / "baseline.csv")
-    assert list(assign_layers(base, layers)) == [0, 0]
-    cand = op_summary_frame(fx / "candidate.csv")
-    cand.loc[0, "task_id"] = 100
-    assert assign_layers(cand, layers).isna().all()
-
-
-def test_layer_map_wrong_types(tmp_path: Path) -> None:
-    p = tmp_path / "layer-map.json"
-    p.write_text('{"task_ranges": [{"layer": 0, "start_task_id": "10", "end_task_id": 99}]}')
-    with pytest.raises(ParseError, match="task_ranges\\[0\\].start_task_id to be an integer"):
-        layer_map_frame(p)
-    p.write_text('{"task_ranges": [{"layer": 0, "start_task_id": 10, "end_task_id": 9}]}')
-    with pytest.raises(ParseError, match="end_task_id to be an integer >= start_task_id 10"):
-        layer_map_frame(p)
-
-
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
     lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=10), c, max_size=4),
@@ -310,7 +237,7 @@ def test_fuzz_json_values_only_parse_error(value: object, key: str) -> None:
 def test_fuzz_bytes_only_parse_error(tmp_path: Path, data: bytes) -> None:
     p = tmp_path / "x.json"
     p.write_bytes(data)
-    for fn in (parse_run_json, parse_env_probe, parse_source_sites, op_summary_frame, layer_map_frame):
+    for fn in (parse_run_json, parse_env_probe, parse_source_sites):
         with contextlib.suppress(ParseError):
             fn(p)
 

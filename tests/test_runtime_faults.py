@@ -397,10 +397,6 @@ def test_row23_torchair_fixture_end_to_end(upstream: Path) -> None:
     assert de.symbol_name.endswith("__kernel0_middle_split3")
     assert (de.core_id, de.offset, de.symbol_size, de.symbol_offset) == (3, 0x68B8, 0x1914, 0x6800)
     assert de.offset_consistent and de.symbol_contains_offset
-    frame = res.faults_frame()
-    assert list(frame["type"]) == ["KernelFaultLine", "KernelFaultLine", "ErrorTracking", "DumpException"]
-    assert list(frame["line"]) == [1, 2, 3, 4]
-    assert frame.loc[2, "sk_scope"] == "sp1"
     assert len(list(scan_plog(f))) == 4
 
 
@@ -450,9 +446,6 @@ def test_row11_error_manager_block(tmp_path: Path) -> None:
     assert [u.text for u in res.unrecognized] == [
         '(Please search "Ascend Error Message" for error code description)'
     ]
-    frame = res.error_manager_frame()
-    assert frame["record_type"].isna().tolist()[:2] == [True, False]
-    assert frame.loc[1, "record_type"] == "CoreErrorReport" and frame.loc[1, "core_id"] == 11
     # new-style header with pid and timestamp
     new = parse_error_manager_line(
         "EZ9999[PID: 2574461] 2026-03-01-10:00:00.000.000 (EZ9999):  " + sb.core_report_msg(a5=True),

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import json
-import tracemalloc
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -17,13 +19,11 @@ from skdbg.parsers.sk_prof import (
     MODEL,
     OTHER,
     SK,
-    ProfIssues,
+    ProfEvent,
     ProfReader,
     child_summary,
-    parse_sk_prof,
     prof_device_id,
-    sk_summary,
-    stream_child_summary,
+    prof_frame,
 )
 from skdbg.scenebuilder.jsonart import (
     SkProfWriter,
@@ -35,6 +35,26 @@ from skdbg.scenebuilder.jsonart import (
 )
 
 SKN = "sk_3_decoder_start_MatMul_1_end_Add_2"
+
+
+@dataclass
+class _Read:
+    """A whole file read through the streaming reader (what the evidence layer does)."""
+
+    reader: ProfReader
+    events: list[ProfEvent]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.reader, name)
+
+    def to_frame(self) -> pd.DataFrame:
+        return prof_frame(self.events)
+
+
+def parse_sk_prof(path: Path) -> _Read:
+    reader = ProfReader(path)
+    events = list(reader)
+    return _Read(reader, events)
 
 
 def _bodies() -> list[str]:
@@ -242,7 +262,7 @@ def test_small_chunks_same_result(tmp_path: Path) -> None:
 
 
 def test_prof_frame_and_summaries(tmp_path: Path) -> None:
-    """Per-child aggregation on the frame equals the streaming aggregation."""
+    """Per-child aggregation on the frame of every event (the `inspect` child table)."""
     p = _write_real(tmp_path / "sk_prof_device_0.json", _bodies())
     df = parse_sk_prof(p).to_frame()
     assert list(df.columns[:3]) == ["file", "line", "json_path"]
@@ -254,38 +274,6 @@ def test_prof_frame_and_summaries(tmp_path: Path) -> None:
         ["Add_2", 3, 2, 2, 0, 2, 6.0, 3.25],
     ]
     assert list(cs.first_ts) == [100.0, 107.0] and list(cs.last_end) == [106.5, 110.25]
-    streamed = stream_child_summary(p)
-    assert streamed.values.tolist() == cs.values.tolist()
-    sks = sk_summary(df)
-    assert list(sks.func_name) == [SKN, ""] and list(sks.max_dur) == [12.0, 12.5]
-
-
-def test_row65_large_file_streamed_with_bounded_memory(tmp_path: Path) -> None:
-    """Row 65: ≥200k events are streamed; peak traced memory stays far below the file size."""
-    n = 200_000
-
-    def bodies():  # type: ignore[no-untyped-def]
-        for i in range(n):
-            core = i % 75
-            yield prof_child_body(
-                i % 24, 24, f"Child_{i % 16}", core, i * 0.5, 0.25 + (i % 7), node_id=i % 16
-            )
-
-    p = write_sk_prof(tmp_path / "sk_prof_device_0.json", bodies())
-    size = p.stat().st_size
-    assert size > 25_000_000
-    tracemalloc.start()
-    try:
-        issues = ProfIssues()
-        summary = stream_child_summary(p, issues)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    assert issues.gaps == [] and issues.unrecognized == []
-    assert len(summary) == 16 and int(summary.events.sum()) == n
-    assert float(summary.total_dur.sum()) == pytest.approx(sum(0.25 + (i % 7) for i in range(n)))
-    assert set(summary.cores) == {75}
-    assert peak < size / 5, (peak, size)
 
 
 json_values = st.recursive(

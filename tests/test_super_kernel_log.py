@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from skdbg.parsers.filelog import FORMAT_ERROR
 from skdbg.parsers.skmeta_lines import iter_meta_text
-from skdbg.parsers.super_kernel_log import SuperKernelLogResult, iter_filelog_records, parse_super_kernel_log
+from skdbg.parsers.super_kernel_log import SuperKernelLogResult, parse_super_kernel_log
 from skdbg.scenebuilder.skmeta import (
     LogStyle,
     NodeSpec,
@@ -136,7 +136,6 @@ def test_bind_map_and_child_binary_facts(tmp_path: Path) -> None:
         0x1000,
         0x1800,
     )
-    assert res.child_by_dev_addr()[0x124080B00000] is c
     s = res.split_symbols[0]
     assert (s.func_name, s.split, s.core, s.symbol, s.size, s.bind) == (
         "QuantBatchMatmulV3_a",
@@ -188,12 +187,10 @@ def test_task_order_facts(tmp_path: Path) -> None:
     assert (t.index, t.node_type, t.node.node_id) == (0, "KERNEL", 18)
     w = res.deferred_waits[0]
     assert (w.get("waitNodeId"), w.get("finalIdx"), w.get("targetKernelIdx")) == (19, 3, 2)
-    assert res.tasks_reordered
 
 
 def test_profiling_buffer_full_and_fail_summary(tmp_path: Path) -> None:
     res = _parse(tmp_path)
-    assert res.profiling_incomplete
     s = res.fail_summaries[0]
     assert (s.total_nodes, s.fusible_nodes, s.unfusible_nodes, s.breakdown) == (
         40,
@@ -208,13 +205,6 @@ def test_handler_and_plain_lines_are_counted_not_unrecognized(tmp_path: Path) ->
     assert res.handler_lines == 2
     assert res.plain_text_lines == 1
     assert res.unrecognized == []
-    recs = list(iter_filelog_records(tmp_path / "super_kernel.log"))
-    assert len(recs) == len(_records())
-    prefix, msg, src = recs[-1]
-    assert (
-        prefix is not None and prefix.func == "IsSuperKernelException" and msg.startswith("Exception is from")
-    )
-    assert src.line == len(_records())
 
 
 def test_frames(tmp_path: Path) -> None:

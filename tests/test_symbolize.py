@@ -39,12 +39,12 @@ def test_base_from_bin_files_name(tmp_path: Path) -> None:
 
 def test_row74_demangled_display(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path, variants = _child(tmp_path)
-    dm.clear_cache()
+    monkeypatch.setattr(dm, "_cache", {})  # nothing remembered from other tests
     monkeypatch.setattr(dm.shutil, "which", lambda _n: None)
     (raw,) = symbolize(path, [BASE + variants[3][1]])
     assert raw.demangled == raw.symbol == "_Z13add_custom_skILj3EEvv"
     monkeypatch.undo()
-    dm.clear_cache()
+    monkeypatch.setattr(dm, "_cache", {})
     (shown,) = symbolize(path, [BASE + variants[3][1]])
     if dm.demangler_path() is not None:
         assert shown.demangled == "void add_custom_sk<3u>()"

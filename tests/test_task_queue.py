@@ -67,8 +67,6 @@ def test_row60_single_scope_exact_values(tmp_path: Path) -> None:
     aiv2 = s.aiv.tasks[1]
     assert aiv2.debug_flags == ("debug_sync_all", "cross_core_sync_check")
     assert aiv2.entries == (E[0],)
-    assert [t.type for t in s.tasks_for_node(2)] == ["FUNC", "EVENT_NOTIFY"]
-    assert res.debug_bits_seen() == ("dcci_after_child", "debug_sync_all", "cross_core_sync_check")
 
 
 def test_row60_three_scopes_unsorted_and_queue_without_taskque(tmp_path: Path) -> None:
@@ -93,9 +91,6 @@ def test_row60_three_scopes_unsorted_and_queue_without_taskque(tmp_path: Path) -
     assert (row.queue, row.node_index, row.args, row.entry0) == ("aic", 5, 0x20, E[0])
     assert row.json_path == "scopes[0].taskQueues.aic.taskQue.taskInfos[0]"
     assert list(df.columns[:3]) == ["file", "line", "json_path"]
-    qf = res.queue_frame()
-    assert len(qf) == 6
-    assert bool(qf[(qf.scope_id == 7) & (qf.queue == "aiv")].has_task_que.iloc[0]) is False
 
 
 def test_row60_literal_upstream_shape(tmp_path: Path) -> None:

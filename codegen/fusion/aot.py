@@ -23,19 +23,6 @@ class AotKernelType(enum.Enum):
     DEFAULT = "DEFAULT"
 
 
-def normalize_kernel_type(func_type: str, ratio: tuple[int, int] | None = None) -> AotKernelType:
-    """``NormalizeKernelType``: CUBE→AIC_ONLY, VECTOR→AIV_ONLY, MIX (c, v): v 0→AIC_ONLY, 1→1:1, 2→1:2 (item 65)."""
-    if func_type == "CUBE":
-        return AotKernelType.AIC_ONLY
-    if func_type == "VECTOR":
-        return AotKernelType.AIV_ONLY
-    if func_type == "MIX" and ratio is not None:
-        return {0: AotKernelType.AIC_ONLY, 1: AotKernelType.MIX_AIC_1_1, 2: AotKernelType.MIX_AIC_1_2}.get(
-            ratio[1], AotKernelType.DEFAULT
-        )
-    return AotKernelType.DEFAULT
-
-
 @dataclass(frozen=True)
 class AotFunc:
     """One FUNC task of a scope: its queue kind and block count."""
@@ -136,11 +123,6 @@ class CapBits:
     disable_sche_mode: bool
 
 
-def parse_cap(cap: int) -> CapBits:
-    """Decode an SK_BIND cap (item 66)."""
-    return CapBits(bool(cap & 1), bool(cap & 2), bool(cap & 4), bool(cap & 8))
-
-
 class FuncDebug(enum.IntFlag):
     """FUNC task ``debugOptions`` bits."""
 
@@ -163,32 +145,6 @@ class DcciOptions:
     cross_core_sync_check: bool = False
 
 
-def func_debug_options(kernel: str, cap: int, opts: DcciOptions) -> FuncDebug:
-    """FUNC ``debugOptions``: 0x1 when the cap or ``dcci_disable_on_kernel`` disables DCCI; a name-list
-    disable with no before/after option falls back to DCCI after the kernel end (0x8); 0x20 = after-end
-    or not disabled (item 66)."""
-    bits = FuncDebug(0)
-    listed = kernel in opts.disable_on_kernel
-    disabled = parse_cap(cap).disable_dcci or listed
-    before = kernel in opts.before_kernel_start
-    after = kernel in opts.after_kernel_end
-    if listed and not opts.before_kernel_start and not opts.after_kernel_end:
-        after = True
-    if disabled:
-        bits |= FuncDebug.DISABLE_DCCI
-    if opts.debug_sync_all:
-        bits |= FuncDebug.DEBUG_SYNC_ALL
-    if before:
-        bits |= FuncDebug.DCCI_BEFORE_START
-    if after:
-        bits |= FuncDebug.DCCI_AFTER_END
-    if opts.cross_core_sync_check:
-        bits |= FuncDebug.CROSS_CORE_SYNC_CHECK
-    if after or not disabled:
-        bits |= FuncDebug.DCCI_AFTER_FUNC
-    return bits
-
-
 class OpState(enum.IntEnum):
     """Interpreter progress written into COND."""
 
@@ -196,15 +152,3 @@ class OpState(enum.IntEnum):
     OP_LAUNCHED = 2
     OP_FINISHED = 3
     ENTRY_FINISHED = 4
-
-
-def model_scope_word(model_idx: int, scope_id: int) -> int:
-    """``SkHeaderInfo.modelIdIndexAndSkScopeId`` = modelIdx << 32 | scopeId << 16."""
-    return (model_idx << 32) | (scope_id << 16)
-
-
-def cond_breadcrumb(model_idx: int, scope_id: int, task_index: int, state: OpState) -> int:
-    """The value the interpreter passes to ``set_cond`` (item 68): header word | opState | index << 8."""
-    if not 0 <= task_index <= 0xFF:
-        raise ValueError(f"task index {task_index} does not fit the 8-bit COND field")
-    return model_scope_word(model_idx, scope_id) | int(state) | (task_index << 8)

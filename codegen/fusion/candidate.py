@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skdbg.atomic import OutputNotEmptyError, safe_name, write_tree
+from skdbg.atomic import safe_name, write_tree
 from skdbg.codegen.fusion.candidate_sk import describe_scope
 from skdbg.codegen.fusion.plan import plan_scopes
 from skdbg.codegen.fusion.plan_model import (
@@ -55,8 +56,8 @@ class CandidateError(ValueError):
     """The proposal cannot be regenerated (blocked, malformed, or not matching the scene)."""
 
 
-class OutputExistsError(CandidateError):
-    """The output folder already holds something; it is never overwritten (a usage error)."""
+#: how the candidate folder is named in the refusal messages
+CANDIDATE_WHAT = "candidate folder"
 
 
 def load_proposal(path: Path) -> tuple[dict[str, Any], dict[str, Any] | None]:
@@ -387,9 +388,10 @@ def _run_json(scene: Path) -> dict[str, Any]:
     return doc if isinstance(doc, dict) else {}
 
 
-def write_candidate(candidate: Candidate, out: Path) -> None:
-    """Write atomically: into a temporary sibling, then one rename. ``out`` must not exist (or be empty)."""
-    try:
-        write_tree(out, candidate.files)
-    except OutputNotEmptyError:
-        raise OutputExistsError(f"{out}: already exists and is not an empty directory") from None
+def write_candidate(
+    candidate: Candidate, out: Path, *, force: bool = False, inputs: Sequence[Path] = ()
+) -> None:
+    """Write atomically by the output-folder convention of :mod:`skdbg.atomic`: into a temporary
+    sibling, then one rename; a non-empty ``out`` is refused unless ``force`` (never one holding
+    ``inputs``, the scene and source root)."""
+    write_tree(out, candidate.files, force=force, what=CANDIDATE_WHAT, inputs=inputs)

@@ -216,6 +216,35 @@ def _check_function_names(child: Child, soc: SocInfo, where: str) -> None:
             )
 
 
+def _identifier(value: object, where: str, path: str) -> None:
+    """Refuse a value that generated C++ would use as a name unless it is a C identifier.
+
+    Child JSON comes from other people's builds; a ``kernelName`` holding a newline once wrote an
+    ``#include`` line into the SK source. Names are checked here, once, at the model boundary, so no
+    template or string builder downstream needs to escape them.
+    """
+    if not isinstance(value, str) or not _IDENT.fullmatch(value):
+        raise FusionInputError(f"{where}: {path} {value!r}: expected a C identifier")
+
+
+def _check_generated_names(child: Child, info: dict[str, Any], where: str) -> None:
+    """Every child value that reaches generated source as a name is an identifier (kernel, functions)."""
+    _identifier(info.get("kernelName"), where, "kernelName")
+    for key, entry in child.called.items():
+        if key == "dynamic_func_names" and isinstance(entry, dict):
+            for tiling, names in entry.items():
+                if isinstance(names, dict):
+                    for need, name in names.items():
+                        if need != "kernel_type":
+                            _identifier(
+                                name, where, f"sub_operator_kernel_name.dynamic_func_names.{tiling}.{need}"
+                            )
+        elif isinstance(entry, dict) and "func_name" in entry:
+            _identifier(entry["func_name"], where, f"sub_operator_kernel_name.{key}.func_name")
+    for i, param in enumerate(info.get("sub_operator_params") or []):
+        _identifier(param, where, f"sub_operator_params[{i}]")
+
+
 def _child(index: int, op: ChildOp, opts: SkOptions, soc: SocInfo) -> Child:
     info = op.info
     where = f"{op.source} (op {index})"
@@ -259,6 +288,7 @@ def _child(index: int, op: ChildOp, opts: SkOptions, soc: SocInfo) -> Child:
             f"read sub op json file failed, json name {where}, reason is: missing or bad {err}"
         ) from None
     _check_function_names(child, soc, where)
+    _check_generated_names(child, info, where)
     if op.task_type not in ("normal", "dynamic"):
         raise FusionInputError(f"{where}: task_type {op.task_type!r}, expected 'normal' or 'dynamic'")
     if opts.early_start.value == 0 and (child.early_start_set or child.early_start_wait):
@@ -448,11 +478,22 @@ def _workspace(opts: SkOptions, kind: KernelType, block: int, n_children: int) -
     return blocks * base
 
 
+#: the output folder holds ``<kernel_name>_kernel.cpp``; a file name is at most NAME_MAX (255) bytes
+_NAME_MAX = 255
+_KERNEL_FILE_SUFFIX = "_kernel.cpp"
+
+
 def build_model(request: SkRequest) -> SkModel:
     """Read the children and derive everything the source and the compiled JSON need."""
     if not _IDENT.fullmatch(request.kernel_name):
         raise FusionInputError(
             f"kernel_name {request.kernel_name!r}: expected a C identifier (it names the entry and the output files)"
+        )
+    size = len(request.kernel_name) + len(_KERNEL_FILE_SUFFIX)  # an identifier is ASCII: bytes = chars
+    if size > _NAME_MAX:
+        raise FusionInputError(
+            f"kernel_name is {len(request.kernel_name)} characters long: too long for the output file name "
+            f"<kernel_name>{_KERNEL_FILE_SUFFIX} (at most {_NAME_MAX - len(_KERNEL_FILE_SUFFIX)})"
         )
     opts = parse_options(request.options)
     soc = soc_info(request.soc, request.vector_core_cnt, request.ai_core_cnt)
@@ -522,9 +563,10 @@ def load_ops_json(path: Path) -> SkRequest:
         child_path = path.parent / entry["json"]
         try:
             info = json.loads(child_path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        except (OSError, ValueError) as err:  # ValueError: bad UTF-8 or JSON, a NUL in the path
+            shown = str(child_path).replace("\0", "\\0")  # a NUL must not reach the terminal
             raise FusionInputError(
-                f"read sub op json file failed, json name {child_path}, reason is: {err}"
+                f"read sub op json file failed, json name {shown}, reason is: {err}"
             ) from None
         if not isinstance(info, dict):
             raise FusionInputError(f"{child_path}: expected a JSON object")

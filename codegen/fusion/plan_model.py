@@ -92,14 +92,6 @@ class OpDag:
             out.setdefault(n.stream, []).append(n)
         return out
 
-    def notifies(self) -> dict[int, list[int]]:
-        """event id → notify-side node ids (a wait is gated by these)."""
-        out: dict[int, list[int]] = {}
-        for n in self.nodes:
-            if n.kind in NOTIFY_KINDS and n.event_id is not None:
-                out.setdefault(n.event_id, []).append(n.node_id)
-        return out
-
     def with_changes(self, changes: dict[int, dict[str, object]]) -> OpDag:
         """A copy with some node fields replaced (candidate edits: flags, fail reasons)."""
         unknown = set(changes) - {n.node_id for n in self.nodes}
@@ -159,9 +151,6 @@ class Plan:
     scopes: tuple[PlannedScope, ...]
     unfused: dict[int, str]
     passes: tuple[str, ...]
-
-    def fused_kernel_sets(self) -> list[tuple[int, ...]]:
-        return [s.kernels(self.dag) for s in self.scopes if s.kernels(self.dag)]
 
     def scope_of(self) -> dict[int, int]:
         """nodeId → index of its planned scope."""

@@ -243,17 +243,6 @@ def models_of_scene(scene: str | Path) -> list[ModelDir]:
     return list(discover_sk_meta(scene).models)
 
 
-def kernel_functions(plan: Plan) -> list[list[str]]:
-    """Per predicted SK, its kernels' funcNames in order — the process-independent identity V3 needs
-    (nodeIds are renumbered in every process, triage.md §5.1 V3)."""
-    nodes = plan.dag.by_id()
-    return [
-        [nodes[i].func_name or f"node{i}" for i in s.kernels(plan.dag)]
-        for s in plan.scopes
-        if s.kernels(plan.dag)
-    ]
-
-
 def compare_functions(expected: list[list[str]], model: ModelDir) -> list[str]:
     """Gate V3 on a fresh scene: do its SKs hold exactly the expected kernel funcName lists (in order)?"""
     fused = _fused(model)

@@ -196,7 +196,9 @@ def collect(req: CollectRequest) -> CollectResult:
         )
     notes: list[Note] = []
     run: dict[str, Any] = {"pid": req.pid}
-    with staged_dir(req.out, force=req.force) as tmp:
+    inputs = tuple(p for p in (req.log_dir, req.sk_meta, req.source_root) if p is not None)
+    # --force never replaces a folder holding what is being collected (the logs, sk_meta, the source)
+    with staged_dir(req.out, force=req.force, inputs=inputs) as tmp:
         put = _Placer(tmp, req.link)
         _plogs(req, proc, put, run, notes)
         _device(req, folder, proc, put, run, notes)

@@ -19,6 +19,7 @@ from skdbg.parsers.evidence import Evidence
 from skdbg.parsers.fsguard import real_path
 from skdbg.parsers.run_identity import EnvProbe, RunFile, RunIdentity, parse_run_json
 from skdbg.scene import Scene, evidence_for, open_scene
+from skdbg.triage.markers import ModelSource
 from skdbg.triage.model import EvidenceItem
 
 #: files above this size are never read whole to quote one line (plogs can be GBs)
@@ -205,4 +206,32 @@ def open_context(
     )
 
 
-__all__ = ["TriageContext", "TriageOptions", "open_context"]
+def check_run_json(ctx: TriageContext) -> None:
+    """A malformed scene run.json is bad input, not a gap: raise its ParseError (CLI exit 3).
+
+    Why not a gap: the gate would otherwise report a run identity that was merely unreadable as
+    "missing". With ``--run`` the override was parsed eagerly by :func:`open_context` already.
+    """
+    if ctx.run_override is None:
+        _ = ctx.evidence.run
+        errors = ctx.evidence.errors.get("run_json")
+        if errors:
+            raise errors[0]
+
+
+def check_inputs(ctx: TriageContext) -> None:
+    """Read now what the analysis would refuse later: the run manifest and the model source.
+
+    Raises :class:`ParseError` (CLI exit 3, one line) for a malformed ``run.json`` or a model source
+    (``candidate.marker_file``) that is not Python. Why eagerly: ``analyze`` then fails the same way
+    whatever path the verdict takes, and ``skdbg tui`` can refuse the scene before the UI starts with
+    the very message ``analyze`` prints (both call this; neither copies it).
+    """
+    check_run_json(ctx)
+    run = ctx.run
+    marker = ctx.marker_file()
+    if marker is not None and run is not None and run.candidate is not None:
+        ModelSource(marker, run.candidate.marker_file or marker.name)
+
+
+__all__ = ["TriageContext", "TriageOptions", "check_inputs", "check_run_json", "open_context"]

@@ -14,7 +14,7 @@ from typing import Any
 from skdbg.parsers.run_identity import RunIdentity
 from skdbg.triage.attribution import attribute
 from skdbg.triage.confidence import grade
-from skdbg.triage.context import TriageContext, TriageOptions, open_context
+from skdbg.triage.context import TriageContext, TriageOptions, check_run_json, open_context
 from skdbg.triage.gate import run_gate
 from skdbg.triage.localize import localize
 from skdbg.triage.model import Analysis, ArtifactRef, SceneInfo
@@ -84,11 +84,7 @@ def analyze_context(ctx: TriageContext) -> Analysis:
     A malformed run.json (or ``--run`` file) is bad input, not a gap: the gate would otherwise
     report a run identity that was merely unreadable as "missing" (issue: exit 3).
     """
-    if ctx.run_override is None:
-        _ = ctx.evidence.run
-        errors = ctx.evidence.errors.get("run_json")
-        if errors:
-            raise errors[0]
+    check_run_json(ctx)
     loc = localize(ctx)
     gate = run_gate(ctx, loc)
     att = attribute(ctx, loc)

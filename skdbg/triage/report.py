@@ -23,7 +23,7 @@ from typing import Any
 
 import jinja2
 
-from skdbg.atomic import write_tree
+from skdbg.atomic import ensure_fresh_dir, write_tree
 from skdbg.glossary import titled
 from skdbg.parsers.common import ParseError
 from skdbg.parsers.fsguard import open_regular, real_path
@@ -139,7 +139,7 @@ LABELS: dict[str, dict[str, str]] = {
 
 
 class ReportError(ValueError):
-    """The report cannot be written where asked (inside the scene, or over an existing report)."""
+    """The report cannot be written as asked (an unknown report language)."""
 
 
 def redact(text: str) -> str:
@@ -501,8 +501,16 @@ def _context(
 # ------------------------------------------------------------------------------------------ writer
 
 
-def _inside(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
+#: how the report folder is named in the refusal messages
+REPORT_WHAT = "report folder"
+
+
+def check_report_dir(scene_root: Path, out_dir: str | os.PathLike[str], *, force: bool = False) -> None:
+    """Refuse (:class:`~skdbg.atomic.OutputNotEmptyError`) an ``out_dir`` inside the scene (the scene
+    is sealed), an existing non-empty one without ``force``, and one that holds the scene. Called
+    before the analysis too, so a refused folder costs nothing."""
+    root = scene_root.resolve()
+    ensure_fresh_dir(Path(out_dir), force=force, what=REPORT_WHAT, inputs=[root], sealed=[root])
 
 
 def write_report(
@@ -512,22 +520,19 @@ def write_report(
     *,
     lang: str = "en",
     verification: Sequence[GateCheck] | None = None,
+    force: bool = False,
 ) -> list[Path]:
     """Write the failure-scene report folder (§6.2) and return its files.
 
-    Refuses an ``out_dir`` inside the scene or an existing non-empty ``out_dir`` (a sealed report is
-    never overwritten — append a new folder instead). Atomic: everything is rendered into a temp dir
-    beside ``out_dir`` and renamed; on any error nothing is left behind.
+    The output-folder convention of :mod:`skdbg.atomic` (see :func:`check_report_dir`): a sealed
+    report is never overwritten unless ``force`` replaces it whole; everything is rendered into a
+    temp dir beside ``out_dir`` and renamed, so on any error nothing is left behind.
     """
     if lang not in LABELS:
         raise ReportError(f"unknown report language {lang!r} (en, zh)")
     out = Path(out_dir).resolve()
     scene_root = ctx.root.resolve()
-    if _inside(out, scene_root):
-        raise ReportError(f"refusing to write the report inside the scene {scene_root} (the scene is sealed)")
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise ReportError(f"{out} exists and is not empty: a sealed report is never overwritten")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    check_report_dir(scene_root, out, force=force)
     index = evidence_index(ctx)
     record = failure_record(ctx, analysis, index, verification)
     context = _context(ctx, analysis, index, record, lang, verification)
@@ -540,7 +545,7 @@ def write_report(
         "evidence_index.json": _dump(evidence_record(ctx, analysis, index)),
         "analysis.json": _dump(analysis.to_json()),
     }
-    write_tree(out, files)
+    write_tree(out, files, force=force, what=REPORT_WHAT, inputs=[scene_root], sealed=[scene_root])
     return [out / name for name in REPORT_FILES]
 
 
@@ -552,7 +557,9 @@ __all__ = [
     "LABELS",
     "NINE_FIELDS",
     "REPORT_FILES",
+    "REPORT_WHAT",
     "ReportError",
+    "check_report_dir",
     "environment",
     "diagnostic_mode",
     "evidence_index",

@@ -2,7 +2,8 @@
 
 Why this shape (harlequin/posting, ecosystem.md §1.8): the app owns the state and the workers;
 screens only draw it. The analysis runs in a thread worker (``@work(thread=True)``) that reports
-with messages, so the UI paints at once and stays responsive; Esc cancels between stages.
+with messages, so the UI paints at once and stays responsive; Esc cancels between stages. When it
+fails or is cancelled every screen says so, and ``app.retry`` (ctrl+r) runs it again.
 """
 
 from __future__ import annotations
@@ -11,17 +12,19 @@ from pathlib import Path
 from typing import ClassVar
 
 from textual import work
-from textual.app import App
 from textual.binding import BindingType
 from textual.worker import get_current_worker
 
 from skdbg.parsers.common import ParseError
+from skdbg.triage.context import TriageContext
 from skdbg.triage.model import EvidenceItem
+from skdbg.tui.appbase import SkdbgBaseApp
 from skdbg.tui.commands import SkdbgCommands
-from skdbg.tui.keymap import APP_BINDINGS, KeymapError, load_keymap
+from skdbg.tui.keymap import APP_BINDINGS, RETRY_KEY
 from skdbg.tui.messages import AnalysisFailed, AnalysisProgress, AnalysisReady
+from skdbg.tui.prompt import PromptScreen
 from skdbg.tui.screens.base import TriageScreen
-from skdbg.tui.screens.dialogs import ExplainScreen, HelpScreen, PromptScreen
+from skdbg.tui.screens.dialogs import ExplainScreen, HelpScreen
 from skdbg.tui.screens.evidence import EvidenceScreen
 from skdbg.tui.screens.log import LogScreen
 from skdbg.tui.screens.overview import OverviewScreen
@@ -32,11 +35,10 @@ from skdbg.tui.state import Cancelled, TriageState, run_analysis
 from skdbg.tui.widgets.text import analysis_codes
 
 
-class SkdbgApp(App[None]):
+class SkdbgApp(SkdbgBaseApp):
     TITLE = "skdbg"
-    CSS_PATH = "app.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [*APP_BINDINGS]
-    COMMANDS = App.COMMANDS | {SkdbgCommands}
+    COMMANDS = SkdbgBaseApp.COMMANDS | {SkdbgCommands}
     MODES = {
         "overview": OverviewScreen,
         "evidence": EvidenceScreen,
@@ -49,32 +51,27 @@ class SkdbgApp(App[None]):
         self,
         scene: Path | None,
         *,
+        ctx: TriageContext | None = None,
         report_dir: Path | None = None,
         screenshot_dir: Path | None = None,
         keymap: dict[str, str] | None = None,
         missing: str | None = None,
     ) -> None:
-        super().__init__()
+        super().__init__(keymap=keymap, screenshot_dir=screenshot_dir)
         self.scene = scene
         self.report_dir = report_dir
-        self.screenshot_dir = screenshot_dir
-        self._user_keymap = keymap
+        self._ctx = ctx  # opened and checked by `skdbg tui` before the UI started: used once
         self.state: TriageState | None = None
         self.version = 0
         self.status_text = missing or "analysis running…"
+        self.analysis_stopped = False  # failed or cancelled: the screens say so, ctrl+r retries
         if scene is not None:
             self.sub_title = scene.name
 
     # ------------------------------------------------------------------ start-up and analysis
 
     def on_mount(self) -> None:
-        try:
-            keymap = self._user_keymap if self._user_keymap is not None else load_keymap()
-        except KeymapError as exc:
-            keymap = {}
-            self.notify(str(exc), title="keymap ignored", severity="error", timeout=10)
-        if keymap:
-            self.set_keymap(keymap)
+        self.apply_keymap()
         self.switch_mode("overview")
         if self.scene is not None:
             self.analyse(self.scene)
@@ -82,14 +79,15 @@ class SkdbgApp(App[None]):
     @work(thread=True, exclusive=True, group="analysis", description="analyse the scene", exit_on_error=False)
     def analyse(self, scene: Path) -> None:
         worker = get_current_worker()
+        ctx, self._ctx = self._ctx, None
 
         def progress(stage: str, done: int, total: int) -> None:
             self.post_message(AnalysisProgress(stage, done, total))
 
         try:
-            state = run_analysis(scene, progress, lambda: worker.is_cancelled)
+            state = run_analysis(scene, progress, lambda: worker.is_cancelled, ctx=ctx)
         except Cancelled as exc:
-            self.post_message(AnalysisFailed(f"{exc} — restart skdbg to analyse again"))
+            self.post_message(AnalysisFailed(str(exc)))
         except ParseError as exc:
             self.post_message(AnalysisFailed(f"cannot analyse {scene}: {exc}"))
         except Exception as exc:  # an engine bug must not leave the UI "running" forever
@@ -108,12 +106,30 @@ class SkdbgApp(App[None]):
     def on_analysis_ready(self, message: AnalysisReady) -> None:
         self.state = message.state
         self.status_text = "ready"
+        self.analysis_stopped = False
         self.bump()
 
     def on_analysis_failed(self, message: AnalysisFailed) -> None:
-        self.status_text = message.error
+        self.analysis_stopped = True
+        self.status_text = (
+            f"analysis stopped: {message.error} — press {self.key_for('app.retry', RETRY_KEY)} to retry"
+        )
         self.notify(message.error, title="analysis stopped", severity="error", timeout=10)
         self._sync()
+
+    def action_retry(self) -> None:
+        """Run the analysis again after it failed or was cancelled (the scene is re-read from disk)."""
+        if any(w.group == "analysis" and w.is_running for w in self.workers):
+            self.notify("the analysis is still running", severity="warning")
+        elif self.scene is None:
+            self.notify("no scene to analyse: run `skdbg tui SCENE`", severity="warning")
+        elif self.state is not None:
+            self.notify("the analysis is complete: nothing to retry", timeout=3)
+        else:
+            self.analysis_stopped = False
+            self.status_text = "analysis running…"
+            self._sync()
+            self.analyse(self.scene)
 
     def bump(self) -> None:
         """The state changed: the visible screen redraws now, hidden ones when resumed."""
@@ -165,24 +181,6 @@ class SkdbgApp(App[None]):
             self.copy_text(text)
         else:
             self.notify("nothing selected to copy", severity="warning")
-
-    def copy_text(self, text: str) -> None:
-        self.copy_to_clipboard(text)
-        self.notify(f"copied {len(text)} characters", timeout=3)
-
-    def action_svg_screenshot(self) -> None:
-        where = self.screenshot_dir or Path.cwd()
-        path = self.save_screenshot(path=str(where))
-        self.notify(f"screenshot saved: {path}", timeout=5)
-
-    def action_next_theme(self) -> None:
-        names = sorted(self.available_themes)
-        current = names.index(self.theme) if self.theme in names else -1
-        self.set_theme(names[(current + 1) % len(names)])
-
-    def set_theme(self, name: str) -> None:
-        self.theme = name
-        self.notify(f"theme: {name}", timeout=2)
 
     # ------------------------------------------------------------------ jump to evidence
 

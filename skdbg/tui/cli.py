@@ -1,4 +1,5 @@
-"""``skdbg tui SCENE`` and ``skdbg`` with no arguments (the bundled example scene).
+"""``skdbg tui SCENE``, ``skdbg tui PLOG…`` (the log viewer alone) and ``skdbg`` with no arguments
+(the bundled example scene).
 
 Why here and not in skdbg/cli.py: the TUI's entry points import textual; the headless CLI wires
 these in lazily so ``skdbg analyze`` never pays for (or depends on) the UI.
@@ -6,10 +7,17 @@ these in lazily so ``skdbg analyze`` never pays for (or depends on) the UI.
 
 from __future__ import annotations
 
-import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+from skdbg.cli_errors import EXIT_CODES_HELP, EXIT_USAGE, cli_errors, fail
+from skdbg.parsers.common import ParseError
+
+if TYPE_CHECKING:
+    from skdbg.triage.context import TriageContext
 
 EXAMPLE = "aiv-fault-add-custom"
 
@@ -31,8 +39,11 @@ def missing_example_text() -> str:
     )
 
 
-def launch(scene: Path | None) -> None:
-    """Run the TUI on ``scene``; None opens the bundled example (or says clearly it is missing)."""
+def launch(scene: Path | None, *, ctx: TriageContext | None = None) -> None:
+    """Run the TUI on ``scene``; None opens the bundled example (or says clearly it is missing).
+
+    ``ctx`` is the scene already opened and checked by the command (the UI does not open it twice).
+    """
     from skdbg.tui.app import SkdbgApp
 
     missing: str | None = None
@@ -41,29 +52,56 @@ def launch(scene: Path | None) -> None:
         if scene is None:
             missing = missing_example_text()
             click.echo(f"skdbg: {missing}", err=True)
-    SkdbgApp(scene, missing=missing).run()
+    SkdbgApp(scene, ctx=ctx, missing=missing).run()
 
 
-#: the project's exit code for unreadable or malformed input (skdbg/cli.py)
-EXIT_BAD_INPUT = 3
+def launch_logs(paths: Sequence[Path]) -> None:
+    """Run the log viewer alone on ``paths`` (plog files): fault stops and search, no analysis."""
+    from skdbg.tui.logapp import LogApp
+
+    LogApp(paths).run()
 
 
-@click.command("tui")
-@click.argument("scene", type=click.Path(path_type=Path), required=False)
-def tui(scene: Path | None) -> None:
-    """Open SCENE in the interactive TUI (no SCENE: the bundled example scene).
+def _check_logs(paths: Sequence[Path]) -> None:
+    """Every path must be a readable regular file (ParseError / OSError: exit 3, one line)."""
+    from skdbg.parsers.lineindex import LineIndex
 
-    A scene that cannot be opened is refused before the UI starts (exit 3, one line on stderr)."""
-    if scene is not None:
-        from skdbg.parsers.common import ParseError
-        from skdbg.scene import open_scene
-
-        try:
-            open_scene(scene)
-        except ParseError as exc:
-            click.echo(f"skdbg: {exc}", err=True)
-            sys.exit(EXIT_BAD_INPUT)
-    launch(scene)
+    for p in paths:
+        if not p.exists():
+            raise ParseError(str(p), "a scene folder or a plog file (path does not exist)")
+        LineIndex(p)  # the viewer's own check: a regular file
+        with p.open("rb"):
+            pass  # readable (permission)
 
 
-__all__ = ["EXAMPLE", "EXIT_BAD_INPUT", "example_scene", "launch", "missing_example_text", "tui"]
+@click.command("tui", epilog=EXIT_CODES_HELP)
+@click.argument("paths", metavar="[SCENE | PLOG...]", nargs=-1, type=click.Path(path_type=Path))
+@cli_errors(bad_input=(ParseError,))
+def tui(paths: tuple[Path, ...]) -> None:
+    """Open SCENE in the interactive TUI (no SCENE: the bundled example scene). Given one or more plog
+    files instead, open the log viewer alone: merged by time, fault stops (e/E) and search (/), no
+    verdict.
+
+    A scene that cannot be analysed — a missing path, a folder that is not a failure scene, a
+    malformed run.json or model source — is refused before the UI starts with the same one-line
+    message as `skdbg analyze` (exit 3)."""
+    if not paths:
+        launch(None)
+        return
+    folders = [p for p in paths if p.is_dir()]
+    if folders and len(paths) > 1:
+        fail(
+            f"give one scene folder or plog files, not {len(paths)} paths with folders among them", EXIT_USAGE
+        )
+    if folders:
+        from skdbg.triage.context import check_inputs, open_context
+
+        ctx = open_context(folders[0])
+        check_inputs(ctx)  # the checks `skdbg analyze` makes, before the UI starts
+        launch(folders[0], ctx=ctx)
+        return
+    _check_logs(paths)
+    launch_logs(paths)
+
+
+__all__ = ["EXAMPLE", "example_scene", "launch", "launch_logs", "missing_example_text", "tui"]

@@ -20,10 +20,15 @@ from pathlib import Path
 import platformdirs
 from textual.binding import Binding
 
+from skdbg.tui.prompt import EXPORT_BINDINGS
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
+
+#: the default key of ``app.retry`` (the screens name the key in use after a failed analysis)
+RETRY_KEY = "ctrl+r"
 
 APP_BINDINGS: list[Binding] = [
     Binding("f1", "help", "Help", id="app.help", tooltip="Explain every key"),
@@ -36,6 +41,7 @@ APP_BINDINGS: list[Binding] = [
     Binding("f8", "svg_screenshot", "Screenshot", id="app.screenshot", tooltip="Save an SVG screenshot"),
     Binding("ctrl+t", "next_theme", "Theme", id="app.theme", show=False),
     Binding("escape", "cancel", "Cancel", id="app.cancel", show=False, tooltip="Cancel running work"),
+    Binding(RETRY_KEY, "retry", "Retry", id="app.retry", show=False, tooltip="Analyse the scene again"),
     Binding("q", "quit", "Quit", id="app.quit"),
 ]
 
@@ -59,10 +65,6 @@ PROPOSAL_BINDINGS: list[Binding] = [
 
 HELP_BINDINGS: list[Binding] = [
     Binding("escape,f1,q", "close", "Close", id="help.close"),
-]
-
-EXPORT_BINDINGS: list[Binding] = [
-    Binding("escape", "close", "Cancel", id="export.cancel"),
 ]
 
 
@@ -130,6 +132,7 @@ __all__ = [
     "EXPORT_BINDINGS",
     "HELP_BINDINGS",
     "PROPOSAL_BINDINGS",
+    "RETRY_KEY",
     "SOURCE_BINDINGS",
     "KeymapError",
     "keymap_path",

@@ -33,17 +33,13 @@ import numpy.typing as npt
 from rich.segment import Segment
 from rich.style import Style
 from textual import work
-from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
-from textual.containers import Vertical
 from textual.events import Click
 from textual.geometry import Size
 from textual.message import Message
-from textual.screen import ModalScreen
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.widgets import Input, Label
 from textual.worker import get_current_worker
 
 from skdbg.parsers.common import ParseError
@@ -63,6 +59,7 @@ from skdbg.parsers.lineindex import (
     search_file,
     search_order,
 )
+from skdbg.tui.prompt import PromptScreen
 
 MAX_LINE_BYTES = 16 << 10  # longer lines are cut for display (the file is never loaded)
 CONTROL_PICTURES = {c: 0x2400 + c for c in range(32)} | {0x7F: 0x2421}  # U+2400 block
@@ -144,33 +141,6 @@ def parse_filter(text: str) -> LineFilter:
         else:
             raise ValueError(f"{term!r}: unknown field {key!r}, expected level, module or pid")
     return LineFilter(levels, modules, pids)
-
-
-class PromptScreen(ModalScreen[str | None]):
-    """One-line input (search, goto, filter): Enter returns the text, Escape returns None."""
-
-    DEFAULT_CSS = """
-    PromptScreen { align: center middle; }
-    PromptScreen > Vertical { width: 70; height: auto; border: round $accent; background: $surface; padding: 0 1; }
-    """
-    BINDINGS = [Binding("escape", "dismiss_none", "Cancel", show=False)]
-
-    def __init__(self, title: str, placeholder: str = "", value: str = "") -> None:
-        super().__init__()
-        self._title = title
-        self._placeholder = placeholder
-        self._value = value
-
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Label(self._title)
-            yield Input(value=self._value, placeholder=self._placeholder)
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value)
-
-    def action_dismiss_none(self) -> None:
-        self.dismiss(None)
 
 
 class LogView(ScrollView, can_focus=True):
@@ -878,7 +848,12 @@ class LogView(ScrollView, can_focus=True):
             if text:
                 self.search(text)
 
-        self.app.push_screen(PromptScreen("Search (regex)", "pattern", self._pattern_text), done)
+        self.app.push_screen(
+            PromptScreen(
+                "Search (regex)", self._pattern_text, prompt_id="search-prompt", placeholder="pattern"
+            ),
+            done,
+        )
 
     def action_goto_prompt(self) -> None:
         def done(text: str | None) -> None:
@@ -895,7 +870,9 @@ class LogView(ScrollView, can_focus=True):
                 self.goto(self.paths_indexed[loc[0] if loc else 0], int(line))
 
         if self.indexes:
-            self.app.push_screen(PromptScreen("Go to line", "LINE or FILE:LINE"), done)
+            self.app.push_screen(
+                PromptScreen("Go to line", "", prompt_id="goto-prompt", placeholder="LINE or FILE:LINE"), done
+            )
 
     def action_filter_prompt(self) -> None:
         def done(text: str | None) -> None:
@@ -911,8 +888,9 @@ class LogView(ScrollView, can_focus=True):
         self.app.push_screen(
             PromptScreen(
                 "Filter (empty = all)",
-                "level=ERROR,WARNING module=RUNTIME pid=123",
                 _filter_text(self._filter),
+                prompt_id="filter-prompt",
+                placeholder="level=ERROR,WARNING module=RUNTIME pid=123",
             ),
             done,
         )

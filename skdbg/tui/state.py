@@ -13,7 +13,7 @@ from pathlib import Path
 
 from skdbg.triage.attribution import attribute
 from skdbg.triage.confidence import grade
-from skdbg.triage.context import TriageContext, open_context
+from skdbg.triage.context import TriageContext, check_inputs, open_context
 from skdbg.triage.engine import analyze_context
 from skdbg.triage.gate import run_gate
 from skdbg.triage.localize import localize
@@ -60,8 +60,13 @@ def run_analysis(
     scene: Path,
     progress: Callable[[str, int, int], None],
     cancelled: Callable[[], bool],
+    *,
+    ctx: TriageContext | None = None,
 ) -> TriageState:
-    """Open and analyse ``scene`` stage by stage; raises :class:`Cancelled` when asked to stop."""
+    """Open and analyse ``scene`` stage by stage; raises :class:`Cancelled` when asked to stop.
+
+    ``ctx``: the scene already opened and checked (``skdbg tui`` did it before the UI started);
+    otherwise it is opened and checked here exactly as ``skdbg analyze`` does (ParseError)."""
     total = len(STAGES)
 
     def step(i: int) -> None:
@@ -70,7 +75,9 @@ def run_analysis(
         progress(STAGES[i], i, total)
 
     step(0)
-    ctx = open_context(scene)
+    if ctx is None:
+        ctx = open_context(scene)
+        check_inputs(ctx)
     step(1)
     loc = localize(ctx)
     step(2)

@@ -338,13 +338,21 @@ def test_existing_output_folder_exit_2_and_force_replaces(machine: Machine, tmp_
     assert code == 2 and stdout == ""
     assert (
         err.strip()
-        == f"skdbg: error: output folder {out} exists and is not empty (use --force to replace it)"
+        == f"skdbg: error: output folder already exists: {out} is not empty (use --force to replace it)"
     )
     assert _files(out) == {"mine.txt"}
     code, _, err = collect_pid(machine, OLD_FAIL, out, "--force")
     assert code == 0, err
     assert "mine.txt" not in _files(out) and (out / "run.json").is_file()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no staging left
+
+
+def test_force_never_replaces_the_folder_being_collected(machine: Machine) -> None:
+    """`-o <the log folder's parent> --force` would delete the logs it collects: refused, exit 2."""
+    before = _files(machine.log)
+    code, _, err = collect_pid(machine, OLD_FAIL, machine.log.parent, "--force")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert _files(machine.log) == before
 
 
 def test_usage_and_input_errors(machine: Machine, tmp_path: Path) -> None:

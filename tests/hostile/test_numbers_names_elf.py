@@ -19,7 +19,7 @@ from skdbg.parsers.common import ParseError, oversized_number, parse_int
 from skdbg.parsers.fused_nodes import parse_fused_nodes
 from skdbg.parsers.plog import read_plog
 from skdbg.parsers.run_identity import parse_source_sites
-from skdbg.parsers.sk_prof import parse_sk_prof
+from skdbg.parsers.sk_prof import ProfReader
 from skdbg.parsers.symbolize import symbolize
 from skdbg.scenebuilder.elf import SymSpec, text_section, write_elf
 
@@ -62,7 +62,9 @@ def test_huge_source_sites_key_and_sk_prof_value(tmp_path: Path) -> None:
     assert [(s.node_id, s.line) for s in got.sites] == [(102, 7)]
     prof = tmp_path / "sk_prof_device_0.json"
     prof.write_text('[{"ph":"X","name":"a","ts":' + BIG + ',"dur":1,"tid":0}]')
-    parse_sk_prof(prof)  # a documented outcome (events, gaps, unrecognized) or ParseError, never ValueError
+    reader = ProfReader(prof)
+    assert list(reader) == []  # the element with the huge number is not an event …
+    assert [u.src.line for u in reader.unrecognized] == [1]  # … it is kept, with its line
 
 
 def test_deep_nesting_is_a_parse_error_or_gap(tmp_path: Path) -> None:
@@ -72,8 +74,8 @@ def test_deep_nesting_is_a_parse_error_or_gap(tmp_path: Path) -> None:
         parse_source_sites(sites)
     prof = tmp_path / "sk_prof_device_0.json"
     prof.write_text('[{"ph":"X","name":"a","ts":0,"dur":1,"tid":0,"args":' + "[" * 5000 + "]" * 5000 + "}]")
-    res = parse_sk_prof(prof)
-    assert res.unrecognized or res.gaps
+    reader = ProfReader(prof)
+    assert list(reader) == [] and [u.src.line for u in reader.unrecognized] == [1]
 
 
 def test_odd_text_address_symbolizes_without_crash(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from session_support import FAILING, build_fixed_scene
 
+from skdbg.atomic import OutputNotEmptyError
 from skdbg.scenebuilder.examples import high_single_stream
 from skdbg.scenebuilder.scene import build_scene
 from skdbg.sessions.attempts import add_attempt, check_attempt, materialised, propose, verify_round
@@ -122,7 +123,7 @@ def test_export_in_chinese(loop: Loop, tmp_path: Path) -> None:
     exp = (tmp_path / "zh" / "EXPERIMENT_REPORT.md").read_text()
     assert "轮次 EX1-BASE" in exp and "1. 身份与阶段" in exp
     assert (tmp_path / "zh" / "EX1-BASE.attempt-001" / "en" / "FAILURE_SCENE.md").is_file()
-    with pytest.raises(LedgerError, match="not empty"):
+    with pytest.raises(OutputNotEmptyError, match="not empty"):
         export_session(loop.ledger, loop.sid, tmp_path / "zh")
 
 

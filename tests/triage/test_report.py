@@ -10,6 +10,7 @@ from pathlib import Path
 import jinja2
 import pytest
 
+from skdbg.atomic import OutputNotEmptyError
 from skdbg.scenebuilder.scene import BuiltScene, FaultCore, Kernel, SceneSpec, build_scene
 from skdbg.triage import report as report_mod
 from skdbg.triage.context import open_context
@@ -228,12 +229,12 @@ def test_refuses_out_dir_inside_scene_and_existing_report(tmp_path: Path) -> Non
     before = sorted(p.relative_to(b.root) for p in b.root.rglob("*"))
     ctx = open_context(b.root)
     for inside in (b.root, b.root / "report", b.root / "sk_meta" / "r"):
-        with pytest.raises(ReportError, match="inside the scene"):
+        with pytest.raises(OutputNotEmptyError, match=r"inside .*: it is sealed"):
             write_report(ctx, hand_analysis(b), inside)
     assert sorted(p.relative_to(b.root) for p in b.root.rglob("*")) == before
     out = tmp_path / "r"
     write_report(ctx, hand_analysis(b), out)
-    with pytest.raises(ReportError, match="never overwritten"):
+    with pytest.raises(OutputNotEmptyError, match="already exists"):
         write_report(ctx, hand_analysis(b), out)
     empty = tmp_path / "empty"
     empty.mkdir()

@@ -25,7 +25,8 @@ from textual.worker import WorkerCancelled
 from skdbg.parsers.lineindex import IndexProgress, LineIndex
 from skdbg.parsers.plog_line import format_plog_ts
 from skdbg.scenebuilder import plog as sb
-from skdbg.tui.logview import LogView, PromptScreen, parse_filter
+from skdbg.tui.logview import LogView, parse_filter
+from skdbg.tui.prompt import PromptScreen
 
 T0 = datetime(2026, 6, 10, 14, 0, 0)
 SIZE = (120, 24)

@@ -9,7 +9,7 @@ from textual.widgets import DataTable, Input, Static, TextArea
 from tui_support import SIZE, scene, settle
 
 from skdbg.tui.app import SkdbgApp
-from skdbg.tui.screens.dialogs import PromptScreen
+from skdbg.tui.prompt import PromptScreen
 from skdbg.tui.screens.evidence import EvidenceScreen
 from skdbg.tui.screens.log import LogScreen
 from skdbg.tui.screens.proposal import ProposalScreen

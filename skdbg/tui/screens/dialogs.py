@@ -1,7 +1,7 @@
-"""Small modal dialogs: a one-line prompt (block reason, export folder), the F1 help and the
-explanation of one code (``Explain …`` in the palette — the text ``skdbg explain`` prints).
+"""Small modal dialogs: the F1 help and the explanation of one code (``Explain …`` in the palette —
+the text ``skdbg explain`` prints). The one-line prompt lives in skdbg.tui.prompt.
 
-Why modals: both need one answer and nothing else may happen meanwhile; ``dismiss(result)``
+Why a modal: nothing else may happen while the help is open; ``dismiss(result)``
 hands it back to the caller's callback.
 """
 
@@ -13,41 +13,16 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import BindingType
-from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Input, Label, MarkdownViewer
+from textual.widgets import Footer, MarkdownViewer
 
 from skdbg.glossary import closest, lookup
-from skdbg.tui.keymap import EXPORT_BINDINGS, HELP_BINDINGS
+from skdbg.tui.keymap import HELP_BINDINGS
 
 
 def help_markdown() -> str:
     """The F1 help, shipped as package data (skdbg/tui/help/keys.md)."""
     return resources.files("skdbg.tui").joinpath("help/keys.md").read_text(encoding="utf-8")
-
-
-class PromptScreen(ModalScreen[str | None]):
-    """Ask for one line; Enter answers, Esc cancels (None)."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [*EXPORT_BINDINGS]
-
-    def __init__(self, title: str, value: str, *, prompt_id: str) -> None:
-        super().__init__(id=prompt_id)
-        self.title_text = title
-        self.value = value
-
-    def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog"):
-            yield Label(self.title_text)
-            yield Input(self.value, id="prompt-input")
-        yield Footer()
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        self.dismiss(event.value)
-
-    def action_close(self) -> None:
-        self.dismiss(None)
 
 
 def explain_markdown(code: str) -> str:
@@ -114,7 +89,6 @@ class ExplainScreen(ModalScreen[None]):
 __all__ = [
     "ExplainScreen",
     "HelpScreen",
-    "PromptScreen",
     "codes_markdown",
     "explain_markdown",
     "help_markdown",

@@ -20,7 +20,9 @@ class OverviewScreen(TriageScreen):
 
     def sync(self) -> None:
         super().sync()
-        self.query_one("#progress", ProgressBar).display = self.state is None
+        self.query_one("#progress", ProgressBar).display = (
+            self.state is None and not self.skdbg.analysis_stopped
+        )
 
     def show_progress(self, done: int, total: int) -> None:
         bar = self.query_one("#progress", ProgressBar)

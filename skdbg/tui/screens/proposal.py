@@ -18,12 +18,13 @@ from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, DataTable, RadioButton, RadioSet, Static
 
+from skdbg.atomic import OutputNotEmptyError
 from skdbg.triage.edit import CutCheck, check_cut, mark_blocked, replan
 from skdbg.triage.model import MECHANISMS, Proposal
 from skdbg.triage.report import ReportError, write_report
 from skdbg.tui.keymap import PROPOSAL_BINDINGS
+from skdbg.tui.prompt import PromptScreen
 from skdbg.tui.screens.base import TriageScreen
-from skdbg.tui.screens.dialogs import PromptScreen
 from skdbg.tui.state import TriageState
 from skdbg.tui.widgets.text import escape, proposal_summary
 
@@ -253,7 +254,7 @@ class ProposalScreen(TriageScreen):
             return
         try:
             files = write_report(st.ctx, st.final_analysis(), out)
-        except (ReportError, OSError) as exc:
+        except (ReportError, OutputNotEmptyError, OSError) as exc:
             self.app.call_from_thread(self.notify, str(exc), title="export failed", severity="error")
             return
         self.app.call_from_thread(self.notify, f"report written: {files[0].parent}", title="exported")

@@ -28,7 +28,6 @@ from skdbg.codegen.fusion.generate import generate_superkernel
 from skdbg.codegen.fusion.model import FusionInputError, SkRequest, build_model
 from skdbg.codegen.fusion.options import EarlyStart, OptionError, PreloadCode, parse_options
 from skdbg.codegen.fusion.streams import collect_edges, crossing_prefix, judge_remove
-from skdbg.parsers.cond import decode_cond, encode_cond
 
 DEFAULT = "test_sk_1_stream_2_ops_default_aic_only"
 
@@ -481,57 +480,6 @@ def test_item_64_aot_sk_function_name() -> None:
         == "sk_7_op_trace_start_Add_1_end_SwiGlu_3"
     )
     assert aot.sk_function_name(3, "scope_a", []) == "sk_3_no_kernel_scope_scope_a"
-
-
-def test_item_65_aot_kernel_normalisation() -> None:
-    K = aot.AotKernelType
-    assert aot.normalize_kernel_type("CUBE") is K.AIC_ONLY
-    assert aot.normalize_kernel_type("VECTOR") is K.AIV_ONLY
-    assert aot.normalize_kernel_type("MIX", (1, 0)) is K.AIC_ONLY
-    assert aot.normalize_kernel_type("MIX", (1, 1)) is K.MIX_AIC_1_1
-    assert aot.normalize_kernel_type("MIX", (1, 2)) is K.MIX_AIC_1_2
-    assert aot.normalize_kernel_type("MIX", (1, 3)) is K.DEFAULT
-    assert aot.normalize_kernel_type("AICPU") is K.DEFAULT
-
-
-def test_item_66_sk_bind_cap_and_func_debug_options() -> None:
-    four = aot.parse_cap(4)
-    assert four.disable_dcci and not four.early_start_set and not four.early_start_wait
-    three = aot.parse_cap(3)
-    assert three.early_start_wait and three.early_start_set and not three.disable_dcci
-    assert aot.parse_cap(8).disable_sche_mode
-    D = aot.FuncDebug
-    none = aot.DcciOptions()
-    cap4 = aot.func_debug_options("k", 4, none)
-    assert D.DISABLE_DCCI in cap4 and D.DCCI_AFTER_FUNC not in cap4
-    assert aot.func_debug_options("k", 0, none) == D.DCCI_AFTER_FUNC
-    listed = aot.func_debug_options("k", 0, aot.DcciOptions(disable_on_kernel=("k",)))
-    assert listed == D.DISABLE_DCCI | D.DCCI_AFTER_END | D.DCCI_AFTER_FUNC
-    with_before = aot.func_debug_options(
-        "k", 0, aot.DcciOptions(disable_on_kernel=("k",), before_kernel_start=("x",))
-    )
-    assert with_before == D.DISABLE_DCCI
-
-
-def test_item_68_set_cond_breadcrumb() -> None:
-    value = aot.cond_breadcrumb(3, 7, 2, aot.OpState.OP_LAUNCHED)
-    assert value == (3 << 32) | (7 << 16) | (2 << 8) | 2
-    assert value == encode_cond(2, 2, 7, 3)  # the scene builder's encoder agrees
-    for model, scope, index, state in [
-        (3, 7, 2, aot.OpState.OP_LAUNCHED),
-        (0xFFFF, 0xFFFF, 255, aot.OpState.ENTRY_FINISHED),
-    ]:
-        d = decode_cond(aot.cond_breadcrumb(model, scope, index, state))
-        assert (d.model_idx, d.scope_id, d.op_index, d.state, d.high_bits) == (
-            model,
-            scope,
-            index,
-            int(state),
-            0,
-        )
-    assert [s.value for s in aot.OpState] == [1, 2, 3, 4]
-    with pytest.raises(ValueError, match="8-bit"):
-        aot.cond_breadcrumb(0, 0, 256, aot.OpState.OP_FINISHED)
 
 
 def test_item_69_constant_codegen_source() -> None:
