@@ -256,17 +256,6 @@ class FusedNodesResult(MetaResultBase):
         keep = {id(b) for b in last.values()}
         return [b for b in self.blocks if id(b) in keep]
 
-    def dedupe(self) -> list[SkBlock]:
-        """Blocks with identical content kept once (the first); differing repeats all kept."""
-        seen: set[tuple[object, ...]] = set()
-        out: list[SkBlock] = []
-        for b in self.blocks:
-            c = b.content()
-            if c not in seen:
-                seen.add(c)
-                out.append(b)
-        return out
-
     def by_scope(self, scope_id: int) -> SkBlock | None:
         """The latest block of a scope id, or None."""
         found = [b for b in self.latest() if b.scope_id == scope_id]

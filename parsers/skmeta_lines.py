@@ -20,7 +20,7 @@ import pandas as pd
 
 from skdbg.parsers.common import Gap, Source, Unrecognized, oversized_number
 from skdbg.parsers.filelog import FORMAT_ERROR, FileLogPrefix, rejoin_cont, split_prefix
-from skdbg.parsers.textio import TextLine, iter_lines, iter_text_lines
+from skdbg.parsers.textio import TextLine, iter_lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,12 +138,6 @@ def iter_meta_lines(path: str | os.PathLike[str], *, what: str = "an sk_meta log
     """Stream a file as :class:`MetaLine` (raises ParseError for missing/binary files)."""
     file = str(path)
     for tl in iter_lines(path, what=what):
-        yield to_meta_line(tl, file)
-
-
-def iter_meta_text(text: str, file: str = "<text>") -> Iterator[MetaLine]:
-    """The same for in-memory text (tests, stdin)."""
-    for tl in iter_text_lines(text):
         yield to_meta_line(tl, file)
 
 

@@ -120,13 +120,3 @@ def iter_lines(
     if held or cut_at is not None:
         no += 1
         yield finish(b"", False)
-
-
-def iter_text_lines(text: str, *, start: int = 1) -> Iterator[TextLine]:
-    """The same contract as :func:`iter_lines` for in-memory text (tests, stdin)."""
-    lines = text.split("\n")
-    last = lines.pop()
-    for i, line in enumerate(lines):
-        yield TextLine(start + i, line[:-1] if line.endswith("\r") else line, True)
-    if last:
-        yield TextLine(start + len(lines), last[:-1] if last.endswith("\r") else last, False)

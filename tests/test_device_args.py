@@ -6,9 +6,9 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from textlines import iter_meta_text
 
 from skdbg.parsers.device_args import NODE_ID_OUT_OF_RANGE, decode_debug_options, parse_device_args
-from skdbg.parsers.skmeta_lines import iter_meta_text
 from skdbg.scenebuilder.skmeta import DfxSpec, NodeSpec, SkSpec, TaskSpec, device_args_lines, write_lines
 
 E = (0x124080B04A00, 0x124080B07A00, 0x124080B0AA00, 0x124080B0DA00)

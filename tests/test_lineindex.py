@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from textlines import iter_text_lines
 
 from skdbg.parsers.common import ParseError
 from skdbg.parsers.lineindex import (
@@ -34,7 +35,6 @@ from skdbg.parsers.lineindex import (
 )
 from skdbg.parsers.plog import scan_plog
 from skdbg.parsers.plog_line import format_plog_ts
-from skdbg.parsers.textio import iter_text_lines
 from skdbg.scenebuilder import plog as sb
 from skdbg.scenebuilder.lines import sk_plog_line
 

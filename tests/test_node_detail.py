@@ -6,9 +6,9 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from textlines import iter_meta_text
 
 from skdbg.parsers.node_detail import parse_node_detail, scope_indices
-from skdbg.parsers.skmeta_lines import iter_meta_text
 from skdbg.scenebuilder.skmeta import FIXTURE, NodeDetailSpec, NodeSpec, node_detail_lines, write_lines
 
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from textlines import iter_text_lines
 
 from skdbg.parsers.common import Source
 from skdbg.parsers.plog import read_plog
 from skdbg.parsers.plog_line import format_plog_ts, parse_plog_line
-from skdbg.parsers.textio import iter_text_lines
 from skdbg.scenebuilder.lines import plog_line, runtime_plog_line, sk_plog_line
 from skdbg.scenebuilder.plog import idedd_line, kernel_fault_msg, runtime_line
 

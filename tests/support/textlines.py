@@ -1,0 +1,25 @@
+"""In-memory text as the line records the parsers read (tests only: production always reads files)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from skdbg.parsers.skmeta_lines import MetaLine, to_meta_line
+from skdbg.parsers.textio import TextLine
+
+
+def iter_text_lines(text: str, *, start: int = 1) -> Iterator[TextLine]:
+    """The contract of :func:`skdbg.parsers.textio.iter_lines` for a string: numbers from ``start``,
+    CR before LF dropped, a last line without LF yielded with ``complete=False``."""
+    lines = text.split("\n")
+    last = lines.pop()
+    for i, line in enumerate(lines):
+        yield TextLine(start + i, line[:-1] if line.endswith("\r") else line, True)
+    if last:
+        yield TextLine(start + len(lines), last[:-1] if last.endswith("\r") else last, False)
+
+
+def iter_meta_text(text: str, file: str = "<text>") -> Iterator[MetaLine]:
+    """Sk_meta lines of a string, as :func:`skdbg.parsers.skmeta_lines.iter_meta_lines` gives a file's."""
+    for tl in iter_text_lines(text):
+        yield to_meta_line(tl, file)
