@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from fuzz.mutate import mutate
+from fuzz.mutate import bounded_mutate as mutate
 from fuzz.oracle import CRASHERS, Failure, bounded, save_crasher
 from fuzz.scenes import run_recipe, run_scene_case
 from fuzz.targets import TARGETS, run_target
