@@ -77,27 +77,26 @@ class Gap:
 MAX_DECIMAL_RUN = 20
 #: the widest value the runtime prints (addresses, registers, counters): 64 bits
 MAX_U64 = (1 << 64) - 1
-_OVERSIZED = re.compile(rf"\d{{{MAX_DECIMAL_RUN}}}|0[xX]0*[1-9a-fA-F][0-9a-fA-F]{{16}}")
+#: a number as the runtime prints one: not glued to a name (``op_123…`` is an identifier, not a value)
+_OVERSIZED = re.compile(
+    rf"(?<![\w.])(?:\d{{{MAX_DECIMAL_RUN},}}|0[xX]0*[1-9a-fA-F][0-9a-fA-F]{{16,}})(?![\w.])"
+)
+#: digit runs longer than this are refused without converting them (int() would raise beyond 4,300)
+_MAX_CONVERTED_RUN = 4000
 
 
 def oversized_number(text: str) -> str | None:
     """A description of the first number in ``text`` no runtime prints, or None when every number fits.
 
-    Over-long: a decimal run of more than :data:`MAX_DECIMAL_RUN` digits, or a ``0x`` value wider
-    than 64 bits.
+    Over-long: a decimal value beyond 64 bits (leading zeros allowed), or a ``0x`` value wider than
+    64 bits. Digit runs inside names are not numbers and are left alone.
     """
     for m in _OVERSIZED.finditer(text):
-        start = m.start()
-        if text.startswith(("0x", "0X"), start):
-            end = start + 2
-            while end < len(text) and text[end] in "0123456789abcdefABCDEF":
-                end += 1
-            return f"a hexadecimal value wider than 64 bits at column {start + 1} ({end - start - 2} digits)"
-        end = m.end()
-        while end < len(text) and text[end].isdigit():
-            end += 1
-        if end - start > MAX_DECIMAL_RUN or int(text[start:end]) > MAX_U64:
-            return f"a number beyond 64 bits at column {start + 1} ({end - start} digits)"
+        run = m.group(0)
+        if run[:2] in ("0x", "0X"):
+            return f"a hexadecimal value wider than 64 bits at column {m.start() + 1} ({len(run) - 2} digits)"
+        if len(run) > _MAX_CONVERTED_RUN or int(run) > MAX_U64:
+            return f"a number beyond 64 bits at column {m.start() + 1} ({len(run)} digits)"
     return None
 
 

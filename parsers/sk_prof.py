@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import math
 import os
 import re
 from collections.abc import Iterator
@@ -34,7 +35,7 @@ from typing import Any
 
 import pandas as pd
 
-from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
+from skdbg.parsers.common import MAX_U64, Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.fsguard import open_regular
 
 #: File names the recorder has used (current first); ``.tmp.json`` is the old recorder's spill file.
@@ -496,11 +497,13 @@ def _event(value: Any, src: Source, index: int, issues: ProfIssues) -> ProfEvent
 
 def _is_int(v: Any) -> bool:
     # json decodes integers to exactly ``int``; ``type(...) is`` also excludes bool, and is fast.
-    return type(v) is int
+    # Beyond 64 bits it is no id or time the recorder writes: not a usable integer.
+    return type(v) is int and -MAX_U64 <= v <= MAX_U64
 
 
 def _is_num(v: Any) -> bool:
-    return type(v) is float or type(v) is int
+    """A finite time or duration: a float that is not inf/nan, or an integer within 64 bits."""
+    return (type(v) is float and math.isfinite(v)) or _is_int(v)
 
 
 def _opt_int(args: dict[str, Any], key: str) -> int | None:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from textlines import iter_meta_text
 
 from skdbg.parsers.fail_reasons import parse_fail_reasons, split_break_line
-from skdbg.parsers.skmeta_lines import iter_meta_text
 from skdbg.scenebuilder.skmeta import (
     FIXTURE,
     FusedScopeSpec,

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from textlines import iter_meta_text
 
 from skdbg.parsers.common import Source
 from skdbg.parsers.scope_split import parse_break_info, parse_scope_split
-from skdbg.parsers.skmeta_lines import iter_meta_text
 from skdbg.scenebuilder.skmeta import (
     FIXTURE,
     NodeSpec,

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from textlines import iter_meta_text
 
 from skdbg.parsers.filelog import FORMAT_ERROR
-from skdbg.parsers.skmeta_lines import iter_meta_text
 from skdbg.parsers.super_kernel_log import SuperKernelLogResult, parse_super_kernel_log
 from skdbg.scenebuilder.skmeta import (
     LogStyle,
