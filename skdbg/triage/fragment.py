@@ -292,10 +292,13 @@ def compute_fragment(inp: FragmentInput, also: Iterable[int] = ()) -> Fragment:
     while True:
         settle()
         pairs = _cache_pairs(inp, by_id, members, pindex)
-        lost = next((c for c in pairs if c.status == "lost"), None)
+        lost = min(
+            (c for c in pairs if c.status == "lost"), key=lambda c: by_id[c.moves].position, default=None
+        )
         if lost is None:
             break
-        # one pair at a time: what it brings along may keep the ordering of the next pair
+        # one pair at a time, the earliest node first: what it brings along (its events, the
+        # statements between) may keep the ordering of a later pair through stream order
         noted.add(lost.pair)
         record(*lost.edge)
     for c in pairs:  # edges met at the fixpoint that add nothing (listed as safety notes)
@@ -313,6 +316,7 @@ class _CachePair:
 
     status: str
     pair: tuple[int, int]
+    moves: int  # the side F does not hold yet (for ``inside``: the reader)
     edge: tuple[str, str, tuple[int, ...], str, Source | None]
 
 
@@ -336,7 +340,7 @@ def _cache_pairs(
             pair = f"cache writer {_label(wn, w)} is read in-SK by {_label(rn, r)} on another stream"
             if w in members and r in members:
                 detail = f"{pair}; both leave the SK with the fragment, so their order is unchanged"
-                out.append(_CachePair("inside", (w, r), ("cache", "e", (w, r), detail, wn.src)))
+                out.append(_CachePair("inside", (w, r), r, ("cache", "e", (w, r), detail, wn.src)))
                 continue
             staying = rn if w in members else wn
             first, last = ("writer", "reader") if wn.position <= rn.position else ("reader", "writer")
@@ -348,7 +352,9 @@ def _cache_pairs(
                     f"other would lose the {first}→{last} ordering (§4.3 cache mutation): "
                     f"{_label(staying, staying.node_id)} leaves with the fragment"
                 )
-                out.append(_CachePair("lost", (w, r), ("cache", "e", (w, r), detail, wn.src)))
+                out.append(
+                    _CachePair("lost", (w, r), staying.node_id, ("cache", "e", (w, r), detail, wn.src))
+                )
             else:
                 via = ", ".join(f"{_label(n, n.node_id)} → {_label(p, p.node_id)}" for n, p in chain)
                 detail = (
@@ -356,7 +362,9 @@ def _cache_pairs(
                     f"the SK with the fragment (§4.3): {_label(staying, staying.node_id)} stays fused"
                 )
                 ids = (w, r, *(x.node_id for pr in chain for x in pr))
-                out.append(_CachePair("kept", (w, r), ("cache", "e", ids, detail, chain[0][0].src)))
+                out.append(
+                    _CachePair("kept", (w, r), staying.node_id, ("cache", "e", ids, detail, chain[0][0].src))
+                )
     return out
 
 
