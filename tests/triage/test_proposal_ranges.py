@@ -62,6 +62,20 @@ def _between_halves(b: BuiltScene, p: Proposal) -> list[str]:
     return out[lo + 1 : hi]
 
 
+def _gated_rope(notify: str, wait: str) -> list[Kernel | Event]:
+    """RmsNorm, QuantMatmul (stream 0), ``notify`` id 1 (stream 0), ``wait`` id 1 (stream 1), the
+    suspect Rope (stream 1, position 4), Add, Mul (stream 0): nodeIds 100..106."""
+    return [
+        Kernel("RmsNorm_5c1d"),
+        Kernel("QuantMatmul_5b21", "AIC_ONLY"),
+        Event(notify, event_id=1, stream=0),
+        Event(wait, event_id=1, stream=1),
+        Kernel("RopeCache_77", stream=1),
+        Kernel("Add_99aa"),
+        Kernel("Mul_98bb"),
+    ]
+
+
 # ------------------------------------------------------------------------------ item 1: ranges
 
 
@@ -139,18 +153,7 @@ def test_memory_wait_and_write_in_the_fragment(tmp_path: Path) -> None:
     """Scene: the faulting Rope (stream 1) waits on a value (MemoryWait flag 1) written on stream 0
     after QuantMatmul. F = {MemoryWrite, MemoryWait, Rope}: the memory pair is listed in excluded and
     original like any event, and the split cuts before the flag write and after Rope."""
-    b = _scene(
-        tmp_path / "s",
-        [
-            Kernel("RmsNorm_5c1d"),  # 100
-            Kernel("QuantMatmul_5b21", "AIC_ONLY"),  # 101
-            Event("MemoryWrite", event_id=1, stream=0),  # 102
-            Event("MemoryWait", event_id=1, stream=1),  # 103
-            Kernel("RopeCache_77", stream=1),  # 104 child
-            Kernel("Add_99aa"),  # 105
-            Kernel("Mul_98bb"),  # 106
-        ],
-    )
+    b = _scene(tmp_path / "s", _gated_rope("MemoryWrite", "MemoryWait"))
     p, *_ = _propose(b, 4)
     assert (p.status, p.mechanism, p.route) == ("proposed", "dependency_aligned_split", "R5")
     assert p.original == tuple(range(100, 107))
@@ -171,24 +174,27 @@ def test_memory_wait_and_write_in_the_fragment(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------------ item 2: cache readers
 
 
+def _scatter_then_attention(*, ordered: bool) -> list[Kernel | Event]:
+    """RmsNorm (100, stream 0), eventId 1 notify/wait (101 stream 0, 102 stream 1), the suspect
+    ScatterKv (103, stream 1, cache writer); with ``ordered`` an eventId 2 notify (104, stream 1) and
+    wait (105, stream 0); then Attention (cache reader, stream 0) and OProj."""
+    pair = [Event("EventNotify", event_id=2, stream=1), Event("EventWait", event_id=2, stream=0)]
+    return [
+        Kernel("RmsNorm_5c1d"),
+        Event("EventNotify", event_id=1, stream=0),
+        Event("EventWait", event_id=1, stream=1),
+        Kernel("ScatterKv_3c4d", stream=1),
+        *(pair if ordered else []),
+        Kernel("Attention_7a8b", "AIC_ONLY"),
+        Kernel("OProj_9c0d", "AIC_ONLY"),
+    ]
+
+
 def test_cache_reader_stays_fused_when_an_event_pair_leaving_with_f_orders_it(tmp_path: Path) -> None:
     """Scene: ScatterKv (stream 1) writes a cache read by Attention (stream 0); ScatterKv publishes
     eventId 2, which Attention's stream waits on right before it. The pair leaves the SK with F, so
     the writer→reader order survives the exclusion: Attention is NOT pulled in (§4.2 e, §4.3)."""
-    b = _scene(
-        tmp_path / "s",
-        [
-            Kernel("RmsNorm_5c1d"),  # 100
-            Event("EventNotify", event_id=1, stream=0),  # 101
-            Event("EventWait", event_id=1, stream=1),  # 102
-            Kernel("ScatterKv_3c4d", stream=1),  # 103 child, cache writer
-            Event("EventNotify", event_id=2, stream=1),  # 104
-            Event("EventWait", event_id=2, stream=0),  # 105
-            Kernel("Attention_7a8b", "AIC_ONLY"),  # 106 cache reader
-            Kernel("OProj_9c0d", "AIC_ONLY"),  # 107
-        ],
-        cache_writers={103: [106]},
-    )
+    b = _scene(tmp_path / "s", _scatter_then_attention(ordered=True), cache_writers={103: [106]})
     p, *_ = _propose(b, 3)
     assert (p.status, p.mechanism, p.route) == ("proposed", "dependency_aligned_split", "R5")
     assert p.original == tuple(range(100, 108))
@@ -205,18 +211,7 @@ def test_cache_reader_is_pulled_in_when_the_only_ordering_is_sk_internal(tmp_pat
     """Scene: as above but without the eventId 2 pair: nothing but the SK's own order puts the
     ScatterKv write (stream 1) before the Attention read (stream 0). Leaving Attention in the SK would
     lose that ordering, so it joins F, and the §4.3 cache note says why."""
-    b = _scene(
-        tmp_path / "s",
-        [
-            Kernel("RmsNorm_5c1d"),  # 100
-            Event("EventNotify", event_id=1, stream=0),  # 101
-            Event("EventWait", event_id=1, stream=1),  # 102
-            Kernel("ScatterKv_3c4d", stream=1),  # 103 child, cache writer
-            Kernel("Attention_7a8b", "AIC_ONLY"),  # 104 cache reader
-            Kernel("OProj_9c0d", "AIC_ONLY"),  # 105
-        ],
-        cache_writers={103: [104]},
-    )
+    b = _scene(tmp_path / "s", _scatter_then_attention(ordered=False), cache_writers={103: [104]})
     p, *_ = _propose(b, 3)
     assert (p.status, p.mechanism, p.route) == ("proposed", "dependency_aligned_split", "R5")
     assert (p.original, p.before, p.excluded, p.after) == (
@@ -308,20 +303,10 @@ def test_fragment_split_by_an_unrelated_node_is_blocked_without_source(tmp_path:
 
 
 def test_edited_cut_accepts_the_event_ids_of_excluded_and_replans_full_ranges(tmp_path: Path) -> None:
-    """Scene: the events-inside-F scene; the TUI hands back the proposal's ``excluded`` (events
-    included) plus Add (107). The check judges kernels only; the re-planned ranges list every node."""
-    b = _scene(
-        tmp_path / "s",
-        [
-            Kernel("RmsNorm_5c1d"),  # 100
-            Kernel("QuantMatmul_5b21", "AIC_ONLY"),  # 101
-            Event("EventNotify", event_id=1, stream=0),  # 102
-            Event("EventWait", event_id=1, stream=1),  # 103
-            Kernel("RopeCache_77", stream=1),  # 104 child
-            Kernel("Add_99aa"),  # 105
-            Kernel("Mul_98bb"),  # 106
-        ],
-    )
+    """Scene: Rope (stream 1) gated by an eventId 1 pair from stream 0; the TUI hands back the
+    proposal's ``excluded`` (events included) plus Add (105). The check judges kernels only; the
+    re-planned ranges list every node."""
+    b = _scene(tmp_path / "s", _gated_rope("EventNotify", "EventWait"))
     p, ctx, loc, v = _propose(b, 4)
     assert p.excluded == (102, 103, 104)
     inst = loc.instance
