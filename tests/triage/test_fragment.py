@@ -74,6 +74,25 @@ def test_rule_a_and_b_pull_partner_and_statements_between() -> None:
     assert 10 not in f.members
 
 
+def test_collateral_takes_unplaced_nodes_inside_the_span_by_position() -> None:
+    """A compiler-inserted event (no source line) placed between F's members in fused-node order
+    cannot be put outside the cut, so the (b) collateral takes it along; one outside stays out."""
+    nodes = (
+        K(10, 0),
+        E(11, 1, "EventNotify", 5),
+        E(20, 2, "EventReset", 9),  # no line, inside
+        E(12, 3, "EventWait", 5, stream=1),
+        K(13, 4, stream=1, name="Rope"),
+        E(21, 5, "EventReset", 8),  # no line, outside
+        K(14, 6),
+    )
+    lines = {10: 19, 11: 20, 12: 22, 13: 23, 14: 24}
+    f = compute_fragment(FragmentInput(nodes, 13, lines=lines))
+    assert f.members == (11, 20, 12, 13)
+    (src,) = [e for e in f.edges if e.kind == "source"]
+    assert src.added == (20,) and "without a line by fused-node position 1..4" in src.detail
+
+
 def test_partners_pair_within_family_only() -> None:
     nodes = (
         E(1, 0, "EventNotify", 3),
