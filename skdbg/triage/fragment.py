@@ -18,6 +18,7 @@ list it as a safety note (§4.3).
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -376,7 +377,7 @@ class _Ordering:
 
     def __init__(
         self, nodes: tuple[FNode, ...], members: set[int], pindex: dict[tuple[int, str], list[FNode]]
-    ):
+    ) -> None:
         self.succ: dict[int, list[tuple[FNode, FNode | None]]] = {}
         by_stream: dict[int | None, list[FNode]] = {}
         for n in sorted(nodes, key=lambda n: n.position):
@@ -393,10 +394,10 @@ class _Ordering:
     def chain(self, first: FNode, last: FNode) -> list[tuple[FNode, FNode]] | None:
         """The event pairs (notify, wait) on one path ``first`` → ``last``, or None without a path."""
         prev: dict[int, tuple[int, FNode | None]] = {first.node_id: (first.node_id, None)}
-        queue = [first]
+        queue = deque([first])
         by: dict[int, FNode] = {first.node_id: first}
         while queue:
-            cur = queue.pop(0)
+            cur = queue.popleft()
             if cur.node_id == last.node_id:
                 pairs: list[tuple[FNode, FNode]] = []
                 at = cur.node_id
