@@ -199,8 +199,14 @@ class Candidate:
     manifest: dict[str, Any]
 
 
-def _expected_ranges(proposal: dict[str, Any]) -> list[list[int]]:
-    return [list(r) for r in (proposal["before"], proposal["after"]) if r]
+def _expected_ranges(proposal: dict[str, Any], dag: OpDag) -> list[list[int]]:
+    """The kernels of the proposal's before/after ranges (the ranges list event nodes too, §4.1)."""
+    nodes = dag.by_id()
+    out = [
+        [i for i in r if i not in nodes or nodes[i].kind == "KERNEL"]
+        for r in (proposal["before"], proposal["after"])
+    ]
+    return [r for r in out if r]
 
 
 def _scope_plan(plan: Plan, touched: set[int]) -> list[int]:
@@ -232,7 +238,7 @@ def build_candidate(
     sk_indices = _scope_plan(new_plan, touched)
     removed = set(proposal["excluded"]) | set(proposal.get("collateral") or [])
     predicted = [list(new_plan.scopes[i].kernels(new_dag)) for i in sk_indices]
-    expected = _expected_ranges(proposal)
+    expected = _expected_ranges(proposal, dag)
     differences = (
         []
         if predicted == expected

@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from skdbg.parsers.markers import apply_edits, unified_diff
 from skdbg.triage.context import TriageContext
 from skdbg.triage.fragment import Edge, Fragment, compute_fragment, fragment_input
-from skdbg.triage.model import MECHANISMS, ChildRef, MarkerEdit, Proposal, Verdict
+from skdbg.triage.model import MECHANISMS, ChildRef, Proposal, Verdict
 from skdbg.triage.proposal import METHOD, Decision, ProposalBuilder
 from skdbg.triage.skview import SkInstance
 from skdbg.triage.stages import Localization
@@ -53,45 +52,48 @@ def _cite(ctx: TriageContext, edge: Edge) -> str | None:
 
 
 def closure(
-    ctx: TriageContext, inst: SkInstance, kernels: Iterable[int], lines: dict[int, int] | None = None
+    ctx: TriageContext, inst: SkInstance, nodes: Iterable[int], lines: dict[int, int] | None = None
 ) -> Fragment:
-    """The union of the §4.2 fragments of every requested kernel (edges deduplicated, SK order)."""
-    wanted = list(dict.fromkeys(kernels))
+    """The §4.2 fragment grown from every requested kernel at once (one fixpoint, SK order), so the
+    cache rule (e) sees the event pairs the whole request moves out. Event and memory nodes in the
+    request (a proposal's ``excluded`` lists them) are not seeds: they follow their kernels."""
+    kernels = {k.node_id for k in inst.kernels}
+    asked = list(dict.fromkeys(nodes))
+    wanted = [i for i in asked if i in kernels] or asked
     if not wanted:
         raise ValueError("an exclusion needs at least one child")
     writers = ctx.run.cache_writers if ctx.run is not None else {}
-    members: set[int] = set()
-    edges: list[Edge] = []
-    seen: set[tuple[str, str, tuple[int, ...]]] = set()
-    for k in wanted:
-        frag = compute_fragment(fragment_input(inst, k, cache_writers=writers, lines=lines))
-        members.update(frag.members)
-        for e in frag.edges:
-            key = (e.kind, e.detail, e.nodes)
-            if key not in seen:
-                seen.add(key)
-                edges.append(e)
-    pos = {n.node_id: n.position for n in inst.nodes}
-    order = tuple(sorted(members, key=lambda i: pos.get(i, i)))
-    return Fragment(wanted[0], order, tuple(edges))
+    fin = fragment_input(inst, wanted[0], cache_writers=writers, lines=lines)
+    joint = compute_fragment(fin, also=wanted[1:])
+    if len(wanted) > 1:
+        # when the first kernel's own fragment is the same set, its edges say why each node joined
+        alone = compute_fragment(fin)
+        if alone.members == joint.members:
+            return alone
+    return joint
 
 
 def check_cut(ctx: TriageContext, inst: SkInstance, excluded: Iterable[int]) -> CutCheck:
-    """Is excluding exactly these kernels legal? Refuse with the first rule that forbids it."""
+    """Is excluding exactly these kernels legal? Refuse with the first rule that forbids it.
+
+    Event and memory wait/notify nodes of the SK may be in the request (a proposal's ``excluded``
+    lists them): they are not choices of their own — they follow their kernels through the fragment
+    rules — so only the requested kernels are judged."""
     kernels = {k.node_id for k in inst.kernels}
     order = [k.node_id for k in inst.kernels]
+    everything = {n.node_id for n in inst.nodes}
     req = set(excluded)
     asked = tuple(i for i in order if i in req)
-    unknown = sorted(req - kernels)
+    unknown = sorted(req - everything)
     if unknown:
-        return CutCheck(False, asked, (), "§4.1", f"nodeIds {unknown} are not kernel children of this SK")
-    if not req:
-        return CutCheck(False, (), (), "§4.1", "the excluded set is empty: nothing would leave the SK")
+        return CutCheck(False, asked, (), "§4.1", f"nodeIds {unknown} are not children of this SK")
+    if not asked:
+        return CutCheck(False, (), (), "§4.1", "the excluded set holds no kernel: nothing would leave the SK")
     frag = closure(ctx, inst, asked)
     required = tuple(i for i in frag.members if i in kernels)
     missing = [i for i in required if i not in req]
     if missing:
-        edge = next((e for e in frag.edges if set(e.nodes) & set(missing)), None)
+        edge = next((e for e in frag.edges if set(e.added) & set(missing)), None)
         names = ", ".join(_kernel_label(inst, i) for i in missing)
         if edge is None:  # pragma: no cover - every added member comes from a recorded edge
             return CutCheck(False, asked, required, "§4.2", f"{names} must leave with the cut")
@@ -164,14 +166,11 @@ def replan(
     frag = Fragment(anchor, frag.members, frag.edges)
     if anchor != base.child.node_id:
         b.child = _child_ref(inst, base.child, anchor)
+    fin = fragment_input(inst, anchor)
     b.edge_notes(frag)
-    b.extra_notes(frag, dict(fragment_input(inst, anchor).dcci))
-    b.straddles(frag, fragment_input(inst, anchor).nodes)
-    kernels = inst.kernels
-    members = set(frag.members)
-    ex_nodes = [k for k in kernels if k.node_id in members]
-    rest = [k for k in kernels if k.node_id not in members]
-    first = min(k.position for k in ex_nodes)
+    b.extra_notes(frag, dict(fin.dcci))
+    b.straddles(frag, fin.nodes)
+    rng = b.ranges(frag)
     decision = Decision("proposed", mechanism, None if frag.single else "R5")
     if automatic and mechanism != "explicit_none_exclusion":
         decision = Decision(
@@ -180,12 +179,7 @@ def replan(
             "R6",
             "automatic-AOT candidate (no named scope): only the None pair can exclude a child (§4.5)",
         )
-    edits: tuple[MarkerEdit, ...] = ()
-    diff = ""
-    if decision.status == "proposed":
-        decision, edits = b.marker_edits(frag, decision, automatic)
-        if edits and b.src is not None:
-            diff = unified_diff(b.src.rel, b.src.lines, apply_edits(b.src.lines, edits))
+    decision, edits, diff = b.anchor(frag, rng, decision, automatic)
     declared = (
         {
             "only_change": f"fusion participation of nodeIds {list(frag.members)} (edited in the TUI)",
@@ -199,10 +193,11 @@ def replan(
         status=decision.status,
         mechanism=decision.mechanism,
         child=b.child,
-        excluded=tuple(k.node_id for k in ex_nodes),
+        original=rng.original,
+        excluded=rng.excluded,
         collateral=frag.collateral,
-        before=tuple(k.node_id for k in rest if k.position < first),
-        after=tuple(k.node_id for k in rest if k.position >= first),
+        before=rng.before,
+        after=rng.after,
         marker_edits=edits,
         diff=diff,
         declared_change=declared,

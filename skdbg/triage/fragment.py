@@ -10,12 +10,15 @@ Rules (letters as in §4.2): (a) event nodes attached to a kernel of F — a wai
 (same ``eventId``) and, once a pair is in F, every statement between F's first and last statement
 (collateral); (c) barrier groups (``ALL_SYNC`` SYNC tasks, ``syncAllNodes``, ``SYNCALL_OP_DROP``);
 (d) collectives with their attached events/barriers; (e) a cache writer and its in-SK readers on
-other streams. Every edge found is recorded (also when it adds nothing) so the proposal can list
-it as a safety note (§4.3).
+other streams, evaluated once (a)–(d) have settled: a reader F would separate from its writer joins
+only when no event pair leaving with F keeps the writer→reader ordering (and the writer likewise
+for a reader in F). Every edge found is recorded (also when it adds nothing) so the proposal can
+list it as a safety note (§4.3).
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -203,18 +206,28 @@ class _Recorder(Protocol):
     ) -> bool: ...
 
 
-def compute_fragment(inp: FragmentInput) -> Fragment:
-    """Grow F from ``{child}`` by rules (a)–(e) until nothing changes (§4.2)."""
+def compute_fragment(inp: FragmentInput, also: Iterable[int] = ()) -> Fragment:
+    """Grow F from ``{child}`` (plus the ``also`` seeds, e.g. a user-edited excluded set) until
+    nothing changes (§4.2).
+
+    Rules (a)–(d) and the source collateral of (b) are closed first; only then is (e) evaluated,
+    pair by pair: a cross-stream cache reader (or writer) joins F only when F separates it from its
+    writer (reader) *and* the ordering between them would not survive the change — i.e. no chain of
+    stream order and event pairs that leave the SK with F orders the earlier one before the later
+    one (§4.3). Whatever (e) adds is closed again under (a)–(d), until a fixpoint.
+    """
     nodes = inp.nodes
     by_id = {n.node_id: n for n in nodes}
-    members: set[int] = {inp.child}
+    members: set[int] = {inp.child, *also}
     edges: list[Edge] = []
     seen: set[tuple[str, tuple[int, ...]]] = set()
     paired = False
 
-    def record(kind: str, rule: str, ids: Iterable[int], detail: str, src: Source | None = None) -> bool:
+    def record(
+        kind: str, rule: str, ids: Iterable[int], detail: str, src: Source | None = None, add: bool = True
+    ) -> bool:
         ids_t = tuple(sorted(set(ids), key=lambda i: by_id[i].position if i in by_id else i))
-        added = tuple(i for i in ids_t if i not in members)
+        added = tuple(i for i in ids_t if i not in members) if add else ()
         key = (kind + rule + ("" if rule in "ab" else detail), ids_t)
         if key not in seen:
             seen.add(key)
@@ -230,82 +243,203 @@ def compute_fragment(inp: FragmentInput) -> Fragment:
         if ev.is_event and k is not None:
             events_of.setdefault(k.node_id, []).append(ev)
 
-    changed = True
-    while changed:
-        changed = False
-        current = [by_id[i] for i in sorted(members, key=lambda i: by_id[i].position if i in by_id else i)]
-        for m in current:
-            if m.is_kernel:
-                # (a) events attached to a kernel of F
-                for ev in events_of.get(m.node_id, ()):
-                    if attach.get(ev.node_id) is m:
-                        side = "waits before" if ev.event_type in WAIT_TYPES else "publishes"
-                        detail = f"{_label(ev, ev.node_id)} {side} {_label(m, m.node_id)}"
-                        changed |= record(_ekind(ev), "a", (m.node_id, ev.node_id), detail, ev.src)
-                if m.collective:
-                    # (d) the collective itself; its events/barriers come through (a)/(c)
-                    detail = (
-                        f"{_label(m, m.node_id)} is a collective: it moves with its attached events and "
-                        "barriers; the source edit is global, so every rank changes identically"
-                    )
-                    changed |= record("collective", "d", (m.node_id,), detail, m.src)
-            elif m.is_event:
-                # (b) partners of an event of F
-                for p in partners(nodes, m, index=pindex):
-                    paired = True
-                    detail = (
-                        f"{_label(m, m.node_id)} pairs with {_label(p, p.node_id)} (same eventId): "
-                        "both sides' statements stay together"
-                    )
-                    changed |= record(_ekind(m), "b", (m.node_id, p.node_id), detail, p.src)
-                k = attach.get(m.node_id)
-                if k is not None and k.collective:
-                    detail = f"{_label(m, m.node_id)} is attached to the collective {_label(k, k.node_id)}"
-                    changed |= record("collective", "d", (m.node_id, k.node_id), detail, k.src)
-        if paired:
-            changed |= _fill_between(inp, members, record)
-        # (c) barrier groups
-        for g in inp.barrier_groups:
-            if members & g.members:
-                changed |= record("barrier", "c", g.members & by_id.keys(), g.detail, g.src)
-        # (e) cache writers and their in-SK readers on other streams (both directions)
-        for w, readers in inp.cache_writers.items():
-            wn = by_id.get(w)
-            if wn is None:
-                continue
-            cross = [by_id[r] for r in readers if r in by_id and by_id[r].stream_id != wn.stream_id]
-            if not cross:
-                continue
-            if w in members or any(r.node_id in members for r in cross):
-                names = ", ".join(_label(r, r.node_id) for r in cross)
-                detail = (
-                    f"cache writer {_label(wn, w)} is read in-SK by {names} on another stream; "
-                    "writer and readers stay on the same side of every SK boundary"
-                )
-                changed |= record("cache", "e", [w, *(r.node_id for r in cross)], detail, wn.src)
+    def settle() -> None:
+        """Rules (a)–(d) and the (b) collateral to their own fixpoint."""
+        nonlocal paired
+        changed = True
+        while changed:
+            changed = False
+            current = [
+                by_id[i] for i in sorted(members, key=lambda i: by_id[i].position if i in by_id else i)
+            ]
+            for m in current:
+                if m.is_kernel:
+                    # (a) events attached to a kernel of F
+                    for ev in events_of.get(m.node_id, ()):
+                        if attach.get(ev.node_id) is m:
+                            side = "waits before" if ev.event_type in WAIT_TYPES else "publishes"
+                            detail = f"{_label(ev, ev.node_id)} {side} {_label(m, m.node_id)}"
+                            changed |= record(_ekind(ev), "a", (m.node_id, ev.node_id), detail, ev.src)
+                    if m.collective:
+                        # (d) the collective itself; its events/barriers come through (a)/(c)
+                        detail = (
+                            f"{_label(m, m.node_id)} is a collective: it moves with its attached events and "
+                            "barriers; the source edit is global, so every rank changes identically"
+                        )
+                        changed |= record("collective", "d", (m.node_id,), detail, m.src)
+                elif m.is_event:
+                    # (b) partners of an event of F
+                    for p in partners(nodes, m, index=pindex):
+                        paired = True
+                        detail = (
+                            f"{_label(m, m.node_id)} pairs with {_label(p, p.node_id)} (same eventId): "
+                            "both sides' statements stay together"
+                        )
+                        changed |= record(_ekind(m), "b", (m.node_id, p.node_id), detail, p.src)
+                    k = attach.get(m.node_id)
+                    if k is not None and k.collective:
+                        detail = (
+                            f"{_label(m, m.node_id)} is attached to the collective {_label(k, k.node_id)}"
+                        )
+                        changed |= record("collective", "d", (m.node_id, k.node_id), detail, k.src)
+            if paired:
+                changed |= _fill_between(inp, members, record)
+            # (c) barrier groups
+            for g in inp.barrier_groups:
+                if members & g.members:
+                    changed |= record("barrier", "c", g.members & by_id.keys(), g.detail, g.src)
+
+    noted: set[tuple[int, int]] = set()
+    while True:
+        settle()
+        pairs = _cache_pairs(inp, by_id, members, pindex)
+        lost = min(
+            (c for c in pairs if c.status == "lost"), key=lambda c: by_id[c.moves].position, default=None
+        )
+        if lost is None:
+            break
+        # one pair at a time, the earliest node first: what it brings along (its events, the
+        # statements between) may keep the ordering of a later pair through stream order
+        noted.add(lost.pair)
+        record(*lost.edge)
+    for c in pairs:  # edges met at the fixpoint that add nothing (listed as safety notes)
+        if c.status != "lost" and c.pair not in noted:
+            record(*c.edge, add=False)
     order = sorted(members, key=lambda i: by_id[i].position if i in by_id else i)
     return Fragment(inp.child, tuple(order), tuple(edges))
+
+
+@dataclass(frozen=True, slots=True)
+class _CachePair:
+    """One cross-stream writer/reader pair judged against F: ``lost`` (F separates them and no event
+    pair leaving with F orders them: the edge pulls the other side in), ``kept`` (F separates them
+    but such an event pair keeps the order) or ``inside`` (both leave with F)."""
+
+    status: str
+    pair: tuple[int, int]
+    moves: int  # the side F does not hold yet (for ``inside``: the reader)
+    edge: tuple[str, str, tuple[int, ...], str, Source | None]
+
+
+def _cache_pairs(
+    inp: FragmentInput,
+    by_id: Mapping[int, FNode],
+    members: set[int],
+    pindex: dict[tuple[int, str], list[FNode]],
+) -> list[_CachePair]:
+    """(e) at the fixpoint of (a)–(d): every cross-stream writer/reader pair F touches."""
+    out: list[_CachePair] = []
+    order = _Ordering(inp.nodes, members, pindex)
+    for w, readers in inp.cache_writers.items():
+        wn = by_id.get(w)
+        if wn is None:
+            continue
+        for r in readers:
+            rn = by_id.get(r)
+            if rn is None or rn.stream_id == wn.stream_id or (w not in members and r not in members):
+                continue
+            pair = f"cache writer {_label(wn, w)} is read in-SK by {_label(rn, r)} on another stream"
+            if w in members and r in members:
+                detail = f"{pair}; both leave the SK with the fragment, so their order is unchanged"
+                out.append(_CachePair("inside", (w, r), r, ("cache", "e", (w, r), detail, wn.src)))
+                continue
+            staying = rn if w in members else wn
+            first, last = ("writer", "reader") if wn.position <= rn.position else ("reader", "writer")
+            chain = order.chain(*((wn, rn) if first == "writer" else (rn, wn)))
+            if chain is None:
+                detail = (
+                    f"{pair}; the only ordering between them is SK-internal — no event pair leaving the SK "
+                    f"with the fragment orders the {first} before the {last} — so excluding one without the "
+                    f"other would lose the {first}→{last} ordering (§4.3 cache mutation): "
+                    f"{_label(staying, staying.node_id)} leaves with the fragment"
+                )
+                out.append(
+                    _CachePair("lost", (w, r), staying.node_id, ("cache", "e", (w, r), detail, wn.src))
+                )
+            else:
+                via = ", ".join(f"{_label(n, n.node_id)} → {_label(p, p.node_id)}" for n, p in chain)
+                detail = (
+                    f"{pair}; the {first}→{last} ordering is kept by the event pair(s) {via}, which leave "
+                    f"the SK with the fragment (§4.3): {_label(staying, staying.node_id)} stays fused"
+                )
+                ids = (w, r, *(x.node_id for pr in chain for x in pr))
+                out.append(
+                    _CachePair("kept", (w, r), staying.node_id, ("cache", "e", ids, detail, chain[0][0].src))
+                )
+    return out
+
+
+class _Ordering:
+    """Happens-before after the change, as far as the metadata proves it: stream order between
+    consecutive nodes of one stream, and notify → wait of every event pair whose both sides are in F
+    (they leave the SK and stay real events). Event pairs left inside an SK are SK-internal, so they
+    are not counted on (conservative)."""
+
+    def __init__(
+        self, nodes: tuple[FNode, ...], members: set[int], pindex: dict[tuple[int, str], list[FNode]]
+    ) -> None:
+        self.succ: dict[int, list[tuple[FNode, FNode | None]]] = {}
+        by_stream: dict[int | None, list[FNode]] = {}
+        for n in sorted(nodes, key=lambda n: n.position):
+            by_stream.setdefault(n.stream_id, []).append(n)
+        for seq in by_stream.values():
+            for a, b in zip(seq, seq[1:], strict=False):
+                self.succ.setdefault(a.node_id, []).append((b, None))
+        for n in nodes:
+            if n.event_type in NOTIFY_TYPES and n.node_id in members:
+                for p in partners(nodes, n, index=pindex):
+                    if p.event_type in WAIT_TYPES and p.node_id in members:
+                        self.succ.setdefault(n.node_id, []).append((p, n))
+
+    def chain(self, first: FNode, last: FNode) -> list[tuple[FNode, FNode]] | None:
+        """The event pairs (notify, wait) on one path ``first`` → ``last``, or None without a path."""
+        prev: dict[int, tuple[int, FNode | None]] = {first.node_id: (first.node_id, None)}
+        queue = deque([first])
+        by: dict[int, FNode] = {first.node_id: first}
+        while queue:
+            cur = queue.popleft()
+            if cur.node_id == last.node_id:
+                pairs: list[tuple[FNode, FNode]] = []
+                at = cur.node_id
+                while at != first.node_id:
+                    back, notify = prev[at]
+                    if notify is not None:
+                        pairs.append((notify, by[at]))
+                    at = back
+                return pairs[::-1]
+            for nxt, notify in self.succ.get(cur.node_id, ()):
+                if nxt.node_id not in prev:
+                    prev[nxt.node_id] = (cur.node_id, notify)
+                    by[nxt.node_id] = nxt
+                    queue.append(nxt)
+        return None
 
 
 def _fill_between(inp: FragmentInput, members: set[int], record: _Recorder) -> bool:
     """(b) collateral: every node whose statement lies between F's first and last statement.
 
-    With source lines the span is in source order; nodes without a line are placed by their
-    fused-node position between F's first and last positioned member (conservative)."""
+    With source lines the span is in source order; nodes without a line (compiler-inserted events,
+    unmapped kernels) are placed by their fused-node position between F's first and last member
+    (conservative: what cannot be placed outside the span is taken along)."""
     lines = inp.lines
     placed = [lines[i] for i in members if i in lines]
+    pos = [n.position for n in inp.nodes if n.node_id in members]
+    p_lo, p_hi = min(pos), max(pos)
     extra: list[int] = []
     if len(placed) >= 2:
         lo, hi = min(placed), max(placed)
-        extra = [
-            n.node_id for n in inp.nodes if n.node_id not in members and lo <= lines.get(n.node_id, -1) <= hi
-        ]
+        for n in inp.nodes:
+            if n.node_id in members:
+                continue
+            ln = lines.get(n.node_id)
+            if (ln is not None and lo <= ln <= hi) or (ln is None and p_lo < n.position < p_hi):
+                extra.append(n.node_id)
         what = f"source lines {lo}..{hi}"
+        if any(i not in lines for i in extra):
+            what += f"; nodes without a line by fused-node position {p_lo}..{p_hi}"
     else:
-        pos = [n.position for n in inp.nodes if n.node_id in members]
-        lo, hi = min(pos), max(pos)
-        extra = [n.node_id for n in inp.nodes if n.node_id not in members and lo < n.position < hi]
-        what = f"fused-node positions {lo}..{hi} (no source lines)"
+        extra = [n.node_id for n in inp.nodes if n.node_id not in members and p_lo < n.position < p_hi]
+        what = f"fused-node positions {p_lo}..{p_hi} (no source lines)"
     if not extra:
         return False
     detail = f"statements between the fragment's first and last statement ({what}) are collateral"

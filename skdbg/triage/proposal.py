@@ -123,6 +123,18 @@ def _reason(verdict: Verdict) -> str:
     return text
 
 
+@dataclass(frozen=True, slots=True)
+class Ranges:
+    """§4.1 element 2 as nodeIds in SK order; ``inside``: nodes outside F lying between its members
+    (listed in ``after`` too; a proposal with any is blocked as non-contiguous)."""
+
+    original: tuple[int, ...]
+    excluded: tuple[int, ...]
+    before: tuple[int, ...]
+    after: tuple[int, ...]
+    inside: tuple[int, ...] = ()
+
+
 @dataclass
 class Decision:
     """The §4.4 outcome of a fragment: status, mechanism, route and why it was blocked."""
@@ -427,18 +439,49 @@ class ProposalBuilder:
                 add(u.reason, u.src)
         return out
 
+    def sides(self, frag: Fragment) -> dict[int, str]:
+        """Where every node outside F ends up: ``before`` / ``after`` the cut, or ``inside`` F's span.
+
+        By source line when the node and F have lines (the markers decide scope membership), else
+        by fused-node position relative to F's first and last member."""
+        members = set(frag.members)
+        fpos = [n.position for n in self.inst.nodes if n.node_id in members]
+        flines = [self.lines[i] for i in members if i in self.lines]
+        lo_p, hi_p = min(fpos), max(fpos)
+        out: dict[int, str] = {}
+        for n in self.inst.nodes:
+            if n.node_id in members:
+                continue
+            ln = self.lines.get(n.node_id)
+            if ln is not None and flines:
+                out[n.node_id] = "before" if ln < min(flines) else "after" if ln > max(flines) else "inside"
+            else:
+                out[n.node_id] = "before" if n.position < lo_p else "after" if n.position > hi_p else "inside"
+        return out
+
+    def ranges(self, frag: Fragment) -> Ranges:
+        """§4.1 element 2: every child node (kernels, events, memory wait/write) in SK order.
+
+        ``excluded`` is F, ``before``/``after`` the nodes left on each side of the cut; when F is
+        contiguous and source and SK order agree, before + excluded + after is the original list."""
+        members = set(frag.members)
+        sides = self.sides(frag)
+        original = tuple(n.node_id for n in self.inst.nodes)
+        return Ranges(
+            original=original,
+            excluded=tuple(i for i in original if i in members),
+            before=tuple(i for i in original if sides.get(i) == "before"),
+            after=tuple(i for i in original if sides.get(i) in ("after", "inside")),
+            inside=tuple(i for i in original if sides.get(i) == "inside"),
+        )
+
     def straddles(self, frag: Fragment, nodes: tuple[FNode, ...]) -> None:
         """Event pairs whose notify ends up before the cut and whose wait after it (§4.3, V3)."""
         members = set(frag.members)
-        fpos = [n.position for n in nodes if n.node_id in members]
-        flines = [self.lines[i] for i in members if i in self.lines]
-        lo_p, hi_p = min(fpos), max(fpos)
+        sides = self.sides(frag)
 
         def side(n: FNode) -> str:
-            if n.node_id in self.lines and flines:
-                ln = self.lines[n.node_id]
-                return "before" if ln < min(flines) else "after" if ln > max(flines) else "inside"
-            return "before" if n.position < lo_p else "after" if n.position > hi_p else "inside"
+            return sides.get(n.node_id, "inside")
 
         done: set[tuple[int, int]] = set()
         pindex = partner_index(nodes)
@@ -510,28 +553,11 @@ class ProposalBuilder:
         self.extra_notes(frag, dict(fin.dcci))
         self.straddles(frag, fin.nodes)
 
-        # ranges (§4.1 element 2): kernels only, SK order; before + excluded + after = original
-        kernels = inst.kernels
-        original = tuple(k.node_id for k in kernels)
-        members = set(frag.members)
-        excluded = tuple(k for k in original if k in members)
-        rest = [k for k in kernels if k.node_id not in members]
-        use_lines = all(k.node_id in self.lines for k in kernels)
-        key = (lambda k: self.lines[k.node_id]) if use_lines else (lambda k: k.position)
-        ex_nodes = [k for k in kernels if k.node_id in members]
-        first_key = min(key(k) for k in ex_nodes)
-        before = tuple(k.node_id for k in rest if key(k) < first_key)
-        after = tuple(k.node_id for k in rest if key(k) >= first_key)
-
+        rng = self.ranges(frag)
         none_ok = ctx.probe is not None and ctx.probe.explicit_none_exclusion_accepted is True
         probe_evidence = self.probe_evidence()
-        decision = self.decide(frag, rest, automatic, none_ok)
-        edits: tuple[MarkerEdit, ...] = ()
-        diff = ""
-        if decision.status == "proposed":
-            decision, edits = self.marker_edits(frag, decision, automatic)
-            if edits and self.src is not None:
-                diff = unified_diff(self.src.rel, self.src.lines, apply_edits(self.src.lines, edits))
+        decision = self.decide(frag, rng, automatic, none_ok)
+        decision, edits, diff = self.anchor(frag, rng, decision, automatic)
         if decision.status == "proposed" and source_site == "inferred":
             self.notes.append(
                 "the proposal is anchored on an inferred source site: confirm it before applying"
@@ -547,11 +573,11 @@ class ProposalBuilder:
             status=decision.status,
             mechanism=decision.mechanism,
             child=self.child,
-            original=original,
-            excluded=excluded,
+            original=rng.original,
+            excluded=rng.excluded,
             collateral=frag.collateral,
-            before=before,
-            after=after,
+            before=rng.before,
+            after=rng.after,
             marker_edits=edits,
             diff=diff,
             declared_change=declared,
@@ -581,9 +607,10 @@ class ProposalBuilder:
         shown = "absent" if v is None else str(v).lower()
         return f"{self.ctx.relpath(pf.file)}:{_PROBE_PATH} = {shown}"
 
-    def decide(self, frag: Fragment, rest: list[SkNode], automatic: bool, none_ok: bool) -> Decision:
+    def decide(self, frag: Fragment, rng: Ranges, automatic: bool, none_ok: bool) -> Decision:
         """§4.4 rules 1–3 and the §4.5 mechanism."""
-        if not rest:
+        members = set(frag.members)
+        if not any(n.is_kernel and n.node_id not in members for n in self.inst.nodes):
             return Decision(
                 "blocked",
                 None,
@@ -615,22 +642,31 @@ class ProposalBuilder:
                 "the fragment must leave the SK but the candidate has no named scope and the None pair is not "
                 "accepted: the dependency edge cannot be represented (§4.4 rule 3)",
             )
-        if self.src is None:
-            # contiguity in SK order is all that can be checked without the source
-            pos = sorted(n.position for n in self.inst.nodes if n.node_id in frag.members)
-            gaps = [
-                n.node_id
-                for n in self.inst.nodes
-                if pos[0] < n.position < pos[-1] and n.node_id not in frag.members
-            ]
-            if gaps:
-                return Decision(
-                    "blocked",
-                    None,
-                    "R6",
-                    f"the fragment is not contiguous in SK order (nodeIds {gaps} between)",
-                )
         return Decision("proposed", SPLIT, "R5")
+
+    def anchor(
+        self, frag: Fragment, rng: Ranges, decision: Decision, automatic: bool
+    ) -> tuple[Decision, tuple[MarkerEdit, ...], str]:
+        """The marker edits and diff of a proposed decision, then the range checks: a node left
+        between F's members (F not contiguous, §4.4 rule 3) blocks; source order differing from SK
+        order across the cut is said in a note (the ranges follow the markers)."""
+        edits: tuple[MarkerEdit, ...] = ()
+        diff = ""
+        if decision.status != "proposed":
+            return decision, edits, diff
+        decision, edits = self.marker_edits(frag, decision, automatic)
+        if decision.status == "proposed" and rng.inside:
+            what = ", ".join(_node_label(self.inst.node_by_id(i), i) for i in rng.inside)
+            why = f"§4.4 rule 3: the fragment is not contiguous in SK order ({what} between its members)"
+            return Decision("blocked", None, "R6", why), (), ""
+        if edits and self.src is not None:
+            diff = unified_diff(self.src.rel, self.src.lines, apply_edits(self.src.lines, edits))
+        if rng.before + rng.excluded + rng.after != rng.original:
+            self.notes.append(
+                "source order and SK order differ across the cut: before/after follow the scope markers, "
+                "so before + excluded + after is not the original SK order; gate 3 must show the halves"
+            )
+        return decision, edits, diff
 
     def marker_edits(
         self, frag: Fragment, decision: Decision, automatic: bool
@@ -736,6 +772,12 @@ def cache_writer_gaps(ctx: TriageContext) -> list[SafetyNote]:
             where = ctx.cite("L4", "run_json", gap.src).where
         out.append(SafetyNote(kind="cache", detail=f"evidence gap: {gap.detail}", evidence=where))
     return out
+
+
+def _node_label(n: SkNode | None, node_id: int) -> str:
+    if n is None:
+        return f"nodeId {node_id}"
+    return f"nodeId {node_id} ({n.func_name or _event_type(n) or n.node.kind})"
 
 
 def _event_type(n: SkNode) -> str | None:

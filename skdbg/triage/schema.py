@@ -4,7 +4,8 @@
 Why JSON Schema *and* code: the schemas (package data ``skdbg/triage/schemas/*.json``, draft
 2020-12) let any consumer check a document without skdbg; the few rules a schema cannot state
 readably — a ``low``/``n/a`` verdict never carries a ``proposed`` exclusion, marker edits are
-ascending and non-overlapping, a gate after a failed one is ``not_run`` (triage.md §5.1) — are
+ascending and non-overlapping, the proposal ranges partition the SK's children, a gate after a
+failed one is ``not_run`` (triage.md §5.1) — are
 checked here so a violation names the rule instead of a schema path.
 """
 
@@ -68,6 +69,7 @@ def validate_analysis(doc: Any) -> None:
         )
     check_marker_edits(proposal["marker_edits"], contract=contract)
     check_scope_resolution(doc["fault"], contract=contract)
+    check_ranges(proposal, contract=contract)
 
 
 #: dialects whose handler prints no scope id at all (triage.md §3.1.3: ModelRIIdx…SkScopeId arrives in D2)
@@ -93,6 +95,31 @@ def check_scope_resolution(fault: Mapping[str, Any], *, contract: str = "skdbg.a
             "/fault/scope_resolution",
             f"{how!r} but dialect {fault.get('dialect')} prints no scope id (name_sequence or single_sk)",
         )
+
+
+def check_ranges(proposal: Mapping[str, Any], *, contract: str = "skdbg.analysis/1") -> None:
+    """triage.md §4.1/§4.2: ``original`` lists every child node (events included) in SK order;
+    before, excluded and after partition it, each in that order; ``collateral`` is excluded (= F)
+    minus the suspect child."""
+    original = list(proposal.get("original") or [])
+    parts = {k: list(proposal.get(k) or []) for k in ("before", "excluded", "after")}
+    if not original:
+        return
+    joined = parts["before"] + parts["excluded"] + parts["after"]
+    if sorted(joined) != sorted(original) or len(set(joined)) != len(joined):
+        raise SchemaError(contract, "/proposal", "before, excluded and after must partition original")
+    for key, part in parts.items():
+        members = set(part)
+        if part != [i for i in original if i in members]:
+            raise SchemaError(contract, f"/proposal/{key}", f"{key} is not in the SK order of original")
+    child = (proposal.get("child") or {}).get("node_id")
+    excluded = parts["excluded"]
+    if child is not None and excluded:
+        want = [i for i in excluded if i != child]
+        if child not in excluded or list(proposal.get("collateral") or []) != want:
+            raise SchemaError(
+                contract, "/proposal/collateral", f"collateral must be excluded minus the suspect {child}"
+            )
 
 
 def check_marker_edits(edits: Any, *, contract: str = "skdbg.analysis/1") -> None:
@@ -136,6 +163,7 @@ def validate_verify(doc: Any) -> None:
 __all__ = [
     "SchemaError",
     "check_marker_edits",
+    "check_ranges",
     "check_scope_resolution",
     "load_schema",
     "validate_analysis",

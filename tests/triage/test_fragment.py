@@ -74,6 +74,25 @@ def test_rule_a_and_b_pull_partner_and_statements_between() -> None:
     assert 10 not in f.members
 
 
+def test_collateral_takes_unplaced_nodes_inside_the_span_by_position() -> None:
+    """A compiler-inserted event (no source line) placed between F's members in fused-node order
+    cannot be put outside the cut, so the (b) collateral takes it along; one outside stays out."""
+    nodes = (
+        K(10, 0),
+        E(11, 1, "EventNotify", 5),
+        E(20, 2, "EventReset", 9),  # no line, inside
+        E(12, 3, "EventWait", 5, stream=1),
+        K(13, 4, stream=1, name="Rope"),
+        E(21, 5, "EventReset", 8),  # no line, outside
+        K(14, 6),
+    )
+    lines = {10: 19, 11: 20, 12: 22, 13: 23, 14: 24}
+    f = compute_fragment(FragmentInput(nodes, 13, lines=lines))
+    assert f.members == (11, 20, 12, 13)
+    (src,) = [e for e in f.edges if e.kind == "source"]
+    assert src.added == (20,) and "without a line by fused-node position 1..4" in src.detail
+
+
 def test_partners_pair_within_family_only() -> None:
     nodes = (
         E(1, 0, "EventNotify", 3),
@@ -130,6 +149,56 @@ def test_cache_writer_pulls_cross_stream_readers_only() -> None:
     g = compute_fragment(FragmentInput(nodes, 3, cache_writers={2: (3,)}))
     assert set(g.members) == {2, 3}
     assert [e.kind for e in g.edges] == ["cache"]
+
+
+def test_cache_reader_not_pulled_when_an_event_pair_in_f_orders_it() -> None:
+    """Writer 1 (stream 1) publishes eventId 5, waited on stream 0 right before reader 4: the pair
+    joins F by (a)/(b) and keeps writer → reader ordering, so (e) adds nothing and says why."""
+    nodes = (
+        K(1, 0, 1, "ScatterKv"),
+        E(2, 1, "EventNotify", 5, stream=1),
+        E(3, 2, "EventWait", 5, stream=0),
+        K(4, 3, 0, "Attn"),
+        K(5, 4, 0, "OProj"),
+    )
+    f = compute_fragment(FragmentInput(nodes, 1, cache_writers={1: (4,)}))
+    assert f.members == (1, 2, 3)
+    (cache,) = [e for e in f.edges if e.kind == "cache"]
+    assert (cache.rule, cache.added, cache.nodes) == ("e", (), (1, 2, 3, 4))
+    assert "kept by the event pair(s) EventNotify(eventId=5) nodeId 2" in cache.detail
+
+
+def test_cache_rule_is_evaluated_one_pair_at_a_time_at_the_fixpoint() -> None:
+    """Writer 1 (stream 1) has readers 5 and 6 on stream 0 and no event of its own. Reader 5 must
+    join (only SK-internal ordering); what it brings along — its wait 4, the notify 3 after kernel 2
+    and kernel 2 between them — then orders the writer before reader 6 (stream order after 5), so
+    reader 6 stays out. Pulling both at once would exclude 6 needlessly."""
+    nodes = (
+        K(1, 0, 1, "ScatterKv"),
+        K(2, 1, 1, "Cast"),
+        E(3, 2, "EventNotify", 7, stream=1),
+        E(4, 3, "EventWait", 7, stream=0),
+        K(5, 4, 0, "Attn"),
+        K(6, 5, 0, "Attn2"),
+        K(8, 6, 0, "OProj"),
+    )
+    f = compute_fragment(FragmentInput(nodes, 1, cache_writers={1: (5, 6)}))
+    assert f.members == (1, 2, 3, 4, 5)
+    lost, kept = [e for e in f.edges if e.kind == "cache"]
+    assert lost.added == (5,) and "SK-internal" in lost.detail
+    assert kept.added == () and 6 in kept.nodes and "kept by the event pair(s)" in kept.detail
+    # the answer does not depend on the order run.json lists the readers in
+    again = compute_fragment(FragmentInput(nodes, 1, cache_writers={1: (6, 5)}))
+    assert again.members == (1, 2, 3, 4, 5)
+
+
+def test_cache_pair_both_in_f_is_noted_without_adding() -> None:
+    """Both writer and reader seeded (an edited excluded set): the edge is met, nothing is added."""
+    nodes = (K(1, 0), K(2, 1, 0, "ScatterKv"), K(3, 2, 1, "Attn"), K(4, 3))
+    f = compute_fragment(FragmentInput(nodes, 2, cache_writers={2: (3,)}), also=(3,))
+    assert f.members == (2, 3)
+    (cache,) = f.edges
+    assert cache.added == () and "both leave the SK with the fragment" in cache.detail
 
 
 # ------------------------------------------------------------------------------ closure property

@@ -148,7 +148,9 @@ def test_event_bound_child_is_split_at_the_dependency_boundary(tmp_path: Path) -
     p, _ = _propose(b.root, b.task_index[4])
     assert (p.status, p.mechanism, p.route) == ("proposed", "dependency_aligned_split", "R5")
     assert p.collateral == (ids[2], ids[3])
-    assert (p.before, p.excluded, p.after) == ((ids[0], ids[1]), (ids[4],), (ids[5], ids[6]))
+    # §4.1/§4.2: the ranges list every child node, the event pair included; excluded = F
+    assert p.original == tuple(ids)
+    assert (p.before, p.excluded, p.after) == ((ids[0], ids[1]), (ids[2], ids[3], ids[4]), (ids[5], ids[6]))
     kinds = {s.kind for s in p.safety}
     assert {"event", "stream"} <= kinds
     assert all(s.evidence.startswith("sk_meta/") for s in p.safety if s.kind == "event")
@@ -178,9 +180,14 @@ def test_eval3_event_edge_plus_cross_stream_cache_mutation(tmp_path: Path) -> No
     ids = b.node_ids
     p, _ = _propose(b.root, b.task_index[3])
     assert (p.status, p.route, p.mechanism) == ("proposed", "R5", "dependency_aligned_split")
-    # both sides of both events, the statement between them and the cache reader leave together
-    assert p.collateral == (ids[1], ids[2], ids[4], ids[5], ids[6], ids[7])
-    assert (p.before, p.excluded, p.after) == ((ids[0],), (ids[3], ids[5], ids[7]), (ids[8],))
+    # both sides of both events and the statement between them leave together; the cache reader
+    # (Attention, stream 0) stays fused: the eventId 2 pair that orders writer → reader leaves with F
+    # (§4.2(e) evaluated at the fixpoint; the §4.5 C example keeps attention in the .post SK)
+    assert p.collateral == (ids[1], ids[2], ids[4], ids[5], ids[6])
+    assert p.original == tuple(ids)
+    assert (p.before, p.excluded, p.after) == ((ids[0],), tuple(ids[1:7]), (ids[7], ids[8]))
+    kept = next(s for s in p.safety if s.kind == "cache" and "kept by the event pair" in s.detail)
+    assert f"nodeId {ids[4]}" in kept.detail and f"nodeId {ids[6]}" in kept.detail and not kept.blocks
     kinds = {s.kind for s in p.safety}
     assert {"event", "cache", "stream", "source"} <= kinds
     src_note = next(s for s in p.safety if s.kind == "source")

@@ -681,7 +681,8 @@ def test_end_to_end_dependency_aligned_split(tmp_path: Path) -> None:
             children=[by_id[i] for i in p.before],
             scope_name=f"{SCOPE}.pre",
             extra_sks=[SkDef(8, f"{SCOPE}.post", [by_id[i] for i in p.after])],
-            unfusible=[(by_id[i], "NOT_IN_SCOPE") for i in p.excluded],
+            # the ranges list event nodes too (§4.1); the builder lists unfused kernels only
+            unfusible=[(by_id[i], "NOT_IN_SCOPE") for i in p.excluded if isinstance(by_id[i], Kernel)],
             pid=50001,
             fault="none",
             run=NEW_RUN,

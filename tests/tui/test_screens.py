@@ -131,7 +131,7 @@ async def test_scope_draws_the_cut_and_proposal_refuses_an_illegal_cut() -> None
         await settle(pilot)
         assert screen.last_check is not None and not screen.last_check.ok
         assert screen.last_check.rule == "§4.2(e) cache"
-        assert app.state.proposal.excluded == (104, 105)  # unchanged
+        assert app.state.proposal.excluded == (102, 103, 104, 105)  # unchanged (F: events included, §4.1)
         shown = text_of(app, "#cut-check")
         assert "refused (§4.2(e) cache)" in shown and "sk_fused_nodes.log:6" in shown
         assert "[INFO] [sk_optimizer.cpp:33]" in shown  # cited text shown literally, not as markup
@@ -150,7 +150,7 @@ async def test_proposal_mechanism_and_set_edits_replan_the_diff_by_keys_and_mous
         table.move_cursor(row=4)  # Cast_9f3e21: legal to add
         await pilot.press("space")
         await settle(pilot)
-        assert app.state.proposal.excluded == (104, 105, 106)
+        assert app.state.proposal.excluded == (102, 103, 104, 105, 106)
         assert screen.last_check is not None and screen.last_check.ok
         await pilot.press("m")  # dependency_aligned_split → explicit_none_exclusion
         await settle(pilot)
@@ -163,7 +163,7 @@ async def test_proposal_mechanism_and_set_edits_replan_the_diff_by_keys_and_mous
         await pilot.click("#mech-close_reopen_exclusion")
         await settle(pilot)
         assert app.state.proposal.mechanism == "close_reopen_exclusion"
-        assert app.state.proposal.excluded == (104, 105)
+        assert app.state.proposal.excluded == (102, 103, 104, 105)
         await pilot.click("#accept")
         await settle(pilot)
         assert app.state.accepted
