@@ -6,22 +6,15 @@ files when collecting — and stderr the messages: what is missing, under the ga
 
 from __future__ import annotations
 
-import os
 import sys
-from collections.abc import Callable
-from functools import wraps
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import NoReturn
 
 import click
 
-from skdbg.atomic import OutputNotEmptyError
+from skdbg.cli_errors import EXIT_USAGE, cli_errors, fail
 from skdbg.parsers.common import ParseError
-from skdbg.show import one_line
 
-F = TypeVar("F", bound=Callable[..., Any])
-EXIT_USAGE = 2
-EXIT_BAD_INPUT = 3
 _MESSAGE_WIDTH = 160
 
 COLLECT_HELP_EPILOG = """\b
@@ -39,13 +32,8 @@ def _stdin_is_terminal() -> bool:
     return sys.stdin.isatty()
 
 
-def _exit(message: str, code: int) -> NoReturn:
-    click.echo(f"skdbg: error: {one_line(message)}", err=True)
-    sys.exit(code)
-
-
 def _usage(message: str) -> NoReturn:
-    _exit(message, EXIT_USAGE)
+    fail(message, EXIT_USAGE)
 
 
 def _short(text: str) -> str:
@@ -62,29 +50,6 @@ def _list(procs: list[object], log_dir: Path) -> None:
         assert f is not None
         where = f"{Path(f.src.file).name}:{f.src.line}"
         click.echo(f"  {p.pid:<8} {f.ts_text:<26} {where}  {_short(f.message)}")
-
-
-def _one_line_errors(func: F) -> F:
-    """Bad input → exit 3, an existing output folder → exit 2, a bug → exit 1: one line each, no traceback."""
-
-    @wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except OutputNotEmptyError as exc:
-            _exit(str(exc), EXIT_USAGE)
-        except ParseError as exc:
-            _exit(str(exc), EXIT_BAD_INPUT)
-        except OSError as exc:
-            _exit(f"{exc.filename or ''}: {exc.strerror or exc}", EXIT_BAD_INPUT)
-        except Exception as exc:
-            if os.environ.get("SKDBG_DEBUG"):
-                raise
-            _exit(
-                f"internal error: {type(exc).__name__}: {exc} (rerun with SKDBG_DEBUG=1 for the traceback)", 1
-            )
-
-    return wrapper  # type: ignore[return-value]
 
 
 @click.command("collect", epilog=COLLECT_HELP_EPILOG)
@@ -126,7 +91,7 @@ def _one_line_errors(func: F) -> F:
     "--link", is_flag=True, help="Hard-link the files instead of copying them (copied where that fails)."
 )
 @click.option("--force", is_flag=True, help="Replace an existing -o folder (atomically, once complete).")
-@_one_line_errors
+@cli_errors(bad_input=(ParseError,))
 def collect(
     pid: int | None,
     out_dir: Path | None,
