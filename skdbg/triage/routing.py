@@ -226,7 +226,7 @@ def route(
         routes.remove("R1")
 
     # ---------------------------------------------------------------- attribution (R2/R3/X4/X5)
-    if verdict.confidence not in ("n/a",) and kind == "sk":
+    if verdict.confidence not in ("n/a",) and kind in ("sk", "none"):
         no_child = not att.K and not att.e2_ambiguous and not att.e3_ambiguous
         if verdict.rule == "C2":
             add("X4")
@@ -238,6 +238,7 @@ def route(
             or "cond_index_overflow" in verdict.flags
             or (verdict.suspect is not None and verdict.suspect.identity == "ambiguous")
             or verdict.rule == "C4"
+            or (verdict.rule == "C1" and loc.instance is None)  # the same child list in several SKs
         )
         if ambiguous:
             add("R3")
@@ -277,7 +278,7 @@ def route(
         steps.append(
             _step(ctx, "D2", D2_CROSS_CORE, "R4: a fault that hides under debug timing suggests a sync/race")
         )
-    elif verdict.confidence == "low" and kind == "sk":
+    elif verdict.confidence == "low" and kind in ("sk", "none"):
         steps.append(
             _step(
                 ctx,
