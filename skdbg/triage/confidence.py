@@ -83,7 +83,6 @@ def _dialect_unknown(loc: Localization) -> bool:
     return not dialect_recognised(inc.dialect_candidates)
 
 
-
 def silent_hang(loc: Localization) -> bool:
     """§9 item 4: a timeout/hang with no runtime fault line and no SK handler output (kind ``none``)."""
     return loc.fault.kind == "none" and loc.fault.phase in HANG_PHASES

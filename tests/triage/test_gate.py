@@ -7,7 +7,6 @@ plog, a shifted run.json time, metadata written by another pid — so the failin
 from __future__ import annotations
 
 import hashlib
-
 import json
 import os
 import shutil
