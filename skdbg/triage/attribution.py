@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from skdbg.parsers.binfiles import ImageTable, PcLocation, matches_func_name
 from skdbg.parsers.common import Source
 from skdbg.parsers.cond import CondCheck, check_cond, state_name
-from skdbg.parsers.runtime_faults import DumpException
+from skdbg.parsers.runtime_faults import CoreErrorReport, DumpException
 from skdbg.parsers.sk_handler import ExceptionCore, Incident
 from skdbg.triage.context import TriageContext
 from skdbg.triage.localize import plogs_of
@@ -761,6 +761,14 @@ def attribute(ctx: TriageContext, loc: Localization) -> Attribution:
     excores = [c for c in inc.cores if c.callback == "A"] if inc is not None else []
     if inc is not None and not excores:
         excores = list(inc.cores)
+    if not excores and loc.is_sk:
+        excores = _runtime_cores(ctx, loc)
+        if excores:
+            b.notes.append(
+                "the SK handler printed no exception-core block: the faulting cores and their PCs come from "
+                "the runtime's core error report; L2 is recomputed from the DFX table, device-args DFX "
+                "entries or the task-queue entries + ELF symbol sizes (§3.4 L2)"
+            )
     seen: set[int] = set()
     for c in excores:
         if c.core_id in seen:
@@ -872,6 +880,69 @@ def attribute(ctx: TriageContext, loc: Localization) -> Attribution:
         notes=tuple(b.notes),
         candidate_set=tuple(sorted(cand_set)),
         ge_dumps=_ge_dumps(ctx, loc),
+    )
+
+
+def _runtime_cores(ctx: TriageContext, loc: Localization) -> list[ExceptionCore]:
+    """Exception cores from P's runtime core error reports (``… core id is <c>, … pc start: …, current:
+    …``), for an SK fault whose handler printed no exception-core block (it aborted before PrintDfxInfo,
+    or only its anchor line survived). Only the measured facts are carried: core id, the core type of
+    the error kind, start/current PC; no node match, trace or COND (those come from the handler only)."""
+    out: list[ExceptionCore] = []
+    seen: set[int] = set()
+    for pe in plogs_of(ctx, loc.pid):
+        for f in pe.faults:
+            if not isinstance(f, CoreErrorReport) or f.core_id in seen or f.pc_current is None:
+                continue
+            seen.add(f.core_id)
+            out.append(_core_from_report(f, len(out)))
+    return out
+
+
+def _core_from_report(r: CoreErrorReport, order: int) -> ExceptionCore:
+    src = r.src
+    return ExceptionCore(
+        src=src,
+        order=order,
+        callback="A",
+        core_id=r.core_id,
+        matched=None,
+        core_type=r.core_type,
+        model_idx=None,
+        model_id=None,
+        original_model_ri=None,
+        sk_scope_id=None,
+        start_pc=r.pc_start,
+        start_pc_label=None,
+        current_pc=r.pc_current,
+        node=None,
+        entry=None,
+        entry_addr=None,
+        end_addr=None,
+        func_size=None,
+        func_size_dec=None,
+        num_blocks=None,
+        cube_num=None,
+        vec_num=None,
+        not_func_node=None,
+        origin_name=None,
+        origin_name_legacy=False,
+        origin_name_error=None,
+        bin_buffer_error=None,
+        computed_func_offset=None,
+        bin_dev_addr=None,
+        func_offset_zero=False,
+        sk_symbol=None,
+        sk_symbol_bind=None,
+        sk_symbol_size=None,
+        sk_symbol_failed_offset=None,
+        dev_args=None,
+        error_node_idx=None,
+        exceeds_aicore_nums=None,
+        trace=None,
+        cond=None,
+        notes=(),
+        sources=(("current_pc", src), ("start_pc", src), ("core_type", src)),
     )
 
 

@@ -115,9 +115,16 @@ def _step(ctx: TriageContext, sid: str, options: dict[str, Any], why: str) -> Ne
     return NextStep(sid, dict(options), text, accepted)
 
 
+#: the name the runtime prints for an SK of no named scope (automatic AOT fusion; sk_scope_split.log)
+_UNNAMED = "none"
+
+
 def _scope_name(ctx: TriageContext, loc: Localization) -> str | None:
+    """The named scope N1 would split; None for an automatic-AOT SK (printed ``none``): N1 splits a
+    *named* scope into two named halves (§3.9), and there is none to split."""
     if loc.instance is not None and loc.instance.scope_name:
-        return loc.instance.scope_name
+        name = loc.instance.scope_name
+        return None if name == _UNNAMED else name
     run = ctx.run
     if run is not None and run.candidate is not None and len(run.candidate.scope_names) == 1:
         return run.candidate.scope_names[0]

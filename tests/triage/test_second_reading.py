@@ -146,3 +146,63 @@ def test_reordered_duplicate_names_cap_the_grade_at_medium(tmp_path: Path) -> No
     assert v.confidence == "medium"
     assert v.suspect is not None and v.suspect.task_index == 4 and v.suspect.node_id is None
     assert a.proposal.status != "proposed"
+
+
+# ------------------------------------------------------------------ §3.4 L2 without a DFX table
+
+
+def test_handler_aborted_before_dfx_uses_the_runtime_core_report(tmp_path: Path) -> None:
+    """Situation: the SK handler aborted before PrintDfxInfo (``Failed to extract SK entry args or task
+    queue``): no DFX table and no exception-core block. The runtime's own core error report names
+    core 30 (aivec error) with its current PC inside task 2's code; sk_task_queue.json, bin_files and the
+    fused-node list are fresh.
+
+    Spec §3.4 L2: M(c) is recomputed from the task-queue entries + ELF symbol sizes when the DFX table
+    is absent — M(30) = {2}, so E2 = 2; the task queue's FUNC task 2 holds the matched entry address,
+    so C3 gives ``high`` for task 2 (nodeId 102, CastC_33)."""
+    spec = SceneSpec(
+        children=THREE,
+        cores=[FaultCore(core_id=30, core_type="AIV", pc=("child", 2))],
+        dfx=False,
+        files=ALL_FILES - {"device_args"},
+    )
+    a = analysed(tmp_path, spec)
+    v = a.verdict
+    assert (v.confidence, v.rule) == ("high", "C3")
+    assert v.suspect is not None and (v.suspect.task_index, v.suspect.node_id, v.suspect.func_name) == (
+        2,
+        102,
+        "CastC_33",
+    )
+    core = next(c for c in a.fault.cores if c.core_id == 30)
+    assert core.e2 == 2 and core.m == (2,)
+
+
+def test_handler_aborted_core_in_entry_code_is_a_bystander(tmp_path: Path) -> None:
+    """Situation: as above, but the runtime core report's PC lies in the SK entry's own code
+    (bin_files/sk_entry_0x….o) — no child range contains it.
+
+    Spec §3.6: a core with a non-zero PC outside every child range, confirmed in sk_entry by the ELF, is
+    a bystander; with no child-level evidence C6 gives ``low`` and routes X5; nothing is excluded."""
+    spec = SceneSpec(children=THREE, cores=[FaultCore(core_id=30, core_type="AIV", pc=("entry",))], dfx=False)
+    a = analysed(tmp_path, spec)
+    assert (a.verdict.confidence, a.verdict.rule, a.verdict.suspect) == ("low", "C6", None)
+    assert [c.role for c in a.fault.cores] == ["bystander"]
+    assert "X5" in a.routes and a.proposal.status == "none"
+
+
+# ------------------------------------------------------------------ N1 needs a named scope
+
+
+def test_n1_is_not_offered_for_an_automatic_sk(tmp_path: Path) -> None:
+    """Situation: an automatic-AOT SK (no named scope: the runtime prints its scope name as ``none``);
+    only a bystander core in entry code, so the verdict is low.
+
+    Spec §3.9: N1 splits *the named scope* into two named halves; there is no named scope, so no N1 step
+    names a scope ``none``. D1 (default for any low verdict) is still offered."""
+    spec = SceneSpec(
+        children=THREE, cores=[FaultCore(core_id=30, core_type="AIV", pc=("entry",))], scope_name="none"
+    )
+    a = analysed(tmp_path, spec)
+    assert a.verdict.confidence == "low"
+    assert "N1" not in step_ids(a) and "D1" in step_ids(a)
