@@ -245,7 +245,8 @@ def route(
             or "cond_index_overflow" in verdict.flags
             or (verdict.suspect is not None and verdict.suspect.identity == "ambiguous")
             or verdict.rule == "C4"
-            or (verdict.rule == "C1" and loc.instance is None)  # the same child list in several SKs
+            # a child is named but the same child list is in several SKs (C1): correlate or narrow
+            or (verdict.rule == "C1" and loc.instance is None and not no_child)
         )
         if ambiguous:
             add("R3")
