@@ -77,7 +77,9 @@ def _dialect_unknown(loc: Localization) -> bool:
         return False
     inc = loc.incident
     if inc is None:
-        return not loc.dialect_known and loc.fault.dialect is not None
+        # no handler output at all: the plog dialect is not detectable (G4), so nothing — not even a PC
+        # from the runtime's core report — may grade above low
+        return loc.fault.kind == "sk" or (not loc.dialect_known and loc.fault.dialect is not None)
     if loc.fault.dialect != inc.dialect:
         return True  # the localisation did not accept the handler's own reading
     return not dialect_recognised(inc.dialect_candidates)
@@ -148,7 +150,11 @@ def grade(ctx: TriageContext, gate: GateResult, loc: Localization, att: Attribut
         return Verdict(
             "low",
             "C1",
-            f"handler dialect unknown ({loc.fault.dialect}); field meanings cannot be trusted (G4)",
+            (
+                f"handler dialect unknown ({loc.fault.dialect}); field meanings cannot be trusted (G4)"
+                if loc.incident is not None
+                else "no SK handler output: the plog dialect is not detectable (G4)"
+            ),
             None,
             _candidates(att, loc, amb_all),
             tuple(flags),

@@ -252,6 +252,8 @@ def route(
             add("R3")
         if verdict.confidence == "low" and no_child and verdict.rule != "C2":
             add("R2")
+        if verdict.rule == "C1" and not loc.instance_candidates:
+            add("R2")  # G4: the dialect is unknown — whatever a level named, attribution cannot be claimed
 
     # ---------------------------------------------------------------- proposal (R5/R6)
     if proposal.route in ("R5", "R6"):

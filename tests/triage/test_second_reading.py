@@ -206,3 +206,24 @@ def test_n1_is_not_offered_for_an_automatic_sk(tmp_path: Path) -> None:
     a = analysed(tmp_path, spec)
     assert a.verdict.confidence == "low"
     assert "N1" not in step_ids(a) and "D1" in step_ids(a)
+
+
+# ------------------------------------------------------------------ G4: no handler output at all
+
+
+def test_runtime_fault_without_handler_output_is_never_above_low(tmp_path: Path) -> None:
+    """Situation: the runtime fault line names ``sk_entry_mix11`` and its core error report gives core 30
+    with a PC inside task 2's code, but the SK handler printed nothing (no anchor, no DFX, no core block);
+    the task queue and bin_files would resolve the PC to task 2.
+
+    Spec G4: the plog dialect cannot be detected, so skdbg MUST NOT grade above low — C1 (first match,
+    before C3) gives ``low`` with no suspect and no exclusion; R2 (attribution cannot be claimed) with D1."""
+    spec = SceneSpec(
+        children=THREE, cores=[FaultCore(core_id=30, core_type="AIV", pc=("child", 2))], handler="none"
+    )
+    a = analysed(tmp_path, spec)
+    assert (a.verdict.confidence, a.verdict.rule, a.verdict.suspect) == ("low", "C1", None)
+    assert [c.task_index for c in a.verdict.candidates] == [2]
+    assert "R2" in a.routes and "D1" in step_ids(a)
+    assert a.proposal.status == "none"
+    assert "None" not in a.verdict.reason
