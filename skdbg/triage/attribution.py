@@ -758,6 +758,7 @@ def attribute(ctx: TriageContext, loc: Localization) -> Attribution:
     e2_amb: set[int] = set()
     e3_amb: set[int] = set()
     cand_set: set[int] = set()
+    per_core: list[tuple[int, tuple[int, ...]]] = []  # each core's candidates after L2 ∩ L3
     excores = [c for c in inc.cores if c.callback == "A"] if inc is not None else []
     if inc is not None and not excores:
         excores = list(inc.cores)
@@ -786,6 +787,8 @@ def attribute(ctx: TriageContext, loc: Localization) -> Attribution:
         e3, e3c = b.level3(c, cc, qtype)
         e3, e3c, narrowed = b.narrow(c, m, e3, e3c)
         cand_set |= set(narrowed)
+        if narrowed:
+            per_core.append((c.core_id, narrowed))
         e1 = next(iter(l1)) if len(l1) == 1 else None
         e2 = m[0] if len(m) == 1 else None
         for k in sorted(l1):
@@ -858,6 +861,7 @@ def attribute(ctx: TriageContext, loc: Localization) -> Attribution:
     K = tuple(sorted(named_by))
     if len(K) >= 2:
         b.conflicts.append("cores/levels name different children: " + ", ".join(f"task {k}" for k in K))
+    _cross_core_exclusion(K, per_core, b)
     cand_set |= set(K)
     e4 = {k: b.level4(k) for k in sorted(cand_set)}
     for res in e4.values():
@@ -881,6 +885,24 @@ def attribute(ctx: TriageContext, loc: Localization) -> Attribution:
         candidate_set=tuple(sorted(cand_set)),
         ge_dumps=_ge_dumps(ctx, loc),
     )
+
+
+def _cross_core_exclusion(
+    K: tuple[int, ...], per_core: list[tuple[int, tuple[int, ...]]], b: _Builder
+) -> None:
+    """X4/C2: one child is named, yet another core's own evidence (a shared-binary PC match or a wrapped
+    COND index, after L2 ∩ L3) allows only *other* children. That core faulted in code that is not the
+    named child's — conflicting child evidence across cores; the named child is never promoted to an
+    exact suspect over it (upstream eval 9: ambiguity is reported with all candidates)."""
+    if len(K) != 1:
+        return
+    k = K[0]
+    for core_id, cands in per_core:
+        if k not in cands:
+            b.conflicts.append(
+                f"core {core_id}: its evidence allows only task(s) {list(cands)}, not the named task {k} "
+                "(conflicting cores, X4)"
+            )
 
 
 def _runtime_cores(ctx: TriageContext, loc: Localization) -> list[ExceptionCore]:

@@ -85,9 +85,15 @@ def _dialect_unknown(loc: Localization) -> bool:
     return not dialect_recognised(inc.dialect_candidates)
 
 
-def silent_hang(loc: Localization) -> bool:
-    """§9 item 4: a timeout/hang with no runtime fault line and no SK handler output (kind ``none``)."""
-    return loc.fault.kind == "none" and loc.fault.phase in HANG_PHASES
+def silent_hang(ctx: TriageContext, loc: Localization) -> bool:
+    """§9 item 4: a timeout/hang with no runtime fault line and no SK handler output (kind ``none``).
+
+    A run whose recorded exit is a clean 0 (no timeout, no signal) did not hang, whatever phase label
+    its manifest carries: nothing failed, so it stays C0."""
+    if loc.fault.kind != "none" or loc.fault.phase not in HANG_PHASES:
+        return False
+    ex = ctx.run.exit if ctx.run is not None else None
+    return not (ex is not None and ex.status == 0 and not ex.timeout and ex.signal is None)
 
 
 def _base_flags(gate: GateResult, att: Attribution) -> list[str]:
@@ -129,7 +135,7 @@ def grade(ctx: TriageContext, gate: GateResult, loc: Localization, att: Attribut
     # C0 — gate failed or not an SK fault: no suspect at all. A hang/timeout that printed no fault line
     # and no handler block (§9 item 4) is not "not an SK fault": the fresh metadata ties it to the
     # candidate's SK, and only that is known — low (C1/C6), never n/a.
-    if not gate.passed or not (loc.is_sk or silent_hang(loc)):
+    if not gate.passed or not (loc.is_sk or silent_hang(ctx, loc)):
         why = (
             f"gate failed ({', '.join(gate.failed) or 'entry gate'})"
             if not gate.passed
@@ -280,7 +286,7 @@ def grade(ctx: TriageContext, gate: GateResult, loc: Localization, att: Attribut
         waits = [f"core {c.core_id} waits at {c.blocking}" for c in att.bystanders if c.blocking]
         if waits:
             why += " (X5: " + "; ".join(waits) + ")"
-    elif not k_set and silent_hang(loc):
+    elif not k_set and silent_hang(ctx, loc):
         why = (
             f"the attempt ended in {loc.fault.phase} with no fault line and no SK handler output: only the "
             "candidate's SK in the fresh metadata is known — no child-level evidence"
