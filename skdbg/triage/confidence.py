@@ -31,8 +31,9 @@ GE_INHERENT_GAPS = frozenset({"G2", "F3", "F4", "F5", "F6", "F7"})
 _NOT_THIS_WORKFLOW = frozenset({"X1", "X2"})
 #: child identities that do not tie a task index to one fused node (§3.5 rule 2 / T6: caps at medium)
 _UNTIED = frozenset({"ambiguous", "unresolved"})
-#: failure phases of a run that may end without any fault line (§9 item 4)
-HANG_PHASES = frozenset({"timeout", "hang"})
+#: run-time failure phases (G3) that may end without any fault line: a hang/timeout (§9 item 4) or a
+#: wrong result / failed execution with no device fault
+SILENT_PHASES = frozenset({"timeout", "hang", "correctness", "execution"})
 
 
 def _candidates(att: Attribution, loc: Localization, ks: tuple[int, ...] | list[int]) -> tuple[ChildRef, ...]:
@@ -85,12 +86,14 @@ def _dialect_unknown(loc: Localization) -> bool:
     return not dialect_recognised(inc.dialect_candidates)
 
 
-def silent_hang(ctx: TriageContext, loc: Localization) -> bool:
-    """§9 item 4: a timeout/hang with no runtime fault line and no SK handler output (kind ``none``).
+def silent_failure(ctx: TriageContext, loc: Localization) -> bool:
+    """A run-time failure of this workflow (G3) with no runtime fault line and no SK handler output
+    (kind ``none``): a hang/timeout (§9 item 4: low, X5/R2) or a wrong result. The gate tied it to the
+    candidate's fresh SK metadata; only that is known, so it is graded low (C1/C6), never n/a.
 
-    A run whose recorded exit is a clean 0 (no timeout, no signal) did not hang, whatever phase label
-    its manifest carries: nothing failed, so it stays C0."""
-    if loc.fault.kind != "none" or loc.fault.phase not in HANG_PHASES:
+    A run whose recorded exit is a clean 0 (no timeout, no signal) did not fail, whatever phase label
+    its manifest carries: it stays C0."""
+    if loc.fault.kind != "none" or loc.fault.phase not in SILENT_PHASES:
         return False
     ex = ctx.run.exit if ctx.run is not None else None
     return not (ex is not None and ex.status == 0 and not ex.timeout and ex.signal is None)
@@ -132,10 +135,10 @@ def grade(ctx: TriageContext, gate: GateResult, loc: Localization, att: Attribut
     if loc.fault.kind == "ge_sk" and set(gate.failed) <= GE_INHERENT_GAPS:
         return _ge_verdict(ctx, att, flags)
 
-    # C0 — gate failed or not an SK fault: no suspect at all. A hang/timeout that printed no fault line
-    # and no handler block (§9 item 4) is not "not an SK fault": the fresh metadata ties it to the
-    # candidate's SK, and only that is known — low (C1/C6), never n/a.
-    if not gate.passed or not (loc.is_sk or silent_hang(ctx, loc)):
+    # C0 — gate failed or not an SK fault: no suspect at all. A run-time failure that printed no fault
+    # line and no handler block (a hang, §9 item 4, or a wrong result) is not "not an SK fault": the
+    # fresh metadata ties it to the candidate's SK, and only that is known — low (C1/C6), never n/a.
+    if not gate.passed or not (loc.is_sk or silent_failure(ctx, loc)):
         why = (
             f"gate failed ({', '.join(gate.failed) or 'entry gate'})"
             if not gate.passed
@@ -286,7 +289,7 @@ def grade(ctx: TriageContext, gate: GateResult, loc: Localization, att: Attribut
         waits = [f"core {c.core_id} waits at {c.blocking}" for c in att.bystanders if c.blocking]
         if waits:
             why += " (X5: " + "; ".join(waits) + ")"
-    elif not k_set and silent_hang(ctx, loc):
+    elif not k_set and silent_failure(ctx, loc):
         why = (
             f"the attempt ended in {loc.fault.phase} with no fault line and no SK handler output: only the "
             "candidate's SK in the fresh metadata is known — no child-level evidence"
@@ -363,4 +366,4 @@ def _ge_verdict(ctx: TriageContext, att: Attribution, flags: list[str]) -> Verdi
     return Verdict("low", "C6", why, None, (), tuple(flags), att.evidence, (), risks)
 
 
-__all__ = ["GE_INHERENT_GAPS", "HANG_PHASES", "grade", "silent_hang"]
+__all__ = ["GE_INHERENT_GAPS", "SILENT_PHASES", "grade", "silent_failure"]

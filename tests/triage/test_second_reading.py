@@ -8,6 +8,12 @@ are the ones where skdbg's answer used to differ from the specification:
 * §9 item 4 / C0 / C6 / R2 — a hang without any fault line or handler output is low, not n/a;
 * C1 / R3 — an SK instance that cannot be told apart routes R3 (correlate or narrow);
 * §3.5 rule 2 / T6 — a task that cannot be tied to one fused node caps the grade at medium;
+* §3.4 L2 — with no exception-core block, the runtime core report's PC is matched against the
+  task-queue entries + ELF symbol sizes (and an entry-code PC makes a bystander, §3.6);
+* §3.9 N1 — only a named scope can be split;
+* G4 — with no handler output at all the dialect is not detectable: never above low;
+* C2/X4 — another core whose own evidence excludes the named child is a conflict;
+* G3/C6 — a wrong result with no fault line is low (narrowing), not n/a.
 """
 
 from __future__ import annotations
@@ -227,3 +233,22 @@ def test_runtime_fault_without_handler_output_is_never_above_low(tmp_path: Path)
     assert "R2" in a.routes and "D1" in step_ids(a)
     assert a.proposal.status == "none"
     assert "None" not in a.verdict.reason
+
+
+def test_wrong_result_without_fault_line_is_low_with_narrowing(tmp_path: Path) -> None:
+    """Situation: the candidate ran to the end with a wrong result (failure_phase correctness, exit 1);
+    no runtime fault line, no SK handler output; fresh sk_meta/<pid> holds the one SK.
+
+    Spec G3: correctness is this workflow, so the gate passes; nothing names a child (C6) — ``low``,
+    route R2, D1 (default for any low verdict) and N1 (narrow the named scope); no D2 (not a hang)."""
+    spec = SceneSpec(
+        children=THREE,
+        fault="none",
+        failure_phase="correctness",
+        run={"exit": {"status": 1, "signal": None, "timeout": False}},
+    )
+    a = analysed(tmp_path, spec)
+    assert a.gate.passed
+    assert (a.verdict.confidence, a.verdict.rule, a.verdict.suspect) == ("low", "C6", None)
+    assert "R2" in a.routes
+    assert step_ids(a) == ["D1", "N1"]
