@@ -516,7 +516,8 @@ def _resolve_instance(
             return None, hit, "ambiguous"
         if scoped:
             notes.append(
-                f"F6: scope id {scope_id} exists but its child list differs from the DFX origin names"
+                f"F5: scope id {scope_id} exists in sk_meta/{pid}/ but no model dir holds it with the DFX "
+                "origin-name child list (without a ModelId the dir is chosen by scope id + child list)"
             )
         else:
             notes.append(f"F6: scope id {scope_id} has no SK Function record in sk_meta/{pid}/")

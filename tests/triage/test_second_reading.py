@@ -252,3 +252,27 @@ def test_wrong_result_without_fault_line_is_low_with_narrowing(tmp_path: Path) -
     assert (a.verdict.confidence, a.verdict.rule, a.verdict.suspect) == ("low", "C6", None)
     assert "R2" in a.routes
     assert step_ids(a) == ["D1", "N1"]
+
+
+# ------------------------------------------------------------------ F5 without a ModelId
+
+
+def test_d3_scope_whose_child_list_differs_fails_f5(tmp_path: Path) -> None:
+    """Situation: dialect D3 (SkScopeId 7 printed, no ModelId); the only model dir holds scope 7, but its
+    fused-node list names CastX_99 where the DFX table prints CastC_33 for node 2.
+
+    Spec F5: without a ModelId the model dir is the one holding scope 7 *with a child list equal to the
+    DFX origin-name list*; none does, so F5 fails, G2 fails and the verdict is C0 ``n/a`` (no suspect),
+    route R1 (collect fresh metadata)."""
+    built = build_scene(
+        SceneSpec(
+            children=THREE, dialect="D3", cores=[FaultCore(core_id=30, core_type="AIV", pc=("child", 2))]
+        ),
+        tmp_path / "scene",
+    )
+    fused = built.model_dir / "sk_fused_nodes.log"
+    fused.write_text(fused.read_text().replace("funcName:CastC_33", "funcName:CastX_99"))
+    a = analyze(built.root)
+    assert "F5" in a.gate.failed and "G2" in a.gate.failed
+    assert (a.verdict.confidence, a.verdict.rule, a.verdict.suspect) == ("n/a", "C0", None)
+    assert "R1" in a.routes
