@@ -214,6 +214,8 @@ class _RangeIndex:
     """
 
     __slots__ = ("bounds", "winner")
+    bounds: npt.NDArray[np.uint64]
+    winner: npt.NDArray[np.int64]
 
     def __init__(
         self,

@@ -11,10 +11,10 @@ no blocking open of a FIFO).
 from __future__ import annotations
 
 import errno
+import io
 import os
 import stat
 from pathlib import Path
-from typing import BinaryIO
 
 from skdbg.parsers.common import Gap, ParseError, Source
 
@@ -80,7 +80,7 @@ def real_path(path: str | os.PathLike[str]) -> Path:
         return Path(os.path.abspath(p))
 
 
-def open_regular(path: str | os.PathLike[str], *, what: str) -> BinaryIO:
+def open_regular(path: str | os.PathLike[str], *, what: str) -> io.BufferedReader:
     """Open ``path`` for binary reading, refusing anything but a regular file with a :class:`ParseError`.
 
     The descriptor is opened non-blocking (a FIFO with no writer would otherwise block the open) and
