@@ -46,7 +46,18 @@ _IMPLIES: dict[str, tuple[str, ...]] = {
 #: task debugOptions bits that show an option was active (§3.3)
 _DEBUG_BITS = {0x2: "debug_sync_all", 0x10: "debug_cross_core_sync_check"}
 #: fusion / split reasons that point at synchronisation (D2) or core-count resources (D3)
-_SYNC_REASONS = ("ISOLATED_EVENT", "DEADLOCK", "EVENT", "SYNC", "CROSS_CORE")
+#: (§4.3: the deadlock-sensitive reasons, value wait/write and event-reset reasons are event edges too)
+_SYNC_REASONS = (
+    "ISOLATED_EVENT",
+    "DEADLOCK",
+    "EVENT",
+    "SYNC",
+    "CROSS_CORE",
+    "EXTERNAL_DEPEND",
+    "MEMORY_WAIT",
+    "MEMORY_WRITE",
+    "RESET_TYPE",
+)
 _RESOURCE_REASONS = ("EXCEED_CORE_MAX", "DEBUG_PER_OP_MAX_CORE")
 
 

@@ -276,3 +276,24 @@ def test_d3_scope_whose_child_list_differs_fails_f5(tmp_path: Path) -> None:
     assert "F5" in a.gate.failed and "G2" in a.gate.failed
     assert (a.verdict.confidence, a.verdict.rule, a.verdict.suspect) == ("n/a", "C0", None)
     assert "R1" in a.routes
+
+
+# ------------------------------------------------------------------ D2 on event-edge reasons
+
+
+def test_external_dependency_reason_asks_for_d2(tmp_path: Path) -> None:
+    """Situation: low verdict (the only exception core captured PC 0, D3, no trace); the scope's
+    BreakInfo records EXTERNAL_DEPEND (an event edge from outside the SK).
+
+    Spec §3.9 D2 is for event/barrier suspicion, and §4.3 lists EXTERNAL_DEPEND among the
+    deadlock-sensitive event reasons: the next steps are D1, D2 (cross-core check; sync-all with the
+    exec trace) and N1."""
+    spec = SceneSpec(
+        children=THREE,
+        dialect="D3",
+        cores=[FaultCore(core_id=30, core_type="AIV", pc=("zero",))],
+        scope_reasons=["EXTERNAL_DEPEND"],
+    )
+    a = analysed(tmp_path, spec)
+    assert a.verdict.confidence == "low"
+    assert step_ids(a) == ["D1", "D2", "D2", "N1"]
