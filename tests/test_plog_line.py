@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from textlines import iter_text_lines
 
@@ -157,6 +158,7 @@ _word = st.text(
 def test_generated_runtime_lines_round_trip(
     level: str, module: str, pid: int, ts: datetime, tid: int, func: str, src_line: int, msg: str
 ) -> None:
+    assume(not _MAYBE_BEYOND_64_BITS.search(msg))
     # a body starting with ':', 'x:' or '[TAG]' is legitimately read as part of func/tags (C++ scopes):
     # lead with a character that cannot continue a scoped name ("m :" would read as func "A:m")
     msg = "- " + msg
@@ -175,9 +177,15 @@ def test_generated_runtime_lines_round_trip(
     assert rec.text == msg
 
 
+#: a run of 17+ digit/hex characters may be a number beyond 64 bits, which stops the line by design
+#: (hostile-input rule, tested in tests/hostile); the round trips are about well-formed lines only
+_MAYBE_BEYOND_64_BITS = re.compile(r"(?:\d|[a-fA-F]){17,}")
+
+
 @settings(max_examples=100)
 @given(func=_word, msg=st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cs")), max_size=80))
 def test_generated_sk_lines_round_trip(func: str, msg: str) -> None:
+    assume(not _MAYBE_BEYOND_64_BITS.search(msg))
     text = plog_line("INFO", "ASCENDCKERNEL", 9, "python3", TS, "sk_log.cpp", 7, f"[SK][{func}] {msg}")
     rec = parse_plog_line(text, SRC)
     assert rec is not None and rec.is_sk and rec.func == func and rec.text == msg.rstrip("\r")

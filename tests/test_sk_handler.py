@@ -663,9 +663,32 @@ def test_file_iterators_stream_plog_and_filelog(tmp_path: Path) -> None:
 @given(st.lists(st.tuples(st.sampled_from(["IsSuperKernelException", "PrintDfxInfo", "PrintCoreSymbols", None,
                                            "Other"]), st.text(max_size=80)), max_size=40))  # fmt: skip
 def test_random_text_never_raises(items: list[tuple[str | None, str]]) -> None:
+    """Any text: no exception, and nothing is invented — every line reported unrecognised is one of the
+    input lines, reported once, and no more lines are reported than were fed."""
     msgs = [SkMessage(Source("x", i), None, "ERROR", 1, f, t, "plog") for i, (f, t) in enumerate(items, 1)]
     r = parse_sk_messages(msgs)
-    assert isinstance(r, SkHandlerResult)
+    lines = [u.src.line for u in r.unrecognized]
+    assert len(lines) == len(set(lines)) and set(lines) <= set(range(1, len(msgs) + 1))
+    assert len(lines) + r.foreign_lines <= len(msgs)
+
+
+_HANDLER_FUNCS = ["IsSuperKernelException", "PrintDfxInfo", "PrintCoreSymbols"]
+
+
+@settings(max_examples=200)
+@given(st.lists(st.tuples(st.sampled_from([*_HANDLER_FUNCS, None, "Other"]),
+                          st.text(alphabet="qwxz _-.", max_size=80)), max_size=40))  # fmt: skip
+def test_text_matching_no_catalogue_line_is_listed_not_dropped(items: list[tuple[str | None, str]]) -> None:
+    """Text from an alphabet no handler message can be written in (no digits, ``=`` or ``:``) matches
+    no catalogue line: no incident is made, every non-blank line tagged with a handler function is
+    listed as unrecognised (nothing dropped silently), and every other non-blank SK line is counted as
+    another component's output."""
+    msgs = [SkMessage(Source("x", i), None, "ERROR", 1, f, t, "plog") for i, (f, t) in enumerate(items, 1)]
+    r = parse_sk_messages(msgs)
+    assert r.incidents == [] and r.non_aot == []
+    handler = [i for i, (f, t) in enumerate(items, 1) if f in _HANDLER_FUNCS and t.strip()]
+    assert sorted(u.src.line for u in r.unrecognized) == handler
+    assert r.foreign_lines == sum(1 for f, t in items if f not in _HANDLER_FUNCS and t.strip())
 
 
 REAL = [ln.text for ln in render(example_incident(callback_b=CallbackBSpec()))][:160]

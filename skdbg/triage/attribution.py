@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from skdbg.parsers.binfiles import ImageTable, PcLocation, matches_func_name
 from skdbg.parsers.common import Source
 from skdbg.parsers.cond import CondCheck, check_cond, state_name
-from skdbg.parsers.runtime_faults import DumpException
+from skdbg.parsers.runtime_faults import CoreErrorReport, DumpException
 from skdbg.parsers.sk_handler import ExceptionCore, Incident
 from skdbg.triage.context import TriageContext
 from skdbg.triage.localize import plogs_of
@@ -758,9 +758,18 @@ def attribute(ctx: TriageContext, loc: Localization) -> Attribution:
     e2_amb: set[int] = set()
     e3_amb: set[int] = set()
     cand_set: set[int] = set()
+    per_core: list[tuple[int, tuple[int, ...]]] = []  # each core's candidates after L2 ∩ L3
     excores = [c for c in inc.cores if c.callback == "A"] if inc is not None else []
     if inc is not None and not excores:
         excores = list(inc.cores)
+    if not excores and loc.is_sk:
+        excores = _runtime_cores(ctx, loc)
+        if excores:
+            b.notes.append(
+                "the SK handler printed no exception-core block: the faulting cores and their PCs come from "
+                "the runtime's core error report; L2 is recomputed from the DFX table, device-args DFX "
+                "entries or the task-queue entries + ELF symbol sizes (§3.4 L2)"
+            )
     seen: set[int] = set()
     for c in excores:
         if c.core_id in seen:
@@ -778,6 +787,8 @@ def attribute(ctx: TriageContext, loc: Localization) -> Attribution:
         e3, e3c = b.level3(c, cc, qtype)
         e3, e3c, narrowed = b.narrow(c, m, e3, e3c)
         cand_set |= set(narrowed)
+        if narrowed:
+            per_core.append((c.core_id, narrowed))
         e1 = next(iter(l1)) if len(l1) == 1 else None
         e2 = m[0] if len(m) == 1 else None
         for k in sorted(l1):
@@ -850,6 +861,7 @@ def attribute(ctx: TriageContext, loc: Localization) -> Attribution:
     K = tuple(sorted(named_by))
     if len(K) >= 2:
         b.conflicts.append("cores/levels name different children: " + ", ".join(f"task {k}" for k in K))
+    _cross_core_exclusion(K, per_core, b)
     cand_set |= set(K)
     e4 = {k: b.level4(k) for k in sorted(cand_set)}
     for res in e4.values():
@@ -872,6 +884,87 @@ def attribute(ctx: TriageContext, loc: Localization) -> Attribution:
         notes=tuple(b.notes),
         candidate_set=tuple(sorted(cand_set)),
         ge_dumps=_ge_dumps(ctx, loc),
+    )
+
+
+def _cross_core_exclusion(
+    K: tuple[int, ...], per_core: list[tuple[int, tuple[int, ...]]], b: _Builder
+) -> None:
+    """X4/C2: one child is named, yet another core's own evidence (a shared-binary PC match or a wrapped
+    COND index, after L2 ∩ L3) allows only *other* children. That core faulted in code that is not the
+    named child's — conflicting child evidence across cores; the named child is never promoted to an
+    exact suspect over it (upstream eval 9: ambiguity is reported with all candidates)."""
+    if len(K) != 1:
+        return
+    k = K[0]
+    for core_id, cands in per_core:
+        if k not in cands:
+            b.conflicts.append(
+                f"core {core_id}: its evidence allows only task(s) {list(cands)}, not the named task {k} "
+                "(conflicting cores, X4)"
+            )
+
+
+def _runtime_cores(ctx: TriageContext, loc: Localization) -> list[ExceptionCore]:
+    """Exception cores from P's runtime core error reports (``… core id is <c>, … pc start: …, current:
+    …``), for an SK fault whose handler printed no exception-core block (it aborted before PrintDfxInfo,
+    or only its anchor line survived). Only the measured facts are carried: core id, the core type of
+    the error kind, start/current PC; no node match, trace or COND (those come from the handler only)."""
+    out: list[ExceptionCore] = []
+    seen: set[int] = set()
+    for pe in plogs_of(ctx, loc.pid):
+        for f in pe.faults:
+            if not isinstance(f, CoreErrorReport) or f.core_id in seen or f.pc_current is None:
+                continue
+            seen.add(f.core_id)
+            out.append(_core_from_report(f, len(out)))
+    return out
+
+
+def _core_from_report(r: CoreErrorReport, order: int) -> ExceptionCore:
+    src = r.src
+    return ExceptionCore(
+        src=src,
+        order=order,
+        callback="A",
+        core_id=r.core_id,
+        matched=None,
+        core_type=r.core_type,
+        model_idx=None,
+        model_id=None,
+        original_model_ri=None,
+        sk_scope_id=None,
+        start_pc=r.pc_start,
+        start_pc_label=None,
+        current_pc=r.pc_current,
+        node=None,
+        entry=None,
+        entry_addr=None,
+        end_addr=None,
+        func_size=None,
+        func_size_dec=None,
+        num_blocks=None,
+        cube_num=None,
+        vec_num=None,
+        not_func_node=None,
+        origin_name=None,
+        origin_name_legacy=False,
+        origin_name_error=None,
+        bin_buffer_error=None,
+        computed_func_offset=None,
+        bin_dev_addr=None,
+        func_offset_zero=False,
+        sk_symbol=None,
+        sk_symbol_bind=None,
+        sk_symbol_size=None,
+        sk_symbol_failed_offset=None,
+        dev_args=None,
+        error_node_idx=None,
+        exceeds_aicore_nums=None,
+        trace=None,
+        cond=None,
+        notes=(),
+        sources=(("current_pc", src), ("start_pc", src), ("core_type", src)),
     )
 
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from skdbg.parsers.runtime_faults import DumpException
-from skdbg.parsers.sk_handler import DIALECTS
 from skdbg.triage.attribution import Attribution
 from skdbg.triage.context import TriageContext
+from skdbg.triage.localize import dialect_recognised
 from skdbg.triage.model import ChildRef, EvidenceItem, GateResult, Verdict
 from skdbg.triage.stages import Localization
 
@@ -29,6 +29,11 @@ _NAMING_LEVELS = ("L1", "L2", "L3")
 GE_INHERENT_GAPS = frozenset({"G2", "F3", "F4", "F5", "F6", "F7"})
 #: routes for which the workflow does not apply at all (compile-only X1, no fusion X2)
 _NOT_THIS_WORKFLOW = frozenset({"X1", "X2"})
+#: child identities that do not tie a task index to one fused node (§3.5 rule 2 / T6: caps at medium)
+_UNTIED = frozenset({"ambiguous", "unresolved"})
+#: run-time failure phases (G3) that may end without any fault line: a hang/timeout (§9 item 4) or a
+#: wrong result / failed execution with no device fault
+SILENT_PHASES = frozenset({"timeout", "hang", "correctness", "execution"})
 
 
 def _candidates(att: Attribution, loc: Localization, ks: tuple[int, ...] | list[int]) -> tuple[ChildRef, ...]:
@@ -64,18 +69,34 @@ def _mark(evidence: tuple[EvidenceItem, ...], suspect: int | None) -> tuple[Evid
 def _dialect_unknown(loc: Localization) -> bool:
     """G4/C1: the handler output is not recognised.
 
-    An anchor-only block (``Exception is from superkernel function '…', op_trace=…``) fits D1–D5
-    and carries no field whose meaning differs between them, so it is *recognised* even though
-    its revision cannot be narrowed; it falls through to C6 (only the SK entry is known), not C1.
+    A block whose signature lines fit a range of known dialects is *recognised* even though its
+    revision cannot be narrowed (see :func:`dialect_recognised`); an anchor-only block
+    (``Exception is from superkernel function '…', op_trace=…``) fits D1–D5 and falls through to C6
+    (only the SK entry is known), not C1.
     """
     if loc.dialect_known and loc.fault.dialect not in (None, "unknown"):
         return False
     inc = loc.incident
     if inc is None:
-        return not loc.dialect_known and loc.fault.dialect is not None
-    recognised = bool(inc.dialect_candidates) and all(d in DIALECTS for d in inc.dialect_candidates)
-    field_free = not inc.cores and inc.dfx is None and inc.header is None and inc.counters is None
-    return not (recognised and field_free)
+        # no handler output at all: the plog dialect is not detectable (G4), so nothing — not even a PC
+        # from the runtime's core report — may grade above low
+        return loc.fault.kind == "sk" or (not loc.dialect_known and loc.fault.dialect is not None)
+    if loc.fault.dialect != inc.dialect:
+        return True  # the localisation did not accept the handler's own reading
+    return not dialect_recognised(inc.dialect_candidates)
+
+
+def silent_failure(ctx: TriageContext, loc: Localization) -> bool:
+    """A run-time failure of this workflow (G3) with no runtime fault line and no SK handler output
+    (kind ``none``): a hang/timeout (§9 item 4: low, X5/R2) or a wrong result. The gate tied it to the
+    candidate's fresh SK metadata; only that is known, so it is graded low (C1/C6), never n/a.
+
+    A run whose recorded exit is a clean 0 (no timeout, no signal) did not fail, whatever phase label
+    its manifest carries: it stays C0."""
+    if loc.fault.kind != "none" or loc.fault.phase not in SILENT_PHASES:
+        return False
+    ex = ctx.run.exit if ctx.run is not None else None
+    return not (ex is not None and ex.status == 0 and not ex.timeout and ex.signal is None)
 
 
 def _base_flags(gate: GateResult, att: Attribution) -> list[str]:
@@ -114,8 +135,10 @@ def grade(ctx: TriageContext, gate: GateResult, loc: Localization, att: Attribut
     if loc.fault.kind == "ge_sk" and set(gate.failed) <= GE_INHERENT_GAPS:
         return _ge_verdict(ctx, att, flags)
 
-    # C0 — gate failed or not an SK fault: no suspect at all.
-    if not gate.passed or not loc.is_sk:
+    # C0 — gate failed or not an SK fault: no suspect at all. A run-time failure that printed no fault
+    # line and no handler block (a hang, §9 item 4, or a wrong result) is not "not an SK fault": the
+    # fresh metadata ties it to the candidate's SK, and only that is known — low (C1/C6), never n/a.
+    if not gate.passed or not (loc.is_sk or silent_failure(ctx, loc)):
         why = (
             f"gate failed ({', '.join(gate.failed) or 'entry gate'})"
             if not gate.passed
@@ -136,7 +159,11 @@ def grade(ctx: TriageContext, gate: GateResult, loc: Localization, att: Attribut
         return Verdict(
             "low",
             "C1",
-            f"handler dialect unknown ({loc.fault.dialect}); field meanings cannot be trusted (G4)",
+            (
+                f"handler dialect unknown ({loc.fault.dialect}); field meanings cannot be trusted (G4)"
+                if loc.incident is not None
+                else "no SK handler output: the plog dialect is not detectable (G4)"
+            ),
             None,
             _candidates(att, loc, amb_all),
             tuple(flags),
@@ -198,16 +225,25 @@ def grade(ctx: TriageContext, gate: GateResult, loc: Localization, att: Attribut
                 conf.append("task-queue entry address")
             if e4_ok:
                 conf.append("E4 (fused nodes)")
+            why = f"task {k} named by {'+'.join(by)} and confirmed by {', '.join(conf)}"
+            level = "high"
+            risks = _risks(gate, att, suspect)
+            if suspect is not None and suspect.identity in _UNTIED:
+                # §3.5 rule 2: several children share the funcName and wait nodes were reordered (T6), or
+                # nothing names the node — the task is certain, the graph node is not: capped at medium.
+                level = "medium"
+                why += f"; its fused node is {suspect.identity} (§3.5, T6) — capped at medium"
+                risks.insert(0, f"§3.5: task {k} cannot be tied to one fused node ({suspect.identity})")
             return Verdict(
-                "high",
+                level,
                 "C3",
-                f"task {k} named by {'+'.join(by)} and confirmed by {', '.join(conf)}",
+                why,
                 suspect,
                 _candidates(att, loc, (k,)),
                 tuple(flags),
                 _mark(evidence, k),
                 missing,
-                tuple(_risks(gate, att, suspect)),
+                tuple(risks),
             )
         # C4 — E3 only (E2 absent or ambiguous with k ∈ M), confirmed by E4.
         pcs_ok = all(len(c.m) < 2 or k in c.m for c in att.cores)
@@ -253,6 +289,11 @@ def grade(ctx: TriageContext, gate: GateResult, loc: Localization, att: Attribut
         waits = [f"core {c.core_id} waits at {c.blocking}" for c in att.bystanders if c.blocking]
         if waits:
             why += " (X5: " + "; ".join(waits) + ")"
+    elif not k_set and silent_failure(ctx, loc):
+        why = (
+            f"the attempt ended in {loc.fault.phase} with no fault line and no SK handler output: only the "
+            "candidate's SK in the fresh metadata is known — no child-level evidence"
+        )
     elif not k_set:
         why = "no child-level evidence (only the SK entry, COND unavailable or no sub kernel matched)"
     else:
@@ -325,4 +366,4 @@ def _ge_verdict(ctx: TriageContext, att: Attribution, flags: list[str]) -> Verdi
     return Verdict("low", "C6", why, None, (), tuple(flags), att.evidence, (), risks)
 
 
-__all__ = ["GE_INHERENT_GAPS", "grade"]
+__all__ = ["GE_INHERENT_GAPS", "SILENT_PHASES", "grade", "silent_failure"]

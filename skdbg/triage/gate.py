@@ -53,7 +53,7 @@ from skdbg.parsers.run_identity import RunIdentity
 from skdbg.parsers.skmeta_lines import MetaResultBase
 from skdbg.show import show
 from skdbg.triage.context import TriageContext
-from skdbg.triage.localize import diagnostic_entry, models_of, plogs_of
+from skdbg.triage.localize import diagnostic_entry, dialect_recognised, models_of, plogs_of
 from skdbg.triage.model import EvidenceItem, GateGap, GateResult
 from skdbg.triage.skview import instances_of
 from skdbg.triage.stages import Localization
@@ -920,13 +920,15 @@ def _g4(ctx: TriageContext, loc: Localization, run: RunIdentity | None, g: _Gate
                 )
             )
         elif not loc.dialect_known:
-            g.gaps.append(
-                GateGap(
-                    "G4",
-                    "plog dialect not recognised (C1: verdict capped at low)",
-                    "record the CANN / graph-autofusion revision of the run",
+            cands = loc.incident.dialect_candidates if loc.incident is not None else ()
+            if dialect_recognised(cands):
+                detail = (
+                    f"plog dialect narrowed to {cands[0]}–{cands[-1]} only (the printed fields read the same "
+                    "in each; G4 holds)"
                 )
-            )
+            else:
+                detail = "plog dialect not recognised (C1: verdict capped at low)"
+            g.gaps.append(GateGap("G4", detail, "record the CANN / graph-autofusion revision of the run"))
     g.ok("G4")
 
 

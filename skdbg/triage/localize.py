@@ -516,7 +516,8 @@ def _resolve_instance(
             return None, hit, "ambiguous"
         if scoped:
             notes.append(
-                f"F6: scope id {scope_id} exists but its child list differs from the DFX origin names"
+                f"F5: scope id {scope_id} exists in sk_meta/{pid}/ but no model dir holds it with the DFX "
+                "origin-name child list (without a ModelId the dir is chosen by scope id + child list)"
             )
         else:
             notes.append(f"F6: scope id {scope_id} has no SK Function record in sk_meta/{pid}/")
@@ -615,6 +616,18 @@ def _phase(ctx: TriageContext, kfaults: list[KernelFaultLine], notes: list[str])
     return "unknown"
 
 
+def dialect_recognised(candidates: tuple[str, ...]) -> bool:
+    """G4: the signature lines fit one or more *known* dialects (never a contradiction).
+
+    A block whose signatures fit several adjacent dialects (e.g. a D3/D4 block without a PC or COND
+    line — before D5 the handler printed nothing for PC 0) is recognised: the releases it could come
+    from print every field it carries with the same meaning (the parser normalises ``launch=`` /
+    ``opState=`` and keeps the D0–D4 all-core core-type guess untrusted, T7). Only signatures that fit
+    no known dialect, or none at all, leave the dialect unknown (C1).
+    """
+    return bool(candidates) and all(d in DIALECTS for d in candidates)
+
+
 def diagnostic_entry(entry: str | None) -> str | None:
     """The diagnostic suffix of an SK entry name (F9), or None."""
     if not entry:
@@ -627,6 +640,7 @@ def diagnostic_entry(entry: str | None) -> str | None:
 
 __all__ = [
     "dfx_names",
+    "dialect_recognised",
     "diagnostic_entry",
     "incidents_of",
     "localize",

@@ -46,7 +46,18 @@ _IMPLIES: dict[str, tuple[str, ...]] = {
 #: task debugOptions bits that show an option was active (§3.3)
 _DEBUG_BITS = {0x2: "debug_sync_all", 0x10: "debug_cross_core_sync_check"}
 #: fusion / split reasons that point at synchronisation (D2) or core-count resources (D3)
-_SYNC_REASONS = ("ISOLATED_EVENT", "DEADLOCK", "EVENT", "SYNC", "CROSS_CORE")
+#: (§4.3: the deadlock-sensitive reasons, value wait/write and event-reset reasons are event edges too)
+_SYNC_REASONS = (
+    "ISOLATED_EVENT",
+    "DEADLOCK",
+    "EVENT",
+    "SYNC",
+    "CROSS_CORE",
+    "EXTERNAL_DEPEND",
+    "MEMORY_WAIT",
+    "MEMORY_WRITE",
+    "RESET_TYPE",
+)
 _RESOURCE_REASONS = ("EXCEED_CORE_MAX", "DEBUG_PER_OP_MAX_CORE")
 
 
@@ -115,9 +126,16 @@ def _step(ctx: TriageContext, sid: str, options: dict[str, Any], why: str) -> Ne
     return NextStep(sid, dict(options), text, accepted)
 
 
+#: the name the runtime prints for an SK of no named scope (automatic AOT fusion; sk_scope_split.log)
+_UNNAMED = "none"
+
+
 def _scope_name(ctx: TriageContext, loc: Localization) -> str | None:
+    """The named scope N1 would split; None for an automatic-AOT SK (printed ``none``): N1 splits a
+    *named* scope into two named halves (§3.9), and there is none to split."""
     if loc.instance is not None and loc.instance.scope_name:
-        return loc.instance.scope_name
+        name = loc.instance.scope_name
+        return None if name == _UNNAMED else name
     run = ctx.run
     if run is not None and run.candidate is not None and len(run.candidate.scope_names) == 1:
         return run.candidate.scope_names[0]
@@ -226,7 +244,7 @@ def route(
         routes.remove("R1")
 
     # ---------------------------------------------------------------- attribution (R2/R3/X4/X5)
-    if verdict.confidence not in ("n/a",) and kind == "sk":
+    if verdict.confidence not in ("n/a",) and kind in ("sk", "none"):
         no_child = not att.K and not att.e2_ambiguous and not att.e3_ambiguous
         if verdict.rule == "C2":
             add("X4")
@@ -238,11 +256,15 @@ def route(
             or "cond_index_overflow" in verdict.flags
             or (verdict.suspect is not None and verdict.suspect.identity == "ambiguous")
             or verdict.rule == "C4"
+            # a child is named but the same child list is in several SKs (C1): correlate or narrow
+            or (verdict.rule == "C1" and loc.instance is None and not no_child)
         )
         if ambiguous:
             add("R3")
         if verdict.confidence == "low" and no_child and verdict.rule != "C2":
             add("R2")
+        if verdict.rule == "C1" and not loc.instance_candidates:
+            add("R2")  # G4: the dialect is unknown — whatever a level named, attribution cannot be claimed
 
     # ---------------------------------------------------------------- proposal (R5/R6)
     if proposal.route in ("R5", "R6"):
@@ -277,7 +299,7 @@ def route(
         steps.append(
             _step(ctx, "D2", D2_CROSS_CORE, "R4: a fault that hides under debug timing suggests a sync/race")
         )
-    elif verdict.confidence == "low" and kind == "sk":
+    elif verdict.confidence == "low" and kind in ("sk", "none"):
         steps.append(
             _step(
                 ctx,

@@ -6,6 +6,7 @@ plog, a shifted run.json time, metadata written by another pid — so the failin
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -17,7 +18,7 @@ from triage_support import TWO_STREAM_CHILDREN, TWO_STREAM_CORE, build_two_strea
 
 from skdbg.scenebuilder.scene import BuiltScene, Kernel
 from skdbg.triage.context import open_context
-from skdbg.triage.gate import FRESH_IDS, GATE_IDS, run_gate
+from skdbg.triage.gate import run_gate
 from skdbg.triage.localize import localize
 from skdbg.triage.model import GateResult
 
@@ -71,7 +72,8 @@ def rewrite_run(root: Path, **changes: Any) -> None:
 def test_example_scene_passes_every_check() -> None:
     g = gate_of(EXAMPLE)
     assert g.passed and g.failed == ()
-    assert set(checks(g)) == set(GATE_IDS) | set(FRESH_IDS)
+    # triage.md §1.1/§1.2: five gate conditions and nine freshness predicates, written out by hand
+    assert sorted(checks(g)) == sorted([*(f"G{i}" for i in range(1, 6)), *(f"F{i}" for i in range(1, 10))])
     assert all(v == "passed" for v in checks(g).values())
     # F9: the example ran with debug_op_exec_trace (recorded, so not a contradiction)
     assert g.diagnostic and any("_op_trace" in r for r in g.diagnostic_reasons)
@@ -428,10 +430,17 @@ def test_g5_unreadable_artifact(tmp_path: Path) -> None:
 
 
 def test_g5_hashes_every_artifact(tmp_path: Path) -> None:
+    """G5: every inventoried artifact is frozen with the SHA-256 of its bytes (computed here with
+    hashlib from the file itself, independently of skdbg), and the inventory covers the plog,
+    run.json and the fused-node log of the scene."""
     b = build(tmp_path)
     ctx = open_context(b.root)
     run_gate(ctx, localize(ctx))
-    assert all(a._sha256 is not None for a in ctx.scene.artifacts)
+    arts = {a.relpath: a.sha256 for a in ctx.scene.artifacts}
+    assert arts == {rel: hashlib.sha256((b.root / rel).read_bytes()).hexdigest() for rel in arts}
+    plog = b.plog.relative_to(b.root).as_posix()
+    fused = (b.model_dir / "sk_fused_nodes.log").relative_to(b.root).as_posix()
+    assert {plog, "run.json", fused} <= set(arts)
 
 
 # ------------------------------------------------------------------------------------------ X3 / X6 / X7

@@ -142,9 +142,10 @@ def test_eval2_r2_requests_trace_and_narrowing(tmp_path: Path) -> None:
 
 
 def test_hang_without_fault_line_asks_for_d1_d2(tmp_path: Path) -> None:
+    """A hang with no fault line and no handler output: triage.md §9 item 4 — low (C6), route R2."""
     spec = SceneSpec(children=THREE, fault="none", failure_phase="hang")
     routes, steps, v = routed(spec, tmp_path, kind="none", phase="hang")
-    assert v.rule == "C0" and routes == ()
+    assert (v.confidence, v.rule) == ("low", "C6") and routes == ("R2",)
     assert ids(steps) == ["D1", "D2", "D2", "N1"]
 
 
