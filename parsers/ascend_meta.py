@@ -23,11 +23,14 @@ import os
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from skdbg.parsers.common import Gap, Source, Unrecognized
 from skdbg.parsers.elf import ElfImage, ElfSection, SymbolTable, open_elf
+from skdbg.parsers.frames import rows_frame
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 META_SECTION = ".ascend.meta"
 META_PREFIX = ".ascend.meta."
@@ -165,7 +168,8 @@ class AscendMetaResult:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per TLV record."""
-        frame: pd.DataFrame = pd.DataFrame(
+
+        frame: pd.DataFrame = rows_frame(
             [
                 {
                     "file": self.file,
@@ -184,6 +188,7 @@ class AscendMetaResult:
 
     def bind_frame(self) -> pd.DataFrame:
         """One row per bind-map entry: child global ↔ its four split variants."""
+
         rows = []
         for e in self.bind_map.values():
             row: dict[str, object] = {
@@ -201,11 +206,12 @@ class AscendMetaResult:
             rows.append(row)
         cols = ["file", "line", "global_func", "global_name", "cap", "conflict", "records"]
         cols += [f"sknl_func{i}" for i in range(4)] + [f"sknl_name{i}" for i in range(4)]
-        frame: pd.DataFrame = pd.DataFrame(rows, columns=cols)
+        frame: pd.DataFrame = rows_frame(rows, cols)
         return frame
 
     def kernel_type_frame(self) -> pd.DataFrame:
-        frame: pd.DataFrame = pd.DataFrame(
+
+        frame: pd.DataFrame = rows_frame(
             [
                 {
                     "file": self.file,

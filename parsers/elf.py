@@ -27,14 +27,17 @@ import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, TYPE_CHECKING, Any, cast
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
 from skdbg.parsers.common import Gap, ParseError, Source
+from skdbg.parsers.frames import columns_frame, concat_frames, empty_frame, rows_frame
 from skdbg.parsers.fsguard import read_regular
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SHF_ALLOC = 0x2
 SHT_NULL = 0
@@ -214,6 +217,8 @@ class _RangeIndex:
     """
 
     __slots__ = ("bounds", "winner")
+    bounds: npt.NDArray[np.uint64]
+    winner: npt.NDArray[np.int64]
 
     def __init__(
         self,
@@ -572,7 +577,7 @@ class SymbolTable:
         names = self.names()
         secs = {s.index: s.name for s in self._image.sections}
         models = [self.section_model_offset(p) for p in range(len(self))]
-        frame: pd.DataFrame = pd.DataFrame(
+        frame: pd.DataFrame = columns_frame(
             {
                 "file": self._image.name,
                 "line": None,
@@ -858,7 +863,7 @@ class ElfImage:
 
     def sections_frame(self) -> pd.DataFrame:
         """One row per section header."""
-        frame: pd.DataFrame = pd.DataFrame(
+        frame: pd.DataFrame = rows_frame(
             [
                 {
                     "file": self.name,
@@ -936,8 +941,8 @@ def symbol_frame(images: Sequence[ElfImage]) -> pd.DataFrame:
     """Concatenated :meth:`SymbolTable.to_frame` of several images (stripped ones contribute nothing)."""
     frames = [t.to_frame() for t in (i.symbols for i in images) if t is not None]
     if not frames:
-        frame: pd.DataFrame = pd.DataFrame(
-            columns=[
+        frame: pd.DataFrame = empty_frame(
+            [
                 "file",
                 "line",
                 "name",
@@ -952,4 +957,4 @@ def symbol_frame(images: Sequence[ElfImage]) -> pd.DataFrame:
             ]
         )
         return frame
-    return pd.concat(frames, ignore_index=True)
+    return concat_frames(frames)

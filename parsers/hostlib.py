@@ -16,11 +16,14 @@ import mmap
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.elf import ELF_MAGIC, ElfImage, elf_from_bytes, elf_length
+from skdbg.parsers.frames import rows_frame
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SK_KERNEL_SECTION = ".sk.kernel"
 BUF_PREFIX = "__aicore_file_buf_"
@@ -70,7 +73,8 @@ class HostLibResult:
         return next((e for e in self.entries if e.arch == want), None)
 
     def to_frame(self) -> pd.DataFrame:
-        frame: pd.DataFrame = pd.DataFrame(
+
+        frame: pd.DataFrame = rows_frame(
             [
                 {
                     "file": e.host,

@@ -21,11 +21,14 @@ import csv
 import os
 import re
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from skdbg.parsers.common import ParseError
+from skdbg.parsers.frames import rows_frame
 from skdbg.parsers.jsonload import as_list, as_object, get_int, is_int, join, load_json, req_int, type_error
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Canonical column → header spellings accepted (first found wins).
 COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
@@ -71,6 +74,8 @@ def op_summary_frame(path: str | os.PathLike[str]) -> pd.DataFrame:
     columns of :data:`COLUMN_ALIASES` present, other columns snake_cased, and ``is_super_kernel``.
     Raises :class:`ParseError` for a missing required column (:data:`REQUIRED`) or a non-numeric
     value in a numeric column (naming line and column)."""
+    import pandas as pd
+
     p = Path(path)
     file = str(p)
     if not p.is_file():
@@ -144,6 +149,7 @@ def layer_map_frame(path: str | os.PathLike[str]) -> pd.DataFrame:
     """``{"task_ranges": [{"layer", "model_id", "start_task_id", "end_task_id"}]}`` → one row per range
     (columns :data:`LAYER_MAP_COLUMNS`). Used with :func:`assign_layers` to label op-summary rows.
     A wrong type raises :class:`ParseError` naming the JSON path."""
+
     file, doc = load_json(path, what="layer-map JSON")
     root = as_object(doc, file, "")
     rows = []
@@ -169,13 +175,15 @@ def layer_map_frame(path: str | os.PathLike[str]) -> pd.DataFrame:
                 end,
             ]
         )
-    frame: pd.DataFrame = pd.DataFrame(rows, columns=LAYER_MAP_COLUMNS)
+    frame: pd.DataFrame = rows_frame(rows, LAYER_MAP_COLUMNS)
     return frame
 
 
 def assign_layers(ops: pd.DataFrame, layers: pd.DataFrame) -> pd.Series:
     """Layer of each op-summary row: the range whose model id matches ``model_id`` (compared as text)
     and contains ``task_id``; <NA> when no range does."""
+    import pandas as pd
+
     out: pd.Series = pd.Series(pd.NA, index=ops.index, dtype="Int64")
     if "task_id" not in ops.columns:
         return out

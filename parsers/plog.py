@@ -23,18 +23,20 @@ cost a cheap check. Only confirmed lines are decoded and tokenised (no regex bef
 
 from __future__ import annotations
 
+import io
 import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
+from skdbg.parsers.frames import rows_frame
 from skdbg.parsers.fsguard import open_regular
 from skdbg.parsers.plog_line import PlogLine, parse_plog_line
 from skdbg.parsers.runtime_faults import (
@@ -45,6 +47,9 @@ from skdbg.parsers.runtime_faults import (
     runtime_frame,
 )
 from skdbg.parsers.textio import check_text_file, iter_lines
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PathLike = str | os.PathLike[str]
 
@@ -205,6 +210,7 @@ class PlogResult:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per plog line."""
+
         cols = [
             "file",
             "line",
@@ -242,7 +248,7 @@ class PlogResult:
             )
             for r in self.records
         ]
-        frame: pd.DataFrame = pd.DataFrame(rows, columns=cols)
+        frame: pd.DataFrame = rows_frame(rows, cols)
         return frame
 
     def faults_frame(self) -> pd.DataFrame:
@@ -401,7 +407,7 @@ def scan_marker_lines(path: Path, markers: Sequence[bytes]) -> Iterator[tuple[in
             if filled == len(buf):  # one line longer than the buffer: grow
                 buf.extend(bytes(len(buf)))
             with memoryview(buf) as mv:
-                got = fh.readinto(mv[filled:])
+                got = cast(io.BufferedIOBase, fh).readinto(mv[filled:])
             end = filled + (got or 0)
             if not got:
                 if end == 0:

@@ -30,12 +30,14 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
+from skdbg.parsers.frames import empty_frame, rows_frame
 from skdbg.parsers.fsguard import open_regular
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: File names the recorder has used (current first); ``.tmp.json`` is the old recorder's spill file.
 PROF_FILE_RE = re.compile(r"^(?:sk_prof_device_|sk_event_dev_device_)(\d+)(?:\.tmp)?\.json$")
@@ -561,6 +563,8 @@ PROF_FRAME_COLUMNS = [
 
 def prof_frame(events: list[ProfEvent] | Iterator[ProfEvent]) -> pd.DataFrame:
     """One row per event (columns :data:`PROF_FRAME_COLUMNS`); feed it to :func:`child_summary`."""
+    import pandas as pd
+
     cols: dict[str, list[Any]] = {c: [] for c in PROF_FRAME_COLUMNS}
     for e in events:
         cols["file"].append(e.src.file)
@@ -619,9 +623,10 @@ SUMMARY_COLUMNS = [
 def child_summary(frame: pd.DataFrame) -> pd.DataFrame:
     """Per child (model, SK, node index, funcName): event count, distinct cores, AIC/AIV split,
     duration stats (µs) and the covered interval. Columns :data:`SUMMARY_COLUMNS`."""
+
     child = frame[frame["level"] == CHILD]
     if child.empty:
-        empty: pd.DataFrame = pd.DataFrame(columns=SUMMARY_COLUMNS)
+        empty: pd.DataFrame = empty_frame(SUMMARY_COLUMNS)
         return empty
     g = child.groupby(SUMMARY_KEYS, dropna=False, sort=True)
     out = g.agg(
@@ -642,6 +647,7 @@ def child_summary(frame: pd.DataFrame) -> pd.DataFrame:
 
 def sk_summary(frame: pd.DataFrame) -> pd.DataFrame:
     """Per SK-level event group (model, SK id, SK name): count, cores, wall span and longest core."""
+
     cols = [
         "model_id",
         "model_ri",
@@ -655,7 +661,7 @@ def sk_summary(frame: pd.DataFrame) -> pd.DataFrame:
     ]
     sk = frame[frame["level"] == SK]
     if sk.empty:
-        empty: pd.DataFrame = pd.DataFrame(columns=cols)
+        empty: pd.DataFrame = empty_frame(cols)
         return empty
     g = sk.groupby(["model_id", "model_ri", "sk_id", "func_name"], dropna=False, sort=True)
     out = g.agg(
@@ -685,6 +691,7 @@ class _Acc:
 def stream_child_summary(path: str | os.PathLike[str], issues: ProfIssues | None = None) -> pd.DataFrame:
     """:func:`child_summary` computed while streaming: memory grows with the number of distinct
     children, not with the file (row 65). Gaps/unrecognized land in ``issues`` when given."""
+
     reader = ProfReader(path)
     accs: dict[tuple[Any, ...], _Acc] = {}
     for e in reader:
@@ -724,5 +731,5 @@ def stream_child_summary(path: str | os.PathLike[str], issues: ProfIssues | None
         ]
         for k, a in sorted(accs.items(), key=lambda kv: tuple((x is None, x) for x in kv[0]))
     ]
-    frame: pd.DataFrame = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+    frame: pd.DataFrame = rows_frame(rows, SUMMARY_COLUMNS)
     return _nullable_ints(frame, ("model_ri", "sk_id", "node_id"))

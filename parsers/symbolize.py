@@ -13,8 +13,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from skdbg.parsers.ascend_meta import AscendMetaResult, parse_ascend_meta
 from skdbg.parsers.binfiles import parse_bin_file_name
@@ -22,6 +21,9 @@ from skdbg.parsers.common import Gap, Source, Unrecognized
 from skdbg.parsers.demangle import demangle_many
 from skdbg.parsers.elf import TIER_UNRESOLVED, ElfImage, SymbolMatch, open_elf
 from skdbg.parsers.frames import rows_frame
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,14 +12,6 @@ from pathlib import Path
 
 import click
 
-from skdbg.codegen.fusion.candidate import (
-    CandidateError,
-    OutputExistsError,
-    build_candidate,
-    load_proposal,
-    write_candidate,
-)
-
 EXIT_USAGE = 2
 EXIT_BAD_INPUT = 3
 
@@ -47,6 +39,15 @@ def candidate(scene: Path, proposal_path: Path, out: Path, source_root: Path | N
 
     A blocked proposal or bad input is refused (exit 3) and nothing is written; an existing non-empty
     output folder is a usage error (exit 2) and is left untouched."""
+    # the generator (and jinja2) load only when this command runs: `skdbg --help` stays fast
+    from skdbg.codegen.fusion.candidate import (
+        CandidateError,
+        OutputExistsError,
+        build_candidate,
+        load_proposal,
+        write_candidate,
+    )
+
     try:
         if not scene.is_dir():
             raise CandidateError(f"{scene}: not a scene directory")

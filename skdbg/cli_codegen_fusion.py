@@ -15,10 +15,6 @@ from pathlib import Path
 
 import click
 
-from skdbg.codegen.fusion.generate import generate_superkernel
-from skdbg.codegen.fusion.model import FusionInputError, load_ops_json
-from skdbg.codegen.fusion.options import OptionError
-
 EXIT_INTERNAL = 1
 EXIT_BAD_INPUT = 3
 
@@ -48,6 +44,11 @@ def superkernel(ops_json: Path, out: Path) -> None:
     `json` paths are relative to OPS.json; text_size (the child's .text bytes) gives the preload pages
     ceil(min(size, 16384) / 2048); vector_core_cnt / ai_core_cnt default per SoC (dynamic children).
     """
+    # the generator (and jinja2) load only when this command runs: `skdbg --help` stays fast
+    from skdbg.codegen.fusion.generate import generate_superkernel
+    from skdbg.codegen.fusion.model import FusionInputError, load_ops_json
+    from skdbg.codegen.fusion.options import OptionError
+
     try:
         result = generate_superkernel(load_ops_json(ops_json))
         out.mkdir(parents=True, exist_ok=True)

@@ -13,11 +13,15 @@ import re
 from collections.abc import Sequence
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-import pandas as pd
 from rich.console import Console
 from rich.table import Table
+
+from skdbg.parsers.frames import rows_frame
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FORMATS = ("table", "csv", "json")
 TABLE_SCHEMA = "skdbg.table/1"
@@ -26,6 +30,8 @@ WIDE_COLUMNS = 9  # more columns than this: print one record per block
 
 def _plain(value: Any) -> Any:
     """JSON-safe scalar: NaN/NA -> None, numpy scalars -> Python, paths/times -> strings."""
+    import pandas as pd
+
     if value is None:
         return None
     if isinstance(value, float) and math.isnan(value):
@@ -121,4 +127,5 @@ def _print_records(console: Console, frame: pd.DataFrame, title: str) -> None:
 def write_rows(
     rows: Sequence[dict[str, Any]], columns: Sequence[str], fmt: str, out: TextIO, *, title: str = ""
 ) -> None:
-    write_frame(pd.DataFrame(list(rows), columns=list(columns)), fmt, out, title=title)
+
+    write_frame(rows_frame(list(rows), list(columns)), fmt, out, title=title)

@@ -13,8 +13,7 @@ import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from skdbg.parsers.common import Gap, ParseError, Source
 from skdbg.parsers.discovery import MODEL_FILES, SkMetaLayout, discover_sk_meta
@@ -24,6 +23,9 @@ from skdbg.parsers.fsguard import file_problem, open_regular
 from skdbg.parsers.plog import PlogFile, parse_plog_name
 from skdbg.parsers.plog_line import parse_plog_line
 from skdbg.parsers.textio import looks_binary
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 _HASH_CHUNK = 1 << 20
 _SNIFF_BYTES = 4096

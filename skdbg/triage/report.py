@@ -19,9 +19,7 @@ import re
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
-
-import jinja2
+from typing import TYPE_CHECKING, Any
 
 from skdbg.atomic import write_tree
 from skdbg.parsers.common import ParseError
@@ -30,6 +28,9 @@ from skdbg.parsers.skmeta_lines import iter_meta_lines
 from skdbg.triage.context import TriageContext
 from skdbg.triage.engine import run_summary
 from skdbg.triage.model import Analysis, EvidenceItem, GateCheck
+
+if TYPE_CHECKING:
+    import jinja2
 
 REPORT_FILES = (
     "FAILURE_SCENE.md",
@@ -147,7 +148,11 @@ def redact(text: str) -> str:
 
 
 def environment() -> jinja2.Environment:
-    """The template environment: package templates, StrictUndefined (a missing field is an error)."""
+    """The template environment: package templates, StrictUndefined (a missing field is an error).
+
+    jinja2 loads here, not at import: ``analyze --format json`` never renders a template."""
+    import jinja2
+
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("skdbg.triage", "templates"),
         undefined=jinja2.StrictUndefined,
