@@ -133,19 +133,32 @@ def _parse_pc(text: str) -> int:
 
 
 def _read_pcs(args: Iterable[str], stdin_lines: Iterable[str]) -> list[int]:
-    pcs: list[int] = []
-    for where, values in (("argument", args), ("stdin line", stdin_lines)):
+    """Every PC of the arguments, then of stdin, in order; a bad one is a usage error naming it.
+
+    The common case (all well-formed) is one comprehension; only on a failure is the list walked again
+    to name the argument or stdin line."""
+    arg_list, line_list = list(args), list(stdin_lines)
+    if not any("_" in raw for raw in arg_list) and not any("_" in raw for raw in line_list):
+        try:  # int() takes the 0x prefix, either case and surrounding blanks, like _parse_pc
+            return [int(raw, 16) for raw in (*arg_list, *line_list)]
+        except ValueError:
+            pass  # a blank line or a bad PC: the careful walk below
+    try:
+        return [_parse_pc(raw) for raw in (*arg_list, *line_list) if raw.strip()]
+    except ValueError:
+        pass
+    for where, values in (("argument", arg_list), ("stdin line", line_list)):
         for n, raw in enumerate(values, 1):
             if not raw.strip():
                 continue
             try:
-                pcs.append(_parse_pc(raw))
+                _parse_pc(raw)
             except ValueError:
                 _fail(
                     f"{where} {n}: expected a hexadecimal PC such as 0x124080c07e58, got {raw.strip()!r}",
                     EXIT_USAGE,
                 )
-    return pcs
+    raise AssertionError("unreachable: a PC failed to parse once but not again")
 
 
 @main.command(epilog=EXIT_CODES_HELP)
@@ -163,13 +176,15 @@ def _read_pcs(args: Iterable[str], stdin_lines: Iterable[str]) -> list[int]:
 def symbolize(elf: Path, pcs: tuple[str, ...], base: str | None, fmt: str, no_demangle: bool) -> None:
     """Map PCs to function symbols (+offset) of ELF. PCs are hex; without PC arguments they are read
     from stdin, one per line."""
+    from skdbg.output import write_columns
+    from skdbg.parsers.symbolize import COLUMNS
     from skdbg.parsers.symbolize import symbolize as run_symbolize
 
     stdin_lines: Iterable[str] = ()
     if not pcs:
         if sys.stdin.isatty():
             _fail("no PC given: pass PCs as arguments or one per line on stdin", EXIT_USAGE)
-        stdin_lines = sys.stdin
+        stdin_lines = sys.stdin.read().splitlines()  # one read, one batch
     values = _read_pcs(pcs, stdin_lines)
     base_value: int | None = None
     if base is not None:
@@ -180,13 +195,11 @@ def symbolize(elf: Path, pcs: tuple[str, ...], base: str | None, fmt: str, no_de
     result = run_symbolize(elf, values, base=base_value, demangle=not no_demangle)
     for gap in result.gaps:
         click.echo(f"skdbg: gap: {gap.detail}", err=True)
-    write_frame(
-        result.to_frame(),
-        fmt,
-        sys.stdout,
-        title="symbolize",
-        meta={"elf": str(elf), "base": hex(result.base), "base_source": result.base_source},
-    )
+    meta = {"elf": str(elf), "base": hex(result.base), "base_source": result.base_source}
+    if fmt == "table":
+        write_frame(result.to_frame(), fmt, sys.stdout, title="symbolize", meta=meta)
+    else:  # csv/json stream from the result's columns: no frame for a million rows
+        write_columns(result.columns, COLUMNS, fmt, sys.stdout, title="symbolize", meta=meta)
 
 
 ANALYZE_FORMATS = ("text", "md", "json")

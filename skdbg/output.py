@@ -7,6 +7,7 @@ CSV and JSON for scripts — and the JSON carries a schema id so consumers can r
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import re
@@ -107,6 +108,50 @@ def write_frame(
         console.print(table)
         if frame.empty:
             console.print("(no rows)")
+
+
+def write_columns(
+    columns: dict[str, list[Any]],
+    order: Sequence[str],
+    fmt: str,
+    out: TextIO,
+    *,
+    title: str = "",
+    meta: dict[str, Any] | None = None,
+) -> None:
+    """Write a table held as column lists; csv and json stream straight from the lists.
+
+    Why: ``skdbg symbolize`` prints a row per PC — a million rows. A frame plus pandas' CSV writer, or
+    JSON through the pure-Python indenting encoder, cost more than the lookup itself; here each row is
+    one ``csv`` write or one C-encoded ``json.dumps``. The human table goes through :func:`write_frame`.
+    Cells hold only str, int, bool, float or None (what the parsers put in rows)."""
+    if fmt == "csv":
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(order)
+        writer.writerows(zip(*(columns[c] for c in order), strict=True))
+    elif fmt == "json":
+        doc: dict[str, Any] = {"schema": TABLE_SCHEMA, "table": title}
+        doc.update(meta or {})
+        doc["columns"] = list(order)
+        head = json.dumps(doc, indent=2, ensure_ascii=False)
+        out.write(head[: head.rfind("}")].rstrip() + ',\n  "rows": [')
+        sep = "\n    "
+        dumps = json.JSONEncoder(ensure_ascii=False).encode
+        for row in zip(*(columns[c] for c in order), strict=True):
+            out.write(sep + dumps(dict(zip(order, row, strict=True))))
+            sep = ",\n    "
+        out.write("\n  ]\n}\n" if sep != "\n    " else "]\n}\n")
+    else:
+        write_frame(
+            rows_frame(
+                [dict(zip(order, r, strict=True)) for r in zip(*(columns[c] for c in order), strict=True)],
+                list(order),
+            ),
+            fmt,
+            out,
+            title=title,
+            meta=meta,
+        )
 
 
 def _print_records(console: Console, frame: pd.DataFrame, title: str) -> None:

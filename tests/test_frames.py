@@ -63,3 +63,32 @@ def test_columns_frame_keeps_a_negative_and_a_missing_value_exact() -> None:
     frame = columns_frame({"offset": [-(1 << 62) - 1, None], "end": [HIGH_PC, HIGH_PC + 1]})
     assert frame.loc[0, "offset"] == -(1 << 62) - 1 and str(frame["offset"].dtype) == "Int64"
     assert [int(v) for v in frame["end"]] == [0xFFFF800000001235, 0xFFFF800000001236]
+
+
+def test_column_writer_matches_the_frame_writer() -> None:
+    """``write_columns`` (symbolize's streaming path) prints what ``write_frame`` prints for csv and json."""
+    import io
+    import json
+
+    from skdbg.output import write_columns, write_frame
+
+    order = ["file", "pc", "symbol", "reason", "split"]
+    columns = {
+        "file": ["k.o", "k.o", "k.o"],
+        "pc": [HIGH_PC, 0x10, 0],
+        "symbol": ["a,b", None, 'q"uote'],
+        "reason": ["inside a", "gap, between", ""],
+        "split": [1, None, 3],
+    }
+    frame = rows_frame([dict(zip(order, r, strict=True)) for r in zip(*columns.values(), strict=True)], order)
+    for fmt in ("csv", "json"):
+        a, b = io.StringIO(), io.StringIO()
+        write_columns(columns, order, fmt, a, title="t", meta={"elf": "k.o"})
+        write_frame(frame, fmt, b, title="t", meta={"elf": "k.o"})
+        if fmt == "csv":
+            assert a.getvalue() == b.getvalue()
+        else:
+            assert json.loads(a.getvalue()) == json.loads(b.getvalue())
+    empty = io.StringIO()
+    write_columns({c: [] for c in order}, order, "json", empty, title="t")
+    assert json.loads(empty.getvalue())["rows"] == []
