@@ -263,6 +263,11 @@ def _scene_options(func: F) -> F:
     "--session", "session_id", default=None, metavar="ID", help="Also freeze the scene as an attempt."
 )
 @click.option("--session-dir", type=click.Path(path_type=Path), default=None, help="Ledger directory.")
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Analyse afresh; do not read or write the result cache (`skdbg locate` shows where it is).",
+)
 @bad_input_is_exit_3
 def analyze(
     scene: Path,
@@ -274,6 +279,7 @@ def analyze(
     fmt: str,
     session_id: str | None,
     session_dir: Path | None,
+    no_cache: bool,
 ) -> None:
     """Triage a failure scene: entry gate, fault, suspect child with confidence and rule id, routes,
     next steps and the exclusion proposal. JSON is the skdbg.analysis/1 contract (spec/analysis-json.md);
@@ -285,7 +291,12 @@ def analyze(
     ctx = open_context(
         scene, run_json=run_json, source_root=source_root, pid=pid, options=_triage_options(skew, grace)
     )
-    analysis = analyze_context(ctx)
+    if no_cache:
+        analysis = analyze_context(ctx)
+    else:
+        from skdbg.triage.cache import AnalysisCache
+
+        analysis = AnalysisCache().analyze(ctx, analyze_context)
     if session_id is not None:
         from skdbg.sessions.attempts import add_attempt
 
@@ -423,12 +434,15 @@ _format_option = click.option(
 @bad_input_is_exit_3
 def locate(session_dir: Path | None, fmt: str) -> None:
     """Print where skdbg keeps its state: sessions ledger, evidence objects, cache, config, log, and the
-    journal mode the ledger uses there (WAL on local disks, rollback journal on NFS/Lustre/GPFS/CIFS)."""
+    journal mode the ledger uses there (WAL on local disks, rollback journal on NFS/Lustre/GPFS/CIFS), and
+    the analysis result cache (analysis_cache; `analyze --no-cache` bypasses it)."""
     from skdbg.sessions.location import locate as run_locate
+    from skdbg.triage.cache import cache_dir
 
     loc = run_locate(session_dir)
     doc = loc.to_json()
-    _emit(fmt, doc, "\n".join(f"{k:<13}{v}" for k, v in doc.items()))
+    doc["analysis_cache"] = str(cache_dir())  # `analyze` results; $SKDBG_CACHE_DIR moves it
+    _emit(fmt, doc, "\n".join(f"{k:<15}{v}" for k, v in doc.items()))
 
 
 @main.group(epilog=EXIT_CODES_HELP)

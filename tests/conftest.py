@@ -20,3 +20,11 @@ def upstream() -> Path:
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     return DATA
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_analysis_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The suite never reads or writes the user's analysis cache (subprocesses inherit the variable)."""
+    import os
+
+    os.environ["SKDBG_CACHE_DIR"] = str(tmp_path_factory.mktemp("analysis-cache"))
