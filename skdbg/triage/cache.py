@@ -30,13 +30,13 @@ from typing import Any
 import platformdirs
 
 from skdbg import __version__
-from skdbg.parsers.fsguard import open_regular
+from skdbg.parsers.common import ParseError
+from skdbg.scene import Artifact
 from skdbg.triage.context import TriageContext
 from skdbg.triage.model import Analysis
 
 ENV_CACHE = "SKDBG_CACHE_DIR"
 _FORMAT = 1
-_CHUNK = 1 << 20
 
 
 def cache_dir(env: dict[str, str] | None = None) -> Path:
@@ -50,20 +50,20 @@ def cache_dir(env: dict[str, str] | None = None) -> Path:
 
 @dataclass(frozen=True, slots=True)
 class _Input:
-    """One file an analysis read: a label for the key, and the path whose content must not change."""
+    """One file an analysis read: a label for the key, and the file whose content must not change."""
 
     label: str
-    path: Path
+    artifact: Artifact
 
 
 def _inputs(ctx: TriageContext) -> list[_Input]:
     """Every file the verdict depends on: the scene's artifacts, ``--run`` and the model source."""
-    items = [_Input(f"{a.kind}:{a.relpath}", a.path) for a in ctx.scene.artifacts]
+    items = [_Input(f"{a.kind}:{a.relpath}", a) for a in ctx.scene.artifacts]
     if ctx.run_override is not None:
-        items.append(_Input("--run", Path(ctx.run_override.file)))
+        items.append(_Input("--run", Artifact("run_override", Path(ctx.run_override.file), ctx.root)))
     marker = ctx.marker_file()
     if marker is not None:
-        items.append(_Input("model_source", marker))
+        items.append(_Input("model_source", Artifact("marker_file", marker, ctx.root)))
     return items
 
 
@@ -75,18 +75,11 @@ def _stat(path: Path) -> list[int] | None:
     return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
 
 
-def _sha256(ctx: TriageContext, item: _Input) -> str | None:
+def _sha256(item: _Input) -> str | None:
     """The content hash; for a scene artifact the one G5 reports (computed once, kept on the artifact)."""
     try:
-        for a in ctx.scene.artifacts:
-            if a.path == item.path:
-                return a.sha256
-        h = hashlib.sha256()
-        with open_regular(item.path, what="an analysis input") as fh:
-            while chunk := fh.read(_CHUNK):
-                h.update(chunk)
-        return h.hexdigest()
-    except Exception:
+        return item.artifact.sha256
+    except (ParseError, OSError):
         return None  # unreadable now: never trust (nor store) a verdict for it
 
 
@@ -101,7 +94,7 @@ def cache_key(ctx: TriageContext, inputs: list[_Input]) -> str:
         "skew": ctx.options.skew.total_seconds(),
         "grace": ctx.options.grace.total_seconds(),
         "gaps": [[g.kind, g.detail] for g in ctx.scene.gaps],
-        "inputs": [[i.label, str(i.path), _stat(i.path)] for i in inputs],
+        "inputs": [[i.label, str(i.artifact.path), _stat(i.artifact.path)] for i in inputs],
     }
     return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
 
@@ -119,11 +112,11 @@ class AnalysisCache:
         entry = self._load(key)
         if entry is not None:
             stored: dict[str, str | None] = entry["hashes"]
-            if stored == {i.label: _sha256(ctx, i) for i in inputs} and None not in stored.values():
+            if stored == {i.label: _sha256(i) for i in inputs} and None not in stored.values():
                 analysis: Analysis = entry["analysis"]
                 return analysis
         analysis = compute(ctx)
-        hashes = {i.label: _sha256(ctx, i) for i in inputs}
+        hashes = {i.label: _sha256(i) for i in inputs}
         if None not in hashes.values():
             self._store(key, {"format": _FORMAT, "hashes": hashes, "analysis": analysis})
         return analysis
