@@ -206,7 +206,7 @@ class Evidence:
         return out
 
     def _scan_one(self, f: PlogFile, pe: PlogEvidence) -> None:
-        for item in scan_plog(f.path):
+        for item in scan_plog(f.path, gaps=self._gaps):  # a line over MAX_LINE is a recorded gap
             if isinstance(item, PlogLine):
                 if item.pid != pe.pid:
                     pe.foreign.append(item)
