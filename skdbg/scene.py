@@ -131,6 +131,11 @@ class Artifact:
             assert self._digest is not None
             return self._digest
 
+    @property
+    def _sha256(self) -> str | None:
+        """The hash if already computed, else None (a check that must not trigger a read)."""
+        return self._digest[1] if self._digest is not None else None
+
     def remember_digest(self, size: int, sha256: str) -> None:
         """Adopt a hash computed while the file was read for another purpose (a ledger copy)."""
         with self._lock:
@@ -151,6 +156,7 @@ class Scene:
     layout: SkMetaLayout
     plogs: list[PlogFile]
     gaps: list[Gap]
+    _hasher: threading.Thread | None = field(default=None, repr=False)
 
     def start_hashing(self) -> threading.Thread:
         """Hash every artifact in a daemon worker thread (G5) while the caller parses.
@@ -164,9 +170,10 @@ class Scene:
                 with contextlib.suppress(ParseError, OSError):
                     a.digest()
 
-        worker = threading.Thread(target=work, name="skdbg-sha256", daemon=True)
-        worker.start()
-        return worker
+        if self._hasher is None:  # once per scene
+            self._hasher = threading.Thread(target=work, name="skdbg-sha256", daemon=True)
+            self._hasher.start()
+        return self._hasher
 
     def of_kind(self, *kinds: str) -> list[Artifact]:
         return [a for a in self.artifacts if a.kind in kinds]

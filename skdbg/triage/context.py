@@ -189,7 +189,6 @@ def open_context(
     """Open a scene for triage. Raises :class:`ParseError` for a missing scene, an unreadable
     ``--run`` file or a missing ``--source-root`` (CLI exit 3); everything else becomes a gap."""
     scene = open_scene(scene_path)
-    scene.start_hashing()  # G5's SHA-256 of every artifact, alongside the parsing that follows
     evidence = evidence_for(scene, pid=pid)
     override = parse_run_json(run_json) if run_json is not None else None
     root: Path | None = None
