@@ -119,23 +119,9 @@ class SymbolizeResult:
 def to_frame(resolutions: Sequence[Resolution]) -> pd.DataFrame:
     """One row per resolution, built column by column (a million PCs stay a few array conversions)."""
     rs = resolutions
-    columns: dict[str, list[Any]] = {
-        "file": [r.src.file for r in rs],
-        "line": [None] * len(rs),
-        "pc": [r.pc for r in rs],
-        "base": [r.base for r in rs],
-        "offset": [r.offset for r in rs],
-        "symbol": [r.symbol for r in rs],
-        "demangled": [r.demangled for r in rs],
-        "sym_start": [r.sym_start for r in rs],
-        "sym_size": [r.sym_size for r in rs],
-        "offset_in_symbol": [r.offset_in_symbol for r in rs],
-        "tier": [r.tier for r in rs],
-        "confidence": [r.confidence for r in rs],
-        "child_global": [r.child_global for r in rs],
-        "split_index": [r.split_index for r in rs],
-        "reason": [r.reason for r in rs],
-    }
+    columns: dict[str, list[Any]] = {"file": [r.src.file for r in rs], "line": [None] * len(rs)}
+    for name in COLUMNS[2:]:  # every other column is the Resolution field of that name
+        columns[name] = [getattr(r, name) for r in rs]
     return typed_frame(columns, COLUMNS, _INT_DTYPES)
 
 

@@ -88,6 +88,20 @@ def test_frame(tmp_path: Path) -> None:
     assert to_frame([]).empty
 
 
+#: the columns a resolution decides (file, pc, base and offset are the inputs)
+_KEEP = (
+    "symbol",
+    "sym_start",
+    "sym_size",
+    "offset_in_symbol",
+    "tier",
+    "confidence",
+    "child_global",
+    "split_index",
+    "reason",
+)
+
+
 def _one_by_one(path: Path, pcs: list[int], base: int) -> list[tuple[object, ...]]:
     """Reference rows from the single-offset rules (SymbolTable.lookup, tested against brute force)."""
     from skdbg.parsers.ascend_meta import parse_ascend_meta
@@ -102,18 +116,7 @@ def _one_by_one(path: Path, pcs: list[int], base: int) -> list[tuple[object, ...
     cols["tier"], cols["confidence"], cols["reason"] = ["unresolved"] * n, ["none"] * n, [""] * n
     for i, pc in enumerate(pcs):
         _fill_one(cols, i, elf, pc, pc - base, base, "argument", variants, meta)
-    keep = (
-        "symbol",
-        "sym_start",
-        "sym_size",
-        "offset_in_symbol",
-        "tier",
-        "confidence",
-        "child_global",
-        "split_index",
-        "reason",
-    )
-    return list(zip(*(cols[c] for c in keep), strict=True))
+    return list(zip(*(cols[c] for c in _KEEP), strict=True))
 
 
 @pytest.mark.parametrize("case", ["overlaps-gaps-zero-size", "sk-variants"])
@@ -133,17 +136,6 @@ def test_batch_path_equals_the_single_offset_rules(tmp_path: Path, case: str) ->
         base = 0x5000
     pcs = [base + off for off in range(-8, 0x1200, 7)]
     res = symbolize(path, pcs, base=base, demangle=False)
-    keep = (
-        "symbol",
-        "sym_start",
-        "sym_size",
-        "offset_in_symbol",
-        "tier",
-        "confidence",
-        "child_global",
-        "split_index",
-        "reason",
-    )
-    got = list(zip(*(res.columns[c] for c in keep), strict=True))
+    got = list(zip(*(res.columns[c] for c in _KEEP), strict=True))
     assert got == _one_by_one(path, pcs, base)
     assert {r[4] for r in got} >= {"symtab", "unresolved"}
