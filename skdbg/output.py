@@ -8,6 +8,8 @@ CSV and JSON for scripts — and the JSON carries a schema id so consumers can r
 from __future__ import annotations
 
 import csv
+import io
+import itertools
 import json
 import math
 import re
@@ -126,9 +128,19 @@ def write_columns(
     one ``csv`` write or one C-encoded ``json.dumps``. The human table goes through :func:`write_frame`.
     Cells hold only str, int, bool, float or None (what the parsers put in rows)."""
     if fmt == "csv":
-        writer = csv.writer(out, lineterminator="\n")
+        # rows are formatted into a memory buffer and written 64 K at a time: one write per row into
+        # a text stream costs an encoder round-trip each
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(order)
-        writer.writerows(zip(*(columns[c] for c in order), strict=True))
+        rows = zip(*(columns[c] for c in order), strict=True)
+        while True:
+            writer.writerows(itertools.islice(rows, 1 << 16))
+            if not buf.tell():
+                break
+            out.write(buf.getvalue())
+            buf.seek(0)
+            buf.truncate()
     elif fmt == "json":
         doc: dict[str, Any] = {"schema": TABLE_SCHEMA, "table": title}
         doc.update(meta or {})
