@@ -22,11 +22,14 @@ from __future__ import annotations
 import os
 import struct
 from dataclasses import dataclass, field
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from skdbg.parsers.common import Gap, Source, Unrecognized
 from skdbg.parsers.elf import ElfImage, ElfSection, SymbolTable, open_elf
+from skdbg.parsers.frames import rows_frame
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 META_SECTION = ".ascend.meta"
 META_PREFIX = ".ascend.meta."
@@ -155,7 +158,8 @@ class AscendMetaResult:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per TLV record."""
-        frame: pd.DataFrame = pd.DataFrame(
+
+        frame: pd.DataFrame = rows_frame(
             [
                 {
                     "file": self.file,

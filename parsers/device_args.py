@@ -18,12 +18,14 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from skdbg.parsers.common import Gap, Source, Unrecognized
 from skdbg.parsers.fused_nodes import SkFuncName, split_sk_func_name, too_long_gap
 from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, frame, meta_lines
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 NODE_ID_OUT_OF_RANGE = 18446744073709551615
 TASK_TYPES = frozenset({"FUNC", "SYNC", "PRELOAD", "EVENT_NOTIFY", "EVENT_WAIT", "EVENT_RESET", "UNKNOWN"})

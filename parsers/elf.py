@@ -28,17 +28,20 @@ import io
 import mmap
 import os
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, TYPE_CHECKING, Any, cast
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
 from skdbg.parsers.common import Gap, ParseError, Source
+from skdbg.parsers.frames import columns_frame
 from skdbg.parsers.fsguard import read_regular
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SHF_ALLOC = 0x2
 SHT_NULL = 0
@@ -203,6 +206,18 @@ class BatchLookup:
 
     def __len__(self) -> int:
         return int(self.offsets.shape[0])
+
+
+@dataclass(frozen=True, slots=True)
+class BatchDetail:
+    """Per offset (plain lists): tier code, winner position, how many sized symbols contain it, how
+    many sized symbols start at or before it, and the sized symbol ending last at or before it (-1)."""
+
+    codes: list[int]
+    positions: list[int]
+    containing: list[int]
+    next_start: list[int]
+    prev_k: list[int]
 
 
 class _RangeIndex:
@@ -372,6 +387,11 @@ class SymbolTable:
         delta = self._section_delta.get(int(self.shndx[position]))
         return None if delta is None else int(self.value[position]) + delta
 
+    def models_disagree(self) -> npt.NDArray[np.bool_]:
+        """Per position: the §4.6 address models put the symbol at different offsets (delta != 0)."""
+        bad = [sh for sh, delta in self._section_delta.items() if delta != 0]
+        return np.isin(self.shndx, np.array(bad, dtype=np.uint16)) if bad else np.zeros(len(self), dtype=bool)
+
     def symbol(self, position: int) -> FuncSymbol:
         shndx = int(self.shndx[position])
         sec = self._image.section(shndx)
@@ -439,21 +459,7 @@ class SymbolTable:
             )
         sym = self.symbol(p)
         if code == 2:
-            reason = (
-                f"no sized FUNC symbol contains 0x{offset:x}; nearest preceding zero-size FUNC symbol "
-                f"{sym.name} at 0x{sym.value:x} (+0x{offset - sym.value:x})"
-            )
-            return SymbolMatch(
-                offset,
-                sym,
-                TIER_NEAREST,
-                reason,
-                offset - sym.value,
-                0,
-                sym.address_models_agree,
-                "low",
-                self._src,
-            )
+            return self._nearest_match(offset, sym)
         inside = (self._sized_start <= np.uint64(offset)) & (np.uint64(offset) < self._sized_end)
         containing = int(inside.sum())
         reason = f"inside {sym.name} [0x{sym.value:x}, 0x{sym.end:x}) at +0x{offset - sym.value:x}"
@@ -471,6 +477,109 @@ class SymbolTable:
             confidence = "medium" if alt == p else "low"
         return SymbolMatch(
             offset, sym, TIER_SYMTAB, reason, offset - sym.value, containing, agrees, confidence, self._src
+        )
+
+    def batch_detail(self, offsets: Sequence[int]) -> BatchDetail:
+        """Everything :meth:`lookup` needs for many offsets, in a few array passes.
+
+        Why: ``skdbg symbolize`` gets up to millions of PCs; one :meth:`lookup` each scans every sized
+        symbol (containment count, nearest preceding end). Here the containment count is
+        ``#(start <= off) - #(end <= off)`` over the sorted starts and ends, and the nearest sized
+        symbol ending at or before the offset one ``searchsorted`` over the ends (among equal ends the
+        first in table order, as :meth:`_nearest_sized_before` picks).
+        """
+        off = np.asarray(offsets, dtype=np.uint64).reshape(-1)
+        batch = self.lookup_many(off)
+        n = int(off.shape[0])
+        if self.sized_count:
+            nxt = np.searchsorted(self._starts_sorted, off, side="right").astype(np.int64)
+            containing = (
+                nxt - np.searchsorted(self._ends_sorted, off, side="right").astype(np.int64)
+            ).tolist()
+            by_end = np.argsort(self._sized_end, kind="stable")
+            ends_stable = self._sized_end[by_end]
+            e = np.searchsorted(ends_stable, off, side="right").astype(np.int64) - 1
+            first = np.searchsorted(ends_stable, ends_stable[np.clip(e, 0, None)], side="left")
+            prev_k = np.where(e >= 0, by_end[np.clip(first, 0, None)], -1).tolist()
+            next_start = nxt.tolist()
+        else:
+            containing, next_start, prev_k = [0] * n, [0] * n, [-1] * n
+        return BatchDetail(batch.tier_code.tolist(), batch.position.tolist(), containing, next_start, prev_k)
+
+    def sized_before_text(self, prev_k: int) -> str:
+        """How a miss reason names the nearest sized symbol before it (``prev_k`` from :meth:`batch_detail`)."""
+        if prev_k < 0:
+            return "(none)"
+        p = int(self._sized_pos[prev_k])
+        end = int(self.value[p]) + int(self.size[p])
+        return f"{self.names()[p]} (ends 0x{end:x})"
+
+    def miss_text(self, offset: int, next_start: int, prev: str) -> str:
+        """:meth:`_miss_reason` with the searches done (``next_start``: sized starts <= offset)."""
+        if self.sized_count == 0:
+            return "the symbol table has no sized, named FUNC symbols"
+        if next_start == 0:
+            first = int(self._starts_sorted[0])
+            return f"0x{offset:x} is before the first function symbol (starts at 0x{first:x})"
+        if next_start >= self._starts_sorted.shape[0]:
+            return f"0x{offset:x} is after the last function symbol {prev}"
+        nxt = int(self._starts_sorted[next_start])
+        return f"0x{offset:x} is in a gap between {prev} and the next function at 0x{nxt:x}"
+
+    def match_many(self, offsets: Sequence[int]) -> list[SymbolMatch]:
+        """:meth:`lookup` for many offsets: the same matches and reasons from one :meth:`batch_detail`;
+        only overlaps and §4.6 disagreements take the single-offset path."""
+        d = self.batch_detail(offsets)
+        syms: dict[int, FuncSymbol] = {}
+        out: list[SymbolMatch] = []
+        for k, offset in enumerate(int(o) for o in offsets):
+            code, p = d.codes[k], d.positions[k]
+            if code == 0:
+                prev = self.sized_before_text(d.prev_k[k])
+                reason = self.miss_text(offset, d.next_start[k], prev)
+                out.append(
+                    SymbolMatch(offset, None, TIER_UNRESOLVED, reason, None, 0, None, "none", self._src)
+                )
+                continue
+            sym = syms.get(p)
+            if sym is None:
+                sym = syms[p] = self.symbol(p)
+            if code == 2:
+                out.append(self._nearest_match(offset, sym))
+            elif d.containing[k] > 1 or sym.address_models_agree is False:
+                out.append(self.lookup(offset))
+            else:
+                reason = f"inside {sym.name} [0x{sym.value:x}, 0x{sym.end:x}) at +0x{offset - sym.value:x}"
+                out.append(
+                    SymbolMatch(
+                        offset,
+                        sym,
+                        TIER_SYMTAB,
+                        reason,
+                        offset - sym.value,
+                        d.containing[k],
+                        sym.address_models_agree,
+                        "high",
+                        self._src,
+                    )  # fmt: skip
+                )
+        return out
+
+    def _nearest_match(self, offset: int, sym: FuncSymbol) -> SymbolMatch:
+        reason = (
+            f"no sized FUNC symbol contains 0x{offset:x}; nearest preceding zero-size FUNC symbol "
+            f"{sym.name} at 0x{sym.value:x} (+0x{offset - sym.value:x})"
+        )
+        return SymbolMatch(
+            offset,
+            sym,
+            TIER_NEAREST,
+            reason,
+            offset - sym.value,
+            0,
+            sym.address_models_agree,
+            "low",
+            self._src,
         )
 
     def _disagreement(self, offset: int, sym: FuncSymbol) -> str:
@@ -511,25 +620,8 @@ class SymbolTable:
         return int(self._sized_pos[hit]) if hit >= 0 else -1
 
     def _miss_reason(self, offset: int) -> str:
-        if self.sized_count == 0:
-            return "the symbol table has no sized, named FUNC symbols"
-        i = int(np.searchsorted(self._starts_sorted, np.uint64(offset), side="right"))
-        if i == 0:
-            first = int(self._starts_sorted[0])
-            return f"0x{offset:x} is before the first function symbol (starts at 0x{first:x})"
-        prev = self._nearest_sized_before(offset)
-        if i >= self._starts_sorted.shape[0]:
-            return f"0x{offset:x} is after the last function symbol {prev}"
-        nxt_start = int(self._starts_sorted[i])
-        return f"0x{offset:x} is in a gap between {prev} and the next function at 0x{nxt_start:x}"
-
-    def _nearest_sized_before(self, offset: int) -> str:
-        cand = np.nonzero(self._sized_end <= np.uint64(offset))[0]
-        if cand.shape[0] == 0:
-            return "(none)"
-        k = int(cand[np.argmax(self._sized_end[cand])])
-        s = self.symbol(int(self._sized_pos[k]))
-        return f"{s.name} (ends 0x{s.end:x})"
+        d = self.batch_detail([offset])
+        return self.miss_text(offset, d.next_start[0], self.sized_before_text(d.prev_k[0]))
 
     def lookup_exact(self, value: int) -> ExactMatch | None:
         """The SK handler's exact rule: sized, named FUNC with ``st_value == value``; last one wins."""
@@ -571,7 +663,7 @@ class SymbolTable:
         names = self.names()
         secs = {s.index: s.name for s in self._image.sections}
         models = [self.section_model_offset(p) for p in range(len(self))]
-        frame: pd.DataFrame = pd.DataFrame(
+        frame: pd.DataFrame = columns_frame(
             {
                 "file": self._image.name,
                 "line": None,
@@ -854,6 +946,13 @@ class ElfImage:
                 Source(self.name),
             )
         return table.lookup(offset)
+
+    def match_many(self, offsets: Sequence[int]) -> list[SymbolMatch]:
+        """:meth:`lookup` for many offsets in one vectorised pass (stripped images included)."""
+        table = self.symbols
+        if table is None:
+            return [self.lookup(o) for o in offsets]
+        return table.match_many(offsets)
 
 
 def _section_header(data: bytes | mmap.mmap, at: int, little: bool) -> dict[str, int]:

@@ -15,16 +15,14 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, TypeVar
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from skdbg.parsers.binfiles import ImageTable, load_image_table
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.device_args import DeviceArgsResult, parse_device_args
 from skdbg.parsers.discovery import ModelDir, SkMetaLayout
 from skdbg.parsers.fail_reasons import FailReasonsResult, parse_fail_reasons
-from skdbg.parsers.frames import rows_frame
+from skdbg.parsers.frames import concat_frames, empty_frame, rows_frame
 from skdbg.parsers.fsguard import real_path
 from skdbg.parsers.fused_nodes import FusedNodesResult, parse_fused_nodes
 from skdbg.parsers.graph_json import GraphFile, parse_graph_json
@@ -63,6 +61,9 @@ from skdbg.parsers.sk_prof import ProfReader, child_summary, prof_frame
 from skdbg.parsers.skmeta_lines import MetaLine, iter_meta_lines
 from skdbg.parsers.super_kernel_log import SuperKernelLogResult, is_handler_line, parse_super_kernel_log
 from skdbg.parsers.task_queue import TaskQueueFile, parse_task_queue
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 T = TypeVar("T")
 
@@ -205,7 +206,7 @@ class Evidence:
         return out
 
     def _scan_one(self, f: PlogFile, pe: PlogEvidence) -> None:
-        for item in scan_plog(f.path):
+        for item in scan_plog(f.path, gaps=self._gaps):  # a line over MAX_LINE is a recorded gap
             if isinstance(item, PlogLine):
                 if item.pid != pe.pid:
                     pe.foreign.append(item)
@@ -354,6 +355,7 @@ class Evidence:
 
     @cached_property
     def _tables(self) -> dict[str, TableSpec]:
+
         specs = [
             TableSpec(
                 "plog-faults",
@@ -488,19 +490,19 @@ class Evidence:
                 "run",
                 "run identity (run.json)",
                 ("run_json",),
-                lambda: self.run.to_frame() if self.run is not None else pd.DataFrame(),
+                lambda: self.run.to_frame() if self.run is not None else empty_frame(),
             ),
             TableSpec(
                 "env-probe",
                 "wrapper capability probe (env/check_environment.json)",
                 ("env_probe",),
-                lambda: self.env_probe.to_frame() if self.env_probe is not None else pd.DataFrame(),
+                lambda: self.env_probe.to_frame() if self.env_probe is not None else empty_frame(),
             ),
             TableSpec(
                 "source-sites",
                 "nodeId -> marker-file line (source_sites.json)",
                 ("source_sites",),
-                lambda: self.source_sites.to_frame() if self.source_sites is not None else pd.DataFrame(),
+                lambda: self.source_sites.to_frame() if self.source_sites is not None else empty_frame(),
             ),
             TableSpec(
                 "gaps", "evidence that is missing or unusable, and how to collect it", (), self._gaps_frame
@@ -554,10 +556,11 @@ class Evidence:
     # ------------------------------------------------------------------ table builders
 
     def _per_pid(self, build: Callable[[PlogEvidence], pd.DataFrame]) -> pd.DataFrame:
+
         frames = []
         for pe in self.plogs:
             frames.append(_tag(build(pe), pid=pe.pid))
-        return _concat(frames) if frames else pd.DataFrame(columns=["pid"])
+        return _concat(frames) if frames else empty_frame(["pid"])
 
     def _plog_faults(self) -> pd.DataFrame:
         return self._per_pid(lambda pe: runtime_frame(pe.faults))
@@ -568,26 +571,24 @@ class Evidence:
     def _per_model(
         self, pick: Callable[[ModelEvidence], Any], build: Callable[[Any], pd.DataFrame]
     ) -> pd.DataFrame:
+
         frames = []
         for me in self.model_evidence:
             part = pick(me)
             if part is None:
                 continue
             frames.append(_tag(build(part), pid=me.model.pid_label, model=me.model.label))
-        return _concat(frames) if frames else pd.DataFrame(columns=["pid", "model"])
+        return _concat(frames) if frames else empty_frame(["pid", "model"])
 
     def _graph_nodes(self) -> pd.DataFrame:
+
         frames = []
         for me in self.model_evidence:
             for which, g in (("origin", me.graph_origin), ("updated", me.graph_updated)):
                 if g is None:
                     continue
                 frames.append(_tag(g.to_frame(), pid=me.model.pid_label, model=me.model.label, graph=which))
-        return (
-            pd.concat(frames, ignore_index=True)
-            if frames
-            else pd.DataFrame(columns=["pid", "model", "graph"])
-        )
+        return concat_frames(frames) if frames else empty_frame(["pid", "model", "graph"])
 
     def _gaps_frame(self) -> pd.DataFrame:
         rows = [
@@ -611,7 +612,8 @@ class Evidence:
 
 
 def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
-    out: pd.DataFrame = pd.concat(frames, ignore_index=True)
+
+    out: pd.DataFrame = concat_frames(frames)
     return out
 
 

@@ -27,8 +27,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.node_format import Node, match_node
@@ -41,6 +40,9 @@ from skdbg.parsers.sk_reasons import (
     sub_reason_known,
 )
 from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, frame, meta_lines, record_row
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 _UNFUSIBLE_HDR = re.compile(r"^\s*unfusible kernel:\s*$")
 _ORIG_HDR = re.compile(r"^\s*original scopes before fusion:\s*$")

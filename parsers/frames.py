@@ -1,43 +1,71 @@
-"""Build pandas frames from record rows without losing integers.
+"""Build pandas frames from record rows without losing integers — the only door to pandas.
 
-Why: ``pd.DataFrame(rows)`` turns an integer column holding a single ``None`` into float64 —
-PCs and addresses lose their low bits past 2**53 and ids print as ``70.0``. Rows are loaded as
-objects and integral columns become nullable ``Int64`` (values past int64 stay Python ints).
+Why: pandas costs about half a second to import, and only the output edge needs it (``inspect``,
+``symbolize``, ``--format csv``); triage works on records. Every frame builder goes through this module,
+which imports pandas inside its functions, so ``skdbg analyze`` and ``skdbg --help`` never load it.
+
+Why not ``pd.DataFrame(rows)``: it turns an integer column holding a single ``None`` into float64 —
+PCs and addresses lose their low bits past 2**53 (0xffff800000001235 prints as …1000) and ids print as
+``70.0``. Rows are loaded as objects; integral columns become nullable ``Int64``, or ``UInt64`` when a
+value is past int64 (device addresses with the top bit set), and only columns that are neither stay
+Python objects (values past 64 bits). Other object columns get pandas' usual inference (floats, bools).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
+_INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
+_UINT64_MAX = (1 << 64) - 1
 
 
-def _integral(values: pd.Series) -> bool:
-    seen = False
+def _int_dtype(values: Sequence[Any]) -> str | None:
+    """``Int64``/``UInt64`` when every non-missing value is an int that fits; None otherwise."""
+    import pandas as pd
+
+    lo = hi = None
     for v in values:
         if v is None or v is pd.NA:
             continue
         if isinstance(v, bool) or not isinstance(v, int):
-            return False
-        if not -_INT64_MAX - 1 <= v <= _INT64_MAX:
-            return False
-        seen = True
-    return seen
+            return None
+        lo = v if lo is None or v < lo else lo
+        hi = v if hi is None or v > hi else hi
+    if lo is None or hi is None:
+        return None
+    if lo >= _INT64_MIN and hi <= _INT64_MAX:
+        return "Int64"
+    if lo >= 0 and hi <= _UINT64_MAX:
+        return "UInt64"
+    return None
 
 
 def tidy_ints(frame: pd.DataFrame) -> pd.DataFrame:
-    """Turn object columns that hold only ints (and None) into nullable Int64."""
+    """Object columns that hold only ints (and None) become nullable Int64/UInt64; others are inferred."""
     for col in frame.columns:
-        if frame[col].dtype == object and _integral(frame[col]):
-            frame[col] = frame[col].astype("Int64")
+        if frame[col].dtype != object:
+            continue
+        values = frame[col].tolist()
+        dtype = _int_dtype(values)
+        if dtype is not None:
+            frame[col] = frame[col].astype(dtype)  # type: ignore[call-overload]
+        elif not any(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            # floats / bools / strings: pandas' own inference (ints past 64 bits stay objects)
+            frame[col] = frame[col].infer_objects()
     return frame
 
 
-def rows_frame(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None) -> pd.DataFrame:
-    """A frame of record rows with integer columns kept exact."""
+def rows_frame(
+    rows: Sequence[Mapping[str, Any]] | Sequence[Sequence[Any]], columns: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """A frame of record rows (mappings, or sequences in ``columns`` order) with integer columns kept exact."""
+    import pandas as pd
+
     if not rows:
         empty: pd.DataFrame = pd.DataFrame(columns=list(columns) if columns is not None else None)
         return empty
@@ -45,3 +73,51 @@ def rows_frame(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = N
         list(rows), columns=list(columns) if columns is not None else None, dtype=object
     )
     return tidy_ints(frame)
+
+
+def columns_frame(columns: Mapping[str, Any], order: Sequence[str] | None = None) -> pd.DataFrame:
+    """A frame from column lists with integer columns kept exact; a scalar (a file name) fills its column."""
+    import pandas as pd
+
+    lists = {k: list(v) for k, v in columns.items() if isinstance(v, (list, tuple))}
+    n = max((len(v) for v in lists.values()), default=0)
+    frame: pd.DataFrame = pd.DataFrame(
+        {k: lists[k] if k in lists else [v] * n for k, v in columns.items()},
+        columns=list(order) if order is not None else None,
+        dtype=object,
+    )
+    return tidy_ints(frame)
+
+
+def typed_frame(
+    columns: Mapping[str, Sequence[Any]], order: Sequence[str], int_dtypes: Mapping[str, str]
+) -> pd.DataFrame:
+    """A frame whose integer columns have known nullable types (``Int64``/``UInt64``): no per-value
+    inference, so a table of a million rows costs a few array conversions, not a Python loop per cell."""
+    import pandas as pd
+
+    data: dict[str, Any] = {}
+    for c in order:
+        values = list(columns[c])
+        try:
+            data[c] = pd.array(values, dtype=int_dtypes[c]) if c in int_dtypes else values  # type: ignore[call-overload]
+        except (TypeError, ValueError, OverflowError):
+            data[c] = values  # a value past 64 bits or below zero: kept exact as Python ints
+    frame: pd.DataFrame = pd.DataFrame(data, columns=list(order))
+    return frame
+
+
+def empty_frame(columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """A frame with the expected columns and no rows (a table whose input is absent)."""
+    import pandas as pd
+
+    frame: pd.DataFrame = pd.DataFrame(columns=list(columns) if columns is not None else None)
+    return frame
+
+
+def concat_frames(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """Stack frames of one table (several files or processes)."""
+    import pandas as pd
+
+    out: pd.DataFrame = pd.concat(list(frames), ignore_index=True)
+    return out

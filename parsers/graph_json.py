@@ -22,11 +22,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from skdbg.parsers.common import Gap, Source, Unrecognized
+from skdbg.parsers.frames import rows_frame
 from skdbg.parsers.jsonload import (
     as_list,
     as_object,
@@ -42,6 +41,9 @@ from skdbg.parsers.jsonload import (
     show,
     type_error,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 WHAT = "SK graph JSON"
 
@@ -215,6 +217,7 @@ class GraphFile:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per node; see :data:`NODE_FRAME_COLUMNS`."""
+
         rows = []
         for n in self.nodes:
             t = n.tasks[0] if n.tasks else None
@@ -252,7 +255,7 @@ class GraphFile:
                     "sk_end_func": s.end_kernel_func_name if s else None,
                 }
             )
-        frame: pd.DataFrame = pd.DataFrame(rows, columns=NODE_FRAME_COLUMNS)
+        frame: pd.DataFrame = rows_frame(rows, NODE_FRAME_COLUMNS)
         return frame
 
 

@@ -16,12 +16,14 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from skdbg.parsers.common import ParseError, Source, Unrecognized
 from skdbg.parsers.node_format import Node, match_node
 from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, frame, meta_lines, record_row
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 NODE_TYPES = frozenset({"KERNEL", "NOTIFY", "WAIT", "RESET", "MEMORY_WRITE", "MEMORY_WAIT", "DEFAULT"})
 LEGACY_TYPE_CODES = {

@@ -10,31 +10,39 @@ nothing else", so it must agree with ``grep -F -c`` on the same markers (bench/p
 this). A plain ``bytes.find`` pass per marker costs ~20 passes over the file (≈0.25× grep's speed on
 this project's benchmark), so the prefilter instead makes one vectorised pass per 8 MiB block:
 
-1. every marker contributes one 4-byte *anchor* taken where its leading bigram is rarest in the first
-   block (an adaptive choice: a common bigram would make many false candidates);
+1. every marker contributes one 4-byte *anchor* taken where its leading bigram is rarest in the block
+   the anchors were chosen on (an adaptive choice: a common bigram would make many false candidates);
+   a block where the anchors turn out common (lines full of "failed", "Dump", "The") has them
+   re-chosen on its own bytes;
 2. a 64 K boolean table of anchor bigrams is indexed with the block viewed as 16-bit words at both
    byte alignments (numpy), giving candidate positions;
-3. candidates are confirmed on the full 4-byte anchor, mapped to their lines via the newline
-   positions, and each line is then checked with ``bytes in`` against every marker.
+3. candidates are confirmed on the full 4-byte anchor, then on the whole marker in place
+   (``startswith`` at the anchor's offset in its marker: one C call per candidate, never a scan of
+   the line against every marker), and mapped to their lines via the newline positions.
 
 Every marker occurrence contains its anchor, so no marker line can be missed; false candidates only
-cost a cheap check. Only confirmed lines are decoded and tokenised (no regex before that).
+cost a cheap check. Only confirmed lines are decoded and tokenised (no regex before that). The read
+buffer and the anchor tables are kept per thread and reused from file to file; a line longer than
+``MAX_LINE`` is cut like :func:`skdbg.parsers.textio.iter_lines` cuts it (bounded memory, a gap).
 """
 
 from __future__ import annotations
 
+import io
 import os
 import re
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
+from skdbg.parsers.frames import rows_frame
 from skdbg.parsers.fsguard import open_regular
 from skdbg.parsers.plog_line import PlogLine, parse_plog_line
 from skdbg.parsers.runtime_faults import (
@@ -43,7 +51,10 @@ from skdbg.parsers.runtime_faults import (
     classify_runtime,
     parse_error_manager_line,
 )
-from skdbg.parsers.textio import check_text_file, iter_lines
+from skdbg.parsers.textio import MAX_LINE, TextLine, check_text_file, iter_lines
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PathLike = str | os.PathLike[str]
 
@@ -81,6 +92,7 @@ FAULT_MARKERS: tuple[bytes, ...] = (
 )
 
 CHUNK = 8 << 20
+_SAMPLE = 1 << 20  # bytes of a block the anchor choice looks at
 _ANCHOR = 4
 
 IntArray = npt.NDArray[np.int64]
@@ -204,6 +216,7 @@ class PlogResult:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per plog line."""
+
         cols = [
             "file",
             "line",
@@ -241,7 +254,7 @@ class PlogResult:
             )
             for r in self.records
         ]
-        frame: pd.DataFrame = pd.DataFrame(rows, columns=cols)
+        frame: pd.DataFrame = rows_frame(rows, cols)
         return frame
 
 
@@ -307,37 +320,49 @@ class _Prefilter:
     """Anchor tables for the vectorised marker search (see module docstring)."""
 
     def __init__(self, markers: Sequence[bytes], sample: ByteArray) -> None:
+        sample = sample[:_SAMPLE]  # 1 MiB of a block says which bigrams are common; all 8 MiB cost 10x
         hist = np.zeros(65536, dtype=np.int64)
         for words in _bigram_views(sample):
             hist += np.bincount(words, minlength=65536)
         table = np.zeros(65536, dtype=np.bool_)
         quads: set[int] = set()
+        #: anchor quad -> (marker, offset of the anchor in it): a candidate is confirmed in place
+        self.anchored: dict[int, list[tuple[bytes, int]]] = {}
         for m in markers:
             if len(m) < _ANCHOR:
                 raise ValueError(f"fault marker {m!r} is shorter than {_ANCHOR} bytes")
             best = min(range(len(m) - _ANCHOR + 1), key=lambda j: (int(hist[m[j] | (m[j + 1] << 8)]), j))
             table[m[best] | (m[best + 1] << 8)] = True
-            quads.add(int.from_bytes(m[best : best + _ANCHOR], "little"))
+            quad = int.from_bytes(m[best : best + _ANCHOR], "little")
+            quads.add(quad)
+            self.anchored.setdefault(quad, []).append((m, best))
         self.table = table
         self.quads = np.array(sorted(quads), dtype=np.uint32)
+        #: confirmed candidates per byte in the block the anchors were chosen on
+        self.density = len(self.candidates(sample)) / max(1, len(sample))
 
     def candidates(self, a: ByteArray) -> IntArray:
         """Start positions in ``a`` of any anchor (superset of marker positions, shifted by anchor offset)."""
+        return self.anchors(a)[0]
+
+    def anchors(self, a: ByteArray) -> tuple[IntArray, npt.NDArray[np.uint32]]:
+        """Anchor positions in ``a`` and the anchor (4 bytes, little-endian) found at each."""
         n = len(a)
         if n < _ANCHOR:
-            return np.empty(0, dtype=np.int64)
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.uint32)
         even, odd = _bigram_views(a)
         pos = np.concatenate((np.flatnonzero(self.table[even]) * 2, np.flatnonzero(self.table[odd]) * 2 + 1))
         pos = pos[pos + (_ANCHOR - 1) < n]
         if not pos.size:
-            return pos
+            return pos, np.empty(0, dtype=np.uint32)
         quad = (
             a[pos].astype(np.uint32)
             | (a[pos + 1].astype(np.uint32) << 8)
             | (a[pos + 2].astype(np.uint32) << 16)
             | (a[pos + 3].astype(np.uint32) << 24)
         )
-        return pos[np.isin(quad, self.quads)]
+        keep = np.isin(quad, self.quads)
+        return pos[keep].astype(np.int64), quad[keep].astype(np.uint32)
 
 
 def _bigram_views(a: ByteArray) -> tuple[npt.NDArray[np.uint16], npt.NDArray[np.uint16]]:
@@ -348,44 +373,116 @@ def _bigram_views(a: ByteArray) -> tuple[npt.NDArray[np.uint16], npt.NDArray[np.
     return even, odd
 
 
+#: a block with more confirmed candidates per byte than this (and 4x its anchors' own sample) makes the
+#: scanner re-choose the anchors on that block: lines full of marker words ("failed", "Dump", "The")
+#: must not turn the prefilter into a per-line Python check
+_REANCHOR_DENSITY = 1 / 4096
+
+
+class _ScanState(threading.local):
+    """Per thread: one read buffer and the prefilter per marker set, reused across files.
+
+    Why: a scene can hold a thousand small plogs; allocating an 8 MiB buffer and re-deriving the anchor
+    tables for each cost milliseconds per file. The TUI scans in worker threads, hence thread-local."""
+
+    def __init__(self) -> None:
+        self.buf = bytearray(CHUNK)
+        self.prefilters: dict[tuple[bytes, ...], _Prefilter] = {}
+
+
+_STATE = _ScanState()
+
+
+def _prefilter_for(markers: Sequence[bytes], block: ByteArray) -> _Prefilter:
+    key = tuple(markers)
+    pf = _STATE.prefilters.get(key)
+    if pf is None:
+        pf = _STATE.prefilters[key] = _Prefilter(markers, block)
+    return pf
+
+
 def _scan_block(
-    buf: bytearray, n: int, prefilter: _Prefilter, markers: Sequence[bytes], final: bool
-) -> tuple[int, list[tuple[int, bytes, bool]]]:
+    buf: bytearray, n: int, markers: Sequence[bytes], final: bool
+) -> tuple[int, list[tuple[int, int, bytes, bool]]]:
     """Marker lines of ``buf[:n]`` (whole lines; the last one may lack its newline only when ``final``).
 
-    Returns the number of newlines in the block and ``(0-based line index in block, raw line, complete)``.
-    numpy views of ``buf`` die on return, so the caller may resize ``buf`` afterwards.
+    Returns the number of newlines in the block and
+    ``(0-based line index in block, line start in buf, raw line, complete)``.
+    numpy views of ``buf`` die on return, so the caller may reuse ``buf`` afterwards.
     """
     a = np.frombuffer(buf, dtype=np.uint8, count=n)
-    cand = prefilter.candidates(a)
+    prefilter = _prefilter_for(markers, a)
+    cand, quad = prefilter.anchors(a)
+    if cand.size > n * _REANCHOR_DENSITY and cand.size > 4 * prefilter.density * n:
+        fresh = _Prefilter(markers, a)  # anchors chosen on the bytes that defeat the current ones
+        if fresh.density < cand.size / max(1, n):
+            _STATE.prefilters[tuple(markers)] = prefilter = fresh
+            cand, quad = prefilter.anchors(a)
     if not cand.size:
         return int(np.count_nonzero(a == 10)), []
+    # confirm each candidate in place: the whole marker at (anchor position - anchor offset); one C
+    # call per candidate, whatever the line length and however many markers there are
+    hits: list[int] = []
+    anchored = prefilter.anchored
+    for p, q in zip(cand.tolist(), quad.tolist(), strict=True):
+        for m, k in anchored[q]:
+            if p >= k and buf.startswith(m, p - k, n):
+                hits.append(p)
+                break
     nl = np.flatnonzero(a == 10)
-    idxs = np.unique(np.searchsorted(nl, cand))
-    found: list[tuple[int, bytes, bool]] = []
     n_nl = len(nl)
+    if not hits:
+        return n_nl, []
+    idxs = np.unique(np.searchsorted(nl, np.array(hits, dtype=np.int64)))
+    found: list[tuple[int, int, bytes, bool]] = []
     for i in idxs.tolist():
         start = int(nl[i - 1]) + 1 if i > 0 else 0
         end = int(nl[i]) if i < n_nl else n
-        raw = bytes(buf[start:end])
-        if any(m in raw for m in markers):
-            found.append((i, raw, i < n_nl or not final))
+        found.append((i, start, bytes(buf[start:end]), i < n_nl or not final))
     return n_nl, found
 
 
-def scan_marker_lines(path: Path, markers: Sequence[bytes]) -> Iterator[tuple[int, bytes, bool]]:
-    """``(1-based line number, raw line without newline, complete)`` for every marker line."""
+def scan_marker_lines(
+    path: Path, markers: Sequence[bytes], cuts: list[tuple[int, int]] | None = None
+) -> Iterator[tuple[int, bytes, bool]]:
+    """``(1-based line number, raw line without newline, complete)`` for every marker line.
+
+    Memory is bounded whatever the file holds: a line longer than :data:`MAX_LINE` keeps its first
+    ``MAX_LINE`` bytes (searched and, with a marker, yielded) and the rest is skipped, like
+    :func:`skdbg.parsers.textio.iter_lines`; each cut is appended to ``cuts`` as ``(line, byte offset of
+    the skipped rest)`` so the caller can record the ``line_too_long`` gap.
+    """
+    if len(_STATE.buf) != CHUNK:  # grown by an earlier long line (or CHUNK changed): back to one block
+        _STATE.buf = bytearray(CHUNK)
+    buf = _STATE.buf
     with open_regular(path, what=WHAT) as fh:
-        buf = bytearray(CHUNK)
+        reader = cast(io.BufferedIOBase, fh)
         filled = 0  # bytes carried over from the previous block (a partial line)
+        offset = 0  # file offset of buf[0]
         lines_before = 0
-        prefilter: _Prefilter | None = None
+        long_head: bytes | None = None  # first MAX_LINE bytes of an over-long line whose newline is ahead
+        long_cut = 0
         while True:
-            if filled == len(buf):  # one line longer than the buffer: grow
-                buf.extend(bytes(len(buf)))
             with memoryview(buf) as mv:
-                got = fh.readinto(mv[filled:])
-            end = filled + (got or 0)
+                got = reader.readinto(mv[filled:]) or 0
+            end = filled + got
+            if long_head is not None:  # skipping the rest of an over-long line
+                nl = buf.find(b"\n", 0, end)
+                if nl < 0 and got:
+                    offset, filled = offset + end, 0
+                    continue
+                lines_before += 1
+                if cuts is not None:
+                    cuts.append((lines_before, long_cut))
+                if any(m in long_head for m in markers):
+                    yield lines_before, long_head, nl >= 0
+                long_head = None
+                if nl < 0:
+                    return
+                rest = end - nl - 1
+                buf[:rest] = buf[nl + 1 : end]
+                offset, filled = offset + nl + 1, rest
+                continue
             if not got:
                 if end == 0:
                     return
@@ -393,24 +490,39 @@ def scan_marker_lines(path: Path, markers: Sequence[bytes]) -> Iterator[tuple[in
             else:
                 cut = buf.rfind(b"\n", filled, end)
                 if cut < 0:
-                    filled = end
+                    if end < len(buf):
+                        filled = end
+                        continue
+                    if end <= MAX_LINE:  # a block smaller than the line limit: grow up to it
+                        buf.extend(bytes(len(buf)))
+                        filled = end
+                        continue
+                    # a line longer than the limit and the buffer: keep its head, skip to its newline
+                    long_head, long_cut = bytes(buf[:MAX_LINE]), offset + MAX_LINE
+                    offset, filled = offset + end, 0
                     continue
                 block_end, final = cut + 1, False
-            if prefilter is None:
-                prefilter = _Prefilter(markers, np.frombuffer(buf, dtype=np.uint8, count=block_end))
-            n_nl, found = _scan_block(buf, block_end, prefilter, markers, final)
-            for i, raw, complete in found:
+            n_nl, found = _scan_block(buf, block_end, markers, final)
+            for i, start, raw, complete in found:
+                if len(raw) > MAX_LINE:
+                    if cuts is not None:
+                        cuts.append((lines_before + i + 1, offset + start + MAX_LINE))
+                    raw = raw[:MAX_LINE]
                 yield lines_before + i + 1, raw, complete
             lines_before += n_nl
             if final:
                 return
             rest = end - block_end
             buf[:rest] = buf[block_end:end]
-            filled = rest
+            offset, filled = offset + block_end, rest
 
 
 def scan_plog(
-    path: PathLike, pid: int | None = None, *, markers: Sequence[bytes] = FAULT_MARKERS
+    path: PathLike,
+    pid: int | None = None,
+    *,
+    markers: Sequence[bytes] = FAULT_MARKERS,
+    gaps: list[Gap] | None = None,
 ) -> Iterator[PlogLine | Unrecognized]:
     """Yield only the lines of ``path`` that contain a fault/SK marker, with correct 1-based line numbers.
 
@@ -420,7 +532,23 @@ def scan_plog(
     """
     p = check_text_file(path, what=WHAT)
     file = str(path)
-    for no, raw, complete in scan_marker_lines(p, markers):
+    cuts: list[tuple[int, int]] = []
+    yield from _scan_records(file, p, pid, markers, cuts)
+    if gaps is not None:
+        for no, at in cuts:
+            gaps.append(
+                Gap(
+                    "line_too_long",
+                    TextLine(no, "", True, at).cut_gap_detail(file, MAX_LINE),
+                    src=Source(file, no),
+                )
+            )
+
+
+def _scan_records(
+    file: str, p: Path, pid: int | None, markers: Sequence[bytes], cuts: list[tuple[int, int]]
+) -> Iterator[PlogLine | Unrecognized]:
+    for no, raw, complete in scan_marker_lines(p, markers, cuts):
         if raw.endswith(b"\r"):
             raw = raw[:-1]
         text = raw.decode("utf-8", errors="replace")

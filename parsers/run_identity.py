@@ -20,12 +20,14 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from skdbg.parsers.common import MAX_DECIMAL_RUN, MAX_U64, Gap, Source, Unrecognized
+from skdbg.parsers.frames import rows_frame
 from skdbg.parsers.jsonload import as_object, is_int, join, load_json, loads_json, read_json_text, show
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class FailurePhase(str, enum.Enum):
@@ -217,6 +219,7 @@ class RunFile:
 
     def to_frame(self) -> pd.DataFrame:
         """One row: file, line, json_path, and the identity fields flattened (times as datetimes)."""
+
         r = self.identity
         c = r.candidate
         e = r.exit
@@ -245,7 +248,7 @@ class RunFile:
             "diagnostic": c.diagnostic if c else None,
             "missing_fields": ",".join(self.missing_fields()),
         }
-        frame: pd.DataFrame = pd.DataFrame([row])
+        frame: pd.DataFrame = rows_frame([row])
         return frame
 
 
@@ -544,6 +547,7 @@ class EnvProbeFile:
     def to_frame(self) -> pd.DataFrame:
         """One row per probed option: file, line, json_path, kind, name, accepted, accepted_values,
         rejected_values (values rendered as JSON text)."""
+
         rows = [
             {
                 "file": o.src.file,
@@ -558,7 +562,7 @@ class EnvProbeFile:
             for o in self.probe.options
         ]
         cols = ["file", "line", "json_path", "kind", "name", "accepted", "accepted_values", "rejected_values"]
-        frame: pd.DataFrame = pd.DataFrame(rows, columns=cols)
+        frame: pd.DataFrame = rows_frame(rows, cols)
         return frame
 
 
@@ -660,6 +664,7 @@ class SourceSitesFile:
 
     def to_frame(self) -> pd.DataFrame:
         """Columns: file, line (None: JSON), json_path, node_id, source_line."""
+
         rows = [
             {
                 "file": s.src.file,
@@ -670,7 +675,7 @@ class SourceSitesFile:
             }
             for s in self.sites
         ]
-        frame: pd.DataFrame = pd.DataFrame(
+        frame: pd.DataFrame = rows_frame(
             rows, columns=["file", "line", "json_path", "node_id", "source_line"]
         )
         return frame

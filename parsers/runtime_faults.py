@@ -20,13 +20,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, Literal
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Literal
 
 from skdbg.parsers.common import Source, oversized_number
 from skdbg.parsers.frames import rows_frame
 from skdbg.parsers.plog_line import PlogLine
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FaultKind = Literal["sk", "ge_sk", "sk_constant", "non_sk"]
 

@@ -19,8 +19,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.node_format import Node, match_node
@@ -31,6 +30,9 @@ from skdbg.parsers.sk_reasons import (
     fusion_fail_known,
 )
 from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, frame, meta_lines
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FINAL_PASS = "ScopeSplitPipelineFinal"
 PASSES = frozenset(

@@ -18,16 +18,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from skdbg.parsers.common import Gap, Source, Unrecognized, oversized_number
 from skdbg.parsers.cond import CondCheck, CondDecode, check_cond, decode_cond, state_name
 from skdbg.parsers.filelog import FileLogPrefix, rejoin_cont, split_prefix
+from skdbg.parsers.frames import rows_frame
 from skdbg.parsers.plog_line import PlogLine, parse_plog_line
 from skdbg.parsers.sk_lines import HANDLER_FUNCS, Classified, classify
 from skdbg.parsers.textio import iter_lines
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 DIALECTS = ("D0", "D1", "D2", "D3", "D4", "D5")
 NON_AOT_DETAIL = "non-AOT SK, no handler data"  # row 45
@@ -1946,6 +1948,7 @@ def dedupe_incidents(incidents: Iterable[Incident], *, window_seconds: float = 5
 
 
 def incidents_frame(incidents: Iterable[Incident]) -> pd.DataFrame:
+
     rows = []
     for i, inc in enumerate(incidents):
         rows.append(
@@ -1990,11 +1993,12 @@ def incidents_frame(incidents: Iterable[Incident]) -> pd.DataFrame:
         "callback_b",
         "origins",
     ]
-    frame: pd.DataFrame = pd.DataFrame(rows, columns=cols)
+    frame: pd.DataFrame = rows_frame(rows, cols)
     return frame
 
 
 def cores_frame(incidents: Iterable[Incident]) -> pd.DataFrame:
+
     rows = []
     for i, inc in enumerate(incidents):
         all_cores = list(inc.cores) + (list(inc.callback_b.cores) if inc.callback_b is not None else [])
@@ -2066,11 +2070,12 @@ def cores_frame(incidents: Iterable[Incident]) -> pd.DataFrame:
         "file",
         "line",
     ]
-    frame: pd.DataFrame = pd.DataFrame(rows, columns=cols)
+    frame: pd.DataFrame = rows_frame(rows, cols)
     return frame
 
 
 def dfx_frame(incidents: Iterable[Incident]) -> pd.DataFrame:
+
     rows = []
     for i, inc in enumerate(incidents):
         if inc.dfx is None:
@@ -2113,11 +2118,12 @@ def dfx_frame(incidents: Iterable[Incident]) -> pd.DataFrame:
         "is_func",
     ]
     cols += [f"entry_{t}{j}" for j in range(4) for t in ("aic", "aiv")] + ["file", "line"]
-    frame: pd.DataFrame = pd.DataFrame(rows, columns=cols)
+    frame: pd.DataFrame = rows_frame(rows, cols)
     return frame
 
 
 def counters_frame(incidents: Iterable[Incident]) -> pd.DataFrame:
+
     rows = []
     for i, inc in enumerate(incidents):
         if inc.counters is None:
@@ -2137,5 +2143,5 @@ def counters_frame(incidents: Iterable[Incident]) -> pd.DataFrame:
                 }
             )
     cols = ["incident", "core", "index", "op_state", "state_name", "exit", "legacy", "file", "line"]
-    frame: pd.DataFrame = pd.DataFrame(rows, columns=cols)
+    frame: pd.DataFrame = rows_frame(rows, cols)
     return frame

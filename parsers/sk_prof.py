@@ -31,12 +31,14 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from skdbg.parsers.common import MAX_U64, Gap, ParseError, Source, Unrecognized
+from skdbg.parsers.frames import empty_frame
 from skdbg.parsers.fsguard import open_regular
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: File names the recorder has used (current first); ``.tmp.json`` is the old recorder's spill file.
 PROF_FILE_RE = re.compile(r"^(?:sk_prof_device_|sk_event_dev_device_)(\d+)(?:\.tmp)?\.json$")
@@ -539,6 +541,8 @@ PROF_FRAME_COLUMNS = [
 
 def prof_frame(events: list[ProfEvent] | Iterator[ProfEvent]) -> pd.DataFrame:
     """One row per event (columns :data:`PROF_FRAME_COLUMNS`); feed it to :func:`child_summary`."""
+    import pandas as pd
+
     cols: dict[str, list[Any]] = {c: [] for c in PROF_FRAME_COLUMNS}
     for e in events:
         cols["file"].append(e.src.file)
@@ -597,9 +601,10 @@ SUMMARY_COLUMNS = [
 def child_summary(frame: pd.DataFrame) -> pd.DataFrame:
     """Per child (model, SK, node index, funcName): event count, distinct cores, AIC/AIV split,
     duration stats (µs) and the covered interval. Columns :data:`SUMMARY_COLUMNS`."""
+
     child = frame[frame["level"] == CHILD]
     if child.empty:
-        empty: pd.DataFrame = pd.DataFrame(columns=SUMMARY_COLUMNS)
+        empty: pd.DataFrame = empty_frame(SUMMARY_COLUMNS)
         return empty
     g = child.groupby(SUMMARY_KEYS, dropna=False, sort=True)
     out = g.agg(

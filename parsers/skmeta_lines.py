@@ -14,13 +14,15 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import datetime
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from skdbg.parsers.common import Gap, Source, Unrecognized, oversized_number
 from skdbg.parsers.filelog import FORMAT_ERROR, FileLogPrefix, rejoin_cont, split_prefix
+from skdbg.parsers.frames import empty_frame, rows_frame
 from skdbg.parsers.textio import TextLine, iter_lines
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,5 +176,6 @@ def record_row(record: Any, *, skip: Sequence[str] = ()) -> dict[str, Any]:
 
 def frame(rows: list[dict[str, Any]], columns: Sequence[str]) -> pd.DataFrame:
     """A DataFrame that has the expected columns even when there are no rows."""
-    df: pd.DataFrame = pd.DataFrame(rows) if rows else pd.DataFrame(columns=list(columns))
+
+    df: pd.DataFrame = rows_frame(rows) if rows else empty_frame(list(columns))
     return df

@@ -18,8 +18,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.node_format import Node, match_node
@@ -30,6 +29,9 @@ from skdbg.parsers.skmeta_lines import (
     meta_lines,
     record_row,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 HANDLER_FILE = "sk_dfx_exception_handler.cpp"
 # [SK] functions of sk_dfx_exception_handler.cpp (§1.4); their lines are the handler parser's.

@@ -20,11 +20,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from skdbg.parsers.common import Gap, Source, Unrecognized
+from skdbg.parsers.frames import rows_frame
 from skdbg.parsers.jsonload import (
     as_list,
     as_object,
@@ -37,6 +36,9 @@ from skdbg.parsers.jsonload import (
     show,
     type_error,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 WHAT = "sk_task_queue.json"
 
@@ -149,6 +151,7 @@ class TaskQueueFile:
         """One row per task: file, line (always None for JSON), json_path, model_id, scope_id, queue,
         position, node_index, type, num_blocks, entry_cnt, args, debug_options, debug_flags
         (comma-joined), entry0..entry3."""
+
         rows = []
         for t in self.tasks():
             ent = list(t.entries) + [None] * (4 - len(t.entries))
@@ -174,7 +177,7 @@ class TaskQueueFile:
                     "entry3": ent[3],
                 }
             )
-        frame: pd.DataFrame = pd.DataFrame(rows, columns=TASK_FRAME_COLUMNS)
+        frame: pd.DataFrame = rows_frame(rows, TASK_FRAME_COLUMNS)
         return frame
 
 

@@ -32,10 +32,10 @@ class TextLine:
     #: skipped); None for a whole line
     cut_at: int | None = None
 
-    def cut_gap_detail(self, file: str) -> str:
+    def cut_gap_detail(self, file: str, max_line: int = MAX_LINE) -> str:
         """The evidence-gap text for a cut line (call only when ``cut_at`` is set)."""
         return (
-            f"{file}: line {self.no} is longer than {MAX_LINE} bytes; kept its first {MAX_LINE} bytes, "
+            f"{file}: line {self.no} is longer than {max_line} bytes; kept its first {max_line} bytes, "
             f"skipped the rest from byte offset {self.cut_at}"
         )
 

@@ -203,7 +203,7 @@ def _freeze_artifacts(ledger: Ledger, ctx: TriageContext, storage: str) -> list[
             out.append(FrozenArtifact(kind, rel, None, None, None, pid_label, reason))
             continue
         if art is not None:
-            art._sha256 = digest.sha256  # hashed once: the engine and the report reuse it
+            art.remember_digest(digest.size, digest.sha256)  # hashed once: the engine and the report reuse it
         out.append(
             FrozenArtifact(kind, rel, digest.sha256, digest.size, _iso(st.st_mtime), pid_label, "present")
         )

@@ -114,19 +114,32 @@ def _parse_pc(text: str) -> int:
 
 
 def _read_pcs(args: Iterable[str], stdin_lines: Iterable[str]) -> list[int]:
-    pcs: list[int] = []
-    for where, values in (("argument", args), ("stdin line", stdin_lines)):
+    """Every PC of the arguments, then of stdin, in order; a bad one is a usage error naming it.
+
+    The common case (all well-formed) is one comprehension; only on a failure is the list walked again
+    to name the argument or stdin line."""
+    arg_list, line_list = list(args), list(stdin_lines)
+    if not any("_" in raw for raw in arg_list) and not any("_" in raw for raw in line_list):
+        try:  # int() takes the 0x prefix, either case and surrounding blanks, like _parse_pc
+            return [int(raw, 16) for raw in (*arg_list, *line_list)]
+        except ValueError:
+            pass  # a blank line or a bad PC: the careful walk below
+    try:
+        return [_parse_pc(raw) for raw in (*arg_list, *line_list) if raw.strip()]
+    except ValueError:
+        pass
+    for where, values in (("argument", arg_list), ("stdin line", line_list)):
         for n, raw in enumerate(values, 1):
             if not raw.strip():
                 continue
             try:
-                pcs.append(_parse_pc(raw))
+                _parse_pc(raw)
             except ValueError:
                 _fail(
                     f"{where} {n}: expected a hexadecimal PC such as 0x124080c07e58, got {raw.strip()!r}",
                     EXIT_USAGE,
                 )
-    return pcs
+    raise AssertionError("unreachable: a PC failed to parse once but not again")
 
 
 @main.command(epilog=EXIT_CODES_HELP)
@@ -144,13 +157,15 @@ def _read_pcs(args: Iterable[str], stdin_lines: Iterable[str]) -> list[int]:
 def symbolize(elf: Path, pcs: tuple[str, ...], base: str | None, fmt: str, no_demangle: bool) -> None:
     """Map PCs to function symbols (+offset) of ELF. PCs are hex; without PC arguments they are read
     from stdin, one per line."""
+    from skdbg.output import write_columns
+    from skdbg.parsers.symbolize import COLUMNS
     from skdbg.parsers.symbolize import symbolize as run_symbolize
 
     stdin_lines: Iterable[str] = ()
     if not pcs:
         if sys.stdin.isatty():
             _fail("no PC given: pass PCs as arguments or one per line on stdin", EXIT_USAGE)
-        stdin_lines = sys.stdin
+        stdin_lines = sys.stdin.read().splitlines()  # one read, one batch
     values = _read_pcs(pcs, stdin_lines)
     base_value: int | None = None
     if base is not None:
@@ -161,13 +176,11 @@ def symbolize(elf: Path, pcs: tuple[str, ...], base: str | None, fmt: str, no_de
     result = run_symbolize(elf, values, base=base_value, demangle=not no_demangle)
     for gap in result.gaps:
         click.echo(f"skdbg: gap: {one_line(gap.detail)}", err=True)
-    write_frame(
-        result.to_frame(),
-        fmt,
-        sys.stdout,
-        title="symbolize",
-        meta={"elf": str(elf), "base": hex(result.base), "base_source": result.base_source},
-    )
+    meta = {"elf": str(elf), "base": hex(result.base), "base_source": result.base_source}
+    if fmt == "table":
+        write_frame(result.to_frame(), fmt, sys.stdout, title="symbolize", meta=meta)
+    else:  # csv/json stream from the result's columns: no frame for a million rows
+        write_columns(result.columns, COLUMNS, fmt, sys.stdout, title="symbolize", meta=meta)
 
 
 ANALYZE_FORMATS = ("text", "md", "json")
@@ -237,6 +250,11 @@ def _has_sk_evidence(ctx: Any, analysis: Any) -> bool:
     "--session", "session_id", default=None, metavar="ID", help="Also freeze the scene as an attempt."
 )
 @click.option("--session-dir", type=click.Path(path_type=Path), default=None, help="Ledger directory.")
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Analyse afresh; do not read or write the result cache (`skdbg locate` shows where it is).",
+)
 @bad_input_is_exit_3
 def analyze(
     scene: Path,
@@ -248,6 +266,7 @@ def analyze(
     fmt: str,
     session_id: str | None,
     session_dir: Path | None,
+    no_cache: bool,
 ) -> None:
     """Triage a failure scene: entry gate, fault, suspect child with confidence and rule id, routes,
     next steps and the exclusion proposal. JSON is the skdbg.analysis/1 contract (spec/analysis-json.md);
@@ -260,7 +279,12 @@ def analyze(
         scene, run_json=run_json, source_root=source_root, pid=pid, options=_triage_options(skew, grace)
     )
     check_inputs(ctx)
-    analysis = analyze_context(ctx)
+    if no_cache:
+        analysis = analyze_context(ctx)
+    else:
+        from skdbg.triage.cache import AnalysisCache
+
+        analysis = AnalysisCache().analyze(ctx, analyze_context)
     if not _has_sk_evidence(ctx, analysis):
         click.echo(
             f"skdbg: no SuperKernel evidence in {ctx.root}: no sk_meta/<pid>/ model and no SK fault in the "
@@ -395,12 +419,15 @@ _format_option = click.option(
 @bad_input_is_exit_3
 def locate(session_dir: Path | None, fmt: str) -> None:
     """Print where skdbg keeps its state: sessions ledger, evidence objects, cache, config, log, and the
-    journal mode the ledger uses there (WAL on local disks, rollback journal on NFS/Lustre/GPFS/CIFS)."""
+    journal mode the ledger uses there (WAL on local disks, rollback journal on NFS/Lustre/GPFS/CIFS), and
+    the analysis result cache (analysis_cache; `analyze --no-cache` bypasses it)."""
     from skdbg.sessions.location import locate as run_locate
+    from skdbg.triage.cache import cache_dir
 
     loc = run_locate(session_dir)
     doc = loc.to_json()
-    _emit(fmt, doc, "\n".join(f"{k:<13}{v}" for k, v in doc.items()))
+    doc["analysis_cache"] = str(cache_dir())  # `analyze` results; $SKDBG_CACHE_DIR moves it
+    _emit(fmt, doc, "\n".join(f"{k:<15}{v}" for k, v in doc.items()))
 
 
 @main.group(epilog=EXIT_CODES_HELP)

@@ -13,8 +13,14 @@ import click
 
 from skdbg.cli_codegen import OUTPUT_CODEGEN_HELP
 from skdbg.cli_errors import cli_errors, output_folder_option
-from skdbg.codegen.fusion.candidate import CandidateError, build_candidate, load_proposal, write_candidate
 from skdbg.parsers.common import ParseError
+
+
+def _bad_input() -> tuple[type[BaseException], ...]:
+    """Resolved when the command runs: the generator (and jinja2) load only then, not for `--help`."""
+    from skdbg.codegen.fusion.candidate import CandidateError
+
+    return (CandidateError, ParseError)
 
 
 @click.command("candidate", epilog=OUTPUT_CODEGEN_HELP)
@@ -33,12 +39,14 @@ from skdbg.parsers.common import ParseError
     default=None,
     help="Where the model source of the marker edits lives (default: the scene).",
 )
-@cli_errors(bad_input=(CandidateError, ParseError))
+@cli_errors(bad_input=_bad_input)
 def candidate(scene: Path, proposal_path: Path, out: Path, force: bool, source_root: Path | None) -> None:
     """Regenerate the SKs of a proposed exclusion: predicted SK task queues, marker.patch, candidate.json.
 
     A blocked proposal or bad input is refused (exit 3) and nothing is written; an existing non-empty
     output folder is a usage error (exit 2) and is left untouched."""
+    from skdbg.codegen.fusion.candidate import CandidateError, build_candidate, load_proposal, write_candidate
+
     if not scene.is_dir():
         raise CandidateError(f"{scene}: not a scene directory")
     inputs = [scene] if source_root is None else [scene, source_root]

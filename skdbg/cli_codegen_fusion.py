@@ -16,9 +16,15 @@ import click
 from skdbg.atomic import write_tree
 from skdbg.cli_codegen import OUTPUT_CODEGEN_HELP
 from skdbg.cli_errors import cli_errors, output_folder_option
-from skdbg.codegen.fusion.generate import generate_superkernel
-from skdbg.codegen.fusion.model import FusionInputError, load_ops_json
-from skdbg.codegen.fusion.options import OptionError
+
+
+def _bad_input() -> tuple[type[BaseException], ...]:
+    """Resolved when the command runs: the generator (and jinja2) load only then, not for `--help`."""
+    from skdbg.codegen.fusion.model import FusionInputError
+    from skdbg.codegen.fusion.options import OptionError
+
+    return (FusionInputError, OptionError)
+
 
 #: how the superkernel output folder is named in the refusal messages
 SUPERKERNEL_WHAT = "superkernel output folder"
@@ -27,7 +33,7 @@ SUPERKERNEL_WHAT = "superkernel output folder"
 @click.command("superkernel", epilog=OUTPUT_CODEGEN_HELP)
 @click.argument("ops_json", metavar="OPS.json", type=click.Path(path_type=Path, dir_okay=False))
 @output_folder_option("-o", "--out", "out", what="Output folder")
-@cli_errors(bad_input=(FusionInputError, OptionError))
+@cli_errors(bad_input=_bad_input)
 def superkernel(ops_json: Path, out: Path, force: bool) -> None:
     """Generate one JIT SuperKernel from OPS.json (children's compile-info jsons, events, options).
 
@@ -38,6 +44,9 @@ def superkernel(ops_json: Path, out: Path, force: bool) -> None:
     `json` paths are relative to OPS.json; text_size (the child's .text bytes) gives the preload pages
     ceil(min(size, 16384) / 2048); vector_core_cnt / ai_core_cnt default per SoC (dynamic children).
     """
+    from skdbg.codegen.fusion.generate import generate_superkernel
+    from skdbg.codegen.fusion.model import load_ops_json
+
     result = generate_superkernel(load_ops_json(ops_json))
     files: dict[str, str | bytes] = {
         f"{result.kernel_name}_kernel.cpp": result.source,

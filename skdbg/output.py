@@ -7,16 +7,24 @@ CSV and JSON for scripts — and the JSON carries a schema id so consumers can r
 
 from __future__ import annotations
 
+import csv
+import io
+import itertools
 import json
 import math
 import re
+from collections.abc import Sequence
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-import pandas as pd
 from rich.console import Console
 from rich.table import Table
+
+from skdbg.parsers.frames import rows_frame
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FORMATS = ("table", "csv", "json")
 TABLE_SCHEMA = "skdbg.table/1"
@@ -25,6 +33,8 @@ WIDE_COLUMNS = 9  # more columns than this: print one record per block
 
 def _plain(value: Any) -> Any:
     """JSON-safe scalar: NaN/NA -> None, numpy scalars -> Python, paths/times -> strings."""
+    import pandas as pd
+
     if value is None:
         return None
     if isinstance(value, float) and math.isnan(value):
@@ -100,6 +110,60 @@ def write_frame(
         console.print(table)
         if frame.empty:
             console.print("(no rows)")
+
+
+def write_columns(
+    columns: dict[str, list[Any]],
+    order: Sequence[str],
+    fmt: str,
+    out: TextIO,
+    *,
+    title: str = "",
+    meta: dict[str, Any] | None = None,
+) -> None:
+    """Write a table held as column lists; csv and json stream straight from the lists.
+
+    Why: ``skdbg symbolize`` prints a row per PC — a million rows. A frame plus pandas' CSV writer, or
+    JSON through the pure-Python indenting encoder, cost more than the lookup itself; here each row is
+    one ``csv`` write or one C-encoded ``json.dumps``. The human table goes through :func:`write_frame`.
+    Cells hold only str, int, bool, float or None (what the parsers put in rows)."""
+    if fmt == "csv":
+        # rows are formatted into a memory buffer and written 64 K at a time: one write per row into
+        # a text stream costs an encoder round-trip each
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(order)
+        rows = zip(*(columns[c] for c in order), strict=True)
+        while True:
+            writer.writerows(itertools.islice(rows, 1 << 16))
+            if not buf.tell():
+                break
+            out.write(buf.getvalue())
+            buf.seek(0)
+            buf.truncate()
+    elif fmt == "json":
+        doc: dict[str, Any] = {"schema": TABLE_SCHEMA, "table": title}
+        doc.update(meta or {})
+        doc["columns"] = list(order)
+        head = json.dumps(doc, indent=2, ensure_ascii=False)
+        out.write(head[: head.rfind("}")].rstrip() + ',\n  "rows": [')
+        sep = "\n    "
+        dumps = json.JSONEncoder(ensure_ascii=False).encode
+        for row in zip(*(columns[c] for c in order), strict=True):
+            out.write(sep + dumps(dict(zip(order, row, strict=True))))
+            sep = ",\n    "
+        out.write("\n  ]\n}\n" if sep != "\n    " else "]\n}\n")
+    else:
+        write_frame(
+            rows_frame(
+                [dict(zip(order, r, strict=True)) for r in zip(*(columns[c] for c in order), strict=True)],
+                list(order),
+            ),
+            fmt,
+            out,
+            title=title,
+            meta=meta,
+        )
 
 
 def _print_records(console: Console, frame: pd.DataFrame, title: str) -> None:

@@ -8,13 +8,14 @@ and every command needs the same answer to "what is in this folder". Discovery i
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import threading
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from skdbg.parsers.common import Gap, ParseError, Source
 from skdbg.parsers.discovery import MODEL_FILES, SkMetaLayout, discover_sk_meta
@@ -24,6 +25,9 @@ from skdbg.parsers.fsguard import file_problem, open_regular
 from skdbg.parsers.plog import PlogFile, parse_plog_name
 from skdbg.parsers.plog_line import parse_plog_line
 from skdbg.parsers.textio import looks_binary
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 _HASH_CHUNK = 1 << 20
 _SNIFF_BYTES = 4096
@@ -79,14 +83,17 @@ def _find_plogs(root: Path, gaps: list[Gap]) -> list[PlogFile]:
 
 @dataclass(slots=True)
 class Artifact:
-    """One file of the scene. ``sha256`` is computed on first access and cached."""
+    """One file of the scene. Its SHA-256 is computed once — by :meth:`Scene.start_hashing`'s worker
+    or on first access, whichever comes first — and cached with the size it had when it was read."""
 
     kind: str  # plog, device_log, run_json, env_probe, source_sites, marker_file, sk_prof, bin_file, entry_bin, …
     path: Path
     root: Path
     pid_label: str | None = None
     model_label: str | None = None
-    _sha256: str | None = field(default=None, repr=False)
+    _digest: tuple[int, str] | None = field(default=None, repr=False)
+    _error: Exception | None = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def relpath(self) -> str:
@@ -103,15 +110,41 @@ class Artifact:
     def mtime(self) -> datetime:
         return datetime.fromtimestamp(self.path.stat().st_mtime)
 
+    def digest(self) -> tuple[int, str]:
+        """``(size as read, SHA-256)``; the file is read for it at most once per scene opening.
+
+        Raises the :class:`ParseError`/``OSError`` of an unreadable artifact (every time, from the
+        one failed attempt)."""
+        with self._lock:  # the worker and a reader never hash the same file twice
+            if self._digest is None and self._error is None:
+                try:
+                    h = hashlib.sha256()
+                    with open_regular(self.path, what=f"the {self.kind} artifact") as fh:
+                        size = os.fstat(fh.fileno()).st_size
+                        while chunk := fh.read(_HASH_CHUNK):
+                            h.update(chunk)  # hashlib and read() release the GIL: the worker runs alongside
+                    self._digest = (size, h.hexdigest())
+                except (ParseError, OSError) as exc:
+                    self._error = exc
+            if self._error is not None:
+                raise self._error
+            assert self._digest is not None
+            return self._digest
+
+    @property
+    def _sha256(self) -> str | None:
+        """The hash if already computed, else None (a check that must not trigger a read)."""
+        return self._digest[1] if self._digest is not None else None
+
+    def remember_digest(self, size: int, sha256: str) -> None:
+        """Adopt a hash computed while the file was read for another purpose (a ledger copy)."""
+        with self._lock:
+            if self._digest is None:
+                self._digest, self._error = (size, sha256), None
+
     @property
     def sha256(self) -> str:
-        if self._sha256 is None:
-            h = hashlib.sha256()
-            with open_regular(self.path, what=f"the {self.kind} artifact") as fh:
-                while chunk := fh.read(_HASH_CHUNK):
-                    h.update(chunk)
-            self._sha256 = h.hexdigest()
-        return self._sha256
+        return self.digest()[1]
 
 
 @dataclass(slots=True)
@@ -123,6 +156,24 @@ class Scene:
     layout: SkMetaLayout
     plogs: list[PlogFile]
     gaps: list[Gap]
+    _hasher: threading.Thread | None = field(default=None, repr=False)
+
+    def start_hashing(self) -> threading.Thread:
+        """Hash every artifact in a daemon worker thread (G5) while the caller parses.
+
+        Why: the SHA-256 of all artifacts (hundreds of MB on a real scene) is needed by the gate and
+        the report; hashing runs with the GIL released, so it overlaps the plog scan instead of
+        following it. A reader that needs a hash first computes it itself; nothing is hashed twice."""
+
+        def work() -> None:
+            for a in self.artifacts:
+                with contextlib.suppress(ParseError, OSError):
+                    a.digest()
+
+        if self._hasher is None:  # once per scene
+            self._hasher = threading.Thread(target=work, name="skdbg-sha256", daemon=True)
+            self._hasher.start()
+        return self._hasher
 
     def of_kind(self, *kinds: str) -> list[Artifact]:
         return [a for a in self.artifacts if a.kind in kinds]

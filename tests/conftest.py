@@ -20,3 +20,23 @@ def upstream() -> Path:
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     return DATA
+
+
+@pytest.fixture(autouse=True)
+def _private_analysis_cache(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each test gets its own (not yet created) analysis cache directory: the suite never touches the
+    user's cache, and no test is served a verdict another test computed (subprocesses inherit it)."""
+    import hashlib
+
+    name = hashlib.sha256(request.node.nodeid.encode()).hexdigest()[:16]
+    monkeypatch.setenv("SKDBG_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "analysis-cache" / name))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_user_analysis_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Session-wide default for fixtures wider than one test (they run before the per-test directory)."""
+    import os
+
+    os.environ["SKDBG_CACHE_DIR"] = str(tmp_path_factory.getbasetemp() / "analysis-cache" / "shared")

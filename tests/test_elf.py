@@ -360,3 +360,17 @@ def test_lookup_agrees_with_brute_force(symbols: list[tuple[int, int, str]], off
         assert (got_names[k], got_tier) == (want_name, want_tier), (off, uniq)
         single = table.lookup(off)
         assert (single.symbol.name if single.symbol else None, single.tier) == (want_name, want_tier)
+    # the batch path (skdbg symbolize) gives the very same matches, reasons and grades
+    assert table.match_many(offsets) == [table.lookup(o) for o in offsets]
+
+
+def test_match_many_equals_lookup_when_address_models_disagree(tmp_path: Path) -> None:
+    """Row 71 (non-zero sh_addr): the batch path falls back to the full two-model explanation."""
+    p = write_elf(
+        tmp_path / "k.o",
+        sections=[text_section(0x200, addr=0x1000)],
+        symbols=[SymSpec("a", 0x1000, 0x40), SymSpec("b", 0x1040, 0x40), SymSpec("z", 0x10C0, 0)],
+    )
+    elf = open_elf(p)
+    offsets = [0x0, 0x20, 0x1000, 0x1020, 0x1050, 0x1090, 0x10C8, 0x5000]
+    assert elf.match_many(offsets) == [elf.lookup(o) for o in offsets]

@@ -265,7 +265,7 @@ def test_fuzz_json_values_only_parse_error(value: object, where: str) -> None:
             graph_from_json(d, "g.json")
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.binary(max_size=300))
 def test_fuzz_bytes_only_parse_error(tmp_path: Path, data: bytes) -> None:
     p = tmp_path / "g.json"

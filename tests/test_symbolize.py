@@ -86,3 +86,56 @@ def test_frame(tmp_path: Path) -> None:
     assert list(frame.columns) == COLUMNS
     assert frame["tier"].tolist() == ["symtab", "unresolved"]
     assert to_frame([]).empty
+
+
+#: the columns a resolution decides (file, pc, base and offset are the inputs)
+_KEEP = (
+    "symbol",
+    "sym_start",
+    "sym_size",
+    "offset_in_symbol",
+    "tier",
+    "confidence",
+    "child_global",
+    "split_index",
+    "reason",
+)
+
+
+def _one_by_one(path: Path, pcs: list[int], base: int) -> list[tuple[object, ...]]:
+    """Reference rows from the single-offset rules (SymbolTable.lookup, tested against brute force)."""
+    from skdbg.parsers.ascend_meta import parse_ascend_meta
+    from skdbg.parsers.elf import open_elf
+    from skdbg.parsers.symbolize import _fill_one
+
+    elf = open_elf(path)
+    meta = parse_ascend_meta(elf) if elf.section_by_name(".ascend.meta") is not None else None
+    variants = meta.variants() if meta is not None else {}
+    n = len(pcs)
+    cols: dict[str, list[object]] = {c: [None] * n for c in COLUMNS}
+    cols["tier"], cols["confidence"], cols["reason"] = ["unresolved"] * n, ["none"] * n, [""] * n
+    for i, pc in enumerate(pcs):
+        _fill_one(cols, i, elf, pc, pc - base, base, "argument", variants, meta)
+    return list(zip(*(cols[c] for c in _KEEP), strict=True))
+
+
+@pytest.mark.parametrize("case", ["overlaps-gaps-zero-size", "sk-variants"])
+def test_batch_path_equals_the_single_offset_rules(tmp_path: Path, case: str) -> None:
+    """The vectorised command path gives, PC for PC, the symbol, grade and reason of the per-PC rules:
+    inside, overlapping (smallest wins, 'N sized FUNC symbols contain it'), zero-size nearest, gaps,
+    before the first / after the last function, below the base, beyond the extent, SK variants."""
+    if case == "sk-variants":
+        path, _ = _child(tmp_path)
+        base = BASE
+    else:
+        syms = [
+            SymSpec("a", 0x40, 0x40), SymSpec("b", 0x60, 0x10, "LOCAL"), SymSpec("c", 0x100, 0x20),
+            SymSpec("z", 0x180, 0), SymSpec("d", 0x200, 0x80), SymSpec("e", 0x200, 0x80, "LOCAL"),
+        ]  # fmt: skip
+        path = write_elf(tmp_path / "k.o", sections=[text_section(0x400)], symbols=syms)
+        base = 0x5000
+    pcs = [base + off for off in range(-8, 0x1200, 7)]
+    res = symbolize(path, pcs, base=base, demangle=False)
+    got = list(zip(*(res.columns[c] for c in _KEEP), strict=True))
+    assert got == _one_by_one(path, pcs, base)
+    assert {r[4] for r in got} >= {"symtab", "unresolved"}

@@ -84,6 +84,7 @@ def analyze_context(ctx: TriageContext) -> Analysis:
     A malformed run.json (or ``--run`` file) is bad input, not a gap: the gate would otherwise
     report a run identity that was merely unreadable as "missing" (issue: exit 3).
     """
+    ctx.scene.start_hashing()  # G5's SHA-256 of every artifact in a worker, alongside the parsing below
     check_run_json(ctx)
     loc = localize(ctx)
     gate = run_gate(ctx, loc)

@@ -16,22 +16,24 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
-
-import jinja2
+from typing import TYPE_CHECKING, Any
 
 from skdbg.atomic import ensure_fresh_dir, write_tree
 from skdbg.glossary import titled
 from skdbg.parsers.common import ParseError
-from skdbg.parsers.fsguard import open_regular, real_path
+from skdbg.parsers.fsguard import real_path
 from skdbg.parsers.skmeta_lines import iter_meta_lines
+from skdbg.scene import Artifact
 from skdbg.show import show
 from skdbg.triage.context import TriageContext
 from skdbg.triage.engine import run_summary
 from skdbg.triage.model import Analysis, EvidenceItem, GateCheck
+
+if TYPE_CHECKING:
+    import jinja2
 
 REPORT_FILES = (
     "FAILURE_SCENE.md",
@@ -149,7 +151,11 @@ def redact(text: str) -> str:
 
 
 def environment() -> jinja2.Environment:
-    """The template environment: package templates, StrictUndefined (a missing field is an error)."""
+    """The template environment: package templates, StrictUndefined (a missing field is an error).
+
+    jinja2 loads here, not at import: ``analyze --format json`` never renders a template."""
+    import jinja2
+
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("skdbg.triage", "templates"),
         undefined=jinja2.StrictUndefined,
@@ -196,9 +202,11 @@ def evidence_index(ctx: TriageContext) -> list[dict[str, Any]]:
         seen.add(str(real_path(a.path)))
     present_roles = {a.kind for a in arts}
     for a in arts:
-        rows.append(_row(a.kind, a.path, ctx, plog_ts))
+        rows.append(_row(a.kind, a.path, ctx, plog_ts, a.digest))  # the scene's one hash per file
     if marker is not None and str(real_path(marker)) not in seen:
-        rows.append(_row("marker_file", marker, ctx, plog_ts))
+        rows.append(
+            _row("marker_file", marker, ctx, plog_ts, Artifact("marker_file", marker, ctx.root).digest)
+        )
         present_roles.add("marker_file")
     for role, reason in EXPECTED_ROLES.items():
         if role not in present_roles:
@@ -218,16 +226,16 @@ def evidence_index(ctx: TriageContext) -> list[dict[str, Any]]:
 
 
 def _row(
-    role: str, path: Path, ctx: TriageContext, plog_ts: dict[str, tuple[datetime | None, datetime | None]]
+    role: str,
+    path: Path,
+    ctx: TriageContext,
+    plog_ts: dict[str, tuple[datetime | None, datetime | None]],
+    digest_of: Callable[[], tuple[int, str]],
 ) -> dict[str, Any]:
     rel = ctx.relpath(path)
     try:
-        h = hashlib.sha256()
-        with open_regular(path, what="an artifact") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            while chunk := fh.read(1 << 20):
-                h.update(chunk)
-        digest: str | None = h.hexdigest()
+        size, sha = digest_of()
+        digest: str | None = sha
         status = "present"
     except ParseError as exc:
         size, digest, status = 0, None, f"missing(unreadable: {exc.expected})"

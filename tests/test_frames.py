@@ -1,0 +1,94 @@
+"""Frames at the output edge keep 64-bit addresses exact (issue 18 item 1).
+
+Why: ``pd.DataFrame(rows)`` turns an integer column with one missing value into float64, and a device
+PC such as 0xffff800000001235 (above 2**53, above int64) then prints as …1000. Every table of addresses
+goes through ``skdbg.parsers.frames``; these tests pin that with hand-picked values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from skdbg.parsers.common import Source
+from skdbg.parsers.frames import columns_frame, rows_frame
+from skdbg.parsers.plog_line import parse_plog_line
+from skdbg.parsers.sk_handler import Incident, SkMessage, cores_frame, parse_sk_messages
+from skdbg.scenebuilder.sk_incident import example_incident, to_plog_lines
+
+HIGH_PC = 0xFFFF800000001235  # past int64 and far past float64's 53-bit mantissa
+MID_PC = 0x124080C07E59  # an ordinary device PC
+
+
+def _incidents() -> list[Incident]:
+    """The scene builder's example incident (core 30 matched), parsed back from its plog lines."""
+    msgs = []
+    for no, text in enumerate(to_plog_lines(example_incident(), level="INFO"), 1):
+        pl = parse_plog_line(text, Source("plog-48213_1.log", no))
+        if pl is not None and (m := SkMessage.from_plog(pl)) is not None:
+            msgs.append(m)
+    return parse_sk_messages(msgs).incidents
+
+
+def test_cores_frame_keeps_a_high_pc_exact_next_to_a_missing_one() -> None:
+    """Two cores: one PC above int64, one core with no PC printed; the column must not become float."""
+    (inc,) = _incidents()
+    core = inc.cores[0]
+    cores = (replace(core, current_pc=HIGH_PC, start_pc=MID_PC), replace(core, current_pc=None, order=1))
+    frame = cores_frame([replace(inc, cores=cores)])
+    assert frame["current_pc"].dtype.kind != "f"
+    assert int(frame.loc[0, "current_pc"]) == 0xFFFF800000001235
+    assert frame["current_pc"].isna().tolist() == [False, True]
+    assert int(frame.loc[0, "start_pc"]) == 0x124080C07E59
+    assert str(frame["core_id"].dtype) == "Int64"
+
+
+def test_rows_frame_chooses_exact_integer_types() -> None:
+    rows = [
+        {"id": 70, "pc": HIGH_PC, "wide": 1 << 70, "dur": 1.5, "name": "a"},
+        {"id": None, "pc": None, "wide": None, "dur": None, "name": None},
+    ]
+    frame = rows_frame(rows, ["id", "pc", "wide", "dur", "name"])
+    assert str(frame["id"].dtype) == "Int64" and frame.loc[0, "id"] == 70
+    assert str(frame["pc"].dtype) == "UInt64" and int(frame.loc[0, "pc"]) == 0xFFFF800000001235
+    assert frame.loc[0, "wide"] == 1 << 70  # past 64 bits: kept as a Python int object
+    assert frame["dur"].dtype.kind == "f"  # a float column stays numeric
+    assert frame.to_csv(index=False, lineterminator="\n").splitlines() == [
+        "id,pc,wide,dur,name",
+        f"70,{0xFFFF800000001235},{1 << 70},1.5,a",
+        ",,,,",
+    ]
+
+
+def test_columns_frame_keeps_a_negative_and_a_missing_value_exact() -> None:
+    frame = columns_frame({"offset": [-(1 << 62) - 1, None], "end": [HIGH_PC, HIGH_PC + 1]})
+    assert frame.loc[0, "offset"] == -(1 << 62) - 1 and str(frame["offset"].dtype) == "Int64"
+    assert [int(v) for v in frame["end"]] == [0xFFFF800000001235, 0xFFFF800000001236]
+
+
+def test_column_writer_matches_the_frame_writer() -> None:
+    """``write_columns`` (symbolize's streaming path) prints what ``write_frame`` prints for csv and json."""
+    import io
+    import json
+
+    from skdbg.output import write_columns, write_frame
+
+    order = ["file", "pc", "symbol", "reason", "split"]
+    columns = {
+        "file": ["k.o", "k.o", "k.o"],
+        "pc": [HIGH_PC, 0x10, 0],
+        "symbol": ["a,b", None, 'q"uote'],
+        "reason": ["inside a", "gap, between", ""],
+        "split": [1, None, 3],
+    }
+    frame = rows_frame([dict(zip(order, r, strict=True)) for r in zip(*columns.values(), strict=True)], order)
+    for fmt in ("csv", "json"):
+        a, b = io.StringIO(), io.StringIO()
+        write_columns(columns, order, fmt, a, title="t", meta={"elf": "k.o"})
+        write_frame(frame, fmt, b, title="t", meta={"elf": "k.o"})
+        if fmt == "csv":
+            assert a.getvalue() == b.getvalue()
+        else:
+            assert json.loads(a.getvalue()) == json.loads(b.getvalue())
+    empty = io.StringIO()
+    write_columns({c: [] for c in order}, order, "json", empty, title="t")
+    assert json.loads(empty.getvalue())["rows"] == []

@@ -1,0 +1,154 @@
+"""The analysis result cache (issue 18 item 4): a repeat analyze of an unchanged scene is served from
+the cache, and the cache can never return a verdict for inputs that changed.
+
+Each test copies a bundled scene into tmp_path and points the cache at its own tmp directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from skdbg.cli import main
+from skdbg.triage import engine
+from skdbg.triage.cache import AnalysisCache, cache_dir
+from skdbg.triage.context import open_context
+from skdbg.triage.engine import analyze_context
+
+REPO = Path(__file__).resolve().parents[2]
+BUNDLED = REPO / "examples" / "scenes" / "high-single-stream"
+
+
+@pytest.fixture
+def scene(tmp_path: Path) -> Path:
+    """A private copy of the bundled high-confidence scene (C3, one exception core)."""
+    dest = tmp_path / "scene"
+    shutil.copytree(BUNDLED, dest)
+    return dest
+
+
+class Counting:
+    """analyze_context that counts how often the real analysis ran."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, ctx):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        return analyze_context(ctx)
+
+
+def _same_size_edit_keeping_mtime(path: Path) -> None:
+    """Change one byte in place (same size), then put the mtime back (os.utime)."""
+    st = path.stat()
+    data = bytearray(path.read_bytes())
+    i = data.rfind(b"0")
+    assert i >= 0
+    data[i] = ord("1")
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert path.stat().st_size == st.st_size and path.stat().st_mtime_ns == st.st_mtime_ns
+
+
+def test_repeat_is_a_hit_with_the_same_analysis(scene: Path, tmp_path: Path) -> None:
+    cache, run = AnalysisCache(tmp_path / "cache"), Counting()
+    first = cache.analyze(open_context(scene), run)
+    second = cache.analyze(open_context(scene), run)
+    assert run.calls == 1
+    assert second.to_json() == first.to_json()
+    assert len(list((tmp_path / "cache").glob("*.pickle"))) == 1
+
+
+@pytest.mark.parametrize(
+    "victim",
+    [
+        "log/plog/plog-48213_20260610140058123.log",
+        "sk_meta/48213/model_48_1/super_kernel.log",
+        "sk_meta/48213/model_48_1/sk_fused_nodes.log",
+        "run.json",
+    ],
+)
+def test_same_size_edit_with_mtime_put_back_misses(scene: Path, tmp_path: Path, victim: str) -> None:
+    """The stat key alone would hit; the content hashes refuse the stale verdict."""
+    cache, run = AnalysisCache(tmp_path / "cache"), Counting()
+    cache.analyze(open_context(scene), run)
+    _same_size_edit_keeping_mtime(scene / victim)
+    after = cache.analyze(open_context(scene), run)
+    assert run.calls == 2
+    assert after.to_json() == analyze_context(open_context(scene)).to_json()
+
+
+def test_options_and_model_source_are_part_of_the_key(scene: Path, tmp_path: Path) -> None:
+    from datetime import timedelta
+
+    from skdbg.triage.context import TriageOptions
+
+    cache, run = AnalysisCache(tmp_path / "cache"), Counting()
+    cache.analyze(open_context(scene), run)
+    cache.analyze(open_context(scene, options=TriageOptions(skew=timedelta(seconds=6))), run)
+    cache.analyze(open_context(scene, options=TriageOptions(grace=timedelta(seconds=60))), run)
+    cache.analyze(open_context(scene, pid=48213), run)
+    cache.analyze(open_context(scene, source_root=scene), run)
+    cache.analyze(open_context(scene, run_json=scene / "run.json"), run)
+    assert run.calls == 6
+    marker = open_context(scene).marker_file()
+    assert marker is not None  # the scene's model source (run.json candidate.marker_file)
+    with marker.open("a", encoding="utf-8") as fh:
+        fh.write("# edited\n")
+    cache.analyze(open_context(scene), run)
+    assert run.calls == 7
+
+
+def test_unwritable_cache_is_skipped(scene: Path, tmp_path: Path) -> None:
+    """A cache directory that cannot be created or written is skipped without failing (a regular file
+    stands where the directory should be, which refuses even root; plus a read-only directory)."""
+    blocker = tmp_path / "blocker"
+    blocker.write_text("not a directory")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        run = Counting()
+        a = AnalysisCache(blocker / "cache").analyze(open_context(scene), run)
+        b = AnalysisCache(blocker / "cache").analyze(open_context(scene), run)
+        c = AnalysisCache(ro).analyze(open_context(scene), run)
+        assert run.calls == 3  # nothing was stored under the blocker: the second call computed again
+        assert a.to_json() == b.to_json() == c.to_json()
+        assert blocker.read_text() == "not a directory"
+    finally:
+        ro.chmod(0o700)
+
+
+def test_corrupt_entry_is_a_miss(scene: Path, tmp_path: Path) -> None:
+    cache, run = AnalysisCache(tmp_path / "cache"), Counting()
+    cache.analyze(open_context(scene), run)
+    (entry,) = (tmp_path / "cache").glob("*.pickle")
+    entry.write_bytes(b"not a pickle")
+    cache.analyze(open_context(scene), run)
+    assert run.calls == 2
+
+
+def test_cli_no_cache_bypasses_and_locate_names_the_cache(
+    scene: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    where = tmp_path / "cli-cache"
+    monkeypatch.setenv("SKDBG_CACHE_DIR", str(where))
+    assert cache_dir() == where
+    calls = Counting()
+    monkeypatch.setattr(engine, "analyze_context", calls)
+    runner = CliRunner()
+    outs = []
+    for extra in ([], [], ["--no-cache"]):
+        r = runner.invoke(main, ["analyze", str(scene), "--format", "json", *extra])
+        assert r.exit_code == 0, r.output
+        outs.append(json.loads(r.stdout))
+    assert calls.calls == 2  # first run computes, second is a hit, --no-cache computes again
+    assert outs[0] == outs[1] == outs[2]
+    assert len(list(where.glob("*.pickle"))) == 1
+    r = runner.invoke(main, ["locate", "--format", "json"], env={"SKDBG_HOME": str(tmp_path / "home")})
+    assert json.loads(r.stdout)["analysis_cache"] == str(where)

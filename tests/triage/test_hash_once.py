@@ -1,0 +1,66 @@
+"""G5 hashes every artifact exactly once (issue 18 item 3): a worker thread hashes while the scene is
+parsed, and the analysis JSON, the cache check and the report's evidence index reuse those hashes.
+
+The expectation is independent of the code: the SHA-256 of each file computed here with hashlib.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import skdbg.scene as scene_mod
+from skdbg.scene import open_scene
+from skdbg.triage.context import open_context
+from skdbg.triage.engine import analyze_context
+from skdbg.triage.report import evidence_index
+
+SCENE = Path(__file__).resolve().parents[2] / "examples" / "scenes" / "event-bound-split"
+
+
+def test_each_artifact_is_read_for_its_hash_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    opened: Counter[str] = Counter()
+    real = scene_mod.open_regular
+
+    def counting(path: Any, *, what: str) -> Any:
+        opened[str(path)] += 1
+        return real(path, what=what)
+
+    monkeypatch.setattr(scene_mod, "open_regular", counting)
+    ctx = open_context(SCENE)
+    analysis = analyze_context(ctx)
+    index = evidence_index(ctx)
+    arts = ctx.scene.artifacts
+    assert arts and all(n == 1 for n in opened.values()), opened.most_common(3)
+    marker = ctx.marker_file()  # the model source: not a scene artifact, hashed once for the index
+    assert marker is not None
+    assert set(opened) == {str(a.path) for a in arts} | {str(marker)}
+    want = {a.relpath: hashlib.sha256(a.path.read_bytes()).hexdigest() for a in arts}
+    assert {r["path"]: r["sha256"] for r in analysis.to_json()["scene"]["artifacts"]} == want
+    assert {r["relpath"]: r["sha256"] for r in index if r["relpath"] in want} == want
+
+
+def test_the_worker_hashes_without_being_asked() -> None:
+    scene = open_scene(SCENE)
+    scene.start_hashing().join(timeout=60)
+    assert all(a._digest is not None for a in scene.artifacts)
+    a = scene.artifacts[0]
+    assert a.digest() == (a.path.stat().st_size, hashlib.sha256(a.path.read_bytes()).hexdigest())
+
+
+def test_an_unreadable_artifact_reports_the_same_error_each_time(tmp_path: Path) -> None:
+    from shutil import copytree
+
+    from skdbg.parsers.common import ParseError
+
+    dest = copytree(SCENE, tmp_path / "s")
+    scene = open_scene(dest)
+    victim = scene.artifacts[0]
+    victim.path.unlink()
+    for _ in range(2):
+        with pytest.raises(ParseError, match="file does not exist"):
+            victim.digest()
