@@ -14,6 +14,8 @@ from pathlib import Path
 CRASHERS = Path(__file__).resolve().parent / "crashers"
 #: one input may take this long (seconds) before it counts as a hang
 TIME_LIMIT = 10.0
+#: a whole-scene case runs `analyze` and `report` on a scene of up to a few MB: its own bound
+SCENE_TIME_LIMIT = 30.0
 #: the address-space cap of the fuzzing process (bytes): unbounded memory becomes a MemoryError
 MEMORY_LIMIT = 6 << 30
 
@@ -52,14 +54,15 @@ def _alarm(signum: int, frame: object) -> None:
 def bounded(target: str, call: Callable[[], None]) -> Failure | None:
     """Run ``call`` under the time bound; any escaping exception is a failure."""
     cap_memory()
+    limit = SCENE_TIME_LIMIT if target == "scene" else TIME_LIMIT
     old = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, TIME_LIMIT)
+    signal.setitimer(signal.ITIMER_REAL, limit)
     t0 = time.monotonic()
     try:
         call()
         return None
     except Hang:
-        return Failure(target, "hang", f"no answer within {TIME_LIMIT:.0f} s", time.monotonic() - t0)
+        return Failure(target, "hang", f"no answer within {limit:.0f} s", time.monotonic() - t0)
     except MemoryError:
         return Failure(target, "memory", f"over {MEMORY_LIMIT >> 30} GiB", time.monotonic() - t0)
     except Exception as exc:  # noqa: BLE001 - every other exception is exactly what the oracle reports

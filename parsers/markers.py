@@ -37,7 +37,7 @@ import difflib
 import io
 import tokenize
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -267,13 +267,13 @@ class MarkerScan:
         self.tree = tree
         self.lines = list(lines)
         self.imports = import_map(tree)
-        up: dict[ast.AST, ast.AST] = {}
-        for owner in ast.walk(tree):
-            for child in ast.iter_child_nodes(owner):
-                up[child] = owner
         found: list[MarkerCall] = []
         ignored: list[Ignored] = []
-        for node in ast.walk(tree):
+        simple: list[ast.stmt] = []
+        # one traversal: every call with its enclosing statement, and every simple statement
+        for node, stmt in _with_statement(tree):
+            if isinstance(node, ast.stmt) and not hasattr(node, "body"):
+                simple.append(node)
             if not isinstance(node, ast.Call):
                 continue
             spelling = _dotted(node.func)
@@ -291,7 +291,6 @@ class MarkerScan:
                     origin = f"resolves to {callee}" if callee else "is not imported from torch_npu/torchair"
                     ignored.append(Ignored(node.lineno, spelling, f"{spelling} {origin}: not the scope API"))
                 continue
-            stmt = _statement(node, up)
             found.append(_marker(node, kind, callee or spelling, spelling, stmt, self.lines))
         found.sort(key=lambda m: (m.line, m.arg_col or 0))
         self.markers = [m for m in found if m.kind != "ge"]
@@ -300,9 +299,7 @@ class MarkerScan:
         self._marker_stmts = {id(m.stmt) for m in self.markers if m.direct}
         #: (first, last line) of every simple (body-less) statement that is not a marker
         self._simple = sorted(
-            (n.lineno, n.end_lineno or n.lineno)
-            for n in ast.walk(tree)
-            if isinstance(n, ast.stmt) and not hasattr(n, "body") and id(n) not in self._marker_stmts
+            (n.lineno, n.end_lineno or n.lineno) for n in simple if id(n) not in self._marker_stmts
         )
         self._stmt_lines = [a for a, _ in self._simple]
 
@@ -360,11 +357,15 @@ class MarkerScan:
         return balance_problem(self.markers)
 
 
-def _statement(node: ast.AST, up: Mapping[ast.AST, ast.AST]) -> ast.stmt | None:
-    cur: ast.AST | None = node
-    while cur is not None and not isinstance(cur, ast.stmt):
-        cur = up.get(cur)
-    return cur
+def _with_statement(tree: ast.AST) -> Iterator[tuple[ast.AST, ast.stmt | None]]:
+    """Every node with the statement that contains it (itself for a statement), in one pass."""
+    stack: list[tuple[ast.AST, ast.stmt | None]] = [(tree, None)]
+    while stack:
+        node, stmt = stack.pop()
+        if isinstance(node, ast.stmt):
+            stmt = node
+        yield node, stmt
+        stack.extend((child, stmt) for child in ast.iter_child_nodes(node))
 
 
 def _marker(
