@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 ENTRY_PREFIX = "sk_entry"
 SANITIZED_CHARS = '/\\:*?"<>|'  # sk_common.h SanitizePathComponent
-_HEX = re.compile(r"[0-9A-Fa-f]+")
+_HEX = re.compile(r"[0-9A-Fa-f]{1,16}")  # a 64-bit address at most
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,8 +15,8 @@ from pathlib import Path
 from skdbg.parsers.common import Gap, ParseError, Source
 from skdbg.parsers.fsguard import file_problem
 
-MODEL_DIR_RE = re.compile(r"^model_(?:(?P<rts>\d+)_(?P<call>\d+)|unknown)$")
-PROF_RE = re.compile(r"^(?:sk_prof_device|sk_event_dev_device)_(?P<dev>\d+)\.json$")
+MODEL_DIR_RE = re.compile(r"^model_(?:(?P<rts>\d{1,19})_(?P<call>\d{1,19})|unknown)$")
+PROF_RE = re.compile(r"^(?:sk_prof_device|sk_event_dev_device)_(?P<dev>\d{1,19})\.json$")
 
 #: role -> file name inside ``model_<m>/`` (artifacts.md §3.1)
 MODEL_FILES: dict[str, str] = {

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 _HEADER = re.compile(r"^\s*SK Function: (?P<name>.*), scope id: (?P<sid>\d+), Node Count: (?P<n>\d+)\s*$")
 _POS = re.compile(r"^\s*(?:\[(?P<i>\d+)\]\s+)?(?=\[nodeId:)")
-_SK = re.compile(r"^sk_(?P<id>\d+)_(?P<rest>.*)$", re.DOTALL)
+_SK = re.compile(r"^sk_(?P<id>\d{1,19})_(?P<rest>.*)$", re.DOTALL)  # ids fit 64 bits
 _NO_KERNEL = "no_kernel_scope_"
 _START = "_start_"
 _END = "_end_"

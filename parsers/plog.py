@@ -61,7 +61,7 @@ PathLike = str | os.PathLike[str]
 WHAT = "a CANN plog"
 
 # §1.1: plog-<pid>_<YYYYMMDDhhmmssmmm>.log (host) and device-<pid>_<stamp>.log (device side).
-PLOG_NAME_RE = re.compile(r"^(?P<kind>plog|device)-(?P<pid>\d+)_(?P<stamp>\d+)\.log$")
+PLOG_NAME_RE = re.compile(r"^(?P<kind>plog|device)-(?P<pid>\d{1,19})_(?P<stamp>\d{1,30})\.log$")
 
 # Lines the fast scan must return (triage.md §3.1.1 list plus every §1.5 runtime wording and the
 # error-manager text of §1.5 item 9). `ynchronize failed` covers `Stream Synchronize failed` and the

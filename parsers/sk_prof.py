@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 #: File names the recorder has used (current first); ``.tmp.json`` is the old recorder's spill file.
-PROF_FILE_RE = re.compile(r"^(?:sk_prof_device_|sk_event_dev_device_)(\d+)(?:\.tmp)?\.json$")
+PROF_FILE_RE = re.compile(r"^(?:sk_prof_device_|sk_event_dev_device_)(\d{1,19})(?:\.tmp)?\.json$")
 PROF_FILE_GLOBS = ("sk_prof_device_*.json", "sk_event_dev_device_*.json")
 
 _NAME_RE = re.compile(r"^\[(\d+)/(\d+)\]( ?)(.*)$", re.DOTALL)

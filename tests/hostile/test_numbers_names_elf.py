@@ -122,3 +122,13 @@ def test_non_utf8_file_names_are_printed_escaped_and_kept_raw(tmp_path: Path) ->
     rows = index if isinstance(index, list) else next(v for v in index.values() if isinstance(v, list))
     raw = [r["relpath_bytes_hex"] for r in rows if isinstance(r, dict) and "relpath_bytes_hex" in r]
     assert raw == [os.fsencode("log/plog/").hex() + "fffe2d6e6f74652e6c6f67"]
+
+
+def test_huge_numbers_glued_to_names_are_not_converted(tmp_path: Path) -> None:
+    """``sk_<id>_…`` with a 4,301-digit id once raised in the name split; file names with huge pids too."""
+    from skdbg.parsers.fused_nodes import split_sk_func_name
+    from skdbg.parsers.plog import parse_plog_name
+
+    name = split_sk_func_name("sk_" + "9" * 4301 + "_s_start_a_end_b")
+    assert name.scope_id is None  # not an SK name: no id that fits 64 bits
+    assert parse_plog_name(tmp_path / f"plog-{'9' * 5000}_20260610140058123.log") is None
