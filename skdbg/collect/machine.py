@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from skdbg.parsers.common import ParseError, Source
+from skdbg.parsers.fsguard import open_regular
 from skdbg.parsers.plog import PlogFile, find_plog_files, group_by_pid, order_rotated, scan_plog
 from skdbg.parsers.plog_line import PlogLine, parse_plog_line
 from skdbg.parsers.runtime_faults import (
@@ -103,8 +104,8 @@ class ProcessLogs:
 
 def _edge_records(path: Path, *, from_end: bool) -> Iterable[PlogLine]:
     """Plog records near the start (or the end, last first) of ``path``; partial lines are dropped."""
-    size = path.stat().st_size
-    with path.open("rb") as fh:
+    with open_regular(path, what="a plog file") as fh:  # the one opener: never blocks on a FIFO
+        size = os.fstat(fh.fileno()).st_size
         if from_end:
             fh.seek(max(0, size - _EDGE_BYTES))
         raw = fh.read(_EDGE_BYTES)
