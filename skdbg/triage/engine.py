@@ -8,6 +8,7 @@ single stage. Analysis never writes into the scene.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -20,6 +21,7 @@ from skdbg.triage.localize import localize
 from skdbg.triage.model import Analysis, ArtifactRef, SceneInfo
 from skdbg.triage.proposal import propose
 from skdbg.triage.routing import route
+from skdbg.triage.stages import Localization
 
 
 def scene_info(ctx: TriageContext, pid: int | None, device: int | None) -> SceneInfo:
@@ -78,19 +80,52 @@ def run_summary(run: RunIdentity | None) -> dict[str, Any]:
     }
 
 
-def analyze_context(ctx: TriageContext) -> Analysis:
-    """Run every stage on an opened context.
+#: the stages in the order they run, as reported to a stage callback (the TUI's progress line)
+STAGES = ("localise", "gate", "attribute", "grade", "propose", "route")
 
+#: ``on_stage(name, done, total)``: called before each stage runs (``done`` stages finished so far)
+StageCallback = Callable[[str, int, int], None]
+
+
+class Cancelled(Exception):
+    """The caller's cancellation token turned true between two stages; nothing was returned."""
+
+
+def analyze_staged(
+    ctx: TriageContext,
+    *,
+    on_stage: StageCallback | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> tuple[Localization, Analysis]:
+    """Run every stage once on an opened context; also return the localisation (the TUI draws from it).
+
+    ``on_stage`` is told before each stage; ``cancelled`` is polled before each stage and raises
+    :class:`Cancelled` naming the last finished one. Why here and not in the UI: one pass of the stages,
+    whoever asks — the TUI used to run them for its progress line and then again for the result.
     A malformed run.json (or ``--run`` file) is bad input, not a gap: the gate would otherwise
-    report a run identity that was merely unreadable as "missing" (issue: exit 3).
+    report a run identity that was merely unreadable as "missing" (exit 3).
     """
+    total = len(STAGES)
+
+    def step(i: int) -> None:
+        if cancelled is not None and cancelled():
+            raise Cancelled(f"cancelled after {STAGES[i - 1] if i else 'opening the scene'}")
+        if on_stage is not None:
+            on_stage(STAGES[i], i, total)
+
     ctx.scene.start_hashing()  # G5's SHA-256 of every artifact in a worker, alongside the parsing below
     check_run_json(ctx)
+    step(0)
     loc = localize(ctx)
+    step(1)
     gate = run_gate(ctx, loc)
+    step(2)
     att = attribute(ctx, loc)
+    step(3)
     verdict = grade(ctx, gate, loc, att)
+    step(4)
     proposal = propose(ctx, loc, verdict)
+    step(5)
     routes, steps = route(ctx, gate, loc, att, verdict, proposal)
     fault = replace(loc.fault, cores=att.cores)
     # the chain starts with where the fault is (runtime line, handler anchor, SK identity lines)
@@ -103,7 +138,7 @@ def analyze_context(ctx: TriageContext) -> Analysis:
     warnings = tuple(
         f"{g.kind}: {g.detail}" for g in ctx.evidence.gaps if g.kind in ("unreadable", "malformed_json")
     )
-    return Analysis(
+    analysis = Analysis(
         scene=scene_info(ctx, loc.pid, fault.device_id),
         gate=gate,
         fault=fault,
@@ -114,6 +149,19 @@ def analyze_context(ctx: TriageContext) -> Analysis:
         run=run_summary(ctx.run),
         warnings=warnings,
     )
+    if on_stage is not None:
+        on_stage("done", total, total)
+    return loc, analysis
+
+
+def analyze_context(
+    ctx: TriageContext,
+    *,
+    on_stage: StageCallback | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> Analysis:
+    """Run every stage on an opened context (see :func:`analyze_staged` for the callback and token)."""
+    return analyze_staged(ctx, on_stage=on_stage, cancelled=cancelled)[1]
 
 
 def analyze(
@@ -130,4 +178,13 @@ def analyze(
     return analyze_context(ctx)
 
 
-__all__ = ["analyze", "analyze_context", "run_summary", "scene_info"]
+__all__ = [
+    "STAGES",
+    "Cancelled",
+    "StageCallback",
+    "analyze",
+    "analyze_context",
+    "analyze_staged",
+    "run_summary",
+    "scene_info",
+]

@@ -16,12 +16,12 @@ from textual.binding import BindingType
 from textual.worker import get_current_worker
 
 from skdbg.parsers.common import ParseError
-from skdbg.triage.context import TriageContext
+from skdbg.triage.context import TriageContext, check_inputs, open_context
 from skdbg.triage.model import EvidenceItem
 from skdbg.tui.appbase import SkdbgBaseApp
 from skdbg.tui.commands import SkdbgCommands
 from skdbg.tui.keymap import APP_BINDINGS, RETRY_KEY
-from skdbg.tui.messages import AnalysisFailed, AnalysisProgress, AnalysisReady
+from skdbg.tui.messages import AnalysisFailed, AnalysisProgress, AnalysisReady, SceneOpened
 from skdbg.tui.prompt import PromptScreen
 from skdbg.tui.screens.base import TriageScreen
 from skdbg.tui.screens.dialogs import ExplainScreen, HelpScreen
@@ -33,6 +33,11 @@ from skdbg.tui.screens.scope import ScopeScreen
 from skdbg.tui.screens.source import SourceScreen
 from skdbg.tui.state import Cancelled, TriageState, run_analysis
 from skdbg.tui.widgets.text import analysis_codes
+
+
+def plog_files(ctx: TriageContext) -> list[Path]:
+    """Every plog of the opened scene (absolute paths), in inventory order."""
+    return [a.path for a in ctx.scene.artifacts if a.kind == "plog"]
 
 
 class SkdbgApp(SkdbgBaseApp):
@@ -56,11 +61,18 @@ class SkdbgApp(SkdbgBaseApp):
         screenshot_dir: Path | None = None,
         keymap: dict[str, str] | None = None,
         missing: str | None = None,
+        start_mode: str = "overview",
     ) -> None:
         super().__init__(keymap=keymap, screenshot_dir=screenshot_dir)
+        if start_mode not in self.MODES:
+            raise ValueError(f"unknown screen {start_mode!r} (one of {', '.join(self.MODES)})")
+        self.start_mode = start_mode
         self.scene = scene
         self.report_dir = report_dir
         self._ctx = ctx  # opened and checked by `skdbg tui` before the UI started: used once
+        # the scene's plogs, known as soon as the scene is inventoried: the Log screen opens them at
+        # once instead of waiting for the analysis (issue 18 item 7)
+        self.plog_files: list[Path] | None = plog_files(ctx) if ctx is not None else None
         self.state: TriageState | None = None
         self.version = 0
         self.status_text = missing or "analysis running…"
@@ -72,7 +84,7 @@ class SkdbgApp(SkdbgBaseApp):
 
     def on_mount(self) -> None:
         self.apply_keymap()
-        self.switch_mode("overview")
+        self.switch_mode(self.start_mode)
         if self.scene is not None:
             self.analyse(self.scene)
 
@@ -85,6 +97,11 @@ class SkdbgApp(SkdbgBaseApp):
             self.post_message(AnalysisProgress(stage, done, total))
 
         try:
+            if ctx is None:
+                ctx = open_context(scene)
+                check_inputs(ctx)
+            if self.plog_files is None:
+                self.post_message(SceneOpened(plog_files(ctx)))
             state = run_analysis(scene, progress, lambda: worker.is_cancelled, ctx=ctx)
         except Cancelled as exc:
             self.post_message(AnalysisFailed(str(exc)))
@@ -102,6 +119,10 @@ class SkdbgApp(SkdbgBaseApp):
         screen = self.screen
         if isinstance(screen, OverviewScreen):
             screen.show_progress(message.done, message.total)
+
+    def on_scene_opened(self, message: SceneOpened) -> None:
+        self.plog_files = message.plogs
+        self._sync()
 
     def on_analysis_ready(self, message: AnalysisReady) -> None:
         self.state = message.state
@@ -190,7 +211,7 @@ class SkdbgApp(SkdbgBaseApp):
         if st is None or not item.file:
             return
         path = (st.ctx.root / item.file).resolve()
-        plogs = {p.resolve() for p in st.plog_paths()}
+        plogs = {p.resolve() for p in plog_files(st.ctx)}
         if path in plogs and item.line is not None:
             line = item.line
             self.action_show("log")

@@ -39,7 +39,11 @@ def missing_example_text() -> str:
     )
 
 
-def launch(scene: Path | None, *, ctx: TriageContext | None = None) -> None:
+#: the screens ``skdbg tui --screen`` may open first (the app's modes)
+SCREENS = ("overview", "evidence", "log", "scope", "proposal")
+
+
+def launch(scene: Path | None, *, ctx: TriageContext | None = None, screen: str = "overview") -> None:
     """Run the TUI on ``scene``; None opens the bundled example (or says clearly it is missing).
 
     ``ctx`` is the scene already opened and checked by the command (the UI does not open it twice).
@@ -52,7 +56,7 @@ def launch(scene: Path | None, *, ctx: TriageContext | None = None) -> None:
         if scene is None:
             missing = missing_example_text()
             click.echo(f"skdbg: {missing}", err=True)
-    SkdbgApp(scene, ctx=ctx, missing=missing).run()
+    SkdbgApp(scene, ctx=ctx, missing=missing, start_mode=screen).run()
 
 
 def launch_logs(paths: Sequence[Path]) -> None:
@@ -76,8 +80,15 @@ def _check_logs(paths: Sequence[Path]) -> None:
 
 @click.command("tui", epilog=EXIT_CODES_HELP)
 @click.argument("paths", metavar="[SCENE | PLOG...]", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--screen",
+    type=click.Choice(SCREENS),
+    default="overview",
+    show_default=True,
+    help="The screen shown first (log: the plogs open at once, while the analysis runs).",
+)
 @cli_errors(bad_input=(ParseError,))
-def tui(paths: tuple[Path, ...]) -> None:
+def tui(paths: tuple[Path, ...], screen: str) -> None:
     """Open SCENE in the interactive TUI (no SCENE: the bundled example scene). Given one or more plog
     files instead, open the log viewer alone: merged by time, fault stops (e/E) and search (/), no
     verdict.
@@ -86,7 +97,7 @@ def tui(paths: tuple[Path, ...]) -> None:
     malformed run.json or model source — is refused before the UI starts with the same one-line
     message as `skdbg analyze` (exit 3)."""
     if not paths:
-        launch(None)
+        launch(None, screen=screen)
         return
     folders = [p for p in paths if p.is_dir()]
     if folders and len(paths) > 1:
@@ -98,10 +109,10 @@ def tui(paths: tuple[Path, ...]) -> None:
 
         ctx = open_context(folders[0])
         check_inputs(ctx)  # the checks `skdbg analyze` makes, before the UI starts
-        launch(folders[0], ctx=ctx)
+        launch(folders[0], ctx=ctx, screen=screen)
         return
     _check_logs(paths)
     launch_logs(paths)
 
 
-__all__ = ["EXAMPLE", "example_scene", "launch", "launch_logs", "missing_example_text", "tui"]
+__all__ = ["EXAMPLE", "SCREENS", "example_scene", "launch", "launch_logs", "missing_example_text", "tui"]

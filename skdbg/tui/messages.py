@@ -7,6 +7,7 @@ instead of touching widgets, so the UI never blocks and never races the worker.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from textual.message import Message
 
@@ -26,6 +27,14 @@ class AnalysisProgress(Message):
 
 
 @dataclass
+class SceneOpened(Message):
+    """The scene is inventoried: its plog files are known, so the Log screen need not wait for the
+    analysis (the slow part)."""
+
+    plogs: list[Path]
+
+
+@dataclass
 class AnalysisReady(Message):
     state: TriageState
 
@@ -40,4 +49,4 @@ class ProposalChanged(Message):
     """The proposal was edited, accepted or blocked: overview and scope redraw."""
 
 
-__all__ = ["AnalysisFailed", "AnalysisProgress", "AnalysisReady", "ProposalChanged"]
+__all__ = ["AnalysisFailed", "AnalysisProgress", "AnalysisReady", "ProposalChanged", "SceneOpened"]

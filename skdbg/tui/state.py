@@ -1,8 +1,8 @@
 """What the screens show: one opened scene, its analysis and the proposal as the user edits it.
 
 Why a plain object (no textual): the worker builds it off the UI thread and the screens only read
-it; tests can build one directly. The stages run one by one so the UI can show progress and the
-user can cancel between them (``cancelled`` is polled after every stage).
+it; tests can build one directly. The engine runs its stages once and reports each, so the UI can
+show progress and the user can cancel between them (``cancelled`` is polled before every stage).
 """
 
 from __future__ import annotations
@@ -11,21 +11,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from skdbg.triage.attribution import attribute
-from skdbg.triage.confidence import grade
 from skdbg.triage.context import TriageContext, check_inputs, open_context
-from skdbg.triage.engine import analyze_context
-from skdbg.triage.gate import run_gate
-from skdbg.triage.localize import localize
+from skdbg.triage.engine import STAGES as ENGINE_STAGES
+from skdbg.triage.engine import Cancelled, analyze_staged
 from skdbg.triage.model import Analysis, Proposal
 from skdbg.triage.skview import SkInstance
 from skdbg.triage.stages import Localization
 
-STAGES = ("open scene", "localise", "gate", "attribute", "grade", "propose + route")
-
-
-class Cancelled(Exception):
-    """The user cancelled the analysis (escape)."""
+#: what the progress line names: opening the scene, then the engine's own stages
+STAGES = ("open scene", *ENGINE_STAGES)
 
 
 @dataclass
@@ -41,10 +35,6 @@ class TriageState:
     @property
     def instance(self) -> SkInstance | None:
         return self.loc.instance
-
-    def plog_paths(self) -> list[Path]:
-        """Every plog of the scene (absolute), for the Log screen."""
-        return [a.path for a in self.ctx.scene.artifacts if a.kind == "plog"]
 
     def set_proposal(self, proposal: Proposal, what: str) -> None:
         self.proposal = proposal
@@ -63,34 +53,24 @@ def run_analysis(
     *,
     ctx: TriageContext | None = None,
 ) -> TriageState:
-    """Open and analyse ``scene`` stage by stage; raises :class:`Cancelled` when asked to stop.
+    """Open and analyse ``scene``, every stage once; raises :class:`Cancelled` when asked to stop.
 
     ``ctx``: the scene already opened and checked (``skdbg tui`` did it before the UI started);
-    otherwise it is opened and checked here exactly as ``skdbg analyze`` does (ParseError)."""
+    otherwise it is opened and checked here exactly as ``skdbg analyze`` does (ParseError). The
+    engine reports each stage to ``progress`` and polls ``cancelled`` between them."""
     total = len(STAGES)
-
-    def step(i: int) -> None:
-        if cancelled():
-            raise Cancelled(f"cancelled after {STAGES[i - 1] if i else 'start'}")
-        progress(STAGES[i], i, total)
-
-    step(0)
+    if cancelled():
+        raise Cancelled("cancelled after start")
+    progress(STAGES[0], 0, total)
     if ctx is None:
         ctx = open_context(scene)
         check_inputs(ctx)
-    step(1)
-    loc = localize(ctx)
-    step(2)
-    gate = run_gate(ctx, loc)
-    step(3)
-    att = attribute(ctx, loc)
-    step(4)
-    grade(ctx, gate, loc, att)
-    step(5)
-    # analyze_context re-runs the cheap stages on the warm context and adds the chain lead-in
-    analysis = analyze_context(ctx)
-    if cancelled():
-        raise Cancelled("cancelled after propose")
+
+    def stage(name: str, done: int, _total: int) -> None:
+        if name != "done":
+            progress(name, done + 1, total)
+
+    loc, analysis = analyze_staged(ctx, on_stage=stage, cancelled=cancelled)
     progress("done", total, total)
     return TriageState(scene=scene, ctx=ctx, loc=loc, analysis=analysis, proposal=analysis.proposal)
 

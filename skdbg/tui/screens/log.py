@@ -1,8 +1,9 @@
 """Log: the scene's plog files merged by time in part 1's :class:`~skdbg.tui.logview.LogView`.
 
 The viewer owns its keys (search, fault jumps, filter, go-to-line — see F1); this screen mounts it
-once the analysis names the plog files, keeps a status line, and offers :meth:`goto` for the
-Evidence screen's jump. The viewer indexes in its own worker, so the screen paints at once.
+keeps a status line, and offers :meth:`goto` for the
+Evidence screen's jump. The plogs open as soon as the scene is inventoried — before the analysis, which
+runs in its own worker — and the viewer indexes in its own worker, so the screen paints at once.
 """
 
 from __future__ import annotations
@@ -28,10 +29,18 @@ class LogScreen(TriageScreen):
         with Vertical(id="log-body"):
             yield Static(id="log-status", classes="section")
 
+    def sync(self) -> None:
+        """Open the plogs as soon as the scene is inventoried; the analysis only adds to the header."""
+        super().sync()
+        if self.view is None and self.skdbg.plog_files is not None:
+            self.query_one("#waiting", Static).display = False
+            self._open(self.skdbg.plog_files)
+
     def populate(self, state: TriageState) -> None:
-        if self.view is not None:
-            return
-        paths = state.plog_paths()
+        if self.view is None and self.skdbg.plog_files is not None:
+            self._open(self.skdbg.plog_files)
+
+    def _open(self, paths: list[Path]) -> None:
         status = self.query_one("#log-status", Static)
         if not paths:
             status.update("[b]no plog files[/] in this scene")
