@@ -1,0 +1,1 @@
+"""The ``skdbg relaunch`` command (see docs/relaunch.md)."""
