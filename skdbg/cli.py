@@ -694,6 +694,10 @@ from skdbg.cli_explain import register as _register_explain  # noqa: E402
 
 _register_explain(main)
 
+from skdbg.cli_sim import sim as _sim  # noqa: E402
+
+main.add_command(_sim)
+
 
 if __name__ == "__main__":  # pragma: no cover
     main()
