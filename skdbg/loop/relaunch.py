@@ -15,7 +15,7 @@ left on). :func:`relaunch` does it in order:
    (:mod:`skdbg.workflow`).
 
 Every attempt folder lives under the session's folder in the ledger home:
-``<home>/sessions/<session>/<round>.<attempt-NNN>/`` holding ``source/`` (the materialised copy),
+``<home>/<session>/<round>.<attempt-NNN>/`` holding ``source/`` (the materialised copy),
 ``log/`` (``ASCEND_PROCESS_LOG_PATH``), ``options.json``, ``runner.log`` and ``scene/`` (what is frozen).
 """
 
@@ -293,7 +293,7 @@ def job_environment(
 def attempt_folder(ledger: Ledger, session_id: str, round_id: str, no: int) -> Path:
     """A fresh folder for the attempt under the session's folder (a second folder of the same number,
     left by a re-launch that never got frozen, gets a suffix)."""
-    base = ledger.home / "sessions" / session_id
+    base = ledger.home / session_id
     name = f"{round_id}.{attempt_key(no)}"
     path = base / name
     k = 2
@@ -366,7 +366,7 @@ def relaunch(ledger: Ledger, req: RelaunchRequest) -> RelaunchResult:
         "runner_log": "../runner.log",
         "materialised_source": str(src.marker),
     }
-    argv = job if job is not None else sim_argv(req.sim_model or Path(), src.marker)
+    argv = job if job is not None else sim_argv((req.sim_model or Path()).resolve(), src.marker)
     cwd = req.cwd if req.cwd is not None else src.root
     if src.problem is not None:
         return _record_invalid(ledger, req, plan, src, scene, no, argv, cwd, options, extra)

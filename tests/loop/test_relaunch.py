@@ -235,7 +235,7 @@ def test_ctrl_c_kills_the_group_and_records_interrupted(session: tuple[Path, str
     pids_file: Path | None = None
     deadline = time.monotonic() + 60
     while pids_file is None and time.monotonic() < deadline:
-        found = list((home / "sessions" / sid).glob("*/source/pids.json"))
+        found = list((home / sid).glob("*/source/pids.json"))
         pids_file = found[0] if found else None
         if pids_file is None:
             time.sleep(0.05)
@@ -305,7 +305,7 @@ def test_missing_argv0_is_exit_3_and_records_nothing(session: tuple[Path, str], 
     assert "command not found" in r2.output
     with Ledger(home) as led:
         assert led.attempts(sid, ROUND) == []
-    assert not (home / "sessions").exists()
+    assert not (home / sid).exists()
 
 
 def test_nothing_runs_through_a_shell(session: tuple[Path, str], tmp_path: Path) -> None:
