@@ -408,16 +408,30 @@ def relaunch(ledger: Ledger, req: RelaunchRequest) -> RelaunchResult:
     if plan.exclusion and status is None:
         _say(req, f"verifying V1–V5 against {failed_ref}")
         verify_doc = verify_round(ledger, req.session_id, req.round_id, attempt.no)
+    elif attempt.status == "running":
+        # a narrowing probe has no V gates: its clean run is the probe's answer, not a pending verify
+        ledger.set_status(
+            "attempt",
+            attempt.pk,
+            "passed",
+            "narrowing probe: exit 0, no fault (a narrowing round has no V gates)",
+        )
     final = ledger.attempt(req.session_id, req.round_id, attempt.no)
     return RelaunchResult(
         attempt=final,
         status=final.status,
         verify=verify_doc,
         scene=scene,
-        next_step=next_step(req.session_id, plan, final, verify_doc),
+        next_step=next_step(req.session_id, plan, final, verify_doc, _fault_kind(ledger, final)),
         exit=outcome.exit_record(),
         notes=notes,
     )
+
+
+def _fault_kind(ledger: Ledger, attempt: AttemptInfo) -> str | None:
+    doc = ledger.snapshot_json(attempt.pk, "analysis.json")
+    fault = doc.get("fault") if isinstance(doc, dict) else None
+    return str(fault.get("kind")) if isinstance(fault, dict) and fault.get("kind") else None
 
 
 def _exit_text(o: RunOutcome) -> str:
@@ -516,8 +530,14 @@ def _record_invalid(
     )
 
 
-def next_step(session_id: str, plan: _Plan, attempt: AttemptInfo, verify_doc: dict[str, Any] | None) -> str:
-    """What the user does next, as a command line."""
+def next_step(
+    session_id: str,
+    plan: _Plan,
+    attempt: AttemptInfo,
+    verify_doc: dict[str, Any] | None,
+    fault_kind: str | None = None,
+) -> str:
+    """What the user does next, as a command line (``fault_kind``: the new attempt's analysis)."""
     rid = attempt.round_id
     ref = f"{rid}/{attempt.key}"
     show = f"skdbg session show {session_id}"
@@ -539,6 +559,11 @@ def next_step(session_id: str, plan: _Plan, attempt: AttemptInfo, verify_doc: di
         return (
             f"{rid} passed {held} (V4/V5 as shown): the exclusion holds; hand it to the parent with "
             f"`skdbg session export {session_id} -o <dir>` ({show})"
+        )
+    if attempt.status == "failed" and fault_kind == "non_sk":
+        return (
+            f"the fault persists outside the SuperKernel with the child unfused: an operator bug, not a fusion "
+            f"fault (route X3: ordinary operator debugging); `skdbg session show {session_id}` ({ref})"
         )
     if attempt.status == "failed" and verify_doc is not None:
         return (

@@ -330,3 +330,23 @@ def test_a_relaunch_of_a_round_without_a_proposal_is_refused(session: tuple[Path
     home, sid = session
     with Ledger(home) as led, pytest.raises(RelaunchError, match="not opened by a proposal"):
         relaunch(led, RelaunchRequest(sid, "EX1-BASE", [sys.executable, "-c", "pass"], None, None))
+
+
+def test_a_narrowing_round_is_frozen_and_analysed_without_v_gates(
+    session: tuple[Path, str], tmp_path: Path
+) -> None:
+    home, sid = session
+    with Ledger(home) as led:
+        rid, _ = propose(led, sid, "EX1-BASE", kind="narrowing")
+        assert rid == "EX1-BASE-N1"
+        assert round_edits(led, sid, rid) == []  # a narrowing round from next steps declares no marker edit
+        job = [sys.executable, str(_standin(tmp_path)), "fixed"]
+        clean = relaunch(led, RelaunchRequest(sid, rid, job, None, None))
+        faulty = relaunch(led, RelaunchRequest(sid, rid, [*job[:-1], "fault"], None, None))
+        gates = led.gates(clean.attempt.pk) + led.gates(faulty.attempt.pk)
+    assert (clean.status, clean.verify) == ("passed", None)
+    assert (faulty.status, faulty.verify) == ("failed", None)
+    assert gates == []
+    # the source ran unchanged: the failed attempt's frozen marker file, byte for byte
+    ran = clean.scene.parent / "source" / "src" / "model.py"
+    assert ran.read_bytes() == (FAILING / "src" / "model.py").read_bytes()

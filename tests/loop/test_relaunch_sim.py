@@ -64,3 +64,32 @@ def test_fused_fault_relaunched_on_the_emulator_verifies(tmp_path: Path) -> None
     _cli("session", "check", sid, "--session-dir", home)
     text = _cli("relaunch", sid, rid, "--sim", str(model), "--session-dir", home, "--seed", "3")
     assert f"{rid}/attempt-002: passed" in text
+
+
+def test_operator_fault_persists_unfused_and_is_routed_to_operator_debugging(tmp_path: Path) -> None:
+    model = tmp_path / "model"
+    shutil.copytree(MODEL, model)
+    doc = json.loads((model / "model.json").read_text())
+    doc["fault"] = {"kind": "operator", "op": "swiglu"}
+    (model / "model.json").write_text(json.dumps(doc))
+    home = str(tmp_path / "home")
+    scene = tmp_path / "failed"
+    _cli("sim", str(model), "-o", str(scene))
+    sid = _cli("session", "new", "--session-dir", home).strip()
+    added = json.loads(
+        _cli("session", "add-attempt", sid, str(scene), "--session-dir", home, "--format", "json")
+    )
+    prop = json.loads(
+        _cli("session", "propose", sid, added["round_id"], "--session-dir", home, "--format", "json")
+    )
+    out = json.loads(
+        _cli(
+            "relaunch", sid, prop["round_id"], "--sim", str(model), "--session-dir", home, "--format", "json"
+        )
+    )
+    # swiglu faults on its own too: not the fusion; V2 stops the verification
+    assert out["status"] == "failed"
+    assert out["exit"]["status"] == 1
+    gates = {g["gate"]: g["result"] for g in out["verify"]["verification"]}
+    assert (gates["V1"], gates["V2"], gates["V3"]) == ("passed", "failed", "not_run")
+    assert "operator bug" in out["next_step"] and "X3" in out["next_step"]
