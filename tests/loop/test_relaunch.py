@@ -350,3 +350,66 @@ def test_a_narrowing_round_is_frozen_and_analysed_without_v_gates(
     # the source ran unchanged: the failed attempt's frozen marker file, byte for byte
     ran = clean.scene.parent / "source" / "src" / "model.py"
     assert ran.read_bytes() == (FAILING / "src" / "model.py").read_bytes()
+
+
+def test_source_tree_copy_and_applied_tree_both_verify(session: tuple[Path, str], tmp_path: Path) -> None:
+    """--source: a copy of the user's tree gets the edits (the tree itself is untouched); --applied: the
+    user's tree already holds them and the job runs there."""
+    home, sid = session
+    tree = tmp_path / "tree"
+    (tree / "src").mkdir(parents=True)
+    (tree / "src" / "model.py").write_bytes((FAILING / "src" / "model.py").read_bytes())
+    (tree / "configs").mkdir()
+    (tree / "configs" / "e7.yaml").write_text("steps: 7\n")
+    pristine = _tree_hashes(tree)
+    job = [sys.executable, str(_standin(tmp_path)), "fixed"]
+    with Ledger(home) as led:
+        copied = relaunch(led, _req(sid, job, source_root=tree))
+        edits = round_edits(led, sid, ROUND)
+    assert copied.status == "passed"
+    assert _tree_hashes(tree) == pristine
+    assert (copied.scene.parent / "source" / "configs" / "e7.yaml").read_text() == "steps: 7\n"
+    from skdbg.parsers.markers import apply_edits_text
+
+    (tree / "src" / "model.py").write_text(
+        apply_edits_text((FAILING / "src" / "model.py").read_text(), edits)
+    )
+    with Ledger(home) as led:
+        applied = relaunch(led, _req(sid, job, source_root=tree, applied=True))
+    assert applied.status == "passed"
+    assert applied.attempt.no == 2
+    assert json.loads((tree / "job_seen.json").read_text())["pid"] == applied.attempt.pid
+
+
+def test_candidate_folder_gives_env_and_options_and_must_be_of_this_round(
+    session: tuple[Path, str], tmp_path: Path
+) -> None:
+    home, sid = session
+    analysis = tmp_path / "analysis.json"
+    r = CliRunner().invoke(main, ["analyze", str(FAILING), "--format", "json", "--no-cache"])
+    assert r.exit_code == 0, r.output
+    analysis.write_text(r.stdout)
+    cand = tmp_path / "cand"
+    r = CliRunner().invoke(
+        main, ["codegen", "candidate", str(FAILING), "--proposal", str(analysis), "-o", str(cand)]
+    )
+    assert r.exit_code == 0, r.output
+    manifest = json.loads((cand / "candidate.json").read_text())
+    manifest["relaunch"]["compile_options"]["super_kernel_optimize_options"] = {"auto_op_parallel": 1}
+    (cand / "candidate.json").write_text(json.dumps(manifest))
+    job = [sys.executable, str(_standin(tmp_path)), "fixed"]
+    with Ledger(home) as led:
+        res = relaunch(led, _req(sid, job, candidate=cand))
+    seen = json.loads((res.scene.parent / "source" / "job_seen.json").read_text())
+    assert seen["options"]["super_kernel_optimize_options"] == {"auto_op_parallel": 1}
+    assert seen["options"]["super_kernel_debug_options"] == {}
+    run = json.loads((res.scene / "run.json").read_text())
+    assert run["candidate"]["super_kernel_optimize_options"] == {"auto_op_parallel": 1}
+    # a candidate of another change is refused before anything runs
+    manifest["change"]["marker_edits"] = manifest["change"]["marker_edits"][:1]
+    (cand / "candidate.json").write_text(json.dumps(manifest))
+    with Ledger(home) as led:
+        n = len(led.attempts(sid, ROUND))
+        with pytest.raises(RelaunchError, match=r"change\.marker_edits: not the edits of this round"):
+            relaunch(led, _req(sid, job, candidate=cand))
+        assert len(led.attempts(sid, ROUND)) == n
