@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skdbg.atomic import safe_name
 from skdbg.loop.relaunch_scene import (
     collect_scene,
     place_env_probe,
@@ -305,8 +306,8 @@ def job_environment(
 def attempt_folder(ledger: Ledger, session_id: str, round_id: str, no: int) -> Path:
     """A fresh folder for the attempt under the session's folder (a second folder of the same number,
     left by a re-launch that never got frozen, gets a suffix)."""
-    base = ledger.home / session_id
-    name = f"{round_id}.{attempt_key(no)}"
+    base = ledger.home / safe_name(session_id)
+    name = f"{safe_name(round_id)}.{attempt_key(no)}"
     path = base / name
     k = 2
     while path.exists():
@@ -401,11 +402,13 @@ def relaunch(ledger: Ledger, req: RelaunchRequest) -> RelaunchResult:
         )
     )
     _say(req, f"pid {outcome.pid} ended: {_exit_text(outcome)}; collecting its evidence")
-    collected, r1 = collect_scene(scene, outcome, folder / "log", cwd, argv)
+    collected, r1, notes = collect_scene(scene, outcome, folder / "log", cwd, argv)
     doc = _document(plan, req, src, scene, no, argv, cwd, options, extra, collected, outcome)
     write_run_json(scene, doc)
     status, why = _forced_status(outcome, r1)
-    notes = [r1] if r1 is not None else []
+    notes = [*notes, r1] if r1 is not None else notes
+    for note in notes:
+        _say(req, note)
     _say(req, f"freezing {scene}")
     attempt = freeze(
         ledger,

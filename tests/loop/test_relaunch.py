@@ -74,6 +74,8 @@ elif mode == "fault":
     write_evidence(replace(high_single_stream(), run={}))
     print("device fault", file=sys.stderr, flush=True)
     sys.exit(7)
+elif mode == "launcher":  # like torchrun: the SuperKernel process is a child of the job
+    sys.exit(subprocess.run([sys.executable, __file__, "fixed"]).returncode)
 elif mode == "nothing":
     sys.exit(0)
 elif mode == "hang":
@@ -465,3 +467,16 @@ def test_candidate_folder_gives_env_and_options_and_must_be_of_this_round(
         with pytest.raises(RelaunchError, match=r"change\.marker_edits: not the edits of this round"):
             relaunch(led, _req(sid, job, candidate=cand))
         assert len(led.attempts(sid, ROUND)) == n
+
+
+def test_a_launcher_job_is_collected_through_its_child(session: tuple[Path, str], tmp_path: Path) -> None:
+    """ARGV is a launcher (torchrun-like): the evidence is its child's, found in the fresh log folder."""
+    home, sid = session
+    with Ledger(home) as led:
+        res = relaunch(led, _req(sid, [sys.executable, str(_standin(tmp_path)), "launcher"]))
+    child = json.loads((res.scene.parent / "source" / "job_seen.json").read_text())["pid"]
+    run = json.loads((res.scene / "run.json").read_text())
+    assert res.status == "passed"
+    assert res.attempt.pid == run["pid"] == child
+    assert run["launcher_pid"] != child
+    assert any(f"collected its child process {child}" in n for n in res.notes)
