@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from skdbg.loop.bisect_plan import Done, Probe, Search
-from skdbg.loop.narrow import Group, NarrowError, assignment, check_layout, half_name, probe_edits
+from skdbg.loop.narrow import NarrowError, assignment, check_layout, half_name, probe_edits
 from skdbg.loop.narrow_scope import ScopePlan, failing_instance, plan_from_context
 from skdbg.loop.narrow_signature import Signature, classify, drift_reason, majority, signature_of
 from skdbg.sessions.attempts import canonical_sha256, materialised
@@ -223,7 +223,9 @@ class _Bisection:
             att = self.runner(rid)
             doc = self.ledger.snapshot_json(att.pk, "analysis.json")
             if doc is None:
-                raise BisectError(f"{rid}/{att.key} ({att.status}) has no frozen analysis: the launch produced no scene")
+                raise BisectError(
+                    f"{rid}/{att.key} ({att.status}) has no frozen analysis: the launch produced no scene"
+                )
             out.append((att, signature_of(doc)))
         return out[:wanted]
 
@@ -285,7 +287,14 @@ def bisect(
         drift = drift_reason(base_sig, sig) if sig.failed else "clean run"
         ok = sig.failed and drift is None
         same += ok
-        rec.runs.append({"attempt": att.key, "reproduced": ok, "why": drift or "same signature", "signature": sig.to_json()})
+        rec.runs.append(
+            {
+                "attempt": att.key,
+                "reproduced": ok,
+                "why": drift or "same signature",
+                "signature": sig.to_json(),
+            }
+        )
     reproducible = same == n_base if repeat == 1 else same * 2 > n_base
     rec.outcome = "reproduced" if reproducible else "flaky"
     steps.append(rec)
@@ -340,16 +349,23 @@ def bisect(
     return _finish(ledger, b, result, nxt, source_root)
 
 
-def _finish(ledger: Ledger, b: _Bisection, result: BisectResult, done: Done, source_root: Path | None) -> BisectResult:
+def _finish(
+    ledger: Ledger, b: _Bisection, result: BisectResult, done: Done, source_root: Path | None
+) -> BisectResult:
     plan = b.plan
     result.status = done.status
     sid, rnd = result.session_id, result.round_id
     if done.status in ("drift", "unattributed", "flaky"):
         step = next((s for s in result.steps if s.step == done.step), None)
         whys = "; ".join(str(r["why"]) for r in (step.runs if step else []))
-        label = {"drift": "drifted to a different failure", "unattributed": "could not be tied to a half",
-                 "flaky": "runs disagree (no majority)"}[done.status]
-        result.detail = f"probe {done.step} ({step.round_id if step else '?'}) {label}: {whys} — reported, not followed"
+        label = {
+            "drift": "drifted to a different failure",
+            "unattributed": "could not be tied to a half",
+            "flaky": "runs disagree (no majority)",
+        }[done.status]
+        result.detail = (
+            f"probe {done.step} ({step.round_id if step else '?'}) {label}: {whys} — reported, not followed"
+        )
         result.next_step = (
             f"inspect the probe: skdbg session show {sid}; rerun with --repeat K for a majority"
             if done.status == "flaky"
@@ -367,7 +383,9 @@ def _finish(ledger: Ledger, b: _Bisection, result: BisectResult, done: Done, sou
     result.children = [c for u in done.units for c in plan.unit_children(u)]
     last = next((s for s in reversed(result.steps) if s.step == done.step), None)
     names = ", ".join(str(c["func_name"]) for c in result.children)
-    probe_conf = [r["signature"] for r in (last.runs if last else []) if r["signature"].get("confidence") == "high"]
+    probe_conf = [
+        r["signature"] for r in (last.runs if last else []) if r["signature"].get("confidence") == "high"
+    ]
     l12 = bool(probe_conf)
     if done.status == "isolated":
         why = (
@@ -382,7 +400,12 @@ def _finish(ledger: Ledger, b: _Bisection, result: BisectResult, done: Done, sou
         )
     if l12:
         why += "; the probe's own analysis is high (L1+L2 evidence)"
-    result.verdict = {"confidence": "high", "rule": "N1", "reason": why, "evidence_rounds": [s.round_id for s in result.steps]}
+    result.verdict = {
+        "confidence": "high",
+        "rule": "N1",
+        "reason": why,
+        "evidence_rounds": [s.round_id for s in result.steps],
+    }
     result.detail = why
     target = plan.units[done.units[-1]]
     x_round, x_status = _exclusion(ledger, b, target.kernels[0], why, source_root)
@@ -398,7 +421,9 @@ def _finish(ledger: Ledger, b: _Bisection, result: BisectResult, done: Done, sou
     return result
 
 
-def _exclusion(ledger: Ledger, b: _Bisection, node_id: int, why: str, source_root: Path | None) -> tuple[str | None, str | None]:
+def _exclusion(
+    ledger: Ledger, b: _Bisection, node_id: int, why: str, source_root: Path | None
+) -> tuple[str | None, str | None]:
     """Record (once) the exclusion proposal of the isolated child as an ``-X<n>`` round of the failed attempt."""
     for p in ledger.proposals(b.session_id):
         bb = p.body.get("bisect") if isinstance(p.body, Mapping) else None
@@ -414,7 +439,11 @@ def _exclusion(ledger: Ledger, b: _Bisection, node_id: int, why: str, source_roo
         verdict = Verdict(confidence="high", rule="N1", reason=why, suspect=child)
         prop = ProposalBuilder(ctx, inst, child, verdict).build()
     body = prop.to_json()
-    body["bisect"] = {"id": b.bid, "role": "exclusion", "parent": {"round": b.base.round_id, "attempt": b.base.key}}
+    body["bisect"] = {
+        "id": b.bid,
+        "role": "exclusion",
+        "parent": {"round": b.base.round_id, "attempt": b.base.key},
+    }
     if body.get("status") not in ("proposed", "blocked"):
         return None, None
     info = ledger.add_proposal(
@@ -431,8 +460,12 @@ def render_text(r: BisectResult) -> str:
         f"{r.probes} probe(s) (baseline re-runs not counted)"
     )
     for s in r.steps:
-        grp = ", ".join(f"{g['name']}=units[{g['units'][0]}:{g['units'][1]}]" for g in s.groups) or "unchanged"
-        lines.append(f"  step {s.step} {s.round_id} ({s.role}{'/' + s.phase if s.phase else ''}): {grp} -> {s.outcome}")
+        grp = (
+            ", ".join(f"{g['name']}=units[{g['units'][0]}:{g['units'][1]}]" for g in s.groups) or "unchanged"
+        )
+        lines.append(
+            f"  step {s.step} {s.round_id} ({s.role}{'/' + s.phase if s.phase else ''}): {grp} -> {s.outcome}"
+        )
     for c in r.children:
         lines.append(f"  child: {c['func_name']} (nodeId {c['node_id']}, line {c['line']})")
     if r.verdict:
@@ -447,4 +480,14 @@ def dumps(r: BisectResult) -> str:
     return json.dumps(r.to_json(), indent=2, ensure_ascii=False) + "\n"
 
 
-__all__ = ["BISECTABLE", "BisectError", "BisectRefused", "BisectResult", "Runner", "StepRecord", "bisect", "dumps", "render_text"]
+__all__ = [
+    "BISECTABLE",
+    "BisectError",
+    "BisectRefused",
+    "BisectResult",
+    "Runner",
+    "StepRecord",
+    "bisect",
+    "dumps",
+    "render_text",
+]

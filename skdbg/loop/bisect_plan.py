@@ -110,7 +110,9 @@ class Search:
         """Apply the outcome of ``probe`` (which must be what :meth:`next` plans now)."""
         planned = self.next()
         if planned != probe:
-            raise PlanMismatch(f"step {probe.step}: recorded probe {probe.to_json()} is not the planned {planned}")
+            raise PlanMismatch(
+                f"step {probe.step}: recorded probe {probe.to_json()} is not the planned {planned}"
+            )
         if outcome not in OUTCOMES:
             raise ValueError(f"unknown outcome {outcome!r}")
         self.step = probe.step

@@ -120,6 +120,12 @@ def units_of(inp: FragmentInput, stmt_of: Mapping[int, int]) -> list[Unit]:
             for m in frag.members:
                 if m in uf.up:
                     uf.join(n.node_id, m)
+    # a probe is diagnosis, not an exclusion: it never separates a cache writer from any in-SK reader
+    # (stricter than §4.2 e, which lets a cross-stream pair part when an event pair keeps the order)
+    for w, readers in inp.cache_writers.items():
+        for r in readers:
+            if w in uf.up and r in uf.up:
+                uf.join(w, r)
     by_stmt: dict[int, int] = {}
     for n in nodes:
         s = stmt_of.get(n.node_id)
@@ -199,7 +205,9 @@ def check_layout(inp: FragmentInput, where: Mapping[int, str | None]) -> list[st
             continue
         for p in partners(inp.nodes, n):
             if where.get(n.node_id) != where.get(p.node_id):
-                problems.append(f"event pair nodeIds {n.node_id}/{p.node_id} (eventId {n.event_id}) separated")
+                problems.append(
+                    f"event pair nodeIds {n.node_id}/{p.node_id} (eventId {n.event_id}) separated"
+                )
         k = attached_kernel(inp.nodes, n)
         if k is not None and where.get(k.node_id) != where.get(n.node_id):
             problems.append(f"event nodeId {n.node_id} separated from its kernel nodeId {k.node_id}")
@@ -216,7 +224,7 @@ def check_layout(inp: FragmentInput, where: Mapping[int, str | None]) -> list[st
     return problems
 
 
-def _cycle(nodes: Sequence[FNode], where: Mapping[int, str | None]) -> list[str]:
+def _cycle(nodes: tuple[FNode, ...], where: Mapping[int, str | None]) -> list[str]:
     """A cycle between the probe's SKs (groups contracted; unfused nodes stay single), or []."""
 
     def vertex(n: FNode) -> str:
@@ -274,7 +282,9 @@ def half_name(scope: str, step: int, tag: str) -> str:
     return name
 
 
-def probe_edits(layout: Layout, units: Sequence[Unit], groups: Sequence[Group], step: int) -> list[MarkerEdit]:
+def probe_edits(
+    layout: Layout, units: Sequence[Unit], groups: Sequence[Group], step: int
+) -> list[MarkerEdit]:
     """Marker edits (1-based lines of the ORIGINAL file) that fuse each group under its own name and
     leave every other child of the scope unfused: the original begin/end lines are deleted, and a
     begin/end pair is inserted around each group's statements. Groups must be disjoint, ordered, non-empty."""

@@ -35,7 +35,8 @@ class ScopePlan:
 
     def unit_children(self, i: int) -> list[dict[str, object]]:
         return [
-            {"node_id": k, "func_name": self.labels.get(k), "line": self.lines.get(k)} for k in self.units[i].kernels
+            {"node_id": k, "func_name": self.labels.get(k), "line": self.lines.get(k)}
+            for k in self.units[i].kernels
         ]
 
     def funcs(self, lo: int, hi: int) -> list[str]:
@@ -72,7 +73,9 @@ def plan_from_context(ctx: TriageContext) -> ScopePlan:
         raise NarrowError("; ".join(b.notes) or "the scope's marker region was not found in the marker file")
     for m in (region.begin, region.end):
         if m.line != m.end_line:
-            raise NarrowError(f"{src.rel}:{m.line}: the marker {m.label} spans several lines; bisect rewrites whole lines")
+            raise NarrowError(
+                f"{src.rel}:{m.line}: the marker {m.label} spans several lines; bisect rewrites whole lines"
+            )
     inner = region.inner
     stmts = tuple((s.lineno, s.end_lineno or s.lineno) for s in inner)
     layout = Layout(

@@ -76,7 +76,9 @@ def signature_of(analysis: Mapping[str, Any]) -> Signature:
             {
                 str(c.get("cond_state"))
                 for c in cores
-                if isinstance(c, Mapping) and c.get("cond_state") and c.get("role") in ("implicated", "exception")
+                if isinstance(c, Mapping)
+                and c.get("cond_state")
+                and c.get("role") in ("implicated", "exception")
             }
         )
     )

@@ -28,7 +28,9 @@ def kernels(n: int) -> list[Kernel]:
     ]
 
 
-def low_spec(children: Sequence[Kernel], *, scope: str = SCOPE, pid: int = 48213, name: str = "low") -> SceneSpec:
+def low_spec(
+    children: Sequence[Kernel], *, scope: str = SCOPE, pid: int = 48213, name: str = "low"
+) -> SceneSpec:
     """An SK that hung with only the handler's anchor line: C6 low, no child named."""
     return SceneSpec(
         name=name,
