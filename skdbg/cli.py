@@ -698,6 +698,10 @@ from skdbg.cli_bisect import bisect_command as _bisect  # noqa: E402
 
 main.add_command(_bisect)
 
+from skdbg.cli_sim import sim as _sim  # noqa: E402
+
+main.add_command(_sim)
+
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,0 +1,77 @@
+"""``python -m skdbg.sim job MODEL_DIR [--source FILE] [--seed N]``: the emulator as a user's job.
+
+Why a process: ``skdbg relaunch --sim`` must run the emulator through the same subprocess path as a
+user's ARGV (own process group, timeout, collected artifacts), so the job reads what a real job reads —
+``$ASCEND_PROCESS_LOG_PATH`` (default ``~/ascend/log``), ``ASCEND_OP_COMPILE_SAVE_KERNEL_META=1`` for
+``sk_meta`` in the cwd, the npugraph_ex options file named by ``$SKDBG_NPUGRAPH_EX_OPTIONS`` — and its
+pid is its own. Exit 0 clean, 1 device fault / wrong result / hang, 3 bad model or options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from skdbg.sim.api import run_job
+from skdbg.sim.errors import SimError
+from skdbg.sim.load import load_model
+
+EXIT_BAD_INPUT = 3
+ENV_OPTIONS = "SKDBG_NPUGRAPH_EX_OPTIONS"
+ENV_SEED = "SKDBG_SIM_SEED"
+
+
+def _options(env: Mapping[str, str]) -> dict[str, Any]:
+    name = env.get(ENV_OPTIONS, "").strip()
+    if not name:
+        return {}
+    path = Path(name)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise SimError(path, "", f"cannot read the options file named by ${ENV_OPTIONS} ({e})") from None
+    except json.JSONDecodeError as e:
+        raise SimError(path, "", f"line {e.lineno}: not valid JSON ({e.msg})") from None
+    if not isinstance(doc, dict):
+        raise SimError(path, "", "expected an object with super_kernel_*_options maps")
+    return doc
+
+
+def _seed(arg: int | None, env: Mapping[str, str]) -> int:
+    if arg is not None:
+        return arg
+    raw = env.get(ENV_SEED, "").strip()
+    if not raw:
+        return 0
+    try:
+        return int(raw)
+    except ValueError:
+        raise SimError(Path(f"${ENV_SEED}"), ENV_SEED, f"expected an integer, got {raw!r}") from None
+
+
+def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
+    env = os.environ if env is None else env
+    parser = argparse.ArgumentParser(prog="python -m skdbg.sim", description="the SK device emulator")
+    sub = parser.add_subparsers(dest="command", required=True)
+    job = sub.add_parser("job", help="run a model as a job (writes plog and sk_meta like a device run)")
+    job.add_argument("model_dir", type=Path)
+    job.add_argument("--source", type=Path, default=None, help="an edited copy of the marker file")
+    job.add_argument("--seed", type=int, default=None)
+    args = parser.parse_args(argv)
+    try:
+        model = load_model(args.model_dir)
+        log_root = Path(env.get("ASCEND_PROCESS_LOG_PATH") or Path.home() / "ascend" / "log")
+        save = env.get("ASCEND_OP_COMPILE_SAVE_KERNEL_META", "").strip() == "1"
+        res = run_job(model, source=args.source, log_dir=log_root, cwd=Path.cwd(), seed=_seed(args.seed, env),
+                      options=_options(env), save_kernel_meta=save)  # fmt: skip
+    except SimError as e:
+        print(f"skdbg.sim: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    sks = ", ".join(f"[{' '.join(f)}]" for f in res.fused) or "none"
+    print(f"skdbg.sim: pid {res.pid}: {res.outcome}: {res.message}; SKs {sks}", flush=True)
+    return res.exit_status
