@@ -51,7 +51,7 @@ def run(n: int, culprits: set[int]) -> tuple[int, float]:
     t0 = time.perf_counter()
     inp, layout = scope(n)
     units = units_of(inp, {i: i for i in range(n)})
-    s, probes = Search(len(units)), 0
+    s, probes = Search([len(u.kernels) for u in units]), 0
     while not isinstance(nxt := s.next(), Done):
         probes += 1
         assert not check_layout(inp, assignment(units, nxt.groups))

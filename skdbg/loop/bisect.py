@@ -77,7 +77,7 @@ class BisectResult:
     session_id: str
     round_id: str
     source_attempt: str
-    status: str  # isolated | pair | not_separable | flaky | drift | unattributed
+    status: str  # isolated | pair | not_separable | inconsistent | flaky | drift | unattributed
     detail: str
     n_children: int
     n_units: int
@@ -327,7 +327,7 @@ def bisect(
         result.next_step = f"skdbg bisect {session_id} {base.round_id} --repeat 5"
         return result
     # ---- probes
-    search = Search(len(plan.units))
+    search = Search([len(u.kernels) for u in plan.units])
     while True:
         nxt = search.next()
         if isinstance(nxt, Done):
@@ -355,6 +355,11 @@ def _finish(
     plan = b.plan
     result.status = done.status
     sid, rnd = result.session_id, result.round_id
+    if done.status == "inconsistent":
+        result.children = [c for u in done.units for c in plan.unit_children(u)]
+        result.detail = done.detail
+        result.next_step = f"the failure is not one child's: rerun with --repeat K, or collect L1 evidence (D1/D2); skdbg session show {sid}"
+        return result
     if done.status in ("drift", "unattributed", "flaky"):
         step = next((s for s in result.steps if s.step == done.step), None)
         whys = "; ".join(str(r["why"]) for r in (step.runs if step else []))
@@ -389,8 +394,8 @@ def _finish(
     l12 = bool(probe_conf)
     if done.status == "isolated":
         why = (
-            f"N1: probe {done.step} ({last.round_id if last else '?'}) fused only {names} as one SK and it failed "
-            f"with the baseline signature ({result.baseline['signature']['error_class']}); every other half passed "
+            f"N1: probe {done.step} ({last.round_id if last else '?'}) fused {names} (with children already "
+            f"cleared) as one SK and it failed with the baseline signature ({result.baseline['signature']['error_class']}); every other half passed "
             "or failed elsewhere as the search predicts"
         )
     else:

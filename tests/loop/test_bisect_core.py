@@ -155,18 +155,22 @@ def test_a_window_leaves_the_rest_unfused() -> None:
 # ------------------------------------------------------------------------------ search bounds
 
 
-def oracle(culprits: set[int]):  # type: ignore[no-untyped-def]
+def oracle(culprits: set[int], sizes: list[int]):  # type: ignore[no-untyped-def]
+    """The device as the emulator models it: a group fails when it holds every culprit and is fused
+    at all (two kernels or more)."""
+
     def run(p: Probe) -> str:
         for g in p.groups:
-            if culprits <= set(range(g.lo, g.hi)):
+            if culprits <= set(range(g.lo, g.hi)) and sum(sizes[g.lo : g.hi]) >= 2:
                 return g.tag if len(p.groups) > 1 else "fail"
         return "pass"
 
     return run
 
 
-def search(n: int, culprits: set[int]) -> tuple[Done, int]:
-    s, run, probes = Search(n), oracle(culprits), 0
+def search(n: int, culprits: set[int], sizes: list[int] | None = None) -> tuple[Done, int]:
+    sizes = sizes or [1] * n
+    s, run, probes = Search(sizes), oracle(culprits, sizes), 0
     while True:
         nxt = s.next()
         if isinstance(nxt, Done):
@@ -182,6 +186,40 @@ def test_one_culprit_within_log2_n_plus_2_probes() -> None:
         for c in positions:
             done, probes = search(n, {c})
             assert done.status == "isolated" and done.units == (c,)
+            assert probes <= math.ceil(math.log2(n)) + 2
+
+
+def test_every_fused_half_holds_two_kernels_and_edges_are_confirmed() -> None:
+    for n in range(2, 20):
+        for c in range(n):
+            s, run = Search(n), oracle({c}, [1] * n)
+            while not isinstance(nxt := s.next(), Done):
+                assert all(g.hi - g.lo >= 2 for g in nxt.groups), nxt
+                s.feed(nxt, run(nxt))
+            if n == 2:
+                assert (nxt.status, nxt.units) == ("not_separable", (0, 1))
+            else:
+                assert (nxt.status, nxt.units) == ("isolated", (c,)), (n, c, nxt)
+
+
+def test_culprit_at_the_edge_of_three_is_confirmed() -> None:
+    s = Search(3)
+    p1 = s.next()
+    assert p1 == Probe(1, "halve", (Group(1, 3, "b"),))  # [0,1) alone cannot be fused
+    s.feed(p1, "pass")
+    p2 = s.next()
+    assert p2 == Probe(2, "confirm", (Group(0, 2, "c"),))
+    s.feed(p2, "fail")
+    assert s.next() == Done("isolated", (0,), "unit 0 (confirmed)", 2)
+
+
+def test_mixed_unit_sizes_keep_the_bound() -> None:
+    rng = random.Random(3)
+    for n in (8, 32, 128):
+        sizes = [rng.choice((1, 1, 2, 3)) for _ in range(n)]
+        for c in rng.sample(range(n), min(n, 12)):
+            done, probes = search(n, {c}, sizes)
+            assert (done.status, done.units) == ("isolated", (c,))
             assert probes <= math.ceil(math.log2(n)) + 2
 
 
