@@ -694,6 +694,10 @@ from skdbg.cli_explain import register as _register_explain  # noqa: E402
 
 _register_explain(main)
 
+from skdbg.cli_loop import register as _register_loop  # noqa: E402
+
+_register_loop(main)
+
 from skdbg.cli_bisect import bisect_command as _bisect  # noqa: E402
 
 main.add_command(_bisect)
