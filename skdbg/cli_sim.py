@@ -73,7 +73,14 @@ def _fault(path: Path | None) -> dict[str, Any] | None:
 @click.option(
     "--source", type=click.Path(path_type=Path), default=None, help="Edited copy of the marker file."
 )
-@cli_errors(bad_input=_bad_input)
+@click.option(
+    "--sk-source",
+    "sk_source",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Also write the JIT generator's source of each SK here (never into the scene; docs/sim.md).",
+)
+@cli_errors(usage=(click.UsageError,), bad_input=_bad_input)
 def sim(
     model_dir: Path,
     out_dir: Path,
@@ -83,6 +90,7 @@ def sim(
     debug: tuple[str, ...],
     fault_file: Path | None,
     source: Path | None,
+    sk_source: Path | None,
 ) -> None:
     """Emulate one run of the model in MODEL_DIR and write its failure scene to SCENE."""
     opts = {"super_kernel_debug_options": _debug(debug)}
@@ -93,3 +101,11 @@ def sim(
     sks = "; ".join(" ".join(f) for f in res.fused) or "none"
     click.echo(f"{out_dir}: pid {res.pid}, {res.outcome}: {res.message}")
     click.echo(f"SKs: {sks}")
+    if sk_source is not None:
+        from skdbg.atomic import write_tree
+        from skdbg.sim.api import emulate
+        from skdbg.sim.sksource import sk_sources
+
+        em = emulate(model, source=source, seed=seed, options=opts)
+        for path in write_tree(sk_source, sk_sources(model, em.planned, res.pid), force=force):
+            click.echo(f"SK source: {path}")
