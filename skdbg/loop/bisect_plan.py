@@ -10,7 +10,9 @@ leaves every other unit unfused):
 
 * **halve** ``[lo, hi)``: fuse ``[lo, mid)`` as half ``a`` and ``[mid, hi)`` as half ``b``. The half
   whose SK shows the failure signature holds the culprit (outcome ``a``/``b``); one unit left → found.
-  A failure that cannot be tied to a half (``fail``) costs one *attribution* probe fusing ``a`` alone.
+  A failure that cannot be tied to a half (``fail``: the failing SK is not resolved, e.g. a wrong
+  result) costs one *attribution* probe fusing ``a`` alone, and from then on every probe fuses one
+  half only (the other half is decided by elimination, and the last unit is confirmed).
 * **padding**: one kernel alone is not fused (an SK needs two), so a half with fewer than two kernels
   takes cleared units next to it (outside ``[lo, hi)``, innocent by then); a half that cannot be
   padded stays unfused and the other half's run decides, by elimination; a unit found only by
@@ -23,7 +25,7 @@ leaves every other unit unfused):
 
 Probe counts (baseline re-runs not counted): one culprit — ⌈log2 n⌉, plus one confirm probe when
 the last step was decided by elimination, when every failing SK is attributable; one attribution
-probe more per unattributed failure; an interaction pair — at most
+probes more when the failures are not attributable (one attribution probe, one confirm probe); an interaction pair — at most
 ``d + 1 + ⌈log2 |A|⌉ + ⌈log2 |B|⌉ ≤ 2·⌈log2 n⌉`` (``d`` halvings before the pair split).
 """
 
@@ -88,6 +90,7 @@ class Search:
         self.lo, self.hi = 0, n
         self.mid = 0
         self.confirmed = True
+        self.single = False
         self.xl = self.xh = self.a = self.yl = self.yh = 0
         if n == 1:
             self.done = Done("not_separable", (0,), "the scope is one unit: no dependency-safe cut exists")
@@ -137,6 +140,8 @@ class Search:
                 return Probe(k, "confirm", (g,))
             self.mid = (self.lo + self.hi) // 2
             groups = tuple(g for g in self._halves() if g is not None)
+            if self.single and groups:  # failures are not attributable: one fused half per probe
+                groups = groups[:1]
             if not groups:
                 self.done = Done(
                     "not_separable",
@@ -188,7 +193,9 @@ class Search:
             elif outcome == "b":
                 self.lo, self.confirmed = self.mid, True
             elif outcome == "fail":
+                # the failing SK cannot be told apart: from now on each probe fuses one half only
                 self.state = "attribute"
+                self.single = True
             else:  # pass: neither half alone → a pair across the cut
                 self.state = "left"
                 self.xl, self.xh = self.lo, self.mid

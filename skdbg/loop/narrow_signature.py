@@ -2,7 +2,8 @@
 
 Why its own module: "does this probe still fail the same way, and in which half?" must be one
 decision, used for the baseline re-runs and for every probe. The signature is the error class
-(fault kind and phase: an SK device fault, a hang, a non-SK fault …), the SK entry, the COND states of
+(the fault kind, and whether the run hung: an SK device fault, an SK hang, a non-SK fault, a
+failed exit without a fault line such as a wrong result …), the SK entry, the COND states of
 the implicated cores and the child identity when the verdict names one. A probe that fails with
 another error class, other COND states or another named child has *drifted* to a different failure:
 it is reported, never followed. The SK entry is recorded but not compared — a half holding only
@@ -26,7 +27,7 @@ class Signature:
     """What the oracle compares. ``failed`` False: a clean run (the other fields are empty)."""
 
     failed: bool
-    error_class: str  # "<fault kind>/<phase>", or "clean"
+    error_class: str  # "<fault kind>/<hang | fault | exit>", or "clean"
     entry: str | None
     scope: str | None  # scope name of the failing SK (from its SK function name)
     cond: tuple[str, ...]  # COND states of the implicated cores, sorted
@@ -61,9 +62,14 @@ def signature_of(analysis: Mapping[str, Any]) -> Signature:
     kind = _get(analysis, "fault", "kind")
     phase = _get(analysis, "fault", "phase")
     timeout = bool(_get(analysis, "run", "exit", "timeout"))
+    status = _get(analysis, "run", "exit", "status")
+    signal = _get(analysis, "run", "exit", "signal")
     conf = _get(analysis, "verdict", "confidence")
     rule = _get(analysis, "verdict", "rule")
-    if (kind in (None, "none")) and not timeout:
+    # as the ledger reads a launch (triage.verify.launch_outcome): a fault, a timeout, a signal or a
+    # non-zero exit — a wrong result has no fault line, only its exit status
+    failed = kind not in (None, "none") or timeout or bool(signal) or status not in (None, 0)
+    if not failed:
         return Signature(False, "clean", None, None, (), None, conf, rule)
     entry = _get(analysis, "fault", "entry")
     if isinstance(entry, str) and entry.endswith(_TRACE_SUFFIX):
@@ -86,7 +92,10 @@ def signature_of(analysis: Mapping[str, Any]) -> Signature:
     if conf in ("high", "medium"):
         fn = _get(analysis, "verdict", "suspect", "func_name")
         child = fn if isinstance(fn, str) else None
-    cls = f"{kind or 'none'}/{phase or ('timeout' if timeout else 'unknown')}"
+    # the phase label may come from run.json (a launcher's guess, e.g. ``execution`` for any non-zero
+    # exit): the class keeps what the evidence decides — the fault kind, and hang vs. not
+    hang = timeout or phase in ("timeout", "hang")
+    cls = f"{kind or 'none'}/{'hang' if hang else ('fault' if kind not in (None, 'none') else 'exit')}"
     return Signature(True, cls, entry if isinstance(entry, str) else None, scope, cond, child, conf, rule)
 
 

@@ -240,7 +240,7 @@ def test_pair_straddling_the_first_cut_is_reported_as_the_pair() -> None:
     assert (done.status, done.units) == ("pair", (3, 12))
 
 
-def test_unattributed_failure_costs_one_attribution_probe() -> None:
+def test_unattributed_failures_switch_to_one_fused_half_per_probe() -> None:
     s = Search(8)
     p1 = s.next()
     assert isinstance(p1, Probe)
@@ -249,7 +249,22 @@ def test_unattributed_failure_costs_one_attribution_probe() -> None:
     assert isinstance(p2, Probe) and p2.phase == "attribute" and p2.groups == (Group(0, 4, "a"),)
     s.feed(p2, "pass")
     p3 = s.next()
-    assert isinstance(p3, Probe) and p3.groups == (Group(4, 6, "a"), Group(6, 8, "b"))
+    assert isinstance(p3, Probe) and p3.groups == (Group(4, 6, "a"),)
+
+
+def test_unattributed_failures_keep_the_bound() -> None:
+    """A wrong result names no SK: a failing two-half probe says only "fail"."""
+    rng = random.Random(5)
+    for n in (8, 32, 128, 512):
+        for c in (0, n - 1, *rng.sample(range(n), min(n, 10))):
+            sizes = [1] * n
+            s, run, probes = Search(sizes), oracle({c}, sizes), 0
+            while not isinstance(nxt := s.next(), Done):
+                probes += 1
+                out = run(nxt)
+                s.feed(nxt, "fail" if out in ("a", "b") else out)
+            assert (nxt.status, nxt.units) == ("isolated", (c,)), (n, c, nxt)
+            assert probes <= math.ceil(math.log2(n)) + 2, (n, c, probes)
 
 
 def test_replay_refuses_a_foreign_history() -> None:
@@ -367,3 +382,16 @@ def test_another_error_class_is_drift_and_clean_is_pass() -> None:
 def test_majority_needs_more_than_half() -> None:
     assert majority(["a", "a", "b"]) == "a"
     assert majority(["a", "b"]) == "flaky"
+
+
+def test_a_wrong_result_without_a_fault_line_is_a_failure() -> None:
+    wrong = {
+        "fault": {"kind": "none", "phase": "correctness", "sk_name": None, "cores": []},
+        "verdict": {"confidence": "low", "rule": "C6", "suspect": None},
+        "run": {"exit": {"status": 1, "signal": None, "timeout": False}},
+    }
+    sig = signature_of(wrong)
+    assert (sig.failed, sig.error_class) == (True, "none/exit")
+    clean = {"fault": {"kind": "none", "phase": "timeout"}, "verdict": {}, "run": {"exit": {"status": 0}}}
+    assert signature_of(clean).failed is False
+    assert classify(sig, signature_of(wrong), {"b.n1a": "a", "b.n1b": "b"})[0] == "fail"
