@@ -698,6 +698,10 @@ from skdbg.cli_loop import register as _register_loop  # noqa: E402
 
 _register_loop(main)
 
+from skdbg.cli_bisect import bisect_command as _bisect  # noqa: E402
+
+main.add_command(_bisect)
+
 from skdbg.cli_sim import sim as _sim  # noqa: E402
 
 main.add_command(_sim)

@@ -1,0 +1,101 @@
+"""bisect() on the emulator: every probe round is materialised from its recorded marker edits, run by
+``skdbg.sim.write_scene`` (in process, standing in for ``relaunch --sim``) and frozen; the search must
+isolate the fused-fault child within the bound, and the emulator must show each probe's halves as
+their own SKs."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from skdbg.loop.bisect import bisect
+from skdbg.parsers.markers import MarkerEdit, apply_edits_text
+from skdbg.sessions.store import AttemptInfo, Ledger
+from skdbg.sim import SimModel, load_model, write_scene
+from skdbg.workflow import freeze
+
+N = 16
+
+
+def make_model(root: Path, culprit: int) -> SimModel:
+    """16 kernels in one scope; op5 publishes event 1 that op6's statement waits on (on stream 1)."""
+    src = [
+        "import torch",
+        "import torch_npu",
+        "",
+        "",
+        "class M(torch.nn.Module):",
+        "    def forward(self, x, side):",
+        "        ev = torch.npu.Event()",
+        '        torch.npu.super_kernel_scope_begin("blk")',
+    ]
+    ops: list[dict[str, object]] = []
+    for i in range(N):
+        if i == 6:
+            src.append("        ev.wait(side)")
+            ops.append({"name": "ev_wait", "kind": "wait", "event": 1, "stream": 1, "line": len(src)})
+        src.append(f"        x = torch_npu.npu_op{i}(x{', stream=side' if i == 6 else ''})")
+        ops.append(
+            {
+                "name": f"op{i}",
+                "op_type": f"Op{i}",
+                "kernel_type": "AIV" if i % 2 else "AIC",
+                "block_dim": 8,
+                "stream": 1 if i == 6 else 0,
+                "line": len(src),
+            }
+        )
+        if i == 5:
+            src.append("        ev.record()")
+            ops.append({"name": "ev_record", "kind": "notify", "event": 1, "stream": 0, "line": len(src)})
+    src += ['        torch.npu.super_kernel_scope_end("blk")', "        return x"]
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "model.py").write_text("\n".join(src) + "\n")
+    doc = {"name": "bisect16", "ops": ops, "fault": {"kind": "fused", "op": f"op{culprit}"}}
+    (root / "model.json").write_text(json.dumps(doc))
+    return load_model(root)
+
+
+@pytest.mark.parametrize("culprit", [0, 6, 11, 15])
+def test_the_emulator_child_is_isolated_within_the_bound(tmp_path: Path, culprit: int) -> None:
+    model = make_model(tmp_path / "model", culprit)
+    write_scene(model, tmp_path / "failed", seed=1, pid=40001)
+    ledger = Ledger(tmp_path / "home")
+    sid = ledger.new_session("sim")
+    base = freeze(ledger, sid, tmp_path / "failed")
+    pids = itertools.count(40002)
+    fused: dict[str, list[list[str]]] = {}
+
+    def runner(rid: str) -> AttemptInfo:
+        body = ledger.proposal(sid, rid).body
+        text = apply_edits_text(model.marker_text, [MarkerEdit(**e) for e in body["marker_edits"]])
+        pid = next(pids)
+        src = tmp_path / f"model-{pid}.py"
+        src.write_text(text)
+        no = len(ledger.attempts(sid, rid)) + 1
+        res = write_scene(
+            model, tmp_path / f"s{pid}", source=src, seed=pid, pid=pid, run={"round_id": rid, "attempt": no}
+        )
+        fused[rid] = res.fused
+        return freeze(ledger, sid, tmp_path / f"s{pid}", round_id=rid)
+
+    # the emulator grades its own fused fault high (PC + COND); --force bisects it anyway
+    r = bisect(ledger, sid, base.round_id, runner=runner, force=True)
+    assert r.status == "isolated"
+    names = [c["func_name"] for c in r.children]
+    # op5/op6 are tied by the event pair (and so is the wait between them): one unit
+    expected = [f"Op{i}" for i in (5, 6)] if culprit in (5, 6) else [f"Op{culprit}"]
+    assert [n.split("_")[0] for n in names] == expected
+    assert r.probes <= math.ceil(math.log2(N)) + 2
+    assert r.n_units == N - 1
+    for step in r.steps[1:]:
+        want = sorted(
+            sorted(f"op{c['func_name'].split('_')[0][2:]}" for c in g["children"]) for g in step.groups
+        )
+        got = sorted(sorted(sk) for sk in fused[step.round_id] if any(o.startswith("op") for o in sk))
+        got = [[o for o in sk if o.startswith("op")] for sk in got]
+        assert want == sorted(got), (step.round_id, want, got)
