@@ -706,6 +706,10 @@ from skdbg.cli_sim import sim as _sim  # noqa: E402
 
 main.add_command(_sim)
 
+from skdbg.cli_demo import demo as _demo  # noqa: E402
+
+main.add_command(_demo)
+
 
 if __name__ == "__main__":  # pragma: no cover
     main()
