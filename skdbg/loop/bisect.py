@@ -25,14 +25,14 @@ from typing import Any
 
 from skdbg.loop.bisect_plan import Done, Probe, Search
 from skdbg.loop.narrow import NarrowError, assignment, check_layout, half_name, probe_edits
-from skdbg.loop.narrow_scope import ScopePlan, failing_instance, plan_from_context
+from skdbg.loop.narrow_scope import ScopePlan, plan_from_context
 from skdbg.loop.narrow_signature import Signature, classify, drift_reason, majority, signature_of
 from skdbg.sessions.attempts import canonical_sha256, materialised
 from skdbg.sessions.errors import LedgerError
 from skdbg.sessions.store import AttemptInfo, Ledger, ProposalInfo
 from skdbg.triage.context import open_context
-from skdbg.triage.model import Verdict
-from skdbg.triage.proposal import ProposalBuilder
+from skdbg.triage.engine import analyze_context
+from skdbg.triage.narrowed import narrowed_analysis
 
 Runner = Callable[[str], AttemptInfo]
 Progress = Callable[[str], None]
@@ -429,30 +429,29 @@ def _finish(
 def _exclusion(
     ledger: Ledger, b: _Bisection, node_id: int, why: str, source_root: Path | None
 ) -> tuple[str | None, str | None]:
-    """Record (once) the exclusion proposal of the isolated child as an ``-X<n>`` round of the failed attempt."""
+    """Record (once) the exclusion proposal of the isolated child as an ``-X<n>`` round of the failed
+    attempt. The proposal is :func:`skdbg.triage.narrowed.narrowed_analysis`'s — the one revalidation
+    recomputes from the frozen scene — and its recorded hash is the proposal's own, so V1–V5 compare
+    against the same document; ``bisect`` (id, reason, parent) rides along in the body."""
     for p in ledger.proposals(b.session_id):
         bb = p.body.get("bisect") if isinstance(p.body, Mapping) else None
         if isinstance(bb, Mapping) and bb.get("id") == b.bid and bb.get("role") == "exclusion":
             return p.round_id, p.status
     with materialised(ledger, b.base) as scene:
         ctx = open_context(scene, source_root=source_root)
-        inst, _ = failing_instance(ctx)
-        node = inst.node_by_id(node_id)
-        if node is None:
-            return None, None
-        child = inst.child(node.position)
-        verdict = Verdict(confidence="high", rule="N1", reason=why, suspect=child)
-        prop = ProposalBuilder(ctx, inst, child, verdict).build()
-    body = prop.to_json()
+        narrowed = narrowed_analysis(ctx, analyze_context(ctx), node_id, why)
+    if narrowed is None or narrowed.proposal.status not in ("proposed", "blocked"):
+        return None, None
+    prop = narrowed.proposal.to_json()
+    body = dict(prop)
     body["bisect"] = {
         "id": b.bid,
         "role": "exclusion",
+        "reason": why,
         "parent": {"round": b.base.round_id, "attempt": b.base.key},
     }
-    if body.get("status") not in ("proposed", "blocked"):
-        return None, None
     info = ledger.add_proposal(
-        b.session_id, b.base, body, canonical_sha256(body), kind="exclusion", status=str(body["status"])
+        b.session_id, b.base, body, canonical_sha256(prop), kind="exclusion", status=str(prop["status"])
     )
     return info.round_id, info.status
 

@@ -15,6 +15,7 @@ from skdbg.sessions.errors import NotFound
 from skdbg.sessions.store import Ledger, ProposalInfo
 from skdbg.triage.context import open_context
 from skdbg.triage.engine import analyze_context
+from skdbg.triage.narrowed import narrowed_analysis
 from skdbg.triage.verify import diagnostic_rerun, verify
 from skdbg.workflow.facts import declared_change_mismatch, frozen_facts
 
@@ -50,6 +51,9 @@ def verify_round(ledger: Ledger, session_id: str, round_id: str, no: int | None 
     with materialised(ledger, source) as old_dir, materialised(ledger, target) as new_dir:
         old_ctx, new_ctx = open_context(old_dir), open_context(new_dir)
         analysis = analyze_context(old_ctx)
+        isolated = _bisected(prop)
+        if isolated is not None:  # skdbg bisect isolated the child: verify against its N1 proposal
+            analysis = narrowed_analysis(old_ctx, analysis, *isolated) or analysis
         result = verify(
             old_ctx,
             new_ctx,
@@ -89,6 +93,17 @@ def verify_round(ledger: Ledger, session_id: str, round_id: str, no: int | None 
         snapshots={"verify.json": (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode()},
     )
     return doc
+
+
+def _bisected(prop: ProposalInfo | None) -> tuple[int, str] | None:
+    """(child nodeId, reason) of an exclusion ``skdbg bisect`` recorded (body ``bisect.role``)."""
+    if prop is None:
+        return None
+    nb, child = prop.body.get("bisect"), prop.body.get("child")
+    if not isinstance(nb, dict) or nb.get("role") != "exclusion" or not isinstance(child, dict):
+        return None
+    node = child.get("node_id")
+    return (node, str(nb.get("reason", ""))) if isinstance(node, int) else None
 
 
 __all__ = ["verify_round"]

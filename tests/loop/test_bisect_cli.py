@@ -1,6 +1,7 @@
 """End to end through the CLI on the emulator: ``skdbg bisect SESSION ROUND --sim MODEL_DIR`` runs every
 probe through ``skdbg relaunch`` (a ``python -m skdbg.sim job`` process per launch) and isolates the
-child of a low-confidence wrong result (no fault line, no SK named) within ⌈log2 n⌉ + 2 probes."""
+child of a low-confidence wrong result (no fault line, no SK named) within ⌈log2 n⌉ + 2 probes; the
+exclusion it records then passes V1–V3 when relaunched."""
 
 from __future__ import annotations
 
@@ -45,6 +46,14 @@ def test_cli_bisect_on_the_emulator_isolates_a_wrong_result(tmp_path: Path) -> N
     with Ledger(home) as ledger:
         assert [a.no for a in ledger.attempts(sid, base.round_id)] == [1]
         assert ledger.proposal(sid, "SIM-BASE-X1").body["child"]["func_name"].startswith("Op11")
+    # the recorded exclusion closes the loop: relaunch it, V1–V3 pass against the failed attempt
+    rel = CliRunner().invoke(
+        main, ["relaunch", sid, "SIM-BASE-X1", "--sim", str(tmp_path / "model"), "--session-dir", str(home)]
+    )
+    assert rel.exit_code == 0, rel.output
+    for gate in ("V1", "V2", "V3"):
+        assert f"{gate}: passed" in rel.output
+    assert "differs from the recorded one" not in rel.output
     # re-running the finished bisection launches nothing and answers the same
     again = CliRunner().invoke(main, [*args, "--format", "json"])
     assert again.exit_code == 0 and json.loads(again.stdout)["steps"] == out["steps"]

@@ -99,3 +99,64 @@ def test_the_emulator_child_is_isolated_within_the_bound(tmp_path: Path, culprit
         got = sorted(sorted(sk) for sk in fused[step.round_id] if any(o.startswith("op") for o in sk))
         got = [[o for o in sk if o.startswith("op")] for sk in got]
         assert want == sorted(got), (step.round_id, want, got)
+
+
+def _bisect_synthetic(tmp_path: Path, doc: dict[str, object], source: str, **kw: object):  # type: ignore[no-untyped-def]
+    from skdbg.sim.models import write_model
+
+    model = load_model(write_model(tmp_path / "model", doc, source))
+    for seed in range(1, 100):  # the failed run: the first seed whose run fails (a flaky fault may not)
+        if write_scene(model, tmp_path / "failed", seed=seed, pid=40001, force=True).outcome != "clean":
+            break
+    ledger = Ledger(tmp_path / "home")
+    sid = ledger.new_session("sim")
+    base = freeze(ledger, sid, tmp_path / "failed")
+    pids = itertools.count(40002)
+
+    def runner(rid: str) -> AttemptInfo:
+        body = ledger.proposal(sid, rid).body
+        text = apply_edits_text(model.marker_text, [MarkerEdit(**e) for e in body["marker_edits"]])
+        pid = next(pids)
+        (tmp_path / f"m{pid}.py").write_text(text)
+        no = len(ledger.attempts(sid, rid)) + 1
+        out = tmp_path / f"s{pid}"
+        write_scene(
+            model,
+            out,
+            source=tmp_path / f"m{pid}.py",
+            seed=pid,
+            pid=pid,
+            run={"round_id": rid, "attempt": no},
+        )
+        return freeze(ledger, sid, out, round_id=rid)
+
+    return bisect(ledger, sid, base.round_id, runner=runner, force=True, **kw)  # type: ignore[arg-type]
+
+
+def _kernel_types(doc: dict[str, object]) -> list[str]:
+    return [str(o["op_type"]) for o in doc["ops"] if "op_type" in o]  # type: ignore[attr-defined]
+
+
+def test_an_emulated_interaction_is_reported_as_its_pair(tmp_path: Path) -> None:
+    from skdbg.sim.models import synthetic
+
+    doc, source = synthetic(16, [3, 12], "interaction", seed=0)
+    r = _bisect_synthetic(tmp_path, doc, source)
+    types = _kernel_types(doc)
+    assert r.status == "pair"
+    assert [
+        str(c["func_name"]).startswith(f"{types[i]}_") for c, i in zip(r.children, (3, 12), strict=True)
+    ] == [
+        True,
+        True,
+    ]
+    assert r.probes <= 4 * math.ceil(math.log2(16))
+
+
+def test_an_emulated_flaky_fault_stops_at_the_baseline(tmp_path: Path) -> None:
+    from skdbg.sim.models import synthetic
+
+    doc, source = synthetic(16, 5, "flaky", seed=0, probability=0.3)
+    r = _bisect_synthetic(tmp_path, doc, source)
+    assert r.status == "flaky" and r.probes == 0
+    assert r.baseline["reproduced"] < 2 and r.baseline["rate"].endswith("(the failed attempt + 2 re-runs)")
