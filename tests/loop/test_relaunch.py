@@ -207,7 +207,7 @@ def test_timeout_kills_the_process_group(session: tuple[Path, str], tmp_path: Pa
     home, sid = session
     with Ledger(home) as led:
         res = relaunch(
-            led, _req(sid, [sys.executable, str(_standin(tmp_path)), "hang"], timeout=1.5, grace=1.0)
+            led, _req(sid, [sys.executable, str(_standin(tmp_path)), "hang"], timeout=3.0, grace=1.0)
         )
     pids = json.loads((res.scene.parent / "source" / "pids.json").read_text())
     assert _pids_dead(pids)  # the job and the child it started
