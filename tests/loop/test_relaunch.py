@@ -78,6 +78,12 @@ elif mode == "launcher":  # like torchrun: the SuperKernel process is a child of
     sys.exit(subprocess.run([sys.executable, __file__, "fixed"]).returncode)
 elif mode == "nothing":
     sys.exit(0)
+elif mode == "stubborn":  # ignores SIGTERM: only SIGKILL ends it
+    import signal
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    (cwd / "pids.json").write_text(json.dumps([pid]))
+    print("ignoring SIGTERM", flush=True)
+    time.sleep(600)
 elif mode == "hang":
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     (cwd / "pids.json").write_text(json.dumps([pid, child.pid]))
@@ -201,7 +207,7 @@ def test_timeout_kills_the_process_group(session: tuple[Path, str], tmp_path: Pa
     home, sid = session
     with Ledger(home) as led:
         res = relaunch(
-            led, _req(sid, [sys.executable, str(_standin(tmp_path)), "hang"], timeout=1.5, grace=1.0)
+            led, _req(sid, [sys.executable, str(_standin(tmp_path)), "hang"], timeout=3.0, grace=1.0)
         )
     pids = json.loads((res.scene.parent / "source" / "pids.json").read_text())
     assert _pids_dead(pids)  # the job and the child it started
@@ -480,3 +486,14 @@ def test_a_launcher_job_is_collected_through_its_child(session: tuple[Path, str]
     assert res.attempt.pid == run["pid"] == child
     assert run["launcher_pid"] != child
     assert any(f"collected its child process {child}" in n for n in res.notes)
+
+
+def test_a_job_that_ignores_sigterm_is_killed_after_the_grace(
+    session: tuple[Path, str], tmp_path: Path
+) -> None:
+    home, sid = session
+    job = [sys.executable, str(_standin(tmp_path)), "stubborn"]
+    with Ledger(home) as led:
+        res = relaunch(led, _req(sid, job, timeout=3.0, grace=0.5))
+    assert _pids_dead(json.loads((res.scene.parent / "source" / "pids.json").read_text()))
+    assert (res.status, res.exit) == ("timed_out", {"status": None, "signal": "SIGKILL", "timeout": True})
