@@ -81,6 +81,7 @@ def flaky_draw(seed: int) -> float:
 
 class _Run:
     def __init__(self, model: SimModel, planned: Planned, seed: int, debug: Debug) -> None:
+        self.seed = seed
         self.model = model
         self.planned = planned
         self.debug = debug
@@ -147,7 +148,7 @@ class _Run:
             if any((o.has_aic if ctype == "AIC" else o.has_aiv) for o in ops):
                 cores.append(self.blocked(sk, t, ctype))
         msg = f"hang: {wait.name} waits for event {wait.event}, never notified (SK {sk})"
-        return Outcome("hang", msg, sk, cores, self._trace(cores), wait)
+        return Outcome("hang", msg, sk, cores, {}, wait)
 
     def circular(self, a: SimOp, b: SimOp) -> Outcome:
         sk = self.sk_of[a.node_id]
@@ -158,10 +159,7 @@ class _Run:
         ]
         syncs = {a.node_id: WAIT_AIV_TO_AIC, b.node_id: WAIT_AIC_TO_AIV}
         msg = f"hang: circular wait between {a.name} (AIC waits on AIV) and {b.name} (AIV waits on AIC)"
-        return Outcome("hang", msg, sk, cores, self._trace(cores), None, syncs)
-
-    def _trace(self, cores: list[FaultCore]) -> dict[int, tuple[str, int]]:
-        return {}
+        return Outcome("hang", msg, sk, cores, {}, None, syncs)
 
     def run(self) -> Outcome:
         f = self.model.fault
@@ -181,7 +179,7 @@ class _Run:
                 "non_sk_fault", f"device fault in {x.name} (operator bug, unfused)", None, [core], {}, x
             )
         if kind == "flaky":
-            if self.fused(ops[0]) and flaky_draw(self._seed) < f.probability:
+            if self.fused(ops[0]) and flaky_draw(self.seed) < f.probability:
                 return self.pc_fault(ops[0], f"flaky, p={f.probability}")
             return _clean()
         if kind == "wrong_result":
@@ -218,8 +216,6 @@ class _Run:
             return self.circular(a, b)
         raise AssertionError(f"unhandled fault kind {kind}")  # load_model refuses unknown kinds
 
-    _seed = 0
-
 
 def _clean() -> Outcome:
     return Outcome("clean", "clean run")
@@ -227,6 +223,4 @@ def _clean() -> Outcome:
 
 def execute(model: SimModel, planned: Planned, *, seed: int, debug: Debug) -> Outcome:
     """The outcome of one run of ``model`` with ``seed`` (deterministic)."""
-    run = _Run(model, planned, seed, debug)
-    run._seed = seed
-    return run.run()
+    return _Run(model, planned, seed, debug).run()

@@ -39,6 +39,12 @@ def _options(env: Mapping[str, str]) -> dict[str, Any]:
         raise SimError(path, "", f"line {e.lineno}: not valid JSON ({e.msg})") from None
     if not isinstance(doc, dict):
         raise SimError(path, "", "expected an object with super_kernel_*_options maps")
+    for key, value in doc.items():
+        if key not in ("super_kernel_optimize_options", "super_kernel_debug_options"):
+            raise SimError(path, key, "unknown option map; known: super_kernel_optimize_options, "
+                           "super_kernel_debug_options")  # fmt: skip
+        if not isinstance(value, dict):
+            raise SimError(path, key, f"expected a map of options, got {value!r}")
     return doc
 
 
