@@ -82,6 +82,9 @@ CASES = [
     ("ops[0].line", _DEL, "ops[0].line"),
     ("ops[0].line", 99, "ops[0].line"),
     ("ops[0].line", 4, "ops[0].line"),  # a blank line, not a statement
+    ("ops[0].line", 7, "ops[0].line"),  # a scope marker emits no graph node
+    ("ops[0].line", 5, "ops[0].line"),  # the def line: a compound statement
+    ("schema", "skdbg.sim.model/2", "schema"),
     ("ops[0].op_type", "Add-1", "ops[0].op_type"),
     ("ops[1].event", _DEL, "ops[1].event"),
     ("ops[1].kernel_type", "AIV", "ops[1].kernel_type"),
