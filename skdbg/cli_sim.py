@@ -101,6 +101,10 @@ def sim(
     from skdbg.sim import load_model, write_scene
 
     model = load_model(model_dir, fault=_fault(fault_file), fault_path=fault_file)
+    if sk_source is not None:  # refuse before anything is written, not after the scene
+        from skdbg.atomic import ensure_fresh_dir
+
+        ensure_fresh_dir(sk_source, force=force, what="SK source folder")
     res = write_scene(
         model,
         out_dir,

@@ -211,3 +211,8 @@ def test_cli_writes_a_scene_and_the_sk_source_outside_it(tmp_path: Path) -> None
     assert not list((tmp_path / "scene").rglob("*.cpp"))  # the JIT source has no place in an AOT scene
     bad = CliRunner().invoke(main, ["sim", str(d), "-o", str(tmp_path / "x"), "--debug", "novalue"])
     assert bad.exit_code == 2
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "keep.txt").write_text("x")
+    refused = CliRunner().invoke(main, ["sim", str(d), "-o", str(tmp_path / "y"), "--sk-source", str(busy)])
+    assert refused.exit_code == 2 and not (tmp_path / "y").exists()  # refused before the scene is written
