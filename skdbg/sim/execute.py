@@ -88,6 +88,7 @@ class _Run:
         self.rng = random.Random(f"skdbg.sim.cores:{seed}")
         self.sk_of = planned.sk_of()
         self.scopes = planned.plan.scopes
+        self.by_id = {o.node_id: o for o in model.ops}
 
     def op(self, name: str) -> SimOp:
         return self.model.op_named(name)
@@ -125,14 +126,14 @@ class _Run:
         return Outcome("sk_fault", f"device fault in {op.name} ({why})", sk, [core], counters, op)
 
     def entry_fault(self, sk: int) -> Outcome:
-        kernels = [self.model.ops[nid - 100] for nid in self.scopes[sk].kernels(self.planned.plan.dag)]
+        kernels = [self.by_id[nid] for nid in self.scopes[sk].kernels(self.planned.plan.dag)]
         ctype = "AIV" if any(k.has_aiv for k in kernels) else "AIC"
         core = FaultCore(self.core(ctype), ctype, pc=("entry",), state=("SK_ENTRY_LAUNCHED", 0))
         return Outcome("sk_fault", f"device fault in the entry code of SK {sk}", sk, [core])
 
     def blocked(self, sk: int, at: int, core_type: str) -> FaultCore:
         """A core of ``core_type`` stuck at task ``at``: state = its last finished FUNC before it."""
-        ops = [self.model.ops[nid - 100] for nid in self.scopes[sk].node_ids]
+        ops = [self.by_id[nid] for nid in self.scopes[sk].node_ids]
         done = [t for t, o in enumerate(ops[:at]) if (o.has_aic if core_type == "AIC" else o.has_aiv)]
         state = ("OP_FINISHED", done[-1]) if done else ("SK_ENTRY_LAUNCHED", 0)
         return FaultCore(self.core(core_type), core_type, pc=("entry",), state=state)
@@ -142,7 +143,7 @@ class _Run:
         if sk is None:
             return Outcome("hang", f"hang: {wait.name} waits for event {wait.event}, never notified", None)
         t = self.task(wait)
-        ops = [self.model.ops[nid - 100] for nid in self.scopes[sk].node_ids]
+        ops = [self.by_id[nid] for nid in self.scopes[sk].node_ids]
         cores = []
         for ctype in ("AIC", "AIV"):
             if any((o.has_aic if ctype == "AIC" else o.has_aiv) for o in ops):
