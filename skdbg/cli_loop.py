@@ -133,6 +133,14 @@ def _verdict_lines(doc: dict[str, Any]) -> list[str]:
 )
 @click.option("--seed", type=int, default=None, help="SKDBG_SIM_SEED for the job (the emulator's seed).")
 @click.option(
+    "--perf-runs",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="V5: after a clean run, time K clean baseline (SK fusion off) and K clean candidate processes "
+    "(K >= 3; 0: V5 is not run).",
+)
+@click.option(
     "--debug",
     "debug",
     multiple=True,
@@ -158,6 +166,7 @@ def relaunch(
     timeout: float | None,
     sim_model: Path | None,
     seed: int | None,
+    perf_runs: int,
     debug: tuple[str, ...],
     session_dir: Path | None,
     fmt: str,
@@ -179,6 +188,10 @@ def relaunch(
         fail("give either --sim MODEL_DIR or the job after `--`, not both", EXIT_USAGE)
     if not argv and sim_model is None:
         fail("no job: pass the command after `--` (or --sim MODEL_DIR)", EXIT_USAGE)
+    if 0 < perf_runs < 3:
+        fail(f"--perf-runs: V5 needs at least 3 clean processes per side, got {perf_runs}", EXIT_USAGE)
+    if perf_runs and debug:
+        fail("--perf-runs times clean runs: it cannot be combined with --debug (a diagnostic launch)", EXIT_USAGE)
     options = _debug_options(debug, candidate) if debug else None
     with _progress() as progress:
         req = RelaunchRequest(
@@ -194,6 +207,7 @@ def relaunch(
             options=options,
             progress=progress,
             candidate=candidate,
+            perf_runs=perf_runs,
         )
         ledger = Ledger(session_home(session_dir))
         with ledger:

@@ -44,6 +44,7 @@ from skdbg.loop.relaunch_source import (
     check_applied,
     materialise,
 )
+from skdbg.loop.perf import PerfError, measure
 from skdbg.loop.runner import RunnerError, RunOutcome, RunSpec, resolve_program, run
 from skdbg.parsers.markers import MarkerEdit
 from skdbg.sessions.attempts import frozen_text
@@ -76,6 +77,7 @@ class RelaunchRequest:
     progress: Callable[[str], None] | None = None
     candidate: Path | None = None  # a ``skdbg codegen candidate`` folder: its env and compile options
     grace: float = 5.0
+    perf_runs: int = 0  # V5: K clean baseline + K clean candidate processes after a clean evidence run
 
 
 @dataclass(frozen=True, slots=True)
@@ -406,6 +408,23 @@ def relaunch(ledger: Ledger, req: RelaunchRequest) -> RelaunchResult:
     doc = _document(plan, req, src, scene, no, argv, cwd, options, extra, collected, outcome)
     write_run_json(scene, doc)
     status, why = _forced_status(outcome, r1)
+    if req.perf_runs and plan.exclusion and status is None and outcome.status == 0 and outcome.signal is None:
+        _say(req, f"V5: {req.perf_runs} clean baseline and candidate processes, interleaved")
+        try:
+            perf = measure(
+                argv=argv,
+                cwd=cwd,
+                env=env,
+                folder=folder,
+                options=options,
+                runs=req.perf_runs,
+                timeout=req.timeout,
+                progress=req.progress,
+            )
+        except PerfError as exc:
+            notes = [*notes, f"V5 not measured: {exc}"]
+        else:
+            (scene / "perf.json").write_text(json.dumps(perf, indent=2) + "\n", encoding="utf-8")
     notes = [*notes, r1] if r1 is not None else notes
     for note in notes:
         _say(req, note)
