@@ -116,7 +116,8 @@ def _build(
                       seed=seed, options=em.options, profiling=profiling)  # fmt: skip
     plog = build_scene(spec, dest).plog
     if profiling and em.planned.plan.scopes:
-        write_prof(dest / "sk_meta" / str(pid), model, em.planned, em.outcome)
+        write_prof(dest / "sk_meta" / str(pid), model, em.planned, em.outcome,
+                   reorder=debug_of(em.options).reorder)  # fmt: skip
     return plog
 
 
