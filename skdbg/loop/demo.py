@@ -4,7 +4,8 @@ Why: it shows in one run what skdbg is for, and it is the end-to-end check of ev
 (:mod:`skdbg.sim`) writes a real failure scene, the ledger freezes it and the triage engine analyses it
 (:mod:`skdbg.workflow`), the proposal opens a round, ``codegen candidate`` predicts the new SKs, the round
 is re-launched through the same path a user's job takes (:mod:`skdbg.loop.relaunch`, a ``python -m
-skdbg.sim job`` process) and verified V1–V5 against the failed attempt. A low-confidence failure is
+skdbg.sim job`` process), timed against the same model with SK fusion off (three clean processes each,
+gate V5) and verified V1–V5 against the failed attempt. A low-confidence failure is
 narrowed by :func:`skdbg.loop.bisect.bisect` first.
 
 Everything lands in one folder: ``model/`` (the emulator model), ``failed-run/`` (the failing scene),
@@ -34,6 +35,8 @@ from skdbg.workflow import freeze
 
 #: seeds tried for a story whose fault may not show on the first run (flaky)
 MAX_SEEDS = 64
+#: V5's clean timed processes per side (baseline with SK fusion off, candidate), the least V5 accepts
+PERF_RUNS = 3
 #: the steps in the order the demo prints them
 STEPS = ("failing run", "analyze", "propose", "codegen candidate", "relaunch", "verify")
 
@@ -225,6 +228,7 @@ def run_demo(
                 candidate=cand_dir,
                 seed=seed,
                 progress=progress,
+                perf_runs=PERF_RUNS,
             ),
         )
         emit(
@@ -234,7 +238,8 @@ def run_demo(
                 + (f", signal {rel.exit.get('signal')}" if rel.exit.get("signal") else ""),
                 f"new scene: {rel.scene}",
             ],
-            f"skdbg relaunch {sid} {xround} --sim {model_dir} --candidate {cand_dir} --session-dir {home}",
+            f"skdbg relaunch {sid} {xround} --sim {model_dir} --candidate {cand_dir} --perf-runs {PERF_RUNS} "
+            f"--session-dir {home}",
         )
         gates = {str(g.get("gate")): str(g.get("result")) for g in (rel.verify or {}).get("verification") or []}
         result.gates = gates

@@ -15,12 +15,13 @@ import os
 import shutil
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from skdbg.atomic import staged_dir
+from skdbg.codegen.fusion.plan_model import Plan
 from skdbg.parsers.run_identity import format_time
 from skdbg.scenebuilder import jsonart
 from skdbg.scenebuilder.scene import build_scene
@@ -31,6 +32,7 @@ from skdbg.sim.planning import Planned, plan_model
 from skdbg.sim.profile import write_prof
 from skdbg.sim.render import Clock, scene_spec
 from skdbg.sim.scopes import op_scopes
+from skdbg.sim.timing import latency_us
 
 DIALECTS = ("D0", "D1", "D2", "D3", "D4", "D5")
 #: SimResult.outcome of each execution result
@@ -55,6 +57,11 @@ class SimResult:
     sk_meta: Path | None
     fused: list[list[str]] = field(default_factory=list)
     culprit: str | None = None  # the op the fault showed in (None: clean, entry code, circular wait)
+    latency_us: float | None = None  # emulated end-to-end latency of a clean run (skdbg.sim.timing)
+
+
+#: the fail reason of every node when the options turn SK fusion off (no SK pass ran)
+REASON_OPTIMIZE_OFF = "SUPER_KERNEL_OPTIMIZE_OFF"
 
 
 @dataclass(frozen=True)
@@ -68,6 +75,11 @@ class _Emulated:
 def _options(options: Mapping[str, Any] | None) -> dict[str, Any]:
     out: dict[str, Any] = {"super_kernel_optimize_options": {}, "super_kernel_debug_options": {}}
     for key, value in (options or {}).items():
+        if key == "super_kernel_optimize":  # False: the SK pass does not run (a timed baseline)
+            if not isinstance(value, bool):
+                raise SimError(Path("<options>"), key, f"expected true or false, got {value!r}")
+            out[key] = value
+            continue
         if key not in out:
             raise SimError(Path("<options>"), key, f"unknown option map; known: {', '.join(out)}")
         if not isinstance(value, Mapping):
@@ -83,6 +95,10 @@ def emulate(
     opts = _options(options)
     scopes, text = op_scopes(model, source)
     planned = plan_model(model, scopes, opts)
+    if opts.get("super_kernel_optimize") is False:
+        # SK fusion off: every op launches on its own, whatever the markers say
+        plan = planned.plan
+        planned = replace(planned, plan=Plan(plan.dag, (), {n.node_id: REASON_OPTIMIZE_OFF for n in plan.dag.nodes}, ()))
     outcome = execute(model, planned, seed=seed, debug=debug_of(opts))
     return _Emulated(planned, outcome, text, opts)
 
@@ -162,8 +178,14 @@ def run_job(
                 raise SimError(meta, "", "already exists: sk_meta of a process with the same pid")
             meta.parent.mkdir(parents=True, exist_ok=True)
             shutil.move(str(meta_src), str(meta))
+    latency = (
+        latency_us(model, [s.node_ids for s in em.planned.plan.scopes], seed=seed, pid=pid)
+        if em.outcome.result == "clean"
+        else None
+    )
     return SimResult(pid, _OUTCOME[em.outcome.result], _exit(em.outcome), em.outcome.message, plog, meta,
-                     _fused(model, em.planned), em.outcome.culprit.name if em.outcome.culprit else None)  # fmt: skip
+                     _fused(model, em.planned), em.outcome.culprit.name if em.outcome.culprit else None,
+                     latency)  # fmt: skip
 
 
 def _seed_pid(seed: int) -> int:
