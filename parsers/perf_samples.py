@@ -116,7 +116,9 @@ def _side(doc: dict[str, object], key: str, file: str) -> PerfSide:
             raise ParseError(file, f"a non-negative measurement at {join(path, 'value')}", got=show(value))
         code = run.get("exit")
         if not is_int(code):
-            raise ParseError(file, f"the process exit status (an integer) at {join(path, 'exit')}", got=show(code))
+            raise ParseError(
+                file, f"the process exit status (an integer) at {join(path, 'exit')}", got=show(code)
+            )
         pid = run.get("pid")
         if pid is not None and not is_int(pid):
             raise ParseError(file, f"an integer pid at {join(path, 'pid')}", got=show(pid))
@@ -183,10 +185,13 @@ def judge(rec: PerfRecord) -> PerfVerdict:
         bad = [r for r in side.runs if r.exit != 0]
         if bad:
             return PerfVerdict(
-                False, f"{side.what}: {len(bad)} of {len(side.runs)} process(es) did not exit 0 (pid {bad[0].pid})"
+                False,
+                f"{side.what}: {len(bad)} of {len(side.runs)} process(es) did not exit 0 (pid {bad[0].pid})",
             )
         if len(side.runs) < MIN_RUNS:
-            return PerfVerdict(None, f"{side.what}: {len(side.runs)} clean process(es), V5 needs >= {MIN_RUNS}")
+            return PerfVerdict(
+                None, f"{side.what}: {len(side.runs)} clean process(es), V5 needs >= {MIN_RUNS}"
+            )
     base, cand = series_stats(rec.baseline.values), series_stats(rec.candidate.values)
     c = rec.criteria
     u = rec.unit
@@ -196,7 +201,9 @@ def judge(rec: PerfRecord) -> PerfVerdict:
     if cand.p90 > base.p90 * (1 + c["p90"]):
         problems.append(f"P90 {cand.p90:.4g}{u} > {base.p90:.4g}{u} × {1 + c['p90']:g}")
     if cand.std > base.std * (1 + c["std"]) + STD_FLOOR * base.mean:
-        problems.append(f"std {cand.std:.3g}{u} > {base.std:.3g}{u} × {1 + c['std']:g} + {STD_FLOOR:.0%} of the mean")
+        problems.append(
+            f"std {cand.std:.3g}{u} > {base.std:.3g}{u} × {1 + c['std']:g} + {STD_FLOOR:.0%} of the mean"
+        )
     shown = f"{rec.metric}: candidate {cand.show(u)} vs baseline ({rec.baseline.what}) {base.show(u)}"
     if problems:
         return PerfVerdict(False, f"regression: {'; '.join(problems)} ({shown})", base, cand)

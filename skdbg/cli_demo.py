@@ -41,7 +41,9 @@ def _bad_input() -> tuple[type[BaseException], ...]:
 @click.option("--force", is_flag=True, help="Empty DIR first when it is not empty.")
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
 @cli_errors(bad_input=_bad_input)
-def demo(folder: Path | None, story: str | None, use_bisect: bool, open_tui: bool, force: bool, fmt: str) -> None:
+def demo(
+    folder: Path | None, story: str | None, use_bisect: bool, open_tui: bool, force: bool, fmt: str
+) -> None:
     """Run the whole loop on the SK emulator, offline, printing each step: a failing run, analyze,
     propose, codegen candidate, relaunch (on the emulator) and verify (V1–V5).
 

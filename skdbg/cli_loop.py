@@ -191,7 +191,10 @@ def relaunch(
     if 0 < perf_runs < 3:
         fail(f"--perf-runs: V5 needs at least 3 clean processes per side, got {perf_runs}", EXIT_USAGE)
     if perf_runs and debug:
-        fail("--perf-runs times clean runs: it cannot be combined with --debug (a diagnostic launch)", EXIT_USAGE)
+        fail(
+            "--perf-runs times clean runs: it cannot be combined with --debug (a diagnostic launch)",
+            EXIT_USAGE,
+        )
     options = _debug_options(debug, candidate) if debug else None
     with _progress() as progress:
         req = RelaunchRequest(

@@ -17,8 +17,14 @@ def _doc(base: list[float], cand: list[float], **over: object) -> dict:
         "metric": {"name": "e2e_latency_us", "unit": "us", "source": "job line SKDBG_METRIC"},
         "criteria": {"mean": 0.0, "p90": 0.02, "std": 0.5},
         "conditions": {"kernel_meta": False, "profiling": False, "debug_options": {}},
-        "baseline": {"what": "SK off", "runs": [{"value": v, "exit": 0, "pid": 10 + i} for i, v in enumerate(base)]},
-        "candidate": {"what": "clean", "runs": [{"value": v, "exit": 0, "pid": 20 + i} for i, v in enumerate(cand)]},
+        "baseline": {
+            "what": "SK off",
+            "runs": [{"value": v, "exit": 0, "pid": 10 + i} for i, v in enumerate(base)],
+        },
+        "candidate": {
+            "what": "clean",
+            "runs": [{"value": v, "exit": 0, "pid": 20 + i} for i, v in enumerate(cand)],
+        },
     }
     doc.update(over)
     return doc

@@ -79,7 +79,8 @@ class DemoResult:
             "exclusion_round": self.exclusion_round,
             "gates": self.gates,
             "steps": [
-                {"step": s.number, "title": s.title, "lines": s.lines, "command": s.command} for s in self.steps
+                {"step": s.number, "title": s.title, "lines": s.lines, "command": s.command}
+                for s in self.steps
             ],
         }
 
@@ -188,7 +189,11 @@ def run_demo(
                     f"{xround} {status}: {proposal.get('mechanism')} of "
                     f"{', '.join(str(n) for n in proposal.get('excluded') or [])} "
                     f"(collateral {proposal.get('collateral') or 'none'})",
-                    *(ln for ln in str(proposal.get("diff") or "").splitlines() if ln.startswith(("+ ", "- ", "+", "-")) and not ln.startswith(("+++", "---"))),
+                    *(
+                        ln
+                        for ln in str(proposal.get("diff") or "").splitlines()
+                        if ln.startswith(("+ ", "- ", "+", "-")) and not ln.startswith(("+++", "---"))
+                    ),
                 ],
                 f"skdbg session propose {sid} {base.round_id} --session-dir {home}",
             )
@@ -199,7 +204,9 @@ def run_demo(
         else:
             why = proposal.get("reason") or "no exclusion proposed"
             emit("propose", [f"no exclusion: {why}", _routes(analysis)])
-            return _end(result, "no_exclusion", f"the analysis proposes no exclusion ({why}); follow its routes")
+            return _end(
+                result, "no_exclusion", f"the analysis proposes no exclusion ({why}); follow its routes"
+            )
         result.exclusion_round = xround
         prop = ledger.proposal(sid, xround)
         source_attempt = ledger.attempt(sid, prop.source_round, prop.source_attempt)
@@ -241,7 +248,9 @@ def run_demo(
             f"skdbg relaunch {sid} {xround} --sim {model_dir} --candidate {cand_dir} --perf-runs {PERF_RUNS} "
             f"--session-dir {home}",
         )
-        gates = {str(g.get("gate")): str(g.get("result")) for g in (rel.verify or {}).get("verification") or []}
+        gates = {
+            str(g.get("gate")): str(g.get("result")) for g in (rel.verify or {}).get("verification") or []
+        }
         result.gates = gates
         lines = [
             f"{g.get('gate')}: {g.get('result')}"
@@ -250,7 +259,9 @@ def run_demo(
         ]
         emit("verify", [*lines, f"next: {rel.next_step}"], f"skdbg session show {sid} --session-dir {home}")
         if rel.status == "passed":
-            return _end(result, "verified", f"{xround} passed: the child is out of the SK, the rest still fused")
+            return _end(
+                result, "verified", f"{xround} passed: the child is out of the SK, the rest still fused"
+            )
         return _end(result, "still_failing", f"{xround} {rel.status}: {rel.next_step}")
 
 

@@ -33,7 +33,9 @@ from skdbg.parsers.perf_samples import DEFAULT_CRITERIA, MIN_RUNS, SCHEMA
 
 ROLE_ENV = "SKDBG_PERF_ROLE"
 #: ``SKDBG_METRIC e2e_latency_us=812.4 us``: name, value and an optional unit
-METRIC_RE = re.compile(rb"^.*?SKDBG_METRIC\s+(?P<name>[A-Za-z_][\w.]*)=(?P<value>[-+0-9.eE]+)(?:[ \t]+(?P<unit>\S+))?")
+METRIC_RE = re.compile(
+    rb"^.*?SKDBG_METRIC\s+(?P<name>[A-Za-z_][\w.]*)=(?P<value>[-+0-9.eE]+)(?:[ \t]+(?P<unit>\S+))?"
+)
 #: environment variables that turn instrumentation on; removed for the timed runs
 INSTRUMENTATION_ENV = ("ASCEND_OP_COMPILE_SAVE_KERNEL_META", "ASCEND_PROF_SK_ON")
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from skdbg.atomic import safe_name
+from skdbg.loop.perf import PerfError, measure
 from skdbg.loop.relaunch_scene import (
     collect_scene,
     place_env_probe,
@@ -44,7 +45,6 @@ from skdbg.loop.relaunch_source import (
     check_applied,
     materialise,
 )
-from skdbg.loop.perf import PerfError, measure
 from skdbg.loop.runner import RunnerError, RunOutcome, RunSpec, resolve_program, run
 from skdbg.parsers.markers import MarkerEdit
 from skdbg.sessions.attempts import frozen_text

@@ -283,6 +283,9 @@ class SceneSpec:
     fault_device: int | None = None  # device_id in the runtime fault line (default: ``device``)
     counters: Mapping[int, tuple[str | int, int]] = field(default_factory=dict)  # other cores' trace state
     seed: int = 48213
+    runtime_timeout: bool = (
+        False  # the runtime reports a task timeout (hang): retCode 0x25 [aicore timeout], 507014
+    )
     # emulator hooks (skdbg.sim): the main SK's launch position among ``extra_sks`` (0 = first), its
     # verbatim BreakInfo text (overrides ``scope_reasons``), and whether the prologue/epilogue filler
     # kernels outside every SK are added (a model that describes its whole graph has none)
@@ -1270,6 +1273,11 @@ def _noise(spec: SceneSpec, pid: int, rng: random.Random, start: datetime, n: in
     return [ln for ln in noise_lines(rng, n, pid=pid, start=start) if not ln.startswith(drop)]
 
 
+#: how the runtime words a task that did not finish in time (error 507014, AICORE_TIMEOUT)
+TIMEOUT_REASON = "aicore timeout"
+TIMEOUT_RET_CODE = 0x25
+
+
 def _core_kind(core_type: str) -> str:
     return "aicore error exception" if core_type == "AIC" else "aivec error exception"
 
@@ -1283,11 +1291,15 @@ def _runtime_lines(
     cores: Sequence[tuple[int, str, int, int]],
     para_base: int,
     stream_id: int = 2,
+    timeout: bool = False,
 ) -> list[str]:
     """The runtime side of one AI Core fault in the §1.5 order (items 1–4): one core report (+ extend info)
     per exception core ``(core_id, core_type, pc_start, pc_current)``, the kernel task error, the stream sync
-    failure and the kernel identification line with this scene's ``device_id`` (gate: device)."""
+    failure and the kernel identification line with this scene's ``device_id`` (gate: device). ``timeout``:
+    the task did not finish in time (a hang) — the runtime's timeout wording (``retCode=0x25, [aicore
+    timeout]``, extend info ``timeout or trap error``) instead of an exception's."""
     step = timedelta(microseconds=37)
+    reason, ret = (TIMEOUT_REASON, TIMEOUT_RET_CODE) if timeout else ("vector core exception", 0x31)
     out: list[str] = [
         runtime_line(ts, report_module_msg(), pid=pid, func="ProcessStarsCoreErrorInfo", tags="[EXEC][EXEC]",
                      src_file="device_error_proc.cc", src_line=1166),
@@ -1297,7 +1309,7 @@ def _runtime_lines(
         for msg in (
             core_report_msg(core_id=core_id, kind=_core_kind(core_type), pc_start=start, pc_current=cur,
                             para_base=para_base, serial=serial),
-            extend_info_msg(),
+            extend_info_msg(errcodes=("0", "0", "0"), error_str="timeout or trap error") if timeout else extend_info_msg(),
         ):  # fmt: skip
             out.append(
                 runtime_line(ts + k * step, msg, pid=pid, func="ProcessStarsCoreErrorInfo", tags="[EXEC][EXEC]",
@@ -1305,11 +1317,16 @@ def _runtime_lines(
             )  # fmt: skip
             k += 1
     out.append(
-        runtime_line(ts + k * step, kernel_task_error_msg(), pid=pid, func="PreCheckTaskErr",
+        runtime_line(ts + k * step, kernel_task_error_msg(ret_code=ret, reason=reason), pid=pid, func="PreCheckTaskErr",
                      src_file="davinci_kernel_task.cc", src_line=1200)
     )  # fmt: skip
     out.append(
-        runtime_line(ts + (k + 1) * step, stream_sync_failed_msg(stream_id=stream_id), pid=pid, src_line=1509)
+        runtime_line(
+            ts + (k + 1) * step,
+            stream_sync_failed_msg(stream_id=stream_id, ret_code=ret, reason=reason),
+            pid=pid,
+            src_line=1509,
+        )
     )
     out.append(
         runtime_line(
@@ -1348,7 +1365,7 @@ def _plog(
     if spec.fault == "sk" and sk is not None:
         cores = [(fc.core_id, fc.core_type, sk.start_pc, pcs[fc.core_id]) for fc in spec.cores]
         fault_lines = _runtime_lines(rt_ts, pid=pid, device=_fault_device(spec), kernel_name=sk.entry, cores=cores,
-                                     para_base=sk.args_dev)  # fmt: skip
+                                     para_base=sk.args_dev, timeout=spec.runtime_timeout)  # fmt: skip
     elif spec.fault == "non_sk":
         base = 0x124081F00000
         cores = [(fc.core_id, fc.core_type, base, base + 0x3A8) for fc in spec.cores] or [
@@ -1365,7 +1382,8 @@ def _plog(
         # the API returns only after the exception callbacks ran: the ErrCode line follows the handler block
         n_sk = len(render(inc)) if inc is not None else 0
         ts = spec.fault_ts + timedelta(microseconds=(inc.step_us if inc else 23) * n_sk + 850)
-        out.append(runtime_line(ts, errcode_msg(), pid=pid, func="rtStreamSynchronize", src_file="api_c.cc",
+        api_error = errcode_msg(code=507014, desc=TIMEOUT_REASON) if spec.runtime_timeout else errcode_msg()
+        out.append(runtime_line(ts, api_error, pid=pid, func="rtStreamSynchronize", src_file="api_c.cc",
                                 src_line=782))  # fmt: skip
     return out
 

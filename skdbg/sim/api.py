@@ -98,7 +98,9 @@ def emulate(
     if opts.get("super_kernel_optimize") is False:
         # SK fusion off: every op launches on its own, whatever the markers say
         plan = planned.plan
-        planned = replace(planned, plan=Plan(plan.dag, (), {n.node_id: REASON_OPTIMIZE_OFF for n in plan.dag.nodes}, ()))
+        planned = replace(
+            planned, plan=Plan(plan.dag, (), {n.node_id: REASON_OPTIMIZE_OFF for n in plan.dag.nodes}, ())
+        )
     outcome = execute(model, planned, seed=seed, debug=debug_of(opts))
     return _Emulated(planned, outcome, text, opts)
 

@@ -150,6 +150,7 @@ def scene_spec(
         build_ts=clock.build,
         fault_ts=clock.fault,
         failure_phase=phase,
+        runtime_timeout=outcome.result == "hang",  # the runtime ends a hung task with its timeout error
         non_sk_kernel=non_sk,
         counters=dict(outcome.counters),
         seed=seed,

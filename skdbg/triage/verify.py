@@ -963,7 +963,9 @@ def _v5(st: _State) -> GateCheck:
     try:
         rec = read_perf(art.path)
     except ParseError as exc:
-        raise _Fail(f"perf.json unreadable: {exc}", [st.new.cite("V5", "perf", Source(str(art.path), None))])
+        raise _Fail(
+            f"perf.json unreadable: {exc}", [st.new.cite("V5", "perf", Source(str(art.path), None))]
+        ) from None
     verdict = judge(rec)
     cite = [st.new.cite("V5", "perf", Source(str(art.path), None), excerpt=verdict.detail)]
     if verdict.passed is None:

@@ -126,5 +126,5 @@ def test_job_refuses_a_bad_options_file_with_exit_3(tmp_path: Path) -> None:
         timeout=120,
     )
     assert proc.returncode == 3
-    assert f"{opts}: super_kernel_debug_option: unknown option map" in proc.stderr
+    assert f"{opts}: super_kernel_debug_option: unknown option" in proc.stderr
     assert not (tmp_path / "logs").exists()  # nothing ran

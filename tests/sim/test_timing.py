@@ -62,7 +62,11 @@ def test_job_prints_the_metric_and_honours_optimize_off(model_dir: Path, tmp_pat
     for role, opts in (("fused", {}), ("off", {"super_kernel_optimize": False})):
         options = tmp_path / f"{role}.json"
         options.write_text(json.dumps(opts))
-        env = {**os.environ, "SKDBG_NPUGRAPH_EX_OPTIONS": str(options), "ASCEND_PROCESS_LOG_PATH": str(tmp_path / "log")}
+        env = {
+            **os.environ,
+            "SKDBG_NPUGRAPH_EX_OPTIONS": str(options),
+            "ASCEND_PROCESS_LOG_PATH": str(tmp_path / "log"),
+        }
         proc = subprocess.run(
             [sys.executable, "-m", "skdbg.sim", "job", str(model_dir)],
             cwd=tmp_path, env=env, capture_output=True, text=True, check=False,
@@ -84,7 +88,9 @@ def test_optimize_must_be_a_bool(model_dir: Path, tmp_path: Path) -> None:
 
 
 def test_a_failing_run_reports_no_latency(tmp_path: Path) -> None:
-    d = write_model(tmp_path / "f", {"name": "t", "ops": OPS, "fault": {"kind": "fused", "op": "mul"}}, SOURCE)
+    d = write_model(
+        tmp_path / "f", {"name": "t", "ops": OPS, "fault": {"kind": "fused", "op": "mul"}}, SOURCE
+    )
     res = run_job(load_model(d), source=None, log_dir=tmp_path / "log", cwd=tmp_path, seed=0, options={},
                   save_kernel_meta=False)  # fmt: skip
     assert res.outcome == "device_fault" and res.latency_us is None
