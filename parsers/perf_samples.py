@@ -122,7 +122,7 @@ def _side(doc: dict[str, object], key: str, file: str) -> PerfSide:
         pid = run.get("pid")
         if pid is not None and not is_int(pid):
             raise ParseError(file, f"an integer pid at {join(path, 'pid')}", got=show(pid))
-        runs.append(PerfRun(value, int(code), int(pid) if pid is not None else None))  # type: ignore[call-overload]
+        runs.append(PerfRun(value, int(str(code)), int(str(pid)) if pid is not None else None))
     return PerfSide(get_str(obj, "what", file, key) or key, tuple(runs))
 
 

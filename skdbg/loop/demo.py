@@ -198,9 +198,10 @@ def run_demo(
                 f"skdbg session propose {sid} {base.round_id} --session-dir {home}",
             )
         elif confidence in ("low", "medium") or use_bisect:
-            xround = _narrow(ledger, sid, base, model_dir, emit, progress, home)
-            if xround is None:
+            narrowed = _narrow(ledger, sid, base, model_dir, emit, progress, home)
+            if narrowed is None:
                 return _end(result, "not_isolated", "the bisection did not isolate a child (see the ledger)")
+            xround = narrowed
         else:
             why = proposal.get("reason") or "no exclusion proposed"
             emit("propose", [f"no exclusion: {why}", _routes(analysis)])
