@@ -8,6 +8,7 @@ relaunch`` with ``--sim MODEL_DIR`` or a user's ARGV) and the printing around
 from __future__ import annotations
 
 import importlib
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -136,6 +137,7 @@ def bisect_command(
             progress=_progress,
             force=force,
             source_root=source_root,
+            launcher=f"--sim {sim}" if sim is not None else "-- " + shlex.join(argv),
         )
     click.echo(dumps(result) if fmt == "json" else render_text(result), nl=fmt != "json")
     if result.status not in FOUND:

@@ -252,11 +252,13 @@ def bisect(
     force: bool = False,
     no: int | None = None,
     source_root: Path | None = None,
+    launcher: str = "--sim MODEL_DIR (or -- ARGV...)",
 ) -> BisectResult:
     """Narrow the failing SK of ``round_id`` (its newest attempt, or attempt ``no``) across re-launches.
 
     ``runner(round_id)`` launches and freezes one attempt of a round (production: relaunch). Raises
-    :class:`BisectRefused` (not a case for N1) and :class:`BisectError` (cannot narrow)."""
+    :class:`BisectRefused` (not a case for N1) and :class:`BisectError` (cannot narrow). ``launcher``:
+    how the printed next step re-launches (the CLI passes its own ``--sim DIR`` / ``-- ARGV``)."""
     if repeat < 1:
         raise BisectError("--repeat must be at least 1")
     base = ledger.attempt(session_id, round_id, no)
@@ -296,7 +298,11 @@ def bisect(
             }
         )
     reproducible = same == n_base if repeat == 1 else same * 2 > n_base
-    rec.outcome = "reproduced" if reproducible else "flaky"
+    clean = sum(1 for _, sig in base_runs if not sig.failed)
+    # re-runs that all fail, but differently: the launch is not the failed candidate (another model,
+    # another fault), not a flaky fault
+    drifted = not reproducible and clean == 0
+    rec.outcome = "reproduced" if reproducible else ("drift" if drifted else "flaky")
     steps.append(rec)
     baseline = {
         "round_id": rid,
@@ -318,6 +324,15 @@ def bisect(
         baseline,
         steps,
     )
+    if drifted:
+        whys = "; ".join(str(r["why"]) for r in rec.runs if not r["reproduced"])
+        result.status = "drift"
+        result.detail = (
+            f"the baseline re-runs fail differently from the failed attempt ({whys}): the re-launch does not "
+            "reproduce this failure (another model, fault or environment?) — reported, not followed"
+        )
+        result.next_step = f"compare the runs: skdbg session show {session_id}"
+        return result
     if not reproducible:
         result.status = "flaky"
         result.detail = (
@@ -346,11 +361,11 @@ def bisect(
         result.probes += 1
         _say(b.progress, f"probe {nxt.step} ({rid}): {rec.outcome}")
         search.feed(nxt, rec.outcome)
-    return _finish(ledger, b, result, nxt, source_root)
+    return _finish(ledger, b, result, nxt, source_root, launcher)
 
 
 def _finish(
-    ledger: Ledger, b: _Bisection, result: BisectResult, done: Done, source_root: Path | None
+    ledger: Ledger, b: _Bisection, result: BisectResult, done: Done, source_root: Path | None, launcher: str
 ) -> BisectResult:
     plan = b.plan
     result.status = done.status
@@ -417,7 +432,7 @@ def _finish(
     result.exclusion_round, result.exclusion_status = x_round, x_status
     if x_round is not None:
         result.next_step = (
-            f"relaunch the exclusion: skdbg relaunch {sid} {x_round} --sim MODEL_DIR (or -- ARGV...)"
+            f"relaunch the exclusion: skdbg relaunch {sid} {x_round} {launcher}"
             if x_status == "proposed"
             else f"the exclusion is {x_status}: skdbg session show {sid}"
         )

@@ -81,6 +81,14 @@ def test_a_baseline_that_does_not_reproduce_is_flaky(tmp_path: Path) -> None:
     assert "--repeat" in r.next_step
 
 
+def test_baseline_re_runs_that_fail_differently_are_drift_not_flaky(tmp_path: Path) -> None:
+    ledger, sid, rnd, ks = failed_session(tmp_path, 8)
+    run = StandIn(ledger, sid, tmp_path, ks, {ks[2].func_name}, script=["drift", "drift"])
+    r = bisect(ledger, sid, rnd, runner=run)
+    assert (r.status, r.probes, r.steps[0].outcome) == ("drift", 0, "drift")
+    assert "fail differently" in r.detail and "error class sk/fault (baseline sk/hang)" in r.detail
+
+
 def test_majority_over_repeat_runs_absorbs_one_dissent(tmp_path: Path) -> None:
     ledger, sid, rnd, ks = failed_session(tmp_path, 8)
     # baseline 3 runs (one clean), then the first probe's first run is clean
