@@ -62,6 +62,22 @@ def _progress() -> Iterator[Callable[[str], None]]:
         yield update
 
 
+def _debug_options(items: tuple[str, ...], candidate: Path | None) -> dict[str, Any]:
+    """``--debug KEY=VAL`` → the options of the launch (integers stay integers)."""
+    if candidate is not None:
+        fail(
+            "--debug and --candidate exclude each other (the candidate's options are a clean run)", EXIT_USAGE
+        )
+    debug: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            fail(f"--debug: expected KEY=VAL, got {item!r}", EXIT_USAGE)
+        value: Any = int(raw) if raw.strip().lstrip("-").isdigit() else raw
+        debug[key.strip()] = value
+    return {"super_kernel_debug_options": debug}
+
+
 def _verdict_lines(doc: dict[str, Any]) -> list[str]:
     a = doc["attempt"]
     ex = doc["exit"]
@@ -117,6 +133,13 @@ def _verdict_lines(doc: dict[str, Any]) -> list[str]:
 )
 @click.option("--seed", type=int, default=None, help="SKDBG_SIM_SEED for the job (the emulator's seed).")
 @click.option(
+    "--debug",
+    "debug",
+    multiple=True,
+    metavar="KEY=VAL",
+    help="A super_kernel_debug_options entry for this launch (a diagnostic attempt, e.g. debug_op_exec_trace=1).",
+)
+@click.option(
     "--session-dir",
     type=click.Path(path_type=Path),
     default=None,
@@ -135,6 +158,7 @@ def relaunch(
     timeout: float | None,
     sim_model: Path | None,
     seed: int | None,
+    debug: tuple[str, ...],
     session_dir: Path | None,
     fmt: str,
 ) -> None:
@@ -155,6 +179,7 @@ def relaunch(
         fail("give either --sim MODEL_DIR or the job after `--`, not both", EXIT_USAGE)
     if not argv and sim_model is None:
         fail("no job: pass the command after `--` (or --sim MODEL_DIR)", EXIT_USAGE)
+    options = _debug_options(debug, candidate) if debug else None
     with _progress() as progress:
         req = RelaunchRequest(
             session_id=session_id,
@@ -166,6 +191,7 @@ def relaunch(
             cwd=cwd,
             timeout=timeout,
             seed=seed,
+            options=options,
             progress=progress,
             candidate=candidate,
         )

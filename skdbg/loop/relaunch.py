@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skdbg.atomic import safe_name
 from skdbg.loop.relaunch_scene import (
     collect_scene,
     place_env_probe,
@@ -104,19 +105,14 @@ class RelaunchResult:
 
 def round_edits(ledger: Ledger, session_id: str, round_id: str) -> list[MarkerEdit]:
     """The declared marker edits of a round: its proposal's ``marker_edits`` (each {file, line, op,
-    text}; ``file`` defaults to the proposal's ``marker_file``). :class:`RelaunchError` names the field
-    of a malformed edit."""
-    prop = _proposal(ledger, session_id, round_id)
-    return _edits(prop)
-
-
-def _proposal(ledger: Ledger, session_id: str, round_id: str) -> ProposalInfo:
+    text}; ``file`` defaults to the proposal's ``marker_file``); none for a base round.
+    :class:`RelaunchError` names the field of a malformed edit."""
+    ledger.round(session_id, round_id)  # NotFound for an unknown round
     try:
-        return ledger.proposal(session_id, round_id)
-    except NotFound as exc:
-        raise RelaunchError(
-            f"{exc}: relaunch runs a round opened by `skdbg session propose` (its declared change)"
-        ) from exc
+        prop = ledger.proposal(session_id, round_id)
+    except NotFound:
+        return []  # a base round declares no change
+    return _edits(prop)
 
 
 def _edits(prop: ProposalInfo) -> list[MarkerEdit]:
@@ -152,19 +148,32 @@ class _Plan:
     exclusion: bool  # exclusion rounds get V1–V5; narrowing rounds are frozen and analysed only
     failed_run: dict[str, Any]
     env_probe: bytes | None
+    retest: bool = False  # a base round re-run as first launched (its options included)
 
 
 def _plan(ledger: Ledger, req: RelaunchRequest) -> _Plan:
     ledger.session(req.session_id)
     rnd = ledger.round(req.session_id, req.round_id)
-    prop = _proposal(ledger, req.session_id, req.round_id)
-    edits = _edits(prop)
-    source = ledger.attempt(req.session_id, prop.source_round, prop.source_attempt)
+    try:
+        prop: ProposalInfo | None = ledger.proposal(req.session_id, req.round_id)
+    except NotFound:
+        prop = None  # a base round: re-run its candidate as first launched (a retest, no declared change)
+    if prop is not None:
+        edits = _edits(prop)
+        source = ledger.attempt(req.session_id, prop.source_round, prop.source_attempt)
+    else:
+        launched = ledger.attempts(req.session_id, req.round_id)
+        if not launched:
+            raise RelaunchError(
+                f"{req.round_id}: not opened by a proposal and without an attempt: nothing to re-launch "
+                "(skdbg session propose opens a round from a failed attempt)"
+            )
+        edits, source = [], launched[0]
     frozen = frozen_text(ledger, source, "marker_file")
     if frozen is None:
         raise RelaunchError(
-            f"{prop.source_round}/{source.key} froze no model source (run.json candidate.marker_file): there "
-            "is nothing to apply the round's marker edits to"
+            f"{source.round_id}/{source.key} froze no model source (run.json candidate.marker_file): there "
+            "is nothing to materialise the round's source from"
         )
     rel, old_text = frozen
     mine = [e for e in edits if e.file == rel] or [e for e in edits if Path(e.file).name == Path(rel).name]
@@ -174,9 +183,9 @@ def _plan(ledger: Ledger, req: RelaunchRequest) -> _Plan:
             f"proposal of {req.round_id}: marker edits of {', '.join(others)}, but the failed attempt's model "
             f"source is {rel} (one marker file per candidate)"
         )
-    exclusion = rnd.kind == "exclusion"
-    mechanism = prop.body.get("mechanism") if exclusion else None
-    if exclusion and prop.body.get("status") != "proposed":
+    exclusion = prop is not None and rnd.kind == "exclusion"
+    mechanism = prop.body.get("mechanism") if prop is not None and exclusion else None
+    if prop is not None and exclusion and prop.body.get("status") != "proposed":
         raise RelaunchError(
             f"{req.round_id}: its proposal is {prop.body.get('status')} ({prop.body.get('reason') or 'blocked'}); "
             "a blocked exclusion is not re-launched"
@@ -190,6 +199,7 @@ def _plan(ledger: Ledger, req: RelaunchRequest) -> _Plan:
         exclusion,
         run_doc,
         probe,
+        retest=prop is None,
     )
 
 
@@ -245,15 +255,18 @@ def _candidate_manifest(folder: Path, declared: Declared) -> dict[str, Any]:
 
 
 def _options(req: RelaunchRequest, plan: _Plan, manifest: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The npugraph_ex options of the launch: given, else the candidate's, else the failed attempt's
-    optimize options with no debug options (an exclusion round is a clean run)."""
-    if req.options is not None:
-        base: Mapping[str, Any] = req.options
-    elif manifest is not None:
-        base = manifest["relaunch"].get("compile_options") or {}
+    """The npugraph_ex options of the launch: the candidate folder's, else the failed attempt's optimize
+    options with no debug options (an exclusion round is a clean run; a base round's retest keeps them
+    all); each map given in ``req.options`` replaces its default."""
+    base: dict[str, Any]
+    if manifest is not None:
+        base = dict(manifest["relaunch"].get("compile_options") or {})
     else:
         cand = plan.failed_run.get("candidate") or {}
         base = {"super_kernel_optimize_options": cand.get("super_kernel_optimize_options") or {}}
+        if plan.retest:  # the same candidate: its debug options too
+            base["super_kernel_debug_options"] = cand.get("super_kernel_debug_options") or {}
+    base.update(req.options or {})
     out: dict[str, Any] = {}
     for key in OPTION_KEYS:
         value = base.get(key) or {}
@@ -293,8 +306,8 @@ def job_environment(
 def attempt_folder(ledger: Ledger, session_id: str, round_id: str, no: int) -> Path:
     """A fresh folder for the attempt under the session's folder (a second folder of the same number,
     left by a re-launch that never got frozen, gets a suffix)."""
-    base = ledger.home / session_id
-    name = f"{round_id}.{attempt_key(no)}"
+    base = ledger.home / safe_name(session_id)
+    name = f"{safe_name(round_id)}.{attempt_key(no)}"
     path = base / name
     k = 2
     while path.exists():
@@ -389,18 +402,22 @@ def relaunch(ledger: Ledger, req: RelaunchRequest) -> RelaunchResult:
         )
     )
     _say(req, f"pid {outcome.pid} ended: {_exit_text(outcome)}; collecting its evidence")
-    collected, r1 = collect_scene(scene, outcome, folder / "log", cwd, argv)
+    collected, r1, notes = collect_scene(scene, outcome, folder / "log", cwd, argv)
     doc = _document(plan, req, src, scene, no, argv, cwd, options, extra, collected, outcome)
     write_run_json(scene, doc)
     status, why = _forced_status(outcome, r1)
-    notes = [r1] if r1 is not None else []
+    notes = [*notes, r1] if r1 is not None else notes
+    for note in notes:
+        _say(req, note)
     _say(req, f"freezing {scene}")
     attempt = freeze(
         ledger,
         req.session_id,
         scene,
         round_id=req.round_id,
-        change=f"relaunch of {req.round_id}: {len(plan.declared.edits)} declared marker edit(s)",
+        change=f"retest of {failed_ref} as launched (skdbg relaunch)"
+        if plan.retest
+        else f"relaunch of {req.round_id}: {len(plan.declared.edits)} declared marker edit(s)",
         status=status,
         status_detail=why,
     )
@@ -548,6 +565,11 @@ def next_step(
         )
     if attempt.status in ("timed_out", "interrupted"):
         return f"retry clean: `skdbg relaunch {session_id} {rid} …` (the next attempt of {rid}); `{show}`"
+    if plan.retest:
+        return (
+            f"a retest of {rid} as first launched: compare it with {plan.source.round_id}/{plan.source.key} in "
+            f"`{show}` (a fault that comes and goes is flaky: repeat, or bisect with --repeat)"
+        )
     if not plan.exclusion:
         return (
             f"a narrowing probe (no V gates): read its analysis in `{show}` ({ref}), then narrow further or "

@@ -21,6 +21,7 @@ from typing import Any
 
 from skdbg.collect.build import CollectRequest, collect
 from skdbg.collect.identity import git_revision, scope_names
+from skdbg.collect.machine import read_log_folder
 from skdbg.loop.runner import RunOutcome
 from skdbg.parsers.common import ParseError
 from skdbg.parsers.run_identity import format_time
@@ -34,15 +35,53 @@ def _write_json(path: Path, doc: Mapping[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+def evidence_pid(outcome: RunOutcome, log_dir: Path, cwd: Path) -> tuple[int, list[int]]:
+    """The process whose evidence makes the scene, and the other pids that left some.
+
+    The job's own pid when it wrote a plog or ``sk_meta/<pid>``. A launcher (``torchrun``, a shell
+    script run as ARGV) runs the SuperKernel process as its child: the log folder is fresh for this
+    attempt, so every plog in it is this run's — the one that faulted is taken (else the lowest pid),
+    and the others are named in a note (one scene per process, R7).
+    """
+    pids: set[int] = set()
+    failed: list[int] = []
+    try:
+        folder = read_log_folder(log_dir)
+    except ParseError:
+        folder = None
+    if folder is not None:
+        pids |= set(folder.host) | set(folder.device)
+        failed = [p.pid for p in folder.failed()]
+    meta = cwd / "sk_meta"
+    if meta.is_dir():
+        pids |= {int(d.name) for d in meta.iterdir() if d.is_dir() and d.name.isdigit()}
+    if outcome.pid in pids or not pids:
+        return outcome.pid, sorted(pids - {outcome.pid})
+    pick = failed[0] if failed else min(pids)
+    return pick, sorted(pids - {pick})
+
+
 def collect_scene(
     out: Path, outcome: RunOutcome, log_dir: Path, cwd: Path, argv: Sequence[str]
-) -> tuple[dict[str, Any], str | None]:
-    """Collect the new pid's evidence into ``out``; returns collect's run record and, when nothing of the
-    process exists (R1), the reason (``out`` then holds only what the re-launch writes itself)."""
+) -> tuple[dict[str, Any], str | None, list[str]]:
+    """Collect the evidence of the run's SuperKernel process into ``out``; returns collect's run record,
+    the R1 reason when nothing of any process exists (``out`` then holds only what the re-launch writes
+    itself), and notes."""
+    pid, others = evidence_pid(outcome, log_dir, cwd)
+    notes: list[str] = []
+    if pid != outcome.pid:
+        notes.append(
+            f"the job (pid {outcome.pid}) left no evidence itself; collected its child process {pid}"
+        )
+    if others:
+        notes.append(
+            f"other processes of this run left evidence too (pid {', '.join(map(str, others))}): one scene per "
+            f"process; `skdbg collect --pid N --log-dir {log_dir} --sk-meta {cwd}` collects another"
+        )
     try:
         res = collect(
             CollectRequest(
-                pid=outcome.pid,
+                pid=pid,
                 out=out,
                 log_dir=log_dir,
                 sk_meta=cwd,
@@ -52,12 +91,16 @@ def collect_scene(
         )
     except ParseError as exc:
         out.mkdir(parents=True, exist_ok=True)
-        return {"pid": outcome.pid}, (
-            f"R1: no fresh plog or sk_meta of pid {outcome.pid} ({exc}); the job was started with "
-            "ASCEND_OP_COMPILE_SAVE_KERNEL_META=1 and ASCEND_PROCESS_LOG_PATH set, so it never reached the "
-            "SuperKernel runtime or wrote elsewhere"
+        return (
+            {"pid": outcome.pid},
+            (
+                f"R1: no fresh plog or sk_meta of pid {outcome.pid} or any child ({exc}); the job was started "
+                "with ASCEND_OP_COMPILE_SAVE_KERNEL_META=1 and ASCEND_PROCESS_LOG_PATH set, so it never "
+                "reached the SuperKernel runtime or wrote elsewhere"
+            ),
+            notes,
         )
-    return dict(res.run), None
+    return dict(res.run), None, notes
 
 
 def place_marker(scene: Path, rel: str, marker: Path) -> None:
@@ -117,7 +160,9 @@ def run_document(
         }
     )
     if outcome is not None:
-        doc["pid"] = outcome.pid
+        doc.setdefault("pid", outcome.pid)  # collect's: the SuperKernel process (the job or its child)
+        if doc["pid"] != outcome.pid:
+            doc["launcher_pid"] = outcome.pid
         doc["start"], doc["end"] = format_time(outcome.start), format_time(outcome.end)
         doc["exit"] = outcome.exit_record()
     else:

@@ -25,6 +25,7 @@ from skdbg.cli import main
 from skdbg.loop.relaunch import RelaunchError, RelaunchRequest, relaunch, round_edits
 from skdbg.sessions.attempts import check_attempt, propose
 from skdbg.sessions.blobs import hash_file
+from skdbg.sessions.errors import NotFound
 from skdbg.sessions.store import Ledger
 from skdbg.workflow import freeze
 
@@ -73,8 +74,16 @@ elif mode == "fault":
     write_evidence(replace(high_single_stream(), run={}))
     print("device fault", file=sys.stderr, flush=True)
     sys.exit(7)
+elif mode == "launcher":  # like torchrun: the SuperKernel process is a child of the job
+    sys.exit(subprocess.run([sys.executable, __file__, "fixed"]).returncode)
 elif mode == "nothing":
     sys.exit(0)
+elif mode == "stubborn":  # ignores SIGTERM: only SIGKILL ends it
+    import signal
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    (cwd / "pids.json").write_text(json.dumps([pid]))
+    print("ignoring SIGTERM", flush=True)
+    time.sleep(600)
 elif mode == "hang":
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     (cwd / "pids.json").write_text(json.dumps([pid, child.pid]))
@@ -198,7 +207,7 @@ def test_timeout_kills_the_process_group(session: tuple[Path, str], tmp_path: Pa
     home, sid = session
     with Ledger(home) as led:
         res = relaunch(
-            led, _req(sid, [sys.executable, str(_standin(tmp_path)), "hang"], timeout=1.5, grace=1.0)
+            led, _req(sid, [sys.executable, str(_standin(tmp_path)), "hang"], timeout=3.0, grace=1.0)
         )
     pids = json.loads((res.scene.parent / "source" / "pids.json").read_text())
     assert _pids_dead(pids)  # the job and the child it started
@@ -326,10 +335,61 @@ def test_nothing_runs_through_a_shell(session: tuple[Path, str], tmp_path: Path)
     assert json.loads(log.splitlines()[0]) == [f"; touch {witness}", "$HOME"]
 
 
-def test_a_relaunch_of_a_round_without_a_proposal_is_refused(session: tuple[Path, str]) -> None:
+def test_a_base_round_is_retested_as_first_launched(session: tuple[Path, str], tmp_path: Path) -> None:
+    """No proposal: the round's candidate re-runs unchanged (its debug options too) as its next attempt."""
     home, sid = session
-    with Ledger(home) as led, pytest.raises(RelaunchError, match="not opened by a proposal"):
-        relaunch(led, RelaunchRequest(sid, "EX1-BASE", [sys.executable, "-c", "pass"], None, None))
+    job = [sys.executable, str(_standin(tmp_path)), "fault"]
+    with Ledger(home) as led:
+        assert round_edits(led, sid, "EX1-BASE") == []
+        res = relaunch(led, RelaunchRequest(sid, "EX1-BASE", job, None, None))
+        with pytest.raises(NotFound, match="EX1-BASE-X9"):
+            relaunch(led, RelaunchRequest(sid, "EX1-BASE-X9", job, None, None))
+    assert (res.attempt.round_id, res.attempt.no, res.status, res.verify) == ("EX1-BASE", 2, "failed", None)
+    seen = json.loads((res.scene.parent / "source" / "job_seen.json").read_text())
+    # the bundled failure ran with debug_op_exec_trace (its run.json): a retest keeps it
+    frozen_run = json.loads((FAILING / "run.json").read_text())
+    assert (
+        seen["options"]["super_kernel_debug_options"] == frozen_run["candidate"]["super_kernel_debug_options"]
+    )
+    assert seen["options"]["super_kernel_debug_options"] != {}
+    ran = res.scene.parent / "source" / "src" / "model.py"
+    assert ran.read_bytes() == (FAILING / "src" / "model.py").read_bytes()
+    assert "retest" in res.next_step
+
+
+def test_debug_options_on_the_command_line_reach_the_job(session: tuple[Path, str], tmp_path: Path) -> None:
+    home, sid = session
+    r = CliRunner().invoke(
+        main,
+        [
+            "relaunch",
+            sid,
+            ROUND,
+            "--session-dir",
+            str(home),
+            "--debug",
+            "debug_op_exec_trace=1",
+            "--format",
+            "json",
+            "--",
+            sys.executable,
+            str(_standin(tmp_path)),
+            "fixed",
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    seen = json.loads((Path(doc["scene"]).parent / "source" / "job_seen.json").read_text())
+    assert seen["options"] == {
+        "super_kernel_debug_options": {"debug_op_exec_trace": 1},
+        "super_kernel_optimize_options": {},
+    }
+    run = json.loads((Path(doc["scene"]) / "run.json").read_text())
+    assert run["candidate"]["super_kernel_debug_options"] == {"debug_op_exec_trace": 1}
+    # a clean-looking pass under debug options is no proof (F9): V1 fails for an undeclared diagnostic
+    gates = {g["gate"]: g["result"] for g in doc["verify"]["verification"]}
+    assert gates["V1"] == "failed"
+    assert doc["status"] == "failed"
 
 
 def test_a_narrowing_round_is_frozen_and_analysed_without_v_gates(
@@ -413,3 +473,27 @@ def test_candidate_folder_gives_env_and_options_and_must_be_of_this_round(
         with pytest.raises(RelaunchError, match=r"change\.marker_edits: not the edits of this round"):
             relaunch(led, _req(sid, job, candidate=cand))
         assert len(led.attempts(sid, ROUND)) == n
+
+
+def test_a_launcher_job_is_collected_through_its_child(session: tuple[Path, str], tmp_path: Path) -> None:
+    """ARGV is a launcher (torchrun-like): the evidence is its child's, found in the fresh log folder."""
+    home, sid = session
+    with Ledger(home) as led:
+        res = relaunch(led, _req(sid, [sys.executable, str(_standin(tmp_path)), "launcher"]))
+    child = json.loads((res.scene.parent / "source" / "job_seen.json").read_text())["pid"]
+    run = json.loads((res.scene / "run.json").read_text())
+    assert res.status == "passed"
+    assert res.attempt.pid == run["pid"] == child
+    assert run["launcher_pid"] != child
+    assert any(f"collected its child process {child}" in n for n in res.notes)
+
+
+def test_a_job_that_ignores_sigterm_is_killed_after_the_grace(
+    session: tuple[Path, str], tmp_path: Path
+) -> None:
+    home, sid = session
+    job = [sys.executable, str(_standin(tmp_path)), "stubborn"]
+    with Ledger(home) as led:
+        res = relaunch(led, _req(sid, job, timeout=3.0, grace=0.5))
+    assert _pids_dead(json.loads((res.scene.parent / "source" / "pids.json").read_text()))
+    assert (res.status, res.exit) == ("timed_out", {"status": None, "signal": "SIGKILL", "timeout": True})
