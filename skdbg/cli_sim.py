@@ -74,6 +74,9 @@ def _fault(path: Path | None) -> dict[str, Any] | None:
     "--source", type=click.Path(path_type=Path), default=None, help="Edited copy of the marker file."
 )
 @click.option(
+    "--profile", is_flag=True, help="Profile the SK (ASCEND_PROF_SK_ON): *_dump_profiling entries, sk_prof."
+)
+@click.option(
     "--sk-source",
     "sk_source",
     type=click.Path(path_type=Path),
@@ -91,13 +94,27 @@ def sim(
     fault_file: Path | None,
     source: Path | None,
     sk_source: Path | None,
+    profile: bool,
 ) -> None:
     """Emulate one run of the model in MODEL_DIR and write its failure scene to SCENE."""
     opts = {"super_kernel_debug_options": _debug(debug)}
     from skdbg.sim import load_model, write_scene
 
     model = load_model(model_dir, fault=_fault(fault_file), fault_path=fault_file)
-    res = write_scene(model, out_dir, source=source, seed=seed, options=opts, dialect=dialect, force=force)
+    if sk_source is not None:  # refuse before anything is written, not after the scene
+        from skdbg.atomic import ensure_fresh_dir
+
+        ensure_fresh_dir(sk_source, force=force, what="SK source folder")
+    res = write_scene(
+        model,
+        out_dir,
+        source=source,
+        seed=seed,
+        options=opts,
+        dialect=dialect,
+        force=force,
+        profiling=profile,
+    )
     sks = "; ".join(" ".join(f) for f in res.fused) or "none"
     click.echo(f"{out_dir}: pid {res.pid}, {res.outcome}: {res.message}")
     click.echo(f"SKs: {sks}")

@@ -207,6 +207,7 @@ class SkDef:
     children: Sequence[Child]
     break_text: str | None = None  # ``BreakInfo::Format()`` of this SK (None → breakReason=NONE)
     flags: str | None = None  # scope bit flags (None → one bit per SK)
+    entry: str | None = None  # the SK entry function (None → derived from the kernel types)
 
 
 @dataclass
@@ -1015,7 +1016,8 @@ class _Meta:
             recs.append(
                 (
                     "GenEntryInfo",
-                    f"GenEntryInfo: enableDebug=0, enableProfiling=0, "
+                    f"GenEntryInfo: enableDebug={int('_debug' in sk.entry)}, "
+                    f"enableProfiling={int('_dump_profiling' in sk.entry)}, "
                     f"enableOpTrace={int('op_trace' in sk.entry)}, enableEarlyStart=0, useSimtEntry=0",
                 )
             )
@@ -1026,7 +1028,7 @@ class _Meta:
                     ("BuildTaskQueue", f"index={t}, nodeType={typ}, nodeInfo={skmeta.render_node(n)}")
                 )
             etype = {"sk_entry_aic": "AIC_ONLY", "sk_entry_aiv": "AIV_ONLY", "sk_entry_mix12": "MIX_AIC_1_2"}
-            base = sk.entry.removesuffix("_op_trace")
+            base = "sk_entry_" + sk.entry.removeprefix("sk_entry_").split("_")[0]  # suffixes dropped
             recs.append(
                 (
                     "ScheduleScope",
@@ -1581,7 +1583,7 @@ def build_scene(spec: SceneSpec, dest: str | os.PathLike[str]) -> BuiltScene:
     sk.main, sk.break_text, sk.flags = True, spec.break_text, spec.scope_flags
     sks = [sk]
     for i, sd in enumerate(spec.extra_sks, start=1):
-        extra = _resolve_sk(i, sd.scope_id, sd.scope_name, sd.children, entry=None, op_trace=spec.op_trace,
+        extra = _resolve_sk(i, sd.scope_id, sd.scope_name, sd.children, entry=sd.entry, op_trace=spec.op_trace,
                             reorder={}, id_base=100 + 100 * i)  # fmt: skip
         extra.break_text, extra.flags = sd.break_text, sd.flags
         sks.append(extra)

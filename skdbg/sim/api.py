@@ -28,6 +28,7 @@ from skdbg.sim.errors import SimError
 from skdbg.sim.execute import Outcome, debug_of, execute
 from skdbg.sim.ops import SimModel
 from skdbg.sim.planning import Planned, plan_model
+from skdbg.sim.profile import write_prof
 from skdbg.sim.render import Clock, scene_spec
 from skdbg.sim.scopes import op_scopes
 
@@ -96,7 +97,15 @@ def _exit(outcome: Outcome) -> int:
 
 
 def _build(
-    model: SimModel, em: _Emulated, dest: Path, *, pid: int, clock: Clock, dialect: str, seed: int
+    model: SimModel,
+    em: _Emulated,
+    dest: Path,
+    *,
+    pid: int,
+    clock: Clock,
+    dialect: str,
+    seed: int,
+    profiling: bool = False,
 ) -> Path:
     """Build the device-side files into ``dest`` (log/plog/…, sk_meta/<pid>/…); returns the plog."""
     if dialect not in DIALECTS:
@@ -104,8 +113,11 @@ def _build(
             Path("<dialect>"), "dialect", f"expected one of {', '.join(DIALECTS)}, got {dialect!r}"
         )
     spec = scene_spec(model, em.planned, em.outcome, debug_of(em.options), pid=pid, clock=clock, dialect=dialect,
-                      seed=seed, options=em.options)  # fmt: skip
-    return build_scene(spec, dest).plog
+                      seed=seed, options=em.options, profiling=profiling)  # fmt: skip
+    plog = build_scene(spec, dest).plog
+    if profiling and em.planned.plan.scopes:
+        write_prof(dest / "sk_meta" / str(pid), model, em.planned, em.outcome)
+    return plog
 
 
 def run_job(
@@ -119,21 +131,30 @@ def run_job(
     save_kernel_meta: bool,
     pid: int | None = None,
     dialect: str = "D5",
+    profiling: bool = False,
 ) -> SimResult:
     """Run the model as a job: the plog goes to ``log_dir/debug/plog/``, ``sk_meta/<pid>/`` into
-    ``cwd`` (only with ``save_kernel_meta``, as ``ASCEND_OP_COMPILE_SAVE_KERNEL_META=1`` decides)."""
+    ``cwd`` (only with ``save_kernel_meta``, as ``ASCEND_OP_COMPILE_SAVE_KERNEL_META=1`` decides;
+    ``profiling`` — a valid ``ASCEND_PROF_SK_ON`` — adds ``sk_meta/<pid>/sk_prof_device_<d>.json``
+    either way)."""
     em = emulate(model, source=source, seed=seed, options=options)
     pid = os.getpid() if pid is None else pid
     clock = Clock.ending(datetime.now())
     plog_dir = Path(log_dir) / "debug" / "plog"
     plog_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".skdbg-sim-", dir=plog_dir) as tmp:
-        staged = _build(model, em, Path(tmp), pid=pid, clock=clock, dialect=dialect, seed=seed)
+        staged = _build(
+            model, em, Path(tmp), pid=pid, clock=clock, dialect=dialect, seed=seed, profiling=profiling
+        )
         plog = plog_dir / staged.name
         os.replace(staged, plog)
         meta_src = Path(tmp) / "sk_meta" / str(pid)
         meta: Path | None = None
-        if save_kernel_meta and meta_src.is_dir():
+        if not save_kernel_meta and meta_src.is_dir():  # the recorder's file only, no model_* folders
+            for sub in list(meta_src.iterdir()):
+                if not sub.name.startswith("sk_prof_device_"):
+                    shutil.rmtree(sub) if sub.is_dir() else sub.unlink()
+        if meta_src.is_dir() and any(meta_src.iterdir()):
             meta = Path(cwd) / "sk_meta" / str(pid)
             if meta.exists():
                 raise SimError(meta, "", "already exists: sk_meta of a process with the same pid")
@@ -210,6 +231,7 @@ def write_scene(
     pid: int | None = None,
     run: Mapping[str, Any] | None = None,
     force: bool = False,
+    profiling: bool = False,
 ) -> SimResult:
     """Write a complete scene folder (plog, sk_meta, run.json, env probe, src/model.py,
     source_sites.json) for one emulated run; atomic: the folder appears whole or not at all."""
@@ -218,7 +240,7 @@ def write_scene(
     clock = Clock.fixed(seed)
     out = Path(out)
     with staged_dir(out, force=force) as tmp:
-        plog = _build(model, em, tmp, pid=pid, clock=clock, dialect=dialect, seed=seed)
+        plog = _build(model, em, tmp, pid=pid, clock=clock, dialect=dialect, seed=seed, profiling=profiling)
         src = tmp / "src" / "model.py"
         src.parent.mkdir(parents=True, exist_ok=True)
         src.write_text(em.source_text, encoding="utf-8", newline="\n")

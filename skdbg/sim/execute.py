@@ -81,12 +81,14 @@ def flaky_draw(seed: int) -> float:
 
 class _Run:
     def __init__(self, model: SimModel, planned: Planned, seed: int, debug: Debug) -> None:
+        self.seed = seed
         self.model = model
         self.planned = planned
         self.debug = debug
         self.rng = random.Random(f"skdbg.sim.cores:{seed}")
         self.sk_of = planned.sk_of()
         self.scopes = planned.plan.scopes
+        self.by_id = {o.node_id: o for o in model.ops}
 
     def op(self, name: str) -> SimOp:
         return self.model.op_named(name)
@@ -124,14 +126,14 @@ class _Run:
         return Outcome("sk_fault", f"device fault in {op.name} ({why})", sk, [core], counters, op)
 
     def entry_fault(self, sk: int) -> Outcome:
-        kernels = [self.model.ops[nid - 100] for nid in self.scopes[sk].kernels(self.planned.plan.dag)]
+        kernels = [self.by_id[nid] for nid in self.scopes[sk].kernels(self.planned.plan.dag)]
         ctype = "AIV" if any(k.has_aiv for k in kernels) else "AIC"
         core = FaultCore(self.core(ctype), ctype, pc=("entry",), state=("SK_ENTRY_LAUNCHED", 0))
         return Outcome("sk_fault", f"device fault in the entry code of SK {sk}", sk, [core])
 
     def blocked(self, sk: int, at: int, core_type: str) -> FaultCore:
         """A core of ``core_type`` stuck at task ``at``: state = its last finished FUNC before it."""
-        ops = [self.model.ops[nid - 100] for nid in self.scopes[sk].node_ids]
+        ops = [self.by_id[nid] for nid in self.scopes[sk].node_ids]
         done = [t for t, o in enumerate(ops[:at]) if (o.has_aic if core_type == "AIC" else o.has_aiv)]
         state = ("OP_FINISHED", done[-1]) if done else ("SK_ENTRY_LAUNCHED", 0)
         return FaultCore(self.core(core_type), core_type, pc=("entry",), state=state)
@@ -141,13 +143,13 @@ class _Run:
         if sk is None:
             return Outcome("hang", f"hang: {wait.name} waits for event {wait.event}, never notified", None)
         t = self.task(wait)
-        ops = [self.model.ops[nid - 100] for nid in self.scopes[sk].node_ids]
+        ops = [self.by_id[nid] for nid in self.scopes[sk].node_ids]
         cores = []
         for ctype in ("AIC", "AIV"):
             if any((o.has_aic if ctype == "AIC" else o.has_aiv) for o in ops):
                 cores.append(self.blocked(sk, t, ctype))
         msg = f"hang: {wait.name} waits for event {wait.event}, never notified (SK {sk})"
-        return Outcome("hang", msg, sk, cores, self._trace(cores), wait)
+        return Outcome("hang", msg, sk, cores, {}, wait)
 
     def circular(self, a: SimOp, b: SimOp) -> Outcome:
         sk = self.sk_of[a.node_id]
@@ -158,10 +160,7 @@ class _Run:
         ]
         syncs = {a.node_id: WAIT_AIV_TO_AIC, b.node_id: WAIT_AIC_TO_AIV}
         msg = f"hang: circular wait between {a.name} (AIC waits on AIV) and {b.name} (AIV waits on AIC)"
-        return Outcome("hang", msg, sk, cores, self._trace(cores), None, syncs)
-
-    def _trace(self, cores: list[FaultCore]) -> dict[int, tuple[str, int]]:
-        return {}
+        return Outcome("hang", msg, sk, cores, {}, None, syncs)
 
     def run(self) -> Outcome:
         f = self.model.fault
@@ -181,7 +180,7 @@ class _Run:
                 "non_sk_fault", f"device fault in {x.name} (operator bug, unfused)", None, [core], {}, x
             )
         if kind == "flaky":
-            if self.fused(ops[0]) and flaky_draw(self._seed) < f.probability:
+            if self.fused(ops[0]) and flaky_draw(self.seed) < f.probability:
                 return self.pc_fault(ops[0], f"flaky, p={f.probability}")
             return _clean()
         if kind == "wrong_result":
@@ -218,8 +217,6 @@ class _Run:
             return self.circular(a, b)
         raise AssertionError(f"unhandled fault kind {kind}")  # load_model refuses unknown kinds
 
-    _seed = 0
-
 
 def _clean() -> Outcome:
     return Outcome("clean", "clean run")
@@ -227,6 +224,4 @@ def _clean() -> Outcome:
 
 def execute(model: SimModel, planned: Planned, *, seed: int, debug: Debug) -> Outcome:
     """The outcome of one run of ``model`` with ``seed`` (deterministic)."""
-    run = _Run(model, planned, seed, debug)
-    run._seed = seed
-    return run.run()
+    return _Run(model, planned, seed, debug).run()

@@ -39,7 +39,20 @@ def _options(env: Mapping[str, str]) -> dict[str, Any]:
         raise SimError(path, "", f"line {e.lineno}: not valid JSON ({e.msg})") from None
     if not isinstance(doc, dict):
         raise SimError(path, "", "expected an object with super_kernel_*_options maps")
+    for key, value in doc.items():
+        if key not in ("super_kernel_optimize_options", "super_kernel_debug_options"):
+            raise SimError(path, key, "unknown option map; known: super_kernel_optimize_options, "
+                           "super_kernel_debug_options")  # fmt: skip
+        if not isinstance(value, dict):
+            raise SimError(path, key, f"expected a map of options, got {value!r}")
     return doc
+
+
+def _profiling(raw: str) -> bool:
+    """``ASCEND_PROF_SK_ON=<KB per core>``: a positive integer up to 5120 starts the recorder (artifacts.md
+    §1.2); anything else leaves it off."""
+    raw = raw.strip()
+    return raw.isdigit() and 0 < int(raw) <= 5120
 
 
 def _seed(arg: int | None, env: Mapping[str, str]) -> int:
@@ -67,8 +80,9 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
         model = load_model(args.model_dir)
         log_root = Path(env.get("ASCEND_PROCESS_LOG_PATH") or Path.home() / "ascend" / "log")
         save = env.get("ASCEND_OP_COMPILE_SAVE_KERNEL_META", "").strip() == "1"
+        prof = _profiling(env.get("ASCEND_PROF_SK_ON", ""))
         res = run_job(model, source=args.source, log_dir=log_root, cwd=Path.cwd(), seed=_seed(args.seed, env),
-                      options=_options(env), save_kernel_meta=save)  # fmt: skip
+                      options=_options(env), save_kernel_meta=save, profiling=prof)  # fmt: skip
     except SimError as e:
         print(f"skdbg.sim: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -43,6 +43,7 @@ _FAULT_KEYS = {"kind", "op", "ops", "probability"}
 _ONE_OP = {"fused", "operator", "unmatched_wait", "wrong_result", "flaky"}
 _TWO_OPS = {"interaction", "circular_wait"}
 MAX_BLOCK_DIM = 4096
+SCHEMA = "skdbg.sim.model/1"
 MAX_STREAM = 1023
 
 
@@ -131,7 +132,8 @@ def _op(path: Path, i: int, doc: Any, stmts: Mapping[int, tuple[int, int]], n_li
         )
     line = _int(path, f"{where}.line", doc["line"], 1, max(n_lines, 1))
     if line not in stmts:
-        raise SimError(path, f"{where}.line", f"line {line} of the marker file is not a statement")
+        raise SimError(path, f"{where}.line", f"line {line} of the marker file is not an op statement "
+                       "(blank, a comment, a compound statement or a scope marker)")  # fmt: skip
     stream = _int(path, f"{where}.stream", doc.get("stream", 0), 0, MAX_STREAM)
     if kind == "kernel":
         for key in ("event",):
@@ -228,17 +230,19 @@ def _check_fault_ops(path: Path, where: str, kind: str, ops: list[SimOp]) -> Non
                            "(the cross-core waits that block each other)")  # fmt: skip
 
 
-def _marker(path: Path, root: Path, rel: str) -> str:
+def _marker(path: Path, root: Path, rel: str) -> tuple[str, set[int]]:
+    """The marker file's text and the lines its scope-marker statements occupy."""
     mp = root / rel
     try:
         text = mp.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise SimError(path, "marker_file", f"cannot read {rel} ({e})") from None
     try:
-        scan_text(text, rel)
+        scan = scan_text(text, rel)
     except ParseError as e:
         raise SimError(mp, "", f"not Python: {e}") from None
-    return text
+    marker_lines = {ln for m in scan.markers if m.direct for ln in range(m.line, m.end_line + 1)}
+    return text, marker_lines
 
 
 def model_file(model_dir: Path) -> Path:
@@ -260,15 +264,18 @@ def load_model(
     path = model_file(model_dir)
     doc = _read_doc(path)
     _unknown(path, "", doc, _MODEL_KEYS)
+    if "schema" in doc and doc["schema"] != SCHEMA:
+        raise SimError(path, "schema", f"expected {SCHEMA!r} (or no schema key), got {doc['schema']!r}")
     name = _str(path, "name", doc.get("name", model_dir.name or "model"), _NAME, "a name")
     rel = doc.get("marker_file", "src/model.py")
     if not isinstance(rel, str) or not rel or rel.startswith("/") or ".." in Path(rel).parts:
         raise SimError(path, "marker_file", f"expected a relative path inside the model dir, got {rel!r}")
-    text = _marker(path, model_dir, rel)
+    text, marker_lines = _marker(path, model_dir, rel)
     try:
         stmts = statement_lines(text, rel)
     except SyntaxError as e:  # pragma: no cover - scan_text already parsed it
         raise SimError(model_dir / rel, "", f"not Python: {e}") from None
+    stmts = {ln: span for ln, span in stmts.items() if ln not in marker_lines}  # a marker emits no node
     model_id = _str(path, "model_id", doc.get("model_id", "48_1"), _MODEL_ID, "<rts id>_<count>, e.g. 48_1")
     device = _int(path, "device", doc.get("device", 0), 0, 63)
     rank = _int(path, "rank", doc.get("rank", 0), 0, 65535)

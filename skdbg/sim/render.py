@@ -42,6 +42,22 @@ class Clock:
                      start + timedelta(seconds=147))  # fmt: skip
 
 
+def entry_name(kernels: list[SimOp], debug: Debug, *, profiling: bool) -> str:
+    """``BuildEntryFuncName``: ``sk_entry_<base>[_debug][_dump_profiling][_op_trace]`` (artifacts.md
+    §1.6) — base from the children's kernel types (``mix12`` forced by per-op max core)."""
+    types = {k.kernel_type for k in kernels}
+    if debug.per_op or "MIX_AIC_1_2" in types:
+        base = "mix12"
+    elif "MIX_AIC_1_1" in types or {"AIC_ONLY", "AIV_ONLY"} <= types:
+        base = "mix11"
+    elif types == {"AIV_ONLY"}:
+        base = "aiv"
+    else:
+        base = "aic"
+    suffix = ("_debug" if debug.sync_all else "") + ("_dump_profiling" if profiling else "")
+    return f"sk_entry_{base}{suffix}{'_op_trace' if debug.op_trace else ''}"
+
+
 def _child(op: SimOp, debug: Debug, sync: int | None) -> Child:
     if not op.is_kernel:
         return Event(KIND_EVENT[op.kind], event_id=op.event or 0, stream=op.stream, node_id=op.node_id)
@@ -69,6 +85,7 @@ def scene_spec(
     dialect: str,
     seed: int,
     options: dict[str, Any],
+    profiling: bool = False,
 ) -> SceneSpec:
     """The SceneSpec of one emulated run (``run``/``probe``/``source`` are left to the caller)."""
     plan = planned.plan
@@ -84,6 +101,7 @@ def scene_spec(
             children(s.node_ids),
             s.break_info.format(),
             s.scope_flags,
+            entry_name([by_id[n] for n in s.kernels(plan.dag)], debug, profiling=profiling),
         )  # fmt: skip
         for i, s in enumerate(plan.scopes)
     ]
@@ -110,6 +128,7 @@ def scene_spec(
         scope_name=head.scope_name,
         dialect=dialect,
         op_trace=debug.op_trace,
+        entry=head.entry,
         fault=fault,
         handler="full" if fault == "sk" else "none",
         unfusible=unfusible,

@@ -82,3 +82,49 @@ def test_job_without_save_kernel_meta_writes_no_sk_meta(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert not (tmp_path / "sk_meta").exists()
     assert "clean" in proc.stdout
+
+
+def test_job_runs_the_edited_marker_file_given_with_source(tmp_path: Path) -> None:
+    """What relaunch does: the proposal's edits applied to a copy, ``--source`` pointing at it."""
+    from skdbg.parsers.markers import apply_edits_text
+
+    model = load_model(EXAMPLE)
+    write_scene(model, tmp_path / "failed", seed=3)
+    a = analyze_context(open_context(tmp_path / "failed"))
+    copy = tmp_path / "copy" / "src" / "model.py"
+    copy.parent.mkdir(parents=True)
+    copy.write_text(apply_edits_text(model.marker_text, a.proposal.marker_edits))
+    env = dict(
+        os.environ, ASCEND_PROCESS_LOG_PATH=str(tmp_path / "logs"), ASCEND_OP_COMPILE_SAVE_KERNEL_META="1"
+    )
+    env.pop("SKDBG_NPUGRAPH_EX_OPTIONS", None)
+    for source in (copy, tmp_path / "copy"):  # the file, or a copy of the model folder
+        proc = subprocess.run(
+            [sys.executable, "-m", "skdbg.sim", "job", str(EXAMPLE), "--source", str(source), "--seed", "2"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "clean" in proc.stdout and "swiglu" not in proc.stdout.split("SKs", 1)[1]
+
+
+def test_job_refuses_a_bad_options_file_with_exit_3(tmp_path: Path) -> None:
+    opts = tmp_path / "opts.json"
+    opts.write_text('{"super_kernel_debug_option": {}}')
+    env = dict(
+        os.environ, ASCEND_PROCESS_LOG_PATH=str(tmp_path / "logs"), SKDBG_NPUGRAPH_EX_OPTIONS=str(opts)
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "skdbg.sim", "job", str(EXAMPLE)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 3
+    assert f"{opts}: super_kernel_debug_option: unknown option map" in proc.stderr
+    assert not (tmp_path / "logs").exists()  # nothing ran

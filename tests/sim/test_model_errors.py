@@ -82,6 +82,9 @@ CASES = [
     ("ops[0].line", _DEL, "ops[0].line"),
     ("ops[0].line", 99, "ops[0].line"),
     ("ops[0].line", 4, "ops[0].line"),  # a blank line, not a statement
+    ("ops[0].line", 7, "ops[0].line"),  # a scope marker emits no graph node
+    ("ops[0].line", 5, "ops[0].line"),  # the def line: a compound statement
+    ("schema", "skdbg.sim.model/2", "schema"),
     ("ops[0].op_type", "Add-1", "ops[0].op_type"),
     ("ops[1].event", _DEL, "ops[1].event"),
     ("ops[1].kernel_type", "AIV", "ops[1].kernel_type"),
@@ -208,3 +211,8 @@ def test_cli_writes_a_scene_and_the_sk_source_outside_it(tmp_path: Path) -> None
     assert not list((tmp_path / "scene").rglob("*.cpp"))  # the JIT source has no place in an AOT scene
     bad = CliRunner().invoke(main, ["sim", str(d), "-o", str(tmp_path / "x"), "--debug", "novalue"])
     assert bad.exit_code == 2
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "keep.txt").write_text("x")
+    refused = CliRunner().invoke(main, ["sim", str(d), "-o", str(tmp_path / "y"), "--sk-source", str(busy)])
+    assert refused.exit_code == 2 and not (tmp_path / "y").exists()  # refused before the scene is written
