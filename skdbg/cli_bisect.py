@@ -34,6 +34,17 @@ def _ledger(session_dir: Path | None) -> Ledger:
     return ledger
 
 
+def _attempt_ref(ref: str) -> tuple[str, int | None]:
+    """``ROUND`` (its newest attempt) or ``ROUND/attempt-NNN`` (or ``ROUND/N``), as ``session propose``."""
+    round_id, _, att = ref.partition("/")
+    if not att:
+        return round_id, None
+    digits = att.removeprefix("attempt-")
+    if not digits.isdigit():
+        fail(f"expected ROUND or ROUND/attempt-NNN, got {ref!r}", EXIT_USAGE)
+    return round_id, int(digits)
+
+
 def _progress(line: str) -> None:
     click.echo(f"skdbg bisect: {line}", err=True)
 
@@ -79,7 +90,7 @@ def production_runner(
 
 @click.command("bisect", epilog=EXIT_CODES_HELP, context_settings={"ignore_unknown_options": False})
 @click.argument("session_id", metavar="SESSION")
-@click.argument("round_id", metavar="ROUND")
+@click.argument("round_id", metavar="ROUND[/attempt-NNN]")
 @click.argument("argv", nargs=-1, metavar="[-- ARGV...]")
 @click.option(
     "--sim",
@@ -117,13 +128,14 @@ def bisect_command(
     session_dir: Path | None,
     fmt: str,
 ) -> None:
-    """Narrow the failing SK of ROUND's newest attempt across re-launches (N1, §3.9).
+    """Narrow the failing SK of ROUND's newest attempt (or attempt NNN) across re-launches (N1, §3.9).
 
     Re-runs the baseline twice, then splits the scope into named halves at dependency-safe cuts,
     one narrowing round (-N<k>) per probe; a killed bisection resumes when re-run. Exit 0 when a
     child (or a minimal set) is isolated; 1 when it stopped without one (flaky, drift)."""
     if (sim is None) == (not argv):
         fail("give exactly one of --sim MODEL_DIR or -- ARGV...", EXIT_USAGE)
+    round_id, no = _attempt_ref(round_id)
     with _ledger(session_dir) as ledger:
         runner = production_runner(
             ledger, session_id, sim=sim, argv=list(argv), timeout=timeout, cwd=cwd, source_root=source_root
@@ -136,6 +148,7 @@ def bisect_command(
             repeat=repeat,
             progress=_progress,
             force=force,
+            no=no,
             source_root=source_root,
             launcher=f"--sim {sim}" if sim is not None else "-- " + shlex.join(argv),
         )

@@ -37,6 +37,8 @@ from skdbg.triage.narrowed import narrowed_analysis
 Runner = Callable[[str], AttemptInfo]
 Progress = Callable[[str], None]
 BISECTABLE = ("low", "medium")
+#: attempt statuses that say nothing about the candidate (§6.3): never counted as a run
+UNOBSERVED = ("interrupted", "invalid", "not_run")
 
 
 class BisectRefused(LedgerError):
@@ -212,15 +214,23 @@ class _Bisection:
     # ------------------------------------------------------------------ runs
 
     def runs(self, rid: str, wanted: int) -> list[tuple[AttemptInfo, Signature]]:
-        """``wanted`` frozen runs of the round: the ones already in the ledger first, then launches."""
+        """``wanted`` frozen runs of the round: the ones already in the ledger first, then launches.
+
+        An ``interrupted`` or ``invalid`` attempt (Ctrl-C, a materialisation mismatch) observed nothing
+        about the candidate: it is skipped when resuming, and a launch that ends that way stops the
+        bisection (re-running the command resumes it)."""
         out: list[tuple[AttemptInfo, Signature]] = []
         for a in self.ledger.attempts(self.session_id, rid):
             doc = self.ledger.snapshot_json(a.pk, "analysis.json")
-            if doc is not None:
+            if doc is not None and a.status not in UNOBSERVED:
                 out.append((a, signature_of(doc)))
         while len(out) < wanted:
             _say(self.progress, f"launching {rid} run {len(out) + 1}/{wanted}")
             att = self.runner(rid)
+            if att.status in UNOBSERVED:
+                raise BisectError(
+                    f"{rid}/{att.key} ended {att.status}: the bisection stops here; re-run the command to resume"
+                )
             doc = self.ledger.snapshot_json(att.pk, "analysis.json")
             if doc is None:
                 raise BisectError(
