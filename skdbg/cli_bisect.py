@@ -16,10 +16,17 @@ from typing import Any
 import click
 
 from skdbg.cli_errors import EXIT_CODES_HELP, EXIT_USAGE, cli_errors, fail
-from skdbg.loop.bisect import BisectError, BisectRefused, bisect, dumps, render_text
 from skdbg.parsers.common import ParseError
 from skdbg.sessions.errors import LedgerError
 from skdbg.sessions.store import AttemptInfo, Ledger
+
+
+def _refusals() -> tuple[type[BaseException], ...]:
+    """Exit-2 exceptions, imported only when a command fails (``skdbg --help`` loads no triage)."""
+    from skdbg.loop.bisect import BisectError, BisectRefused
+
+    return (BisectRefused, BisectError)
+
 
 #: statuses that name a child (or set): everything else is a bisection that stopped without one
 FOUND = ("isolated", "pair", "not_separable")
@@ -114,7 +121,7 @@ def production_runner(
 @click.option("--force", is_flag=True, help="Bisect even when the verdict is high or n/a.")
 @click.option("--session-dir", type=click.Path(path_type=Path), default=None, help="Ledger directory.")
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
-@cli_errors(usage=(BisectRefused, BisectError), bad_input=(ParseError, LedgerError))
+@cli_errors(usage=_refusals, bad_input=(ParseError, LedgerError))
 def bisect_command(
     session_id: str,
     round_id: str,
@@ -136,6 +143,8 @@ def bisect_command(
     if (sim is None) == (not argv):
         fail("give exactly one of --sim MODEL_DIR or -- ARGV...", EXIT_USAGE)
     round_id, no = _attempt_ref(round_id)
+    from skdbg.loop.bisect import bisect, dumps, render_text
+
     with _ledger(session_dir) as ledger:
         runner = production_runner(
             ledger, session_id, sim=sim, argv=list(argv), timeout=timeout, cwd=cwd, source_root=source_root

@@ -403,20 +403,26 @@ def _finish(
         )
         return result
     if done.status == "not_separable":
-        result.children = [c for i in range(len(plan.units)) for c in plan.unit_children(i)]
+        result.children = [c for i in done.units for c in plan.unit_children(i)]
+        whole = len(done.units) == len(plan.units)
         result.detail = (
             f"scope {plan.layout.scope!r} is one dependency-bound unit ({len(result.children)} children): no "
             "cut is legal (§4.2); the whole scope is the set"
+            if whole
+            else f"{len(result.children)} children are left and no half of them can be fused on its own (an SK "
+            "needs two children): they are the set"
         )
         result.next_step = "abandon the scope's fusion or collect L1 evidence (D1/D2)"
         return result
     result.children = [c for u in done.units for c in plan.unit_children(u)]
     last = next((s for s in reversed(result.steps) if s.step == done.step), None)
     names = ", ".join(str(c["func_name"]) for c in result.children)
-    probe_conf = [
-        r["signature"] for r in (last.runs if last else []) if r["signature"].get("confidence") == "high"
-    ]
-    l12 = bool(probe_conf)
+    found = {str(c["func_name"]) for c in result.children}
+    # the probe's own analysis names one of them with a high verdict (L1+L2 evidence in that run)
+    l12 = any(
+        r["signature"].get("confidence") == "high" and r["signature"].get("child") in found
+        for r in (last.runs if last else [])
+    )
     if done.status == "isolated":
         why = (
             f"N1: probe {done.step} ({last.round_id if last else '?'}) fused {names} (with children already "

@@ -92,6 +92,8 @@ def test_the_emulator_child_is_isolated_within_the_bound(tmp_path: Path, culprit
     assert [n.split("_")[0] for n in names] == expected
     assert r.probes <= math.ceil(math.log2(N)) + 2
     assert r.n_units == N - 1
+    # the emulator's fused fault is attributed (PC + COND) in the deciding probe too
+    assert r.verdict is not None and "L1+L2" in r.verdict["reason"]
     for step in r.steps[1:]:
         want = sorted(
             sorted(f"op{c['func_name'].split('_')[0][2:]}" for c in g["children"]) for g in step.groups
