@@ -208,6 +208,7 @@ class SkDef:
     break_text: str | None = None  # ``BreakInfo::Format()`` of this SK (None → breakReason=NONE)
     flags: str | None = None  # scope bit flags (None → one bit per SK)
     entry: str | None = None  # the SK entry function (None → derived from the kernel types)
+    reorder: Mapping[int, int] | str = field(default_factory=dict)  # as SceneSpec.reorder ("auto" or a map)
 
 
 @dataclass
@@ -483,6 +484,12 @@ def _auto_reorder(kids: Sequence[Child]) -> dict[int, int]:
         order.append(p)
     flush(len(kids))
     return {p: t for t, p in enumerate(order) if t != p}
+
+
+def auto_task_indices(children: Sequence[Child]) -> list[int]:
+    """Task index per position under ``reorder="auto"`` (what :func:`build_scene` will use), so a
+    caller can aim a :class:`FaultCore` at a child before the scene exists (the emulator)."""
+    return _task_indices(len(children), _auto_reorder(children))
 
 
 def _task_indices(n: int, reorder: Mapping[int, int]) -> list[int]:
@@ -1584,7 +1591,7 @@ def build_scene(spec: SceneSpec, dest: str | os.PathLike[str]) -> BuiltScene:
     sks = [sk]
     for i, sd in enumerate(spec.extra_sks, start=1):
         extra = _resolve_sk(i, sd.scope_id, sd.scope_name, sd.children, entry=sd.entry, op_trace=spec.op_trace,
-                            reorder={}, id_base=100 + 100 * i)  # fmt: skip
+                            reorder=sd.reorder, id_base=100 + 100 * i)  # fmt: skip
         extra.break_text, extra.flags = sd.break_text, sd.flags
         sks.append(extra)
     if spec.main_position:  # launch order: the main SK among the others (ordinals keep addresses apart)

@@ -116,7 +116,8 @@ def _build(
                       seed=seed, options=em.options, profiling=profiling)  # fmt: skip
     plog = build_scene(spec, dest).plog
     if profiling and em.planned.plan.scopes:
-        write_prof(dest / "sk_meta" / str(pid), model, em.planned, em.outcome)
+        write_prof(dest / "sk_meta" / str(pid), model, em.planned, em.outcome,
+                   reorder=debug_of(em.options).reorder)  # fmt: skip
     return plog
 
 
@@ -142,12 +143,13 @@ def run_job(
     clock = Clock.ending(datetime.now())
     plog_dir = Path(log_dir) / "debug" / "plog"
     plog_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".skdbg-sim-", dir=plog_dir) as tmp:
+    # staged outside the log and work folders: a job killed mid-write leaves nothing a collector could pick up
+    with tempfile.TemporaryDirectory(prefix="skdbg-sim-") as tmp:
         staged = _build(
             model, em, Path(tmp), pid=pid, clock=clock, dialect=dialect, seed=seed, profiling=profiling
         )
         plog = plog_dir / staged.name
-        os.replace(staged, plog)
+        shutil.move(str(staged), str(plog))
         meta_src = Path(tmp) / "sk_meta" / str(pid)
         meta: Path | None = None
         if not save_kernel_meta and meta_src.is_dir():  # the recorder's file only, no model_* folders

@@ -16,6 +16,7 @@ from typing import Any
 from skdbg.scenebuilder.scene import FaultCore
 from skdbg.sim.ops import SimModel, SimOp
 from skdbg.sim.planning import Planned
+from skdbg.sim.tasks import task_orders
 
 AIC_CORES = range(0, 25)
 AIV_CORES = range(25, 75)
@@ -37,6 +38,7 @@ class Debug:
     sync_all: bool = False
     cross_core: bool = False
     per_op: bool = False
+    reorder: bool = False  # optimize option auto_op_parallel=1: waits deferred in the task queue (T6)
 
     @property
     def op_trace(self) -> bool:
@@ -50,14 +52,16 @@ class Debug:
 
 
 def debug_of(options: Mapping[str, Any]) -> Debug:
+    """The run's options as the runtime applies them (debug options, and ``auto_op_parallel``)."""
     dbg = options.get("super_kernel_debug_options") or {}
+    opt = options.get("super_kernel_optimize_options") or {}
 
-    def on(key: str) -> bool:
-        return str(dbg.get(key, "")).strip() == "1"
+    def on(table: Mapping[str, Any], key: str) -> bool:
+        return str(table.get(key, "")).strip() == "1"
 
     return Debug(
-        on("debug_op_exec_trace"), on("debug_sync_all"), on("debug_cross_core_sync_check"),
-        on("debug_per_op_max_core_num"),
+        on(dbg, "debug_op_exec_trace"), on(dbg, "debug_sync_all"), on(dbg, "debug_cross_core_sync_check"),
+        on(dbg, "debug_per_op_max_core_num"), on(opt, "auto_op_parallel"),
     )  # fmt: skip
 
 
@@ -89,12 +93,13 @@ class _Run:
         self.sk_of = planned.sk_of()
         self.scopes = planned.plan.scopes
         self.by_id = {o.node_id: o for o in model.ops}
+        self.order = task_orders(self.by_id, planned, debug.reorder)  # per SK: nodeIds in task order
 
     def op(self, name: str) -> SimOp:
         return self.model.op_named(name)
 
     def task(self, op: SimOp) -> int:
-        return self.scopes[self.sk_of[op.node_id]].node_ids.index(op.node_id)
+        return self.order[self.sk_of[op.node_id]].index(op.node_id)
 
     def fused(self, op: SimOp) -> bool:
         """In an SK together with at least one other kernel."""
@@ -133,7 +138,7 @@ class _Run:
 
     def blocked(self, sk: int, at: int, core_type: str) -> FaultCore:
         """A core of ``core_type`` stuck at task ``at``: state = its last finished FUNC before it."""
-        ops = [self.by_id[nid] for nid in self.scopes[sk].node_ids]
+        ops = [self.by_id[nid] for nid in self.order[sk]]
         done = [t for t, o in enumerate(ops[:at]) if (o.has_aic if core_type == "AIC" else o.has_aiv)]
         state = ("OP_FINISHED", done[-1]) if done else ("SK_ENTRY_LAUNCHED", 0)
         return FaultCore(self.core(core_type), core_type, pc=("entry",), state=state)

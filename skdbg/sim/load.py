@@ -20,6 +20,7 @@ from skdbg.parsers.common import ParseError
 from skdbg.parsers.markers import scan_text
 from skdbg.sim.errors import SimError
 from skdbg.sim.ops import FAULT_KINDS, KERNEL_TYPES, KIND_NODE, WAIT_KINDS, FaultSpec, SimModel, SimOp
+from skdbg.triage.skview import COLLECTIVE_MARKERS
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -155,7 +156,12 @@ def _op(path: Path, i: int, doc: Any, stmts: Mapping[int, tuple[int, int]], n_li
         default_dim = 48 if ktype == "AIV_ONLY" else 24
         block_dim = _int(path, f"{where}.block_dim", doc.get("block_dim", default_dim), 1, MAX_BLOCK_DIM)
         barrier = _bool(path, f"{where}.barrier", doc.get("barrier", False))
-        collective = _bool(path, f"{where}.collective", doc.get("collective", False))
+        comm = any(m in op_type.lower() for m in COLLECTIVE_MARKERS)
+        collective = _bool(path, f"{where}.collective", doc.get("collective", comm))
+        if collective != comm:  # the runtime (and triage) know a collective by its op type only
+            raise SimError(path, f"{where}.collective", f"{collective} contradicts op_type {op_type!r} "
+                           "(a communication kernel is AllReduce, ReduceScatter, AllGather, AlltoAll, an MC2 "
+                           "or HCCL form)")  # fmt: skip
         digest = hashlib.sha256(name.encode()).hexdigest()[:8]
         func = doc.get("func_name", f"{op_type}_{digest}")
         func = _str(path, f"{where}.func_name", func, _IDENT, "a C identifier (kernel function name)")

@@ -14,22 +14,24 @@ from skdbg.scenebuilder import jsonart, skmeta
 from skdbg.sim.execute import AIC_CORES, AIV_CORES, Outcome
 from skdbg.sim.ops import SimModel
 from skdbg.sim.planning import Planned
+from skdbg.sim.tasks import task_orders
 
 CHILD_US = 12.0  # one child block's duration
 GAP_US = 1.5
 
 
-def prof_bodies(model: SimModel, planned: Planned, outcome: Outcome) -> list[str]:
+def prof_bodies(model: SimModel, planned: Planned, outcome: Outcome, *, reorder: bool = False) -> list[str]:
     """The recorder's event bodies in polling order (child blocks, then the SK-level event)."""
     by_id = {o.node_id: o for o in model.ops}
     plan = planned.plan
     stop_sk = outcome.sk if outcome.result in ("sk_fault", "hang") else None
     bodies: list[str] = []
     ts = 1_000.0
+    orders = task_orders(by_id, planned, reorder)
     for i, scope in enumerate(plan.scopes):
         if stop_sk is not None and i > stop_sk:
             break
-        ops = [by_id[n] for n in scope.node_ids]
+        ops = [by_id[n] for n in orders[i]]
         kernels = [o for o in ops if o.is_kernel]
         stop_task = None
         if i == stop_sk:
@@ -65,7 +67,9 @@ def prof_bodies(model: SimModel, planned: Planned, outcome: Outcome) -> list[str
     return bodies
 
 
-def write_prof(meta_pid_dir: Path, model: SimModel, planned: Planned, outcome: Outcome) -> Path:
+def write_prof(
+    meta_pid_dir: Path, model: SimModel, planned: Planned, outcome: Outcome, *, reorder: bool = False
+) -> Path:
     """Write ``sk_prof_device_<device>.json`` into ``sk_meta/<pid>/``."""
     path = meta_pid_dir / f"sk_prof_device_{model.device}.json"
-    return jsonart.write_sk_prof(path, prof_bodies(model, planned, outcome))
+    return jsonart.write_sk_prof(path, prof_bodies(model, planned, outcome, reorder=reorder))

@@ -102,6 +102,7 @@ def scene_spec(
             s.break_info.format(),
             s.scope_flags,
             entry_name([by_id[n] for n in s.kernels(plan.dag)], debug, profiling=profiling),
+            "auto" if debug.reorder else {},
         )  # fmt: skip
         for i, s in enumerate(plan.scopes)
     ]
@@ -129,6 +130,7 @@ def scene_spec(
         dialect=dialect,
         op_trace=debug.op_trace,
         entry=head.entry,
+        reorder=head.reorder,
         fault=fault,
         handler="full" if fault == "sk" else "none",
         unfusible=unfusible,

@@ -199,3 +199,43 @@ def test_ge_form_scope_is_read_too(tmp_path: Path) -> None:
     em = emulate(m, source=None, seed=0, options=None)
     assert [list(s.node_ids) for s in em.planned.plan.scopes] == [[100, 101]]
     assert em.planned.plan.unfused == {102: "NOT_IN_SCOPE"}
+
+
+def test_auto_op_parallel_defers_waits_and_triage_maps_the_task_index_back(tmp_path: Path) -> None:
+    """T6: with the customised queue the wait on stream 1 moves to just before k3 (its stream's next
+    kernel), so k2 sits at fused position 4 but runs as task 3; the handler reports task 3 and the
+    suspect is still k2 (resolved through sk_device_args.log idx → nodeId)."""
+    src = "\n".join(
+        [
+            "import torch",
+            "import torch_npu",
+            "",
+            "",
+            "def forward(x0, side, ev):",
+            '    torch.npu.super_kernel_scope_begin("s")',
+        ]
+        + [f"    x0 = torch_npu.npu_op{i}(x0)" for i in range(7)]
+        + ['    torch.npu.super_kernel_scope_end("s")', "    return x0", ""]
+    )
+    k = lambda name, stream=0: {"name": name, "op_type": "Add", "kernel_type": "AIV", "stream": stream}  # noqa: E731
+    ops = [k("k0"), {"name": "rec", "kind": "notify", "event": 1}, {"name": "wait", "kind": "wait", "event": 1, "stream": 1},
+           k("k1"), k("k2"), k("k3", 1), k("k4")]  # fmt: skip
+    for i, op in enumerate(ops):
+        op["line"] = 7 + i
+    m = load_model(write_model(tmp_path / "m", {"ops": ops, "fault": {"kind": "fused", "op": "k2"}}, src))
+    opts = {"super_kernel_optimize_options": {"auto_op_parallel": 1}}
+    res = write_scene(m, tmp_path / "s", options=opts)
+    text = res.plog.read_text()
+    assert "Found in node[3]" in text  # task index 3, not fused position 4
+    (log,) = (tmp_path / "s").rglob("super_kernel.log")
+    assert "task reorder: place deferred wait node" in log.read_text()
+    from skdbg.triage.context import open_context
+    from skdbg.triage.engine import analyze_context
+
+    a = analyze_context(open_context(tmp_path / "s"))
+    assert a.verdict.suspect is not None
+    assert (a.verdict.suspect.node_id, a.verdict.suspect.task_index) == (m.op_named("k2").node_id, 3)
+    assert a.verdict.confidence == "high"
+    # without the option the task order is the fused order
+    plain = write_scene(m, tmp_path / "p")
+    assert "Found in node[4]" in plain.plog.read_text()

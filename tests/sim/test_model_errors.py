@@ -85,6 +85,7 @@ CASES = [
     ("ops[0].line", 7, "ops[0].line"),  # a scope marker emits no graph node
     ("ops[0].line", 5, "ops[0].line"),  # the def line: a compound statement
     ("schema", "skdbg.sim.model/2", "schema"),
+    ("ops[0].collective", True, "ops[0].collective"),  # Add is no communication kernel
     ("ops[0].op_type", "Add-1", "ops[0].op_type"),
     ("ops[1].event", _DEL, "ops[1].event"),
     ("ops[1].kernel_type", "AIV", "ops[1].kernel_type"),
@@ -109,6 +110,16 @@ def test_bad_field_names_file_and_path(tmp_path: Path, where: str, value: Any, f
     assert info.value.field == field
     assert info.value.path == d / "model.json"
     assert str(info.value).startswith(f"{d / 'model.json'}: {field}: ")
+
+
+def test_a_communication_op_type_is_a_collective(tmp_path: Path) -> None:
+    doc = _good()
+    doc["ops"][0]["op_type"] = "MatmulAllReduce"
+    assert load_model(_write(tmp_path, doc)).op_named("add").collective
+    doc["ops"][0]["collective"] = False
+    with pytest.raises(SimError) as info:
+        load_model(_write(tmp_path, doc))
+    assert info.value.field == "ops[0].collective"
 
 
 def test_fault_pairs_and_probability(tmp_path: Path) -> None:
