@@ -37,6 +37,8 @@ from skdbg.triage.narrowed import narrowed_analysis
 Runner = Callable[[str], AttemptInfo]
 Progress = Callable[[str], None]
 BISECTABLE = ("low", "medium")
+#: attempt statuses that say nothing about the candidate (§6.3): never counted as a run
+UNOBSERVED = ("interrupted", "invalid", "not_run")
 
 
 class BisectRefused(LedgerError):
@@ -212,15 +214,23 @@ class _Bisection:
     # ------------------------------------------------------------------ runs
 
     def runs(self, rid: str, wanted: int) -> list[tuple[AttemptInfo, Signature]]:
-        """``wanted`` frozen runs of the round: the ones already in the ledger first, then launches."""
+        """``wanted`` frozen runs of the round: the ones already in the ledger first, then launches.
+
+        An ``interrupted`` or ``invalid`` attempt (Ctrl-C, a materialisation mismatch) observed nothing
+        about the candidate: it is skipped when resuming, and a launch that ends that way stops the
+        bisection (re-running the command resumes it)."""
         out: list[tuple[AttemptInfo, Signature]] = []
         for a in self.ledger.attempts(self.session_id, rid):
             doc = self.ledger.snapshot_json(a.pk, "analysis.json")
-            if doc is not None:
+            if doc is not None and a.status not in UNOBSERVED:
                 out.append((a, signature_of(doc)))
         while len(out) < wanted:
             _say(self.progress, f"launching {rid} run {len(out) + 1}/{wanted}")
             att = self.runner(rid)
+            if att.status in UNOBSERVED:
+                raise BisectError(
+                    f"{rid}/{att.key} ended {att.status}: the bisection stops here; re-run the command to resume"
+                )
             doc = self.ledger.snapshot_json(att.pk, "analysis.json")
             if doc is None:
                 raise BisectError(
@@ -252,11 +262,13 @@ def bisect(
     force: bool = False,
     no: int | None = None,
     source_root: Path | None = None,
+    launcher: str = "--sim MODEL_DIR (or -- ARGV...)",
 ) -> BisectResult:
     """Narrow the failing SK of ``round_id`` (its newest attempt, or attempt ``no``) across re-launches.
 
     ``runner(round_id)`` launches and freezes one attempt of a round (production: relaunch). Raises
-    :class:`BisectRefused` (not a case for N1) and :class:`BisectError` (cannot narrow)."""
+    :class:`BisectRefused` (not a case for N1) and :class:`BisectError` (cannot narrow). ``launcher``:
+    how the printed next step re-launches (the CLI passes its own ``--sim DIR`` / ``-- ARGV``)."""
     if repeat < 1:
         raise BisectError("--repeat must be at least 1")
     base = ledger.attempt(session_id, round_id, no)
@@ -296,7 +308,11 @@ def bisect(
             }
         )
     reproducible = same == n_base if repeat == 1 else same * 2 > n_base
-    rec.outcome = "reproduced" if reproducible else "flaky"
+    clean = sum(1 for _, sig in base_runs if not sig.failed)
+    # re-runs that all fail, but differently: the launch is not the failed candidate (another model,
+    # another fault), not a flaky fault
+    drifted = not reproducible and clean == 0
+    rec.outcome = "reproduced" if reproducible else ("drift" if drifted else "flaky")
     steps.append(rec)
     baseline = {
         "round_id": rid,
@@ -318,6 +334,15 @@ def bisect(
         baseline,
         steps,
     )
+    if drifted:
+        whys = "; ".join(str(r["why"]) for r in rec.runs if not r["reproduced"])
+        result.status = "drift"
+        result.detail = (
+            f"the baseline re-runs fail differently from the failed attempt ({whys}): the re-launch does not "
+            "reproduce this failure (another model, fault or environment?) — reported, not followed"
+        )
+        result.next_step = f"compare the runs: skdbg session show {session_id}"
+        return result
     if not reproducible:
         result.status = "flaky"
         result.detail = (
@@ -346,11 +371,11 @@ def bisect(
         result.probes += 1
         _say(b.progress, f"probe {nxt.step} ({rid}): {rec.outcome}")
         search.feed(nxt, rec.outcome)
-    return _finish(ledger, b, result, nxt, source_root)
+    return _finish(ledger, b, result, nxt, source_root, launcher)
 
 
 def _finish(
-    ledger: Ledger, b: _Bisection, result: BisectResult, done: Done, source_root: Path | None
+    ledger: Ledger, b: _Bisection, result: BisectResult, done: Done, source_root: Path | None, launcher: str
 ) -> BisectResult:
     plan = b.plan
     result.status = done.status
@@ -378,20 +403,26 @@ def _finish(
         )
         return result
     if done.status == "not_separable":
-        result.children = [c for i in range(len(plan.units)) for c in plan.unit_children(i)]
+        result.children = [c for i in done.units for c in plan.unit_children(i)]
+        whole = len(done.units) == len(plan.units)
         result.detail = (
             f"scope {plan.layout.scope!r} is one dependency-bound unit ({len(result.children)} children): no "
             "cut is legal (§4.2); the whole scope is the set"
+            if whole
+            else f"{len(result.children)} children are left and no half of them can be fused on its own (an SK "
+            "needs two children): they are the set"
         )
         result.next_step = "abandon the scope's fusion or collect L1 evidence (D1/D2)"
         return result
     result.children = [c for u in done.units for c in plan.unit_children(u)]
     last = next((s for s in reversed(result.steps) if s.step == done.step), None)
     names = ", ".join(str(c["func_name"]) for c in result.children)
-    probe_conf = [
-        r["signature"] for r in (last.runs if last else []) if r["signature"].get("confidence") == "high"
-    ]
-    l12 = bool(probe_conf)
+    found = {str(c["func_name"]) for c in result.children}
+    # the probe's own analysis names one of them with a high verdict (L1+L2 evidence in that run)
+    l12 = any(
+        r["signature"].get("confidence") == "high" and r["signature"].get("child") in found
+        for r in (last.runs if last else [])
+    )
     if done.status == "isolated":
         why = (
             f"N1: probe {done.step} ({last.round_id if last else '?'}) fused {names} (with children already "
@@ -417,7 +448,7 @@ def _finish(
     result.exclusion_round, result.exclusion_status = x_round, x_status
     if x_round is not None:
         result.next_step = (
-            f"relaunch the exclusion: skdbg relaunch {sid} {x_round} --sim MODEL_DIR (or -- ARGV...)"
+            f"relaunch the exclusion: skdbg relaunch {sid} {x_round} {launcher}"
             if x_status == "proposed"
             else f"the exclusion is {x_status}: skdbg session show {sid}"
         )

@@ -13,6 +13,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from skdbg.cli import main
+from skdbg.sessions.errors import NotFound
 from skdbg.sessions.store import Ledger
 from skdbg.sim import load_model, write_scene
 from skdbg.workflow import freeze
@@ -57,3 +58,51 @@ def test_cli_bisect_on_the_emulator_isolates_a_wrong_result(tmp_path: Path) -> N
     # re-running the finished bisection launches nothing and answers the same
     again = CliRunner().invoke(main, [*args, "--format", "json"])
     assert again.exit_code == 0 and json.loads(again.stdout)["steps"] == out["steps"]
+
+
+def test_kill_9_during_a_bisection_and_the_rerun_resumes(tmp_path: Path) -> None:
+    """A real ``kill -9`` of the ``skdbg bisect`` process while it launches probe 3; re-running the
+    command finishes the bisection without re-launching any frozen run."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    _sim.make_model(tmp_path / "model", 11)
+    doc = json.loads((tmp_path / "model" / "model.json").read_text())
+    doc["fault"] = {"kind": "wrong_result", "op": "op11"}
+    (tmp_path / "model" / "model.json").write_text(json.dumps(doc))
+    write_scene(load_model(tmp_path / "model"), tmp_path / "failed", seed=1, pid=40001)
+    home = tmp_path / "home"
+    with Ledger(home) as ledger:
+        sid = ledger.new_session("kill")
+        base = freeze(ledger, sid, tmp_path / "failed")
+    args = ["bisect", sid, base.round_id, "--sim", str(tmp_path / "model"), "--session-dir", str(home)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skdbg.cli", *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+
+    def frozen(rid: str) -> int:
+        with Ledger(home, read_only=True) as led:
+            try:
+                return len(led.attempts(sid, rid))
+            except NotFound:
+                return 0
+
+    try:
+        deadline = time.monotonic() + 120
+        while frozen("SIM-BASE-N3") < 1:  # probe 2 frozen: the process is now launching probe 3
+            assert proc.poll() is None, "the bisection ended before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    before = {r: frozen(r) for r in ("SIM-BASE-N1", "SIM-BASE-N2", "SIM-BASE-N3")}
+    assert before == {"SIM-BASE-N1": 2, "SIM-BASE-N2": 1, "SIM-BASE-N3": 1}
+    res = CliRunner().invoke(main, [*args, "--format", "json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["status"] == "isolated" and out["children"][0]["func_name"].startswith("Op11_")
+    assert {r: frozen(r) for r in before} == before  # nothing frozen before the kill ran again

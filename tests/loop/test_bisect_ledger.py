@@ -12,7 +12,7 @@ from bisect_support import SCOPE, StandIn, failed_session
 from click.testing import CliRunner
 
 from skdbg.cli import main
-from skdbg.loop.bisect import BisectRefused, bisect
+from skdbg.loop.bisect import BisectError, BisectRefused, bisect
 from skdbg.parsers.markers import MarkerEdit, apply_edits_text, scan_text
 from skdbg.sessions.attempts import materialised
 from skdbg.sessions.store import Ledger
@@ -72,6 +72,19 @@ def test_a_killed_bisection_resumes_from_the_ledger(tmp_path: Path) -> None:
     assert (again.status, again.exclusion_round, third.launches) == ("isolated", r.exclusion_round, 0)
 
 
+def test_an_interrupted_launch_stops_and_is_never_counted(tmp_path: Path) -> None:
+    ledger, sid, rnd, ks = failed_session(tmp_path, 8)
+    first = StandIn(ledger, sid, tmp_path, ks, {ks[4].func_name}, interrupt_at=3)  # probe 1's launch
+    with pytest.raises(BisectError, match="interrupted"):
+        bisect(ledger, sid, rnd, runner=first)
+    second = StandIn(ledger, sid, tmp_path / "b", ks, {ks[4].func_name}, pids=itertools.count(61001))
+    (tmp_path / "b").mkdir()
+    r = bisect(ledger, sid, rnd, runner=second)
+    assert r.status == "isolated" and [c["func_name"] for c in r.children] == ["Op004_a0004"]
+    step1 = r.steps[1]
+    assert [run["attempt"] for run in step1.runs] == ["attempt-002"]  # attempt-001 was interrupted
+
+
 def test_a_baseline_that_does_not_reproduce_is_flaky(tmp_path: Path) -> None:
     ledger, sid, rnd, ks = failed_session(tmp_path, 8)
     run = StandIn(ledger, sid, tmp_path, ks, {ks[2].func_name}, script=["fail", "pass"])
@@ -79,6 +92,14 @@ def test_a_baseline_that_does_not_reproduce_is_flaky(tmp_path: Path) -> None:
     assert r.status == "flaky" and r.probes == 0
     assert r.baseline["reproduced"] == 1 and r.baseline["rate"].startswith("2/3")
     assert "--repeat" in r.next_step
+
+
+def test_baseline_re_runs_that_fail_differently_are_drift_not_flaky(tmp_path: Path) -> None:
+    ledger, sid, rnd, ks = failed_session(tmp_path, 8)
+    run = StandIn(ledger, sid, tmp_path, ks, {ks[2].func_name}, script=["drift", "drift"])
+    r = bisect(ledger, sid, rnd, runner=run)
+    assert (r.status, r.probes, r.steps[0].outcome) == ("drift", 0, "drift")
+    assert "fail differently" in r.detail and "error class sk/fault (baseline sk/hang)" in r.detail
 
 
 def test_majority_over_repeat_runs_absorbs_one_dissent(tmp_path: Path) -> None:
@@ -120,6 +141,14 @@ def test_a_high_verdict_is_refused(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "low or medium" in res.output
 
 
-def test_cli_needs_exactly_one_launcher(tmp_path: Path) -> None:
+def test_cli_needs_exactly_one_launcher_and_a_well_formed_attempt(tmp_path: Path) -> None:
     res = CliRunner().invoke(main, ["bisect", "S", "R", "--session-dir", str(tmp_path)])
     assert res.exit_code == 2 and "--sim MODEL_DIR or -- ARGV" in res.output
+    res = CliRunner().invoke(
+        main, ["bisect", "S", "R/attempt-x", "--sim", "m", "--session-dir", str(tmp_path)]
+    )
+    assert res.exit_code == 2 and "ROUND/attempt-NNN" in res.output
+    res = CliRunner().invoke(
+        main, ["bisect", "S", "R/attempt-001", "--sim", "m", "--session-dir", str(tmp_path)]
+    )
+    assert res.exit_code == 3 and "no round 'R' in session S" in res.output

@@ -92,6 +92,8 @@ def test_the_emulator_child_is_isolated_within_the_bound(tmp_path: Path, culprit
     assert [n.split("_")[0] for n in names] == expected
     assert r.probes <= math.ceil(math.log2(N)) + 2
     assert r.n_units == N - 1
+    # the emulator's fused fault is attributed (PC + COND) in the deciding probe too
+    assert r.verdict is not None and "L1+L2" in r.verdict["reason"]
     for step in r.steps[1:]:
         want = sorted(
             sorted(f"op{c['func_name'].split('_')[0][2:]}" for c in g["children"]) for g in step.groups
@@ -160,3 +162,20 @@ def test_an_emulated_flaky_fault_stops_at_the_baseline(tmp_path: Path) -> None:
     r = _bisect_synthetic(tmp_path, doc, source)
     assert r.status == "flaky" and r.probes == 0
     assert r.baseline["reproduced"] < 2 and r.baseline["rate"].endswith("(the failed attempt + 2 re-runs)")
+
+
+@pytest.mark.parametrize(("n", "streams"), [(8, 1), (32, 2), (128, 1)])
+def test_emulated_scopes_keep_the_probe_bound(tmp_path: Path, n: int, streams: int) -> None:
+    """A low-confidence wrong result (no SK named) at a random kernel of synthetic scopes; with two
+    streams every fourth kernel sits behind an event pair on the side stream."""
+    import random
+
+    from skdbg.sim.models import synthetic
+
+    culprit = random.Random(f"bisect-{n}").randrange(n)
+    doc, source = synthetic(n, culprit, "wrong_result", streams=streams, seed=0)
+    r = _bisect_synthetic(tmp_path, doc, source)
+    want = _kernel_types(doc)[culprit]
+    assert r.status == "isolated"
+    assert any(str(c["func_name"]).startswith(f"{want}_") for c in r.children)
+    assert r.probes <= math.ceil(math.log2(n)) + 2

@@ -75,6 +75,7 @@ class StandIn:
     culprits: set[str]
     script: list[str] = field(default_factory=list)
     crash_after: int | None = None
+    interrupt_at: int | None = None  # the launch (1-based) that ends interrupted (Ctrl-C)
     launches: int = 0
     pids: itertools.count[int] = field(default_factory=lambda: itertools.count(60001))
 
@@ -113,6 +114,8 @@ class StandIn:
         no = len(self.ledger.attempts(self.session, rid)) + 1
         spec = SceneSpec(**{**spec.__dict__, "run": {**(spec.run or {}), "round_id": rid, "attempt": no}})
         build_scene(spec, dest)
+        if self.interrupt_at == self.launches:
+            return freeze(self.ledger, self.session, dest, round_id=rid, status="interrupted")
         return freeze(self.ledger, self.session, dest, round_id=rid)
 
 
