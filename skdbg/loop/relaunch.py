@@ -21,6 +21,7 @@ Every attempt folder lives under the session's folder in the ledger home:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -510,7 +511,12 @@ def _document(
     inherited: dict[str, Any] = {}
     if plan.failed_run.get("failing_path") is not None:
         inherited["failing_path"] = plan.failed_run["failing_path"]
-    return run_document(
+    for key in ("rank", "device", "experiment_id"):
+        # the same launch setup re-run: the rank and device the failed attempt ran on, unless the new
+        # evidence itself says (collect reads a device id from the runtime's fault line)
+        if collected.get(key) is None and plan.failed_run.get(key) is not None:
+            inherited[key] = plan.failed_run[key]
+    doc = run_document(
         collected=collected,
         round_id=req.round_id,
         attempt=no,
@@ -525,6 +531,15 @@ def _document(
         inherited=inherited,
         extra=extra,
     )
+    cand = doc["candidate"]
+    if not cand.get("source_revision"):
+        # not a clean git checkout (e.g. the frozen marker file plus the round's edits): the revision the
+        # failed attempt recorded plus this round, and the materialised file's own fingerprint (G4)
+        digest = hashlib.sha256(src.text.encode("utf-8")).hexdigest()
+        failed_rev = (plan.failed_run.get("candidate") or {}).get("source_revision")
+        cand["source_revision"] = f"{failed_rev}+{req.round_id}" if failed_rev else f"sha256:{digest[:16]}"
+        cand["source_fingerprint"] = f"sha256:{digest}"
+    return doc
 
 
 def _record_invalid(
