@@ -292,10 +292,10 @@ def analyze(
             err=True,
         )
     if session_id is not None:
-        from skdbg.sessions.attempts import add_attempt
+        from skdbg.workflow import freeze
 
         with _open_ledger(session_dir) as ledger:
-            a = add_attempt(ledger, session_id, ctx=ctx, analysis=analysis)
+            a = freeze(ledger, session_id, ctx=ctx, analysis=analysis)
         click.echo(f"skdbg: recorded {a.round_id}/{a.key} ({a.status}) in session {session_id}", err=True)
     for warning in analysis.warnings:
         click.echo(f"skdbg: warning: {warning}", err=True)
@@ -510,10 +510,10 @@ def session_add_attempt(
     fmt: str,
 ) -> None:
     """Freeze SCENE (paths + SHA-256, analysis, report) as the next attempt; refuses stale evidence (R7)."""
-    from skdbg.sessions.attempts import add_attempt
+    from skdbg.workflow import freeze
 
     with _open_ledger(session_dir) as ledger:
-        a = add_attempt(
+        a = freeze(
             ledger,
             session_id,
             scene,
@@ -570,7 +570,7 @@ def session_apply(session_id: str, round_id: str, session_dir: Path | None, fmt:
 @bad_input_is_exit_3
 def session_verify(session_id: str, attempt: str, session_dir: Path | None, fmt: str) -> None:
     """Revalidate the round's attempt (V1–V5) against the frozen attempt its proposal came from."""
-    from skdbg.sessions.attempts import verify_round
+    from skdbg.workflow import verify_round
 
     round_id, no = _attempt_ref(attempt)
     with _open_ledger(session_dir) as ledger:
@@ -614,7 +614,7 @@ def session_export(
     session_id: str, out_dir: Path, force: bool, lang: str, session_dir: Path | None, fmt: str
 ) -> None:
     """Write the failure-scene report folder of the session (REPORT.md, EXPERIMENT_REPORT.md, session.json)."""
-    from skdbg.sessions.exchange import export_session
+    from skdbg.workflow import export_session
 
     with _open_ledger(session_dir, read_only=True) as ledger:
         files = export_session(ledger, session_id, out_dir, lang=lang, force=force)
@@ -693,6 +693,22 @@ main.add_command(_collect)
 from skdbg.cli_explain import register as _register_explain  # noqa: E402
 
 _register_explain(main)
+
+from skdbg.cli_loop import register as _register_loop  # noqa: E402
+
+_register_loop(main)
+
+from skdbg.cli_bisect import bisect_command as _bisect  # noqa: E402
+
+main.add_command(_bisect)
+
+from skdbg.cli_sim import sim as _sim  # noqa: E402
+
+main.add_command(_sim)
+
+from skdbg.cli_demo import demo as _demo  # noqa: E402
+
+main.add_command(_demo)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -31,6 +31,7 @@ AREAS: dict[str, tuple[str, str]] = {
     "runtime": ("Runtime reasons", "proposal.md"),
     "evidence-gap": ("Evidence gaps", "gate.md"),
     "codegen": ("Codegen", "glossary.md"),
+    "sim": ("Emulator", "sim.md"),
 }
 
 

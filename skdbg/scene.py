@@ -86,7 +86,7 @@ class Artifact:
     """One file of the scene. Its SHA-256 is computed once — by :meth:`Scene.start_hashing`'s worker
     or on first access, whichever comes first — and cached with the size it had when it was read."""
 
-    kind: str  # plog, device_log, run_json, env_probe, source_sites, marker_file, sk_prof, bin_file, entry_bin, …
+    kind: str  # plog, device_log, run_json, env_probe, source_sites, perf, marker_file, sk_prof, bin_file, entry_bin, …
     path: Path
     root: Path
     pid_label: str | None = None
@@ -231,6 +231,7 @@ def open_scene(path: str | os.PathLike[str]) -> Scene:
         ("run_json", "run.json"),
         ("env_probe", "env/check_environment.json"),
         ("source_sites", "source_sites.json"),
+        ("perf", "perf.json"),  # skdbg relaunch --perf-runs: the clean timed runs of gate V5
     ):
         p = _side_file(root, name, gaps)
         if p is not None:

@@ -251,7 +251,8 @@ def _plogs(
     if proc.first_ts is not None and proc.last_ts is not None:
         run["start"], run["end"] = format_time(proc.first_ts), format_time(proc.last_ts)
     if proc.failed:
-        run["failure_phase"] = "device_fault"
+        # a task the runtime ended for taking too long is a hang (timeout), not an exception
+        run["failure_phase"] = "timeout" if proc.timed_out else "device_fault"
 
 
 def _device(

@@ -21,9 +21,12 @@ from skdbg.parsers.fsguard import open_regular
 from skdbg.parsers.plog import PlogFile, find_plog_files, group_by_pid, order_rotated, scan_plog
 from skdbg.parsers.plog_line import PlogLine, parse_plog_line
 from skdbg.parsers.runtime_faults import (
+    ApiErrCode,
     FftsPlusFault,
     KernelFaultLine,
+    KernelTaskError,
     RuntimeRecord,
+    StreamSyncFailed,
     classify_runtime,
     fault_kind,
 )
@@ -34,6 +37,8 @@ from skdbg.parsers.textio import decode
 _EDGE_BYTES = 64 << 10
 #: the folder a device log lives in (``debug/device-<devId>/``)
 DEVICE_DIR_RE = re.compile(r"^device-(?P<dev>\d+)$")
+#: ACL_ERROR_RT_AICORE_TIMEOUT (artifacts.md §1.5 error codes)
+AICORE_TIMEOUT = 507014
 #: runtime records that name the faulting kernel (preferred as "the" fault line of a process)
 _NAMING = (KernelFaultLine, FftsPlusFault)
 
@@ -60,6 +65,7 @@ class FaultLine:
     kernel: str | None  # the faulting kernel / SK entry named by the line
     device: int | None  # the runtime's device_id, when the line carries one
     names_kernel: bool  # a kernel fault line or the SK anchor (preferred over core reports / ErrCode lines)
+    timeout: bool = False  # the runtime's task-timeout wording ([aicore timeout], error 507014): a hang
 
 
 @dataclass(slots=True)
@@ -75,6 +81,11 @@ class ProcessLogs:
     @property
     def failed(self) -> bool:
         return bool(self.faults)
+
+    @property
+    def timed_out(self) -> bool:
+        """A task timed out (the runtime's timeout error) rather than raised an exception: a hang."""
+        return any(f.timeout for f in self.faults)
 
     @property
     def fault(self) -> FaultLine | None:
@@ -166,7 +177,18 @@ def _fault_of(rec: PlogLine) -> FaultLine | None:
         return None
     kernel = r.kernel_name if isinstance(r, _NAMING) else None
     device = r.device_id if isinstance(r, _NAMING) else None
-    return FaultLine(rec.src, rec.ts, rec.ts_text, message, kernel, device, kernel is not None)
+    return FaultLine(
+        rec.src, rec.ts, rec.ts_text, message, kernel, device, kernel is not None, _is_timeout(r)
+    )
+
+
+def _is_timeout(r: RuntimeRecord) -> bool:
+    """The runtime ended a task for taking too long (AICORE_TIMEOUT 507014, ``[aicore timeout]``)."""
+    if isinstance(r, ApiErrCode):
+        return r.err_code == AICORE_TIMEOUT
+    if isinstance(r, (KernelTaskError, StreamSyncFailed)):
+        return "timeout" in (r.reason or "").lower()
+    return False
 
 
 def scan_process(pid: int, plogs: list[PlogFile]) -> ProcessLogs:

@@ -205,6 +205,10 @@ class SkDef:
     scope_id: int
     scope_name: str
     children: Sequence[Child]
+    break_text: str | None = None  # ``BreakInfo::Format()`` of this SK (None → breakReason=NONE)
+    flags: str | None = None  # scope bit flags (None → one bit per SK)
+    entry: str | None = None  # the SK entry function (None → derived from the kernel types)
+    reorder: Mapping[int, int] | str = field(default_factory=dict)  # as SceneSpec.reorder ("auto" or a map)
 
 
 @dataclass
@@ -251,7 +255,7 @@ class SceneSpec:
     dfx: bool = True
     reorder: Mapping[int, int] | str = field(default_factory=dict)  # {position: task index} or "auto"
     files: frozenset[str] | set[str] = ALL_FILES
-    unfusible: Sequence[tuple[Kernel, str]] = ()
+    unfusible: Sequence[tuple[Child, str]] = ()
     scope_reasons: Sequence[str] = ()
     extra_sks: Sequence[SkDef] = ()
     extra_models: Sequence[str] = ()
@@ -279,6 +283,19 @@ class SceneSpec:
     fault_device: int | None = None  # device_id in the runtime fault line (default: ``device``)
     counters: Mapping[int, tuple[str | int, int]] = field(default_factory=dict)  # other cores' trace state
     seed: int = 48213
+    runtime_timeout: bool = (
+        False  # the runtime reports a task timeout (hang): retCode 0x25 [aicore timeout], 507014
+    )
+    # emulator hooks (skdbg.sim): the main SK's launch position among ``extra_sks`` (0 = first), its
+    # verbatim BreakInfo text (overrides ``scope_reasons``), and whether the prologue/epilogue filler
+    # kernels outside every SK are added (a model that describes its whole graph has none)
+    main_position: int = 0
+    break_text: str | None = None
+    fillers: bool = True
+    # capture order of the whole graph as (nodeId, scope bit flags) rows of sk_node_detail.log (emulator);
+    # None → filler prologue, the SKs' nodes, then the nodes outside
+    graph: Sequence[tuple[int, str]] | None = None
+    scope_flags: str | None = None  # the main SK's scope bit flags (None → one bit per SK)
 
 
 @dataclass
@@ -370,6 +387,13 @@ class _Sk:
     streams: list[int]  # stream ids in graph order
     reorder: dict[int, int] = field(default_factory=dict)  # moved position → task index
     reorder_auto: bool = False  # "auto": every deferrable wait is logged, moved or not
+    break_text: str | None = None  # verbatim BreakInfo (emulator), else derived from the spec
+    main: bool = False  # the SK the spec's cores/handler describe
+    flags: str | None = None  # scope bit flags as printed (emulator: one bit per scope name)
+
+    @property
+    def scope_flags(self) -> str:
+        return self.flags if self.flags is not None else format(1 << self.ordinal, "b")
 
     @property
     def kernels(self) -> list[int]:
@@ -463,6 +487,12 @@ def _auto_reorder(kids: Sequence[Child]) -> dict[int, int]:
         order.append(p)
     flush(len(kids))
     return {p: t for t, p in enumerate(order) if t != p}
+
+
+def auto_task_indices(children: Sequence[Child]) -> list[int]:
+    """Task index per position under ``reorder="auto"`` (what :func:`build_scene` will use), so a
+    caller can aim a :class:`FaultCore` at a child before the scene exists (the emulator)."""
+    return _task_indices(len(children), _auto_reorder(children))
 
 
 def _task_indices(n: int, reorder: Mapping[int, int]) -> list[int]:
@@ -762,19 +792,35 @@ def _detail_type(c: Child) -> str:
     return "KERNEL" if isinstance(c, Kernel) else EVENT_DETAIL[c.kind]
 
 
-def _outside_nodes(sks: Sequence[_Sk], spec: SceneSpec) -> list[tuple[skmeta.NodeSpec, str]]:
-    """Graph nodes outside every SK: a prologue and an epilogue kernel (NOT_IN_SCOPE) plus ``unfusible``."""
+def _outside_node(c: Child, nid: int, node_idx: int) -> skmeta.NodeSpec:
+    """A graph node outside every SK as the metadata printers see it (an unfused kernel or event)."""
+    if isinstance(c, Event):
+        kind = {"MemoryWrite": "memory_write", "MemoryWait": "memory_wait"}.get(c.kind, "event")
+        return skmeta.NodeSpec(nid, kind=kind, stream_id=c.stream, node_idx=node_idx,
+                               event_type=c.kind if kind == "event" else "EventNotify", event_id=c.event_id,
+                               memory_value=1 if kind != "event" else 0)  # fmt: skip
+    cube, vec = _cube_vec(c)
+    return skmeta.NodeSpec(nid, stream_id=c.stream, node_idx=node_idx, func_name=c.func_name,
+                           kernel_type=c.kernel_type, task_ratio=_task_ratio(c), num_blocks=_blocks(c),
+                           cube_num=cube, vec_num=vec, bin_hdl=0xAAAAF3E00000 + nid * 0x100,
+                           func_hdl=0xAAAAF3E00080 + nid * 0x100)  # fmt: skip
+
+
+def _outside_nodes(sks: Sequence[_Sk], spec: SceneSpec) -> list[tuple[skmeta.NodeSpec, str, str]]:
+    """Graph nodes outside every SK: (node, fail reason, node_detail type) — a prologue and an epilogue
+    kernel (NOT_IN_SCOPE, unless ``fillers=False``) around ``unfusible``."""
     used = {nid for sk in sks for nid in sk.node_ids}
     used |= {k.node_id for k, _r in spec.unfusible if k.node_id is not None}
     nxt = max(used, default=0) + 1
-    out: list[tuple[skmeta.NodeSpec, str]] = []
+    out: list[tuple[skmeta.NodeSpec, str, str]] = []
     lo = min((nid for sk in sks for nid in sk.node_ids), default=1)
-    if lo - 1 >= 0 and lo - 1 not in used:
+    if spec.fillers and lo - 1 >= 0 and lo - 1 not in used:
         out.append(
             (
                 skmeta.NodeSpec(lo - 1, node_idx=0, func_name="static_kernel_RmsNorm_5c1d07aa", num_blocks=48,
                                 vec_num=48, bin_hdl=0xAAAAF3A90C30, func_hdl=0xAAAAF3A91E40),
                 "NOT_IN_SCOPE",
+                "KERNEL",
             )
         )  # fmt: skip
     for k, reason in spec.unfusible:
@@ -782,24 +828,17 @@ def _outside_nodes(sks: Sequence[_Sk], spec: SceneSpec) -> list[tuple[skmeta.Nod
         if nid is None:
             nid = nxt
             nxt += 1
-        cube, vec = _cube_vec(k)
+        out.append((_outside_node(k, nid, 50 + len(out)), reason, _detail_type(k)))
+    if spec.fillers:
         out.append(
             (
-                skmeta.NodeSpec(nid, stream_id=k.stream, node_idx=50 + len(out), func_name=k.func_name,
-                                kernel_type=k.kernel_type, task_ratio=_task_ratio(k), num_blocks=_blocks(k),
-                                cube_num=cube, vec_num=vec, bin_hdl=0xAAAAF3E00000 + nid * 0x100,
-                                func_hdl=0xAAAAF3E00080 + nid * 0x100),
-                reason,
+                skmeta.NodeSpec(nxt, node_idx=99, func_name="static_kernel_MatMulV3_e07b3c19", kernel_type="AIC_ONLY",
+                                task_ratio=(1, 0), num_blocks=24, cube_num=24, vec_num=0,
+                                bin_hdl=0xAAAAF3E10F00, func_hdl=0xAAAAF3E11A20),
+                "NOT_IN_SCOPE",
+                "KERNEL",
             )
         )  # fmt: skip
-    out.append(
-        (
-            skmeta.NodeSpec(nxt, node_idx=99, func_name="static_kernel_MatMulV3_e07b3c19", kernel_type="AIC_ONLY",
-                            task_ratio=(1, 0), num_blocks=24, cube_num=24, vec_num=0,
-                            bin_hdl=0xAAAAF3E10F00, func_hdl=0xAAAAF3E11A20),
-            "NOT_IN_SCOPE",
-        )
-    )  # fmt: skip
     return out
 
 
@@ -831,17 +870,49 @@ class _Meta:
         parts.append(f'detail="scope {self.sks[0].scope_name} recorded {", ".join(reasons)}"')
         return ", ".join(parts)
 
-    def detail(self, outside: list[tuple[skmeta.NodeSpec, str]]) -> list[str]:
+    def sk_break(self, sk: _Sk) -> str:
+        """The final-snapshot BreakInfo of one SK: verbatim when given, else the spec's for the main SK."""
+        if sk.break_text is not None:
+            return sk.break_text
+        return self.break_info() if sk.main else "breakReason=NONE"
+
+    def detail(self, outside: list[tuple[skmeta.NodeSpec, str, str]]) -> list[str]:
+        if self.spec.graph is not None:
+            return self.graph_detail(outside)
         rows: list[skmeta.NodeDetailSpec] = []
         if outside:
-            rows.append(skmeta.NodeDetailSpec(outside[0][0], "KERNEL", scope_flags="0", is_fusible=False))
+            rows.append(
+                skmeta.NodeDetailSpec(outside[0][0], outside[0][2], scope_flags="0", is_fusible=False)
+            )
         for sk in self.sks:
             for p, c in enumerate(sk.children):
-                flag = format(1 << sk.ordinal, "b")
+                flag = sk.scope_flags
                 rows.append(skmeta.NodeDetailSpec(_graph_node(sk, p, built=False), _detail_type(c),
                                                   scope_flags=flag, is_fusible=True))  # fmt: skip
-        for n, _r in outside[1:]:
-            rows.append(skmeta.NodeDetailSpec(n, "KERNEL", scope_flags="0", is_fusible=False))
+        for n, _r, typ in outside[1:]:
+            rows.append(skmeta.NodeDetailSpec(n, typ, scope_flags="0", is_fusible=False))
+        return skmeta.node_detail_lines(rows, self.style(self.spec.build_ts, "sk_graph.cpp"))
+
+    def graph_detail(self, outside: list[tuple[skmeta.NodeSpec, str, str]]) -> list[str]:
+        """Node detail rows in the capture order of ``spec.graph`` (each with its scope flags); nodes
+        the graph does not list follow in the default order."""
+        known: dict[int, tuple[skmeta.NodeSpec, str, bool]] = {}
+        for sk in self.sks:
+            for p, c in enumerate(sk.children):
+                known[sk.node_ids[p]] = (_graph_node(sk, p, built=False), _detail_type(c), True)
+        for n, _r, typ in outside:
+            known.setdefault(n.node_id, (n, typ, False))
+        rows: list[skmeta.NodeDetailSpec] = []
+        listed: set[int] = set()
+        for nid, flags in self.spec.graph or ():
+            if nid not in known or nid in listed:
+                raise ValueError(f"graph row nodeId {nid} is not a node of the scene (or listed twice)")
+            n, typ, fusible = known[nid]
+            listed.add(nid)
+            rows.append(skmeta.NodeDetailSpec(n, typ, scope_flags=flags, is_fusible=fusible))
+        for nid, (n, typ, fusible) in known.items():
+            if nid not in listed:
+                rows.append(skmeta.NodeDetailSpec(n, typ, scope_flags="0", is_fusible=fusible))
         return skmeta.node_detail_lines(rows, self.style(self.spec.build_ts, "sk_graph.cpp"))
 
     def snapshots(self) -> list[skmeta.ScopeSnapshotSpec]:
@@ -856,9 +927,9 @@ class _Meta:
                 skmeta.ScopeSnapshotSpec(
                     sk.scope_id,
                     nodes,
-                    scope_bit_flags=format(1 << sk.ordinal, "b"),
+                    scope_bit_flags=sk.scope_flags,
                     scope_names=sk.scope_name,
-                    break_info=self.break_info() if sk.ordinal == 0 else "breakReason=NONE",
+                    break_info=self.sk_break(sk),
                     streams=streams,
                 )
             )
@@ -872,29 +943,27 @@ class _Meta:
             self.style(self.spec.build_ts + timedelta(milliseconds=20), "sk_scope_split.cpp"),
         )
 
-    def fail(self, outside: list[tuple[skmeta.NodeSpec, str]]) -> list[str]:
+    def fail(self, outside: list[tuple[skmeta.NodeSpec, str, str]]) -> list[str]:
         reasons = list(self.spec.scope_reasons)
         fused = []
         for sk in self.sks:
-            main = sk.ordinal == 0 and bool(reasons)
+            main = sk.main and bool(reasons) and sk.break_text is None
             fused.append(
                 skmeta.FusedScopeSpec(
                     sk.scope_id,
-                    format(1 << sk.ordinal, "b"),
+                    sk.scope_flags,
                     list(sk.node_ids),
                     scope_names=sk.scope_name,
-                    break_info=self.break_info() if main else None,
+                    break_info=self.break_info() if main else sk.break_text,
                     break_reason_detail=f"scope {sk.scope_name} recorded {', '.join(reasons)}"
                     if main
                     else "",
                 )
             )
         return skmeta.fail_reasons_lines(
-            [skmeta.UnfusibleSpec(n, r) for n, r in outside],
+            [skmeta.UnfusibleSpec(n, r) for n, r, _t in outside],
             [
-                skmeta.OriginalScopeSpec(
-                    sk.scope_id, format(1 << sk.ordinal, "b"), sk.scope_name, list(sk.node_ids)
-                )
+                skmeta.OriginalScopeSpec(sk.scope_id, sk.scope_flags, sk.scope_name, list(sk.node_ids))
                 for sk in self.sks
             ],
             fused,
@@ -957,7 +1026,8 @@ class _Meta:
             recs.append(
                 (
                     "GenEntryInfo",
-                    f"GenEntryInfo: enableDebug=0, enableProfiling=0, "
+                    f"GenEntryInfo: enableDebug={int('_debug' in sk.entry)}, "
+                    f"enableProfiling={int('_dump_profiling' in sk.entry)}, "
                     f"enableOpTrace={int('op_trace' in sk.entry)}, enableEarlyStart=0, useSimtEntry=0",
                 )
             )
@@ -968,7 +1038,7 @@ class _Meta:
                     ("BuildTaskQueue", f"index={t}, nodeType={typ}, nodeInfo={skmeta.render_node(n)}")
                 )
             etype = {"sk_entry_aic": "AIC_ONLY", "sk_entry_aiv": "AIV_ONLY", "sk_entry_mix12": "MIX_AIC_1_2"}
-            base = sk.entry.removesuffix("_op_trace")
+            base = "sk_entry_" + sk.entry.removeprefix("sk_entry_").split("_")[0]  # suffixes dropped
             recs.append(
                 (
                     "ScheduleScope",
@@ -1203,6 +1273,11 @@ def _noise(spec: SceneSpec, pid: int, rng: random.Random, start: datetime, n: in
     return [ln for ln in noise_lines(rng, n, pid=pid, start=start) if not ln.startswith(drop)]
 
 
+#: how the runtime words a task that did not finish in time (error 507014, AICORE_TIMEOUT)
+TIMEOUT_REASON = "aicore timeout"
+TIMEOUT_RET_CODE = 0x25
+
+
 def _core_kind(core_type: str) -> str:
     return "aicore error exception" if core_type == "AIC" else "aivec error exception"
 
@@ -1216,11 +1291,15 @@ def _runtime_lines(
     cores: Sequence[tuple[int, str, int, int]],
     para_base: int,
     stream_id: int = 2,
+    timeout: bool = False,
 ) -> list[str]:
     """The runtime side of one AI Core fault in the §1.5 order (items 1–4): one core report (+ extend info)
     per exception core ``(core_id, core_type, pc_start, pc_current)``, the kernel task error, the stream sync
-    failure and the kernel identification line with this scene's ``device_id`` (gate: device)."""
+    failure and the kernel identification line with this scene's ``device_id`` (gate: device). ``timeout``:
+    the task did not finish in time (a hang) — the runtime's timeout wording (``retCode=0x25, [aicore
+    timeout]``, extend info ``timeout or trap error``) instead of an exception's."""
     step = timedelta(microseconds=37)
+    reason, ret = (TIMEOUT_REASON, TIMEOUT_RET_CODE) if timeout else ("vector core exception", 0x31)
     out: list[str] = [
         runtime_line(ts, report_module_msg(), pid=pid, func="ProcessStarsCoreErrorInfo", tags="[EXEC][EXEC]",
                      src_file="device_error_proc.cc", src_line=1166),
@@ -1230,7 +1309,7 @@ def _runtime_lines(
         for msg in (
             core_report_msg(core_id=core_id, kind=_core_kind(core_type), pc_start=start, pc_current=cur,
                             para_base=para_base, serial=serial),
-            extend_info_msg(),
+            extend_info_msg(errcodes=("0", "0", "0"), error_str="timeout or trap error") if timeout else extend_info_msg(),
         ):  # fmt: skip
             out.append(
                 runtime_line(ts + k * step, msg, pid=pid, func="ProcessStarsCoreErrorInfo", tags="[EXEC][EXEC]",
@@ -1238,11 +1317,16 @@ def _runtime_lines(
             )  # fmt: skip
             k += 1
     out.append(
-        runtime_line(ts + k * step, kernel_task_error_msg(), pid=pid, func="PreCheckTaskErr",
+        runtime_line(ts + k * step, kernel_task_error_msg(ret_code=ret, reason=reason), pid=pid, func="PreCheckTaskErr",
                      src_file="davinci_kernel_task.cc", src_line=1200)
     )  # fmt: skip
     out.append(
-        runtime_line(ts + (k + 1) * step, stream_sync_failed_msg(stream_id=stream_id), pid=pid, src_line=1509)
+        runtime_line(
+            ts + (k + 1) * step,
+            stream_sync_failed_msg(stream_id=stream_id, ret_code=ret, reason=reason),
+            pid=pid,
+            src_line=1509,
+        )
     )
     out.append(
         runtime_line(
@@ -1281,7 +1365,7 @@ def _plog(
     if spec.fault == "sk" and sk is not None:
         cores = [(fc.core_id, fc.core_type, sk.start_pc, pcs[fc.core_id]) for fc in spec.cores]
         fault_lines = _runtime_lines(rt_ts, pid=pid, device=_fault_device(spec), kernel_name=sk.entry, cores=cores,
-                                     para_base=sk.args_dev)  # fmt: skip
+                                     para_base=sk.args_dev, timeout=spec.runtime_timeout)  # fmt: skip
     elif spec.fault == "non_sk":
         base = 0x124081F00000
         cores = [(fc.core_id, fc.core_type, base, base + 0x3A8) for fc in spec.cores] or [
@@ -1298,7 +1382,8 @@ def _plog(
         # the API returns only after the exception callbacks ran: the ErrCode line follows the handler block
         n_sk = len(render(inc)) if inc is not None else 0
         ts = spec.fault_ts + timedelta(microseconds=(inc.step_us if inc else 23) * n_sk + 850)
-        out.append(runtime_line(ts, errcode_msg(), pid=pid, func="rtStreamSynchronize", src_file="api_c.cc",
+        api_error = errcode_msg(code=507014, desc=TIMEOUT_REASON) if spec.runtime_timeout else errcode_msg()
+        out.append(runtime_line(ts, api_error, pid=pid, func="rtStreamSynchronize", src_file="api_c.cc",
                                 src_line=782))  # fmt: skip
     return out
 
@@ -1516,12 +1601,19 @@ def build_scene(spec: SceneSpec, dest: str | os.PathLike[str]) -> BuiltScene:
         entry = _default_entry(spec.children, spec.op_trace)
     sk = _resolve_sk(0, spec.scope_id, spec.scope_name, spec.children, entry=entry, op_trace=spec.op_trace,
                      reorder=spec.reorder, id_base=100)  # fmt: skip
+    if not 0 <= spec.main_position <= len(spec.extra_sks):
+        raise ValueError(
+            f"main_position {spec.main_position} out of range for {len(spec.extra_sks)} extra SKs"
+        )
+    sk.main, sk.break_text, sk.flags = True, spec.break_text, spec.scope_flags
     sks = [sk]
     for i, sd in enumerate(spec.extra_sks, start=1):
-        sks.append(
-            _resolve_sk(i, sd.scope_id, sd.scope_name, sd.children, entry=None, op_trace=spec.op_trace, reorder={},
-                        id_base=100 + 100 * i)
-        )  # fmt: skip
+        extra = _resolve_sk(i, sd.scope_id, sd.scope_name, sd.children, entry=sd.entry, op_trace=spec.op_trace,
+                            reorder=sd.reorder, id_base=100 + 100 * i)  # fmt: skip
+        extra.break_text, extra.flags = sd.break_text, sd.flags
+        sks.append(extra)
+    if spec.main_position:  # launch order: the main SK among the others (ordinals keep addresses apart)
+        sks.insert(spec.main_position, sks.pop(0))
     # node/scope ids may repeat across SKs and unfusible kernels on purpose (contradiction scenes, E4/F6)
     meta_pid = spec.meta_pid if spec.meta_pid is not None else spec.pid
     dir_pid = spec.sk_meta_pid if spec.sk_meta_pid is not None else spec.pid

@@ -35,6 +35,7 @@ from skdbg.parsers.markers import (
     scan_text,
 )
 from skdbg.parsers.node_format import Node
+from skdbg.parsers.perf_samples import judge, read_perf
 from skdbg.parsers.run_identity import failing_path_differences
 from skdbg.parsers.skmeta_lines import iter_meta_lines
 from skdbg.show import show
@@ -949,11 +950,29 @@ def _v4(st: _State) -> GateCheck:
     return GateCheck("V4", "passed", f"sk_prof lanes complete ({', '.join(a.relpath for a in prof)})")
 
 
-def _v5(_: _State) -> GateCheck:
-    raise _NotRun(
-        "V5 needs >= 3 independent clean candidate processes vs the frozen baseline (mean, P90, std); skdbg "
-        "cannot measure performance from one scene"
-    )
+def _v5(st: _State) -> GateCheck:
+    """Clean repeated performance (§5.1 V5) from NEW's ``perf.json``: >= 3 clean candidate processes vs
+    the baseline measured with them, mean / P90 / std within the declared tolerances."""
+    perf = st.new.scene.of_kind("perf")
+    if not perf:
+        raise _NotRun(
+            "V5 needs >= 3 independent clean candidate processes vs the frozen baseline (mean, P90, std); "
+            "measure them with `skdbg relaunch … --perf-runs 3` (perf.json)"
+        )
+    art = perf[0]
+    try:
+        rec = read_perf(art.path)
+    except ParseError as exc:
+        raise _Fail(
+            f"perf.json unreadable: {exc}", [st.new.cite("V5", "perf", Source(str(art.path), None))]
+        ) from None
+    verdict = judge(rec)
+    cite = [st.new.cite("V5", "perf", Source(str(art.path), None), excerpt=verdict.detail)]
+    if verdict.passed is None:
+        raise _NotRun(verdict.detail)
+    if not verdict.passed:
+        raise _Fail(verdict.detail, cite)
+    return GateCheck("V5", "passed", verdict.detail, tuple(cite))
 
 
 _GATES = (("V1", _v1), ("V2", _v2), ("V3", _v3), ("V4", _v4), ("V5", _v5))

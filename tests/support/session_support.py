@@ -1,6 +1,6 @@
 """Shared by the session tests: the re-launched candidate of the bundled ``high-single-stream`` failure.
 
-Why here: the acceptance loop (tests/sessions/test_loop.py) and the CLI loop build the same NEW scene —
+Why here: the acceptance loop (tests/workflow/test_loop.py) and the CLI loop build the same NEW scene —
 the shape tests/triage/test_verify.py uses for V1–V3 — from the proposal the ledger recorded.
 """
 

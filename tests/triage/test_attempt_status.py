@@ -23,11 +23,12 @@ from session_support import FAILING, build_fixed_scene
 
 from skdbg.cli import main
 from skdbg.scenebuilder.scene import FaultCore, Kernel, SceneSpec, build_scene
-from skdbg.sessions.attempts import add_attempt, propose, verify_round
+from skdbg.sessions.attempts import propose
 from skdbg.sessions.errors import NotFound, StaleEvidenceError
 from skdbg.sessions.store import Ledger
 from skdbg.triage.schema import validate_verify
 from skdbg.triage.verify import VerifyResult, verify_scenes
+from skdbg.workflow import freeze, verify_round
 
 KIDS = [
     Kernel("RmsNorm_5c1d", "AIV_ONLY"),
@@ -175,8 +176,8 @@ def test_session_add_attempt_and_session_verify_agree_with_verify(tmp_path: Path
     old, new = failed_round(tmp_path / "old"), rerun(tmp_path / "new", debug=TRACE)
     with Ledger(tmp_path / "home") as led:
         sid = led.new_session("diag")
-        first = add_attempt(led, sid, old)
-        second = add_attempt(led, sid, new)
+        first = freeze(led, sid, old)
+        second = freeze(led, sid, new)
         assert (first.round_id, first.status) == (ROUND, "failed")
         assert (second.round_id, second.no, second.status) == (ROUND, 2, "passed")
         assert second.change == "diagnostic: adds debug_op_exec_trace=1 (candidate unchanged)"
@@ -222,7 +223,7 @@ def test_session_verify_of_a_base_attempt_that_is_no_rerun_says_why(tmp_path: Pa
     compare with). Spec: nothing to revalidate — a clear refusal, no gate recorded."""
     with Ledger(tmp_path / "home") as led:
         sid = led.new_session("base")
-        add_attempt(led, sid, failed_round(tmp_path / "old"))
+        freeze(led, sid, failed_round(tmp_path / "old"))
         with pytest.raises(NotFound, match="not a diagnostic re-run"):
             verify_round(led, sid, ROUND, 1)
         assert led.gates(led.attempt(sid, ROUND, 1).pk) == []
@@ -256,7 +257,7 @@ def test_string_none_candidate_is_invalid_in_verify_and_in_the_ledger(tmp_path: 
     in the ledger; the round is not failed, so the corrected launch is attempt 2 of the same round and passes."""
     with Ledger(tmp_path / "home") as led:
         sid = led.new_session("t8")
-        add_attempt(led, sid, FAILING)
+        freeze(led, sid, FAILING)
         x1, _ = propose(led, sid, ROUND)
         body = led.proposal(sid, x1).body
         bad = build_fixed_scene(tmp_path / "bad", x1, body, pid=50001)
@@ -270,7 +271,7 @@ def test_string_none_candidate_is_invalid_in_verify_and_in_the_ledger(tmp_path: 
         assert "T8" in direct["verification"][0]["detail"]
         assert direct["verification"][0]["evidence"][0]["file"] == "src/model.py"
 
-        recorded = add_attempt(led, sid, bad)
+        recorded = freeze(led, sid, bad)
         assert recorded.status == "invalid"
         assert "materialisation mismatch" in (led.status_history("attempt", recorded.pk)[-1]["detail"] or "")
         assert led.round(sid, x1).status == "open"  # an invalid launch never fails the round
@@ -283,7 +284,7 @@ def test_string_none_candidate_is_invalid_in_verify_and_in_the_ledger(tmp_path: 
         json_run = json.loads((good / "run.json").read_text())
         json_run["attempt"] = 2
         (good / "run.json").write_text(json.dumps(json_run))
-        corrected = add_attempt(led, sid, good)
+        corrected = freeze(led, sid, good)
         assert (corrected.no, corrected.status) == (2, "running")
         assert verify_round(led, sid, x1, 2)["round"]["status"] == "passed_gates(V1..V3)"
         assert led.round(sid, x1).status == "passed_gates(V1..V3)"
@@ -313,9 +314,9 @@ def test_stale_evidence_routes_r7_even_when_v1_fails(tmp_path: Path) -> None:
     # the ledger refuses the same evidence outright: it never becomes an attempt
     with Ledger(tmp_path / "home") as led:
         sid = led.new_session("r7")
-        add_attempt(led, sid, FAILING)
+        freeze(led, sid, FAILING)
         with pytest.raises(StaleEvidenceError, match="R7"):
-            add_attempt(led, sid, new)
+            freeze(led, sid, new)
         assert len(led.attempts(sid)) == 1
 
 
@@ -325,20 +326,20 @@ def test_diagnostic_rerun_of_a_wrongly_materialised_launch_stays_invalid(tmp_pat
     so invalid — never 'passed' with R4 — in the ledger and in ``session verify``."""
     with Ledger(tmp_path / "home") as led:
         sid = led.new_session("t8-diag")
-        add_attempt(led, sid, FAILING)
+        freeze(led, sid, FAILING)
         x1, _ = propose(led, sid, ROUND)
         body = led.proposal(sid, x1).body
         bad = build_fixed_scene(tmp_path / "bad", x1, body, pid=50001)
         _string_none(bad / "src" / "model.py")
         _set_exit(bad, {"status": 1, "signal": None, "timeout": False})
-        assert add_attempt(led, sid, bad).status == "invalid"
+        assert freeze(led, sid, bad).status == "invalid"
         again = build_fixed_scene(tmp_path / "again", x1, body, pid=50005)
         _string_none(again / "src" / "model.py")
         run = json.loads((again / "run.json").read_text())
         run["attempt"] = 2
         run["candidate"]["super_kernel_debug_options"] = TRACE
         (again / "run.json").write_text(json.dumps(run))
-        second = add_attempt(led, sid, again)
+        second = freeze(led, sid, again)
         assert (second.no, second.status) == (2, "invalid")
         doc = verify_round(led, sid, x1, 2)
         assert doc["attempt"]["status"] == "invalid" and "R4" not in doc["routes"]

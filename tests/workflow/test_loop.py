@@ -14,12 +14,13 @@ from session_support import FAILING, build_fixed_scene
 from skdbg.atomic import OutputNotEmptyError
 from skdbg.scenebuilder.examples import high_single_stream
 from skdbg.scenebuilder.scene import build_scene
-from skdbg.sessions.attempts import add_attempt, check_attempt, materialised, propose, verify_round
+from skdbg.sessions.attempts import check_attempt, materialised, propose
 from skdbg.sessions.blobs import hash_file
 from skdbg.sessions.errors import LedgerError, StaleEvidenceError, TamperError
-from skdbg.sessions.exchange import export_session, import_session
+from skdbg.sessions.exchange import import_session
 from skdbg.sessions.store import Ledger
 from skdbg.sessions.views import diff_verdicts, verdict_history
+from skdbg.workflow import export_session, freeze, verify_round
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -43,10 +44,10 @@ def loop(tmp_path_factory: pytest.TempPathFactory) -> Loop:
     }
     ledger = Ledger(tmp / "home")
     sid = ledger.new_session("acceptance")
-    failed = add_attempt(ledger, sid, FAILING)
+    failed = freeze(ledger, sid, FAILING)
     new_round, status = propose(ledger, sid, failed.round_id)
     fixed = build_fixed_scene(tmp / "fixed", new_round, ledger.proposal(sid, new_round).body)
-    add_attempt(ledger, sid, fixed)
+    freeze(ledger, sid, fixed)
     doc = verify_round(ledger, sid, new_round)
     assert status == "proposed"
     return Loop(ledger, tmp / "home", sid, new_round, fixed, scene_hashes, doc)
@@ -157,9 +158,9 @@ def test_r7_refuses_stale_evidence(loop: Loop, tmp_path: Path) -> None:
     led, sid = loop.ledger, loop.sid
     before = len(led.attempts(sid))
     with pytest.raises(StaleEvidenceError, match="pid 48213 is the process of EX1-BASE/attempt-001"):
-        add_attempt(led, sid, FAILING, round_id=loop.new_round)
+        freeze(led, sid, FAILING, round_id=loop.new_round)
     with pytest.raises(StaleEvidenceError):
-        add_attempt(led, sid, FAILING, round_id="EX1-OTHER")
+        freeze(led, sid, FAILING, round_id="EX1-OTHER")
     assert "EX1-OTHER" not in {r.round_id for r in led.rounds(sid)}  # a refused attempt opens nothing
     # the failed attempt's plog slipped into a new process's scene
     scene = build_fixed_scene(
@@ -171,7 +172,7 @@ def test_r7_refuses_stale_evidence(loop: Loop, tmp_path: Path) -> None:
         StaleEvidenceError,
         match=rf"log/plog/{plog.name}: evidence of pid 48213, but this attempt is pid 50003",
     ):
-        add_attempt(led, sid, scene, round_id=loop.new_round)
+        freeze(led, sid, scene, round_id=loop.new_round)
     assert len(led.attempts(sid)) == before
 
 
@@ -189,7 +190,7 @@ def test_r7_refuses_a_byte_identical_artifact(loop: Loop, tmp_path: Path) -> Non
     with pytest.raises(
         StaleEvidenceError, match="byte-identical to sk_meta/48213/model_48_1/sk_fusion_fail_reasons.log"
     ):
-        add_attempt(led, sid, scene)
+        freeze(led, sid, scene)
 
 
 def test_tamper_detection_names_the_file(tmp_path: Path) -> None:
@@ -197,7 +198,7 @@ def test_tamper_detection_names_the_file(tmp_path: Path) -> None:
     shutil.copytree(FAILING, scene)
     with Ledger(tmp_path / "home") as led:
         sid = led.new_session()
-        ref = add_attempt(led, sid, scene, storage="reference")
+        ref = freeze(led, sid, scene, storage="reference")
         check_attempt(led, ref)
         plog = next((scene / "log" / "plog").glob("*.log"))
         plog.write_text(plog.read_text() + "appended after freezing\n")
@@ -213,8 +214,8 @@ def test_copy_storage_dedupes_and_detects_tampered_objects(tmp_path: Path) -> No
     ).root
     with Ledger(tmp_path / "home") as led:
         sid = led.new_session()
-        first = add_attempt(led, sid, a)
-        second = add_attempt(led, sid, b, change="debug_op_exec_trace kept, new process")
+        first = freeze(led, sid, a)
+        second = freeze(led, sid, b, change="debug_op_exec_trace kept, new process")
         assert (first.round_id, second.round_id, second.no) == ("EX1-BASE", "EX1-BASE", 2)
         shas = [x.sha256 for att in (first, second) for x in led.artifacts(att.pk) if x.sha256]
         blobs = led.connection.execute(
@@ -234,7 +235,7 @@ def test_copy_storage_dedupes_and_detects_tampered_objects(tmp_path: Path) -> No
 def test_narrowing_round_for_a_low_verdict(tmp_path: Path) -> None:
     with Ledger(tmp_path / "home") as led:
         sid = led.new_session()
-        a = add_attempt(led, sid, REPO / "examples" / "scenes" / "non-sk-fault")
+        a = freeze(led, sid, REPO / "examples" / "scenes" / "non-sk-fault")
         with pytest.raises(LedgerError, match="no exclusion"):
             propose(led, sid, a.round_id)
         rid, status = propose(led, sid, a.round_id, kind="narrowing")
