@@ -58,8 +58,14 @@ from skdbg.parsers.sk_handler import (
     parse_sk_messages,
 )
 from skdbg.parsers.sk_prof import ProfReader, child_summary, prof_frame
-from skdbg.parsers.skmeta_lines import MetaLine, iter_meta_lines
-from skdbg.parsers.super_kernel_log import SuperKernelLogResult, is_handler_line, parse_super_kernel_log
+from skdbg.parsers.skmeta_lines import MetaLine
+from skdbg.parsers.super_kernel_log import (
+    SkLogLine,
+    SuperKernelLogResult,
+    is_handler_line,
+    parse_super_kernel_log,
+    read_super_kernel_log,
+)
 from skdbg.parsers.task_queue import TaskQueueFile, parse_task_queue
 
 if TYPE_CHECKING:
@@ -242,7 +248,7 @@ class Evidence:
         if "device_args" in f:
             me.device_args = self._guard("device_args", lambda: parse_device_args(f["device_args"]))
         if "super_kernel_log" in f:
-            lines = self._guard("super_kernel_log", lambda: list(iter_meta_lines(f["super_kernel_log"])))
+            lines = self._guard("super_kernel_log", lambda: read_super_kernel_log(f["super_kernel_log"]))
             if lines is not None:
                 me.super_kernel_log = parse_super_kernel_log(lines, file=str(f["super_kernel_log"]))
                 me.handler = parse_sk_messages(_filelog_messages(lines))
@@ -626,12 +632,13 @@ def _tag(frame: pd.DataFrame, **columns: Any) -> pd.DataFrame:
     return frame
 
 
-def _filelog_messages(lines: list[MetaLine]) -> Iterator[SkMessage]:
+def _filelog_messages(lines: list[SkLogLine]) -> Iterator[SkMessage]:
     """The exception-handler lines of super_kernel.log (build facts are most of the file and are skipped
-    here: their prefix names another source file/function). Lines without a prefix are kept: nothing
-    tells them apart, and the handler parser sorts them itself."""
+    here: their prefix names another source file/function; the undecoded repeats of the dedicated
+    files are such lines). Lines without a prefix are kept: nothing tells them apart, and the handler
+    parser sorts them itself."""
     for ml in lines:
-        if ml.message.strip() and (ml.prefix is None or is_handler_line(ml)):
+        if isinstance(ml, MetaLine) and ml.message.strip() and (ml.prefix is None or is_handler_line(ml)):
             yield SkMessage.from_filelog(ml.prefix, ml.message, ml.src)
 
 
