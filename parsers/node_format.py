@@ -137,13 +137,17 @@ class Node:
         return self.scope_marker is not None
 
 
+_INT_RE = re.compile(_INT)
+_RATIO_RE = re.compile(r"\[(\d+),\s*(\d+)\]")
+
+
 def _err(src: Source, expected: str, got: str) -> ParseError:
     return ParseError(src.file, expected, line=src.line, got=got)
 
 
 def _int(value: str, key: str, src: Source, text: str) -> int:
     v = value.strip()
-    if not re.fullmatch(_INT, v):
+    if _INT_RE.fullmatch(v) is None:
         raise _err(src, f"an integer for node field {key!r}", text)
     return parse_int(v)
 
@@ -191,7 +195,7 @@ def _kernel(text: str, pos: int, src: Source) -> tuple[dict[str, object], int]:
         if k == "kernelType":
             out["kernel_type"] = v
         elif k == "taskRatio":
-            rm = re.fullmatch(r"\[(\d+),\s*(\d+)\]", v)
+            rm = _RATIO_RE.fullmatch(v)
             if rm is None:
                 raise _err(src, "taskRatio:[<a>,<b>]", v)
             out["task_ratio"] = (int(rm.group(1)), int(rm.group(2)))
