@@ -7,6 +7,8 @@ what :func:`skdbg.parsers.sk_lines.classify` makes of each line.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from skdbg.parsers import sk_handler, sk_lines
 from skdbg.parsers.sk_fields import CORE_KEY, CORE_LINE, TRACE_HEADER, TRACE_STEP, TRACE_SYMBOL, FieldRule
@@ -75,3 +77,51 @@ def test_the_facade_exports_the_split_modules() -> None:
     assert sk_handler.parse_sk_messages is sk_parser.parse_sk_messages
     assert sk_handler.dedupe_incidents is sk_dedupe.dedupe_incidents
     assert sk_handler.cores_frame is sk_frames.cores_frame
+
+
+def _linear(text: str) -> tuple[str, int | None, tuple[str | None, ...]] | None:
+    """The catalogue tried in order, every kind (what classify did before it was indexed)."""
+    t = text.strip()
+    m = sk_lines.CORE_PREFIX.fullmatch(t)
+    kinds, body, core = (
+        (sk_lines.CORE, m.group(2).strip(), int(m.group(1))) if m is not None else (sk_lines.PLAIN, t, None)
+    )
+    for lk in kinds:
+        g = lk.regex.fullmatch(body)
+        if g is not None:
+            return lk.kind, core, g.groups()
+    return None
+
+
+_STARTS = [lk.regex.pattern[:n] for lk in (*sk_lines.PLAIN, *sk_lines.CORE) for n in (3, 4, 12)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    core=st.sampled_from(["", "[Core 30] ", "[Core 7]  "]),
+    start=st.sampled_from([*_STARTS, "=== SkDfxInfo (offset=", "COND: ", "Function name: ", "> Next opId="]),
+    rest=st.text(alphabet="0123456789abx ,:=()[]._-", max_size=30),
+)
+def test_indexed_catalogue_matches_the_linear_one(core: str, start: str, rest: str) -> None:
+    text = core + start.replace("\\", "") + rest
+    got = sk_lines.classify(text)
+    assert (None if got is None else (got.kind, got.core, got.groups)) == _linear(text)
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        (
+            "Exception is from superkernel function 'sk_entry_3', op_trace=true, proceeding with handling",
+            "a5_anchor",
+        ),
+        ("Exception is from superkernel function 'sk_entry_3', proceeding with handling", "a5_anchor_d0"),
+        ("=== SkDfxInfo (offset=6976, nodeCnt=3) ===", "dfx_header"),
+        ("[Core 30] COND: Sub-kernel opIndex=4 finished, about to run next.", "k_finished"),
+        ("[Core 30] > Next opId=3:", "t_next"),
+        ("Function name: Cast_9f3e21_2", "function_name"),
+    ],
+)
+def test_indexed_classify_spec_lines(line: str, kind: str) -> None:
+    c = sk_lines.classify(line)
+    assert c is not None and c.kind == kind
