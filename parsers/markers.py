@@ -176,14 +176,29 @@ class EditError(ValueError):
 # ------------------------------------------------------------------------------------------ reading
 
 
+#: syntax trees by source text (the file name only names errors): the input check parses the model
+#: source, the marker scan reuses the tree. Trees are read, never modified (bounded)
+_TREES: dict[str, ast.Module] = {}
+_TREES_MAX = 8
+
+
 def parse_source(text: str, file: str) -> ast.Module:
-    """The syntax tree of a model source; :class:`ParseError` (file, line, what) when it is not Python."""
+    """The syntax tree of a model source; :class:`ParseError` (file, line, what) when it is not Python.
+
+    Parsed once per text; callers share the tree and must not modify it."""
+    hit = _TREES.get(text)
+    if hit is not None:
+        return hit
     try:
-        return ast.parse(text, filename=file)
+        tree = ast.parse(text, filename=file)
     except SyntaxError as exc:
         raise ParseError(file, "a Python model source", line=exc.lineno, got=exc.msg) from exc
     except ValueError as exc:  # e.g. NUL bytes
         raise ParseError(file, "a Python model source", got=str(exc)) from exc
+    if len(_TREES) >= _TREES_MAX:
+        _TREES.clear()
+    _TREES[text] = tree
+    return tree
 
 
 def read_source(path: Path, file: str) -> str:

@@ -29,6 +29,7 @@ from skdbg.parsers.markers import (
     apply_edits,
     balanced,
     check_edits,
+    parse_source,
     read_source,
     requote,
     unified_diff,
@@ -93,6 +94,12 @@ def load_model_source(path: Path, rel: str) -> ModelSource:
             _SOURCES.clear()
         _SOURCES[key] = hit
     return hit
+
+
+def check_model_source(path: Path, rel: str) -> None:
+    """Read and parse the model source only (the input check): :class:`ParseError` as
+    :func:`load_model_source` raises it; the tree is kept for the proposal's full model."""
+    parse_source(read_source(path, rel), rel)
 
 
 class ModelSource(MarkerSource):
@@ -420,6 +427,7 @@ __all__ = [
     "MarkerEdit",
     "ModelSource",
     "Region",
+    "check_model_source",
     "load_model_source",
     "Span",
     "SpanBlock",
