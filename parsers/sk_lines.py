@@ -451,8 +451,26 @@ _CORE_INDEX, _CORE_LOOSE = _index(CORE)
 _PLAIN_INDEX, _PLAIN_LOOSE = _index(PLAIN)
 
 
+#: answers by message text: the handler block is printed to plog and to super_kernel.log, and both
+#: copies are parsed (bounded; a Classified is never modified)
+_SEEN: dict[str, Classified | None] = {}
+_SEEN_MAX = 1 << 16
+
+
 def classify(text: str) -> Classified | None:
     """Match one SK message text (tag already removed) against the catalogue; None = unknown."""
+    try:
+        return _SEEN[text]
+    except KeyError:
+        pass
+    got = _classify(text)
+    if len(_SEEN) >= _SEEN_MAX:
+        _SEEN.clear()
+    _SEEN[text] = got
+    return got
+
+
+def _classify(text: str) -> Classified | None:
     t = text.strip()
     if not t:
         return None
