@@ -179,7 +179,7 @@ class EditError(ValueError):
 #: syntax trees by source text (the file name only names errors): the input check parses the model
 #: source, the marker scan reuses the tree. Trees are read, never modified (bounded)
 _TREES: dict[str, ast.Module] = {}
-_TREES_MAX = 8
+_TREES_MAX = 4
 
 
 def parse_source(text: str, file: str) -> ast.Module:
@@ -436,7 +436,7 @@ def _slice(text: str, col: int | None, end_col: int | None) -> str | None:
 #: scans already made, by (text, file name): one analysis asks about the same model source from the
 #: input check, the gate (F8) and the proposal — it is parsed once (bounded: a TUI session opens few)
 _SCANS: dict[tuple[str, str], MarkerScan] = {}
-_SCANS_MAX = 8
+_SCANS_MAX = 4
 
 
 def scan_text(text: str, file: str = "<source>") -> MarkerScan:

@@ -213,7 +213,7 @@ def _kernel(text: str, pos: int, src: Source) -> tuple[dict[str, object], int]:
 #: parsed nodes by the text from their start to the end of the line: every node is printed in several
 #: sk_meta files (fused nodes, scope split, super_kernel.log …) and is parsed once (bounded)
 _NODE_CACHE: dict[str, tuple[dict[str, object], int]] = {}
-_NODE_CACHE_MAX = 1 << 15
+_NODE_CACHE_MAX = 1 << 13
 
 
 def match_node(text: str, pos: int, src: Source) -> tuple[Node, int] | None:

@@ -30,7 +30,9 @@ NOT_A_SCENE = "not a failure scene: no plog, sk_meta or run.json found"
 def launched(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, object]]:
     """Record which UI the command would start instead of starting it."""
     calls: list[tuple[str, object]] = []
-    monkeypatch.setattr(tui_cli, "launch", lambda scene, ctx=None, screen="overview": calls.append(("scene", scene)))
+    monkeypatch.setattr(
+        tui_cli, "launch", lambda scene, ctx=None, screen="overview": calls.append(("scene", scene))
+    )
     monkeypatch.setattr(tui_cli, "launch_logs", lambda paths: calls.append(("logs", list(paths))))
     return calls
 
