@@ -1,217 +1,155 @@
 """Tables of SK incidents for ``inspect``/``--format csv`` (the output edge): incidents, exception cores,
-the DfxInfo table and the counter table. pandas is imported by :mod:`skdbg.parsers.frames` only when a
-table is built.
+the DfxInfo table and the counter table. Each is a column spec read by
+:func:`skdbg.parsers.frames.records_frame` (which imports pandas only when a table is built); addresses
+and PCs stay exact integers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from skdbg.parsers.frames import rows_frame
+from skdbg.parsers.frames import SRC_COLS, Col, records_frame
+from skdbg.parsers.sk_records import CondInfo, DfxNode, ExceptionCore, Incident
 
 if TYPE_CHECKING:
     import pandas as pd
-from skdbg.parsers.sk_records import Incident
+
+# --------------------------------------------------------------------------------------------- specs
+
+INCIDENT_COLS = (
+    Col("incident"),
+    *SRC_COLS,
+    Col("entry"),
+    Col("dialect"),
+    Col("pid"),
+    Col("first_ts"),
+    Col("last_ts"),
+    Col("op_trace"),
+    Col("complete"),
+    Col("incomplete_reason"),
+    Col("node_cnt"),
+    Col("core_count", lambda inc: len(inc.cores)),
+    Col("sk_scope_id"),
+    Col("model_idx"),
+    Col("model_id"),
+    Col("callback_b", lambda inc: inc.callback_b is not None),
+    Col("origins", lambda inc: ",".join(inc.origins)),
+)
+
+
+def _decoded(name: str) -> Any:
+    """A field of the core's COND decode (None without a COND block or a decode)."""
+
+    def get(c: ExceptionCore) -> Any:
+        cond: CondInfo | None = c.cond
+        return getattr(cond.decoded, name) if cond is not None and cond.decoded is not None else None
+
+    return get
+
+
+CORE_COLS = (
+    Col("incident"),
+    Col("callback"),
+    Col("order"),
+    Col("core_id"),
+    Col("core_type"),
+    Col("matched"),
+    Col("start_pc"),
+    Col("current_pc"),
+    Col("pc_unknown"),
+    Col("node"),
+    Col("entry"),
+    Col("entry_addr"),
+    Col("end_addr"),
+    Col("func_size"),
+    Col("origin_name"),
+    Col("sk_symbol"),
+    Col("sk_symbol_bind"),
+    Col("error_node_idx"),
+    Col("trace_state", lambda c: c.trace.op_state if c.trace is not None else None),
+    Col("trace_op_id", lambda c: c.trace.op_id if c.trace is not None else None),
+    Col("cond_value", lambda c: c.cond.value if c.cond is not None else None),
+    Col("cond_unavailable", lambda c: c.cond.unavailable if c.cond is not None else None),
+    Col("cond_state", _decoded("state")),
+    Col("cond_index", _decoded("op_index")),
+    Col("cond_scope_id", _decoded("scope_id")),
+    *SRC_COLS,
+)
+
+
+def _entry(side: str, j: int) -> Col:
+    return Col(f"entry_{side}{j}", lambda n: getattr(n, f"entry_{side}")[j])
+
+
+DFX_COLS = (
+    Col("incident"),
+    Col("node"),
+    Col("bin_hdl"),
+    Col("func_hdl_ori"),
+    Col("aic_size"),
+    Col("aiv_size"),
+    Col("num_blocks"),
+    Col("cube_num"),
+    Col("vec_num"),
+    Col("name_kind"),
+    Col("origin_name"),
+    Col("name_error_ret"),
+    Col("is_func"),
+    *(_entry(side, j) for j in range(4) for side in ("aic", "aiv")),
+    *SRC_COLS,
+)
+
+COUNTER_COLS = (
+    Col("incident"),
+    Col("core"),
+    Col("index"),
+    Col("op_state"),
+    Col("state_name"),
+    Col("exit"),
+    Col("legacy"),
+    *SRC_COLS,
+)
 
 # --------------------------------------------------------------------------------------------- frames
 
 
 def incidents_frame(incidents: Iterable[Incident]) -> pd.DataFrame:
+    """One row per incident."""
+    return records_frame((({"incident": i}, inc) for i, inc in enumerate(incidents)), INCIDENT_COLS)
 
-    rows = []
+
+def _cores(incidents: Iterable[Incident]) -> Iterator[tuple[dict[str, int], ExceptionCore]]:
     for i, inc in enumerate(incidents):
-        rows.append(
-            {
-                "incident": i,
-                "file": inc.src.file,
-                "line": inc.src.line,
-                "entry": inc.entry,
-                "dialect": inc.dialect,
-                "pid": inc.pid,
-                "first_ts": inc.first_ts,
-                "last_ts": inc.last_ts,
-                "op_trace": inc.op_trace,
-                "complete": inc.complete,
-                "incomplete_reason": inc.incomplete_reason,
-                "node_cnt": inc.node_cnt,
-                "core_count": len(inc.cores),
-                "sk_scope_id": inc.sk_scope_id,
-                "model_idx": inc.model_idx,
-                "model_id": inc.model_id,
-                "callback_b": inc.callback_b is not None,
-                "origins": ",".join(inc.origins),
-            }
-        )
-    cols = [
-        "incident",
-        "file",
-        "line",
-        "entry",
-        "dialect",
-        "pid",
-        "first_ts",
-        "last_ts",
-        "op_trace",
-        "complete",
-        "incomplete_reason",
-        "node_cnt",
-        "core_count",
-        "sk_scope_id",
-        "model_idx",
-        "model_id",
-        "callback_b",
-        "origins",
-    ]
-    frame: pd.DataFrame = rows_frame(rows, cols)
-    return frame
+        for c in (*inc.cores, *(inc.callback_b.cores if inc.callback_b is not None else ())):
+            yield {"incident": i}, c
 
 
 def cores_frame(incidents: Iterable[Incident]) -> pd.DataFrame:
+    """One row per exception core (callback A, then callback B's cores)."""
+    return records_frame(_cores(incidents), CORE_COLS)
 
-    rows = []
+
+def _dfx(incidents: Iterable[Incident]) -> Iterator[tuple[dict[str, int], DfxNode]]:
     for i, inc in enumerate(incidents):
-        all_cores = list(inc.cores) + (list(inc.callback_b.cores) if inc.callback_b is not None else [])
-        for c in all_cores:
-            cond = c.cond
-            rows.append(
-                {
-                    "incident": i,
-                    "callback": c.callback,
-                    "order": c.order,
-                    "core_id": c.core_id,
-                    "core_type": c.core_type,
-                    "matched": c.matched,
-                    "start_pc": c.start_pc,
-                    "current_pc": c.current_pc,
-                    "pc_unknown": c.pc_unknown,
-                    "node": c.node,
-                    "entry": c.entry,
-                    "entry_addr": c.entry_addr,
-                    "end_addr": c.end_addr,
-                    "func_size": c.func_size,
-                    "origin_name": c.origin_name,
-                    "sk_symbol": c.sk_symbol,
-                    "sk_symbol_bind": c.sk_symbol_bind,
-                    "error_node_idx": c.error_node_idx,
-                    "trace_state": c.trace.op_state if c.trace is not None else None,
-                    "trace_op_id": c.trace.op_id if c.trace is not None else None,
-                    "cond_value": cond.value if cond is not None else None,
-                    "cond_unavailable": cond.unavailable if cond is not None else None,
-                    "cond_state": cond.decoded.state
-                    if cond is not None and cond.decoded is not None
-                    else None,
-                    "cond_index": cond.decoded.op_index
-                    if cond is not None and cond.decoded is not None
-                    else None,
-                    "cond_scope_id": cond.decoded.scope_id
-                    if cond is not None and cond.decoded is not None
-                    else None,
-                    "file": c.src.file,
-                    "line": c.src.line,
-                }
-            )
-    cols = [
-        "incident",
-        "callback",
-        "order",
-        "core_id",
-        "core_type",
-        "matched",
-        "start_pc",
-        "current_pc",
-        "pc_unknown",
-        "node",
-        "entry",
-        "entry_addr",
-        "end_addr",
-        "func_size",
-        "origin_name",
-        "sk_symbol",
-        "sk_symbol_bind",
-        "error_node_idx",
-        "trace_state",
-        "trace_op_id",
-        "cond_value",
-        "cond_unavailable",
-        "cond_state",
-        "cond_index",
-        "cond_scope_id",
-        "file",
-        "line",
-    ]
-    frame: pd.DataFrame = rows_frame(rows, cols)
-    return frame
+        if inc.dfx is not None:
+            for n in inc.dfx.nodes:
+                yield {"incident": i}, n
 
 
 def dfx_frame(incidents: Iterable[Incident]) -> pd.DataFrame:
-
-    rows = []
-    for i, inc in enumerate(incidents):
-        if inc.dfx is None:
-            continue
-        for n in inc.dfx.nodes:
-            row: dict[str, Any] = {
-                "incident": i,
-                "node": n.node,
-                "bin_hdl": n.bin_hdl,
-                "func_hdl_ori": n.func_hdl_ori,
-                "aic_size": n.aic_size,
-                "aiv_size": n.aiv_size,
-                "num_blocks": n.num_blocks,
-                "cube_num": n.cube_num,
-                "vec_num": n.vec_num,
-                "name_kind": n.name_kind,
-                "origin_name": n.origin_name,
-                "name_error_ret": n.name_error_ret,
-                "is_func": n.is_func,
-            }
-            for j in range(4):
-                row[f"entry_aic{j}"] = n.entry_aic[j]
-                row[f"entry_aiv{j}"] = n.entry_aiv[j]
-            row["file"] = n.src.file
-            row["line"] = n.src.line
-            rows.append(row)
-    cols = [
-        "incident",
-        "node",
-        "bin_hdl",
-        "func_hdl_ori",
-        "aic_size",
-        "aiv_size",
-        "num_blocks",
-        "cube_num",
-        "vec_num",
-        "name_kind",
-        "origin_name",
-        "name_error_ret",
-        "is_func",
-    ]
-    cols += [f"entry_{t}{j}" for j in range(4) for t in ("aic", "aiv")] + ["file", "line"]
-    frame: pd.DataFrame = rows_frame(rows, cols)
-    return frame
+    """One row per node of the SkDfxInfo table."""
+    return records_frame(_dfx(incidents), DFX_COLS)
 
 
 def counters_frame(incidents: Iterable[Incident]) -> pd.DataFrame:
-
-    rows = []
-    for i, inc in enumerate(incidents):
-        if inc.counters is None:
-            continue
-        for e in inc.counters.entries:
-            rows.append(
-                {
-                    "incident": i,
-                    "core": e.core,
-                    "index": e.index,
-                    "op_state": e.op_state,
-                    "state_name": e.state_name,
-                    "exit": e.exit,
-                    "legacy": e.legacy,
-                    "file": e.src.file,
-                    "line": e.src.line,
-                }
-            )
-    cols = ["incident", "core", "index", "op_state", "state_name", "exit", "legacy", "file", "line"]
-    frame: pd.DataFrame = rows_frame(rows, cols)
-    return frame
+    """One row per SkCounterInfo entry."""
+    return records_frame(
+        (
+            ({"incident": i}, e)
+            for i, inc in enumerate(incidents)
+            if inc.counters is not None
+            for e in inc.counters.entries
+        ),
+        COUNTER_COLS,
+    )
