@@ -30,6 +30,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
+from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.node_format import Node, match_node
 from skdbg.parsers.scope_split import BreakInfo, parse_break_info
 from skdbg.parsers.sk_reasons import (
@@ -143,24 +144,24 @@ class FusedScope:
         return self.status is not None and self.status in SCOPE_STATUSES
 
 
-UNFUSIBLE_COLUMNS = [
-    "file",
-    "line",
-    "ts",
-    "pid",
-    "node_id",
-    "stream_id",
-    "kind",
-    "func_name",
-    "kernel_type",
-    "reason_raw",
-    "reason",
-    "sub_reason",
-    "reason_detail",
-    "reason_known",
-    "sub_known",
-    "detail_text_swapped",
-]
+UNFUSIBLE_COLS = (
+    *SRC_COLS,
+    Col("ts"),
+    Col("pid"),
+    Col("node_id", lambda u: u.node.node_id),
+    Col("stream_id", lambda u: u.node.stream_id),
+    Col("kind", lambda u: u.node.kind),
+    Col("func_name", lambda u: u.node.func_name),
+    Col("kernel_type", lambda u: u.node.kernel_type),
+    Col("reason_raw"),
+    Col("reason"),
+    Col("sub_reason"),
+    Col("reason_detail"),
+    Col("reason_known"),
+    Col("sub_known"),
+    Col("detail_text_swapped"),
+)
+UNFUSIBLE_COLUMNS = [c.name for c in UNFUSIBLE_COLS]
 ORIGINAL_COLUMNS = [
     "file",
     "line",
@@ -199,28 +200,7 @@ class FailReasonsResult(MetaResultBase):
 
     def to_frame(self) -> pd.DataFrame:
         """One row per unfusible kernel (see :meth:`original_frame`/:meth:`fused_frame`)."""
-        rows = []
-        for u in self.unfusible:
-            row = {
-                "file": u.src.file,
-                "line": u.src.line,
-                "ts": u.ts,
-                "pid": u.pid,
-                "node_id": u.node.node_id,
-                "stream_id": u.node.stream_id,
-                "kind": u.node.kind,
-                "func_name": u.node.func_name,
-                "kernel_type": u.node.kernel_type,
-                "reason_raw": u.reason_raw,
-                "reason": u.reason,
-                "sub_reason": u.sub_reason,
-                "reason_detail": u.reason_detail,
-                "reason_known": u.reason_known,
-                "sub_known": u.sub_known,
-                "detail_text_swapped": u.detail_text_swapped,
-            }
-            rows.append(row)
-        return frame(rows, UNFUSIBLE_COLUMNS)
+        return records_frame((({}, u) for u in self.unfusible), UNFUSIBLE_COLS)
 
     def original_frame(self) -> pd.DataFrame:
         rows = []
