@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -173,22 +173,29 @@ ORIGINAL_COLUMNS = [
     "pieces",
     "count_mismatch",
 ]
-FUSED_COLUMNS = [
-    "file",
-    "line",
-    "scope_id",
-    "scope_bit_flag",
-    "fused_node_ids",
-    "pieces",
-    "status",
-    "status_detail",
-    "status_known",
-    "break_reason",
-    "trigger_node",
-    "break_raw",
-    "break_reason_detail",
-    "scope_names",
-]
+
+
+def _brk(name: str) -> Callable[[FusedScope], object]:
+    """A field of the scope's break info (None without one)."""
+    return lambda f: getattr(f.break_info, name) if f.break_info else None
+
+
+FUSED_COLS = (
+    *SRC_COLS,
+    Col("scope_id"),
+    Col("scope_bit_flag"),
+    Col("fused_node_ids", lambda f: list(f.fused_node_ids)),
+    Col("pieces"),
+    Col("status"),
+    Col("status_detail"),
+    Col("status_known"),
+    Col("break_reason", _brk("break_reason")),
+    Col("trigger_node", _brk("trigger_node")),
+    Col("break_raw", _brk("raw")),
+    Col("break_reason_detail"),
+    Col("scope_names"),
+)
+FUSED_COLUMNS = [c.name for c in FUSED_COLS]
 
 
 @dataclass
@@ -211,28 +218,7 @@ class FailReasonsResult(MetaResultBase):
         return frame(rows, ORIGINAL_COLUMNS)
 
     def fused_frame(self) -> pd.DataFrame:
-        rows = []
-        for f in self.fused_scopes:
-            b = f.break_info
-            rows.append(
-                {
-                    "file": f.src.file,
-                    "line": f.src.line,
-                    "scope_id": f.scope_id,
-                    "scope_bit_flag": f.scope_bit_flag,
-                    "fused_node_ids": list(f.fused_node_ids),
-                    "pieces": f.pieces,
-                    "status": f.status,
-                    "status_detail": f.status_detail,
-                    "status_known": f.status_known,
-                    "break_reason": b.break_reason if b else None,
-                    "trigger_node": b.trigger_node if b else None,
-                    "break_raw": b.raw if b else None,
-                    "break_reason_detail": f.break_reason_detail,
-                    "scope_names": f.scope_names,
-                }
-            )
-        return frame(rows, FUSED_COLUMNS)
+        return records_frame((({}, f) for f in self.fused_scopes), FUSED_COLS)
 
 
 def split_break_line(rest: str) -> tuple[str, str | None, str | None]:
