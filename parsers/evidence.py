@@ -22,7 +22,7 @@ from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.device_args import DeviceArgsResult, parse_device_args
 from skdbg.parsers.discovery import ModelDir, SkMetaLayout
 from skdbg.parsers.fail_reasons import FailReasonsResult, parse_fail_reasons
-from skdbg.parsers.frames import concat_frames, empty_frame, rows_frame
+from skdbg.parsers.frames import SRC_COLS, Col, concat_frames, empty_frame, records_frame, rows_frame
 from skdbg.parsers.fsguard import real_path
 from skdbg.parsers.fused_nodes import FusedNodesResult, parse_fused_nodes
 from skdbg.parsers.graph_json import GraphFile, parse_graph_json
@@ -597,24 +597,22 @@ class Evidence:
         return concat_frames(frames) if frames else empty_frame(["pid", "model", "graph"])
 
     def _gaps_frame(self) -> pd.DataFrame:
-        rows = [
-            {
-                "kind": g.kind,
-                "detail": g.detail,
-                "file": g.src.file if g.src is not None else None,
-                "line": g.src.line if g.src is not None else None,
-                "collect": g.collect,
-            }
-            for g in self.gaps
-        ]
-        return rows_frame(rows, ["kind", "detail", "file", "line", "collect"])
+        return records_frame((({}, g) for g in self.gaps), GAP_COLS)
 
     def _unrecognized_frame(self) -> pd.DataFrame:
-        rows = [
-            {"file": u.src.file, "line": u.src.line, "context": u.context, "text": u.text}
-            for u in self.unrecognized
-        ]
-        return rows_frame(rows, ["file", "line", "context", "text"])
+        return records_frame((({}, u) for u in self.unrecognized), UNRECOGNIZED_COLS)
+
+
+#: the gaps table: what is missing or unusable, where (when known) and how to collect it
+GAP_COLS = (
+    Col("kind"),
+    Col("detail"),
+    Col("file", lambda g: g.src.file if g.src is not None else None),
+    Col("line", lambda g: g.src.line if g.src is not None else None),
+    Col("collect"),
+)
+#: the unrecognized table: lines kept but not understood
+UNRECOGNIZED_COLS = (*SRC_COLS, Col("context"), Col("text"))
 
 
 def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
