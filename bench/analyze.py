@@ -15,7 +15,7 @@ Before that, every bundled scene (``examples/scenes/*``) is analysed whole-proce
 median) and one run's ``python -X importtime`` profile is saved (``--importtime-out``). Children run with
 bytecode caches on, as a user's install has them (see ``benchenv.py``).
 
-Each is sampled ``--samples`` times (default 5; min and median printed) in three situations: a first
+Each is sampled ``--samples`` times (wall time, and the children's CPU time: the machine may be shared) (default 5; min and median printed) in three situations: a first
 run with the files in the page cache (warm, ``--no-cache``: target ≤ 10×), a first run after evicting
 them with ``posix_fadvise(POSIX_FADV_DONTNEED)`` (cold — a freshly copied scene, the common case;
 ``--no-cache``: target ≤ 3×), and a repeat run answered by the result cache (warm: target ≤ 3×). The
@@ -29,6 +29,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -146,11 +147,23 @@ def evict(files: list[str]) -> None:
             os.close(fd)
 
 
+def _children_cpu() -> float:
+    """User + system CPU seconds of every waited-for child so far (the machine may be shared: CPU time
+    is what a run costs whatever else runs; wall time is what the user waits)."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+#: CPU seconds of each timed run, by command ("skdbg" / "cat"), appended by the timers below
+CPU: dict[str, list[float]] = {"skdbg": [], "cat": []}
+
+
 def timed_analyze(skdbg: str, root: Path, *, cache: bool) -> tuple[float, dict[str, object]]:
     args = [skdbg, "analyze", str(root), "--format", "json"] + ([] if cache else ["--no-cache"])
-    t0 = time.perf_counter()
+    c0, t0 = _children_cpu(), time.perf_counter()
     proc = subprocess.run(args, capture_output=True, check=False, env=user_env())
     elapsed = time.perf_counter() - t0
+    CPU["skdbg"].append(_children_cpu() - c0)
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr.decode(errors="replace"))
     doc: dict[str, object] = json.loads(proc.stdout)
@@ -158,10 +171,80 @@ def timed_analyze(skdbg: str, root: Path, *, cache: bool) -> tuple[float, dict[s
 
 
 def timed_cat(cat: str, files: list[str]) -> float:
-    t0 = time.perf_counter()
+    c0, t0 = _children_cpu(), time.perf_counter()
     with open(os.devnull, "wb") as null:
         subprocess.run([cat, *files], stdout=null, check=True)
-    return time.perf_counter() - t0
+    elapsed = time.perf_counter() - t0
+    CPU["cat"].append(_children_cpu() - c0)
+    return elapsed
+
+
+#: (module, function, part name) of the CPU split (``--parts``): the parse entry points of one analysis
+PARTS = (
+    ("skdbg.parsers.evidence", "Evidence._scan_one", "plog scan"),
+    ("skdbg.parsers.evidence", "parse_fused_nodes", "sk_fused_nodes.log"),
+    ("skdbg.parsers.evidence", "parse_node_detail", "sk_node_detail.log"),
+    ("skdbg.parsers.evidence", "parse_scope_split", "sk_scope_split.log"),
+    ("skdbg.parsers.evidence", "parse_fail_reasons", "sk_fusion_fail_reasons.log"),
+    ("skdbg.parsers.evidence", "parse_device_args", "sk_device_args.log"),
+    ("skdbg.parsers.evidence", "read_super_kernel_log", "super_kernel.log lines"),
+    ("skdbg.parsers.evidence", "parse_super_kernel_log", "super_kernel.log facts"),
+    ("skdbg.parsers.evidence", "parse_sk_messages", "handler blocks (plog + super_kernel.log)"),
+    ("skdbg.parsers.evidence", "parse_task_queue", "sk_task_queue.json"),
+    ("skdbg.parsers.evidence", "load_image_table", "bin_files"),
+    ("skdbg.triage.markers", "load_model_source", "model source (proposal)"),
+)
+
+_PARTS_CHILD = """
+import functools, importlib, json, sys, time
+t0 = time.process_time()
+import skdbg.cli as cli
+t_import = time.process_time() - t0
+acc = {}
+for mod, name, part in json.loads(sys.argv[2]):
+    owner = importlib.import_module(mod)
+    *path, attr = name.split(".")
+    for p in path:
+        owner = getattr(owner, p)
+    f = getattr(owner, attr)
+    def timed(*a, __f=f, __part=part, **k):
+        c = time.process_time()
+        try:
+            return __f(*a, **k)
+        finally:
+            acc[__part] = acc.get(__part, 0.0) + time.process_time() - c
+    setattr(owner, attr, functools.wraps(f)(timed))
+sys.argv = ["skdbg", "analyze", sys.argv[1], "--format", "json", "--no-cache"]
+try:
+    cli.main(standalone_mode=False)
+finally:
+    total = time.process_time() - t0
+    acc["imports of skdbg.cli"] = t_import
+    acc["the rest (later imports, triage, output)"] = total - sum(acc.values())
+    acc["total (in process)"] = total
+    sys.stderr.write("PARTS " + json.dumps(acc) + "\\n")
+"""
+
+
+def cpu_parts(root: Path, samples: int) -> None:
+    """CPU seconds per part of one ``analyze --no-cache`` (min over ``samples`` runs, in process: the
+    parse entry points are wrapped with ``time.process_time`` timers, so the split adds up)."""
+    best: dict[str, float] = {}
+    for _ in range(samples):
+        proc = subprocess.run(
+            [sys.executable, "-c", _PARTS_CHILD, str(root), json.dumps(PARTS)],
+            capture_output=True,
+            check=False,
+            env=user_env(),
+        )
+        line = next((ln for ln in proc.stderr.decode().splitlines() if ln.startswith("PARTS ")), None)
+        if line is None:
+            raise RuntimeError(proc.stderr.decode(errors="replace"))
+        for part, sec in json.loads(line[len("PARTS ") :]).items():
+            best[part] = min(sec, best.get(part, sec))
+    print(f"CPU split of one first run (min of {samples}, seconds):")
+    for part, sec in best.items():
+        print(f"  {part:44} {sec:6.3f}")
 
 
 def warm(files: list[str]) -> None:
@@ -178,6 +261,9 @@ def main() -> int:
     ap.add_argument("--keep", action="store_true", help="keep the generated scene and print its path")
     ap.add_argument(
         "--samples", type=int, default=5, help="timed runs per situation (min and median printed)"
+    )
+    ap.add_argument(
+        "--parts", action="store_true", help="also print the CPU split of one first run by parsing part"
     )
     ap.add_argument(
         "--importtime-out",
@@ -210,9 +296,12 @@ def main() -> int:
         )
         results: dict[str, tuple[list[float], list[float]]] = {}
         doc: dict[str, object] = {}
+        cpu_runs: dict[str, tuple[list[float], list[float]]] = {}
         for situation in TARGETS:
             ours: list[float] = []
             cats: list[float] = []
+            CPU["skdbg"].clear()
+            CPU["cat"].clear()
             cold = "cold" in situation
             cached = "cache" in situation
             if cached:
@@ -226,6 +315,7 @@ def main() -> int:
                 (evict if cold else warm)(files)
                 cats.append(timed_cat(cat, files))
             results[situation] = (ours, cats)
+            cpu_runs[situation] = (CPU["skdbg"][-args.samples :], CPU["cat"][-args.samples :])
         verdict = doc["verdict"]
         assert isinstance(verdict, dict)
         print(f"verdict: {verdict['confidence']} ({verdict['rule']}); load average {os.getloadavg()[0]:.2f}")
@@ -238,6 +328,13 @@ def main() -> int:
                 f"cat min {min(cats):6.2f} s median {statistics.median(cats):6.2f} s | "
                 f"ratio of medians {ratio:6.2f} (target <= {TARGETS[situation]})"
             )
+            ocpu, ccpu = cpu_runs[situation]
+            print(
+                f"{'':26} CPU: skdbg median {statistics.median(ocpu):6.2f} s | "
+                f"cat median {statistics.median(ccpu):6.2f} s"
+            )
+        if args.parts:
+            cpu_parts(root, args.samples)
         suspect = verdict["suspect"]
         if not isinstance(suspect, dict) or suspect["task_index"] != built.task_index[target]:
             print(f"WRONG VERDICT: expected task {built.task_index[target]}, got {suspect}", file=sys.stderr)

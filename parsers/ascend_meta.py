@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from skdbg.parsers.common import Gap, Source, Unrecognized
 from skdbg.parsers.elf import ElfImage, ElfSection, SymbolTable, open_elf
-from skdbg.parsers.frames import rows_frame
+from skdbg.parsers.frames import Col, records_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -158,22 +158,7 @@ class AscendMetaResult:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per TLV record."""
-
-        frame: pd.DataFrame = rows_frame(
-            [
-                {
-                    "file": self.file,
-                    "line": None,
-                    "section": r.section,
-                    "offset": r.offset,
-                    "type": r.type,
-                    "type_name": r.type_name,
-                    "length": r.length,
-                }
-                for r in self.records
-            ],
-            columns=["file", "line", "section", "offset", "type", "type_name", "length"],
-        )
+        frame: pd.DataFrame = records_frame((({"file": self.file}, r) for r in self.records), TLV_COLS)
         return frame
 
 
@@ -385,3 +370,15 @@ def _bind_map(records: list[SkBindRecord]) -> dict[int, BindEntry]:
             prev.src,
         )
     return out
+
+
+#: the TLV table: the ELF (from the owning file), no line, and each record's place and type
+TLV_COLS = (
+    Col("file"),
+    Col("line", lambda r: None),
+    Col("section"),
+    Col("offset"),
+    Col("type"),
+    Col("type_name"),
+    Col("length"),
+)

@@ -25,7 +25,7 @@ from skdbg.parsers.ascend_meta import BINDMAP_ENTRY_CONFLICT, AscendMetaResult, 
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.demangle import demangle
 from skdbg.parsers.elf import TIER_NEAREST, TIER_SYMTAB, TIER_UNRESOLVED, ElfImage, open_elf
-from skdbg.parsers.frames import rows_frame
+from skdbg.parsers.frames import Col, records_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -172,6 +172,19 @@ class PcLocation:
     split_index: int | None
     other_images: tuple[str, ...]
     src: Source
+
+
+#: one row per image: its file (the ELF's path), no line, and where it sits on the device
+IMAGE_COLS = (
+    Col("file", lambda i: i.path),
+    Col("line", lambda i: None),
+    Col("kind"),
+    Col("func_name"),
+    Col("base"),
+    Col("text_offset"),
+    Col("size"),
+    Col("end"),
+)
 
 
 @dataclass(slots=True)
@@ -354,23 +367,7 @@ class ImageTable:
     def to_frame(self) -> pd.DataFrame:
         """One row per image."""
 
-        frame: pd.DataFrame = rows_frame(
-            [
-                {
-                    "file": i.path,
-                    "line": None,
-                    "kind": i.kind,
-                    "func_name": i.func_name,
-                    "base": i.base,
-                    "text_offset": i.text_offset,
-                    "size": i.size,
-                    "end": i.end,
-                }
-                for i in self.images
-            ],
-            columns=["file", "line", "kind", "func_name", "base", "text_offset", "size", "end"],
-        )
-        return frame
+        return records_frame((({}, i) for i in self.images), IMAGE_COLS)
 
 
 def load_image_table(path: str | os.PathLike[str]) -> ImageTable:

@@ -83,14 +83,30 @@ _OVERSIZED = re.compile(
 )
 #: digit runs longer than this are refused without converting them (int() would raise beyond 4,300)
 _MAX_CONVERTED_RUN = 4000
+#: the shortest run of hex-digit characters an oversized number needs: ``0x`` + 17 digits holds 17, a
+#: 20-digit decimal 20 — a line without such a run cannot hold one (the cheap common case)
+_MIN_RUN = 17
+#: bytes → ``x`` for a hex digit, space otherwise: ``translate`` + ``in`` finds a run of 17 in C
+_HEX_MASK = bytes(0x78 if chr(b) in "0123456789abcdefABCDEF" else 0x20 for b in range(256))
+_HEX_RUN = b"x" * _MIN_RUN
+
+
+def may_hold_oversized(data: bytes) -> bool:
+    """False when ``data`` (a line or a whole buffer) has no run of 17 hex-digit characters, so no
+    number in it is oversized; True means "look closer" (:func:`oversized_number`)."""
+    return _HEX_RUN in data.translate(_HEX_MASK)
 
 
 def oversized_number(text: str) -> str | None:
     """A description of the first number in ``text`` no runtime prints, or None when every number fits.
 
     Over-long: a decimal value beyond 64 bits (leading zeros allowed), or a ``0x`` value wider than
-    64 bits. Digit runs inside names are not numbers and are left alone.
+    64 bits. Digit runs inside names are not numbers and are left alone. Most lines are short or hold
+    no long run of hex digits: they are answered without the regex (non-ASCII text takes the regex:
+    ``\\d`` also matches other scripts' digits).
     """
+    if len(text) < _MIN_RUN or (text.isascii() and not may_hold_oversized(text.encode("ascii"))):
+        return None
     for m in _OVERSIZED.finditer(text):
         run = m.group(0)
         if run[:2] in ("0x", "0X"):

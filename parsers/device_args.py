@@ -21,8 +21,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from skdbg.parsers.common import Gap, Source, Unrecognized
+from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.fused_nodes import SkFuncName, split_sk_func_name, too_long_gap
-from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, frame, meta_lines
+from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, meta_lines
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -216,46 +217,44 @@ class DeviceArgsBlock:
         return {k: v for k, v in seen.items() if len(v) > 1}
 
 
-TASK_COLUMNS = [
-    "file",
-    "line",
-    "sk_func_name",
-    "scope_id",
-    "occurrence",
-    "queue",
-    "position",
-    "type",
-    "idx",
-    "node_id",
-    "node_id_out_of_range",
-    "related_type",
-    "blk",
-    "entries_declared",
-    "entries",
-    "args",
-    "debug_options",
-    "debug_option_names",
-    "extra_info",
-    "sync_kind",
-    "wait_flag",
-]
-DFX_COLUMNS = [
-    "file",
-    "line",
-    "sk_func_name",
-    "scope_id",
-    "occurrence",
-    "index",
-    "bin",
-    "ori",
-    "aic_size",
-    "aiv_size",
-    "num_blocks",
-    "cube_num",
-    "vec_num",
-    "entry_aic",
-    "entry_aiv",
-]
+#: the block columns every task/dfx row starts with (after file/line)
+_BLOCK_COLS = (Col("sk_func_name"), Col("scope_id"), Col("occurrence"))
+TASK_COLS = (
+    *SRC_COLS,
+    *_BLOCK_COLS,
+    Col("queue"),
+    Col("position"),
+    Col("type"),
+    Col("idx"),
+    Col("node_id"),
+    Col("node_id_out_of_range"),
+    Col("related_type"),
+    Col("blk"),
+    Col("entries_declared"),
+    Col("entries", lambda t: list(t.entries)),
+    Col("args"),
+    Col("debug_options"),
+    Col("debug_option_names", lambda t: list(t.debug_option_names)),
+    Col("extra_info"),
+    Col("sync_kind"),
+    Col("wait_flag"),
+)
+DFX_COLS = (
+    *SRC_COLS,
+    *_BLOCK_COLS,
+    Col("index"),
+    Col("bin"),
+    Col("ori"),
+    Col("aic_size"),
+    Col("aiv_size"),
+    Col("num_blocks"),
+    Col("cube_num"),
+    Col("vec_num"),
+    Col("entry_aic", lambda d: list(d.entry_aic)),
+    Col("entry_aiv", lambda d: list(d.entry_aiv)),
+)
+TASK_COLUMNS = [c.name for c in TASK_COLS]
+DFX_COLUMNS = [c.name for c in DFX_COLS]
 
 
 @dataclass
@@ -279,60 +278,17 @@ class DeviceArgsResult(MetaResultBase):
 
     def to_frame(self) -> pd.DataFrame:
         """One row per task."""
-        rows = []
-        for b in self.blocks:
-            for t in b.tasks:
-                rows.append(
-                    {
-                        "file": t.src.file,
-                        "line": t.src.line,
-                        "sk_func_name": b.sk_func_name,
-                        "scope_id": b.scope_id,
-                        "occurrence": b.occurrence,
-                        "queue": t.queue,
-                        "position": t.position,
-                        "type": t.type,
-                        "idx": t.idx,
-                        "node_id": t.node_id,
-                        "node_id_out_of_range": t.node_id_out_of_range,
-                        "related_type": t.related_type,
-                        "blk": t.blk,
-                        "entries_declared": t.entries_declared,
-                        "entries": list(t.entries),
-                        "args": t.args,
-                        "debug_options": t.debug_options,
-                        "debug_option_names": list(t.debug_option_names),
-                        "extra_info": t.extra_info,
-                        "sync_kind": t.sync_kind,
-                        "wait_flag": t.wait_flag,
-                    }
-                )
-        return frame(rows, TASK_COLUMNS)
+        return records_frame(
+            ((_block_context(b), t) for b in self.blocks for t in b.tasks),
+            TASK_COLS,
+        )
 
     def dfx_frame(self) -> pd.DataFrame:
-        rows = []
-        for b in self.blocks:
-            for d in b.dfx:
-                rows.append(
-                    {
-                        "file": d.src.file,
-                        "line": d.src.line,
-                        "sk_func_name": b.sk_func_name,
-                        "scope_id": b.scope_id,
-                        "occurrence": b.occurrence,
-                        "index": d.index,
-                        "bin": d.bin,
-                        "ori": d.ori,
-                        "aic_size": d.aic_size,
-                        "aiv_size": d.aiv_size,
-                        "num_blocks": d.num_blocks,
-                        "cube_num": d.cube_num,
-                        "vec_num": d.vec_num,
-                        "entry_aic": list(d.entry_aic),
-                        "entry_aiv": list(d.entry_aiv),
-                    }
-                )
-        return frame(rows, DFX_COLUMNS)
+        return records_frame(((_block_context(b), d) for b in self.blocks for d in b.dfx), DFX_COLS)
+
+
+def _block_context(b: DeviceArgsBlock) -> dict[str, object]:
+    return {"sk_func_name": b.sk_func_name, "scope_id": b.scope_id, "occurrence": b.occurrence}
 
 
 class _TaskB:

@@ -22,7 +22,7 @@ from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.device_args import DeviceArgsResult, parse_device_args
 from skdbg.parsers.discovery import ModelDir, SkMetaLayout
 from skdbg.parsers.fail_reasons import FailReasonsResult, parse_fail_reasons
-from skdbg.parsers.frames import concat_frames, empty_frame, rows_frame
+from skdbg.parsers.frames import SRC_COLS, Col, concat_frames, empty_frame, records_frame, rows_frame
 from skdbg.parsers.fsguard import real_path
 from skdbg.parsers.fused_nodes import FusedNodesResult, parse_fused_nodes
 from skdbg.parsers.graph_json import GraphFile, parse_graph_json
@@ -58,8 +58,14 @@ from skdbg.parsers.sk_handler import (
     parse_sk_messages,
 )
 from skdbg.parsers.sk_prof import ProfReader, child_summary, prof_frame
-from skdbg.parsers.skmeta_lines import MetaLine, iter_meta_lines
-from skdbg.parsers.super_kernel_log import SuperKernelLogResult, is_handler_line, parse_super_kernel_log
+from skdbg.parsers.skmeta_lines import MetaLine
+from skdbg.parsers.super_kernel_log import (
+    SkLogLine,
+    SuperKernelLogResult,
+    is_handler_line,
+    parse_super_kernel_log,
+    read_super_kernel_log,
+)
 from skdbg.parsers.task_queue import TaskQueueFile, parse_task_queue
 
 if TYPE_CHECKING:
@@ -242,7 +248,7 @@ class Evidence:
         if "device_args" in f:
             me.device_args = self._guard("device_args", lambda: parse_device_args(f["device_args"]))
         if "super_kernel_log" in f:
-            lines = self._guard("super_kernel_log", lambda: list(iter_meta_lines(f["super_kernel_log"])))
+            lines = self._guard("super_kernel_log", lambda: read_super_kernel_log(f["super_kernel_log"]))
             if lines is not None:
                 me.super_kernel_log = parse_super_kernel_log(lines, file=str(f["super_kernel_log"]))
                 me.handler = parse_sk_messages(_filelog_messages(lines))
@@ -591,24 +597,22 @@ class Evidence:
         return concat_frames(frames) if frames else empty_frame(["pid", "model", "graph"])
 
     def _gaps_frame(self) -> pd.DataFrame:
-        rows = [
-            {
-                "kind": g.kind,
-                "detail": g.detail,
-                "file": g.src.file if g.src is not None else None,
-                "line": g.src.line if g.src is not None else None,
-                "collect": g.collect,
-            }
-            for g in self.gaps
-        ]
-        return rows_frame(rows, ["kind", "detail", "file", "line", "collect"])
+        return records_frame((({}, g) for g in self.gaps), GAP_COLS)
 
     def _unrecognized_frame(self) -> pd.DataFrame:
-        rows = [
-            {"file": u.src.file, "line": u.src.line, "context": u.context, "text": u.text}
-            for u in self.unrecognized
-        ]
-        return rows_frame(rows, ["file", "line", "context", "text"])
+        return records_frame((({}, u) for u in self.unrecognized), UNRECOGNIZED_COLS)
+
+
+#: the gaps table: what is missing or unusable, where (when known) and how to collect it
+GAP_COLS = (
+    Col("kind"),
+    Col("detail"),
+    Col("file", lambda g: g.src.file if g.src is not None else None),
+    Col("line", lambda g: g.src.line if g.src is not None else None),
+    Col("collect"),
+)
+#: the unrecognized table: lines kept but not understood
+UNRECOGNIZED_COLS = (*SRC_COLS, Col("context"), Col("text"))
 
 
 def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
@@ -626,12 +630,13 @@ def _tag(frame: pd.DataFrame, **columns: Any) -> pd.DataFrame:
     return frame
 
 
-def _filelog_messages(lines: list[MetaLine]) -> Iterator[SkMessage]:
+def _filelog_messages(lines: list[SkLogLine]) -> Iterator[SkMessage]:
     """The exception-handler lines of super_kernel.log (build facts are most of the file and are skipped
-    here: their prefix names another source file/function). Lines without a prefix are kept: nothing
-    tells them apart, and the handler parser sorts them itself."""
+    here: their prefix names another source file/function; the undecoded repeats of the dedicated
+    files are such lines). Lines without a prefix are kept: nothing tells them apart, and the handler
+    parser sorts them itself."""
     for ml in lines:
-        if ml.message.strip() and (ml.prefix is None or is_handler_line(ml)):
+        if isinstance(ml, MetaLine) and ml.message.strip() and (ml.prefix is None or is_handler_line(ml)):
             yield SkMessage.from_filelog(ml.prefix, ml.message, ml.src)
 
 

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
+from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.node_format import Node, match_node
 from skdbg.parsers.scope_split import BreakInfo, parse_break_info
 from skdbg.parsers.sk_reasons import (
@@ -143,24 +144,24 @@ class FusedScope:
         return self.status is not None and self.status in SCOPE_STATUSES
 
 
-UNFUSIBLE_COLUMNS = [
-    "file",
-    "line",
-    "ts",
-    "pid",
-    "node_id",
-    "stream_id",
-    "kind",
-    "func_name",
-    "kernel_type",
-    "reason_raw",
-    "reason",
-    "sub_reason",
-    "reason_detail",
-    "reason_known",
-    "sub_known",
-    "detail_text_swapped",
-]
+UNFUSIBLE_COLS = (
+    *SRC_COLS,
+    Col("ts"),
+    Col("pid"),
+    Col("node_id", lambda u: u.node.node_id),
+    Col("stream_id", lambda u: u.node.stream_id),
+    Col("kind", lambda u: u.node.kind),
+    Col("func_name", lambda u: u.node.func_name),
+    Col("kernel_type", lambda u: u.node.kernel_type),
+    Col("reason_raw"),
+    Col("reason"),
+    Col("sub_reason"),
+    Col("reason_detail"),
+    Col("reason_known"),
+    Col("sub_known"),
+    Col("detail_text_swapped"),
+)
+UNFUSIBLE_COLUMNS = [c.name for c in UNFUSIBLE_COLS]
 ORIGINAL_COLUMNS = [
     "file",
     "line",
@@ -172,22 +173,29 @@ ORIGINAL_COLUMNS = [
     "pieces",
     "count_mismatch",
 ]
-FUSED_COLUMNS = [
-    "file",
-    "line",
-    "scope_id",
-    "scope_bit_flag",
-    "fused_node_ids",
-    "pieces",
-    "status",
-    "status_detail",
-    "status_known",
-    "break_reason",
-    "trigger_node",
-    "break_raw",
-    "break_reason_detail",
-    "scope_names",
-]
+
+
+def _brk(name: str) -> Callable[[FusedScope], object]:
+    """A field of the scope's break info (None without one)."""
+    return lambda f: getattr(f.break_info, name) if f.break_info else None
+
+
+FUSED_COLS = (
+    *SRC_COLS,
+    Col("scope_id"),
+    Col("scope_bit_flag"),
+    Col("fused_node_ids", lambda f: list(f.fused_node_ids)),
+    Col("pieces"),
+    Col("status"),
+    Col("status_detail"),
+    Col("status_known"),
+    Col("break_reason", _brk("break_reason")),
+    Col("trigger_node", _brk("trigger_node")),
+    Col("break_raw", _brk("raw")),
+    Col("break_reason_detail"),
+    Col("scope_names"),
+)
+FUSED_COLUMNS = [c.name for c in FUSED_COLS]
 
 
 @dataclass
@@ -199,28 +207,7 @@ class FailReasonsResult(MetaResultBase):
 
     def to_frame(self) -> pd.DataFrame:
         """One row per unfusible kernel (see :meth:`original_frame`/:meth:`fused_frame`)."""
-        rows = []
-        for u in self.unfusible:
-            row = {
-                "file": u.src.file,
-                "line": u.src.line,
-                "ts": u.ts,
-                "pid": u.pid,
-                "node_id": u.node.node_id,
-                "stream_id": u.node.stream_id,
-                "kind": u.node.kind,
-                "func_name": u.node.func_name,
-                "kernel_type": u.node.kernel_type,
-                "reason_raw": u.reason_raw,
-                "reason": u.reason,
-                "sub_reason": u.sub_reason,
-                "reason_detail": u.reason_detail,
-                "reason_known": u.reason_known,
-                "sub_known": u.sub_known,
-                "detail_text_swapped": u.detail_text_swapped,
-            }
-            rows.append(row)
-        return frame(rows, UNFUSIBLE_COLUMNS)
+        return records_frame((({}, u) for u in self.unfusible), UNFUSIBLE_COLS)
 
     def original_frame(self) -> pd.DataFrame:
         rows = []
@@ -231,28 +218,7 @@ class FailReasonsResult(MetaResultBase):
         return frame(rows, ORIGINAL_COLUMNS)
 
     def fused_frame(self) -> pd.DataFrame:
-        rows = []
-        for f in self.fused_scopes:
-            b = f.break_info
-            rows.append(
-                {
-                    "file": f.src.file,
-                    "line": f.src.line,
-                    "scope_id": f.scope_id,
-                    "scope_bit_flag": f.scope_bit_flag,
-                    "fused_node_ids": list(f.fused_node_ids),
-                    "pieces": f.pieces,
-                    "status": f.status,
-                    "status_detail": f.status_detail,
-                    "status_known": f.status_known,
-                    "break_reason": b.break_reason if b else None,
-                    "trigger_node": b.trigger_node if b else None,
-                    "break_raw": b.raw if b else None,
-                    "break_reason_detail": f.break_reason_detail,
-                    "scope_names": f.scope_names,
-                }
-            )
-        return frame(rows, FUSED_COLUMNS)
+        return records_frame((({}, f) for f in self.fused_scopes), FUSED_COLS)
 
 
 def split_break_line(rest: str) -> tuple[str, str | None, str | None]:

@@ -67,12 +67,24 @@ _TAIL_CACHE: dict[str, tuple[int, int, str, str, int, str]] = {}
 _CACHE_MAX = 4096
 
 
+_SECOND_CACHE: dict[str, datetime | None] = {}
+
+
 def _cached_ts(text: str) -> datetime | None:
+    """``text`` as PREFIX_RE matched it (``YYYY-MM-DD HH:MM:SS.mmm``): the whole second is converted
+    once per distinct second, the milliseconds are put in (lines of one burst share their second)."""
     if text in _TS_CACHE:
         return _TS_CACHE[text]
     if len(_TS_CACHE) >= _CACHE_MAX:
         _TS_CACHE.clear()
-    ts = _TS_CACHE[text] = parse_filelog_ts(text)
+    second = text[:19]
+    if second in _SECOND_CACHE:
+        base = _SECOND_CACHE[second]
+    else:
+        if len(_SECOND_CACHE) >= _CACHE_MAX:
+            _SECOND_CACHE.clear()
+        base = _SECOND_CACHE[second] = parse_filelog_ts(second)
+    ts = _TS_CACHE[text] = None if base is None else base.replace(microsecond=int(text[20:]) * 1000)
     return ts
 
 
@@ -85,8 +97,8 @@ def split_prefix(line: str) -> tuple[FileLogPrefix | None, str]:
     m = PREFIX_RE.match(line)
     if m is None:
         return None, line
-    ts_text = m.group("ts")
-    tail_text = line[len(ts_text) : m.end()]
+    ts_text = line[:23]  # the ts group: 23 characters (each \d is one)
+    tail_text = line[23 : m.end()]
     tail = _TAIL_CACHE.get(tail_text)
     if tail is None:
         if len(_TAIL_CACHE) >= _CACHE_MAX:

@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
+from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.node_format import Node, match_node
 from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, frame, meta_lines, record_row
 
@@ -264,30 +265,7 @@ class FusedNodesResult(MetaResultBase):
         return found[-1] if found else None
 
     def blocks_frame(self) -> pd.DataFrame:
-        rows = []
-        for b in self.blocks:
-            rows.append(
-                {
-                    "file": b.src.file,
-                    "line": b.src.line,
-                    "ts": b.ts,
-                    "pid": b.pid,
-                    "sk_func_name": b.sk_func_name,
-                    "scope_id": b.scope_id,
-                    "scope_name": b.name.scope_name,
-                    "first_func": b.name.first_func,
-                    "last_func": b.name.last_func,
-                    "no_kernel": b.name.no_kernel,
-                    "name_ambiguous": b.name.ambiguous,
-                    "node_count": b.node_count,
-                    "listed_nodes": len(b.nodes),
-                    "kernel_count": b.kernel_count,
-                    "count_mismatch": b.count_mismatch,
-                    "incomplete": b.incomplete,
-                    "occurrence": b.occurrence,
-                }
-            )
-        return frame(rows, BLOCK_COLUMNS)
+        return records_frame((({}, b) for b in self.blocks), BLOCK_COLS)
 
     def nodes_frame(self) -> pd.DataFrame:
         rows = []
@@ -313,25 +291,25 @@ class FusedNodesResult(MetaResultBase):
         return self.nodes_frame()
 
 
-BLOCK_COLUMNS = [
-    "file",
-    "line",
-    "ts",
-    "pid",
-    "sk_func_name",
-    "scope_id",
-    "scope_name",
-    "first_func",
-    "last_func",
-    "no_kernel",
-    "name_ambiguous",
-    "node_count",
-    "listed_nodes",
-    "kernel_count",
-    "count_mismatch",
-    "incomplete",
-    "occurrence",
-]
+BLOCK_COLS = (
+    *SRC_COLS,
+    Col("ts"),
+    Col("pid"),
+    Col("sk_func_name"),
+    Col("scope_id"),
+    Col("scope_name", lambda b: b.name.scope_name),
+    Col("first_func", lambda b: b.name.first_func),
+    Col("last_func", lambda b: b.name.last_func),
+    Col("no_kernel", lambda b: b.name.no_kernel),
+    Col("name_ambiguous", lambda b: b.name.ambiguous),
+    Col("node_count"),
+    Col("listed_nodes", lambda b: len(b.nodes)),
+    Col("kernel_count"),
+    Col("count_mismatch"),
+    Col("incomplete"),
+    Col("occurrence"),
+)
+BLOCK_COLUMNS = [c.name for c in BLOCK_COLS]
 NODE_COLUMNS = [
     "file",
     "line",

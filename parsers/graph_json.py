@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from skdbg.parsers.common import Gap, Source, Unrecognized
-from skdbg.parsers.frames import rows_frame
+from skdbg.parsers.frames import Col, records_frame
 from skdbg.parsers.jsonload import (
     as_list,
     as_object,
@@ -218,77 +218,52 @@ class GraphFile:
     def to_frame(self) -> pd.DataFrame:
         """One row per node; see :data:`NODE_FRAME_COLUMNS`."""
 
-        rows = []
-        for n in self.nodes:
-            t = n.tasks[0] if n.tasks else None
-            k = n.kernel
-            s = n.skinfo
-            rows.append(
-                {
-                    "file": n.src.file,
-                    "line": n.src.line,
-                    "json_path": n.src.json_path,
-                    "model_id": self.model_id,
-                    "node_id": n.node_id,
-                    "stream_idx": n.stream_idx,
-                    "node_idx_in_stream": n.node_idx_in_stream,
-                    "node_type": n.node_type,
-                    "scope_name": n.scope_name,
-                    "is_scope_node": n.is_scope_node,
-                    "is_scope_begin": n.is_scope_begin,
-                    "is_scope_end": n.is_scope_end,
-                    "is_scope_placeholder": n.is_scope_placeholder,
-                    "pre_node_id": n.pre_node_id,
-                    "next_node_id": n.next_node_id,
-                    "task_id": t.task_id if t else None,
-                    "stream_id": t.stream_id if t else None,
-                    "task_type": t.task_type if t else None,
-                    "params_kind": t.params_kind if t else None,
-                    "func_name": k.func_name if k else None,
-                    "bin_handle": k.bin_handle if k else None,
-                    "func_handle": k.func_handle if k else None,
-                    "num_blocks": k.num_blocks if k else None,
-                    "kernel_type": k.kernel_type if k else None,
-                    "sk_scope_id": s.scope_id if s else None,
-                    "sk_scope_name": s.scope_name if s else None,
-                    "sk_start_func": s.start_kernel_func_name if s else None,
-                    "sk_end_func": s.end_kernel_func_name if s else None,
-                }
-            )
-        frame: pd.DataFrame = rows_frame(rows, NODE_FRAME_COLUMNS)
-        return frame
+        ctx = {"model_id": self.model_id}
+        return records_frame(((ctx, n) for n in self.nodes), NODE_FRAME_COLS)
 
 
-NODE_FRAME_COLUMNS = [
-    "file",
-    "line",
-    "json_path",
-    "model_id",
-    "node_id",
-    "stream_idx",
-    "node_idx_in_stream",
-    "node_type",
-    "scope_name",
-    "is_scope_node",
-    "is_scope_begin",
-    "is_scope_end",
-    "is_scope_placeholder",
-    "pre_node_id",
-    "next_node_id",
-    "task_id",
-    "stream_id",
-    "task_type",
-    "params_kind",
-    "func_name",
-    "bin_handle",
-    "func_handle",
-    "num_blocks",
-    "kernel_type",
-    "sk_scope_id",
-    "sk_scope_name",
-    "sk_start_func",
-    "sk_end_func",
-]
+def _of(part: str, name: str, column: str | None = None) -> Col:
+    """A column read from one part of the node: its first task, its kernel or its SK info (None
+    without that part); named ``column`` (default ``name``)."""
+
+    def get(n: Any) -> Any:
+        obj = (n.tasks[0] if n.tasks else None) if part == "task" else getattr(n, part)
+        return getattr(obj, name) if obj else None
+
+    return Col(column or name, get)
+
+
+NODE_FRAME_COLS = (
+    Col("file", lambda n: n.src.file),
+    Col("line", lambda n: n.src.line),
+    Col("json_path", lambda n: n.src.json_path),
+    Col("model_id"),
+    Col("node_id"),
+    Col("stream_idx"),
+    Col("node_idx_in_stream"),
+    Col("node_type"),
+    Col("scope_name"),
+    Col("is_scope_node"),
+    Col("is_scope_begin"),
+    Col("is_scope_end"),
+    Col("is_scope_placeholder"),
+    Col("pre_node_id"),
+    Col("next_node_id"),
+    _of("task", "task_id"),
+    _of("task", "stream_id"),
+    _of("task", "task_type"),
+    _of("task", "params_kind"),
+    _of("kernel", "func_name"),
+    _of("kernel", "bin_handle"),
+    _of("kernel", "func_handle"),
+    _of("kernel", "num_blocks"),
+    _of("kernel", "kernel_type"),
+    _of("skinfo", "scope_id", "sk_scope_id"),
+    _of("skinfo", "scope_name", "sk_scope_name"),
+    _of("skinfo", "start_kernel_func_name", "sk_start_func"),
+    _of("skinfo", "end_kernel_func_name", "sk_end_func"),
+)
+NODE_FRAME_COLUMNS = [c.name for c in NODE_FRAME_COLS]
 
 
 def parse_graph_json(path: str | os.PathLike[str]) -> GraphFile:

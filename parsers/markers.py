@@ -176,14 +176,29 @@ class EditError(ValueError):
 # ------------------------------------------------------------------------------------------ reading
 
 
+#: syntax trees by source text (the file name only names errors): the input check parses the model
+#: source, the marker scan reuses the tree. Trees are read, never modified (bounded)
+_TREES: dict[str, ast.Module] = {}
+_TREES_MAX = 4
+
+
 def parse_source(text: str, file: str) -> ast.Module:
-    """The syntax tree of a model source; :class:`ParseError` (file, line, what) when it is not Python."""
+    """The syntax tree of a model source; :class:`ParseError` (file, line, what) when it is not Python.
+
+    Parsed once per text; callers share the tree and must not modify it."""
+    hit = _TREES.get(text)
+    if hit is not None:
+        return hit
     try:
-        return ast.parse(text, filename=file)
+        tree = ast.parse(text, filename=file)
     except SyntaxError as exc:
         raise ParseError(file, "a Python model source", line=exc.lineno, got=exc.msg) from exc
     except ValueError as exc:  # e.g. NUL bytes
         raise ParseError(file, "a Python model source", got=str(exc)) from exc
+    if len(_TREES) >= _TREES_MAX:
+        _TREES.clear()
+    _TREES[text] = tree
+    return tree
 
 
 def read_source(path: Path, file: str) -> str:
@@ -418,9 +433,24 @@ def _slice(text: str, col: int | None, end_col: int | None) -> str | None:
     return raw[col:end_col].decode("utf-8", errors="replace")
 
 
+#: scans already made, by (text, file name): one analysis asks about the same model source from the
+#: input check, the gate (F8) and the proposal — it is parsed once (bounded: a TUI session opens few)
+_SCANS: dict[tuple[str, str], MarkerScan] = {}
+_SCANS_MAX = 4
+
+
 def scan_text(text: str, file: str = "<source>") -> MarkerScan:
-    """Parse ``text`` and collect its markers; :class:`ParseError` (file, line) when it is not Python."""
-    return MarkerScan(parse_source(text, file), text.splitlines(), file)
+    """Parse ``text`` and collect its markers; :class:`ParseError` (file, line) when it is not Python.
+
+    The scan is shared by every caller asking about the same (text, file): it is never modified."""
+    key = (text, file)
+    hit = _SCANS.get(key)
+    if hit is None:
+        hit = MarkerScan(parse_source(text, file), text.splitlines(), file)
+        if len(_SCANS) >= _SCANS_MAX:
+            _SCANS.clear()
+        _SCANS[key] = hit
+    return hit
 
 
 def read_markers(path: Path, file: str) -> MarkerScan:
@@ -729,13 +759,13 @@ class MarkerSource:
     """A model source file with its markers and statement structure (who encloses whom, which
     statement list holds a marker). Raises :class:`ParseError` on unreadable or non-Python text."""
 
-    def __init__(self, path: Path, rel: str) -> None:
+    def __init__(self, path: Path, rel: str, *, text: str | None = None) -> None:
         self.path = path
         self.rel = rel
-        self.text = read_source(path, rel)
-        self.tree = parse_source(self.text, rel)
+        self.text = read_source(path, rel) if text is None else text
+        self.scan = scan_text(self.text, rel)
+        self.tree = self.scan.tree
         self.lines = self.text.splitlines()
-        self.scan = MarkerScan(self.tree, self.lines, rel)
         self._parent: dict[ast.stmt, tuple[list[ast.stmt], ast.AST]] = {}
         self._up: dict[ast.AST, ast.AST] = {}
         for owner in ast.walk(self.tree):

@@ -137,13 +137,17 @@ class Node:
         return self.scope_marker is not None
 
 
+_INT_RE = re.compile(_INT)
+_RATIO_RE = re.compile(r"\[(\d+),\s*(\d+)\]")
+
+
 def _err(src: Source, expected: str, got: str) -> ParseError:
     return ParseError(src.file, expected, line=src.line, got=got)
 
 
 def _int(value: str, key: str, src: Source, text: str) -> int:
     v = value.strip()
-    if not re.fullmatch(_INT, v):
+    if _INT_RE.fullmatch(v) is None:
         raise _err(src, f"an integer for node field {key!r}", text)
     return parse_int(v)
 
@@ -191,7 +195,7 @@ def _kernel(text: str, pos: int, src: Source) -> tuple[dict[str, object], int]:
         if k == "kernelType":
             out["kernel_type"] = v
         elif k == "taskRatio":
-            rm = re.fullmatch(r"\[(\d+),\s*(\d+)\]", v)
+            rm = _RATIO_RE.fullmatch(v)
             if rm is None:
                 raise _err(src, "taskRatio:[<a>,<b>]", v)
             out["task_ratio"] = (int(rm.group(1)), int(rm.group(2)))
@@ -206,12 +210,23 @@ def _kernel(text: str, pos: int, src: Source) -> tuple[dict[str, object], int]:
         i = m.end()
 
 
+#: parsed nodes by the text from their start to the end of the line: every node is printed in several
+#: sk_meta files (fused nodes, scope split, super_kernel.log …) and is parsed once (bounded)
+_NODE_CACHE: dict[str, tuple[dict[str, object], int]] = {}
+_NODE_CACHE_MAX = 1 << 13
+
+
 def match_node(text: str, pos: int, src: Source) -> tuple[Node, int] | None:
     """Parse a node starting at ``text[pos]``; return ``(node, end)`` or None if no ``[nodeId:``.
 
     Raises :class:`ParseError` (with the file/line of ``src``) when the text opens a node but
     its payload does not follow any known ``Format()`` form.
     """
+    key = text[pos:]
+    hit = _NODE_CACHE.get(key)
+    if hit is not None:  # the same node text, printed by another file or printer: only src differs
+        kw, length = hit
+        return Node(src=src, **kw), pos + length  # type: ignore[arg-type]
     head = _HEAD.match(text, pos)
     if head is None:
         return None
@@ -273,7 +288,11 @@ def match_node(text: str, pos: int, src: Source) -> tuple[Node, int] | None:
         end = m.end()
     else:
         raise _err(src, "']' or ', ' after the node ids", text)
-    node = Node(src=src, form=form, text=text[pos:end], **base, **fields)  # type: ignore[arg-type]
+    kw = {"form": form, "text": text[pos:end], **base, **fields}
+    node = Node(src=src, **kw)  # type: ignore[arg-type]
+    if len(_NODE_CACHE) >= _NODE_CACHE_MAX:
+        _NODE_CACHE.clear()
+    _NODE_CACHE[key] = (kw, end - pos)
     return node, end
 
 

@@ -42,7 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
-from skdbg.parsers.frames import rows_frame
+from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.fsguard import open_regular
 from skdbg.parsers.plog_line import PlogLine, parse_plog_line
 from skdbg.parsers.runtime_faults import (
@@ -97,6 +97,25 @@ _ANCHOR = 4
 
 IntArray = npt.NDArray[np.int64]
 ByteArray = npt.NDArray[np.uint8]
+
+
+#: the plog table: one row per record, tags as printed (``[A][B]``)
+PLOG_LINE_COLS = (
+    *SRC_COLS,
+    Col("level"),
+    Col("module"),
+    Col("pid"),
+    Col("proc"),
+    Col("ts"),
+    Col("src_file"),
+    Col("src_line"),
+    Col("tid"),
+    Col("func"),
+    Col("tags", lambda r: "".join(f"[{t}]" for t in r.tags)),
+    Col("is_sk"),
+    Col("complete"),
+    Col("text"),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,46 +235,7 @@ class PlogResult:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per plog line."""
-
-        cols = [
-            "file",
-            "line",
-            "level",
-            "module",
-            "pid",
-            "proc",
-            "ts",
-            "src_file",
-            "src_line",
-            "tid",
-            "func",
-            "tags",
-            "is_sk",
-            "complete",
-            "text",
-        ]
-        rows = [
-            (
-                r.src.file,
-                r.src.line,
-                r.level,
-                r.module,
-                r.pid,
-                r.proc,
-                r.ts,
-                r.src_file,
-                r.src_line,
-                r.tid,
-                r.func,
-                "".join(f"[{t}]" for t in r.tags),
-                r.is_sk,
-                r.complete,
-                r.text,
-            )
-            for r in self.records
-        ]
-        frame: pd.DataFrame = rows_frame(rows, cols)
-        return frame
+        return records_frame((({}, r) for r in self.records), PLOG_LINE_COLS)
 
 
 def _as_paths(paths: PathLike | Sequence[PathLike]) -> list[Path]:

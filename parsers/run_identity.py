@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skdbg.parsers.common import MAX_DECIMAL_RUN, MAX_U64, Gap, Source, Unrecognized
-from skdbg.parsers.frames import rows_frame
+from skdbg.parsers.frames import Col, records_frame, rows_frame
 from skdbg.parsers.jsonload import as_object, is_int, join, load_json, loads_json, read_json_text, show
 
 if TYPE_CHECKING:
@@ -548,22 +548,7 @@ class EnvProbeFile:
         """One row per probed option: file, line, json_path, kind, name, accepted, accepted_values,
         rejected_values (values rendered as JSON text)."""
 
-        rows = [
-            {
-                "file": o.src.file,
-                "line": None,
-                "json_path": o.src.json_path,
-                "kind": o.kind,
-                "name": o.name,
-                "accepted": o.accepted,
-                "accepted_values": show(_thaw(o.accepted_values)),
-                "rejected_values": show(_thaw(o.rejected_values)),
-            }
-            for o in self.probe.options
-        ]
-        cols = ["file", "line", "json_path", "kind", "name", "accepted", "accepted_values", "rejected_values"]
-        frame: pd.DataFrame = rows_frame(rows, cols)
-        return frame
+        return records_frame((({}, o) for o in self.probe.options), PROBE_COLS)
 
 
 def _freeze(v: Any) -> Any:
@@ -665,20 +650,7 @@ class SourceSitesFile:
     def to_frame(self) -> pd.DataFrame:
         """Columns: file, line (None: JSON), json_path, node_id, source_line."""
 
-        rows = [
-            {
-                "file": s.src.file,
-                "line": None,
-                "json_path": s.src.json_path,
-                "node_id": s.node_id,
-                "source_line": s.line,
-            }
-            for s in self.sites
-        ]
-        frame: pd.DataFrame = rows_frame(
-            rows, columns=["file", "line", "json_path", "node_id", "source_line"]
-        )
-        return frame
+        return records_frame((({}, site) for site in self.sites), SITE_COLS)
 
 
 def parse_source_sites(path: str | os.PathLike[str]) -> SourceSitesFile:
@@ -726,3 +698,22 @@ def failing_path_differences(declared: dict[str, Any], observed: dict[str, Any] 
         elif seen[k] != declared[k] or type(seen[k]) is not type(declared[k]):
             out.append(f"{k} {show(seen[k])} ≠ declared {show(declared[k])}")
     return out
+
+
+#: a JSON record's provenance columns: its file, no line, its JSON path
+JSON_SRC_COLS = (
+    Col("file", lambda r: r.src.file),
+    Col("line", lambda r: None),
+    Col("json_path", lambda r: r.src.json_path),
+)
+#: env/check_environment.json: one row per probed option (values rendered as JSON text)
+PROBE_COLS = (
+    *JSON_SRC_COLS,
+    Col("kind"),
+    Col("name"),
+    Col("accepted"),
+    Col("accepted_values", lambda o: show(_thaw(o.accepted_values))),
+    Col("rejected_values", lambda o: show(_thaw(o.rejected_values))),
+)
+#: source_sites.json: nodeId -> marker-file line
+SITE_COLS = (*JSON_SRC_COLS, Col("node_id"), Col("source_line", lambda site: site.line))

@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
+from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.node_format import Node, match_node
 from skdbg.parsers.sk_reasons import (
     break_reason_known,
@@ -29,7 +30,7 @@ from skdbg.parsers.sk_reasons import (
     classify_fusion_fail,
     fusion_fail_known,
 )
-from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, frame, meta_lines
+from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, meta_lines
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -233,39 +234,51 @@ class PassSnapshot:
         return self.pass_name == FINAL_PASS
 
 
-SCOPE_COLUMNS = [
-    "file",
-    "line",
-    "iteration",
-    "pass_name",
-    "final",
-    "ordinal",
-    "scope_id",
-    "node_count",
-    "stream_count",
-    "scope_bit_flags",
-    "scope_names",
-    "break_raw",
-    "break_reason",
-    "trigger_node",
-    "trigger_stream",
-    "fusion_fail_reason",
-    "parent_scope",
-    "sync_all_nodes",
-    "detail",
-]
-NODE_COLUMNS = [
-    "file",
-    "line",
-    "iteration",
-    "pass_name",
-    "ordinal",
-    "scope_id",
-    "position",
-    "node_id",
-    "kind",
-    "func_name",
-]
+def _brk(name: str) -> Col:
+    """A field of the scope's BreakInfo (None without one)."""
+    return Col(name, lambda sc: getattr(sc.break_info, name) if sc.break_info else None)
+
+
+#: the snapshot columns (iteration, pass) every scope and node row carries
+_SNAP = (Col("iteration"), Col("pass_name"))
+SCOPE_COLS = (
+    *SRC_COLS,
+    *_SNAP,
+    Col("final"),
+    Col("ordinal"),
+    Col("scope_id"),
+    Col("node_count"),
+    Col("stream_count"),
+    Col("scope_bit_flags"),
+    Col("scope_names"),
+    Col("break_raw", lambda sc: sc.break_info.raw if sc.break_info else None),
+    _brk("break_reason"),
+    _brk("trigger_node"),
+    _brk("trigger_stream"),
+    _brk("fusion_fail_reason"),
+    _brk("parent_scope"),
+    Col(
+        "sync_all_nodes",
+        lambda sc: (
+            list(sc.break_info.sync_all_nodes)
+            if sc.break_info and sc.break_info.sync_all_nodes is not None
+            else None
+        ),
+    ),
+    _brk("detail"),
+)
+NODE_COLS = (
+    *SRC_COLS,
+    *_SNAP,
+    Col("ordinal"),
+    Col("scope_id"),
+    Col("position"),
+    Col("node_id", lambda sn: sn.node.node_id),
+    Col("kind", lambda sn: sn.node.kind),
+    Col("func_name", lambda sn: sn.node.func_name),
+)
+SCOPE_COLUMNS = [c.name for c in SCOPE_COLS]
+NODE_COLUMNS = [c.name for c in NODE_COLS]
 
 
 @dataclass
@@ -283,57 +296,33 @@ class ScopeSplitResult(MetaResultBase):
         return sorted({s.iteration for s in self.snapshots if s.iteration is not None})
 
     def to_frame(self) -> pd.DataFrame:
-        rows = []
-        for snap in self.snapshots:
-            for sc in snap.scopes:
-                b = sc.break_info
-                rows.append(
-                    {
-                        "file": sc.src.file,
-                        "line": sc.src.line,
-                        "iteration": snap.iteration,
-                        "pass_name": snap.pass_name,
-                        "final": snap.final,
-                        "ordinal": sc.ordinal,
-                        "scope_id": sc.scope_id,
-                        "node_count": sc.node_count,
-                        "stream_count": sc.stream_count,
-                        "scope_bit_flags": sc.scope_bit_flags,
-                        "scope_names": sc.scope_names,
-                        "break_raw": b.raw if b else None,
-                        "break_reason": b.break_reason if b else None,
-                        "trigger_node": b.trigger_node if b else None,
-                        "trigger_stream": b.trigger_stream if b else None,
-                        "fusion_fail_reason": b.fusion_fail_reason if b else None,
-                        "parent_scope": b.parent_scope if b else None,
-                        "sync_all_nodes": list(b.sync_all_nodes)
-                        if b and b.sync_all_nodes is not None
-                        else None,
-                        "detail": b.detail if b else None,
-                    }
-                )
-        return frame(rows, SCOPE_COLUMNS)
+        return records_frame(
+            (
+                ({"iteration": snap.iteration, "pass_name": snap.pass_name, "final": snap.final}, sc)
+                for snap in self.snapshots
+                for sc in snap.scopes
+            ),
+            SCOPE_COLS,
+        )
 
     def nodes_frame(self) -> pd.DataFrame:
-        rows = []
-        for snap in self.snapshots:
-            for sc in snap.scopes:
-                for sn in sc.nodes:
-                    rows.append(
-                        {
-                            "file": sn.src.file,
-                            "line": sn.src.line,
-                            "iteration": snap.iteration,
-                            "pass_name": snap.pass_name,
-                            "ordinal": sc.ordinal,
-                            "scope_id": sc.scope_id,
-                            "position": sn.position,
-                            "node_id": sn.node.node_id,
-                            "kind": sn.node.kind,
-                            "func_name": sn.node.func_name,
-                        }
-                    )
-        return frame(rows, NODE_COLUMNS)
+        return records_frame(
+            (
+                (
+                    {
+                        "iteration": snap.iteration,
+                        "pass_name": snap.pass_name,
+                        "ordinal": sc.ordinal,
+                        "scope_id": sc.scope_id,
+                    },
+                    sn,
+                )
+                for snap in self.snapshots
+                for sc in snap.scopes
+                for sn in sc.nodes
+            ),
+            NODE_COLS,
+        )
 
 
 class _ScopeB:

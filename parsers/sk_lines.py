@@ -383,15 +383,101 @@ class Classified:
     dialects: tuple[int, int] | None
 
 
+_KEY = 4  # characters of a pattern's literal start that index it
+
+
+def _literal_prefix(pattern: str) -> str:
+    """The text every full match of ``pattern`` starts with ("" when unknown: a top-level ``|``, a
+    group or a class first). A character followed by ``?``, ``*`` or ``{`` is optional: it ends it."""
+    if _has_top_level_bar(pattern):
+        return ""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            if i + 1 >= len(pattern) or pattern[i + 1].isalnum():
+                break
+            lit, step = pattern[i + 1], 2
+        elif ch in ".^$*+?{}[]|()":
+            break
+        else:
+            lit, step = ch, 1
+        if pattern[i + step : i + step + 1] in ("*", "?", "{"):
+            break
+        out.append(lit)
+        i += step
+    return "".join(out)
+
+
+def _has_top_level_bar(pattern: str) -> bool:
+    depth, i, in_class = 0, 0, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+            if pattern[i + 1 : i + 2] == "]":
+                i += 1
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            return True
+        i += 1
+    return False
+
+
+def _index(kinds: tuple[LineKind, ...]) -> tuple[dict[str, tuple[LineKind, ...]], tuple[LineKind, ...]]:
+    """Kinds by the first :data:`_KEY` characters of their literal start, each bucket merged with the
+    kinds whose start is shorter or unknown, in catalogue order: a text is tried only against kinds
+    it can match, in the same order as the whole catalogue (first full match still wins)."""
+    prefixes = [_literal_prefix(lk.regex.pattern) for lk in kinds]
+    loose = tuple(lk for lk, p in zip(kinds, prefixes, strict=True) if len(p) < _KEY)
+    index: dict[str, tuple[LineKind, ...]] = {}
+    for key in {p[:_KEY] for p in prefixes if len(p) >= _KEY}:
+        index[key] = tuple(
+            lk for lk, p in zip(kinds, prefixes, strict=True) if len(p) < _KEY or p[:_KEY] == key
+        )
+    return index, loose
+
+
+_CORE_INDEX, _CORE_LOOSE = _index(CORE)
+_PLAIN_INDEX, _PLAIN_LOOSE = _index(PLAIN)
+
+
+#: answers by message text: the handler block is printed to plog and to super_kernel.log, and both
+#: copies are parsed (bounded; a Classified is never modified)
+_SEEN: dict[str, Classified | None] = {}
+_SEEN_MAX = 1 << 16
+
+
 def classify(text: str) -> Classified | None:
     """Match one SK message text (tag already removed) against the catalogue; None = unknown."""
+    try:
+        return _SEEN[text]
+    except KeyError:
+        pass
+    got = _classify(text)
+    if len(_SEEN) >= _SEEN_MAX:
+        _SEEN.clear()
+    _SEEN[text] = got
+    return got
+
+
+def _classify(text: str) -> Classified | None:
     t = text.strip()
     if not t:
         return None
     m = CORE_PREFIX.fullmatch(t)
     if m is not None and len(m.group(1)) <= 4000:
         rest = m.group(2).strip()
-        for lk in CORE:
+        for lk in _CORE_INDEX.get(rest[:_KEY], _CORE_LOOSE):
             g = lk.regex.fullmatch(rest)
             if g is not None:
                 return (
@@ -400,7 +486,7 @@ def classify(text: str) -> Classified | None:
                     else Classified(lk.kind, int(m.group(1)), g.groups(), lk.dialects)
                 )
         return None
-    for lk in PLAIN:
+    for lk in _PLAIN_INDEX.get(t[:_KEY], _PLAIN_LOOSE):
         g = lk.regex.fullmatch(t)
         if g is not None:
             return None if _oversized(g.groups()) else Classified(lk.kind, None, g.groups(), lk.dialects)

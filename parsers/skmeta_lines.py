@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from skdbg.parsers.common import Gap, Source, Unrecognized, oversized_number
 from skdbg.parsers.filelog import FORMAT_ERROR, FileLogPrefix, rejoin_cont, split_prefix
 from skdbg.parsers.frames import empty_frame, rows_frame
-from skdbg.parsers.textio import TextLine, iter_lines
+from skdbg.parsers.textio import TextLine, iter_line_blocks
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -137,10 +137,29 @@ def to_meta_line(tl: TextLine, file: str) -> MetaLine:
 
 
 def iter_meta_lines(path: str | os.PathLike[str], *, what: str = "an sk_meta log") -> Iterator[MetaLine]:
-    """Stream a file as :class:`MetaLine` (raises ParseError for missing/binary files)."""
+    """Stream a file as :class:`MetaLine` (raises ParseError for missing/binary files).
+
+    Lines are split a chunk at a time in C (``textio.iter_line_blocks``), and the oversized-number
+    check runs once per chunk, per line only when the chunk may hold one.
+    """
     file = str(path)
-    for tl in iter_lines(path, what=what):
-        yield to_meta_line(tl, file)
+    for block in iter_line_blocks(path, what=what):
+        if isinstance(block, TextLine):
+            yield to_meta_line(block, file)
+            continue
+        check = block.check
+        for no, raw in enumerate(block.lines, block.first_no):
+            yield raw_meta_line(raw, no, file, check=check)
+
+
+def raw_meta_line(raw: bytes, no: int, file: str, *, check: bool) -> MetaLine:
+    """:func:`to_meta_line` for one undecoded whole line (newline-terminated, not cut); ``check=False``
+    when its chunk holds no oversized number."""
+    text = rejoin_cont(raw.decode("utf-8", "replace"))
+    if check and (oversized := oversized_number(text)) is not None:
+        return MetaLine(Source(file, no), None, text, True, None, oversized)
+    prefix, message = split_prefix(text)
+    return MetaLine(Source(file, no), prefix, message, True)
 
 
 def meta_lines(source: str | os.PathLike[str] | Iterable[MetaLine], *, what: str) -> Iterable[MetaLine]:

@@ -21,14 +21,17 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
+from skdbg.parsers.filelog import FORMAT_ERROR, PIECE
 from skdbg.parsers.node_format import Node, match_node
 from skdbg.parsers.skmeta_lines import (
     MetaLine,
     MetaResultBase,
     frame,
-    meta_lines,
+    raw_meta_line,
     record_row,
+    to_meta_line,
 )
+from skdbg.parsers.textio import TextLine, iter_line_blocks
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -74,6 +77,67 @@ OTHER_FILE_PRINTERS = frozenset(
         "UpdateNodeScopeBitFlags",
     }
 )
+
+#: the file-logger prefix (filelog.PREFIX_RE) over undecoded bytes: group 1 = pid, 2 = source file,
+#: 3 = function. A bytes match implies a match of the text regex with the same groups.
+_PREFIX_B = re.compile(
+    rb"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} \[(\d+):\d+\] \[[A-Z]+\] \[([^\]]*?):\d+\] \[([^\]]*)\] ?"
+)
+_OTHER_FILE_PRINTERS_B = frozenset(f.encode() for f in OTHER_FILE_PRINTERS)
+_HANDLER_FILE_B = HANDLER_FILE.encode()
+_FORMAT_ERROR_B = FORMAT_ERROR.encode()
+
+
+@dataclass(frozen=True, slots=True)
+class RepeatedLine:
+    """A super_kernel.log line printed by a dedicated file's printer (:data:`OTHER_FILE_PRINTERS`),
+    left undecoded: its content is parsed from that file. Only its writer pid is read, for the
+    file-logger provenance (gate F4/F7); :meth:`materialize` gives the full line when a block of
+    super_kernel.log's own facts (reordered rows, fail summary) is open and must see it."""
+
+    no: int
+    pid: int
+    raw: bytes
+    file: str
+
+    def materialize(self) -> MetaLine:
+        return raw_meta_line(self.raw, self.no, self.file, check=False)
+
+
+SkLogLine = MetaLine | RepeatedLine
+
+
+def read_super_kernel_log(path: str | os.PathLike[str]) -> list[SkLogLine]:
+    """super_kernel.log, split a chunk at a time in C: the lines of :data:`OTHER_FILE_PRINTERS` (about
+    two thirds of the file) become :class:`RepeatedLine` without being decoded or split; every other
+    line is the :class:`MetaLine` that :func:`~skdbg.parsers.skmeta_lines.iter_meta_lines` makes. A
+    line is left undecoded only when nothing about it needs the text: prefixed, ASCII, not blank, not
+    a FORMAT_ERROR body, whole (not cut, not CONT-joined, newline-terminated) and its chunk holds no
+    oversized number."""
+    file = str(path)
+    out: list[SkLogLine] = []
+    for block in iter_line_blocks(path, what="super_kernel.log"):
+        if isinstance(block, TextLine):
+            out.append(to_meta_line(block, file))
+            continue
+        check = block.check
+        for no, raw in enumerate(block.lines, block.first_no):
+            if not check and (pid := _repeat_pid(raw)) is not None:
+                out.append(RepeatedLine(no, pid, raw, file))
+            else:
+                out.append(raw_meta_line(raw, no, file, check=check))
+    return out
+
+
+def _repeat_pid(raw: bytes) -> int | None:
+    """The writer pid when ``raw`` (a whole line) can stay undecoded (see :func:`read_super_kernel_log`)."""
+    if len(raw) >= PIECE or (m := _PREFIX_B.match(raw)) is None or m.group(3) not in _OTHER_FILE_PRINTERS_B:
+        return None
+    if m.group(2).rsplit(b"/", 1)[-1] == _HANDLER_FILE_B or not raw.isascii():
+        return None
+    body = raw[m.end() :].strip()
+    return int(m.group(1)) if body and body != _FORMAT_ERROR_B else None
+
 
 _H = r"0x(?P<{}>[0-9a-fA-F]+)"
 
@@ -427,7 +491,7 @@ def is_handler_line(ml: MetaLine) -> bool:
 
 
 def parse_super_kernel_log(
-    source: str | os.PathLike[str] | Iterable[MetaLine], *, file: str | None = None
+    source: str | os.PathLike[str] | Iterable[SkLogLine], *, file: str | None = None
 ) -> SuperKernelLogResult:
     """Extract the §3.3 facts; other lines are counted (free text), never Unrecognized."""
     fname = (
@@ -473,7 +537,17 @@ def parse_super_kernel_log(
         )
         summary = None
 
-    for ml in meta_lines(source, what="super_kernel.log"):
+    lines: Iterable[SkLogLine] = (
+        read_super_kernel_log(source) if isinstance(source, (str, os.PathLike)) else source
+    )
+    for item in lines:
+        if isinstance(item, RepeatedLine):
+            if reorder is None and summary is None:
+                _note_repeated(res, item)
+                res.plain_text_lines += 1
+                continue
+            item = item.materialize()
+        ml = item
         if res.note_common(ml):
             continue
         if is_handler_line(ml):
@@ -643,6 +717,17 @@ def parse_super_kernel_log(
     close_reorder()
     close_summary()
     return res
+
+
+def _note_repeated(res: SuperKernelLogResult, line: RepeatedLine) -> None:
+    """:meth:`MetaResultBase.note_common` for an undecoded line (prefixed, not blank, no oversized number)."""
+    res.lines_read += 1
+    if res.first_prefix is None:
+        ml = line.materialize()
+        assert ml.prefix is not None  # a bytes prefix match is a text prefix match
+        res.first_prefix = (ml.prefix.ts, ml.prefix.pid, line.no)
+    if line.pid not in res.pid_first_line:
+        res.pid_first_line[line.pid] = line.no
 
 
 def _failure(msg: str) -> tuple[str, re.Match[str]] | None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from skdbg.parsers.common import Gap, Source, Unrecognized
-from skdbg.parsers.frames import rows_frame
+from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.jsonload import (
     as_list,
     as_object,
@@ -152,55 +152,31 @@ class TaskQueueFile:
         position, node_index, type, num_blocks, entry_cnt, args, debug_options, debug_flags
         (comma-joined), entry0..entry3."""
 
-        rows = []
-        for t in self.tasks():
-            ent = list(t.entries) + [None] * (4 - len(t.entries))
-            rows.append(
-                {
-                    "file": t.src.file,
-                    "line": t.src.line,
-                    "json_path": t.src.json_path,
-                    "model_id": self.model_id,
-                    "scope_id": t.scope_id,
-                    "queue": t.queue,
-                    "position": t.position,
-                    "node_index": t.node_index,
-                    "type": t.type,
-                    "num_blocks": t.num_blocks,
-                    "entry_cnt": t.entry_cnt,
-                    "args": t.args,
-                    "debug_options": t.debug_options,
-                    "debug_flags": ",".join(t.debug_flags),
-                    "entry0": ent[0],
-                    "entry1": ent[1],
-                    "entry2": ent[2],
-                    "entry3": ent[3],
-                }
-            )
-        frame: pd.DataFrame = rows_frame(rows, TASK_FRAME_COLUMNS)
-        return frame
+        ctx = {"model_id": self.model_id}
+        return records_frame(((ctx, t) for t in self.tasks()), TASK_FRAME_COLS)
 
 
-TASK_FRAME_COLUMNS = [
-    "file",
-    "line",
-    "json_path",
-    "model_id",
-    "scope_id",
-    "queue",
-    "position",
-    "node_index",
-    "type",
-    "num_blocks",
-    "entry_cnt",
-    "args",
-    "debug_options",
-    "debug_flags",
-    "entry0",
-    "entry1",
-    "entry2",
-    "entry3",
-]
+def _entry(j: int) -> Col:
+    return Col(f"entry{j}", lambda t: t.entries[j] if j < len(t.entries) else None)
+
+
+TASK_FRAME_COLS = (
+    *SRC_COLS,
+    Col("json_path", lambda t: t.src.json_path),
+    Col("model_id"),
+    Col("scope_id"),
+    Col("queue"),
+    Col("position"),
+    Col("node_index"),
+    Col("type"),
+    Col("num_blocks"),
+    Col("entry_cnt"),
+    Col("args"),
+    Col("debug_options"),
+    Col("debug_flags", lambda t: ",".join(t.debug_flags)),
+    *(_entry(j) for j in range(4)),
+)
+TASK_FRAME_COLUMNS = [c.name for c in TASK_FRAME_COLS]
 QUEUE_FRAME_COLUMNS = [
     "file",
     "line",

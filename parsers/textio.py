@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from skdbg.parsers.common import ParseError
+from skdbg.parsers.common import ParseError, may_hold_oversized
 from skdbg.parsers.fsguard import open_regular
 
 CHUNK = 1 << 20
@@ -54,6 +54,80 @@ def check_text_file(path: str | os.PathLike[str], *, what: str = "a text log") -
     if looks_binary(head):
         raise ParseError(str(p), f"{what} (text), got binary data (NUL bytes in the first {len(head)} bytes)")
     return p
+
+
+@dataclass(frozen=True, slots=True)
+class LineBlock:
+    """Consecutive whole lines of one read chunk, undecoded, CR before LF dropped (split in C)."""
+
+    first_no: int  # 1-based number of lines[0]
+    lines: list[bytes]
+    #: False when no line of the block can hold an oversized number (common.may_hold_oversized)
+    check: bool
+
+
+def iter_line_blocks(
+    path: str | os.PathLike[str], *, what: str = "a text log", max_line: int = MAX_LINE
+) -> Iterator[LineBlock | TextLine]:
+    """The lines of :func:`iter_lines`, a chunk at a time: whole lines of up to ``max_line`` bytes come
+    in :class:`LineBlock` s (one ``split`` per chunk instead of a Python step per line); a cut line and
+    an unterminated last line come as the :class:`TextLine` that :func:`iter_lines` yields for them.
+    Memory stays bounded by ``max_line`` plus a few chunks whatever the file holds."""
+    p = check_text_file(path, what=what)
+    no = 0
+    carry = b""  # the current line's bytes so far (at most max_line)
+    cut_at: int | None = None  # set while the rest of an over-long line is skipped
+    offset = 0  # file offset of the current chunk
+    with open_regular(p, what=what) as fh:
+        while chunk := fh.read(CHUNK):
+            start = 0
+            if cut_at is not None:
+                nl = chunk.find(b"\n")
+                if nl < 0:
+                    offset += len(chunk)
+                    continue
+                no += 1
+                yield TextLine(no, decode(carry), True, cut_at)
+                carry, cut_at, start = b"", None, nl + 1
+            if chunk.find(b"\n", start) < 0:  # no line ends here: grow the current line only
+                line_start = offset + start - len(carry)
+                carry += chunk[start : start + max_line - len(carry) + 1]
+                if len(carry) > max_line:
+                    cut_at, carry = line_start + max_line, carry[:max_line]
+                offset += len(chunk)
+                continue
+            data_start = offset + start - len(carry)  # file offset of data[0]
+            data = carry + chunk[start:] if carry else chunk[start:]
+            parts = data.split(b"\n")
+            tail = parts.pop()
+            body_len = len(data) - len(tail)
+            if max(map(len, parts)) > max_line:
+                yield from _cut_lines(parts, no, data_start, max_line)
+            else:
+                if b"\r" in data:
+                    parts = [ln[:-1] if ln.endswith(b"\r") else ln for ln in parts]
+                yield LineBlock(no + 1, parts, may_hold_oversized(data[:body_len]))
+            no += len(parts)
+            carry = tail
+            if len(carry) > max_line:
+                cut_at, carry = data_start + body_len + max_line, carry[:max_line]
+            offset += len(chunk)
+    if carry or cut_at is not None:
+        if carry.endswith(b"\r") and cut_at is None:
+            carry = carry[:-1]
+        yield TextLine(no + 1, decode(carry), False, cut_at)
+
+
+def _cut_lines(parts: list[bytes], no: int, start: int, max_line: int) -> Iterator[LineBlock | TextLine]:
+    """Whole lines one by one, the over-long ones cut as :func:`iter_lines` cuts them (rare)."""
+    for raw in parts:
+        no += 1
+        if len(raw) > max_line:
+            yield TextLine(no, decode(raw[:max_line]), True, start + max_line)
+        else:
+            line = raw[:-1] if raw.endswith(b"\r") else raw
+            yield LineBlock(no, [line], may_hold_oversized(line))
+        start += len(raw) + 1
 
 
 def looks_binary(head: bytes) -> bool:

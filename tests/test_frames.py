@@ -92,3 +92,28 @@ def test_column_writer_matches_the_frame_writer() -> None:
     empty = io.StringIO()
     write_columns({c: [] for c in order}, order, "json", empty, title="t")
     assert json.loads(empty.getvalue())["rows"] == []
+
+
+def test_records_frame_from_a_column_spec() -> None:
+    """The spec-driven builder: context columns first-class, attributes by name, getters, exact PCs."""
+    from dataclasses import dataclass
+
+    from skdbg.parsers.common import Source
+    from skdbg.parsers.frames import SRC_COLS, Col, records_frame
+
+    @dataclass(frozen=True)
+    class Rec:
+        src: Source
+        pc: int | None
+        name: str
+
+    recs = [Rec(Source("a.log", 3), 0xFFFF800000001235, "x"), Rec(Source("a.log", 9), None, "yy")]
+    cols = (Col("incident"), Col("pc"), Col("name_len", lambda r: len(r.name)), *SRC_COLS)
+    frame = records_frame((({"incident": 7}, r) for r in recs), cols)
+    assert list(frame.columns) == ["incident", "pc", "name_len", "file", "line"]
+    assert str(frame["pc"].dtype) == "UInt64" and int(frame.loc[0, "pc"]) == 0xFFFF800000001235
+    assert frame["pc"].isna().tolist() == [False, True]
+    assert frame["name_len"].tolist() == [1, 2] and frame["line"].tolist() == [3, 9]
+    assert frame["incident"].tolist() == [7, 7]
+    empty = records_frame([], cols)
+    assert list(empty.columns) == ["incident", "pc", "name_len", "file", "line"] and len(empty) == 0

@@ -339,6 +339,16 @@ def test_row38_finished_without_next_operator() -> None:
     assert [s.role for s in t.symbols] == ["last_finished"] and t.symbols[0].function_name == "Cast_9f3e21_2"
 
 
+def test_finished_op_is_kept() -> None:
+    """§1.4.4 OP_FINISHED: ``opId=N finished, checking current and next operators`` names the op the
+    core finished; it is kept next to the ``> Last finished opId=`` line (it was once parsed, then dropped)."""
+    inc = only(example_incident(counters=((30, 2, 3),)))
+    t = inc.cores[0].trace
+    assert t is not None and (t.finished_op, t.last_finished) == (2, 2)
+    started = only(example_incident(counters=((30, 1, 2),))).cores[0].trace
+    assert started is not None and started.finished_op is None  # OP_LAUNCHED prints no such line
+
+
 def test_row39_core_id_exceeds_aicore_nums() -> None:
     """Row 39: ``coreId=… exceeds aicoreNums=…`` instead of a trace."""
     inc = only(example_incident(cores=(CoreSpec(80, "AIV", 0x1, 0x124080A03E10),)))

@@ -19,7 +19,7 @@ from skdbg.parsers.evidence import Evidence
 from skdbg.parsers.fsguard import real_path
 from skdbg.parsers.run_identity import EnvProbe, RunFile, RunIdentity, parse_run_json
 from skdbg.scene import Scene, evidence_for, open_scene
-from skdbg.triage.markers import ModelSource
+from skdbg.triage.markers import check_model_source
 from skdbg.triage.model import EvidenceItem
 
 #: files above this size are never read whole to quote one line (plogs can be GBs)
@@ -231,7 +231,7 @@ def check_inputs(ctx: TriageContext) -> None:
     run = ctx.run
     marker = ctx.marker_file()
     if marker is not None and run is not None and run.candidate is not None:
-        ModelSource(marker, run.candidate.marker_file or marker.name)
+        check_model_source(marker, run.candidate.marker_file or marker.name)
 
 
 __all__ = ["TriageContext", "TriageOptions", "check_inputs", "check_run_json", "open_context"]

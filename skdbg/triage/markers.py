@@ -29,6 +29,8 @@ from skdbg.parsers.markers import (
     apply_edits,
     balanced,
     check_edits,
+    parse_source,
+    read_source,
     requote,
     unified_diff,
 )
@@ -74,12 +76,38 @@ class InferredSite:
     detail: str
 
 
+#: model sources already built, by (path, name, text): the input check and the proposal of one analysis
+#: share one (a ModelSource is never modified after it is built); bounded for a long TUI session
+_SOURCES: dict[tuple[str, str, str], ModelSource] = {}
+_SOURCES_MAX = 4
+
+
+def load_model_source(path: Path, rel: str) -> ModelSource:
+    """The :class:`ModelSource` of ``path`` (named ``rel`` in messages), parsed once per content:
+    the file is read each time, so an edited file is parsed again. :class:`ParseError` as the class."""
+    text = read_source(path, rel)
+    key = (str(path), rel, text)
+    hit = _SOURCES.get(key)
+    if hit is None:
+        hit = ModelSource(path, rel, text=text)
+        if len(_SOURCES) >= _SOURCES_MAX:
+            _SOURCES.clear()
+        _SOURCES[key] = hit
+    return hit
+
+
+def check_model_source(path: Path, rel: str) -> None:
+    """Read and parse the model source only (the input check): :class:`ParseError` as
+    :func:`load_model_source` raises it; the tree is kept for the proposal's full model."""
+    parse_source(read_source(path, rel), rel)
+
+
 class ModelSource(MarkerSource):
     """A parsed marker file (:class:`MarkerSource`) with the proposal's questions: which statements a
     cut covers (§4.4 rule 3) and which statement emits a child (§4.6)."""
 
-    def __init__(self, path: Path, rel: str) -> None:
-        super().__init__(path, rel)
+    def __init__(self, path: Path, rel: str, *, text: str | None = None) -> None:
+        super().__init__(path, rel, text=text)
         self._calls: list[tuple[int, ast.Call]] = sorted(
             ((n.lineno, n) for n in ast.walk(self.tree) if isinstance(n, ast.Call)), key=lambda t: t[0]
         )
@@ -399,6 +427,8 @@ __all__ = [
     "MarkerEdit",
     "ModelSource",
     "Region",
+    "check_model_source",
+    "load_model_source",
     "Span",
     "SpanBlock",
     "apply_edits",

@@ -40,6 +40,7 @@ from skdbg.triage.markers import (
     edits_close_reopen,
     edits_none,
     edits_split,
+    load_model_source,
     op_tokens,
     split_names,
     unified_diff,
@@ -206,7 +207,7 @@ class ProposalBuilder:
                     "need it"
                 )
             return
-        self.src = ModelSource(path, self.rel or path.name)  # ParseError → CLI exit 3
+        self.src = load_model_source(path, self.rel or path.name)  # ParseError → CLI exit 3
 
     def explicit_sites(self) -> dict[int, int]:
         ss = self.ctx.evidence.source_sites

@@ -1,0 +1,1346 @@
+"""Parser of the SK exception-handler blocks in plog and ``super_kernel.log`` (artifacts.md §1.4, §1.8).
+
+Input is a stream of :class:`SkMessage` (adapters for plog records and file-logger lines below); output
+is one :class:`~skdbg.parsers.sk_records.Incident` per SK fault with every printed field, the source
+line of each field, the dialect (D0–D5, triage.md §3.1.3) detected from signature lines, and what is
+missing.
+
+Why a state machine with positional attribution: several handler lines carry no ``[Core N]`` prefix
+(``errorNodeIdx_ = …``, ``GetCondRegValue: …``, ``Failed to get origin function name for node[N]``,
+symbol lines) and belong to the block they are printed in (§1.8, rows 31/33). Why incidents are split on
+the A5 anchor *and* on ``=== SkDfxInfo``/``=== SkHeaderInfo``: one plog can hold several faults (row 44),
+and in AOT@index the anchor is plog-only (``SK_DLOGE``) so ``super_kernel.log`` blocks have no anchor
+(§1.3). A second A5 of the same entry is callback B (adump exception dump, §1.4.6) and is never a second
+fault (row 43) unless callback-A-only lines (DfxInfo, header, A25 banner) follow it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from skdbg.parsers.common import Gap, Source, Unrecognized, oversized_number
+from skdbg.parsers.cond import decode_cond, state_name
+from skdbg.parsers.filelog import FileLogPrefix, rejoin_cont, split_prefix
+from skdbg.parsers.plog_line import PlogLine, parse_plog_line
+from skdbg.parsers.sk_lines import HANDLER_FUNCS, Classified, classify
+from skdbg.parsers.textio import iter_lines
+
+if TYPE_CHECKING:
+    pass
+from skdbg.parsers.sk_fields import CORE_KEY, CORE_LINE, TRACE_HEADER, TRACE_STEP, TRACE_SYMBOL
+from skdbg.parsers.sk_records import (
+    DIALECTS,
+    NON_AOT_DETAIL,
+    AbortInfo,
+    AllCoreTrace,
+    CallbackB,
+    CondInfo,
+    CoreTrace,
+    CounterEntry,
+    CounterTable,
+    DfxNode,
+    DfxTable,
+    DumpRecord,
+    DumpTensor,
+    ExceptionCore,
+    Incident,
+    ModelMap,
+    NonSkFault,
+    QueueTask,
+    SkHandlerResult,
+    SkHeaderInfo,
+    SkipDuplicate,
+    Sources,
+    TaskQueue,
+    TraceSymbol,
+)
+
+# Kinds that only callback A prints (HandleException → ExtractAndPrintSkInfo/ParseAndPrint…, §1.4.1).
+A_ONLY = frozenset(
+    {
+        "a6_callback",
+        "a15_header",
+        "queue_header",
+        "counter_header",
+        "dfx_header",
+        "a25_banner",
+        "a28_banner",
+        "map_header_id",
+        "map_header_ri",
+    }
+)
+# Kinds that only callback B prints (§1.4.6).
+B_ONLY = frozenset(
+    {
+        "b_in_sk",
+        "b_failed",
+        "b_note",
+        "b_skip_dup",
+        "b_array_empty",
+        "b_array_header",
+        "b_record",
+        "b_field",
+        "b_tensor",
+        "b_tensor_field",
+        "b_fill_ok",
+        "b_size_small",
+    }
+)
+# Args-extraction lines printed by both callbacks before any table (A7–A14).
+PRE = frozenset(
+    {
+        "a7_args_dev",
+        "a8_args_len",
+        "a9_get_args_failed",
+        "a10_no_args",
+        "a11_op_failed",
+        "a11_direct",
+        "a12_total",
+        "a13_total_exceeds",
+        "a14_ge",
+        "a14_end",
+    }
+)
+
+
+# Field written by each ``[Core N]`` line kind: a repeat of the field on the same core id starts a new block.
+CORE_FIELD = {
+    "c_found": "node",
+    "c_entry_addr": "entry_addr",
+    "c_end_addr": "end_addr",
+    "c_func_size": "func_size",
+    "c_blocks": "num_blocks",
+    "c_not_func": "not_func_node",
+    "c_origin_name": "origin_name",
+    "c_legacy_name": "origin_name",
+    "c_bin_buffer": "bin_buffer_error",
+    "c_computed": "computed_func_offset",
+    "c_offset_zero": "func_offset_zero",
+    "c_bound": "sk_symbol",
+    "c_symbol_failed": "sk_symbol_failed_offset",
+    "c_dev_args": "dev_args",
+}
+
+# --------------------------------------------------------------------------------------------- input
+
+
+@dataclass(frozen=True, slots=True)
+class SkMessage:
+    """One SK logger message, wherever it was written (plog or sk_meta file logger)."""
+
+    src: Source
+    ts: datetime | None
+    level: str  # plog words (ERROR, WARNING, INFO, DEBUG) or file-logger words (… WARN, TRACE)
+    pid: int | None
+    func: str | None  # the [SK][<Function>] tag / file-logger [<Function>]
+    text: str  # message body, leading indentation kept
+    origin: str  # "plog" | "filelog"
+
+    @classmethod
+    def from_plog(cls, line: PlogLine) -> SkMessage | None:
+        """Only ``[SK][Func]`` records become messages; other plog lines are not SK output."""
+        if not line.is_sk:
+            return None
+        return cls(line.src, line.ts, line.level, line.pid, line.func, line.text, "plog")
+
+    @classmethod
+    def from_filelog(cls, prefix: FileLogPrefix | None, message: str, src: Source) -> SkMessage:
+        """A ``super_kernel.log`` line: function from the file-logger prefix, no ``[SK]`` tag (§3.2)."""
+        if prefix is None:
+            return cls(src, None, "", None, None, message, "filelog")
+        pid = prefix.pid if prefix.pid != 0 else None  # pid 0 = not cached yet (row 50)
+        return cls(src, prefix.ts, prefix.level, pid, prefix.func, message, "filelog")
+
+
+from_plog = SkMessage.from_plog
+from_filelog = SkMessage.from_filelog
+
+
+def iter_plog_messages(path: str) -> Iterator[SkMessage]:
+    """Stream the SK messages of one plog file (non-SK lines are skipped: they are not handler output)."""
+    for tl in iter_lines(path):
+        pl = parse_plog_line(tl.text, Source(path, tl.no), complete=tl.complete)
+        if pl is None:
+            continue
+        msg = SkMessage.from_plog(pl)
+        if msg is not None:
+            yield msg
+
+
+def iter_filelog_messages(path: str) -> Iterator[SkMessage]:
+    """Stream a ``super_kernel.log``: CONT pieces rejoined, blank lines (``\\n``-ending formats) skipped."""
+    for tl in iter_lines(path):
+        text = rejoin_cont(tl.text)
+        if not text.strip() or oversized_number(text) is not None:
+            continue  # the sk_meta parse of the same file records the over-long number as a gap
+        prefix, message = split_prefix(text)
+        yield SkMessage.from_filelog(prefix, message, Source(path, tl.no))
+
+
+# --------------------------------------------------------------------------------------------- builders
+
+
+class _Fields:
+    """Collects printed values with their source; a repeated key with a different value is a conflict."""
+
+    __slots__ = ("values", "srcs")
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+        self.srcs: dict[str, Source] = {}
+
+    def has(self, key: str) -> bool:
+        return key in self.values
+
+    def put(self, key: str, value: Any, src: Source) -> bool:
+        if key in self.values:
+            return bool(self.values[key] == value)
+        self.values[key] = value
+        self.srcs[key] = src
+        return True
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.values.get(key, default)
+
+    def sources(self) -> Sources:
+        return tuple(self.srcs.items())
+
+
+class _TraceB:
+    def __init__(self, src: Source, core_id: int, in_all_core: bool) -> None:
+        self.src = src
+        self.core_id = core_id
+        self.in_all_core = in_all_core
+        self.f = _Fields()
+        self.symbols: list[tuple[_Fields, list[str]]] = []
+
+    def symbol(self) -> tuple[_Fields, list[str]] | None:
+        return self.symbols[-1] if self.symbols else None
+
+
+class _CoreB:
+    def __init__(self, src: Source, core_id: int, callback: str) -> None:
+        self.src = src
+        self.core_id = core_id
+        self.callback = callback
+        self.f = _Fields()
+        self.trace: _TraceB | None = None
+        self.cond: _Fields | None = None
+        self.notes: list[tuple[str, Source]] = []
+
+
+class _BB:
+    def __init__(self, src: Source) -> None:
+        self.src = src
+        self.anchor: Source | None = None
+        self.entry: str | None = None
+        self.f = _Fields()
+        self.records: list[
+            tuple[Source, int, list[tuple[str, str]], list[tuple[Source, int, list[tuple[str, str]]]]]
+        ] = []
+        self.skips: list[SkipDuplicate] = []
+        self.cores: list[_CoreB] = []
+        self.notes: list[tuple[str, Source]] = []
+        self.failure: str | None = None
+        self.in_tensor = False
+
+
+class _IncidentB:
+    """Mutable incident under construction; frozen into :class:`Incident` by :meth:`freeze`."""
+
+    def __init__(self, src: Source, pid: int | None) -> None:
+        self.src = src
+        self.pid = pid
+        self.anchor: Source | None = None
+        self.entry: str | None = None
+        self.op_trace: bool | None = None
+        self.first_ts: datetime | None = None
+        self.last_ts: datetime | None = None
+        self.origins: list[str] = []
+        self.files: list[str] = []
+        self.line_count = 0
+        self.sigs: list[tuple[int, int, str]] = []
+        self.pre = _Fields()
+        self.header: _Fields | None = None
+        self.header_src: Source | None = None
+        self.queues: dict[str, tuple[Source, _Fields, list[QueueTask]]] = {}
+        self.counters: tuple[Source, int, list[CounterEntry]] | None = None
+        self.dfx: tuple[Source, int, int, list[tuple[Source, _Fields, list[int], list[int]]]] | None = None
+        self.cores: list[_CoreB] = []
+        self.model_map: tuple[Source, str, int, list[tuple[int, str]]] | None = None
+        self.model_errors: list[tuple[int, int, Source]] = []
+        self.all_core: tuple[Source, int, list[_TraceB]] | None = None
+        self.b: _BB | None = None
+        self.abort: AbortInfo | None = None
+        self.section = "pre"
+        self.queue_key: str | None = None
+        self.pending_arch: tuple[str, int, int, Source] | None = None
+        self.notes: list[tuple[str, Source]] = []
+        self.tentative: list[tuple[SkMessage, Classified]] | None = None
+
+    # -- bookkeeping
+    def touch(self, msg: SkMessage) -> None:
+        self.line_count += 1
+        if msg.origin not in self.origins:
+            self.origins.append(msg.origin)
+        if msg.src.file not in self.files:
+            self.files.append(msg.src.file)
+        if msg.ts is not None:
+            if self.first_ts is None or msg.ts < self.first_ts:
+                self.first_ts = msg.ts
+            if self.last_ts is None or msg.ts > self.last_ts:
+                self.last_ts = msg.ts
+        if self.pid is None and msg.pid is not None:
+            self.pid = msg.pid
+
+    def has_a_content(self) -> bool:
+        return bool(self.header or self.queues or self.counters or self.dfx or self.cores or self.model_map)
+
+    def has_late_content(self) -> bool:
+        return bool(self.dfx or self.cores or self.model_map or self.all_core)
+
+
+def _hex(s: str | None) -> int:
+    return int(s or "0", 16)
+
+
+def _int(s: str | None) -> int:
+    return int(s or "0", 10)
+
+
+def _ptr(s: str | None) -> int:
+    return 0 if s is None or s == "(nil)" else int(s, 16)
+
+
+def _stream(msg: SkMessage) -> tuple[int | None, str, str]:
+    """Independent streams: plog per pid (rotated files continue each other), each file-logger file alone."""
+    return (msg.pid, msg.origin, msg.src.file if msg.origin == "filelog" else "")
+
+
+class _Parser:
+    def __init__(self) -> None:
+        self.result = SkHandlerResult()
+        self.open: dict[tuple[int | None, str, str], _IncidentB] = {}
+        self.done: list[_IncidentB] = []
+        self.last_a3: dict[tuple[int | None, str, str], int] = {}  # stream → index of its last A3 record
+
+    # ------------------------------------------------------------------ driver
+    def feed(self, msg: SkMessage) -> None:
+        c = classify(msg.text)
+        if c is None:
+            self._unknown(msg)
+            return
+        cur = self.open.get(_stream(msg))
+        if cur is not None and cur.tentative is not None:
+            self._feed_tentative(cur, msg, c)
+            return
+        self._dispatch(msg, c)
+
+    def finish(self) -> SkHandlerResult:
+        for key in list(self.open):
+            cur = self.open.pop(key)
+            if cur.tentative is not None:
+                self._resolve_as_b(cur)
+            self.done.append(cur)
+        self.done.sort(key=lambda b: (b.src.file, b.src.line or 0))
+        for b in self.done:
+            self.result.incidents.append(self._freeze(b))
+        return self.result
+
+    def _unknown(self, msg: SkMessage) -> None:
+        cur = self.open.get(_stream(msg))
+        handler_tag = msg.func is None or msg.func in HANDLER_FUNCS
+        if not msg.text.strip():
+            return
+        if handler_tag and (cur is not None or msg.func is not None):
+            ctx = f"sk_handler:{cur.section}" if cur is not None else "sk_handler"
+            self.result.unrecognized.append(Unrecognized(msg.src, msg.text, ctx))
+            if cur is not None:
+                cur.touch(msg)
+        else:
+            self.result.foreign_lines += 1
+
+    def _close(self, key: tuple[int | None, str, str]) -> None:
+        cur = self.open.pop(key, None)
+        if cur is not None:
+            self.done.append(cur)
+
+    def _new(self, msg: SkMessage) -> _IncidentB:
+        self._close(_stream(msg))
+        b = _IncidentB(msg.src, msg.pid)
+        self.open[_stream(msg)] = b
+        return b
+
+    # ------------------------------------------------------------------ second anchor handling
+    def _feed_tentative(self, cur: _IncidentB, msg: SkMessage, c: Classified) -> None:
+        assert cur.tentative is not None
+        sep_len = len(c.groups[0] or "") if c.kind == "separator" else 0
+        if c.kind in A_ONLY or sep_len in (50, 52):
+            pending = cur.tentative
+            cur.tentative = None
+            new = self._new(pending[0][0])
+            for m, k in pending:
+                self._dispatch_into(new, m, k)
+            self._dispatch_into(new, msg, c)
+            return
+        if c.kind in ("a5_anchor", "a5_anchor_d0"):
+            self._resolve_as_b(cur)
+            self._dispatch(msg, c)
+            return
+        if (
+            c.kind in B_ONLY
+            or c.core is not None
+            or c.kind in ("error_node_idx", "symtab")
+            or sep_len in (60, 62)
+        ):
+            self._resolve_as_b(cur)
+            self._dispatch_into(cur, msg, c)
+            return
+        cur.tentative.append((msg, c))
+
+    def _resolve_as_b(self, cur: _IncidentB) -> None:
+        pending = cur.tentative or []
+        cur.tentative = None
+        if pending:
+            self._enter_b(cur, pending[0][0].src)
+        for m, k in pending:
+            self._dispatch_into(cur, m, k)
+
+    @staticmethod
+    def _enter_b(cur: _IncidentB, src: Source) -> None:
+        if cur.b is None:
+            cur.b = _BB(src)
+        cur.section = "b"
+
+    # ------------------------------------------------------------------ top-level dispatch
+    def _dispatch(self, msg: SkMessage, c: Classified) -> None:
+        k = c.kind
+        cur = self.open.get(_stream(msg))
+        if k in (
+            "a3_not_sk",
+            "a0_null",
+            "a1_no_handle",
+            "a2_no_name",
+            "a4_skip",
+            "b_not_sk",
+            "b_null_params",
+        ):
+            if cur is not None and cur.section == "b" and k in ("a1_no_handle", "a2_no_name"):
+                self._dispatch_into(cur, msg, c)
+                return
+            self._non_sk(msg, c)
+            return
+        if k in ("a5_anchor", "a5_anchor_d0"):
+            entry = c.groups[0]
+            if cur is not None and cur.section == "b" and cur.b is not None and cur.b.anchor is None:
+                self._dispatch_into(cur, msg, c)
+                return
+            if cur is not None and cur.anchor is not None and cur.b is None and cur.entry == entry:
+                cur.tentative = [(msg, c)]
+                return
+            new = self._new(msg)
+            self._dispatch_into(new, msg, c)
+            return
+        if k == "b_start":
+            if cur is None:
+                cur = self._new(msg)
+            if cur.b is not None and cur.b.anchor is not None:
+                cur = self._new(msg)
+            self._enter_b(cur, msg.src)
+            self._dispatch_into(cur, msg, c)
+            return
+        if cur is None or self._starts_new(cur, k):
+            cur = self._new(msg)
+        elif (
+            k in ("a7_args_dev", "a8_args_len", "a12_total") and cur.section != "b" and cur.has_late_content()
+        ):
+            cur.tentative = [(msg, c)]  # anchorless callback B (AOT@index file logger) or a new fault
+            return
+        self._dispatch_into(cur, msg, c)
+
+    @staticmethod
+    def _starts_new(cur: _IncidentB, k: str) -> bool:
+        """A table that this incident already printed starts the next fault (row 44, anchorless filelog)."""
+        if k == "a15_header":
+            return cur.header is not None or cur.has_late_content()
+        if k == "dfx_header":
+            return cur.dfx is not None or bool(cur.cores) or cur.all_core is not None
+        return k in A_ONLY and cur.section == "b"
+
+    def _non_sk(self, msg: SkMessage, c: Classified) -> None:
+        k = c.kind
+        if k == "a4_skip" and self.last_a3.get(_stream(msg)) is not None:
+            i = self.last_a3.pop(_stream(msg))
+            prev = self.result.non_aot[i]
+            self.result.non_aot[i] = replace(prev, sources=(*prev.sources, msg.src))
+            return
+        name: str | None = None
+        family: str | None = None
+        ret: int | None = None
+        if k == "a3_not_sk":
+            name = c.groups[0] or ""
+            if name.startswith("sk_constant_entry"):
+                kind, family, detail = "non_aot_sk", "constant_codegen", NON_AOT_DETAIL
+            elif name.startswith("te_superkernel"):
+                kind, family, detail = "non_aot_sk", "jit_te_superkernel", NON_AOT_DETAIL
+            else:
+                kind, detail = "not_sk_entry", "faulting kernel is not an SK entry; handler skipped it"
+        elif k == "a0_null":
+            kind, detail = "null_exception_info", "exception callback got no exception info"
+        elif k in ("a1_no_handle", "a2_no_name"):
+            kind, detail, ret = "entry_check_failed", msg.text.strip(), _int(c.groups[0])
+        elif k == "a4_skip":
+            kind, detail = "skip_notice", "handler skipped a non-sk_entry exception"
+        else:
+            kind, detail = "dump_skip", msg.text.strip()
+        rec = NonSkFault(msg.src, kind, name, family, detail, ret, msg.pid, msg.ts, (msg.src,))
+        self.result.non_aot.append(rec)
+        if k == "a3_not_sk":
+            self.last_a3[_stream(msg)] = len(self.result.non_aot) - 1
+
+    # ------------------------------------------------------------------ incident-level handling
+    def _dispatch_into(self, cur: _IncidentB, msg: SkMessage, c: Classified) -> None:
+        cur.touch(msg)
+        if c.dialects is not None:
+            cur.sigs.append((c.dialects[0], c.dialects[1], c.kind))
+        if cur.section == "b":
+            self._in_b(cur, msg, c)
+            return
+        k = c.kind
+        g = c.groups
+        src = msg.src
+        text = msg.text.strip()
+        if k in ("a5_anchor", "a5_anchor_d0"):
+            cur.anchor = src
+            cur.src = src
+            cur.entry = g[0]
+            if k == "a5_anchor":
+                cur.op_trace = g[1] == "true"
+            else:
+                cur.op_trace = None
+            return
+        if k in PRE:
+            self._pre(cur, msg, c)
+            return
+        if k == "a6_callback":
+            cur.notes.append((text, src))
+            return
+        if k in ("a1_no_handle", "a2_no_name"):
+            cur.notes.append((text, src))
+            return
+        if k == "a15_header":
+            cur.header = _Fields()
+            cur.header_src = src
+            cur.section = "header"
+            return
+        if k == "a15_field":
+            if cur.header is None:
+                cur.header = _Fields()
+                cur.header_src = src
+            self._put(cur.header, g[0] or "", _int(g[1]), src)
+            return
+        if k in ("a15_model_id", "a15_model_ri"):
+            if cur.header is None:
+                cur.header = _Fields()
+                cur.header_src = src
+            h = cur.header
+            self._put(h, "model_scope_value", _hex(g[0]), src)
+            self._put(h, "model_idx", _int(g[1]), src)
+            self._put(h, "sk_scope_id", _int(g[2]), src)
+            if k == "a15_model_id":
+                self._put(h, "model_id", g[3] or "", src)
+            else:
+                self._put(h, "original_model_ri", _hex(g[3]), src)
+            return
+        if k == "model_id_oor":
+            cur.model_errors.append((_int(g[0]), _int(g[1]), src))
+            return
+        if k == "queue_header":
+            ct = g[0] or ""
+            f = _Fields()
+            f.put("offset", _int(g[1]), src)
+            cur.queues[ct] = (src, f, [])
+            cur.queue_key = ct
+            cur.section = "queue"
+            return
+        if k == "queue_cnt" and cur.section == "queue" and cur.queue_key is not None:
+            self._put(cur.queues[cur.queue_key][1], "task_cnt", _int(g[0]), src)
+            return
+        if k == "queue_task" and cur.section == "queue" and cur.queue_key is not None:
+            cur.queues[cur.queue_key][2].append(
+                QueueTask(src, _int(g[0]), _int(g[1]), g[2] or "", _int(g[3]), _hex(g[4]))
+            )
+            return
+        if k == "counter_header":
+            cur.counters = (src, _int(g[0]), [])
+            cur.section = "counters"
+            return
+        if k in ("counter", "counter_legacy"):
+            if cur.counters is None:
+                cur.counters = (src, 0, [])
+                self.result.gaps.append(Gap("counter_header_missing", "counter line without A18 header", src))
+            st = _int(g[2])
+            legacy = k == "counter_legacy"
+            cur.counters[2].append(
+                CounterEntry(
+                    src, _int(g[0]), _int(g[1]), st, state_name(st), _int(g[3]) if legacy else None, legacy
+                )
+            )
+            return
+        if k == "dfx_header":
+            cur.dfx = (src, _int(g[0]), _int(g[1]), [])
+            cur.section = "dfx"
+            return
+        if k in ("dfx_node", "dfx_node_legacy"):
+            if cur.dfx is None:
+                cur.dfx = (src, 0, 0, [])
+                self.result.gaps.append(
+                    Gap("dfx_header_missing", "DfxInfo node line without A19 header", src)
+                )
+            f = _Fields()
+            f.put("node", _int(g[0]), src)
+            f.put("bin_hdl", _hex(g[1]), src)
+            f.put("func_hdl_ori", _hex(g[2]), src)
+            f.put("aic_size", _hex(g[3]), src)
+            f.put("aiv_size", _hex(g[4]), src)
+            if k == "dfx_node":
+                f.put("num_blocks", _int(g[5]), src)
+                f.put("cube_num", _int(g[6]), src)
+                f.put("vec_num", _int(g[7]), src)
+            cur.dfx[3].append((src, f, [0, 0, 0, 0], [0, 0, 0, 0]))
+            cur.section = "dfx"
+            return
+        if (
+            cur.section == "dfx"
+            and cur.dfx is not None
+            and cur.dfx[3]
+            and k
+            in (
+                "origin_name",
+                "origin_name_failed",
+                "node_not_func",
+                "function_name",
+                "legacy_name_failed",
+                "entry_addr",
+            )
+        ):
+            self._dfx_sub(cur, msg, c)
+            return
+        if k == "a23_reg_failed":
+            self._abort(cur, "A23", text, _int(g[0]), src)
+            return
+        if k == "a24_reg":
+            self._put(cur.pre, "reg_core_num", _int(g[0]), src)
+            return
+        if k == "a25_banner":
+            cur.section = "exc"
+            return
+        if k == "separator":
+            return
+        if k == "a28_banner":
+            cur.all_core = (src, _int(g[0]), [])
+            cur.section = "allcore"
+            return
+        if k in ("map_header_id", "map_header_ri"):
+            cur.model_map = (src, "modelId" if k == "map_header_id" else "modelRI", _int(g[0]), [])
+            cur.section = "map"
+            return
+        if k in ("map_entry_id", "map_entry_ri") and cur.model_map is not None:
+            val = (g[1] or "") if k == "map_entry_id" else f"0x{_hex(g[1]):x}"
+            cur.model_map[3].append((_int(g[0]), val))
+            return
+        if cur.section == "allcore" and cur.all_core is not None and self._all_core_line(cur, msg, c):
+            return
+        if c.core is not None or k in (
+            "error_node_idx",
+            "cond_arch",
+            "core_exceeds",
+            "sym_header",
+            "function_name",
+            "no_function_name",
+            "lookup",
+            "symtab",
+            "origin_name_failed",
+            "legacy_name_failed",
+        ):
+            if cur.section not in ("exc",):
+                cur.section = "exc"
+            self._core_line(cur, cur.cores, "A", msg, c)
+            return
+        self.result.unrecognized.append(Unrecognized(src, msg.text, f"sk_handler:{cur.section}:{k}"))
+
+    def _put(self, f: _Fields, key: str, value: Any, src: Source) -> None:
+        if not f.put(key, value, src):
+            self.result.gaps.append(
+                Gap(
+                    "conflicting_value",
+                    f"{key} printed twice with different values ({f.get(key)!r} vs {value!r})",
+                    src,
+                )
+            )
+
+    def _abort(self, cur: _IncidentB, code: str, reason: str, ret: int | None, src: Source) -> None:
+        if cur.abort is None:
+            cur.abort = AbortInfo(src, code, reason, ret)
+
+    def _pre(self, cur: _IncidentB, msg: SkMessage, c: Classified) -> None:
+        k, g, src, text = c.kind, c.groups, msg.src, msg.text.strip()
+        if k == "a7_args_dev":
+            self._put(cur.pre, "args_dev", _ptr(g[0]), src)
+        elif k == "a8_args_len":
+            self._put(cur.pre, "args_len", _int(g[0]), src)
+        elif k == "a12_total":
+            self._put(cur.pre, "total_size", _int(g[0]), src)
+        elif k == "a9_get_args_failed":
+            self._abort(cur, "A9", text, _int(g[0]), src)
+        elif k == "a10_no_args":
+            self._abort(cur, "A10", text, None, src)
+        elif k in ("a11_op_failed", "a11_direct"):
+            self._abort(cur, "A11", text, _int(g[1]), src)
+        elif k == "a13_total_exceeds":
+            self._abort(cur, "A13", text, None, src)
+        elif k in ("a14_ge", "a14_end"):
+            self._abort(cur, "A14", text, None, src)
+
+    def _dfx_sub(self, cur: _IncidentB, msg: SkMessage, c: Classified) -> None:
+        assert cur.dfx is not None
+        k, g, src = c.kind, c.groups, msg.src
+        nsrc, f, aic, aiv = cur.dfx[3][-1]
+        node = f.get("node")
+        if k == "entry_addr":
+            j = _int(g[1])
+            if 0 <= j < 4:
+                (aic if g[0] == "Aic" else aiv)[j] = _hex(g[2])
+                f.srcs.setdefault(f"entry{g[0]}[{j}]", src)
+            else:
+                self.result.unrecognized.append(Unrecognized(src, msg.text, "sk_handler:dfx:entry_index"))
+            return
+        if k in ("origin_name_failed", "node_not_func", "legacy_name_failed") and _int(g[0]) != node:
+            self.result.gaps.append(
+                Gap("dfx_node_mismatch", f"line names node {g[0]} inside node {node}", src)
+            )
+        if k == "origin_name":
+            self._put(f, "name_kind", "origin", src)
+            self._put(f, "origin_name", g[0] or "", src)
+        elif k == "function_name":
+            cur.sigs.append((0, 2, "dfx_legacy_name"))
+            self._put(f, "name_kind", "legacy", src)
+            self._put(f, "origin_name", g[0] or "", src)
+        elif k in ("origin_name_failed", "legacy_name_failed"):
+            self._put(f, "name_kind", "failed", src)
+            self._put(f, "name_error_ret", _int(g[1]), src)
+        elif k == "node_not_func":
+            self._put(f, "name_kind", "not_func", src)
+
+    # ------------------------------------------------------------------ per-core lines
+    def _core_for(self, cores: list[_CoreB], core_id: int, key: str, src: Source, callback: str) -> _CoreB:
+        """Positional attribution: continue the last core unless the id changes or the field repeats."""
+        last = cores[-1] if cores else None
+        if last is not None and last.core_id == core_id and not self._has(last, key):
+            return last
+        nc = _CoreB(src, core_id, callback)
+        cores.append(nc)
+        return nc
+
+    @staticmethod
+    def _has(core: _CoreB, key: str) -> bool:
+        if key.startswith("trace"):
+            return core.trace is not None and key == "trace"
+        if key.startswith("cond"):
+            return core.cond is not None and key == "cond"
+        return core.f.has(key)
+
+    def _core_line(
+        self, cur: _IncidentB, cores: list[_CoreB], cb: str, msg: SkMessage, c: Classified
+    ) -> None:
+        k, g, src, text = c.kind, c.groups, msg.src, msg.text.strip()
+        last = cores[-1] if cores else None
+        if c.core is None:
+            # core-less lines: attributed to the block they are printed in (§1.8, rows 31/33)
+            if k == "cond_arch":
+                cur.pending_arch = (g[0] or "", _int(g[1]), _int(g[2]), src)
+                return
+            if k == "core_exceeds":
+                core = self._core_for(cores, _int(g[0]), "exceeds_aicore_nums", src, cb)
+                core.f.put("exceeds_aicore_nums", _int(g[1]), src)
+                return
+            if last is None:
+                self.result.unrecognized.append(
+                    Unrecognized(src, msg.text, f"sk_handler:{cur.section}:no_core")
+                )
+                return
+            if k == "error_node_idx":
+                if not last.f.put("error_node_idx", _int(g[0]), src):
+                    self.result.gaps.append(
+                        Gap("conflicting_value", "errorNodeIdx_ printed twice for one core", src)
+                    )
+            elif k in ("origin_name_failed", "legacy_name_failed"):
+                self._put(last.f, "origin_name_error", (_int(g[0]), _int(g[1])), src)
+                if last.f.has("node") and last.f.get("node") != _int(g[0]):
+                    self.result.gaps.append(Gap("core_node_mismatch", f"name failure for node {g[0]}", src))
+            elif k in ("sym_header", "function_name", "no_function_name", "lookup"):
+                self._trace_symbol_line(last, msg, c)
+            elif k == "symtab":
+                last.notes.append((text, src))
+            return
+        cid = c.core
+        if k.startswith("t_"):
+            self._trace_line(cur, cores, cb, msg, c, in_all_core=False)
+            return
+        if k.startswith("k_"):
+            self._cond_line(cur, cores, cb, msg, c)
+            return
+        core = self._core_for(cores, cid, CORE_KEY.get(k) or CORE_FIELD.get(k, k), src, cb)
+        for rule in CORE_LINE.get(k, ()):
+            core.f.put(rule.field, rule.convert(g), src)
+
+    def _trace_line(
+        self,
+        cur: _IncidentB,
+        cores: list[_CoreB],
+        cb: str,
+        msg: SkMessage,
+        c: Classified,
+        *,
+        in_all_core: bool,
+    ) -> None:
+        k, g, src = c.kind, c.groups, msg.src
+        assert c.core is not None
+        cid = c.core
+        if k in TRACE_HEADER:
+            core = self._core_for(cores, cid, "trace", src, cb)
+            t = _TraceB(src, cid, in_all_core)
+            for rule in TRACE_HEADER[k]:
+                t.f.put(rule.field, rule.convert(g), src)
+            core.trace = t
+            return
+        last = cores[-1] if cores else None
+        if last is None or last.core_id != cid or last.trace is None:
+            core = self._core_for(cores, cid, "trace_orphan", src, cb)
+            core.trace = _TraceB(src, cid, in_all_core)
+            self.result.gaps.append(
+                Gap("trace_header_missing", f"trace line for core {cid} without Type= line", src)
+            )
+            last = core
+        assert last.trace is not None
+        self._trace_step(last.trace, k, g, src)
+
+    def _trace_step(self, t: _TraceB, k: str, g: tuple[str | None, ...], src: Source) -> None:
+        for rule in TRACE_STEP.get(k, ()):
+            t.f.put(rule.field, rule.convert(g), src)
+        sym = TRACE_SYMBOL.get(k)
+        if sym is not None:
+            self._new_symbol(t, sym[0], _int(g[sym[1]]), src)
+
+    @staticmethod
+    def _new_symbol(t: _TraceB, role: str, op_id: int, src: Source) -> None:
+        f = _Fields()
+        f.put("role", role, src)
+        f.put("op_id", op_id, src)
+        t.symbols.append((f, []))
+
+    def _trace_symbol_line(self, core: _CoreB, msg: SkMessage, c: Classified) -> None:
+        k, g, src, text = c.kind, c.groups, msg.src, msg.text.strip()
+        t = core.trace
+        sym = t.symbol() if t is not None else None
+        if sym is None:
+            if k == "lookup":
+                core.notes.append((text, src))  # COND name lookups (§1.4.5) and B lookups
+                return
+            self.result.unrecognized.append(
+                Unrecognized(src, msg.text, "sk_handler:symbol_without_trace_step")
+            )
+            return
+        f, lookups = sym
+        if k == "lookup":
+            if f.has("function_name") or f.has("no_name"):
+                core.notes.append((text, src))
+            else:
+                lookups.append(text)
+        elif k == "sym_header":
+            f.put("core_type", g[1], src)
+            f.put("start_pc", _hex(g[2]), src)
+            f.put("current_pc", _hex(g[3]), src)
+        elif k == "function_name":
+            if not f.put("function_name", g[0] or "", src):
+                self.result.unrecognized.append(
+                    Unrecognized(src, msg.text, "sk_handler:duplicate_symbol_name")
+                )
+        elif k == "no_function_name":
+            f.put("no_name", True, src)
+
+    def _cond_line(
+        self, cur: _IncidentB, cores: list[_CoreB], cb: str, msg: SkMessage, c: Classified
+    ) -> None:
+        k, g, src = c.kind, c.groups, msg.src
+        assert c.core is not None
+        if k in ("k_unavailable", "k_value"):
+            core = self._core_for(cores, c.core, "cond", src, cb)
+            f = _Fields()
+            core.cond = f
+            if cur.pending_arch is not None:
+                arch, lo, hi, asrc = cur.pending_arch
+                f.put("arch", arch, asrc)
+                f.put("reg_low_idx", lo, asrc)
+                f.put("reg_high_idx", hi, asrc)
+                cur.pending_arch = None
+            if k == "k_unavailable":
+                f.put("unavailable", True, src)
+            else:
+                f.put("core_type", g[0], src)
+                f.put("value", _hex(g[1]), src)
+                f.put("printed_state", _int(g[2]), src)
+                f.put("printed_index", _int(g[3]), src)
+            return
+        last = cores[-1] if cores else None
+        if last is None or last.core_id != c.core or last.cond is None:
+            self.result.unrecognized.append(Unrecognized(src, msg.text, "sk_handler:cond_without_value"))
+            return
+        f = last.cond
+        msgs = {
+            "k_origin": "origin",
+            "k_launched": "launched",
+            "k_running": "running",
+            "k_finished": "finished",
+            "k_completed": "completed",
+            "k_unknown": "unknown",
+        }
+        if k in msgs:
+            f.put("message", msgs[k], src)
+            if k in ("k_launched", "k_running", "k_finished"):
+                f.put("message_index", _int(g[0]), src)
+            elif k == "k_unknown":
+                f.put("message_index", _int(g[1]), src)
+        elif k == "k_next_name":
+            f.put("next_name", g[0] or "", src)
+        elif k == "k_current_name":
+            f.put("current_name", g[0] or "", src)
+        elif k == "k_last_name":
+            f.put("last_finished_name", g[0] or "", src)
+
+    def _all_core_line(self, cur: _IncidentB, msg: SkMessage, c: Classified) -> bool:
+        assert cur.all_core is not None
+        traces = cur.all_core[2]
+        k, g, src = c.kind, c.groups, msg.src
+        if k in ("t_type", "t_type_legacy") and c.core is not None:
+            t = _TraceB(src, c.core, True)
+            t.f.put("core_type", g[0], src)
+            t.f.put("op_state", _int(g[1]), src)
+            if k == "t_type":
+                t.f.put("op_id", _int(g[2]), src)
+            else:
+                t.f.put("legacy_exit", _int(g[2]), src)
+                t.f.put("op_id", _int(g[3]), src)
+            traces.append(t)
+            return True
+        if k.startswith("t_") and c.core is not None:
+            if traces and traces[-1].core_id == c.core:
+                self._trace_step(traces[-1], k, g, src)
+            else:
+                self.result.unrecognized.append(Unrecognized(src, msg.text, "sk_handler:allcore:orphan"))
+            return True
+        if k in ("sym_header", "function_name", "no_function_name", "lookup") and traces:
+            holder = _CoreB(src, traces[-1].core_id, "A")
+            holder.trace = traces[-1]
+            self._trace_symbol_line(holder, msg, c)
+            cur.notes.extend(holder.notes)
+            return True
+        return False
+
+    # ------------------------------------------------------------------ callback B
+    def _in_b(self, cur: _IncidentB, msg: SkMessage, c: Classified) -> None:
+        b = cur.b
+        assert b is not None
+        k, g, src, text = c.kind, c.groups, msg.src, msg.text.strip()
+        if k in ("a5_anchor", "a5_anchor_d0"):
+            if b.anchor is None:
+                b.anchor = src
+                b.entry = g[0]
+            if cur.entry is not None and g[0] != cur.entry:
+                self.result.gaps.append(
+                    Gap(
+                        "callback_b_entry_mismatch",
+                        f"callback B names {g[0]!r}, callback A {cur.entry!r}",
+                        src,
+                    )
+                )
+            return
+        if k == "b_array_header":
+            b.f.put("array_count", _int(g[0]), src)
+            b.in_tensor = False
+            return
+        if k == "b_array_empty":
+            b.f.put("array_empty", True, src)
+            return
+        if k == "b_record":
+            b.records.append((src, _int(g[0]), [], []))
+            b.in_tensor = False
+            return
+        if k == "b_tensor" and b.records:
+            b.records[-1][3].append((src, _int(g[0]), []))
+            b.in_tensor = True
+            return
+        if k in ("b_field", "b_tensor_field") and b.records:
+            label, value = (g[0] or ""), (g[1] or "").strip()
+            rec = b.records[-1]
+            if b.in_tensor and rec[3] and k == "b_tensor_field":
+                rec[3][-1][2].append((label, value))
+            elif k == "b_field":
+                rec[2].append((label, value))
+            else:
+                self.result.unrecognized.append(Unrecognized(src, msg.text, "sk_handler:b:field"))
+            return
+        if k == "b_skip_dup":
+            b.skips.append(SkipDuplicate(src, _hex(g[0]), _int(g[1]), _int(g[2])))
+            return
+        if k == "b_fill_ok":
+            b.f.put("fill_core_num", _int(g[0]), src)
+            b.f.put("fill_valid_dump", _int(g[1]), src)
+            return
+        if k == "b_failed":
+            if b.failure is None:
+                b.failure = text
+            return
+        if k in (
+            "a23_reg_failed",
+            "a9_get_args_failed",
+            "a10_no_args",
+            "a11_op_failed",
+            "a11_direct",
+            "a13_total_exceeds",
+            "a14_ge",
+            "a14_end",
+        ):
+            if b.failure is None:
+                b.failure = text
+            return
+        if k == "separator":
+            return
+        if c.core is not None or k in (
+            "error_node_idx",
+            "cond_arch",
+            "sym_header",
+            "function_name",
+            "no_function_name",
+            "symtab",
+            "origin_name_failed",
+            "legacy_name_failed",
+            "core_exceeds",
+        ):
+            self._core_line(cur, b.cores, "B", msg, c)
+            return
+        b.notes.append((text, src))
+
+    # ------------------------------------------------------------------ freezing
+    def _dialect(self, b: _IncidentB) -> tuple[str, tuple[str, ...]]:
+        lo, hi = 0, 5
+        for s_lo, s_hi, _why in b.sigs:
+            lo, hi = max(lo, s_lo), min(hi, s_hi)
+        for core in b.cores:
+            if core.f.get("matched") is True:
+                label = core.f.get("start_pc_label")
+                if label == "startPC":
+                    lo, hi = max(lo, 1), min(hi, 1)
+                elif label == "StartPC":
+                    lo = max(lo, 2)
+        # D4+ print a COND line for every exception core (§1.4.5); a PC block without any COND → ≤ D3.
+        has_block = any(c.f.has("current_pc") or c.f.has("matched") for c in b.cores)
+        if has_block and b.abort is None and not any(c.cond is not None for c in b.cores):
+            hi = min(hi, 3)
+        if not b.sigs and b.anchor is None:
+            return "unknown", ()
+        if lo > hi:
+            return "unknown", ()
+        cands = tuple(DIALECTS[lo : hi + 1])
+        if lo == hi:
+            return DIALECTS[lo], cands
+        return "unknown", cands
+
+    def _freeze_trace(self, t: _TraceB, guessed: bool) -> CoreTrace:
+        f = t.f
+        syms = []
+        for sf, lookups in t.symbols:
+            syms.append(
+                TraceSymbol(
+                    src=sf.srcs.get("role", t.src),
+                    role=sf.get("role"),
+                    op_id=sf.get("op_id"),
+                    core_type=sf.get("core_type"),
+                    start_pc=sf.get("start_pc"),
+                    current_pc=sf.get("current_pc"),
+                    function_name=sf.get("function_name"),
+                    no_name=bool(sf.get("no_name", False)),
+                    lookups=tuple(lookups),
+                )
+            )
+        st = f.get("op_state", 0)
+        return CoreTrace(
+            src=t.src,
+            core_id=t.core_id,
+            core_type=f.get("core_type", ""),
+            core_type_guessed=guessed,
+            op_state=st,
+            state_name=state_name(st),
+            op_id=f.get("op_id", 0),
+            legacy_exit=f.get("legacy_exit"),
+            not_executed=bool(f.get("not_executed", False)),
+            started=bool(f.get("started", False)),
+            running=f.get("running"),
+            finished_op=f.get("finished_op"),
+            last_finished=f.get("last_finished"),
+            next_op=f.get("next_op"),
+            next_is_first=bool(f.get("next_is_first", False)),
+            no_next=f.get("no_next"),
+            completed=bool(f.get("completed", False)),
+            unknown_state=f.get("unknown_state"),
+            symbols=tuple(syms),
+            sources=f.sources(),
+        )
+
+    def _freeze_core(self, core: _CoreB, order: int) -> ExceptionCore:
+        f = core.f
+        cond: CondInfo | None = None
+        if core.cond is not None:
+            cf = core.cond
+            value = cf.get("value")
+            cond = CondInfo(
+                src=cf.srcs.get("value") or cf.srcs.get("unavailable") or core.src,
+                core_id=core.core_id,
+                core_type=cf.get("core_type"),
+                arch=cf.get("arch"),
+                reg_low_idx=cf.get("reg_low_idx"),
+                reg_high_idx=cf.get("reg_high_idx"),
+                unavailable=bool(cf.get("unavailable", False)),
+                value=value,
+                printed_state=cf.get("printed_state"),
+                printed_index=cf.get("printed_index"),
+                decoded=decode_cond(value) if value is not None else None,
+                message=cf.get("message"),
+                message_index=cf.get("message_index"),
+                next_name=cf.get("next_name"),
+                current_name=cf.get("current_name"),
+                last_finished_name=cf.get("last_finished_name"),
+                sources=cf.sources(),
+            )
+            if cond.decoded is not None and (
+                cond.decoded.state != cond.printed_state or cond.decoded.op_index != cond.printed_index
+            ):
+                self.result.gaps.append(
+                    Gap("cond_print_mismatch", "printed opState/opIndex differ from the value", cond.src)
+                )
+        matched = f.get("matched")
+        return ExceptionCore(
+            src=core.src,
+            order=order,
+            callback=core.callback,
+            core_id=core.core_id,
+            matched=matched,
+            core_type=f.get("core_type"),
+            model_idx=f.get("model_idx"),
+            model_id=f.get("model_id"),
+            original_model_ri=f.get("original_model_ri"),
+            sk_scope_id=f.get("sk_scope_id"),
+            start_pc=f.get("start_pc"),
+            start_pc_label=f.get("start_pc_label"),
+            current_pc=f.get("current_pc"),
+            node=f.get("node"),
+            entry=f.get("entry"),
+            entry_addr=f.get("entry_addr"),
+            end_addr=f.get("end_addr"),
+            func_size=f.get("func_size"),
+            func_size_dec=f.get("func_size_dec"),
+            num_blocks=f.get("num_blocks"),
+            cube_num=f.get("cube_num"),
+            vec_num=f.get("vec_num"),
+            not_func_node=f.get("not_func_node"),
+            origin_name=f.get("origin_name"),
+            origin_name_legacy=bool(f.get("origin_name_legacy", False)),
+            origin_name_error=f.get("origin_name_error"),
+            bin_buffer_error=f.get("bin_buffer_error"),
+            computed_func_offset=f.get("computed_func_offset"),
+            bin_dev_addr=f.get("bin_dev_addr"),
+            func_offset_zero=bool(f.get("func_offset_zero", False)),
+            sk_symbol=f.get("sk_symbol"),
+            sk_symbol_bind=f.get("sk_symbol_bind"),
+            sk_symbol_size=f.get("sk_symbol_size"),
+            sk_symbol_failed_offset=f.get("sk_symbol_failed_offset"),
+            dev_args=f.get("dev_args"),
+            error_node_idx=f.get("error_node_idx"),
+            exceeds_aicore_nums=f.get("exceeds_aicore_nums"),
+            trace=self._freeze_trace(core.trace, False) if core.trace is not None else None,
+            cond=cond,
+            notes=tuple(core.notes),
+            sources=f.sources(),
+        )
+
+    def _freeze(self, b: _IncidentB) -> Incident:
+        dialect, cands = self._dialect(b)
+        guessed = dialect != "D5"  # T7: D0–D4 (and unknown) label all-core traces by coreId < 25
+        header: SkHeaderInfo | None = None
+        if b.header is not None:
+            h = b.header
+            header = SkHeaderInfo(
+                src=b.header_src or b.src,
+                aic_que_offset=h.get("aicQueOffset"),
+                aiv_que_offset=h.get("aivQueOffset"),
+                counter_offset=h.get("counterOffset"),
+                ws_offset=h.get("wsOffset"),
+                dfx_offset=h.get("dfxOffset"),
+                node_cnt=h.get("nodeCnt"),
+                total_size=h.get("totalSize"),
+                model_scope_value=h.get("model_scope_value"),
+                model_idx=h.get("model_idx"),
+                sk_scope_id=h.get("sk_scope_id"),
+                model_id=h.get("model_id"),
+                original_model_ri=h.get("original_model_ri"),
+                sources=h.sources(),
+            )
+        queues: dict[str, TaskQueue] = {}
+        for ct, (qsrc, qf, tasks) in b.queues.items():
+            queues[ct] = TaskQueue(qsrc, ct, qf.get("offset", 0), qf.get("task_cnt"), tuple(tasks))
+        counters = None
+        if b.counters is not None:
+            counters = CounterTable(b.counters[0], b.counters[1], tuple(b.counters[2]))
+        dfx = None
+        if b.dfx is not None:
+            nodes = []
+            for nsrc, nf, aic, aiv in b.dfx[3]:
+                nodes.append(
+                    DfxNode(
+                        src=nsrc,
+                        node=nf.get("node"),
+                        bin_hdl=nf.get("bin_hdl"),
+                        func_hdl_ori=nf.get("func_hdl_ori"),
+                        aic_size=nf.get("aic_size"),
+                        aiv_size=nf.get("aiv_size"),
+                        num_blocks=nf.get("num_blocks"),
+                        cube_num=nf.get("cube_num"),
+                        vec_num=nf.get("vec_num"),
+                        name_kind=nf.get("name_kind"),
+                        origin_name=nf.get("origin_name"),
+                        name_error_ret=nf.get("name_error_ret"),
+                        entry_aic=(aic[0], aic[1], aic[2], aic[3]),
+                        entry_aiv=(aiv[0], aiv[1], aiv[2], aiv[3]),
+                        sources=nf.sources(),
+                    )
+                )
+            dfx = DfxTable(b.dfx[0], b.dfx[1], b.dfx[2], tuple(nodes))
+            if len(nodes) != b.dfx[2]:
+                self.result.gaps.append(
+                    Gap("dfx_node_count", f"nodeCnt={b.dfx[2]} but {len(nodes)} node lines", b.dfx[0])
+                )
+        cores = tuple(self._freeze_core(c, i) for i, c in enumerate(b.cores))
+        model_map = None
+        if b.model_map is not None:
+            model_map = ModelMap(b.model_map[0], b.model_map[1], b.model_map[2], tuple(b.model_map[3]))
+        all_cores = None
+        if b.all_core is not None:
+            all_cores = AllCoreTrace(
+                b.all_core[0],
+                b.all_core[1],
+                guessed,
+                tuple(self._freeze_trace(t, guessed) for t in b.all_core[2]),
+            )
+        cb = None
+        if b.b is not None:
+            bb = b.b
+            records = tuple(
+                DumpRecord(
+                    rsrc, idx, tuple(flds), tuple(DumpTensor(ts, ti, tuple(tf)) for ts, ti, tf in tens)
+                )
+                for rsrc, idx, flds, tens in bb.records
+            )
+            cb = CallbackB(
+                src=bb.src,
+                anchor=bb.anchor,
+                entry=bb.entry,
+                array_count=bb.f.get("array_count"),
+                array_empty=bool(bb.f.get("array_empty", False)),
+                records=records,
+                skipped_duplicates=tuple(bb.skips),
+                fill_core_num=bb.f.get("fill_core_num"),
+                fill_valid_dump=bb.f.get("fill_valid_dump"),
+                cores=tuple(self._freeze_core(c, i) for i, c in enumerate(bb.cores)),
+                failure=bb.failure,
+                notes=tuple(bb.notes),
+            )
+        reason: str | None = None
+        if b.abort is not None:
+            reason = f"{b.abort.code}: {b.abort.reason}"
+        elif b.tentative:
+            reason = "unresolved second anchor"
+        complete = b.abort is None
+        if b.anchor is None and b.has_a_content():
+            self.result.gaps.append(
+                Gap(
+                    "anchor_missing",
+                    "handler block without the A5 anchor (plog-only SK_DLOGE in AOT@index, or rotated plog)",
+                    b.src,
+                    collect="read the plog of the same pid for the anchor",
+                )
+            )
+        if b.pending_arch is not None:
+            self.result.unrecognized.append(
+                Unrecognized(
+                    b.pending_arch[3], "GetCondRegValue line without a following COND line", "sk_handler:cond"
+                )
+            )
+        pre = b.pre
+        entry = b.entry
+        op_trace = b.op_trace
+        if op_trace is None and entry is not None:
+            op_trace = "op_trace" in entry  # D0 prints no op_trace=; the handler derives it the same way (§2)
+        return Incident(
+            src=b.src,
+            anchor=b.anchor,
+            entry=entry,
+            op_trace=op_trace,
+            dialect=dialect,
+            dialect_candidates=cands,
+            pid=b.pid,
+            first_ts=b.first_ts,
+            last_ts=b.last_ts,
+            origins=tuple(b.origins),
+            files=tuple(b.files),
+            args_dev=pre.get("args_dev"),
+            args_len=pre.get("args_len"),
+            total_size=pre.get("total_size"),
+            reg_core_num=pre.get("reg_core_num"),
+            header=header,
+            aic_queue=queues.get("AIC"),
+            aiv_queue=queues.get("AIV"),
+            counters=counters,
+            dfx=dfx,
+            cores=cores,
+            model_map=model_map,
+            model_id_errors=tuple(b.model_errors),
+            all_cores=all_cores,
+            callback_b=cb,
+            complete=complete,
+            abort=b.abort,
+            incomplete_reason=reason,
+            notes=tuple(b.notes),
+            line_count=b.line_count,
+            sources=pre.sources(),
+        )
+
+
+def parse_sk_messages(messages: Iterable[SkMessage]) -> SkHandlerResult:
+    """Parse a stream of SK messages (one or several files, any order within a pid) into incidents."""
+    p = _Parser()
+    for msg in messages:
+        p.feed(msg)
+    return p.finish()
+
+
+def parse_plog_file(path: str) -> SkHandlerResult:
+    """Convenience: stream one plog file through :func:`parse_sk_messages`."""
+    return parse_sk_messages(iter_plog_messages(path))
+
+
+def parse_super_kernel_log(path: str) -> SkHandlerResult:
+    """Convenience: stream one ``sk_meta/<pid>/model_*/super_kernel.log`` through the parser."""
+    return parse_sk_messages(iter_filelog_messages(path))

@@ -1,0 +1,127 @@
+"""The (line kind → field, converter) table of the handler parser, against the §1.4.2–§1.4.4 lines.
+
+Expected values are read off the example lines by hand (artifacts.md §1.4); the table is applied to
+what :func:`skdbg.parsers.sk_lines.classify` makes of each line.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skdbg.parsers import sk_handler, sk_lines
+from skdbg.parsers.sk_fields import CORE_KEY, CORE_LINE, TRACE_HEADER, TRACE_STEP, TRACE_SYMBOL, FieldRule
+
+
+def _fields(
+    line: str, table: dict[str, tuple[FieldRule, ...]] | None = None
+) -> tuple[str, dict[str, object]]:
+    c = sk_lines.classify(line)
+    assert c is not None, line
+    rules = {**CORE_LINE, **TRACE_HEADER, **TRACE_STEP}[c.kind]
+    return c.kind, {r.field: r.convert(c.groups) for r in rules}
+
+
+def test_every_key_is_a_core_line_kind_and_every_core_kind_has_rules() -> None:
+    kinds = {lk.kind for lk in sk_lines.CORE}
+    tables = (CORE_LINE, CORE_KEY, TRACE_HEADER, TRACE_STEP, TRACE_SYMBOL)
+    assert all(set(t) <= kinds for t in tables)
+    # a [Core N] kind that is neither COND (k_) nor in a table would write nothing
+    assert {k for k in kinds if k.startswith("c_")} == set(CORE_LINE)
+    assert {k for k in kinds if k.startswith("t_")} == set(TRACE_HEADER) | set(TRACE_STEP)
+
+
+@pytest.mark.parametrize(
+    ("line", "kind", "fields"),
+    [
+        ("[Core 30] Found in node[5], entry[-1]", "c_found", {"matched": True, "node": 5, "entry": -1}),
+        (
+            "[Core 30] Function size: 0x3000 (12288 bytes)",
+            "c_func_size",
+            {"func_size": 0x3000, "func_size_dec": 12288},
+        ),
+        (
+            "[Core 30] numBlocks=24, cubeNum=24, vecNum=48",
+            "c_blocks",
+            {"num_blocks": 24, "cube_num": 24, "vec_num": 48},
+        ),
+        (
+            "[Core 30] Bound SK symbol name: sk_variant_add (bind=GLOBAL, size=0x1a0)",
+            "c_bound",
+            {"sk_symbol": "sk_variant_add", "sk_symbol_bind": "GLOBAL", "sk_symbol_size": 0x1A0},
+        ),
+        ("[Core 7] CurrentPC: 0xffff800000001235", "c_current_pc", {"current_pc": 0xFFFF800000001235}),
+        (
+            "[Core 30] Type=AIV, opState=3, opId=2",
+            "t_type",
+            {"core_type": "AIV", "op_state": 3, "op_id": 2},
+        ),
+        ("[Core 30] opId=2 finished, checking current and next operators", "t_finished", {"finished_op": 2}),
+        ("[Core 30] > No next operator (opId=2/3)", "t_no_next", {"no_next": (2, 3)}),
+        (
+            "[Core 30] > Next opId=0 (first sub-kernel):",
+            "t_next_first",
+            {"next_op": 0, "next_is_first": True},
+        ),
+    ],
+)
+def test_spec_lines(line: str, kind: str, fields: dict[str, object]) -> None:
+    assert _fields(line) == (kind, fields)
+
+
+def test_the_facade_exports_the_split_modules() -> None:
+    from skdbg.parsers import sk_dedupe, sk_frames, sk_parser, sk_records
+
+    assert sk_handler.Incident is sk_records.Incident
+    assert sk_handler.parse_sk_messages is sk_parser.parse_sk_messages
+    assert sk_handler.dedupe_incidents is sk_dedupe.dedupe_incidents
+    assert sk_handler.cores_frame is sk_frames.cores_frame
+
+
+def _linear(text: str) -> tuple[str, int | None, tuple[str | None, ...]] | None:
+    """The catalogue tried in order, every kind (what classify did before it was indexed)."""
+    t = text.strip()
+    m = sk_lines.CORE_PREFIX.fullmatch(t)
+    kinds, body, core = (
+        (sk_lines.CORE, m.group(2).strip(), int(m.group(1))) if m is not None else (sk_lines.PLAIN, t, None)
+    )
+    for lk in kinds:
+        g = lk.regex.fullmatch(body)
+        if g is not None:
+            return lk.kind, core, g.groups()
+    return None
+
+
+_STARTS = [lk.regex.pattern[:n] for lk in (*sk_lines.PLAIN, *sk_lines.CORE) for n in (3, 4, 12)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    core=st.sampled_from(["", "[Core 30] ", "[Core 7]  "]),
+    start=st.sampled_from([*_STARTS, "=== SkDfxInfo (offset=", "COND: ", "Function name: ", "> Next opId="]),
+    rest=st.text(alphabet="0123456789abx ,:=()[]._-", max_size=30),
+)
+def test_indexed_catalogue_matches_the_linear_one(core: str, start: str, rest: str) -> None:
+    text = core + start.replace("\\", "") + rest
+    got = sk_lines.classify(text)
+    assert (None if got is None else (got.kind, got.core, got.groups)) == _linear(text)
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        (
+            "Exception is from superkernel function 'sk_entry_3', op_trace=true, proceeding with handling",
+            "a5_anchor",
+        ),
+        ("Exception is from superkernel function 'sk_entry_3', proceeding with handling", "a5_anchor_d0"),
+        ("=== SkDfxInfo (offset=6976, nodeCnt=3) ===", "dfx_header"),
+        ("[Core 30] COND: Sub-kernel opIndex=4 finished, about to run next.", "k_finished"),
+        ("[Core 30] > Next opId=3:", "t_next"),
+        ("Function name: Cast_9f3e21_2", "function_name"),
+    ],
+)
+def test_indexed_classify_spec_lines(line: str, kind: str) -> None:
+    c = sk_lines.classify(line)
+    assert c is not None and c.kind == kind
