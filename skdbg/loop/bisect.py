@@ -352,7 +352,9 @@ def bisect(
         result.next_step = f"skdbg bisect {session_id} {base.round_id} --repeat 5"
         return result
     # ---- probes
-    search = Search([len(u.kernels) for u in plan.units])
+    # an SK failure that names no child: the half that failed is only the SK that failed first
+    check_complement = base_sig.child is None and base_sig.error_class.startswith("sk/")
+    search = Search([len(u.kernels) for u in plan.units], check_complement=check_complement)
     while True:
         nxt = search.next()
         if isinstance(nxt, Done):

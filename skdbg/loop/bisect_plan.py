@@ -17,6 +17,9 @@ leaves every other unit unfused):
   takes cleared units next to it (outside ``[lo, hi)``, innocent by then); a half that cannot be
   padded stays unfused and the other half's run decides, by elimination; a unit found only by
   elimination gets one *confirm* probe (fused with a cleared neighbour) before it is reported.
+* **complement**: when the failing SK names no child (an SK fault in entry code, a hang), "which half
+  failed" only says which SK failed *first*; an isolated unit is then also checked the other way — every
+  other unit fused, it unfused — and a failure there makes the result ``inconsistent`` (one more probe).
 * **interaction**: when neither half fails but their union did, the failure needs one unit from
   each side (delta debugging over contiguous fragments — an SK is a contiguous run of statements). The
   window ``[x, hi)`` fails iff it reaches the left culprit: binary search for the largest such ``x``;
@@ -45,7 +48,7 @@ class Probe:
     """One planned probe: its step number (1-based), phase and fused groups."""
 
     step: int
-    phase: str  # halve | attribute | confirm | left | right
+    phase: str  # halve | attribute | confirm | complement | left | right
     groups: tuple[Group, ...]
 
     def to_json(self) -> dict[str, object]:
@@ -76,7 +79,9 @@ class Search:
     cannot be padded is left unfused, and when the search ends on a unit found only by elimination a
     *confirm* probe fuses it with a cleared neighbour."""
 
-    def __init__(self, sizes: int | Sequence[int], *, min_kernels: int = 2) -> None:
+    def __init__(
+        self, sizes: int | Sequence[int], *, min_kernels: int = 2, check_complement: bool = False
+    ) -> None:
         self.sizes = [1] * sizes if isinstance(sizes, int) else list(sizes)
         n = len(self.sizes)
         if n < 1:
@@ -92,6 +97,10 @@ class Search:
         self.confirmed = True
         self.single = False
         self.xl = self.xh = self.a = self.yl = self.yh = 0
+        # the failing SK names no child: "which half faulted" is only which SK faulted *first*, so an
+        # isolated unit must also be shown sufficient — everything else fused without it passes
+        self.check_complement = check_complement
+        self.pending: Done | None = None
         if n == 1:
             self.done = Done("not_separable", (0,), "the scope is one unit: no dependency-safe cut exists")
         else:
@@ -115,6 +124,20 @@ class Search:
     def _halves(self) -> tuple[Group | None, Group | None]:
         return self._pad_left(self.lo, self.mid, "a"), self._pad_right(self.mid, self.hi, "b")
 
+    def _complement(self) -> tuple[Group, ...]:
+        u = self.lo
+        left = Group(0, u, "l") if self._k(0, u) >= self.min_kernels else None
+        right = Group(u + 1, self.n, "r") if self._k(u + 1, self.n) >= self.min_kernels else None
+        return tuple(g for g in (left, right) if g is not None)
+
+    def _isolated(self, found: Done) -> Probe | Done:
+        """``found`` (one unit), after the complement probe when :attr:`check_complement` asks for it."""
+        if self.check_complement and self._complement():
+            self.pending, self.state = found, "complement"
+            return self.next()
+        self.done = found
+        return found
+
     def _confirm_group(self) -> Group | None:
         g = self._pad_right(self.lo, self.lo + 1, "c")
         if g is None:
@@ -128,15 +151,17 @@ class Search:
             return self.done
         s = self.state
         k = self.step + 1
+        if s == "complement":
+            return Probe(k, "complement", self._complement())
         if s == "halve":
             if self.hi - self.lo == 1:
                 if self.confirmed:
-                    self.done = Done("isolated", (self.lo,), f"unit {self.lo}", self.last)
-                    return self.done
+                    return self._isolated(Done("isolated", (self.lo,), f"unit {self.lo}", self.last))
                 g = self._confirm_group()
                 if g is None:
-                    self.done = Done("isolated", (self.lo,), f"unit {self.lo} (by elimination)", self.last)
-                    return self.done
+                    return self._isolated(
+                        Done("isolated", (self.lo,), f"unit {self.lo} (by elimination)", self.last)
+                    )
                 return Probe(k, "confirm", (g,))
             self.mid = (self.lo + self.hi) // 2
             groups = tuple(g for g in self._halves() if g is not None)
@@ -208,10 +233,25 @@ class Search:
                 self.lo = self.mid
             self.confirmed = failed
             self.state = "halve"
+        elif phase == "complement":
+            found = self.pending
+            assert found is not None
+            if failed:
+                self.done = Done(
+                    "inconsistent",
+                    found.units,
+                    f"unit {self.lo} was isolated, but with it unfused and every other unit fused the failure "
+                    "persists: it is not a single child's (SK entry code, or more than one culprit)",
+                    probe.step,
+                )
+            else:
+                self.done = Done(
+                    found.status, found.units, f"{found.detail}; its complement passes", probe.step
+                )
         elif phase == "confirm":
             if failed:
                 self.confirmed = True
-                self.done = Done("isolated", (self.lo,), f"unit {self.lo} (confirmed)", probe.step)
+                self._isolated(Done("isolated", (self.lo,), f"unit {self.lo} (confirmed)", probe.step))
             else:
                 self.done = Done(
                     "inconsistent",
@@ -234,9 +274,11 @@ class Search:
                 self.yl = y
 
 
-def replay(sizes: int | Sequence[int], history: list[tuple[Probe, str]]) -> Search:
+def replay(
+    sizes: int | Sequence[int], history: list[tuple[Probe, str]], *, check_complement: bool = False
+) -> Search:
     """A search with ``history`` fed in order (resume)."""
-    s = Search(sizes)
+    s = Search(sizes, check_complement=check_complement)
     for probe, outcome in history:
         s.feed(probe, outcome)
     return s

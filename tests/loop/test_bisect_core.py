@@ -395,3 +395,42 @@ def test_a_wrong_result_without_a_fault_line_is_a_failure() -> None:
     clean = {"fault": {"kind": "none", "phase": "timeout"}, "verdict": {}, "run": {"exit": {"status": 0}}}
     assert signature_of(clean).failed is False
     assert classify(sig, signature_of(wrong), {"b.n1a": "a", "b.n1b": "b"})[0] == "fail"
+
+
+def test_complement_probe_turns_an_any_sk_failure_into_inconsistent() -> None:
+    """An SK-entry fault fails every fused SK; the first SK to run is the one the evidence names, so the
+    halving always follows half a. The complement probe (every other unit fused) fails too: the result
+    is ``inconsistent``, never an isolated child."""
+    from skdbg.loop.bisect_plan import Done, Probe, Search
+
+    s = Search(8, check_complement=True)
+    phases = []
+    while True:
+        nxt = s.next()
+        if isinstance(nxt, Done):
+            break
+        assert isinstance(nxt, Probe)
+        phases.append(nxt.phase)
+        s.feed(nxt, "a" if len(nxt.groups) == 2 and nxt.phase == "halve" else "fail")
+    assert nxt.status == "inconsistent" and phases[-1] == "complement"
+    assert len(phases) <= 3 + 2
+
+
+def test_complement_probe_confirms_a_real_culprit() -> None:
+    from skdbg.loop.bisect_plan import Done, Probe, Search
+
+    culprit = 5
+    s = Search(8, check_complement=True)
+    while True:
+        nxt = s.next()
+        if isinstance(nxt, Done):
+            break
+        assert isinstance(nxt, Probe)
+        hit = [g for g in nxt.groups if g.lo <= culprit < g.hi]
+        if nxt.phase == "halve" and len(nxt.groups) == 2:
+            outcome = hit[0].tag if hit else "pass"
+        else:
+            outcome = "fail" if hit else "pass"
+        s.feed(nxt, outcome)
+    assert (nxt.status, nxt.units) == ("isolated", (culprit,))
+    assert "its complement passes" in nxt.detail

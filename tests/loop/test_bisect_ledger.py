@@ -32,8 +32,12 @@ def test_isolates_the_culprit_of_16_children(tmp_path: Path) -> None:
     r = bisect(ledger, sid, rnd, runner=run)
     assert r.status == "isolated"
     assert [c["func_name"] for c in r.children] == ["Op011_a000b"]
-    assert r.probes == 4 and r.probes <= math.ceil(math.log2(16)) + 2
-    assert run.launches == 2 + 4  # two baseline re-runs + one run per probe
+    # four halvings, then the complement probe: the failed attempt names no child (entry only), so the
+    # isolated child must also be shown sufficient — every other child fused without it passes
+    assert r.probes == 5 and r.probes <= math.ceil(math.log2(16)) + 2
+    assert run.launches == 2 + 5  # two baseline re-runs + one run per probe
+    last = r.steps[-1]
+    assert (last.phase, last.outcome) == ("complement", "pass")
     assert r.verdict is not None and (r.verdict["confidence"], r.verdict["rule"]) == ("high", "N1")
     # the exclusion proposal excludes exactly that child and is an -X round of the failed attempt
     assert r.exclusion_round == "EX1-BASE-X1"
@@ -64,7 +68,7 @@ def test_a_killed_bisection_resumes_from_the_ledger(tmp_path: Path) -> None:
     (tmp_path / "b").mkdir()
     r = bisect(ledger, sid, rnd, runner=second)
     assert r.status == "isolated" and [c["func_name"] for c in r.children] == ["Op005_a0005"]
-    assert first.launches + second.launches == 6  # nothing launched twice
+    assert first.launches + second.launches == 7  # nothing launched twice (2 baseline + 5 probes)
     assert [x.round_id for x in ledger.rounds(sid)][: len(rounds_before)] == rounds_before
     # a third call only reads the ledger: no launch, same answer, no second exclusion
     third = StandIn(ledger, sid, tmp_path, ks, set(), crash_after=0)
