@@ -610,11 +610,20 @@ def next_step(
             f"propose from it: `skdbg session propose {session_id} {ref}`"
         )
     if attempt.status == "passed":
-        gates = [g for g in (verify_doc or {}).get("verification") or [] if g.get("result") == "passed"]
-        held = ", ".join(str(g.get("gate")) for g in gates) or "no gate"
+        checks = (verify_doc or {}).get("verification") or []
+        held = ", ".join(str(g.get("gate")) for g in checks if g.get("result") == "passed") or "no gate"
+        skipped = [g for g in checks if g.get("result") == "not_run"]
+        why_not = "; ".join(
+            f"{g.get('gate')} not run: {str(g.get('detail') or '').split(' (')[0]}" for g in skipped
+        )
+        more = (
+            f" — measure V5 with `skdbg relaunch {session_id} {rid} … --perf-runs 3`"
+            if any(g.get("gate") == "V5" for g in skipped)
+            else ""
+        )
         return (
-            f"{rid} passed {held} (V4/V5 as shown): the exclusion holds; hand it to the parent with "
-            f"`skdbg session export {session_id} -o <dir>` ({show})"
+            f"{rid} passed {held}" + (f" ({why_not})" if why_not else "") + ": the exclusion holds"
+            f"{more}; hand it to the parent with `skdbg session export {session_id} -o <dir>` ({show})"
         )
     if attempt.status == "failed" and fault_kind == "non_sk":
         return (
