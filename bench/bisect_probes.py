@@ -1,7 +1,8 @@
-"""Bisection benchmark: probes and wall time for scopes of n = 8 … 512 children on the emulator, and the
+"""Bisection benchmark (named ``bisect_probes.py``: a ``bench/bisect.py`` would shadow the standard
+library's ``bisect`` — which ``random`` imports — for every script run from this folder): probes and wall time for scopes of n = 8 … 512 children on the emulator, and the
 emulator's time to write one scene of 2,000 children.
 
-    .venv/bin/python bench/bisect.py [--samples 20] [--emulator-samples 1] [--kind wrong_result]
+    .venv/bin/python bench/bisect_probes.py [--samples 20] [--emulator-samples 1] [--kind wrong_result]
 
 Two tables. *Search*: the real search (:class:`skdbg.loop.bisect_plan.Search`) over the real units of
 a single-stream scope, answered by a stand-in oracle (one culprit, or an interaction pair, at random
@@ -15,17 +16,12 @@ proposal. Baseline re-runs are not counted as probes.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-# run as a script, this file's folder is sys.path[0] and its name would shadow the stdlib ``bisect``
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-
 import argparse  # noqa: E402
 import math  # noqa: E402
 import random  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
+from pathlib import Path
 
 from skdbg.loop.bisect import bisect  # noqa: E402
 from skdbg.loop.bisect_plan import Done, Search  # noqa: E402
