@@ -10,6 +10,7 @@ comments or strings never end a body, and every ``__global__`` it cannot turn in
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
 # one alternative per token kind; order matters (comments before punctuation, strings before idents)
@@ -26,10 +27,8 @@ _TOKEN_RE = re.compile(
     """,
     re.VERBOSE | re.DOTALL,
 )
-_INDENT_RE = re.compile(r"[ \t]*")
-# a preprocessor line runs to the first newline not continued by a backslash; like GCC and Clang, a
-# backslash followed only by blanks (or the \r of a CRLF file) before the newline still continues it
-_PREPROC_RE = re.compile(r"#(?:\\[ \t\f\v\r]*\n|\\.|[^\n\\])*", re.DOTALL)
+
+_NEWLINE_RE = re.compile(r"\n")
 
 GLOBAL_QUALIFIERS = frozenset(
     {"__global__", "__aicore__", "__vector__", "__cube__", "__mix__", "__inline__", "inline"}
@@ -138,48 +137,63 @@ class SourceReading:
         return "".join(parts)
 
 
+#: the tokens without whitespace (``finditer`` skips it: every other character matches an alternative): a
+#: ``#`` first tries the whole preprocessor line — it runs to the first newline not continued by a
+#: backslash; like GCC and Clang, a backslash followed only by blanks or the \r of a CRLF file before the
+#: newline still continues it — then the tokens of :data:`_TOKEN_RE`, then any other single character
+#: (non-ASCII) as punctuation
+_SCAN_RE = re.compile(
+    r"(?P<preproc>\#(?:\\[ \t\f\v\r]*\n|\\.|[^\n\\])*)|"
+    + _TOKEN_RE.pattern.replace(r"(?P<ws>[ \t\r\f\v]+|\n)", r"(?P<ws>(?!))")
+    + r"|(?P<other>[^ \t\r\f\v\n])",
+    re.VERBOSE | re.DOTALL,
+)
+_BLANKS = frozenset(" \t\r\f\v\n")
+
+
+def _line_start(text: str, prev_end: int, start: int) -> bool:
+    """``#`` at ``start`` begins a line: only blanks since the previous token (or the text's start), and
+    a newline among them unless nothing came before — a newline inside a comment or literal belongs to
+    that token and never starts a line."""
+    gap = text[prev_end:start]
+    return (prev_end == 0 or "\n" in gap) and all(c in _BLANKS for c in gap)
+
+
 def tokenize(text: str, file: str = "<source>") -> tuple[list[Token], list[Gap]]:
-    """Split ``text`` into tokens (whitespace dropped); problems are gaps, never exceptions."""
+    """Split ``text`` into tokens (whitespace dropped); problems are gaps, never exceptions.
+
+    Why one ``finditer`` and no whitespace tokens: the reader runs over every kernel file of an asset (and
+    again over each adapted output, to classify it), and a Python ``match`` call per token, blanks
+    included, was most of ``codegen adapt``'s time. Line numbers come from the newline offsets."""
     tokens: list[Token] = []
     gaps: list[Gap] = []
-    pos, line, at_line_start = 0, 1, True
-    n = len(text)
-    while pos < n:
-        if at_line_start:
-            m_ws = _INDENT_RE.match(text, pos)
-            assert m_ws is not None
-            if m_ws.end() < n and text[m_ws.end()] == "#":
-                m = _PREPROC_RE.match(text, m_ws.end())
-                assert m is not None
-                tokens.append(Token("preproc", m.group(), m.start(), m.end(), line))
-                line += m.group().count("\n")
-                pos = m.end()
-                at_line_start = False
-                continue
-        m = _TOKEN_RE.match(text, pos)
-        if m is None:  # pragma: no cover - the punct class accepts any remaining ASCII; non-ASCII below
-            kind, end = "punct", pos + 1
-        else:
-            kind, end = m.lastgroup or "punct", m.end()
-        if m is None or kind == "punct" and end == pos:
-            end = pos + 1
-        chunk = text[pos:end]
-        if kind == "badcomment":
-            gaps.append(Gap(file, line, "unterminated /* comment; the rest of the file is not read"))
-            break
-        if kind == "ws":
-            if chunk == "\n":
-                at_line_start = True
-                line += 1
-            pos = end
-            continue
-        if kind == "punct" and chunk in {'"', "'"}:
-            gaps.append(Gap(file, line, f"unterminated {chunk} literal"))
-        tokens.append(Token(kind, chunk, pos, end, line))
-        line += chunk.count("\n")
-        at_line_start = False
-        pos = end
-    return tokens, gaps
+    append = tokens.append
+    newlines = [m.start() for m in _NEWLINE_RE.finditer(text)]
+    pos, prev_end = 0, 0
+    while True:
+        restart = False
+        for m in _SCAN_RE.finditer(text, pos):
+            kind = m.lastgroup or "punct"
+            start, end = m.span()
+            line = bisect_right(newlines, start - 1) + 1
+            if kind == "preproc" and not _line_start(text, prev_end, start):
+                # a '#' in the middle of a line is punctuation; scanning resumes right after it
+                append(Token("punct", "#", start, start + 1, line))
+                pos = prev_end = start + 1
+                restart = True
+                break
+            if kind == "badcomment":
+                gaps.append(Gap(file, line, "unterminated /* comment; the rest of the file is not read"))
+                return tokens, gaps
+            chunk = m.group()
+            if kind == "other":
+                kind = "punct"
+            elif kind == "punct" and chunk in {'"', "'"}:
+                gaps.append(Gap(file, line, f"unterminated {chunk} literal"))
+            append(Token(kind, chunk, start, end, line))
+            prev_end = end
+        if not restart:
+            return tokens, gaps
 
 
 def _skip_balanced(toks: list[Token], i: int, open_: str, close: str) -> int:
