@@ -710,6 +710,10 @@ from skdbg.cli_demo import demo as _demo  # noqa: E402
 
 main.add_command(_demo)
 
+from skdbg.cli_diff import diff_command as _diff  # noqa: E402
+
+main.add_command(_diff)
+
 
 if __name__ == "__main__":  # pragma: no cover
     main()
