@@ -62,7 +62,7 @@ def render_text(result: DiffResult) -> str:
     lines = [
         f"A: {a.scene} (pid {show_value(a.pid)})",
         f"B: {b.scene} (pid {show_value(b.pid)})",
-        f"diff: {'same findings' if result.same else 'the scenes differ'} — {result.summary()}",
+        f"diff: {result.summary()}",
     ]
     for g, (diffs, equal) in _by_group(result).items():
         if not diffs and not equal:
@@ -96,7 +96,7 @@ def render_markdown(result: DiffResult) -> str:
         "",
         f"- **A:** `{a.scene}` (pid {show_value(a.pid)})",
         f"- **B:** `{b.scene}` (pid {show_value(b.pid)})",
-        f"- **Result:** {'same findings' if result.same else 'the scenes differ'} — {result.summary()}",
+        f"- **Result:** {result.summary()}",
     ]
     for g, (diffs, equal) in _by_group(result).items():
         if not diffs and not equal:
