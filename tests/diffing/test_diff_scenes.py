@@ -128,3 +128,14 @@ def test_cli_bad_input_names_the_path(tmp_path: Path) -> None:
     res = runner.invoke(main, ["diff", str(empty), str(BEFORE)])
     assert res.exit_code == 3
     assert str(empty) in res.stderr and "not a failure scene" in res.stderr
+
+
+def test_every_compared_field_is_in_the_glossary(exclusion: DiffResult, sim_scenes: dict[str, Path]) -> None:
+    from skdbg.glossary import lookup
+
+    r = diff_scenes(sim_scenes["clean"], sim_scenes["rank0"], use_cache=False, parallel=False)
+    fields = {f.field for res in (exclusion, r) for side in (res.a, res.b) for f in side.facts}
+    names = {"fused[SCOPE]" if f.startswith("fused[") else f for f in fields}
+    assert len(names) == 36  # hand-counted from docs/diff.md's table
+    assert sorted(n for n in names if not any(e.area == "diff" for e in lookup(n))) == []
+    assert any(e.area == "diff" for e in lookup("skdbg.diff/1"))
