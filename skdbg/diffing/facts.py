@@ -75,6 +75,17 @@ def child_key(func_name: str | None, occurrence: int | None) -> str:
     return f"{func_name or '?'}#{0 if occurrence is None else occurrence}"
 
 
+def children_of(inst: SkInstance) -> list[str]:
+    """The SK's kernel children as ``funcName#occurrence``, in SK order (one pass, not one per child)."""
+    seen: Counter[str] = Counter()
+    out = []
+    for n in inst.kernels:
+        name = n.func_name or "?"
+        out.append(f"{name}#{seen[name]}")
+        seen[name] += 1
+    return out
+
+
 def _break(bi: BreakInfo | None) -> str | None:
     """The break reason of a scope, None when it records none (``NONE`` is the runtime's "no break")."""
     if bi is None:
@@ -254,7 +265,7 @@ class _Builder:
         """Children per SK, grouped by scope name: ``fused[<scope>]`` = the child list of each SK."""
         by_scope: dict[str, list[tuple[list[str], Source | None]]] = {}
         for inst in sorted(self.instances, key=lambda i: (i.model_label, i.scope_id)):
-            kids = [child_key(n.func_name, inst.occurrence_of(n)) for n in inst.kernels]
+            kids = children_of(inst)
             src = inst.block.src if inst.block is not None else None
             by_scope.setdefault(inst.scope_name or "?", []).append((kids, src))
         for scope, sks in by_scope.items():
@@ -334,4 +345,4 @@ def scene_facts(ctx: TriageContext, analysis: Analysis, label: str) -> SceneFact
     return SceneFacts(scene=label, pid=analysis.scene.pid, facts=tuple(b.facts), context=b.context)
 
 
-__all__ = ["GROUPS", "Fact", "SceneFacts", "child_key", "scene_facts"]
+__all__ = ["GROUPS", "Fact", "SceneFacts", "child_key", "children_of", "scene_facts"]

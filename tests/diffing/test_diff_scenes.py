@@ -139,3 +139,13 @@ def test_every_compared_field_is_in_the_glossary(exclusion: DiffResult, sim_scen
     assert len(names) == 36  # hand-counted from docs/diff.md's table
     assert sorted(n for n in names if not any(e.area == "diff" for e in lookup(n))) == []
     assert any(e.area == "diff" for e in lookup("skdbg.diff/1"))
+
+
+def test_a_repeated_funcname_is_numbered_by_occurrence() -> None:
+    """duplicate-symbol-medium fuses MatMulV3_e07b3c19 twice in one SK (examples/scenes/README.md)."""
+    scene = EXAMPLES / "duplicate-symbol-medium"
+    r = diff_scenes(scene, scene, use_cache=False, parallel=False)
+    assert r.a.by_field()["fused[decoder.layer.0.mlp]"].value == [
+        ["RmsNorm_5c1d07aa#0", "MatMulV3_e07b3c19#0", "Add_7c1e#0", "MatMulV3_e07b3c19#1", "Cast_9f3e21#0"]
+    ]
+    assert r.differences == () and r.same is True
