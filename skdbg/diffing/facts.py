@@ -167,6 +167,18 @@ class _Builder:
         self.add("suspect.kernel_type", "suspect", s.kernel_type, cites)
         self.add("suspect.stream", "suspect", s.stream_id, cites)
 
+    def _child_label(self, c: CoreFinding) -> str | None:
+        """``funcName#k`` of the child the core was running (the SK instance, else the verdict's suspect)."""
+        if c.task_index is None:
+            return None
+        if self.inst is not None:
+            ref = self.inst.child(c.task_index)
+            return child_key(ref.func_name, ref.occurrence)
+        s = self.a.verdict.suspect
+        if s is not None and s.task_index == c.task_index:
+            return child_key(s.func_name, s.occurrence)
+        return None
+
     def _rel_pc(self, c: CoreFinding) -> tuple[str | None, str | None]:
         """``child#k+0x…``: the PC less the start of the child code holding it (and how it was found)."""
         pc, inst = c.current_pc, self.inst
@@ -174,10 +186,7 @@ class _Builder:
             return None, None
         if pc == 0:
             return "PC=0", "none"
-        label = "?"
-        if inst is not None and c.task_index is not None:
-            ref = inst.child(c.task_index)
-            label = child_key(ref.func_name, ref.occurrence)
+        label = self._child_label(c) or "?"
         images = inst.model.images if inst is not None else None
         if images is not None and images.names:
             try:
@@ -186,7 +195,9 @@ class _Builder:
                 loc = None
             if loc is not None and loc.in_entry and loc.offset is not None:
                 return f"sk_entry+0x{loc.offset:x}", "entry image"
-            if loc is not None and loc.offset_in_symbol is not None and c.task_index is not None:
+            if loc is not None and loc.offset_in_symbol is not None and loc.image is not None:
+                if label == "?" and loc.image.func_name:
+                    label = loc.image.func_name  # no task named: the image's child (no occurrence known)
                 return f"{label}+0x{loc.offset_in_symbol:x}", "symbol"
         if inst is not None and c.task_index is not None:
             starts = [
@@ -203,10 +214,7 @@ class _Builder:
         cites: dict[str, None] = {}
         for c in cores:
             rel, basis = self._rel_pc(c)
-            label = None
-            if self.inst is not None and c.task_index is not None:
-                ref = self.inst.child(c.task_index)
-                label = child_key(ref.func_name, ref.occurrence)
+            label = self._child_label(c)
             rows.append(
                 {
                     "core_type": c.core_type,
@@ -277,8 +285,8 @@ class _Builder:
             fr = me.fail_reasons
             if fr is not None:
                 for u in fr.unfusible:
-                    r = " / ".join(x for x in (u.reason or u.reason_raw, u.sub_reason) if x)
-                    reasons.setdefault(f"{u.node.func_name or '?'}: {r or '?'}", u.src)
+                    why = " / ".join(x for x in (u.reason or u.reason_raw, u.sub_reason) if x)
+                    reasons.setdefault(f"{u.node.func_name or '?'}: {why or '?'}", u.src)
                 for fs in fr.fused_scopes:
                     bi = fs.break_info
                     r = _break(bi)
