@@ -4,13 +4,14 @@ Why a second process: one analysis is mostly parsing in Python (the GIL is held)
 would take as long as two analyses in a row. Scene A is analysed in one forked worker while scene B
 is analysed here; the worker returns plain facts (picklable), never parser objects. The worker is
 started before this process starts any thread (the analysis hashes files in a thread pool), so
-forking is safe; where fork is unavailable the spawn start method is used.
+forking is safe; where fork is unavailable, or another thread runs, the spawn start method is used.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -52,6 +53,16 @@ def _check(result: SceneFacts | str) -> SceneFacts:
     return result
 
 
+def _start_method() -> str:
+    """``fork`` when this process runs no other thread (cheap: the imports are shared), else ``spawn``.
+
+    A thread of an earlier analysis (``verify --diff`` analysed both scenes first) could hold a lock at
+    the moment of the fork and leave the child waiting on it forever; spawn starts a clean interpreter."""
+    if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
+        return "fork"
+    return "spawn"
+
+
 def diff_scenes(
     a: str | os.PathLike[str],
     b: str | os.PathLike[str],
@@ -63,8 +74,7 @@ def diff_scenes(
     la, lb = str(a), str(b)
     if not parallel:
         return compare(_check(_worker(la, use_cache, la)), _check(_worker(str(b), use_cache, lb)))
-    methods = multiprocessing.get_all_start_methods()
-    mp = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    mp = multiprocessing.get_context(_start_method())
     with ProcessPoolExecutor(max_workers=1, mp_context=mp) as pool:
         fut = pool.submit(_worker, str(Path(a)), use_cache, la)
         local = _worker(str(Path(b)), use_cache, lb)

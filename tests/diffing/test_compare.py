@@ -44,3 +44,19 @@ def test_identity_only_differences_keep_findings_the_same() -> None:
     }
     assert "~ run.pid" in render_text(r)
     assert "| `run.pid` | 10 | 20 |" in render_markdown(r)
+
+
+def test_fork_only_without_other_threads() -> None:
+    import threading
+
+    from skdbg.diffing.run import _start_method
+
+    assert _start_method() in ("fork", "spawn")
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait, daemon=True)
+    t.start()
+    try:
+        assert _start_method() == "spawn"  # another thread runs: never fork
+    finally:
+        stop.set()
+        t.join()

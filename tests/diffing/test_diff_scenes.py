@@ -149,3 +149,18 @@ def test_a_repeated_funcname_is_numbered_by_occurrence() -> None:
         ["RmsNorm_5c1d07aa#0", "MatMulV3_e07b3c19#0", "Add_7c1e#0", "MatMulV3_e07b3c19#1", "Cast_9f3e21#0"]
     ]
     assert r.differences == () and r.same is True
+
+
+def test_spawned_worker_gives_the_same_result(exclusion: DiffResult) -> None:
+    """With another thread running the worker is spawned, not forked: same comparison."""
+    import threading
+
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait, daemon=True)
+    t.start()
+    try:
+        r = diff_scenes(BEFORE, AFTER, use_cache=False, parallel=True)
+    finally:
+        stop.set()
+        t.join()
+    assert r.to_json() == exclusion.to_json()
