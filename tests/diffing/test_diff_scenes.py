@@ -164,3 +164,18 @@ def test_spawned_worker_gives_the_same_result(exclusion: DiffResult) -> None:
         stop.set()
         t.join()
     assert r.to_json() == exclusion.to_json()
+
+
+def test_entry_fault_pc_is_relative_to_the_entry_image(tmp_path: Path, sim_scenes: dict[str, Path]) -> None:
+    """A fault in SK-entry code (fault kind `entry`) is placed in the entry image, not in a child."""
+    m = ss.model(tmp_path, 6, 2, "entry")
+    ss.scene(m, tmp_path / "e1", seed=1)
+    ss.scene(m, tmp_path / "e2", seed=5)
+    r = diff_scenes(tmp_path / "e1", tmp_path / "e2", use_cache=False, parallel=False)
+    rel = r.a.by_field()["cores.pc_relative"].value
+    assert len(rel) == 1 and rel[0].startswith("sk_entry+0x")
+    assert "cores.pc_relative" in r.equal and r.same is True
+    # against the fused fault of the same-shaped model the faulting code differs: entry vs a child
+    other = diff_scenes(tmp_path / "e1", sim_scenes["rank0"], use_cache=False, parallel=False)
+    a, b = _diff(other, "cores.pc_relative")
+    assert a == rel and isinstance(b, list) and b[0].split("+")[0].endswith("#0")
