@@ -39,9 +39,16 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _fail = fail
 
+
 #: the triage and session commands: ParseError / LedgerError are malformed input (exit 3); the rest
 #: (an existing output folder: exit 2) as every command does
-bad_input_is_exit_3 = cli_errors(bad_input=(ParseError, LedgerError))
+def _triage_bad_input() -> tuple[type[BaseException], ...]:
+    from skdbg.diffing import DiffInputError  # a scene `verify --diff` cannot compare (exit 3)
+
+    return (ParseError, LedgerError, DiffInputError)
+
+
+bad_input_is_exit_3 = cli_errors(bad_input=_triage_bad_input)
 
 
 @click.group(
@@ -347,20 +354,39 @@ def report(
 @click.argument("old", type=click.Path(path_type=Path))
 @click.argument("new", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
+@click.option(
+    "--diff",
+    "with_diff",
+    is_flag=True,
+    help="Also compare the two scenes (skdbg diff OLD NEW): a summary after the gates; JSON gains a "
+    '"diff" key (skdbg.diff/1).',
+)
 @bad_input_is_exit_3
-def verify(old: Path, new: Path, fmt: str) -> None:
+def verify(old: Path, new: Path, fmt: str, with_diff: bool) -> None:
     """Revalidate a re-launched candidate: NEW (fresh scene of the candidate) against OLD (the failed
     attempt whose proposal it applies). Reports gates V1–V5 (skdbg.verify/1 JSON with --format json);
     exit code 0 whatever the gate results."""
     from skdbg.triage.verify import verify_scenes
 
     result = verify_scenes(old, new)
+    diff = None
+    if with_diff:
+        from skdbg.diffing import diff_scenes
+
+        diff = diff_scenes(old, new)
     if fmt == "json":
-        click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        doc = result.to_json()
+        if diff is not None:
+            doc["diff"] = diff.to_json()
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
         return
     from skdbg.triage.render import render_verify_text
 
     click.echo(render_verify_text(result.to_json()), nl=False)
+    if diff is not None:
+        from skdbg.diffing.render import summary_lines
+
+        click.echo("\n".join(summary_lines(diff)))
 
 
 # ------------------------------------------------------------------------------------------ sessions
@@ -709,6 +735,10 @@ main.add_command(_sim)
 from skdbg.cli_demo import demo as _demo  # noqa: E402
 
 main.add_command(_demo)
+
+from skdbg.cli_diff import diff_command as _diff  # noqa: E402
+
+main.add_command(_diff)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -78,6 +78,12 @@ def _check_logs(paths: Sequence[Path]) -> None:
             pass  # readable (permission)
 
 
+def _tui_bad_input() -> tuple[type[BaseException], ...]:
+    from skdbg.diffing import DiffInputError
+
+    return (ParseError, DiffInputError)
+
+
 @click.command("tui", epilog=EXIT_CODES_HELP)
 @click.argument("paths", metavar="[SCENE | PLOG...]", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
@@ -87,15 +93,29 @@ def _check_logs(paths: Sequence[Path]) -> None:
     show_default=True,
     help="The screen shown first (log: the plogs open at once, while the analysis runs).",
 )
-@cli_errors(bad_input=(ParseError,))
-def tui(paths: tuple[Path, ...], screen: str) -> None:
+@click.option(
+    "--diff",
+    "diff_mode",
+    is_flag=True,
+    help="Given two scene folders A B: open their diff (skdbg diff A B) as a table, one row per field.",
+)
+@cli_errors(bad_input=_tui_bad_input)
+def tui(paths: tuple[Path, ...], screen: str, diff_mode: bool) -> None:
     """Open SCENE in the interactive TUI (no SCENE: the bundled example scene). Given one or more plog
     files instead, open the log viewer alone: merged by time, fault stops (e/E) and search (/), no
-    verdict.
+    verdict. With --diff and two scene folders A B, open their diff (skdbg diff A B) instead.
 
     A scene that cannot be analysed — a missing path, a folder that is not a failure scene, a
     malformed run.json or model source — is refused before the UI starts with the same one-line
     message as `skdbg analyze` (exit 3)."""
+    if diff_mode:
+        if len(paths) != 2:
+            fail(f"--diff needs two scene folders A B, got {len(paths)} path(s)", EXIT_USAGE)
+        from skdbg.diffing import diff_scenes
+        from skdbg.tui.diffapp import DiffApp
+
+        DiffApp(diff_scenes(paths[0], paths[1])).run()
+        return
     if not paths:
         launch(None, screen=screen)
         return
