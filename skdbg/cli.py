@@ -710,6 +710,10 @@ from skdbg.cli_demo import demo as _demo  # noqa: E402
 
 main.add_command(_demo)
 
+from skdbg.cli_scan import scan as _scan  # noqa: E402
+
+main.add_command(_scan)
+
 
 if __name__ == "__main__":  # pragma: no cover
     main()
