@@ -2,9 +2,9 @@
 
 Why these rules (docs/scan.md):
 
-* **first failing rank** — among ranks with a fault of their own, the earliest fault time. Plog clocks
-  of different hosts disagree a little, so every failing rank whose first error lies within
-  ``skew_ms`` of that earliest time is a *tie*. A tie is broken by (1) a fault of the rank's own (SK or
+* **first failing rank** — among ranks with a fault of their own, the earliest fault time ``t0``. Plog
+  clocks of different hosts disagree a little, so every failing rank whose time (its own fault's, else
+  its first follow-up error's) lies within ``skew_ms`` of ``t0`` (before or after) is a *tie*. A tie is broken by (1) a fault of the rank's own (SK or
   device/runtime fault) over a follow-up error, then (2) the lowest rank id (a rank without an id last,
   then by folder). When no rank has its own fault (a job-wide communication timeout), the earliest
   follower is named under the same rules, and the verdict says so.
@@ -84,8 +84,8 @@ def decide(signatures: Sequence[RankSignature], *, skew_ms: float = DEFAULT_SKEW
     }
     if pool:
         t0 = min(first_times[i] for i in pool)
-        window = t0 + timedelta(milliseconds=skew_ms)
-        tie = [i for i, t in first_times.items() if t <= window]
+        skew = timedelta(milliseconds=skew_ms)
+        tie = [i for i, t in first_times.items() if t0 - skew <= t <= t0 + skew]
         tie.sort(key=lambda i: (ranks[i].status != "fault", _rank_key(ranks[i])))
         v.first, v.tie = tie[0], (tie if len(tie) > 1 else [])
         if len(tie) > 1:

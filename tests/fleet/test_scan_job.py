@@ -99,9 +99,11 @@ def test_local_pool_and_dask_local_cluster_agree(job: Job) -> None:
     distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed (skdbg[dask])")
     found = discover([str(job.root)])
     local = scan_doc(decide(scan_all(found.ranks, workers=2)), roots=[str(job.root)], problems=[], engine="x")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as c:
-        with distributed.Client(c) as client:
-            remote_sigs = scan_all(found.ranks, dask=client)
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    )
+    with cluster, distributed.Client(cluster) as client:
+        remote_sigs = scan_all(found.ranks, dask=client)
     remote = scan_doc(decide(remote_sigs), roots=[str(job.root)], problems=[], engine="x")
     assert remote == local
     assert remote["first_failing"]["rank"] == LEADER
