@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -104,6 +106,14 @@ def test_local_pool_and_dask_local_cluster_agree(job: Job) -> None:
     )
     with cluster, distributed.Client(cluster) as client:
         remote_sigs = scan_all(found.ranks, dask=client)
+        # the CLI path: the scheduler's address, a client of skdbg's own
+        res = CliRunner().invoke(
+            main, ["scan", str(job.root), "--dask", cluster.scheduler_address, "--format", "json"]
+        )
+    assert res.exit_code == 0, res.output
+    via_cli = json.loads(res.stdout)
+    assert via_cli["engine"] == f"dask {cluster.scheduler_address}"
+    assert via_cli["first_failing"]["rank"] == LEADER and len(via_cli["followers"]) == 40
     remote = scan_doc(decide(remote_sigs), roots=[str(job.root)], problems=[], engine="x")
     assert remote == local
     assert remote["first_failing"]["rank"] == LEADER
@@ -130,3 +140,22 @@ def test_a_glob_root_selects_ranks(job: Job) -> None:
     assert res.exit_code == 0, res.output
     rows = list(csv.DictReader(io.StringIO(res.stdout)))
     assert sorted(int(r["rank"]) for r in rows) == [r for r in range(8) if r not in (LEADER, *INDEPENDENT)]
+
+
+def test_dask_without_the_extra_is_a_usage_error(job: Job) -> None:
+    code = (
+        "import sys\n"
+        "sys.modules['distributed'] = None  # as if skdbg[dask] were not installed\n"
+        "from skdbg.cli import main\n"
+        f"main(['scan', {str(job.root)!r}, '--dask', 'tcp://127.0.0.1:1'])\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert proc.returncode == 2
+    assert "pip install 'skdbg[dask]'" in proc.stderr
+
+
+def test_an_unreachable_scheduler_is_exit_3(job: Job) -> None:
+    pytest.importorskip("distributed", reason="dask.distributed is not installed (skdbg[dask])")
+    res = CliRunner().invoke(main, ["scan", str(job.root), "--dask", "tcp://127.0.0.1:9"])
+    assert res.exit_code == 3
+    assert "cannot reach the Dask scheduler tcp://127.0.0.1:9" in res.stderr
