@@ -47,6 +47,11 @@ def scan_local(specs: Sequence[RankSpec], workers: int | None = None) -> list[Ra
         return list(pool.map(scan_rank, specs, chunksize=chunk))
 
 
+def scan_batch(specs: Sequence[RankSpec]) -> list[RankSignature]:
+    """Signatures of a batch of ranks, in order (the unit of work sent to a Dask worker)."""
+    return [scan_rank(s) for s in specs]
+
+
 def scan_dask(specs: Sequence[RankSpec], address: str | Any) -> list[RankSignature]:
     """Signatures computed on a Dask cluster: ``address`` is a scheduler address (``tcp://host:8786``)
     or an existing ``distributed.Client``/``LocalCluster`` (tests). Ranks must be readable by the
@@ -65,8 +70,12 @@ def scan_dask(specs: Sequence[RankSpec], address: str | Any) -> list[RankSignatu
     except (OSError, TimeoutError, ValueError) as exc:
         raise DaskFailed(f"cannot reach the Dask scheduler {address}: {exc}") from exc
     try:
-        futures = client.map(scan_rank, list(specs), pure=False)
-        return list(client.gather(futures))
+        # a few batches per worker thread: one task per rank costs the scheduler more than a rank's scan
+        threads = sum(w.get("nthreads", 1) for w in client.scheduler_info().get("workers", {}).values()) or 1
+        size = max(1, -(-len(specs) // (threads * 4)))
+        batches = [list(specs[i : i + size]) for i in range(0, len(specs), size)]
+        futures = client.map(scan_batch, batches, pure=False)
+        return [sig for batch in client.gather(futures) for sig in batch]
     finally:
         if own:
             client.close()
