@@ -32,6 +32,7 @@ AREAS: dict[str, tuple[str, str]] = {
     "evidence-gap": ("Evidence gaps", "gate.md"),
     "codegen": ("Codegen", "glossary.md"),
     "sim": ("Emulator", "sim.md"),
+    "scan": ("Fleet scan", "scan.md"),
 }
 
 

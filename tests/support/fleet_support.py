@@ -131,8 +131,12 @@ def build_job(base: Path) -> Job:
             job.rank_source[rank] = "folder"
         else:  # a folder without a rank in its name: the rank comes from HCCL's init line
             folder = root / "misc" / f"p{pid}"
-            write_plog(folder / "run" / "plog", pid, [hccl_init(pid, leader_fault - timedelta(seconds=120), rank)])
-            write_plog(folder / "debug" / "plog", pid, follower_lines(pid, t, rank), stamp="20260610140100000")
+            write_plog(
+                folder / "run" / "plog", pid, [hccl_init(pid, leader_fault - timedelta(seconds=120), rank)]
+            )
+            write_plog(
+                folder / "debug" / "plog", pid, follower_lines(pid, t, rank), stamp="20260610140100000"
+            )
             job.rank_source[rank] = "plog"
         job.folders[rank] = folder
     for rank in CLEAN:
