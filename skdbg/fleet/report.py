@@ -156,6 +156,10 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
         + ", ".join(f"{c[k]} {k}" for k in _STATUS_ORDER if c.get(k))
         + f"  (clock-skew tolerance {doc['skew_ms']:g} ms; engine {doc['engine']})"
     )
+    sources: dict[str, int] = {}
+    for r in ranks:
+        sources[r["rank_source"]] = sources.get(r["rank_source"], 0) + 1
+    out.append("rank ids from: " + ", ".join(f"{k} {n}" for k, n in sorted(sources.items())))
     first = doc["first_failing"]
     if first is None:
         out.append("first failing rank: none (no rank shows a fault or a follow-up error)")

@@ -125,6 +125,8 @@ def test_output_folder_holds_scan_json_and_ranks_csv(job: Job, tmp_path: Path) -
     res = CliRunner().invoke(main, ["scan", str(job.root), "-o", str(out)])
     assert res.exit_code == 0, res.output
     assert "first failing: rank 17" in res.stdout
+    # layout of build_job: 6 run.json (4 scenes, 2 empty ranks), 10 HCCL init lines, 48 rank-named folders
+    assert "rank ids from: folder 48, plog 10, run.json 6" in res.stdout
     assert f"next: skdbg analyze {job.folders[LEADER]}" in res.stdout
     doc = json.loads((out / "scan.json").read_text())
     assert doc["first_failing"]["rank"] == LEADER
