@@ -740,6 +740,10 @@ from skdbg.cli_diff import diff_command as _diff  # noqa: E402
 
 main.add_command(_diff)
 
+from skdbg.cli_scan import scan as _scan  # noqa: E402
+
+main.add_command(_scan)
+
 
 if __name__ == "__main__":  # pragma: no cover
     main()

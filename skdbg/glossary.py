@@ -33,6 +33,7 @@ AREAS: dict[str, tuple[str, str]] = {
     "codegen": ("Codegen", "glossary.md"),
     "sim": ("Emulator", "sim.md"),
     "diff": ("Scene diff", "diff.md"),
+    "scan": ("Fleet scan", "scan.md"),
 }
 
 
