@@ -245,29 +245,16 @@ def _cycle(nodes: tuple[FNode, ...], where: Mapping[int, str | None]) -> list[st
             for p in partners(nodes, n):
                 if p.event_type in WAIT_TYPES and vertex(n) != vertex(p):
                     succ[vertex(n)].add(vertex(p))
-    state: dict[str, int] = {}
-    stack: list[str] = []
+    import networkx as nx  # only when a probe is checked: the other commands never load it
 
-    def visit(v: str) -> list[str]:
-        state[v] = 1
-        stack.append(v)
-        for w in sorted(succ.get(v, ())):
-            if state.get(w) == 1:
-                return [*stack[stack.index(w) :], w]
-            if w not in state:
-                found = visit(w)
-                if found:
-                    return found
-        stack.pop()
-        state[v] = 2
+    graph: nx.DiGraph[str] = nx.DiGraph()
+    graph.add_nodes_from(sorted(succ))
+    graph.add_edges_from((a, b) for a in sorted(succ) for b in sorted(succ[a]))
+    try:
+        edges = nx.find_cycle(graph)
+    except nx.NetworkXNoCycle:
         return []
-
-    for v in sorted(succ):
-        if v not in state:
-            found = visit(v)
-            if found:
-                return found
-    return []
+    return [str(edges[0][0]), *(str(b) for _, b in edges)]
 
 
 # ------------------------------------------------------------------------------ marker edits
