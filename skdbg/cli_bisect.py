@@ -7,18 +7,16 @@ relaunch`` with ``--sim MODEL_DIR`` or a user's ARGV) and the printing around
 
 from __future__ import annotations
 
-import importlib
 import shlex
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
 from skdbg.cli_errors import EXIT_CODES_HELP, EXIT_USAGE, cli_errors, fail
 from skdbg.parsers.common import ParseError
 from skdbg.sessions.errors import LedgerError
-from skdbg.sessions.store import AttemptInfo, Ledger
+from skdbg.sessions.store import Ledger
 
 
 def _refusals() -> tuple[type[BaseException], ...]:
@@ -54,45 +52,6 @@ def _attempt_ref(ref: str) -> tuple[str, int | None]:
 
 def _progress(line: str) -> None:
     click.echo(f"skdbg bisect: {line}", err=True)
-
-
-def production_runner(
-    ledger: Ledger,
-    session_id: str,
-    *,
-    sim: Path | None,
-    argv: list[str],
-    timeout: float | None,
-    cwd: Path | None,
-    source_root: Path | None,
-) -> Any:
-    """``runner(round_id)`` over ``skdbg.loop.relaunch`` (imported when the bisection really launches).
-    Each launch gets its own seed (the session's attempt count) so a flaky fault can show, and a
-    resumed bisection re-uses the same seeds. The relaunch module is imported at the first launch, so
-    a refusal or a finished bisection never needs it."""
-
-    def run(round_id: str) -> AttemptInfo:
-        try:
-            mod = importlib.import_module("skdbg.loop.relaunch")
-        except ImportError:
-            fail("skdbg relaunch is not available in this build: bisect cannot launch probes", EXIT_USAGE)
-        request_t, relaunch = mod.RelaunchRequest, mod.relaunch
-        seed = sum(len(ledger.attempts(session_id, r.round_id)) for r in ledger.rounds(session_id))
-        req = request_t(
-            session_id=session_id,
-            round_id=round_id,
-            argv=argv or None,
-            sim_model=sim,
-            source_root=source_root,
-            cwd=cwd,
-            timeout=timeout,
-            seed=seed,
-            progress=_progress,
-        )
-        attempt: AttemptInfo = relaunch(ledger, req).attempt
-        return attempt
-
-    return run
 
 
 @click.command("bisect", epilog=EXIT_CODES_HELP, context_settings={"ignore_unknown_options": False})
@@ -144,10 +103,18 @@ def bisect_command(
         fail("give exactly one of --sim MODEL_DIR or -- ARGV...", EXIT_USAGE)
     round_id, no = _attempt_ref(round_id)
     from skdbg.loop.bisect import bisect, dumps, render_text
+    from skdbg.loop.launcher import relaunch_runner
 
     with _ledger(session_dir) as ledger:
-        runner = production_runner(
-            ledger, session_id, sim=sim, argv=list(argv), timeout=timeout, cwd=cwd, source_root=source_root
+        runner = relaunch_runner(
+            ledger,
+            session_id,
+            sim=sim,
+            argv=list(argv),
+            timeout=timeout,
+            cwd=cwd,
+            source_root=source_root,
+            progress=_progress,
         )
         result = bisect(
             ledger,
@@ -166,4 +133,4 @@ def bisect_command(
         sys.exit(1)
 
 
-__all__ = ["bisect_command", "production_runner"]
+__all__ = ["bisect_command"]
