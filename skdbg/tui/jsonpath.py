@@ -2,7 +2,7 @@
 
 Why a walker and not a search for the last key: a key like ``taskInfos`` repeats under every
 queue and every scope, so the first occurrence is usually the wrong child. The walker follows the
-path one step at a time: it reads each object key with the stdlib string scanner and skips values it
+path one step at a time: it reads each object key and skips values it
 does not enter with ``json.JSONDecoder.raw_decode``, so only the chosen branch is descended and the
 offset it returns is the start of exactly the addressed key or element. Headless (no textual).
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-from json.decoder import scanstring
 
 _STEP = re.compile(r"\[(\d+)\]|\.?([^.\[\]]+)")
 _WS = " \t\r\n"
@@ -51,7 +50,7 @@ def _object_member(text: str, pos: int, key: str) -> tuple[int, int] | None:
     while True:
         if not text.startswith('"', pos):
             raise ValueError(f"expected a key at offset {pos}")
-        name, after = scanstring(text, pos + 1)
+        name, after = _DECODER.raw_decode(text, pos)
         colon = _ws(text, after)
         if not text.startswith(":", colon):
             raise ValueError(f"expected ':' at offset {colon}")
