@@ -62,3 +62,22 @@ async def test_theme_is_remembered_across_runs(tmp_path: Path, monkeypatch: pyte
 def test_help_points_at_skdbg_locate() -> None:
     text = (Path(__file__).resolve().parents[2] / "skdbg" / "tui" / "help" / "keys.md").read_text("utf-8")
     assert "python -c" not in text and "`skdbg locate`" in text
+
+
+async def test_scope_explains_its_marks_and_says_when_there_are_no_edges() -> None:
+    from textual.widgets import DataTable, Static
+
+    for name, has_edges in (("high-single-stream", False), ("event-bound-split", True)):
+        app = SkdbgApp(scene(name))
+        async with app.run_test(size=(120, 36)) as pilot:
+            await settle(pilot)
+            await pilot.press("4")
+            await settle(pilot)
+            legend = str(app.screen.query_one("#scope-legend", Static).render())
+            assert "◆ suspect child" in legend and "✂ leaves the SK" in legend
+            empty = app.screen.query_one("#edges-empty", Static)
+            edges = app.screen.query_one("#edges", DataTable)
+            assert (edges.row_count > 0) == has_edges, name
+            assert empty.display != has_edges and edges.display == has_edges
+            if not has_edges:
+                assert str(empty.render()) == "no event/barrier/collective edges in this SK"
