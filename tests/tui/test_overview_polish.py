@@ -81,3 +81,19 @@ async def test_scope_explains_its_marks_and_says_when_there_are_no_edges() -> No
             assert empty.display != has_edges and edges.display == has_edges
             if not has_edges:
                 assert str(empty.render()) == "no event/barrier/collective edges in this SK"
+
+
+async def test_overview_shows_the_first_lines_of_the_evidence_chain() -> None:
+    from textual.widgets import Static
+
+    app = SkdbgApp(scene("high-single-stream"))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        assert app.state is not None
+        evidence = app.state.analysis.verdict.evidence
+        text = str(app.screen.query_one("#overview", Static).render())
+        assert f"Evidence chain  ({len(evidence)} items; all on screen 2)" in text
+        assert len(evidence) == 14  # the first ten are rows, the rest a pointer to screen 2
+        for item in evidence[:10]:
+            assert f"{item.level} {item.where}" in text
+        assert "… 4 more: press 2" in text
