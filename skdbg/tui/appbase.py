@@ -7,12 +7,15 @@ Why a base class: the full triage UI (:mod:`skdbg.tui.app`) and the log viewer a
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
-from textual.app import App
+from textual.app import App, SystemCommand
+from textual.screen import Screen
 
 from skdbg.tui.keymap import KeymapError, load_keymap
 from skdbg.tui.screens.dialogs import HelpScreen
+from skdbg.tui.settings import save_theme, saved_theme
 
 
 class SkdbgBaseApp(App[None]):
@@ -23,6 +26,26 @@ class SkdbgBaseApp(App[None]):
         self.screenshot_dir = screenshot_dir
         self._user_keymap = keymap
         self.keymap_in_use: dict[str, str] = {}
+        self.remember_theme = False
+
+    def restore_theme(self) -> None:
+        """Use the theme chosen in an earlier run, and remember the user's next choice.
+
+        Called by the command-line entry only, so tests (and embedders) never read or write the
+        user's settings unless they ask to."""
+        name = saved_theme()
+        if name is not None and name in self.available_themes:
+            self.theme = name
+        self.remember_theme = True
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        # our palette has "Screenshot (SVG)" (into --screenshot-dir); Textual's own is a duplicate
+        return (c for c in super().get_system_commands(screen) if c.title != "Screenshot")
+
+    def watch_theme(self, name: str) -> None:
+        # every way of changing the theme (ctrl+t, the palette's theme picker) ends here
+        if self.remember_theme:
+            save_theme(name)
 
     def apply_keymap(self) -> None:
         """Load the user's keymap (an unreadable one is reported, never fatal) and apply it."""

@@ -56,14 +56,18 @@ def launch(scene: Path | None, *, ctx: TriageContext | None = None, screen: str 
         if scene is None:
             missing = missing_example_text()
             click.echo(f"skdbg: {missing}", err=True)
-    SkdbgApp(scene, ctx=ctx, missing=missing, start_mode=screen).run()
+    app = SkdbgApp(scene, ctx=ctx, missing=missing, start_mode=screen)
+    app.restore_theme()
+    app.run()
 
 
 def launch_logs(paths: Sequence[Path]) -> None:
     """Run the log viewer alone on ``paths`` (plog files): fault stops and search, no analysis."""
     from skdbg.tui.logapp import LogApp
 
-    LogApp(paths).run()
+    log_app = LogApp(paths)
+    log_app.restore_theme()
+    log_app.run()
 
 
 def _check_logs(paths: Sequence[Path]) -> None:

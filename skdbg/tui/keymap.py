@@ -38,7 +38,7 @@ APP_BINDINGS: list[Binding] = [
     Binding("4", "show('scope')", "Scope", id="screen.scope"),
     Binding("5", "show('proposal')", "Proposal", id="screen.proposal"),
     Binding("c", "copy", "Copy", id="app.copy", tooltip="Copy the current item to the clipboard"),
-    Binding("f8", "svg_screenshot", "Screenshot", id="app.screenshot", tooltip="Save an SVG screenshot"),
+    Binding("f8", "svg_screenshot", "SVG", id="app.screenshot", tooltip="Save an SVG screenshot"),
     Binding("ctrl+t", "next_theme", "Theme", id="app.theme", show=False),
     Binding("escape", "cancel", "Cancel", id="app.cancel", show=False, tooltip="Cancel running work"),
     Binding(RETRY_KEY, "retry", "Retry", id="app.retry", show=False, tooltip="Analyse the scene again"),
@@ -55,11 +55,11 @@ SOURCE_BINDINGS: list[Binding] = [
 ]
 
 PROPOSAL_BINDINGS: list[Binding] = [
-    Binding("space", "toggle_child", "Exclude/keep", id="proposal.toggle"),
-    Binding("m", "mechanism", "Mechanism", id="proposal.mechanism"),
+    Binding("space", "toggle_child", "Toggle", id="proposal.toggle"),
+    Binding("m", "mechanism", "Mech", id="proposal.mechanism"),
     Binding("a", "accept", "Accept", id="proposal.accept"),
-    Binding("b", "block", "Mark blocked", id="proposal.block"),
-    Binding("x", "export", "Export report", id="proposal.export"),
+    Binding("b", "block", "Block", id="proposal.block"),
+    Binding("x", "export", "Export", id="proposal.export"),
     Binding("r", "reset", "Reset", id="proposal.reset"),
 ]
 

@@ -2,11 +2,15 @@
 
 Every edit is judged by the headless rules (:mod:`skdbg.triage.edit`) in a worker: a legal cut is
 re-planned (fresh marker edits and diff), an illegal one is refused with the rule and the
-evidence line of the edge it would break — the excluded set stays as it was.
+evidence line of the edge it would break — the excluded set stays as it was. A cut the fragment
+rules allow but the re-plan can only block (e.g. §4.4 rule 3: the fragment is not contiguous in
+source) is refused the same way: the editor never keeps an edit it reports as illegal.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -27,6 +31,21 @@ from skdbg.tui.prompt import PromptScreen
 from skdbg.tui.screens.base import TriageScreen
 from skdbg.tui.state import TriageState
 from skdbg.tui.widgets.text import escape, proposal_summary
+
+_RULE = re.compile(r"(§[0-9.]+(?:\([a-z]\))?(?: rule \d+)?)")
+
+
+def blocked_check(check: CutCheck, proposal: Proposal) -> CutCheck:
+    """A refusal for a cut whose re-plan is blocked: the rule it names (else the route), and why."""
+    reason = proposal.blocked_reason or "the re-planned proposal is blocked"
+    head = _RULE.match(reason)
+    if head is not None:
+        rule, detail = head.group(1), reason[head.end() :].lstrip(": ")
+    else:
+        cited = _RULE.search(reason)
+        rule = cited.group(1) if cited is not None else proposal.route or "R6"
+        detail = reason
+    return replace(check, ok=False, rule=rule, detail=detail, evidence=None)
 
 
 class ProposalScreen(TriageScreen):
@@ -170,6 +189,9 @@ class ProposalScreen(TriageScreen):
         proposal = replan(
             st.ctx, st.loc, st.analysis.verdict, st.analysis.proposal, check.excluded, mechanism
         )
+        if proposal.status == "blocked":
+            self.app.call_from_thread(self._refused, blocked_check(check, proposal))
+            return
         self.app.call_from_thread(self._applied, check, proposal, what)
 
     def _refused(self, check: CutCheck) -> None:

@@ -17,13 +17,22 @@ from skdbg.tui.screens.base import TriageScreen
 from skdbg.tui.state import TriageState
 from skdbg.tui.widgets.text import cells, escape
 
+LEGEND = (
+    "[b]◆[/] suspect child   [b]✂[/] leaves the SK with the cut "
+    "(excluded kernels, their collateral and the events that move with them)"
+)
+NO_EDGES = "[dim]no event/barrier/collective edges in this SK[/]"
+NO_CUT = "[dim]no cut: the proposal excludes nothing, so no §4.2 edge was followed[/]"
+
 
 class ScopeScreen(TriageScreen):
     def compose_body(self) -> ComposeResult:
         with Vertical(id="scope-body"):
             yield Static(id="scope-title", classes="section")
             yield DataTable(id="children", cursor_type="row", zebra_stripes=True)
+            yield Static(LEGEND, id="scope-legend")
             yield Static("[b]Edges[/] (§4.2: event, barrier, collective, cache, source)", classes="section")
+            yield Static(id="edges-empty")
             yield DataTable(id="edges", cursor_type="row")
             yield Static("[b]Unfused neighbours[/] (fusion fail reasons)", classes="section")
             yield DataTable(id="unfused", cursor_type="row")
@@ -84,6 +93,10 @@ class ScopeScreen(TriageScreen):
         edges.add_columns("kind", "rule", "nodes", "adds", "detail")
         for e in found.edges if found is not None else ():
             edges.add_row(*cells(e.kind, f"§4.2({e.rule})", e.nodes, e.added, e.detail))
+        empty = self.query_one("#edges-empty", Static)
+        empty.update(NO_CUT if found is None else NO_EDGES)
+        empty.display = edges.row_count == 0
+        edges.display = edges.row_count > 0
         unfused.add_columns("nodeId", "reason", "detail", "where")
         for u in inst.fail_reasons:
             unfused.add_row(

@@ -1,13 +1,12 @@
 """A read-only source pane: a cited non-plog file shown at the cited line.
 
 Why read-only: the scene is sealed evidence; the pane is for reading the cited context. JSON
-citations carry a path (``scopes[0]…``) instead of a line; the pane then finds the line of the
-last key of that path. Binary files (ELF images) are described, not dumped.
+citations carry a path (``scopes[0]…``) instead of a line; the pane then follows the whole path
+(``skdbg.tui.jsonpath``) to the addressed key or element. Binary files (ELF images) are described, not dumped.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import ClassVar
 
@@ -17,6 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Static, TextArea
 
 from skdbg.triage.model import EvidenceItem
+from skdbg.tui.jsonpath import json_path_line
 from skdbg.tui.keymap import SOURCE_BINDINGS
 from skdbg.tui.widgets.text import escape
 
@@ -24,12 +24,8 @@ _MAX_BYTES = 8 << 20
 
 
 def locate_json_path(lines: list[str], json_path: str) -> int | None:
-    """1-based line of the last named key of ``json_path`` (its first occurrence), else None."""
-    keys = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", json_path)
-    if not keys:
-        return None
-    needle = f'"{keys[-1]}"'
-    return next((i for i, line in enumerate(lines, 1) if needle in line), None)
+    """1-based line where the whole ``json_path`` starts in the JSON ``lines``, else None."""
+    return json_path_line("\n".join(lines), json_path)
 
 
 class SourceScreen(ModalScreen[None]):

@@ -101,6 +101,7 @@ def overview_markup(a: Analysis, proposal: Proposal, accepted: bool = False) -> 
         out.append(f"  [dim]missing:[/] {escape(line)}")
     for line in v.residual_risk:
         out.append(f"  [dim]residual risk:[/] {escape(line)}")
+    out.extend(evidence_chain_lines(v.evidence))
     out.append("")
     out.append(f"[b u]Routes[/]  {escape(', '.join(map(titled, a.routes))) or 'none'}")
     for step in a.next_steps:
@@ -109,6 +110,22 @@ def overview_markup(a: Analysis, proposal: Proposal, accepted: bool = False) -> 
     out.append("")
     out.append("[b u]Proposal[/]  " + proposal_summary(proposal, accepted))
     return "\n".join(out)
+
+
+OVERVIEW_EVIDENCE = 10
+
+
+def evidence_chain_lines(evidence: tuple[EvidenceItem, ...] | list[EvidenceItem]) -> list[str]:
+    """The first lines of the verdict's evidence chain (mark, level, where — excerpt), one row each,
+    so the Overview shows why without a screen change; the rest is on the Evidence screen (2)."""
+    if not evidence:
+        return []
+    out = ["", f"[b u]Evidence chain[/]  ({len(evidence)} items; all on screen 2)"]
+    for item in evidence[:OVERVIEW_EVIDENCE]:
+        out.append(f"  {mark(item)} {escape(item.level)} {escape(item_line(item)[:140])}")
+    if len(evidence) > OVERVIEW_EVIDENCE:
+        out.append(f"  [dim]… {len(evidence) - OVERVIEW_EVIDENCE} more: press 2[/]")
+    return out
 
 
 def analysis_codes(a: Analysis, proposal: Proposal | None = None) -> list[str]:
