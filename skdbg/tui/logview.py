@@ -77,6 +77,7 @@ LEVEL_STYLES: dict[str, Style] = {
 }
 GUTTER_STYLE = Style(dim=True)
 CURSOR_STYLE = Style(reverse=True)
+FAULT_MARK_STYLE = Style(color="red", bold=True)
 MATCH_STYLE = Style(bgcolor="dark_goldenrod", color="black")
 INCIDENT_GAP_US = 500_000  # a fault line of the same pid this close (µs) to the previous one: same incident
 FILE_TAG_STYLES = [Style(color=c) for c in ("cyan", "magenta", "green", "blue", "yellow", "bright_red")]
@@ -678,6 +679,8 @@ class LogView(ScrollView, can_focus=True):
         self._incident_globals = np.concatenate(
             [f + b for f, b in zip(msg.starts, bases, strict=True)] or empty
         )
+        self._strip_cache.clear()  # the margin marks appear
+        self.refresh()
         self._post_status()
 
     def on_log_view__order(self, msg: LogView._Order) -> None:
@@ -821,12 +824,26 @@ class LogView(ScrollView, can_focus=True):
                 tag = f"{k + 1}:"
                 segments.append(Segment(tag, self.rich_style + FILE_TAG_STYLES[k % len(FILE_TAG_STYLES)]))
                 gw -= len(tag)
-            segments.append(Segment(gutter.rjust(gw - 1) + " ", self.rich_style + GUTTER_STYLE))
+            segments.append(Segment(gutter.rjust(gw - 1), self.rich_style + GUTTER_STYLE))
+            mark = self._fault_mark(k, i)
+            segments.append(Segment(mark or " ", self.rich_style + FAULT_MARK_STYLE))
         segments.extend(self._highlight(text, base))
         strip = Strip(segments)
         if cursor:
             strip = strip.extend_cell_length(max(strip.cell_length, 1), base).apply_style(CURSOR_STYLE)
         return strip
+
+    def _fault_mark(self, k: int, i: int) -> str:
+        """Margin mark: ``◆`` at the first line of a fault incident, ``•`` at its other fault lines."""
+        g, starts = self._fault_globals, self._incident_globals
+        if g is None or starts is None:
+            return ""
+        gid = self._bases()[k] + i
+        j = int(np.searchsorted(starts, gid))
+        if j < len(starts) and int(starts[j]) == gid:
+            return "◆"
+        j = int(np.searchsorted(g, gid))
+        return "•" if j < len(g) and int(g[j]) == gid else ""
 
     def _highlight(self, text: str, base: Style) -> list[Segment]:
         pat = self._pattern

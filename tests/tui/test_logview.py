@@ -116,7 +116,7 @@ async def test_goto_cited_line_scrolls_and_highlights(scene_plog: Path) -> None:
         assert top < view.cursor_row < top + view.size.height
         rows = screen_lines(view)
         at = view.cursor_row - top
-        assert rows[at].lstrip().startswith("1002 ") and "ProcessStarsCoreErrorInfo" in rows[at]
+        assert rows[at].lstrip().startswith("1002•") and "ProcessStarsCoreErrorInfo" in rows[at]
         await pilot.press("enter")
         await pilot.pause()
         assert [(s.path, s.line) for s in app.selected] == [(str(scene_plog), 1002)]
@@ -451,6 +451,8 @@ async def test_high_single_stream_is_one_incident_of_many_fault_lines() -> None:
         bar = str(app.query_one("#log-status", Static).render())
         assert f"{HIGH.name}:19" in bar and "row 19/334" in bar and "incident 1/1" in bar
         assert not app.query_one("#log-legend", Static).display  # one file: no legend
+        marks = {r.lstrip().split("[", 1)[0].strip(): r for r in screen_lines(view) if r.strip()}
+        assert "18◆" in marks and "19•" in marks and "17" in marks  # incident start, fault line, plain
 
 
 def _incident(ts: Any, pid: int) -> list[str]:
