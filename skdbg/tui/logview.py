@@ -317,6 +317,7 @@ class LogView(ScrollView, can_focus=True):
         self._filter = LineFilter()
         self._fault_globals: IntArray | None = None  # every fault line (global ids), for ]/[
         self._incident_globals: IntArray | None = None  # first line of each incident, for e/E
+        self._last_status: tuple[str, str] | None = None
         self._pattern: re.Pattern[bytes] | None = None
         self._pattern_text = ""
         self._pending_goto: tuple[int, int] | None = None
@@ -477,7 +478,11 @@ class LogView(ScrollView, can_focus=True):
         return "  ".join(f"{k + 1}: {ix.path.name}" for k, ix in enumerate(self.indexes))
 
     def _post_status(self) -> None:
-        self.post_message(self.StatusChanged(self.status_text(), self.legend_text()))
+        """Tell the host the status bar changed; an unchanged bar is not re-sent (no needless repaint)."""
+        now = (self.status_text(), self.legend_text())
+        if now != self._last_status:
+            self._last_status = now
+            self.post_message(self.StatusChanged(*now))
 
     @property
     def paths_indexed(self) -> list[str]:
