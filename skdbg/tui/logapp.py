@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.widgets import Footer, Header, Static
@@ -40,7 +41,9 @@ class LogApp(SkdbgBaseApp):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static(self._summary(), id="log-status", classes="section")
+        yield Static(self._summary(), id="log-summary")
+        yield Static(id="log-status", classes="section")
+        yield Static(id="log-legend")
         yield LogView(self.paths, merge=True, id="logview")
         yield Footer()
 
@@ -55,8 +58,12 @@ class LogApp(SkdbgBaseApp):
         for err in view.errors:
             self.notify(err, title="cannot open", severity="error", timeout=10)
 
-    def on_log_view_line_selected(self, event: LogView.LineSelected) -> None:
-        self.query_one("#log-status", Static).update(f"{Path(event.path).name}:{event.line}")
+    def on_log_view_status_changed(self, event: LogView.StatusChanged) -> None:
+        """The status bar follows the viewer's cursor; the legend names the ``1:``/``2:`` prefixes."""
+        self.query_one("#log-status", Static).update(Text(event.text))
+        legend = self.query_one("#log-legend", Static)
+        legend.update(Text(event.legend, style="dim"))
+        legend.display = bool(event.legend)
 
     def action_copy(self) -> None:
         view = self.query_one(LogView)

@@ -25,6 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import ClassVar, Concatenate, ParamSpec
 
@@ -45,6 +46,7 @@ from textual.worker import get_current_worker
 from skdbg.parsers.common import ParseError
 from skdbg.parsers.lineindex import (
     BATCH,
+    HEADER_RE,
     NO_META,
     HeaderColumns,
     IndexProgress,
@@ -75,7 +77,9 @@ LEVEL_STYLES: dict[str, Style] = {
 }
 GUTTER_STYLE = Style(dim=True)
 CURSOR_STYLE = Style(reverse=True)
+FAULT_MARK_STYLE = Style(color="red", bold=True)
 MATCH_STYLE = Style(bgcolor="dark_goldenrod", color="black")
+INCIDENT_GAP_US = 500_000  # a fault line of the same pid this close (µs) to the previous one: same incident
 FILE_TAG_STYLES = [Style(color=c) for c in ("cyan", "magenta", "green", "blue", "yellow", "bright_red")]
 
 
@@ -154,6 +158,12 @@ class LogView(ScrollView, can_focus=True):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("e", "next_fault", "Next fault", id="log.next_fault"),
         Binding("E", "prev_fault", "Prev fault", id="log.prev_fault"),
+        Binding(
+            "right_square_bracket", "next_fault_line", "Next fault line", show=False, id="log.next_fault_line"
+        ),
+        Binding(
+            "left_square_bracket", "prev_fault_line", "Prev fault line", show=False, id="log.prev_fault_line"
+        ),
         Binding("slash", "search", "Search", id="log.search"),
         Binding("n", "next_match", "Next match", id="log.next_match"),
         Binding("N", "prev_match", "Prev match", id="log.prev_match"),
@@ -219,12 +229,25 @@ class LogView(ScrollView, can_focus=True):
         def can_replace(self, message: Message) -> bool:
             return isinstance(message, LogView._Indexed)
 
-    class _Faults(Message, bubble=False):
-        """0-based fault lines of every file (private)."""
+    class StatusChanged(Message):
+        """The status bar text changed (cursor, indexing, faults, filter, search): ``text`` is one line,
+        ``legend`` maps the merged view's ``1:``/``2:`` prefixes to file names ("" for one file)."""
 
-        def __init__(self, per_file: list[IntArray]) -> None:
+        def __init__(self, text: str, legend: str) -> None:
+            super().__init__()
+            self.text = text
+            self.legend = legend
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, LogView.StatusChanged)
+
+    class _Faults(Message, bubble=False):
+        """0-based fault lines and incident starts of every file (private)."""
+
+        def __init__(self, per_file: list[IntArray], starts: list[IntArray]) -> None:
             super().__init__()
             self.per_file = per_file
+            self.starts = starts
 
     class _Order(Message, bubble=False):
         """A new row order (merge/filter) and the header columns it came from (private)."""
@@ -292,7 +315,9 @@ class LogView(ScrollView, can_focus=True):
         self._row_of: IntArray | None = None  # inverse of _order (-1: line filtered out)
         self._columns: list[HeaderColumns] | None = None
         self._filter = LineFilter()
-        self._fault_globals: IntArray | None = None
+        self._fault_globals: IntArray | None = None  # every fault line (global ids), for ]/[
+        self._incident_globals: IntArray | None = None  # first line of each incident, for e/E
+        self._last_status: tuple[str, str] | None = None
         self._pattern: re.Pattern[bytes] | None = None
         self._pattern_text = ""
         self._pending_goto: tuple[int, int] | None = None
@@ -334,19 +359,29 @@ class LogView(ScrollView, can_focus=True):
         self._pattern_text = pattern
         self._strip_cache.clear()
         self.refresh()
+        self._post_status()
         self._search_worker(pattern, pat, self.cursor_row, backwards)
         return True
 
     def next_fault(self) -> bool:
-        """Cursor to the next fault line; False when there is none (or the scan has not finished).
+        """Cursor to the next fault *incident*; False when there is none (or the scan has not finished).
 
-        Fault lines carry a plog fault marker; an SK exception-handler block (a run of ``[SK][`` lines)
-        is one stop, at its first line.
+        Fault lines carry a plog fault marker (``FAULT_MARKERS``, the lines ``scan_plog`` hands to the
+        fault parsers). An incident is a run of fault lines of one file where each line has the same
+        pid as the previous fault line and is at most ``INCIDENT_GAP_US`` later (the runtime's error
+        report and the SK exception-handler block it triggers); the stop is its first line.
         """
-        return self._step_fault(forward=True)
+        return self._step(self._incident_globals, forward=True, what="fault incident")
 
     def prev_fault(self) -> bool:
-        return self._step_fault(forward=False)
+        return self._step(self._incident_globals, forward=False, what="fault incident")
+
+    def next_fault_line(self) -> bool:
+        """Cursor to the next single fault line (``]``), inside or across incidents."""
+        return self._step(self._fault_globals, forward=True, what="fault line")
+
+    def prev_fault_line(self) -> bool:
+        return self._step(self._fault_globals, forward=False, what="fault line")
 
     def set_filter(
         self,
@@ -390,11 +425,64 @@ class LogView(ScrollView, can_focus=True):
 
     @property
     def fault_count(self) -> int | None:
-        """Number of fault stops (``e``/``E`` targets, see ``fault_lines(stops=True)``) over all files.
+        """Number of fault incidents (``e``/``E`` stops, see :meth:`next_fault`) over all files.
 
         None until the fault scan has finished.
         """
+        return None if self._incident_globals is None else len(self._incident_globals)
+
+    @property
+    def fault_line_count(self) -> int | None:
+        """Number of fault lines (``]``/``[`` stops) over all files; None until the scan has finished."""
         return None if self._fault_globals is None else len(self._fault_globals)
+
+    def status_text(self) -> str:
+        """The status bar: file and line of the cursor, rows, % indexed, incident k of n, filter, search.
+
+        Only in-memory facts (index counters, the fault arrays, the cursor): no file access, so it
+        is cheap enough to rebuild on every cursor move.
+        """
+        parts: list[str] = []
+        loc = self._locate(self.cursor_row)
+        if loc is not None:
+            k, i = loc
+            ix = self.indexes[k]
+            tag = f"{k + 1}:" if self._files_tagged else ""
+            parts.append(f"{tag}{ix.path.name}:{i + 1}")
+        rows = self.row_count
+        parts.append(f"row {min(self.cursor_row + 1, rows):,}/{rows:,}")
+        prog = self._progress()
+        if self.indexing_cancelled and not prog.done:
+            parts.append(f"indexing cancelled at {_percent(prog)}%")
+        elif not prog.done:
+            parts.append(f"indexed {_percent(prog)}%")
+        inc = self._incident_globals
+        if inc is None:
+            parts.append("faults: scanning" if prog.done else "faults: after indexing")
+        elif len(inc) == 0:
+            parts.append("no fault incidents")
+        else:
+            rows_inc = self._rows_of(inc)
+            at = int(np.searchsorted(rows_inc, self.cursor_row, side="right"))
+            parts.append(f"incident {at}/{len(inc)}" if at else f"incident -/{len(inc)}")
+        if self._filter.active:
+            parts.append(f"filter: {_filter_text(self._filter)}")
+        if self._pattern_text:
+            parts.append(f"search: /{self._pattern_text}/")
+        return "  │  ".join(parts)
+
+    def legend_text(self) -> str:
+        """``1: name  2: name`` for a view of several files (the gutter's prefixes); "" for one file."""
+        if not self._files_tagged:
+            return ""
+        return "  ".join(f"{k + 1}: {ix.path.name}" for k, ix in enumerate(self.indexes))
+
+    def _post_status(self) -> None:
+        """Tell the host the status bar changed; an unchanged bar is not re-sent (no needless repaint)."""
+        now = (self.status_text(), self.legend_text())
+        if now != self._last_status:
+            self._last_status = now
+            self.post_message(self.StatusChanged(*now))
 
     @property
     def paths_indexed(self) -> list[str]:
@@ -451,6 +539,7 @@ class LogView(ScrollView, can_focus=True):
         for err in self.errors:
             self.notify(err, severity="error", timeout=10)
         self._update_virtual_size()
+        self._post_status()
         if self.indexes:
             self._index_worker()
 
@@ -483,12 +572,14 @@ class LogView(ScrollView, can_focus=True):
     @_file_errors_reported
     def _fault_worker(self) -> None:
         faults: list[IntArray] = []
+        starts: list[IntArray] = []
         for ix in self.indexes:
-            found = fault_lines(ix, _cancelled, stops=True)
+            found = fault_lines(ix, _cancelled)
             if found is None:
                 return
             faults.append(found)
-        self.post_message(self._Faults(faults))
+            starts.append(incident_starts(ix, found))
+        self.post_message(self._Faults(faults, starts))
 
     def _compute_order(self) -> None:
         """Merge and/or filter order (called inside a worker)."""
@@ -578,6 +669,7 @@ class LogView(ScrollView, can_focus=True):
         self._update_virtual_size()
         self._apply_pending_goto()
         self.refresh()
+        self._post_status()
 
     def on_log_view__failed(self, msg: LogView._Failed) -> None:
         self.errors.append(msg.text)
@@ -585,9 +677,16 @@ class LogView(ScrollView, can_focus=True):
 
     def on_log_view__faults(self, msg: LogView._Faults) -> None:
         bases = self._bases()
+        empty = [np.empty(0, dtype=np.int64)]
         self._fault_globals = np.concatenate(
-            [f + b for f, b in zip(msg.per_file, bases, strict=True)] or [np.empty(0, dtype=np.int64)]
+            [f + b for f, b in zip(msg.per_file, bases, strict=True)] or empty
         )
+        self._incident_globals = np.concatenate(
+            [f + b for f, b in zip(msg.starts, bases, strict=True)] or empty
+        )
+        self._strip_cache.clear()  # the margin marks appear
+        self.refresh()
+        self._post_status()
 
     def on_log_view__order(self, msg: LogView._Order) -> None:
         here = self._locate(self.cursor_row)
@@ -730,12 +829,26 @@ class LogView(ScrollView, can_focus=True):
                 tag = f"{k + 1}:"
                 segments.append(Segment(tag, self.rich_style + FILE_TAG_STYLES[k % len(FILE_TAG_STYLES)]))
                 gw -= len(tag)
-            segments.append(Segment(gutter.rjust(gw - 1) + " ", self.rich_style + GUTTER_STYLE))
+            segments.append(Segment(gutter.rjust(gw - 1), self.rich_style + GUTTER_STYLE))
+            mark = self._fault_mark(k, i)
+            segments.append(Segment(mark or " ", self.rich_style + FAULT_MARK_STYLE))
         segments.extend(self._highlight(text, base))
         strip = Strip(segments)
         if cursor:
             strip = strip.extend_cell_length(max(strip.cell_length, 1), base).apply_style(CURSOR_STYLE)
         return strip
+
+    def _fault_mark(self, k: int, i: int) -> str:
+        """Margin mark: ``◆`` at the first line of a fault incident, ``•`` at its other fault lines."""
+        g, starts = self._fault_globals, self._incident_globals
+        if g is None or starts is None:
+            return ""
+        gid = self._bases()[k] + i
+        j = int(np.searchsorted(starts, gid))
+        if j < len(starts) and int(starts[j]) == gid:
+            return "◆"
+        j = int(np.searchsorted(g, gid))
+        return "•" if j < len(g) and int(g[j]) == gid else ""
 
     def _highlight(self, text: str, base: Style) -> list[Segment]:
         pat = self._pattern
@@ -771,6 +884,7 @@ class LogView(ScrollView, can_focus=True):
         if not self.size.height:  # not laid out yet: scroll again once it is
             self.call_after_refresh(self._scroll_to_cursor, center)
         self.refresh()
+        self._post_status()
 
     def _scroll_to_cursor(self, center: bool) -> None:
         row = self.cursor_row
@@ -798,25 +912,34 @@ class LogView(ScrollView, can_focus=True):
             return
         self._set_cursor(row, center=True)
 
-    def _step_fault(self, *, forward: bool) -> bool:
-        g = self._fault_globals
+    def _rows_of(self, g: IntArray) -> IntArray:
+        """Rows (sorted) showing the global line ids ``g``; lines hidden by a filter are left out."""
+        if self._row_of is None:
+            return g
+        rows = self._row_of[g]
+        return np.sort(rows[rows >= 0])
+
+    def _step(self, g: IntArray | None, *, forward: bool, what: str) -> bool:
         if g is None:
-            self.notify("fault lines are still being scanned", severity="information")
+            prog = self._progress()
+            if not prog.done:
+                self.notify(
+                    f"fault lines are found once indexing is done: {_percent(prog)}% indexed",
+                    severity="information",
+                )
+            else:
+                self.notify("fault lines are still being scanned (indexing done)", severity="information")
             return False
-        if self._row_of is not None:
-            rows = self._row_of[g]
-            rows = np.sort(rows[rows >= 0])
-        else:
-            rows = g
+        rows = self._rows_of(g)
         if forward:
             j = int(np.searchsorted(rows, self.cursor_row, side="right"))
             if j >= len(rows):
-                self.notify("no further fault line", severity="information")
+                self.notify(f"no further {what}", severity="information")
                 return False
         else:
             j = int(np.searchsorted(rows, self.cursor_row, side="left")) - 1
             if j < 0:
-                self.notify("no earlier fault line", severity="information")
+                self.notify(f"no earlier {what}", severity="information")
                 return False
         self._set_cursor(int(rows[j]), center=True)
         return True
@@ -826,6 +949,12 @@ class LogView(ScrollView, can_focus=True):
 
     def action_prev_fault(self) -> None:
         self.prev_fault()
+
+    def action_next_fault_line(self) -> None:
+        self.next_fault_line()
+
+    def action_prev_fault_line(self) -> None:
+        self.prev_fault_line()
 
     def action_next_match(self) -> None:
         if self._pattern_text:
@@ -944,6 +1073,38 @@ class LogView(ScrollView, can_focus=True):
             return
         self._set_cursor(self.scroll_offset.y + offset.y)
         self.action_select_line()
+
+
+def _percent(prog: IndexProgress) -> int:
+    """Whole percent of the bytes indexed (100 only when done; 0 of 0 bytes is done)."""
+    if prog.done or not prog.bytes_total:
+        return 100
+    return min(99, prog.bytes_done * 100 // prog.bytes_total)
+
+
+def incident_starts(ix: LineIndex, faults: IntArray) -> IntArray:
+    """First line of each fault incident among ``faults`` (0-based fault lines of ``ix``, sorted).
+
+    A fault line continues the incident of the previous fault line when both headers parse, name
+    the same pid, and it is at most ``INCIDENT_GAP_US`` later; anything else (another pid, a gap, a
+    line without a plog header) starts a new incident. Reads only the fault lines' headers (worker).
+    """
+    starts: list[int] = []
+    prev: tuple[int, int] | None = None
+    for i in faults.tolist():
+        m = HEADER_RE.match(ix.raw_line(i, 256))
+        cur = (int(m.group(3)), _stamp_us(m.group(4))) if m else None
+        if cur is None or prev is None or cur[0] != prev[0] or not 0 <= cur[1] - prev[1] <= INCIDENT_GAP_US:
+            starts.append(i)
+        prev = cur
+    return np.array(starts, dtype=np.int64)
+
+
+def _stamp_us(stamp: bytes) -> int:
+    """``YYYY-MM-DD-HH:MM:SS.mmm.uuu`` → microseconds on one linear scale (day changes included)."""
+    day = date(int(stamp[0:4]), int(stamp[5:7]), int(stamp[8:10])).toordinal()
+    secs = ((day * 24 + int(stamp[11:13])) * 60 + int(stamp[14:16])) * 60 + int(stamp[17:19])
+    return secs * 1_000_000 + int(stamp[20:23]) * 1000 + int(stamp[24:27])
 
 
 def _keep_mask(c: HeaderColumns, flt: LineFilter) -> npt.NDArray[np.bool_]:

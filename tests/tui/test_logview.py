@@ -2,7 +2,7 @@
 
 A tiny host App embeds the widget the way the Log screen does. Covered: goto a cited line (also
 before indexing reaches it), search forward/backward with ``/``, ``n``, ``N``, fault navigation with
-``e``/``E``, level/module/pid filters, time merge of two files, cancelling the index, and the issue's
+``e``/``E`` (incidents) and ``]``/``[`` (fault lines), the status bar and legend (issue 16), level/module/pid filters, time merge of two files, cancelling the index, and the issue's
 test — a 200 MB generated plog shows its first screen before indexing finishes.
 """
 
@@ -20,11 +20,16 @@ from typing import Any
 import pytest
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
+from textual.widgets import Static
 from textual.worker import WorkerCancelled
+from tui_support import scene
+from tui_support import settle as settle_app
 
 from skdbg.parsers.lineindex import IndexProgress, LineIndex
 from skdbg.parsers.plog_line import format_plog_ts
 from skdbg.scenebuilder import plog as sb
+from skdbg.tui.app import SkdbgApp
+from skdbg.tui.logapp import LogApp
 from skdbg.tui.logview import LogView, parse_filter
 from skdbg.tui.prompt import PromptScreen
 
@@ -111,7 +116,7 @@ async def test_goto_cited_line_scrolls_and_highlights(scene_plog: Path) -> None:
         assert top < view.cursor_row < top + view.size.height
         rows = screen_lines(view)
         at = view.cursor_row - top
-        assert rows[at].lstrip().startswith("1002 ") and "ProcessStarsCoreErrorInfo" in rows[at]
+        assert rows[at].lstrip().startswith("1002•") and "ProcessStarsCoreErrorInfo" in rows[at]
         await pilot.press("enter")
         await pilot.pause()
         assert [(s.path, s.line) for s in app.selected] == [(str(scene_plog), 1002)]
@@ -153,22 +158,26 @@ async def test_goto_waits_for_the_index_to_reach_the_line(
 
 
 async def test_fault_navigation_with_e_and_E(scene_plog: Path) -> None:
+    """``e``/``E`` stop once per incident; ``]``/``[`` stop at every fault line (issue 16 defect 5)."""
     app = Host([scene_plog])
     async with app.run_test(size=SIZE) as pilot:
         view = app.query_one(LogView)
         await settle(app, pilot)
-        assert view.fault_count == 14  # two incidents of seven runtime lines
+        assert view.fault_count == 2  # two incidents (1 s apart) ...
+        assert view.fault_line_count == 14  # ... of seven runtime fault lines each
         await pilot.press("e")
-        first = view.cursor_location()
-        assert first == (str(scene_plog), 1001)
-        seen = [first]
-        for _ in range(7):
-            await pilot.press("e")
-            seen.append(view.cursor_location())
-        assert seen[-1] == (str(scene_plog), 2208)  # first line of the second incident
-        assert [loc[1] for loc in seen if loc] == [*range(1001, 1008), 2208]
+        assert view.cursor_location() == (str(scene_plog), 1001)
+        await pilot.press("e")
+        assert view.cursor_location() == (str(scene_plog), 2208)  # first line of the second incident
         await pilot.press("E")
-        assert view.cursor_location() == (str(scene_plog), 1007)
+        assert view.cursor_location() == (str(scene_plog), 1001)
+        seen = []
+        for _ in range(8):
+            await pilot.press("right_square_bracket")
+            seen.append(view.cursor_location())
+        assert [loc[1] for loc in seen if loc] == [*range(1002, 1008), 2208, 2209]
+        await pilot.press("left_square_bracket")
+        assert view.cursor_location() == (str(scene_plog), 2208)
         await pilot.press("g")
         assert not view.prev_fault()
         await pilot.press("G")
@@ -408,3 +417,152 @@ async def test_200mb_plog_shows_first_screen_before_indexing_finishes(tmp_path: 
             assert app.escapes == 0  # while indexing, escape belongs to the log view
     finally:
         p.unlink()
+
+
+# -- issue 16 defects 4 and 5: the status bar, the legend, incidents ---------------------------------
+
+HIGH = scene("high-single-stream") / "log" / "plog" / "plog-48213_20260610140058123.log"
+
+
+class StatusHost(Host):
+    def __init__(self, paths: list[Path]) -> None:
+        super().__init__(paths)
+        self.status: list[LogView.StatusChanged] = []
+
+    def on_log_view_status_changed(self, msg: LogView.StatusChanged) -> None:
+        self.status.append(msg)
+
+
+async def test_high_single_stream_is_one_incident_of_many_fault_lines() -> None:
+    # By hand: every fault-marker line of this plog (18 … 334) is pid 48213 within 14:03:21.518–.527:
+    # the runtime's error report followed by the SK exception-handler block — one incident.
+    app = LogApp([HIGH])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle_app(pilot)
+        view = app.query_one(LogView)
+        assert view.fault_count == 1
+        assert view.fault_line_count is not None and view.fault_line_count > 8
+        await pilot.press("e")
+        assert view.cursor_location() == (str(HIGH), 18)
+        assert not view.next_fault()  # one press reached the only incident; no second stop
+        await pilot.press("right_square_bracket")
+        assert view.cursor_location() == (str(HIGH), 19)  # "there is an aivec error exception"
+        await pilot.pause()
+        bar = str(app.query_one("#log-status", Static).render())
+        assert f"{HIGH.name}:19" in bar and "row 19/334" in bar and "incident 1/1" in bar
+        assert not app.query_one("#log-legend", Static).display  # one file: no legend
+        marks = {r.lstrip().split("[", 1)[0].strip(): r for r in screen_lines(view) if r.strip()}
+        assert "18◆" in marks and "19•" in marks and "17" in marks  # incident start, fault line, plain
+
+
+def _incident(ts: Any, pid: int) -> list[str]:
+    return sb.runtime_incident_lines(ts, pid=pid)
+
+
+async def test_incidents_in_a_merged_view_follow_the_time_order(tmp_path: Path) -> None:
+    # File a (pid 1): incidents at +1 s and +3 s; file b (pid 2): one at +1.5 s. Merged by time the
+    # stops are a@1s, b@1.5s, a@3s — three incidents of seven fault lines each.
+    noise_a = [plog(T0 + timedelta(milliseconds=100 * i), 1, "INFO", "RUNTIME", f"a{i}") for i in range(40)]
+    noise_b = [
+        plog(T0 + timedelta(milliseconds=100 * i + 5), 2, "INFO", "RUNTIME", f"b{i}") for i in range(40)
+    ]
+    a = noise_a[:10] + _incident(T0 + timedelta(seconds=1, milliseconds=1), 1)
+    a += noise_a[10:30] + _incident(T0 + timedelta(seconds=3, milliseconds=1), 1) + noise_a[30:]
+    b = noise_b[:15] + _incident(T0 + timedelta(seconds=1, milliseconds=506), 2) + noise_b[15:]
+    pa, pb = tmp_path / "plog-1_1.log", tmp_path / "plog-2_1.log"
+    pa.write_text("\n".join(a) + "\n")
+    pb.write_text("\n".join(b) + "\n")
+    app = StatusHost([pa, pb])
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(LogView)
+        await settle(app, pilot)
+        assert view.fault_count == 3 and view.fault_line_count == 21
+        stops = []
+        for _ in range(3):
+            await pilot.press("e")
+            stops.append(view.cursor_location())
+        assert stops == [(str(pa), 11), (str(pb), 16), (str(pa), 38)]
+        await pilot.pause()
+        last = app.status[-1]
+        assert last.text.startswith(f"1:{pa.name}:38") and "incident 3/3" in last.text
+        assert last.legend == f"1: {pa.name}  2: {pb.name}"
+        await pilot.press("E")
+        assert view.cursor_location() == (str(pb), 16)
+        await pilot.press("left_square_bracket")  # the last fault line of a's first incident
+        assert view.cursor_location() == (str(pa), 17)
+        await pilot.pause()
+        assert "incident 1/3" in app.status[-1].text
+
+
+async def test_status_follows_the_cursor_filter_and_search(tmp_path: Path) -> None:
+    lines = [
+        plog(T0 + timedelta(seconds=i), 5, "ERROR" if i % 10 == 0 else "INFO", "RUNTIME", f"x{i}")
+        for i in range(100)
+    ]
+    p = tmp_path / "plog-5_1.log"
+    p.write_text("\n".join(lines) + "\n")
+    app = StatusHost([p])
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(LogView)
+        await settle(app, pilot)
+        view.goto(p, 65)
+        await pilot.pause()
+        assert app.status[-1].text.startswith(f"{p.name}:65  │  row 65/100")
+        await pilot.press("down", "down")
+        await pilot.pause()
+        text = app.status[-1].text
+        assert text.startswith(f"{p.name}:67") and ":65" not in text  # not the last jump
+        assert "no fault incidents" in text and "filter" not in text and "search" not in text
+        view.set_filter(levels=["ERROR"])
+        await settle(app, pilot)
+        text = app.status[-1].text
+        assert "filter: level=ERROR" in text and "/10" in text  # 10 ERROR rows of 100 lines
+        assert view.search("x3")
+        await settle(app, pilot)
+        assert "search: /x3/" in app.status[-1].text
+
+
+async def test_e_while_indexing_says_how_far(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    p = tmp_path / "plog-6_1.log"
+    p.write_text("".join(f"line {i + 1}\n" for i in range(60_000)))
+    gate = threading.Event()
+    build = LineIndex.build
+
+    def gated(self: LineIndex, *args: Any, **kwargs: Any) -> Iterator[IndexProgress]:
+        for n, progress in enumerate(build(self, *args, **kwargs)):
+            yield progress
+            if n == 0:
+                gate.wait(10)
+
+    monkeypatch.setattr(LineIndex, "build", gated)
+    app = StatusHost([p])
+    notes: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(LogView)
+        monkeypatch.setattr(view, "notify", lambda message, **_: notes.append(message))
+        await until(pilot, lambda: view.row_count > 0)
+        await pilot.pause()
+        done = view._progress()
+        pct = done.bytes_done * 100 // done.bytes_total
+        assert 0 <= pct < 100
+        await pilot.press("e")
+        assert notes and f"{pct}% indexed" in notes[-1]
+        assert f"indexed {pct}%" in app.status[-1].text
+        gate.set()
+        await settle(app, pilot)
+        assert "indexed" not in app.status[-1].text and "no fault incidents" in app.status[-1].text
+
+
+async def test_log_screen_header_follows_the_cursor_not_the_jump() -> None:
+    app = SkdbgApp(scene("high-single-stream").parent / "high-single-stream")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("3")
+        await settle_app(pilot)
+        screen = app.screen
+        screen.goto(HIGH, 165)
+        await settle_app(pilot)
+        bar = screen.query_one("#log-status", Static)
+        assert f"{HIGH.name}:165" in str(bar.render())
+        await pilot.press("down")
+        await settle_app(pilot)
+        assert f"{HIGH.name}:166" in str(bar.render()) and ":165" not in str(bar.render())

@@ -133,7 +133,7 @@ async def test_log_app_has_fault_stops_and_search_and_no_verdict() -> None:
         await settle(pilot)
         view = app.query_one(LogView)
         assert not app.query(TriageScreen) and not app.query("#overview")
-        assert "no verdict" in str(app.query_one("#log-status", Static).render())
+        assert "no verdict" in str(app.query_one("#log-summary", Static).render())
         await pilot.press("e")  # the first fault stop: the file's first [ERROR] line (18)
         await settle(pilot)
         assert view.cursor_location() == (str(plog), 18)

@@ -1,8 +1,9 @@
 """Log: the scene's plog files merged by time in part 1's :class:`~skdbg.tui.logview.LogView`.
 
-The viewer owns its keys (search, fault jumps, filter, go-to-line — see F1); this screen mounts it
-keeps a status line, and offers :meth:`goto` for the
-Evidence screen's jump. The plogs open as soon as the scene is inventoried — before the analysis, which
+The viewer owns its keys (search, fault jumps, filter, go-to-line — see F1); this screen mounts it,
+shows its status bar (file:line of the cursor, rows, % indexed, incident k of n, filter, search — the
+viewer's :class:`~skdbg.tui.logview.LogView.StatusChanged`) and the legend of the merged files'
+``1:``/``2:`` prefixes, and offers :meth:`goto` for the Evidence screen's jump. The plogs open as soon as the scene is inventoried — before the analysis, which
 runs in its own worker — and the viewer indexes in its own worker, so the screen paints at once.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
@@ -28,6 +30,7 @@ class LogScreen(TriageScreen):
     def compose_body(self) -> ComposeResult:
         with Vertical(id="log-body"):
             yield Static(id="log-status", classes="section")
+            yield Static(id="log-legend")
 
     def sync(self) -> None:
         """Open the plogs as soon as the scene is inventoried; the analysis only adds to the header."""
@@ -60,16 +63,14 @@ class LogScreen(TriageScreen):
             self._pending = (path, line)
             return
         self.view.goto(path, line)
-        self._status(str(path), line)
         self.view.focus()
 
-    def _status(self, path: str, line: int) -> None:
-        st = self.state
-        shown = st.ctx.relpath(path) if st is not None else Path(path).name
-        self.query_one("#log-status", Static).update(f"{shown}:{line}")
-
-    def on_log_view_line_selected(self, event: LogView.LineSelected) -> None:
-        self._status(event.path, event.line)
+    def on_log_view_status_changed(self, event: LogView.StatusChanged) -> None:
+        """The status bar follows the viewer's cursor (never a stale jump target)."""
+        self.query_one("#log-status", Static).update(Text(event.text))
+        legend = self.query_one("#log-legend", Static)
+        legend.update(Text(event.legend, style="dim"))
+        legend.display = bool(event.legend)
 
     def action_next_fault(self) -> None:
         if self.view is not None:
