@@ -120,6 +120,31 @@ def titled(code: str) -> str:
     return f"{code} {t}" if _SHORT_ID.fullmatch(code) else f"{code} ({t})"
 
 
+#: candidate ids in free text: section rules (longest first), short codes, and word ids that cannot be
+#: ordinary words (they carry ``_``, ``.`` or ``-`` inside, e.g. ``not_run``, ``codegen.unknown-sk-form``)
+_IDS_IN_TEXT = re.compile(
+    r"§\d+(?:\.\d+)*(?:\([a-e]\))?(?: rule \d+| [ABC]\b)?"
+    r"|\b[A-Z]{1,2}\d+\b"
+    r"|\b[A-Za-z]+(?:[_.-][A-Za-z0-9]+)+\b"
+)
+
+
+def codes_in(text: str) -> list[str]:
+    """The glossary ids mentioned in ``text``, in order of first mention, each once.
+
+    Why: the TUI's ``?`` explains "the id under the cursor" — a table row or evidence line names
+    several (``T4``, ``§4.4 rule 3``, ``not_run``); only spellings the glossary knows are returned,
+    and a section rule the glossary lacks falls back to its section (``§4.2 rule 9`` → ``§4.2``)."""
+    out: list[str] = []
+    for m in _IDS_IN_TEXT.finditer(text):
+        code = m.group(0)
+        if not lookup(code) and code.startswith("§"):
+            code = code.split(" ", 1)[0]
+        if lookup(code) and code not in out:
+            out.append(code)
+    return out
+
+
 def _cell(text: str) -> str:
     """A table cell: pipes escaped, ``<pid>`` kept literal (not read as an HTML tag), one line."""
     return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").replace("\n", " ")
@@ -146,4 +171,15 @@ def markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["AREAS", "Entry", "closest", "entries", "lookup", "markdown", "normalize", "title", "titled"]
+__all__ = [
+    "AREAS",
+    "Entry",
+    "closest",
+    "codes_in",
+    "entries",
+    "lookup",
+    "markdown",
+    "normalize",
+    "title",
+    "titled",
+]

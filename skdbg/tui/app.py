@@ -19,6 +19,7 @@ from skdbg.parsers.common import ParseError
 from skdbg.triage.context import TriageContext, check_inputs, open_context
 from skdbg.triage.model import EvidenceItem
 from skdbg.tui.appbase import SkdbgBaseApp
+from skdbg.tui.bookmark_commands import BookmarkCommands
 from skdbg.tui.commands import SkdbgCommands
 from skdbg.tui.keymap import APP_BINDINGS, RETRY_KEY
 from skdbg.tui.messages import AnalysisFailed, AnalysisProgress, AnalysisReady, SceneOpened
@@ -43,7 +44,7 @@ def plog_files(ctx: TriageContext) -> list[Path]:
 class SkdbgApp(SkdbgBaseApp):
     TITLE = "skdbg"
     BINDINGS: ClassVar[list[BindingType]] = [*APP_BINDINGS]
-    COMMANDS = SkdbgBaseApp.COMMANDS | {SkdbgCommands}
+    COMMANDS = SkdbgBaseApp.COMMANDS | {SkdbgCommands, BookmarkCommands}
     MODES = {
         "overview": OverviewScreen,
         "evidence": EvidenceScreen,
@@ -177,6 +178,15 @@ class SkdbgApp(SkdbgBaseApp):
     def explain(self, code: str) -> None:
         """Show what ``code`` means (the palette's "Explain …"; same text as ``skdbg explain``)."""
         self.push_screen(ExplainScreen(code))
+
+    def action_explain_here(self) -> None:
+        """``?``: explain the ids on the current row or item; none there → ask for one."""
+        screen = self.screen
+        codes = screen.codes_here() if isinstance(screen, TriageScreen) else []
+        if codes:
+            self.push_screen(ExplainScreen(*codes))
+        else:
+            self.explain_prompt()
 
     def explain_prompt(self) -> None:
         """Ask for any code, then explain it."""

@@ -27,6 +27,7 @@ class SkdbgBaseApp(App[None]):
         self._user_keymap = keymap
         self.keymap_in_use: dict[str, str] = {}
         self.remember_theme = False
+        self.remember_bookmarks = False  # the log viewers read and write tui.json's bookmarks
 
     def restore_theme(self) -> None:
         """Use the theme chosen in an earlier run, and remember the user's next choice.
@@ -37,6 +38,11 @@ class SkdbgBaseApp(App[None]):
         if name is not None and name in self.available_themes:
             self.theme = name
         self.remember_theme = True
+
+    def restore_choices(self) -> None:
+        """The command-line entry's start: the remembered theme, and log bookmarks kept across runs."""
+        self.restore_theme()
+        self.remember_bookmarks = True
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         # our palette has "Screenshot (SVG)" (into --screenshot-dir); Textual's own is a duplicate

@@ -57,7 +57,7 @@ def launch(scene: Path | None, *, ctx: TriageContext | None = None, screen: str 
             missing = missing_example_text()
             click.echo(f"skdbg: {missing}", err=True)
     app = SkdbgApp(scene, ctx=ctx, missing=missing, start_mode=screen)
-    app.restore_theme()
+    app.restore_choices()
     app.run()
 
 
@@ -66,7 +66,7 @@ def launch_logs(paths: Sequence[Path]) -> None:
     from skdbg.tui.logapp import LogApp
 
     log_app = LogApp(paths)
-    log_app.restore_theme()
+    log_app.restore_choices()
     log_app.run()
 
 

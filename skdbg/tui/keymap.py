@@ -39,6 +39,14 @@ APP_BINDINGS: list[Binding] = [
     Binding("5", "show('proposal')", "Proposal", id="screen.proposal"),
     Binding("c", "copy", "Copy", id="app.copy", tooltip="Copy the current item to the clipboard"),
     Binding("f8", "svg_screenshot", "SVG", id="app.screenshot", tooltip="Save an SVG screenshot"),
+    Binding(
+        "question_mark",
+        "explain_here",
+        "Explain",
+        id="app.explain",
+        show=False,
+        tooltip="Explain the ids on the current row (C3, T4, §4.4 rule 3, V2 …)",
+    ),
     Binding("ctrl+t", "next_theme", "Theme", id="app.theme", show=False),
     Binding("escape", "cancel", "Cancel", id="app.cancel", show=False, tooltip="Cancel running work"),
     Binding(RETRY_KEY, "retry", "Retry", id="app.retry", show=False, tooltip="Analyse the scene again"),
@@ -67,6 +75,11 @@ HELP_BINDINGS: list[Binding] = [
     Binding("escape,f1,q", "close", "Close", id="help.close"),
 ]
 
+#: ``?`` again on an explanation closes it (the key that opened it)
+EXPLAIN_BINDINGS: list[Binding] = [
+    Binding("question_mark", "close", "Close", id="explain.close", show=False),
+]
+
 
 def _logview_bindings() -> list[Binding]:
     """The plog viewer's own bindings (part 1's LogView): documented and remappable like ours."""
@@ -81,6 +94,7 @@ ALL_BINDINGS: list[Binding] = [
     *SOURCE_BINDINGS,
     *PROPOSAL_BINDINGS,
     *HELP_BINDINGS,
+    *EXPLAIN_BINDINGS,
     *EXPORT_BINDINGS,
     *_logview_bindings(),
 ]

@@ -17,6 +17,7 @@ from textual.binding import BindingType
 from textual.widgets import Footer, Header, Static
 
 from skdbg.tui.appbase import SkdbgBaseApp
+from skdbg.tui.bookmark_commands import BookmarkCommands
 from skdbg.tui.keymap import APP_BINDINGS
 from skdbg.tui.logview import LogView
 
@@ -27,6 +28,7 @@ _LOG_APP_IDS = {"app.help", "app.copy", "app.screenshot", "app.theme", "app.quit
 class LogApp(SkdbgBaseApp):
     TITLE = "skdbg log"
     BINDINGS: ClassVar[list[BindingType]] = [b for b in APP_BINDINGS if b.id in _LOG_APP_IDS]
+    COMMANDS = SkdbgBaseApp.COMMANDS | {BookmarkCommands}
 
     def __init__(
         self,

@@ -78,6 +78,8 @@ LEVEL_STYLES: dict[str, Style] = {
 GUTTER_STYLE = Style(dim=True)
 CURSOR_STYLE = Style(reverse=True)
 FAULT_MARK_STYLE = Style(color="red", bold=True)
+BOOKMARK_STYLE = Style(color="cyan", bold=True)
+BOOKMARK_MARK = "▸"
 MATCH_STYLE = Style(bgcolor="dark_goldenrod", color="black")
 INCIDENT_GAP_US = 500_000  # a fault line of the same pid this close (µs) to the previous one: same incident
 FILE_TAG_STYLES = [Style(color=c) for c in ("cyan", "magenta", "green", "blue", "yellow", "bright_red")]
@@ -164,6 +166,9 @@ class LogView(ScrollView, can_focus=True):
         Binding(
             "left_square_bracket", "prev_fault_line", "Prev fault line", show=False, id="log.prev_fault_line"
         ),
+        Binding("m", "toggle_bookmark", "Mark", show=False, id="log.bookmark"),
+        Binding("apostrophe", "next_bookmark", "Next bookmark", show=False, id="log.next_bookmark"),
+        Binding("quotation_mark", "prev_bookmark", "Prev bookmark", show=False, id="log.prev_bookmark"),
         Binding("slash", "search", "Search", id="log.search"),
         Binding("n", "next_match", "Next match", id="log.next_match"),
         Binding("N", "prev_match", "Prev match", id="log.prev_match"),
@@ -318,6 +323,7 @@ class LogView(ScrollView, can_focus=True):
         self._fault_globals: IntArray | None = None  # every fault line (global ids), for ]/[
         self._incident_globals: IntArray | None = None  # first line of each incident, for e/E
         self._last_status: tuple[str, str] | None = None
+        self._bookmarks: set[tuple[int, int]] = set()  # (file number, 0-based line)
         self._pattern: re.Pattern[bytes] | None = None
         self._pattern_text = ""
         self._pending_goto: tuple[int, int] | None = None
@@ -382,6 +388,46 @@ class LogView(ScrollView, can_focus=True):
 
     def prev_fault_line(self) -> bool:
         return self._step(self._fault_globals, forward=False, what="fault line")
+
+    def toggle_bookmark(self) -> bool:
+        """Set or clear the bookmark on the cursor line; True when it is now set.
+
+        Bookmarks belong to (file, line), so they survive filters and re-merges; with
+        ``app.remember_bookmarks`` (the command-line entry) they are kept in ``tui.json`` per file and
+        restored next time if the file is unchanged (same size and mtime)."""
+        loc = self._locate(self.cursor_row)
+        if loc is None:
+            self.notify("no line under the cursor to bookmark", severity="warning")
+            return False
+        k, i = loc
+        now_set = loc not in self._bookmarks
+        if now_set:
+            self._bookmarks.add(loc)
+        else:
+            self._bookmarks.discard(loc)
+        self._persist_bookmarks(k)
+        self._strip_cache.clear()
+        self.refresh()
+        self._post_status()
+        name = f"{self.indexes[k].path.name}:{i + 1}"
+        n = len(self._bookmarks)
+        self.notify(f"bookmark {'set at' if now_set else 'cleared at'} {name} ({n} in all)", timeout=3)
+        return now_set
+
+    def next_bookmark(self) -> bool:
+        """Cursor to the next bookmark below it, wrapping to the first; False when there is none."""
+        return self._step_bookmark(forward=True)
+
+    def prev_bookmark(self) -> bool:
+        return self._step_bookmark(forward=False)
+
+    def bookmarks(self) -> list[tuple[str, int, str]]:
+        """Every bookmark as ``(path, 1-based line, text)``, in row order (hidden rows last)."""
+        out = []
+        for k, i in sorted(self._bookmarks, key=self._bookmark_order):
+            text = self._text(k, i) if i < self.indexes[k].lines else ""
+            out.append((str(self.indexes[k].path), i + 1, text))
+        return out
 
     def set_filter(
         self,
@@ -469,6 +515,10 @@ class LogView(ScrollView, can_focus=True):
             parts.append(f"filter: {_filter_text(self._filter)}")
         if self._pattern_text:
             parts.append(f"search: /{self._pattern_text}/")
+        if self._bookmarks:
+            marks = self._bookmark_rows()
+            at = int(np.searchsorted(marks, self.cursor_row, side="right"))
+            parts.append(f"bookmark {at or '-'}/{len(self._bookmarks)}")
         return "  │  ".join(parts)
 
     def legend_text(self) -> str:
@@ -476,6 +526,49 @@ class LogView(ScrollView, can_focus=True):
         if not self._files_tagged:
             return ""
         return "  ".join(f"{k + 1}: {ix.path.name}" for k, ix in enumerate(self.indexes))
+
+    def _bookmark_order(self, mark: tuple[int, int]) -> tuple[int, int, int]:
+        row = self._row(*mark) if mark[1] < self.indexes[mark[0]].lines else None
+        return (0, row, 0) if row is not None else (1, mark[0], mark[1])
+
+    def _bookmark_rows(self) -> list[int]:
+        rows = (self._row(k, i) for k, i in self._bookmarks if i < self.indexes[k].lines)
+        return sorted(r for r in rows if r is not None)
+
+    def _step_bookmark(self, *, forward: bool) -> bool:
+        rows = self._bookmark_rows()
+        if not rows:
+            hidden = len(self._bookmarks)
+            why = f"{hidden} bookmark(s), all hidden by the filter" if hidden else "no bookmarks: m sets one"
+            self.notify(why, severity="information")
+            return False
+        if forward:
+            j = int(np.searchsorted(rows, self.cursor_row, side="right"))
+            wrapped = j >= len(rows)
+            target = rows[0] if wrapped else rows[j]
+        else:
+            j = int(np.searchsorted(rows, self.cursor_row, side="left")) - 1
+            wrapped = j < 0
+            target = rows[-1] if wrapped else rows[j]
+        if wrapped and len(rows) > 1:
+            self.notify(f"wrapped to the {'first' if forward else 'last'} bookmark", timeout=2)
+        self._set_cursor(target, center=True)
+        return True
+
+    def _restore_bookmarks(self) -> None:
+        if not getattr(self.app, "remember_bookmarks", False):
+            return
+        from skdbg.tui.settings import saved_bookmarks
+
+        for k, ix in enumerate(self.indexes):
+            self._bookmarks.update((k, line - 1) for line in saved_bookmarks(ix.path))
+
+    def _persist_bookmarks(self, k: int) -> None:
+        if not getattr(self.app, "remember_bookmarks", False):
+            return
+        from skdbg.tui.settings import save_bookmarks
+
+        save_bookmarks(self.indexes[k].path, sorted(i + 1 for kk, i in self._bookmarks if kk == k))
 
     def _post_status(self) -> None:
         """Tell the host the status bar changed; an unchanged bar is not re-sent (no needless repaint)."""
@@ -538,6 +631,7 @@ class LogView(ScrollView, can_focus=True):
     def on_mount(self) -> None:
         for err in self.errors:
             self.notify(err, severity="error", timeout=10)
+        self._restore_bookmarks()
         self._update_virtual_size()
         self._post_status()
         if self.indexes:
@@ -830,8 +924,11 @@ class LogView(ScrollView, can_focus=True):
                 segments.append(Segment(tag, self.rich_style + FILE_TAG_STYLES[k % len(FILE_TAG_STYLES)]))
                 gw -= len(tag)
             segments.append(Segment(gutter.rjust(gw - 1), self.rich_style + GUTTER_STYLE))
-            mark = self._fault_mark(k, i)
-            segments.append(Segment(mark or " ", self.rich_style + FAULT_MARK_STYLE))
+            if (k, i) in self._bookmarks:
+                segments.append(Segment(BOOKMARK_MARK, self.rich_style + BOOKMARK_STYLE))
+            else:
+                mark = self._fault_mark(k, i)
+                segments.append(Segment(mark or " ", self.rich_style + FAULT_MARK_STYLE))
         segments.extend(self._highlight(text, base))
         strip = Strip(segments)
         if cursor:
@@ -955,6 +1052,15 @@ class LogView(ScrollView, can_focus=True):
 
     def action_prev_fault_line(self) -> None:
         self.prev_fault_line()
+
+    def action_toggle_bookmark(self) -> None:
+        self.toggle_bookmark()
+
+    def action_next_bookmark(self) -> None:
+        self.next_bookmark()
+
+    def action_prev_bookmark(self) -> None:
+        self.prev_bookmark()
 
     def action_next_match(self) -> None:
         if self._pattern_text:

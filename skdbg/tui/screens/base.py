@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, cast
 
 from textual.app import ComposeResult
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widget import Widget
+from textual.widgets import DataTable, Footer, Header, Static, Tree
 
+from skdbg.glossary import codes_in
 from skdbg.tui.state import TriageState
 
 if TYPE_CHECKING:
@@ -67,5 +69,21 @@ class TriageScreen(Screen[None]):
         """What ``c`` copies on this screen (None: nothing selected)."""
         return None
 
+    def codes_here(self) -> list[str]:
+        """The glossary ids ``?`` explains: those on the focused table row or tree node, else those in
+        what ``c`` would copy (the screen's current item)."""
+        codes = codes_in(focused_text(self.focused))
+        return codes or codes_in(self.copy_text() or "")
 
-__all__ = ["TriageScreen"]
+
+def focused_text(widget: Widget | None) -> str:
+    """The text of the row under the cursor of a focused table or tree ('' for other widgets)."""
+    if isinstance(widget, DataTable) and widget.row_count:
+        row = widget.get_row_at(min(max(widget.cursor_row, 0), widget.row_count - 1))
+        return " ".join(str(cell) for cell in row)
+    if isinstance(widget, Tree) and widget.cursor_node is not None:
+        return str(widget.cursor_node.label)
+    return ""
+
+
+__all__ = ["TriageScreen", "focused_text"]

@@ -17,7 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, MarkdownViewer
 
 from skdbg.glossary import closest, lookup
-from skdbg.tui.keymap import HELP_BINDINGS
+from skdbg.tui.keymap import EXPLAIN_BINDINGS, HELP_BINDINGS
 
 
 def help_markdown() -> str:
@@ -70,16 +70,18 @@ class HelpScreen(ModalScreen[None]):
 
 
 class ExplainScreen(ModalScreen[None]):
-    """One code explained (palette "Explain …"); Esc / F1 / q close it."""
+    """Codes explained (palette "Explain …", or ``?`` on a row naming several); Esc / F1 / q close it."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [*HELP_BINDINGS]
+    BINDINGS: ClassVar[list[BindingType]] = [*HELP_BINDINGS, *EXPLAIN_BINDINGS]
 
-    def __init__(self, code: str) -> None:
+    def __init__(self, code: str, *more: str) -> None:
         super().__init__()
         self.code = code
+        self.codes = (code, *more)
 
     def compose(self) -> ComposeResult:
-        yield MarkdownViewer(explain_markdown(self.code), show_table_of_contents=False, id="explain")
+        text = "\n---\n\n".join(explain_markdown(c) for c in self.codes)
+        yield MarkdownViewer(text, show_table_of_contents=False, id="explain")
         yield Footer()
 
     def action_close(self) -> None:

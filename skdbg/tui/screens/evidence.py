@@ -125,5 +125,11 @@ class EvidenceScreen(TriageScreen):
         item = self._current()
         return None if item is None else item_line(item)
 
+    def codes_here(self) -> list[str]:
+        """The selected item's level and rule first, then any other id its row names."""
+        item = self._current()
+        first = [] if item is None else item_codes(item)
+        return list(dict.fromkeys([*first, *super().codes_here()]))
+
 
 __all__ = ["EvidenceScreen"]

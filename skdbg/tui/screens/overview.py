@@ -46,5 +46,11 @@ class OverviewScreen(TriageScreen):
         suspect = v.suspect.label() if v.suspect is not None else "no suspect"
         return f"{v.confidence} ({v.rule}): {suspect} — {v.reason}"
 
+    def codes_here(self) -> list[str]:
+        """The verdict's rule first, then every other code the summary shows (as its tooltip)."""
+        st = self.state
+        rest = [] if st is None else analysis_codes(st.analysis, st.proposal)
+        return list(dict.fromkeys([*super().codes_here(), *rest]))
+
 
 __all__ = ["OverviewScreen"]
