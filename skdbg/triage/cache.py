@@ -289,7 +289,12 @@ class AnalysisCache:
         hashes = _input_hashes(ctx)
         if None in hashes.values():
             return analysis
-        racy = {str(p): hashes.get(f"extra:{p}") or _file_sha256(p) for p in before.racy(key.root)}
+        # a racy file's hash: the one G5 computed while the analysis read it, else read now
+        known = {str(a.path): a._sha256 for a in ctx.scene.artifacts}
+        racy = {
+            str(p): known.get(str(p)) or hashes.get(f"extra:{p}") or _file_sha256(p)
+            for p in before.racy(key.root)
+        }
         if None in racy.values():
             return analysis
         layout = ctx.scene.layout
