@@ -10,7 +10,8 @@ What guards a hit, precisely:
 
 * **The tree snapshot.** Every directory and file under the scene root, by relative path, with its
   type and permission bits, device, inode, size, ``mtime_ns`` and ``ctime_ns``. The snapshot is taken
-  before the analysis and again before storing; the entry is stored only when both agree (nothing
+  before the triage stages run (the scene was opened and run.json/model source checked just before:
+  an edit in that window is within :data:`RACY_NS`, see below) and again before storing; the entry is stored only when both agree (nothing
   changed while it was computed), and a lookup hits only when a fresh snapshot equals it. A file added,
   removed, renamed, replaced, resized, chmod-ed or written misses. The kernel sets ``ctime`` to the
   current time on every write, truncate, chmod and ``utime`` call and offers no call that sets it back,
