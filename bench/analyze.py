@@ -179,20 +179,21 @@ def timed_cat(cat: str, files: list[str]) -> float:
     return elapsed
 
 
-#: (module, function, part name) of the CPU split (``--parts``): the parse entry points of one analysis
+#: (module, function, part name) of the CPU split (``--parts``): the parse entry points of one analysis,
+#: patched in their own modules (``Evidence`` imports each parser where it parses, so the patch is seen)
 PARTS = (
     ("skdbg.parsers.evidence", "Evidence._scan_one", "plog scan"),
-    ("skdbg.parsers.evidence", "parse_fused_nodes", "sk_fused_nodes.log"),
-    ("skdbg.parsers.evidence", "parse_node_detail", "sk_node_detail.log"),
-    ("skdbg.parsers.evidence", "parse_scope_split", "sk_scope_split.log"),
-    ("skdbg.parsers.evidence", "parse_fail_reasons", "sk_fusion_fail_reasons.log"),
-    ("skdbg.parsers.evidence", "parse_device_args", "sk_device_args.log"),
-    ("skdbg.parsers.evidence", "read_super_kernel_log", "super_kernel.log lines"),
-    ("skdbg.parsers.evidence", "parse_super_kernel_log", "super_kernel.log facts"),
-    ("skdbg.parsers.evidence", "parse_sk_messages", "handler blocks (plog + super_kernel.log)"),
-    ("skdbg.parsers.evidence", "parse_task_queue", "sk_task_queue.json"),
-    ("skdbg.parsers.evidence", "load_image_table", "bin_files"),
-    ("skdbg.triage.markers", "load_model_source", "model source (proposal)"),
+    ("skdbg.parsers.fused_nodes", "parse_fused_nodes", "sk_fused_nodes.log"),
+    ("skdbg.parsers.node_detail", "parse_node_detail", "sk_node_detail.log"),
+    ("skdbg.parsers.scope_split", "parse_scope_split", "sk_scope_split.log"),
+    ("skdbg.parsers.fail_reasons", "parse_fail_reasons", "sk_fusion_fail_reasons.log"),
+    ("skdbg.parsers.device_args", "parse_device_args", "sk_device_args.log"),
+    ("skdbg.parsers.super_kernel_log", "read_super_kernel_log", "super_kernel.log lines"),
+    ("skdbg.parsers.super_kernel_log", "parse_super_kernel_log", "super_kernel.log facts"),
+    ("skdbg.parsers.sk_handler", "parse_sk_messages", "handler blocks (plog + super_kernel.log)"),
+    ("skdbg.parsers.task_queue", "parse_task_queue", "sk_task_queue.json"),
+    ("skdbg.parsers.binfiles", "load_image_table", "bin_files"),
+    ("skdbg.triage.proposal", "load_model_source", "model source (proposal)"),
 )
 
 _PARTS_CHILD = """

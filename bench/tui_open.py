@@ -6,8 +6,9 @@ Three programs are measured the same way: a fresh Python process (interpreter st
 included) runs a Textual app headless at 160×50; a wrapper around the viewer's Line-API ``render_line``
 (skdbg ``LogView``, toolong ``LogLines``) notes the wall-clock time of the first strip that shows a plog
 record, and the process exits. The programs: ``skdbg tui SCENE --screen log`` — the real command on a
-scene whose plog is the 1 GiB file (the scene is opened and checked, the analysis starts in its worker,
-the Log screen opens the plog without waiting for it); skdbg's ``LogView`` alone; and toolong. The parent takes the time just
+scene whose plog is the 1 GiB file (the scene is opened and checked, the Log screen opens the plog at
+once, and the analysis worker imports the triage stack and starts once that first line is painted);
+skdbg's ``LogView`` alone; and toolong. The parent takes the time just
 before spawning; the figure is the difference. The file is read once first so both see it in the
 page cache. toolong pins ``textual<0.59`` (skdbg pins 8.2.8), so it lives in its own virtual
 environment: ``--toolong-python``, or one created under the user cache dir with ``pip install toolong``.

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skdbg.parsers.common import Gap, ParseError, Source
-from skdbg.parsers.fsguard import file_problem
+from skdbg.parsers.fsguard import file_problem, real_path
 
 MODEL_DIR_RE = re.compile(r"^model_(?:(?P<rts>\d{1,19})_(?P<call>\d{1,19})|unknown)$")
 PROF_RE = re.compile(r"^(?:sk_prof_device|sk_event_dev_device)_(?P<dev>\d{1,19})\.json$")
@@ -122,11 +122,13 @@ def _model_children(p: Path) -> list[Path]:
     return [c for c in kids if MODEL_DIR_RE.match(c.name)]
 
 
-def _usable(p: Path, layout: SkMetaLayout) -> bool:
-    """True for a regular file inside the scene; anything else present is recorded as a gap."""
+def _usable(p: Path, layout: SkMetaLayout, real_dir: Path | None = None) -> bool:
+    """True for a regular file inside the scene; anything else present is recorded as a gap.
+
+    ``real_dir``: ``p.parent`` resolved once by the caller (see :func:`file_problem`)."""
     if p in layout.refused:
         return False
-    gap = file_problem(p, layout.resolved_root)
+    gap = file_problem(p, layout.resolved_root, real_dir=real_dir)
     if gap is not None:
         layout.refused.add(p)
         layout.gaps.append(gap)
@@ -145,7 +147,10 @@ def _load_model(path: Path, pid_label: str, layout: SkMetaLayout) -> ModelDir:
         if _present(path / name) and _usable(path / name, layout)
     }
     bin_dir, cc_dir = path / "bin_files", path / "constant_codegen"
-    bins = tuple(p for p in sorted(bin_dir.glob("*.o")) if _usable(p, layout)) if bin_dir.is_dir() else ()
+    bins: tuple[Path, ...] = ()
+    if bin_dir.is_dir():
+        real_bin = real_path(bin_dir)
+        bins = tuple(p for p in sorted(bin_dir.glob("*.o")) if _usable(p, layout, real_bin))
     cc = tuple(p for p in sorted(cc_dir.iterdir()) if _usable(p, layout)) if cc_dir.is_dir() else ()
     return ModelDir(
         pid=int(pid_label) if pid_label.isdigit() else None,

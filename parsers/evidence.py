@@ -17,59 +17,31 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from skdbg.parsers.binfiles import ImageTable, load_image_table
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
-from skdbg.parsers.device_args import DeviceArgsResult, parse_device_args
-from skdbg.parsers.discovery import ModelDir, SkMetaLayout
-from skdbg.parsers.fail_reasons import FailReasonsResult, parse_fail_reasons
 from skdbg.parsers.frames import SRC_COLS, Col, concat_frames, empty_frame, records_frame, rows_frame
 from skdbg.parsers.fsguard import real_path
-from skdbg.parsers.fused_nodes import FusedNodesResult, parse_fused_nodes
-from skdbg.parsers.graph_json import GraphFile, parse_graph_json
-from skdbg.parsers.node_detail import NodeDetailResult, parse_node_detail
-from skdbg.parsers.plog import PlogFile, group_by_pid, scan_plog
-from skdbg.parsers.plog_line import PlogLine
-from skdbg.parsers.run_identity import (
-    EnvProbeFile,
-    RunFile,
-    SourceSitesFile,
-    parse_env_probe,
-    parse_run_json,
-    parse_source_sites,
-)
-from skdbg.parsers.runtime_faults import (
-    ErrorManagerLine,
-    RuntimeRecord,
-    classify_runtime,
-    parse_error_manager_line,
-    runtime_frame,
-)
-from skdbg.parsers.scope_split import ScopeSplitResult, parse_scope_split
-from skdbg.parsers.sk_handler import (
-    Incident,
-    NonSkFault,
-    SkHandlerResult,
-    SkMessage,
-    cores_frame,
-    counters_frame,
-    dedupe_incidents,
-    dfx_frame,
-    incidents_frame,
-    parse_sk_messages,
-)
-from skdbg.parsers.sk_prof import ProfReader, child_summary, prof_frame
-from skdbg.parsers.skmeta_lines import MetaLine
-from skdbg.parsers.super_kernel_log import (
-    SkLogLine,
-    SuperKernelLogResult,
-    is_handler_line,
-    parse_super_kernel_log,
-    read_super_kernel_log,
-)
-from skdbg.parsers.task_queue import TaskQueueFile, parse_task_queue
 
+# The parsers themselves are imported where an artifact is parsed, not here: opening a scene (the
+# inventory, `skdbg tui`'s input check, a cache hit) then never loads the twenty parser modules
+# and their compiled patterns — the TUI paints its first log line before they are needed.
 if TYPE_CHECKING:
     import pandas as pd
+
+    from skdbg.parsers.binfiles import ImageTable
+    from skdbg.parsers.device_args import DeviceArgsResult
+    from skdbg.parsers.discovery import ModelDir, SkMetaLayout
+    from skdbg.parsers.fail_reasons import FailReasonsResult
+    from skdbg.parsers.fused_nodes import FusedNodesResult
+    from skdbg.parsers.graph_json import GraphFile
+    from skdbg.parsers.node_detail import NodeDetailResult
+    from skdbg.parsers.plog import PlogFile
+    from skdbg.parsers.plog_line import PlogLine
+    from skdbg.parsers.run_identity import EnvProbeFile, RunFile, SourceSitesFile
+    from skdbg.parsers.runtime_faults import ErrorManagerLine, RuntimeRecord
+    from skdbg.parsers.scope_split import ScopeSplitResult
+    from skdbg.parsers.sk_handler import Incident, NonSkFault, SkHandlerResult, SkMessage
+    from skdbg.parsers.super_kernel_log import SkLogLine, SuperKernelLogResult
+    from skdbg.parsers.task_queue import TaskQueueFile
 
 T = TypeVar("T")
 
@@ -202,6 +174,8 @@ class Evidence:
     @cached_property
     def plogs(self) -> list[PlogEvidence]:
         """Per process (rank) and log kind, rotated files merged in time order (row 10), pids apart (row 9)."""
+        from skdbg.parsers.plog import group_by_pid
+
         out: list[PlogEvidence] = []
         for (kind, pid), files in group_by_pid(self.plog_files).items():
             pe = PlogEvidence(pid=pid, kind=kind, files=[f.path for f in files])
@@ -212,6 +186,10 @@ class Evidence:
         return out
 
     def _scan_one(self, f: PlogFile, pe: PlogEvidence) -> None:
+        from skdbg.parsers.plog import scan_plog
+        from skdbg.parsers.plog_line import PlogLine
+        from skdbg.parsers.runtime_faults import classify_runtime, parse_error_manager_line
+
         for item in scan_plog(f.path, gaps=self._gaps):  # a line over MAX_LINE is a recorded gap
             if isinstance(item, PlogLine):
                 if item.pid != pe.pid:
@@ -235,6 +213,17 @@ class Evidence:
         return [self._load_model(m) for m in self.models]
 
     def _load_model(self, m: ModelDir) -> ModelEvidence:
+        from skdbg.parsers.binfiles import load_image_table
+        from skdbg.parsers.device_args import parse_device_args
+        from skdbg.parsers.fail_reasons import parse_fail_reasons
+        from skdbg.parsers.fused_nodes import parse_fused_nodes
+        from skdbg.parsers.graph_json import parse_graph_json
+        from skdbg.parsers.node_detail import parse_node_detail
+        from skdbg.parsers.scope_split import parse_scope_split
+        from skdbg.parsers.sk_handler import parse_sk_messages
+        from skdbg.parsers.super_kernel_log import parse_super_kernel_log, read_super_kernel_log
+        from skdbg.parsers.task_queue import parse_task_queue
+
         me = ModelEvidence(model=m)
         f = m.files
         if "fused_nodes" in f:
@@ -267,6 +256,8 @@ class Evidence:
     @cached_property
     def handler(self) -> SkHandlerResult:
         """SK incidents from every plog and every super_kernel.log, copies merged (row 47)."""
+        from skdbg.parsers.sk_handler import SkHandlerResult, SkMessage, dedupe_incidents, parse_sk_messages
+
         parts: list[SkHandlerResult] = []
         for pe in self.plogs:
             msgs = (m for m in (SkMessage.from_plog(line) for line in pe.lines) if m is not None)
@@ -293,6 +284,8 @@ class Evidence:
 
     @cached_property
     def prof(self) -> pd.DataFrame:
+        from skdbg.parsers.sk_prof import ProfReader, prof_frame
+
         frames = []
         for path in self.layout.prof_files:
             reader = ProfReader(path)
@@ -304,16 +297,22 @@ class Evidence:
 
     @cached_property
     def run(self) -> RunFile | None:
+        from skdbg.parsers.run_identity import parse_run_json
+
         p = self.side.run_json
         return None if p is None else self._guard("run_json", lambda: parse_run_json(p))
 
     @cached_property
     def env_probe(self) -> EnvProbeFile | None:
+        from skdbg.parsers.run_identity import parse_env_probe
+
         p = self.side.env_probe
         return None if p is None else self._guard("env_probe", lambda: parse_env_probe(p))
 
     @cached_property
     def source_sites(self) -> SourceSitesFile | None:
+        from skdbg.parsers.run_identity import parse_source_sites
+
         p = self.side.source_sites
         return None if p is None else self._guard("source_sites", lambda: parse_source_sites(p))
 
@@ -361,6 +360,9 @@ class Evidence:
 
     @cached_property
     def _tables(self) -> dict[str, TableSpec]:
+        from skdbg.parsers.runtime_faults import runtime_frame
+        from skdbg.parsers.sk_handler import cores_frame, counters_frame, dfx_frame, incidents_frame
+        from skdbg.parsers.sk_prof import child_summary
 
         specs = [
             TableSpec(
@@ -569,6 +571,8 @@ class Evidence:
         return _concat(frames) if frames else empty_frame(["pid"])
 
     def _plog_faults(self) -> pd.DataFrame:
+        from skdbg.parsers.runtime_faults import runtime_frame
+
         return self._per_pid(lambda pe: runtime_frame(pe.faults))
 
     def _non_aot(self) -> pd.DataFrame:
@@ -635,6 +639,10 @@ def _filelog_messages(lines: list[SkLogLine]) -> Iterator[SkMessage]:
     here: their prefix names another source file/function; the undecoded repeats of the dedicated
     files are such lines). Lines without a prefix are kept: nothing tells them apart, and the handler
     parser sorts them itself."""
+    from skdbg.parsers.sk_handler import SkMessage
+    from skdbg.parsers.skmeta_lines import MetaLine
+    from skdbg.parsers.super_kernel_log import is_handler_line
+
     for ml in lines:
         if isinstance(ml, MetaLine) and ml.message.strip() and (ml.prefix is None or is_handler_line(ml)):
             yield SkMessage.from_filelog(ml.prefix, ml.message, ml.src)

@@ -195,6 +195,12 @@ def parse_source(text: str, file: str) -> ast.Module:
         raise ParseError(file, "a Python model source", line=exc.lineno, got=exc.msg) from exc
     except ValueError as exc:  # e.g. NUL bytes
         raise ParseError(file, "a Python model source", got=str(exc)) from exc
+    except (MemoryError, RecursionError) as exc:
+        # CPython's parser gives up this way on some damaged sources (nesting beyond its limits),
+        # found by the scene fuzzer: still bad input, not an internal error
+        raise ParseError(
+            file, "a Python model source", got=f"text the Python parser cannot handle ({type(exc).__name__})"
+        ) from exc
     if len(_TREES) >= _TREES_MAX:
         _TREES.clear()
     _TREES[text] = tree

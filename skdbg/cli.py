@@ -8,10 +8,11 @@ file, the line and what was expected). Every command is a thin call into the hea
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -31,6 +32,9 @@ from skdbg.output import FORMATS, write_frame
 from skdbg.parsers.common import ParseError
 from skdbg.sessions.errors import LedgerError
 from skdbg.show import one_line
+
+if TYPE_CHECKING:
+    from skdbg.triage.cache import CachedAnalysis
 
 #: the epilog of a command that writes a folder: the output-folder convention, then the exit codes
 OUTPUT_EXIT_HELP = OUTPUT_FOLDER_HELP + "\n\n" + EXIT_CODES_HELP
@@ -243,12 +247,6 @@ def _scene_options(func: F) -> F:
     return func
 
 
-def _has_sk_evidence(ctx: Any, analysis: Any) -> bool:
-    """Anything SuperKernel in the scene: an sk_meta model, SK profiling, or a fault naming an SK."""
-    layout = ctx.scene.layout
-    return bool(layout.models or layout.prof_files) or analysis.fault.kind in ("sk", "ge_sk")
-
-
 @main.command(epilog=EXIT_CODES_HELP)
 @click.argument("scene", type=click.Path(path_type=Path))
 @_scene_options
@@ -278,9 +276,19 @@ def analyze(
     """Triage a failure scene: entry gate, fault, suspect child with confidence and rule id, routes,
     next steps and the exclusion proposal. JSON is the skdbg.analysis/1 contract (spec/analysis-json.md);
     exit code 0 whatever the verdict."""
+    if not no_cache and session_id is None:
+        hit = _cache_hit(scene, run_json, source_root, pid, skew, grace)
+        if hit is not None:  # the scene is unchanged: answered without loading the parsers
+            _note_no_sk(hit.fault_kind, scene.resolve(), hit.sk_meta)
+            if fmt == "json":
+                for warning in hit.warnings:
+                    click.echo(f"skdbg: warning: {warning}", err=True)
+                click.echo(hit.json_text)
+            else:
+                _print_analysis(hit.analysis, fmt)
+            return
     from skdbg.triage.context import check_inputs, open_context
     from skdbg.triage.engine import analyze_context
-    from skdbg.triage.render import render_markdown, render_text
 
     ctx = open_context(
         scene, run_json=run_json, source_root=source_root, pid=pid, options=_triage_options(skew, grace)
@@ -292,23 +300,63 @@ def analyze(
         from skdbg.triage.cache import AnalysisCache
 
         analysis = AnalysisCache().analyze(ctx, analyze_context)
-    if not _has_sk_evidence(ctx, analysis):
-        click.echo(
-            f"skdbg: no SuperKernel evidence in {ctx.root}: no sk_meta/<pid>/ model and no SK fault in the "
-            "plogs (the gaps below say what to collect)",
-            err=True,
-        )
+    layout = ctx.scene.layout
+    _note_no_sk(analysis.fault.kind, ctx.root, bool(layout.models or layout.prof_files))
     if session_id is not None:
         from skdbg.workflow import freeze
 
         with _open_ledger(session_dir) as ledger:
             a = freeze(ledger, session_id, ctx=ctx, analysis=analysis)
         click.echo(f"skdbg: recorded {a.round_id}/{a.key} ({a.status}) in session {session_id}", err=True)
+    _print_analysis(analysis, fmt)
+
+
+def _cache_hit(
+    scene: Path, run_json: Path | None, source_root: Path | None, pid: int | None, skew: float, grace: float
+) -> CachedAnalysis | None:
+    """The result cache's answer for an unchanged scene, or None.
+
+    Why before opening the scene: a hit then costs a walk of the scene's inodes, not the parser stack's
+    imports and a read of every file; a miss (or input the slow path must refuse) goes the usual way."""
+    from datetime import timedelta
+
+    from skdbg.triage.cache import AnalysisCache, CacheKey
+
+    if not scene.is_dir() or (source_root is not None and not source_root.is_dir()):
+        return None
+    key = CacheKey(
+        root=scene.resolve(),
+        run_json=None if run_json is None else Path(os.path.abspath(run_json)),
+        source_root=None if source_root is None else source_root.resolve(),
+        pid=pid,
+        skew=timedelta(seconds=skew).total_seconds(),  # as TriageOptions holds them
+        grace=timedelta(seconds=grace).total_seconds(),
+    )
+    return AnalysisCache().lookup(key)
+
+
+def _note_no_sk(fault_kind: str, root: Path, sk_meta: bool) -> None:
+    """Say so when nothing in the scene is SuperKernel: no sk_meta model, no SK profiling, no SK fault."""
+    if not (sk_meta or fault_kind in ("sk", "ge_sk")):
+        click.echo(
+            f"skdbg: no SuperKernel evidence in {root}: no sk_meta/<pid>/ model and no SK fault in the "
+            "plogs (the gaps below say what to collect)",
+            err=True,
+        )
+
+
+def _print_analysis(analysis: Any, fmt: str) -> None:
+    """``analyze``'s output: the warnings on stderr, then the analysis in ``fmt``."""
     for warning in analysis.warnings:
         click.echo(f"skdbg: warning: {warning}", err=True)
     if fmt == "json":
-        click.echo(json.dumps(analysis.to_json(), indent=2, ensure_ascii=False))
-    elif fmt == "md":
+        from skdbg.triage.cache import analysis_json_text
+
+        click.echo(analysis_json_text(analysis))
+        return
+    from skdbg.triage.render import render_markdown, render_text
+
+    if fmt == "md":
         click.echo(render_markdown(analysis), nl=False)
     else:
         click.echo(render_text(analysis), nl=False)

@@ -10,13 +10,16 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from skdbg.cli_errors import EXIT_CODES_HELP, EXIT_USAGE, cli_errors, fail
 from skdbg.parsers.common import ParseError
 from skdbg.sessions.errors import LedgerError
-from skdbg.sessions.store import Ledger
+
+if TYPE_CHECKING:  # the ledger loads with the command that opens it: `skdbg analyze` never does
+    from skdbg.sessions.store import Ledger
 
 
 def _refusals() -> tuple[type[BaseException], ...]:
@@ -32,6 +35,7 @@ FOUND = ("isolated", "pair", "not_separable")
 
 def _ledger(session_dir: Path | None) -> Ledger:
     from skdbg.sessions.location import session_home
+    from skdbg.sessions.store import Ledger
 
     ledger = Ledger(session_home(session_dir))
     for warning in ledger.warnings:

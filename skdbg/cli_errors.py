@@ -95,18 +95,19 @@ def cli_errors(*, usage: ExcTypes = (), bad_input: ExcTypes = ()) -> Callable[[F
     def decorate(func: F) -> F:
         @wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            usage_types, bad_input_types = _types(usage), _types(bad_input)
             try:
                 return func(*args, **kwargs)
             except OutputNotEmptyError as exc:
                 fail(str(exc), EXIT_USAGE)
-            except usage_types as exc:
-                fail(str(exc), EXIT_USAGE)
-            except bad_input_types as exc:
-                fail(str(exc), EXIT_BAD_INPUT)
-            except OSError as exc:
-                fail(_os_message(exc), EXIT_BAD_INPUT)
             except Exception as exc:
+                # the types are resolved only when something went wrong: a callable spec may import
+                # heavy modules (the triage stack) that a command's fast path never loads
+                if isinstance(exc, _types(usage)):
+                    fail(str(exc), EXIT_USAGE)
+                if isinstance(exc, _types(bad_input)):
+                    fail(str(exc), EXIT_BAD_INPUT)
+                if isinstance(exc, OSError):
+                    fail(_os_message(exc), EXIT_BAD_INPUT)
                 if os.environ.get("SKDBG_DEBUG"):
                     raise
                 fail(

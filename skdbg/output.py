@@ -18,13 +18,11 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from rich.console import Console
-from rich.table import Table
-
 from skdbg.parsers.frames import rows_frame
 
 if TYPE_CHECKING:
     import pandas as pd
+    from rich.console import Console
 
 FORMATS = ("table", "csv", "json")
 TABLE_SCHEMA = "skdbg.table/1"
@@ -97,6 +95,9 @@ def write_frame(
     elif fmt == "csv":
         frame.to_csv(out, index=False, lineterminator="\n")
     else:
+        from rich.console import Console  # people's tables only: csv/json and `analyze` never load rich
+        from rich.table import Table
+
         console = Console(file=out, soft_wrap=False, width=max(80, min(240, 24 * max(1, len(frame.columns)))))
         if len(frame.columns) > WIDE_COLUMNS and not frame.empty:
             _print_records(console, frame, title)
@@ -168,6 +169,8 @@ def write_columns(
 
 def _print_records(console: Console, frame: pd.DataFrame, title: str) -> None:
     """Wide tables read better one record at a time (like psql's expanded mode); empty cells are left out."""
+    from rich.table import Table
+
     cols = [str(c) for c in frame.columns]
     for i, row in enumerate(frame.itertuples(index=False)):
         cells = {c: _cell(v, hex_int=bool(HEX_COLUMN_RE.search(c))) for c, v in zip(cols, row, strict=True)}

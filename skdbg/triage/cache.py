@@ -1,17 +1,41 @@
 """A result cache for ``skdbg analyze``: an unchanged scene is triaged once.
 
 Why: a repeat ``analyze`` of the same scene (the TUI, a script looping over rounds, a user re-reading a
-verdict) re-parsed every artifact. The cache looks an earlier analysis up by a cheap *stat key* — the
-tool version, the options that change a verdict (``--run``, ``--source-root``, ``--pid``, ``--skew``,
-``--grace``), the scene's inventory and each input's device/inode/size/mtime_ns — and then lets the
-*content* decide: the entry stores the SHA-256 of every input and is used only if each file still
-hashes the same. A same-size edit whose mtime was put back therefore misses, and the hashes the check
-computes are the ones G5 reports anyway (each file is read once for them).
+verdict) re-parsed every artifact, and before this design a hit still re-hashed every input (232 MB on
+the bench scene). An entry is found by the *options key* — the tool version, the resolved scene root and
+the options that change a verdict (``--run``, ``--source-root``, ``--pid``, ``--skew``, ``--grace``) —
+and is used only when the scene is provably the one the verdict was computed from.
+
+What guards a hit, precisely:
+
+* **The tree snapshot.** Every directory and file under the scene root, by relative path, with its
+  type and permission bits, device, inode, size, ``mtime_ns`` and ``ctime_ns``. The snapshot is taken
+  before the triage stages run (the scene was opened and run.json/model source checked just before:
+  an edit in that window is within :data:`RACY_NS`, see below) and again before storing; the entry is stored only when both agree (nothing
+  changed while it was computed), and a lookup hits only when a fresh snapshot equals it. A file added,
+  removed, renamed, replaced, resized, chmod-ed or written misses. The kernel sets ``ctime`` to the
+  current time on every write, truncate, chmod and ``utime`` call and offers no call that sets it back,
+  so a same-size edit whose mtime was put back (``touch -d``, ``os.utime``) changes ``ctime`` and misses.
+  Content is not re-read on a hit: what this does not see is a change that bypasses the kernel's inode
+  update (writing the block device underneath, a clock stepped back to the stored ``ctime`` during the
+  edit, a network file system that does not maintain ``ctime``); ``--no-cache`` is the way out there.
+* **Racy files are checked by content.** Timestamps have a granularity (a jiffy on Linux, up to seconds
+  elsewhere): a file whose ``ctime`` is within :data:`RACY_NS` of the snapshot could be edited again in
+  the same tick without a visible change (git's "racy clean" problem). For such files the entry stores the
+  SHA-256 and every lookup re-hashes them; a freshly copied scene analysed at once is therefore checked
+  by content, an older one by its inodes.
+* **Files outside the scene** the verdict reads — the ``--run`` manifest and each path the model source
+  is looked for (``--source-root`` first) — are recorded the same way (absent ones as absent).
+* A scene holding a symbolic link or a special file is not snapshot: for it the entry keeps the SHA-256
+  of every input (the G5 hashes the analysis computed) and a lookup re-hashes them all, as before.
+
+The G5 hashes a hit reports are the ones computed when the entry was stored, from the same inodes.
 
 Entries are pickles of the :class:`~skdbg.triage.model.Analysis`, written atomically with owner-only
-permissions under :func:`cache_dir` (``$SKDBG_CACHE_DIR``, else the platform user cache dir). A cache
-that cannot be read or written (read-only disk, a foreign entry, another Python) is skipped silently:
-the analysis is then simply computed.
+permissions under :func:`cache_dir` (``$SKDBG_CACHE_DIR``, else the platform user cache dir), one per
+options key (a new analysis of an edited scene replaces the old entry). A cache that cannot be read or
+written (read-only disk, a foreign entry, another Python) is skipped silently: the analysis is then simply
+computed. This module imports no parser: ``analyze`` answers a hit without loading the parser stack.
 """
 
 from __future__ import annotations
@@ -21,22 +45,30 @@ import hashlib
 import json
 import os
 import pickle
+import stat
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import platformdirs
 
 from skdbg import __version__
-from skdbg.parsers.common import ParseError
-from skdbg.scene import Artifact
-from skdbg.triage.context import TriageContext
-from skdbg.triage.model import Analysis
+
+if TYPE_CHECKING:
+    from skdbg.triage.context import TriageContext
+    from skdbg.triage.model import Analysis
 
 ENV_CACHE = "SKDBG_CACHE_DIR"
-_FORMAT = 1
+_FORMAT = 2
+_HASH_CHUNK = 1 << 20
+#: a file whose ctime is this close to the snapshot is verified by content (timestamp granularity)
+RACY_NS = 3_000_000_000
+
+#: (mode, device, inode, size, mtime_ns, ctime_ns) of one file or directory
+StatRow = tuple[int, int, int, int, int, int]
 
 
 def cache_dir(env: dict[str, str] | None = None) -> Path:
@@ -48,55 +80,182 @@ def cache_dir(env: dict[str, str] | None = None) -> Path:
     return platformdirs.user_cache_path("skdbg") / "analysis"
 
 
-@dataclass(frozen=True, slots=True)
-class _Input:
-    """One file an analysis read: a label for the key, and the file whose content must not change."""
-
-    label: str
-    artifact: Artifact
+def _row(st: os.stat_result) -> StatRow:
+    return (st.st_mode, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def _inputs(ctx: TriageContext) -> list[_Input]:
-    """Every file the verdict depends on: the scene's artifacts, ``--run`` and the model source."""
-    items = [_Input(f"{a.kind}:{a.relpath}", a) for a in ctx.scene.artifacts]
-    if ctx.run_override is not None:
-        items.append(_Input("--run", Artifact("run_override", Path(ctx.run_override.file), ctx.root)))
-    marker = ctx.marker_file()
-    if marker is not None:
-        items.append(_Input("model_source", Artifact("marker_file", marker, ctx.root)))
-    return items
-
-
-def _stat(path: Path) -> list[int] | None:
+def tree_snapshot(root: Path) -> tuple[tuple[str, StatRow], ...] | None:
+    """Every entry under ``root`` (and ``root`` itself as ``""``) with its :data:`StatRow`, sorted by
+    relative path; None when the tree holds a symbolic link or a special file, or cannot be listed
+    (what such a scene resolves to is not a function of these stats alone)."""
     try:
-        st = path.stat()
+        rows: list[tuple[str, StatRow]] = [("", _row(os.stat(root)))]
     except OSError:
         return None
-    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
+    pending: list[tuple[str, str]] = [("", str(root))]
+    while pending:
+        rel, path = pending.pop()
+        try:
+            with os.scandir(path) as it:
+                entries = list(it)
+            for e in entries:
+                st = e.stat(follow_symlinks=False)
+                name = rel + e.name
+                if stat.S_ISDIR(st.st_mode):
+                    pending.append((name + "/", e.path))
+                elif not stat.S_ISREG(st.st_mode):
+                    return None  # a link, FIFO, device or socket
+                rows.append((name, _row(st)))
+        except OSError:
+            return None
+    rows.sort()
+    return tuple(rows)
 
 
-def _sha256(item: _Input) -> str | None:
-    """The content hash; for a scene artifact the one G5 reports (computed once, kept on the artifact)."""
+def _path_row(path: Path) -> StatRow | None:
     try:
-        return item.artifact.sha256
-    except (ParseError, OSError):
-        return None  # unreadable now: never trust (nor store) a verdict for it
+        return _row(os.stat(path))
+    except OSError:
+        return None
 
 
-def cache_key(ctx: TriageContext, inputs: list[_Input]) -> str:
-    """The stat key: version, verdict-changing options, the scene inventory and each input's stat."""
-    doc: dict[str, Any] = {
-        "format": _FORMAT,
-        "version": __version__,
-        "root": str(ctx.scene.root.resolve()),
-        "pid": ctx.evidence.pid,
-        "source_root": str(ctx.source_root) if ctx.source_root is not None else None,
-        "skew": ctx.options.skew.total_seconds(),
-        "grace": ctx.options.grace.total_seconds(),
-        "gaps": [[g.kind, g.detail] for g in ctx.scene.gaps],
-        "inputs": [[i.label, str(i.artifact.path), _stat(i.artifact.path)] for i in inputs],
-    }
-    return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
+def _file_sha256(path: Path) -> str | None:
+    try:
+        h = hashlib.sha256()
+        with open(path, "rb") as fh:
+            while chunk := fh.read(_HASH_CHUNK):
+                h.update(chunk)
+        return h.hexdigest()
+    except OSError:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The state of everything a verdict read, as the guard of a cached entry (see the module doc)."""
+
+    tree: tuple[tuple[str, StatRow], ...] | None
+    #: absolute path → stat row (None: absent) of the inputs outside the tree
+    extras: tuple[tuple[str, StatRow | None], ...]
+    taken_ns: int
+
+    def same_as(self, other: Snapshot) -> bool:
+        return self.tree == other.tree and self.extras == other.extras
+
+    def racy(self, root: Path) -> list[Path]:
+        """The files whose ctime is too close to the snapshot to tell an edit in the same tick."""
+        horizon = self.taken_ns - RACY_NS
+        out = [root / rel for rel, row in self.tree or () if stat.S_ISREG(row[0]) and row[5] >= horizon]
+        out += [
+            Path(p)
+            for p, row in self.extras
+            if row is not None and stat.S_ISREG(row[0]) and row[5] >= horizon
+        ]
+        return out
+
+
+def take_snapshot(root: Path, extras: list[Path]) -> Snapshot:
+    taken = time.time_ns()
+    return Snapshot(tree_snapshot(root), tuple((str(p), _path_row(p)) for p in extras), taken)
+
+
+@dataclass(frozen=True, slots=True)
+class CacheKey:
+    """The options an entry is looked up by (everything but the scene's content)."""
+
+    root: Path
+    run_json: Path | None
+    source_root: Path | None
+    pid: int | None
+    skew: float
+    grace: float
+
+    def digest(self) -> str:
+        doc: dict[str, Any] = {
+            "format": _FORMAT,
+            "version": __version__,
+            "root": str(self.root),
+            "run_json": None if self.run_json is None else str(self.run_json),
+            "source_root": None if self.source_root is None else str(self.source_root),
+            "pid": self.pid,
+            "skew": self.skew,
+            "grace": self.grace,
+        }
+        return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+
+    @classmethod
+    def of(cls, ctx: TriageContext) -> CacheKey:
+        run = ctx.run_override
+        return cls(
+            root=ctx.scene.root,
+            run_json=None if run is None else Path(os.path.abspath(run.file)),
+            source_root=ctx.source_root,
+            pid=ctx.evidence.pid,
+            skew=ctx.options.skew.total_seconds(),
+            grace=ctx.options.grace.total_seconds(),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CachedAnalysis:
+    """A hit: what ``analyze`` prints, without unpickling the analysis unless a format needs it.
+
+    ``json_text`` is the analysis JSON as ``analyze --format json`` prints it (rendered once, when
+    stored: the indented encoder is pure Python and costs as much as the rest of a hit); ``sk_meta``
+    says whether the scene held SuperKernel metadata (``analyze``'s note)."""
+
+    json_text: str
+    warnings: tuple[str, ...]
+    fault_kind: str
+    sk_meta: bool
+    blob: bytes
+
+    @property
+    def analysis(self) -> Analysis:
+        from skdbg.triage.model import Analysis
+
+        analysis = pickle.loads(self.blob)
+        if not isinstance(analysis, Analysis):
+            raise TypeError("the cache entry does not hold an analysis")
+        return analysis
+
+
+#: the last rendered analysis and its text: ``analyze`` stores the text with a new entry, then prints it
+_LAST_JSON: list[tuple[Analysis, str]] = []
+
+
+def analysis_json_text(analysis: Analysis) -> str:
+    """The analysis JSON exactly as ``analyze --format json`` prints it (before the final newline).
+
+    Why remembered: the indented encoder is pure Python (0.1 s on a 2,000-child verdict), and a first
+    run renders the same (frozen) analysis for the cache entry and for stdout."""
+    if _LAST_JSON and _LAST_JSON[0][0] is analysis:
+        return _LAST_JSON[0][1]
+    text = json.dumps(analysis.to_json(), indent=2, ensure_ascii=False)
+    _LAST_JSON[:] = [(analysis, text)]
+    return text
+
+
+def _extras(ctx: TriageContext) -> list[Path]:
+    run = ctx.run_override
+    out = [] if run is None else [Path(os.path.abspath(run.file))]
+    return out + [Path(os.path.abspath(p)) for p in ctx.marker_candidates()]
+
+
+def _input_hashes(ctx: TriageContext) -> dict[str, str | None]:
+    """Label → SHA-256 of every input (the G5 hashes; None for an unreadable one)."""
+    from skdbg.parsers.common import ParseError
+
+    out: dict[str, str | None] = {}
+    for a in ctx.scene.artifacts:
+        try:
+            out[f"{a.kind}:{a.relpath}"] = a.sha256
+        except (ParseError, OSError):
+            out[f"{a.kind}:{a.relpath}"] = None  # unreadable now: never trust (nor store) a verdict for it
+    for p in _extras(ctx):
+        if p.is_file():
+            out[f"extra:{p}"] = _file_sha256(p)
+    return out
 
 
 class AnalysisCache:
@@ -105,21 +264,83 @@ class AnalysisCache:
     def __init__(self, root: Path | None = None) -> None:
         self.root = root if root is not None else cache_dir()
 
+    # ------------------------------------------------------------------ look-up without parsing
+
+    def lookup(self, key: CacheKey) -> CachedAnalysis | None:
+        """The cached analysis for ``key`` when the scene is unchanged, without opening the scene.
+
+        Only snapshot entries answer here; a scene with links or special files goes the slow way
+        (:meth:`analyze`, which re-hashes its inputs)."""
+        entry = self._load(key.digest())
+        if entry is None or entry["snapshot"].tree is None:
+            return None
+        stored: Snapshot = entry["snapshot"]
+        fresh = take_snapshot(key.root, [Path(p) for p, _ in stored.extras])
+        if not fresh.same_as(stored) or not self._racy_ok(entry):
+            return None
+        return CachedAnalysis(
+            entry["json"], tuple(entry["warnings"]), entry["fault_kind"], entry["sk_meta"], entry["analysis"]
+        )
+
+    # ------------------------------------------------------------------ the analysis path
+
     def analyze(self, ctx: TriageContext, compute: Callable[[TriageContext], Analysis]) -> Analysis:
         """The cached analysis of ``ctx`` when its inputs are unchanged, else ``compute(ctx)`` (stored)."""
-        inputs = _inputs(ctx)
-        key = cache_key(ctx, inputs)
-        entry = self._load(key)
-        if entry is not None:
-            stored: dict[str, str | None] = entry["hashes"]
-            if stored == {i.label: _sha256(i) for i in inputs} and None not in stored.values():
-                analysis: Analysis = entry["analysis"]
-                return analysis
+        key = CacheKey.of(ctx)
+        digest = key.digest()
+        extras = _extras(ctx)
+        before = take_snapshot(key.root, extras)
+        entry = self._load(digest)
+        if entry is not None and self._valid(entry, ctx, before):
+            with contextlib.suppress(Exception):  # an entry that does not unpickle is a miss
+                return CachedAnalysis("", (), "", False, entry["analysis"]).analysis
         analysis = compute(ctx)
-        hashes = {i.label: _sha256(i) for i in inputs}
-        if None not in hashes.values():
-            self._store(key, {"format": _FORMAT, "hashes": hashes, "analysis": analysis})
+        after = take_snapshot(key.root, extras)
+        if not after.same_as(before):
+            return analysis  # the scene changed while it was analysed: not a verdict to keep
+        hashes = _input_hashes(ctx)
+        if None in hashes.values():
+            return analysis
+        # a racy file's hash: the one G5 computed while the analysis read it, else read now
+        known = {str(a.path): a._sha256 for a in ctx.scene.artifacts}
+        racy = {
+            str(p): known.get(str(p)) or hashes.get(f"extra:{p}") or _file_sha256(p)
+            for p in before.racy(key.root)
+        }
+        if None in racy.values():
+            return analysis
+        layout = ctx.scene.layout
+        self._store(
+            digest,
+            {
+                "format": _FORMAT,
+                "snapshot": before,
+                "racy": racy,
+                "hashes": hashes,
+                "sk_meta": bool(layout.models or layout.prof_files),
+                "fault_kind": analysis.fault.kind,
+                "warnings": list(analysis.warnings),
+                "json": analysis_json_text(analysis),
+                # pickled apart: a hit printing JSON never loads the triage model
+                "analysis": pickle.dumps(analysis, protocol=pickle.HIGHEST_PROTOCOL),
+            },
+        )
         return analysis
+
+    def _valid(self, entry: dict[str, Any], ctx: TriageContext, fresh: Snapshot) -> bool:
+        stored: Snapshot = entry["snapshot"]
+        if stored.tree is not None:
+            return fresh.same_as(stored) and self._racy_ok(entry)
+        # no snapshot (links or special files in the scene): every input's content decides
+        hashes: dict[str, str | None] = entry["hashes"]
+        return hashes == _input_hashes(ctx) and fresh.extras == stored.extras
+
+    @staticmethod
+    def _racy_ok(entry: dict[str, Any]) -> bool:
+        racy: dict[str, str] = entry["racy"]
+        return all(_file_sha256(Path(p)) == sha for p, sha in racy.items())
+
+    # ------------------------------------------------------------------ storage
 
     def _path(self, key: str) -> Path:
         return self.root / f"{key}.pickle"
@@ -132,7 +353,11 @@ class AnalysisCache:
             return None  # absent, unreadable, truncated or from another Python: a miss
         if not isinstance(entry, dict) or entry.get("format") != _FORMAT:
             return None
-        if not isinstance(entry.get("analysis"), Analysis) or not isinstance(entry.get("hashes"), dict):
+        if not isinstance(entry.get("analysis"), bytes) or not isinstance(entry.get("snapshot"), Snapshot):
+            return None
+        if not isinstance(entry.get("json"), str) or not isinstance(entry.get("fault_kind"), str):
+            return None
+        if not isinstance(entry.get("racy"), dict) or not isinstance(entry.get("hashes"), dict):
             return None
         return entry
 
@@ -153,4 +378,15 @@ class AnalysisCache:
                     os.unlink(tmp)
 
 
-__all__ = ["ENV_CACHE", "AnalysisCache", "cache_dir", "cache_key"]
+__all__ = [
+    "ENV_CACHE",
+    "RACY_NS",
+    "AnalysisCache",
+    "CacheKey",
+    "CachedAnalysis",
+    "Snapshot",
+    "analysis_json_text",
+    "cache_dir",
+    "take_snapshot",
+    "tree_snapshot",
+]

@@ -71,17 +71,23 @@ class TriageContext:
 
         ``--source-root`` wins; else the scene root (scene-layout.md keeps ``src/model.py`` in the scene).
         """
-        run = self.run
-        rel = run.candidate.marker_file if run is not None and run.candidate is not None else None
-        if rel is None:
-            return None
-        for base in (self.source_root, self.root):
-            if base is None:
-                continue
-            p = Path(rel) if os.path.isabs(rel) else base / rel
+        for p in self.marker_candidates():
             if p.is_file():
                 return p
         return None
+
+    def marker_candidates(self) -> list[Path]:
+        """The paths :meth:`marker_file` tries, in order (the result cache records each one's state:
+        a model source appearing under ``--source-root`` changes the verdict's input)."""
+        run = self.run
+        rel = run.candidate.marker_file if run is not None and run.candidate is not None else None
+        if rel is None:
+            return []
+        return [
+            Path(rel) if os.path.isabs(rel) else base / rel
+            for base in (self.source_root, self.root)
+            if base is not None
+        ]
 
     # ------------------------------------------------------------------ citations
 

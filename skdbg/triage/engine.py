@@ -21,7 +21,7 @@ from skdbg.triage.localize import localize
 from skdbg.triage.model import Analysis, ArtifactRef, SceneInfo
 from skdbg.triage.proposal import propose
 from skdbg.triage.routing import route
-from skdbg.triage.stages import Localization
+from skdbg.triage.stages import STAGES, Cancelled, Localization, StageCallback
 
 
 def scene_info(ctx: TriageContext, pid: int | None, device: int | None) -> SceneInfo:
@@ -78,17 +78,6 @@ def run_summary(run: RunIdentity | None) -> dict[str, Any]:
         },
         "failing_path": run.failing_path,
     }
-
-
-#: the stages in the order they run, as reported to a stage callback (the TUI's progress line)
-STAGES = ("localise", "gate", "attribute", "grade", "propose", "route")
-
-#: ``on_stage(name, done, total)``: called before each stage runs (``done`` stages finished so far)
-StageCallback = Callable[[str, int, int], None]
-
-
-class Cancelled(Exception):
-    """The caller's cancellation token turned true between two stages; nothing was returned."""
 
 
 def analyze_staged(

@@ -7,13 +7,27 @@ localise → gate → attribute → grade → propose → route (see :mod:`skdbg
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from typing import TYPE_CHECKING
 
-from skdbg.parsers.runtime_faults import KernelFaultLine
-from skdbg.parsers.sk_handler import Incident
-from skdbg.triage.model import EvidenceItem, FaultInfo
-from skdbg.triage.skview import SkInstance
+if TYPE_CHECKING:  # annotations only: importing the stage records must not load the parsers
+    from datetime import datetime
+
+    from skdbg.parsers.runtime_faults import KernelFaultLine
+    from skdbg.parsers.sk_handler import Incident
+    from skdbg.triage.model import EvidenceItem, FaultInfo
+    from skdbg.triage.skview import SkInstance
+
+#: the stages in the order they run, as reported to a stage callback (the TUI's progress line)
+STAGES = ("localise", "gate", "attribute", "grade", "propose", "route")
+
+#: ``on_stage(name, done, total)``: called before each stage runs (``done`` stages finished so far)
+StageCallback = Callable[[str, int, int], None]
+
+
+class Cancelled(Exception):
+    """The caller's cancellation token turned true between two stages; nothing was returned."""
 
 
 @dataclass
@@ -54,4 +68,4 @@ class Localization:
         return self.fault.kind == "sk"
 
 
-__all__ = ["Localization"]
+__all__ = ["STAGES", "Cancelled", "Localization", "StageCallback"]

@@ -8,16 +8,16 @@ fails or is cancelled every screen says so, and ``app.retry`` (ctrl+r) runs it a
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
 from textual.binding import BindingType
 from textual.worker import get_current_worker
 
 from skdbg.parsers.common import ParseError
-from skdbg.triage.context import TriageContext, check_inputs, open_context
-from skdbg.triage.model import EvidenceItem
 from skdbg.tui.appbase import SkdbgBaseApp
 from skdbg.tui.bookmark_commands import BookmarkCommands
 from skdbg.tui.commands import SkdbgCommands
@@ -25,7 +25,6 @@ from skdbg.tui.keymap import APP_BINDINGS, RETRY_KEY
 from skdbg.tui.messages import AnalysisFailed, AnalysisProgress, AnalysisReady, SceneOpened
 from skdbg.tui.prompt import PromptScreen
 from skdbg.tui.screens.base import TriageScreen
-from skdbg.tui.screens.dialogs import ExplainScreen, HelpScreen
 from skdbg.tui.screens.evidence import EvidenceScreen
 from skdbg.tui.screens.log import LogScreen
 from skdbg.tui.screens.overview import OverviewScreen
@@ -34,6 +33,14 @@ from skdbg.tui.screens.scope import ScopeScreen
 from skdbg.tui.screens.source import SourceScreen
 from skdbg.tui.state import Cancelled, TriageState, run_analysis
 from skdbg.tui.widgets.text import analysis_codes
+
+if TYPE_CHECKING:  # the triage stack loads in the analysis worker, after the first screen painted
+    from skdbg.triage.context import TriageContext
+    from skdbg.triage.model import EvidenceItem
+
+#: at most this long the analysis worker waits for the Log screen's first painted line when the app
+#: opens on it (``--screen log``): its imports and parsing would otherwise fight the first frame for the GIL
+LOG_FIRST_WAIT = 3.0
 
 
 def plog_files(ctx: TriageContext) -> list[Path]:
@@ -92,6 +99,8 @@ class SkdbgApp(SkdbgBaseApp):
     @work(thread=True, exclusive=True, group="analysis", description="analyse the scene", exit_on_error=False)
     def analyse(self, scene: Path) -> None:
         worker = get_current_worker()
+        from skdbg.triage.context import check_inputs, open_context
+
         ctx, self._ctx = self._ctx, None
 
         def progress(stage: str, done: int, total: int) -> None:
@@ -101,8 +110,11 @@ class SkdbgApp(SkdbgBaseApp):
             if ctx is None:
                 ctx = open_context(scene)
                 check_inputs(ctx)
+            plogs = plog_files(ctx)
             if self.plog_files is None:
-                self.post_message(SceneOpened(plog_files(ctx)))
+                self.post_message(SceneOpened(plogs))
+            if self.start_mode == "log" and plogs:
+                self._wait_for_log_paint(lambda: worker.is_cancelled)
             state = run_analysis(scene, progress, lambda: worker.is_cancelled, ctx=ctx)
         except Cancelled as exc:
             self.post_message(AnalysisFailed(str(exc)))
@@ -112,6 +124,25 @@ class SkdbgApp(SkdbgBaseApp):
             self.post_message(AnalysisFailed(f"internal error while analysing {scene}: {exc!r}"))
         else:
             self.post_message(AnalysisReady(state))
+
+    def _wait_for_log_paint(self, cancelled: Callable[[], bool]) -> None:
+        """Return once the Log screen painted its first line, at most :data:`LOG_FIRST_WAIT` seconds;
+        at once when the user left the Log screen or its files hold no line. Runs in the worker
+        thread: attribute reads only."""
+        deadline = time.monotonic() + LOG_FIRST_WAIT
+        while time.monotonic() < deadline and not cancelled():
+            if self.current_mode != "log":
+                return
+            try:
+                view = getattr(self.screen, "view", None)
+            except Exception:  # no screen yet (the stack is being built)
+                view = None
+            if view is not None:
+                if getattr(view, "first_paint_time", None) is not None:
+                    return
+                if getattr(view, "indexing_done", False) and not getattr(view, "row_count", 1):
+                    return  # nothing to paint
+            time.sleep(0.01)
 
     def on_analysis_progress(self, message: AnalysisProgress) -> None:
         self.status_text = (
@@ -170,6 +201,8 @@ class SkdbgApp(SkdbgBaseApp):
             self.switch_mode(mode)
 
     def action_help(self) -> None:
+        from skdbg.tui.screens.dialogs import HelpScreen  # textual's Markdown: loaded on first F1
+
         if not isinstance(self.screen, HelpScreen):
             st = self.state
             codes = analysis_codes(st.analysis, st.proposal) if st is not None else []
@@ -177,6 +210,8 @@ class SkdbgApp(SkdbgBaseApp):
 
     def explain(self, code: str) -> None:
         """Show what ``code`` means (the palette's "Explain …"; same text as ``skdbg explain``)."""
+        from skdbg.tui.screens.dialogs import ExplainScreen
+
         self.push_screen(ExplainScreen(code))
 
     def action_explain_here(self) -> None:

@@ -14,7 +14,6 @@ from textual.app import App, SystemCommand
 from textual.screen import Screen
 
 from skdbg.tui.keymap import KeymapError, load_keymap
-from skdbg.tui.screens.dialogs import HelpScreen
 from skdbg.tui.settings import save_theme, saved_theme
 
 
@@ -69,6 +68,8 @@ class SkdbgBaseApp(App[None]):
         return self.keymap_in_use.get(binding_id, default)
 
     def action_help(self) -> None:
+        from skdbg.tui.screens.dialogs import HelpScreen  # textual's Markdown: loaded on first F1
+
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
 

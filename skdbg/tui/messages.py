@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from skdbg.tui.state import TriageState
+if TYPE_CHECKING:
+    from skdbg.tui.state import TriageState
 
 
 @dataclass

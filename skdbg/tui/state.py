@@ -10,13 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from skdbg.triage.context import TriageContext, check_inputs, open_context
-from skdbg.triage.engine import STAGES as ENGINE_STAGES
-from skdbg.triage.engine import Cancelled, analyze_staged
-from skdbg.triage.model import Analysis, Proposal
-from skdbg.triage.skview import SkInstance
-from skdbg.triage.stages import Localization
+from skdbg.triage.stages import STAGES as ENGINE_STAGES
+from skdbg.triage.stages import Cancelled
+
+if TYPE_CHECKING:  # the triage stack loads in the analysis worker, after the first screen painted
+    from skdbg.triage.context import TriageContext
+    from skdbg.triage.model import Analysis, Proposal
+    from skdbg.triage.skview import SkInstance
+    from skdbg.triage.stages import Localization
 
 #: what the progress line names: opening the scene, then the engine's own stages
 STAGES = ("open scene", *ENGINE_STAGES)
@@ -58,6 +61,9 @@ def run_analysis(
     ``ctx``: the scene already opened and checked (``skdbg tui`` did it before the UI started);
     otherwise it is opened and checked here exactly as ``skdbg analyze`` does (ParseError). The
     engine reports each stage to ``progress`` and polls ``cancelled`` between them."""
+    from skdbg.triage.context import check_inputs, open_context
+    from skdbg.triage.engine import analyze_staged
+
     total = len(STAGES)
     if cancelled():
         raise Cancelled("cancelled after start")

@@ -152,3 +152,93 @@ def test_cli_no_cache_bypasses_and_locate_names_the_cache(
     assert len(list(where.glob("*.pickle"))) == 1
     r = runner.invoke(main, ["locate", "--format", "json"], env={"SKDBG_HOME": str(tmp_path / "home")})
     assert json.loads(r.stdout)["analysis_cache"] == str(where)
+
+
+def _cli_json(scene: Path, *extra: str) -> tuple[dict[str, object], str]:
+    r = CliRunner().invoke(main, ["analyze", str(scene), "--format", "json", *extra])
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout), r.stdout
+
+
+@pytest.mark.parametrize("racy_ns", [0, 3_000_000_000])
+@pytest.mark.parametrize(
+    "victim",
+    ["log/plog/plog-48213_20260610140058123.log", "sk_meta/48213/model_48_1/super_kernel.log", "run.json"],
+)
+def test_cli_hit_path_misses_a_same_size_edit_with_mtime_put_back(
+    scene: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, victim: str, racy_ns: int
+) -> None:
+    """The CLI answers a hit before opening the scene (tree snapshot, no parsing). With the racy window
+    off (0: only inode stats guard the hit) the edit still misses, because the write and the utime call
+    both set ctime; with it on, the freshly copied files are also compared by content."""
+    from skdbg.triage import cache as cache_mod
+
+    monkeypatch.setattr(cache_mod, "RACY_NS", racy_ns)
+    monkeypatch.setenv("SKDBG_CACHE_DIR", str(tmp_path / "cli-cache"))
+    calls = Counting()
+    monkeypatch.setattr(engine, "analyze_context", calls)
+    first, _ = _cli_json(scene)
+    _, hit_text = _cli_json(scene)
+    assert calls.calls == 1
+    _same_size_edit_keeping_mtime(scene / victim)
+    after, after_text = _cli_json(scene)
+    assert calls.calls == 2
+    assert _cli_json(scene)[1] == after_text  # the new verdict was stored and now answers
+    assert calls.calls == 2
+    fresh, _ = _cli_json(scene, "--no-cache")
+    assert after == fresh
+    assert hit_text == json.dumps(first, indent=2, ensure_ascii=False) + "\n"
+    if victim == "run.json":
+        assert after != first  # the edited manifest is what the new verdict reports
+
+
+def test_cli_hit_output_is_byte_identical_in_every_format(
+    scene: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SKDBG_CACHE_DIR", str(tmp_path / "cli-cache"))
+    runner = CliRunner()
+    for fmt in ("json", "text", "md"):
+        fresh = runner.invoke(main, ["analyze", str(scene), "--format", fmt, "--no-cache"])
+        runner.invoke(main, ["analyze", str(scene), "--format", fmt])  # fills the cache
+        hit = runner.invoke(main, ["analyze", str(scene), "--format", fmt])
+        assert hit.exit_code == fresh.exit_code == 0
+        assert hit.stdout == fresh.stdout and hit.stderr == fresh.stderr
+
+
+def test_added_file_and_model_source_under_source_root_miss(
+    scene: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file appearing anywhere in the scene misses (a new plog changes the verdict's inputs), and so
+    does a model source appearing under --source-root where none was before."""
+    monkeypatch.setenv("SKDBG_CACHE_DIR", str(tmp_path / "cli-cache"))
+    calls = Counting()
+    monkeypatch.setattr(engine, "analyze_context", calls)
+    _cli_json(scene)
+    (scene / "notes.txt").write_text("added\n")
+    _cli_json(scene)
+    assert calls.calls == 2
+    src = tmp_path / "src-root"
+    src.mkdir()
+    _cli_json(scene, "--source-root", str(src))
+    _cli_json(scene, "--source-root", str(src))
+    assert calls.calls == 3
+    (src / "src").mkdir()
+    shutil.copy(scene / "src" / "model.py", src / "src" / "model.py")
+    _cli_json(scene, "--source-root", str(src))
+    assert calls.calls == 4
+
+
+def test_scene_with_a_link_is_guarded_by_content(scene: Path, tmp_path: Path) -> None:
+    """A symbolic link in the scene disables the snapshot; the input hashes then decide (and still
+    refuse a same-size edit with the mtime put back)."""
+    from skdbg.triage.cache import tree_snapshot
+
+    (scene / "link-to-run.json").symlink_to(scene / "run.json")
+    assert tree_snapshot(scene) is None
+    cache, run = AnalysisCache(tmp_path / "cache"), Counting()
+    cache.analyze(open_context(scene), run)
+    cache.analyze(open_context(scene), run)
+    assert run.calls == 1
+    _same_size_edit_keeping_mtime(scene / "sk_meta/48213/model_48_1/sk_fused_nodes.log")
+    cache.analyze(open_context(scene), run)
+    assert run.calls == 2

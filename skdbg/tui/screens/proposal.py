@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.syntax import Syntax
 from rich.text import Text
@@ -23,14 +23,15 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, DataTable, RadioButton, RadioSet, Static
 
 from skdbg.atomic import OutputNotEmptyError
-from skdbg.triage.edit import CutCheck, check_cut, mark_blocked, replan
 from skdbg.triage.model import MECHANISMS, Proposal
-from skdbg.triage.report import ReportError, write_report
 from skdbg.tui.keymap import PROPOSAL_BINDINGS
 from skdbg.tui.prompt import PromptScreen
 from skdbg.tui.screens.base import TriageScreen
-from skdbg.tui.state import TriageState
 from skdbg.tui.widgets.text import escape, proposal_summary
+
+if TYPE_CHECKING:  # the edit/report stack loads when used: the app paints before the triage imports
+    from skdbg.triage.edit import CutCheck
+    from skdbg.tui.state import TriageState
 
 _RULE = re.compile(r"(§[0-9.]+(?:\([a-z]\))?(?: rule \d+)?)")
 
@@ -182,6 +183,8 @@ class ProposalScreen(TriageScreen):
         st = self.state
         if st is None or st.instance is None:
             return
+        from skdbg.triage.edit import check_cut, replan
+
         check = check_cut(st.ctx, st.instance, excluded)
         if not check.ok:
             self.app.call_from_thread(self._refused, check)
@@ -241,6 +244,8 @@ class ProposalScreen(TriageScreen):
         def done(reason: str | None) -> None:
             if reason is None or self.state is None:
                 return
+            from skdbg.triage.edit import mark_blocked
+
             self.state.set_proposal(mark_blocked(self.state.proposal, reason), "blocked")
             self.skdbg.bump()
             self.sync()
@@ -274,6 +279,8 @@ class ProposalScreen(TriageScreen):
         st = self.state
         if st is None:
             return
+        from skdbg.triage.report import ReportError, write_report
+
         try:
             files = write_report(st.ctx, st.final_analysis(), out)
         except (ReportError, OutputNotEmptyError, OSError) as exc:

@@ -12,7 +12,6 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from skdbg.show import show
-from skdbg.triage.edit import closure
 from skdbg.tui.screens.base import TriageScreen
 from skdbg.tui.state import TriageState
 from skdbg.tui.widgets.text import cells, escape
@@ -52,6 +51,8 @@ class ScopeScreen(TriageScreen):
         moving: set[int] = set(p.excluded) | set(p.collateral)
         found = None
         if p.excluded:
+            from skdbg.triage.edit import closure  # loaded with the analysis, not before the UI
+
             try:
                 found = closure(state.ctx, inst, p.excluded)
             except ValueError:
