@@ -545,17 +545,19 @@ class _Builder:
         queue = self.inst.queue(qtype)
         finished = [r for r in states if r.state == OP_FINISHED]
         if any(r.state == ENTRY_FINISHED for r in states) and not finished:
+            self.blocked.append(Blocked(c.core_id, qtype, None))
             return "SK entry finished on this core (state 4): nothing left to wait on"
         if any(r.state == ORIGIN for r in states) and not finished:
+            self.blocked.append(Blocked(c.core_id, qtype, None))
             return None
         # No trace state at all (no op_trace, no COND value): where the core stopped in its queue is
         # unknown, so the first blocking task from the queue head is named, and said to be so.
         head = "" if states else " (no trace state on this core: first blocking task from the queue head)"
         last = finished[0].index if finished else None
         t = first_blocking(queue, last)
+        self.blocked.append(Blocked(c.core_id, qtype, t, last))
         if last is not None and not any(x.index == last and x.type == "FUNC" for x in queue):
             return None
-        self.blocked.append(Blocked(c.core_id, qtype, t, last))
         return None if t is None else self._describe_wait(t, qtype) + head
 
     def _describe_wait(self, t: SkTask, qtype: str) -> str:

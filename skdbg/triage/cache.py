@@ -36,7 +36,7 @@ from skdbg.triage.context import TriageContext
 from skdbg.triage.model import Analysis
 
 ENV_CACHE = "SKDBG_CACHE_DIR"
-_FORMAT = 1
+_FORMAT = 2  # 2: Analysis gained wait_for (an older pickle would lack the slot)
 
 
 def cache_dir(env: dict[str, str] | None = None) -> Path:

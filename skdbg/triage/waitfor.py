@@ -161,16 +161,13 @@ class WaitFor:
         }
 
     def lines(self) -> list[str]:
-        """The graph as text: one ``waiter --kind--> target`` line per edge, nodes by label."""
-        label = {n.id: n.label for n in self.nodes}
-        lane = {n.id: n.lane for n in self.nodes}
+        """The graph as text: one ``waiter --kind--> target   (why)`` line per edge, each node by its
+        label with its lane (core, stream or queue) in brackets."""
+        name = {n.id: n.label if n.lane == n.label else f"[{n.lane}] {n.label}" for n in self.nodes}
         out = []
         for e in self.edges:
-            what = f" ({e.label})" if e.label else ""
-            out.append(
-                f"[{lane.get(e.src, '?')}] {label.get(e.src, e.src)} --{e.kind}--> "
-                f"[{lane.get(e.dst, '?')}] {label.get(e.dst, e.dst)}{what}"
-            )
+            what = f"   ({e.label})" if e.label else ""
+            out.append(f"{name.get(e.src, e.src)} --{e.kind}--> {name.get(e.dst, e.dst)}{what}")
         return out
 
 
@@ -486,9 +483,9 @@ class _Graph:
     def build(self) -> None:
         todo: list[SkTask] = []
         for b in self.blocked:
+            cid = self.core_node(b)
             if b.task is None:
                 continue
-            cid = self.core_node(b)
             self.edge(
                 cid,
                 self.task_node(b.task),
@@ -695,7 +692,20 @@ class _Graph:
                 )
             if not parts:
                 continue
-            nodes = [*(f"core:{b.core_id}" for b in bs), sid]
+            lane = f"{t.queue.upper()} queue"
+            short = "cores"
+            if expected is not None and reached is not None and reached < expected:
+                short = f"{expected - reached} core(s)"
+            absent = self.add(
+                WaitNode(
+                    f"absent:{sid}",
+                    "missing",
+                    lane,
+                    f"{short} that never reach the SyncAll (it waits for blk={expected})",
+                )
+            )
+            self.edge(sid, absent, "barrier", "; ".join(parts), (self.cite_task(t),))
+            nodes = [*(f"core:{b.core_id}" for b in bs), sid, absent]
             ev = list(self.evidence(nodes, [(f"core:{b.core_id}", sid) for b in bs]))
             if func is not None:
                 w = self.cite_task(func)

@@ -1,0 +1,51 @@
+"""The wait-for graph on emulated hangs (skdbg.sim fault kinds ``unmatched_wait``, ``circular_wait``).
+
+What the emulated device shows (docs/sim.md): ``unmatched_wait`` — an event pair sits right before
+the culprit child and its wait never sees the notify; every queue's core stops at that EVENT_WAIT
+although its EVENT_NOTIFY precedes it in the same queue (it ran and did not release the wait).
+``circular_wait`` [A, B] — SYNC wait AIV→AIC after A (AIC) and wait AIC→AIV after B (AIV), and no
+queue holds a SET: the AIC core waits on the AIV core and back.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sim_support import model, scene
+
+
+def test_emulated_unmatched_wait_names_the_wait_and_its_spent_notify(tmp_path: Path) -> None:
+    m = model(tmp_path, 8, 4, "unmatched_wait")
+    wait = m.op_named(m.fault.op or "")
+    notify = m.op_named(wait.name.replace("_wait", "_record"))
+    res, a = scene(m, tmp_path / "s")
+    assert res.outcome == "hang" and a.wait_for is not None
+    wf = a.wait_for
+    assert [f.kind for f in wf.findings] == ["unmatched_wait"]
+    f = wf.findings[0]
+    assert f.cores == tuple(sorted(c.core_id for c in a.fault.cores))
+    assert f"eventId={wait.event}" in f.detail and "already ran" in f.detail
+    # the wait is task k, its notify task k-1 (the pair sits right before the culprit, one stream)
+    labels = {n.id: n.label for n in wf.nodes}
+    wait_node = next(i for i, lab in labels.items() if "EVENT_WAIT" in lab)
+    notify_node = next(i for i, lab in labels.items() if "EVENT_NOTIFY" in lab)
+    assert (wait_node, notify_node, "event") in {(e.src, e.dst, e.kind) for e in wf.edges}
+    assert int(notify_node.split(":")[1]) == int(wait_node.split(":")[1]) - 1
+    assert notify.event == wait.event
+    assert (a.verdict.confidence, a.verdict.rule) == ("low", "C6") and "X5" in a.routes
+
+
+def test_emulated_circular_wait_is_a_cycle_across_the_two_cores(tmp_path: Path) -> None:
+    m = model(tmp_path, 8, [2, 5], "circular_wait")
+    _res, a = scene(m, tmp_path / "s")
+    assert a.wait_for is not None and a.wait_for.kind == "circular_wait"
+    f = a.wait_for.findings[0]
+    by_type = {c.core_type: c.core_id for c in a.fault.cores}
+    assert f.across == "cores" and set(f.cores) == {by_type["AIC"], by_type["AIV"]}
+    kinds = {(e.src, e.kind) for e in a.wait_for.edges}
+    assert (f"core:{by_type['AIC']}", "blocked_at") in kinds and (
+        f"core:{by_type['AIV']}",
+        "blocked_at",
+    ) in kinds
+    assert sum(1 for e in a.wait_for.edges if e.kind == "sync") == 2
+    assert "circular_wait" in a.verdict.flags
