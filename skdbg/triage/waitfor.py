@@ -31,14 +31,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 import networkx as nx
 
 from skdbg.parsers.common import Source
+from skdbg.parsers.device_args import Task as DaTask
 from skdbg.triage.context import TriageContext
 from skdbg.triage.model import EvidenceItem
-from skdbg.triage.skview import SkInstance, SkTask
+from skdbg.triage.skview import SkInstance, SkNode, SkTask
 
 #: SYNC args (SkCoreSyncType, §3.3)
 ALL_SYNC, SET_AIC_TO_AIV, SET_AIV_TO_AIC, WAIT_AIC_TO_AIV, WAIT_AIV_TO_AIC = 0, 3, 4, 5, 6
@@ -233,10 +235,11 @@ class _Graph:
     edges: dict[tuple[str, str], WaitEdge] = field(default_factory=dict)
     items: dict[str, EvidenceItem] = field(default_factory=dict)
     ran: set[str] = field(default_factory=set)  # notifiers every core running them is already past
+    _by_id: dict[int, SkNode] | None = None
 
     # -------------------------------------------------------------- citing
 
-    def _da_task(self, t: SkTask) -> Any:
+    def _da_task(self, t: SkTask) -> DaTask | None:
         """The sk_device_args.log row of the same queue slot (it has a line; the JSON only a path)."""
         da = self.inst.device_args
         if da is None:
@@ -271,9 +274,12 @@ class _Graph:
 
     # -------------------------------------------------------------- facts of a task
 
-    def event_node(self, t: SkTask) -> Any:
+    def event_node(self, t: SkTask) -> SkNode | None:
+        """The fused-node record of a task (eventId, stream, nodeIdxInStream), by its nodeId."""
+        if self._by_id is None:
+            self._by_id = {n.node_id: n for n in self.inst.nodes}
         nid = t.node_id if t.node_id is not None else self.inst.index_to_node_id.get(t.index)
-        return None if nid is None else self.inst.node_by_id(nid)
+        return None if nid is None else self._by_id.get(nid)
 
     def event_key(self, t: SkTask) -> tuple[str, int | None]:
         n = self.event_node(t)
@@ -376,7 +382,7 @@ class _Graph:
         if n is None or n.stream_id is None:
             return
         pos = _stream_pos(n)
-        prev: tuple[int, SkTask] | None = None
+        prev: tuple[int, SkTask, SkNode] | None = None
         for w in self.inst.tasks:
             if w.type != "EVENT_WAIT" or w.index == t.index:
                 continue
@@ -384,17 +390,17 @@ class _Graph:
             if wn is None or wn.stream_id != n.stream_id or _stream_pos(wn) >= pos:
                 continue
             if prev is None or _stream_pos(wn) > prev[0]:
-                prev = (_stream_pos(wn), w)
+                prev = (_stream_pos(wn), w, wn)
         if prev is None:
             return
-        w = prev[1]
+        _pos, w, wn = prev
         wid = self.task_node(w)
         self.edge(
             tid,
             wid,
             "stream_order",
             f"stream {n.stream_id}: runs after the wait task {w.index}",
-            (self.cite_src(n.src, "fused_nodes"), self.cite_src(self.event_node(w).src, "fused_nodes")),
+            (self.cite_src(n.src, "fused_nodes"), self.cite_src(wn.src, "fused_nodes")),
         )
         todo.append(w)
 
@@ -541,7 +547,7 @@ class _Graph:
             [(u, v) for (u, v), e in self.edges.items() if e.kind in ("event", "stream_order")]
         )
         seen: set[frozenset[str]] = set()
-        for cyc in sorted(nx.simple_cycles(ev), key=lambda c: (len(c), sorted(c))):
+        for cyc in sorted(_cycles(ev), key=lambda c: (len(c), sorted(c))):
             streams = self.streams_of(cyc)
             if len(streams) < 2 or frozenset(cyc) in seen:
                 continue
@@ -567,7 +573,7 @@ class _Graph:
             )
         # circular waits across cores: cycles of the whole graph through ≥ 2 cores
         seen_cores: set[tuple[int, ...]] = set()
-        for cyc in sorted(nx.simple_cycles(self.g), key=lambda c: (len(c), sorted(c))):
+        for cyc in sorted(_cycles(self.g), key=lambda c: (len(c), sorted(c))):
             cores = self.cores_of(cyc)
             if len(cores) < 2 or cores in seen_cores or in_cycle & set(cyc):
                 continue
@@ -730,6 +736,15 @@ class _Graph:
         return out
 
 
+#: at most this many cycles are examined (a pathological queue must not make a hang report explode)
+MAX_CYCLES = 256
+
+
+def _cycles(g: nx.DiGraph[str]) -> list[list[str]]:
+    """networkx's simple cycles of ``g``, the first :data:`MAX_CYCLES` of them."""
+    return list(islice(nx.simple_cycles(g), MAX_CYCLES))
+
+
 def _rotate(cyc: Sequence[str], first: str) -> list[str]:
     """The cycle read from ``first`` (when it is on it), so the text starts where the reader looks."""
     i = list(cyc).index(first) if first in cyc else 0
@@ -740,7 +755,7 @@ def _pairs(cyc: Sequence[str]) -> list[tuple[str, str]]:
     return [(cyc[i], cyc[(i + 1) % len(cyc)]) for i in range(len(cyc))]
 
 
-def _stream_pos(n: Any) -> int:
+def _stream_pos(n: SkNode) -> int:
     idx = n.node.node_idx_in_stream
     return int(idx) if idx is not None else int(n.position)
 

@@ -4,13 +4,16 @@ What the emulated device shows (docs/sim.md): ``unmatched_wait`` — an event pa
 the culprit child and its wait never sees the notify; every queue's core stops at that EVENT_WAIT
 although its EVENT_NOTIFY precedes it in the same queue (it ran and did not release the wait).
 ``circular_wait`` [A, B] — SYNC wait AIV→AIC after A (AIC) and wait AIC→AIV after B (AIV), and no
-queue holds a SET: the AIC core waits on the AIV core and back.
+queue holds a SET: the AIC core waits on the AIV core and back. ``syncall_mismatch`` X — a SyncAll
+after X waits for X's block_dim + 8 cores; one core of X's type stops there (with the execution trace,
+the counters show X's block_dim cores finished X).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from sim_support import model, scene
 
 
@@ -49,3 +52,27 @@ def test_emulated_circular_wait_is_a_cycle_across_the_two_cores(tmp_path: Path) 
     ) in kinds
     assert sum(1 for e in a.wait_for.edges if e.kind == "sync") == 2
     assert "circular_wait" in a.verdict.flags
+
+
+@pytest.mark.parametrize("trace", [False, True])
+def test_emulated_syncall_mismatch_names_the_barrier_and_the_counts(tmp_path: Path, trace: bool) -> None:
+    m = model(tmp_path, 8, 3, "syncall_mismatch")
+    x = m.op_named("k3")  # the synthetic model: k3 is an AIV kernel on 48 blocks
+    assert (x.kernel_type, x.block_dim) == ("AIV_ONLY", 48)
+    res, a = scene(m, tmp_path / "s", debug={"debug_op_exec_trace": 1} if trace else None)
+    assert res.outcome == "hang" and a.wait_for is not None
+    assert [f.kind for f in a.wait_for.findings] == ["syncall_mismatch"]
+    f = a.wait_for.findings[0]
+    (core,) = a.fault.cores
+    assert f.cores == (core.core_id,) and core.role == "bystander"
+    assert "blk=56" in f.detail and "numBlocks=48" in f.detail
+    assert ("48 core(s) reached it" in f.detail) is trace
+    assert (a.verdict.confidence, a.verdict.rule) == ("low", "C6") and "X5" in a.routes
+    assert "D2" in [s.id for s in a.next_steps]
+
+
+def test_emulated_syncall_mismatch_of_an_unfused_kernel_is_clean(tmp_path: Path) -> None:
+    """An SK of one kernel is no fusion (the emulator treats it as running alone): no SyncAll, no hang."""
+    m = model(tmp_path, 1, 0, "syncall_mismatch")
+    res, _a = scene(m, tmp_path / "s")
+    assert res.outcome == "clean"
