@@ -10,6 +10,7 @@ plain text search in the written artifacts, never taken from the code under test
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from skdbg.triage.context import open_context
 from skdbg.triage.engine import analyze_context
 from skdbg.triage.model import Analysis
 from skdbg.triage.render import render_markdown, render_text
+from skdbg.triage.report import write_report
 from skdbg.triage.schema import validate_analysis
 from skdbg.triage.waitfor import WaitFor, drawable, to_digraph
 
@@ -302,3 +304,57 @@ def test_drawable_graph_has_lanes_and_edge_kinds(tmp_path: Path) -> None:
     assert (
         g.nodes["core:24"]["lane"] == "core 24 (AIC)" and g.edges["sync:aic:1", "core:25"]["kind"] == "sync"
     )
+
+
+def test_report_failure_scene_draws_the_graph(tmp_path: Path) -> None:
+    """``skdbg report``: FAILURE_SCENE.md item 3 carries the edge list and the cited finding; the
+    report's analysis.json the same ``wait_for``."""
+    root, a = _hang(
+        tmp_path,
+        [
+            Kernel("QuantMatmul_a1", "AIC_ONLY"),
+            Kernel("Gelu_b2", "AIV_ONLY"),
+            Event("EventWait", 5),
+            Kernel("Add_c3", "AIV_ONLY"),
+        ],
+        [_stuck(24, "AIC", "OP_FINISHED", 0), _stuck(25, "AIV", "OP_FINISHED", 1)],
+    )
+    out = tmp_path / "report"
+    write_report(open_context(root), a, out)
+    md = (out / "FAILURE_SCENE.md").read_text()
+    item3 = md.split("## 3.")[1].split("## 4.")[0]
+    assert "wait-for graph (unmatched_wait" in item3
+    assert "core 24 (AIC) --blocked_at--> [stream 0] task 2 EVENT_WAIT eventId=5" in item3
+    assert "--event--> [nowhere] EVENT_NOTIFY eventId=5" in item3
+    assert f"`{_row(root, 'AIC', 'type=EVENT_WAIT, idx=2,')}`" in item3
+    doc = json.loads((out / "analysis.json").read_text())
+    assert doc["wait_for"]["kind"] == "unmatched_wait"
+
+
+def test_unmatched_wait_whose_notifier_sits_behind_the_waiter(tmp_path: Path) -> None:
+    """Task 1 waits for eventId 3 and its only notify is task 2, right behind it in the same queue and
+    stream: the waiting core itself would have to pass the wait to notify it (§7 X5: unmatched)."""
+    root, a = _hang(
+        tmp_path,
+        [
+            Kernel("QuantMatmul_a1", "AIC_ONLY"),
+            Event("EventWait", 3),
+            Event("EventNotify", 3),
+            Kernel("QuantMatmul_b2", "AIC_ONLY"),
+        ],
+        [_stuck(24, "AIC", "OP_FINISHED", 0)],
+    )
+    wf = a.wait_for
+    assert wf is not None and [f.kind for f in wf.findings] == ["unmatched_wait"]
+    f = wf.findings[0]
+    assert f.cores == (24,) and "sits behind the waiter" in f.detail
+    assert _edges(wf) >= {
+        ("core:24", "task:1", "blocked_at"),
+        ("task:1", "task:2", "event"),
+        ("task:2", "core:24", "queue_order"),
+    }
+    assert _cited(a, "unmatched_wait") >= {
+        _row(root, "AIC", "type=EVENT_WAIT, idx=1,"),
+        _row(root, "AIC", "type=EVENT_NOTIFY, idx=2,"),
+    }
+    assert "circular_wait" not in a.verdict.flags
