@@ -148,6 +148,8 @@ def test_circular_wait_across_cores(tmp_path: Path) -> None:
     assert "circular_wait" in a.verdict.flags
     assert all("circular_wait" in c.flags for c in a.fault.cores)
     assert (a.verdict.confidence, a.verdict.rule) == ("low", "C6") and "X5" in a.routes
+    d2 = [s for s in a.next_steps if s.id == "D2"]
+    assert d2 and all("wait-for graph: circular_wait across cores" in s.why for s in d2)
 
 
 def test_circular_wait_across_streams(tmp_path: Path) -> None:
