@@ -32,15 +32,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any
 
 from skdbg.parsers.common import Source
 from skdbg.parsers.device_args import Task as DaTask
 from skdbg.triage.context import TriageContext
 from skdbg.triage.model import EvidenceItem
 from skdbg.triage.skview import SkInstance, SkNode, SkTask
+
+if (
+    TYPE_CHECKING
+):  # networkx is imported where a graph is built: an analysis without bystanders never pays for it
+    import networkx as nx
 
 #: SYNC args (SkCoreSyncType, §3.3)
 ALL_SYNC, SET_AIC_TO_AIV, SET_AIV_TO_AIC, WAIT_AIC_TO_AIV, WAIT_AIV_TO_AIC = 0, 3, 4, 5, 6
@@ -195,6 +198,8 @@ def to_digraph(wf: WaitFor) -> nx.DiGraph[str]:
     """The graph as a networkx DiGraph with ``lane``/``label``/``style``/``order`` node attributes and
     ``kind``/``style``/``label`` edge attributes (what a lane-graph renderer reads)."""
     d = drawable(wf)
+    import networkx as nx
+
     g: nx.DiGraph[str] = nx.DiGraph()
     for i, n in enumerate(d["nodes"]):
         g.add_node(n["id"], lane=n["lane"], label=n["label"], style=n["style"], order=i)
@@ -222,6 +227,12 @@ def first_blocking(queue: Sequence[SkTask], after_func: int | None) -> SkTask | 
     return next((t for t in queue if t.slot >= start and _is_wait(t)), None)
 
 
+def _digraph() -> nx.DiGraph[str]:
+    import networkx as nx
+
+    return nx.DiGraph()
+
+
 @dataclass
 class _Graph:
     """Accumulates nodes/edges/evidence while the graph is read from the SK's queues and streams."""
@@ -230,7 +241,7 @@ class _Graph:
     inst: SkInstance
     blocked: Sequence[Blocked]
     counters: Sequence[CounterRow]
-    g: nx.DiGraph[str] = field(default_factory=nx.DiGraph)
+    g: nx.DiGraph[str] = field(default_factory=_digraph)
     nodes: dict[str, WaitNode] = field(default_factory=dict)
     edges: dict[tuple[str, str], WaitEdge] = field(default_factory=dict)
     items: dict[str, EvidenceItem] = field(default_factory=dict)
@@ -659,6 +670,8 @@ class _Graph:
 
     def _only_self(self, v: str, wid: str) -> bool:
         """Every path out of the notifier ``v`` leads back to the wait ``wid`` (a cycle through it alone)."""
+        import networkx as nx
+
         return all(nx.has_path(self.g, u, wid) for u in self.g.successors(v))
 
     def syncall(self) -> list[WaitFinding]:
@@ -742,6 +755,8 @@ MAX_CYCLES = 256
 
 def _cycles(g: nx.DiGraph[str]) -> list[list[str]]:
     """networkx's simple cycles of ``g``, the first :data:`MAX_CYCLES` of them."""
+    import networkx as nx
+
     return list(islice(nx.simple_cycles(g), MAX_CYCLES))
 
 

@@ -11,6 +11,9 @@ the counters show X's block_dim cores finished X).
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -76,3 +79,31 @@ def test_emulated_syncall_mismatch_of_an_unfused_kernel_is_clean(tmp_path: Path)
     m = model(tmp_path, 1, 0, "syncall_mismatch")
     res, _a = scene(m, tmp_path / "s")
     assert res.outcome == "clean"
+
+
+_PROBE = """
+import json, sys
+from skdbg.triage.context import open_context
+from skdbg.triage.engine import analyze_context
+a = analyze_context(open_context(sys.argv[1]))
+print(json.dumps({"wait_for": a.wait_for is not None, "networkx": "networkx" in sys.modules}))
+"""
+
+
+def _probe(scene_root: Path) -> dict[str, bool]:
+    """Analyse in a fresh interpreter (modules other tests imported cannot hide an import)."""
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE, str(scene_root)], capture_output=True, text=True, check=True
+    )
+    doc: dict[str, bool] = json.loads(out.stdout.strip().splitlines()[-1])
+    return doc
+
+
+def test_networkx_loads_only_when_a_wait_for_graph_is_built(tmp_path: Path) -> None:
+    """Issue 18 start-up budget: a fault inside a child builds no graph and never imports networkx; a hang does."""
+    fused = model(tmp_path, 8, 5, "fused")
+    scene(fused, tmp_path / "fused")
+    assert _probe(tmp_path / "fused") == {"wait_for": False, "networkx": False}
+    hang = model(tmp_path, 8, [2, 5], "circular_wait")
+    scene(hang, tmp_path / "hang")
+    assert _probe(tmp_path / "hang") == {"wait_for": True, "networkx": True}
