@@ -77,6 +77,8 @@ class Attribution:
       match that COND rules out is never in it; on an L2/L3 disagreement both sides are (C2).
     * ``ge_dumps`` — X6: the adump ``[Dump][Exception]`` lines of a GE-mode SK fault (the dump
       ``symbol name`` is the only child-level fact that family prints, §3.1.4).
+    * ``wait_for`` — X5: the wait-for graph of the bystander cores and the hang it names
+      (:mod:`skdbg.triage.waitfor`); None without a bystander core whose queue is known.
     """
 
     cores: tuple[CoreFinding, ...] = ()
