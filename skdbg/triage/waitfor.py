@@ -247,6 +247,7 @@ class _Graph:
     items: dict[str, EvidenceItem] = field(default_factory=dict)
     ran: set[str] = field(default_factory=set)  # notifiers every core running them is already past
     _by_id: dict[int, SkNode] | None = None
+    _by_pos: dict[int, SkNode] = field(default_factory=dict)
 
     # -------------------------------------------------------------- citing
 
@@ -286,11 +287,19 @@ class _Graph:
     # -------------------------------------------------------------- facts of a task
 
     def event_node(self, t: SkTask) -> SkNode | None:
-        """The fused-node record of a task (eventId, stream, nodeIdxInStream), by its nodeId."""
+        """The fused-node record of an event task (eventId, stream, nodeIdxInStream): by its nodeId
+        (sk_device_args.log), else — only when no wait node was reordered (T6) — the event node at
+        fused position = task index."""
         if self._by_id is None:
             self._by_id = {n.node_id: n for n in self.inst.nodes}
+            self._by_pos = {n.position: n for n in self.inst.nodes}
         nid = t.node_id if t.node_id is not None else self.inst.index_to_node_id.get(t.index)
-        return None if nid is None else self._by_id.get(nid)
+        if nid is not None:
+            return self._by_id.get(nid)
+        if self.inst.device_args is not None or self.inst.reordered:
+            return None
+        n = self._by_pos.get(t.index)
+        return n if n is not None and n.node.event_id is not None else None
 
     def event_key(self, t: SkTask) -> tuple[str, int | None]:
         n = self.event_node(t)

@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from skdbg.scenebuilder.scene import Child, Event, FaultCore, Kernel, SceneSpec, build_scene
+from skdbg.scenebuilder.scene import ALL_FILES, Child, Event, FaultCore, Kernel, SceneSpec, build_scene
 from skdbg.triage.context import open_context
 from skdbg.triage.engine import analyze_context
 from skdbg.triage.model import Analysis
@@ -193,6 +193,28 @@ def test_circular_wait_across_streams(tmp_path: Path) -> None:
     lanes = {n.id: n.lane for n in wf.nodes}
     assert (lanes["task:1"], lanes["task:5"]) == ("stream 0", "stream 1")
     assert "circular_wait" in a.verdict.flags
+
+
+def test_stream_cycle_from_the_task_queue_json_alone(tmp_path: Path) -> None:
+    """Without sk_device_args.log the tasks carry no nodeId; with no reordered wait (T6) the event node
+    at fused position = task index still gives each event task its eventId and stream. Without the
+    fused nodes too, only the queue is left: the notify is behind the wait in the cores' own queues."""
+    kids = [
+        Kernel("QuantMatmul_a1", "AIC_ONLY"),
+        Event("EventWait", 1),
+        Event("EventNotify", 2),
+        Kernel("Gelu_b2", "AIV_ONLY", stream=1),
+        Event("EventWait", 2, stream=1),
+        Event("EventNotify", 1, stream=1),
+    ]
+    cores = [_stuck(24, "AIC", "OP_FINISHED", 0), _stuck(25, "AIV", "SK_ENTRY_LAUNCHED", 0)]
+    _root, a = _hang(tmp_path / "a", kids, cores, files=ALL_FILES - {"device_args"})
+    assert a.wait_for is not None
+    assert [(f.kind, f.across) for f in a.wait_for.findings] == [("circular_wait", "streams")]
+    _root, b = _hang(tmp_path / "b", kids, cores, files=ALL_FILES - {"device_args", "fused_nodes"})
+    assert b.wait_for is not None
+    assert [f.kind for f in b.wait_for.findings] == ["unmatched_wait"]
+    assert "sits behind the waiter" in b.wait_for.findings[0].detail
 
 
 # ------------------------------------------------------------------------------------------ SyncAll
