@@ -154,6 +154,7 @@ class Kernel:
     statement: str | None = None
     sync_after: int | None = None
     same_statement_as: int | None = None
+    sync_blocks: int = 0  # blk of the SYNC task after it (SyncAll: the active core count it waits for)
 
     @property
     def has_aic(self) -> bool:
@@ -671,7 +672,7 @@ def _build_queues(sk: _Sk) -> None:
             if c.sync_after is not None:
                 for q, used in ((sk.aic, c.has_aic), (sk.aiv, c.has_aiv)):
                     if used:
-                        q.append(_Task(t, "SYNC", 0, c.sync_after, (), 0, p))
+                        q.append(_Task(t, "SYNC", c.sync_blocks, c.sync_after, (), 0, p))
         else:
             flag = EVENT_FLAG_BASE + c.event_id * 0x40
             for q, used in ((sk.aic, use_aic), (sk.aiv, use_aiv)):

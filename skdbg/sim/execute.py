@@ -22,6 +22,8 @@ AIC_CORES = range(0, 25)
 AIV_CORES = range(25, 75)
 #: SYNC ``args`` of the core-sync kinds (triage.md §3.3)
 SYNC_ALL = 0
+#: a syncall_mismatch barrier waits for this many cores more than its kernel runs on
+SYNCALL_SHORTFALL = 8
 WAIT_AIC_TO_AIV = 5
 WAIT_AIV_TO_AIC = 6
 #: task debugOptions bits (§3.3)
@@ -76,6 +78,7 @@ class Outcome:
     counters: dict[int, tuple[str, int]] = field(default_factory=dict)
     culprit: SimOp | None = None
     syncs: dict[int, int] = field(default_factory=dict)  # nodeId → injected SYNC args after it
+    sync_blocks: dict[int, int] = field(default_factory=dict)  # nodeId → blk of that SYNC (SyncAll count)
 
 
 def flaky_draw(seed: int) -> float:
@@ -167,6 +170,26 @@ class _Run:
         msg = f"hang: circular wait between {a.name} (AIC waits on AIV) and {b.name} (AIV waits on AIC)"
         return Outcome("hang", msg, sk, cores, {}, None, syncs)
 
+    def syncall(self, x: SimOp) -> Outcome:
+        """X's SyncAll waits for more cores (blk) than X runs on: X's blocks reach it and wait for ever."""
+        if not self.fused(x):
+            return _clean()  # no SK, no SyncAll between children
+        sk, t = self.sk_of[x.node_id], self.task(x)
+        blk = x.block_dim + SYNCALL_SHORTFALL
+        cores: list[FaultCore] = []
+        counters: dict[int, tuple[str, int]] = {}
+        for ctype, has in (("AIC", x.has_aic), ("AIV", x.has_aiv)):
+            if not has:
+                continue
+            cid = self.core(ctype)
+            cores.append(FaultCore(cid, ctype, pc=("entry",), state=("OP_FINISHED", t)))
+            if self.debug.op_trace:  # the counters show every block of X finished it (and stopped there)
+                pool = [c for c in (AIC_CORES if ctype == "AIC" else AIV_CORES) if c != cid]
+                for c in pool[: max(x.block_dim - 1, 0)]:
+                    counters[c] = ("OP_FINISHED", t)
+        msg = f"hang: the SyncAll after {x.name} waits for {blk} cores, {x.name} runs on {x.block_dim} (SK {sk})"
+        return Outcome("hang", msg, sk, cores, counters, None, {x.node_id: SYNC_ALL}, {x.node_id: blk})
+
     def run(self) -> Outcome:
         f = self.model.fault
         kind = f.kind
@@ -220,6 +243,8 @@ class _Run:
             if sa is None or sa != self.sk_of.get(b.node_id):
                 return _clean()
             return self.circular(a, b)
+        if kind == "syncall_mismatch":
+            return self.syncall(ops[0])
         raise AssertionError(f"unhandled fault kind {kind}")  # load_model refuses unknown kinds
 
 

@@ -41,7 +41,7 @@ _OP_KEYS = {
 }
 _FAULT_KEYS = {"kind", "op", "ops", "probability"}
 #: faults naming one op / a pair of ops
-_ONE_OP = {"fused", "operator", "unmatched_wait", "wrong_result", "flaky"}
+_ONE_OP = {"fused", "operator", "unmatched_wait", "wrong_result", "flaky", "syncall_mismatch"}
 _TWO_OPS = {"interaction", "circular_wait"}
 MAX_BLOCK_DIM = 4096
 SCHEMA = "skdbg.sim.model/1"
@@ -221,7 +221,7 @@ def parse_fault(path: Path, doc: Any, ops: tuple[SimOp, ...], where: str = "faul
 
 
 def _check_fault_ops(path: Path, where: str, kind: str, ops: list[SimOp]) -> None:
-    if kind in ("fused", "operator", "flaky", "wrong_result", "interaction") and any(
+    if kind in ("fused", "operator", "flaky", "wrong_result", "interaction", "syncall_mismatch") and any(
         not o.is_kernel for o in ops
     ):
         bad = next(o for o in ops if not o.is_kernel)

@@ -46,6 +46,7 @@ FAULT_KINDS = (
     "interaction",
     "flaky",
     "entry",
+    "syncall_mismatch",
 )
 
 

@@ -58,7 +58,7 @@ def entry_name(kernels: list[SimOp], debug: Debug, *, profiling: bool) -> str:
     return f"sk_entry_{base}{suffix}{'_op_trace' if debug.op_trace else ''}"
 
 
-def _child(op: SimOp, debug: Debug, sync: int | None) -> Child:
+def _child(op: SimOp, debug: Debug, sync: int | None, sync_blocks: int = 0) -> Child:
     if not op.is_kernel:
         return Event(KIND_EVENT[op.kind], event_id=op.event or 0, stream=op.stream, node_id=op.node_id)
     if sync is None and (op.barrier or debug.sync_all):
@@ -71,6 +71,7 @@ def _child(op: SimOp, debug: Debug, sync: int | None) -> Child:
         num_blocks=op.block_dim,
         debug_options=debug.task_bits,
         sync_after=sync,
+        sync_blocks=sync_blocks,
     )
 
 
@@ -92,7 +93,9 @@ def scene_spec(
     by_id = {o.node_id: o for o in model.ops}
 
     def children(node_ids: tuple[int, ...]) -> list[Child]:
-        return [_child(by_id[n], debug, outcome.syncs.get(n)) for n in node_ids]
+        return [
+            _child(by_id[n], debug, outcome.syncs.get(n), outcome.sync_blocks.get(n, 0)) for n in node_ids
+        ]
 
     sks = [
         SkDef(

@@ -28,6 +28,7 @@ from skdbg.triage.localize import plogs_of
 from skdbg.triage.model import ChildRef, CoreFinding, EvidenceItem
 from skdbg.triage.skview import SkInstance, SkTask
 from skdbg.triage.stages import Localization
+from skdbg.triage.waitfor import Blocked, CounterRow, WaitFor, build_wait_for, first_blocking
 
 #: trace states (§3.3)
 ORIGIN, ENTRY_LAUNCHED, OP_LAUNCHED, OP_FINISHED, ENTRY_FINISHED = 0, 1, 2, 3, 4
@@ -76,6 +77,8 @@ class Attribution:
       match that COND rules out is never in it; on an L2/L3 disagreement both sides are (C2).
     * ``ge_dumps`` — X6: the adump ``[Dump][Exception]`` lines of a GE-mode SK fault (the dump
       ``symbol name`` is the only child-level fact that family prints, §3.1.4).
+    * ``wait_for`` — X5: the wait-for graph of the bystander cores and the hang it names
+      (:mod:`skdbg.triage.waitfor`); None without a bystander core whose queue is known.
     """
 
     cores: tuple[CoreFinding, ...] = ()
@@ -93,6 +96,7 @@ class Attribution:
     notes: tuple[str, ...] = ()
     candidate_set: tuple[int, ...] = ()
     ge_dumps: tuple[DumpException, ...] = ()
+    wait_for: WaitFor | None = None
 
     @property
     def bystanders(self) -> tuple[CoreFinding, ...]:
@@ -254,6 +258,7 @@ class _Builder:
         self.conflicts: list[str] = []
         self.elf_prefix: dict[int, str] = {}  # k -> image funcName the PC was found in
         self.scope_checked: set[int] = set()  # cores whose COND scope was compared with SkScopeId
+        self.blocked: list[Blocked] = []  # bystander cores and their first blocking task (X5 wait-for graph)
         self.node_cnt = self.inc.node_cnt if self.inc is not None and self.inc.node_cnt is not None else None
         if self.node_cnt is None and self.inst is not None:
             self.node_cnt = self.inst.header_node_cnt or self.inst.node_count
@@ -542,25 +547,20 @@ class _Builder:
         queue = self.inst.queue(qtype)
         finished = [r for r in states if r.state == OP_FINISHED]
         if any(r.state == ENTRY_FINISHED for r in states) and not finished:
+            self.blocked.append(Blocked(c.core_id, qtype, None))
             return "SK entry finished on this core (state 4): nothing left to wait on"
         if any(r.state == ORIGIN for r in states) and not finished:
+            self.blocked.append(Blocked(c.core_id, qtype, None))
             return None
         # No trace state at all (no op_trace, no COND value): where the core stopped in its queue is
         # unknown, so the first blocking task from the queue head is named, and said to be so.
         head = "" if states else " (no trace state on this core: first blocking task from the queue head)"
-        start = 0
-        if finished:
-            k = finished[0].index
-            slots = [t.slot for t in queue if t.index == k and t.type == "FUNC"]
-            if not slots:
-                return None
-            start = slots[0] + 1
-        for t in queue:
-            if t.slot < start:
-                continue
-            if t.type == "EVENT_WAIT" or (t.type == "SYNC" and t.args in WAIT_SYNC_KINDS):
-                return self._describe_wait(t, qtype) + head
-        return None
+        last = finished[0].index if finished else None
+        t = first_blocking(queue, last)
+        self.blocked.append(Blocked(c.core_id, qtype, t, last))
+        if last is not None and not any(x.index == last and x.type == "FUNC" for x in queue):
+            return None
+        return None if t is None else self._describe_wait(t, qtype) + head
 
     def _describe_wait(self, t: SkTask, qtype: str) -> str:
         where = f"{qtype.upper()} queue slot {t.slot}"
@@ -857,7 +857,7 @@ def attribute(ctx: TriageContext, loc: Localization) -> Attribution:
         if len(named) > 1:
             b.conflicts.append(f"core {c.core_id}: levels name different children {sorted(named)}")
 
-    _circular(findings, b)
+    wait_for = _wait_for(ctx, findings, b)
     K = tuple(sorted(named_by))
     if len(K) >= 2:
         b.conflicts.append("cores/levels name different children: " + ", ".join(f"task {k}" for k in K))
@@ -884,6 +884,7 @@ def attribute(ctx: TriageContext, loc: Localization) -> Attribution:
         notes=tuple(b.notes),
         candidate_set=tuple(sorted(cand_set)),
         ge_dumps=_ge_dumps(ctx, loc),
+        wait_for=wait_for,
     )
 
 
@@ -975,27 +976,27 @@ def _ge_dumps(ctx: TriageContext, loc: Localization) -> tuple[DumpException, ...
     return tuple(f for pe in plogs_of(ctx, loc.pid) for f in pe.faults if isinstance(f, DumpException))
 
 
-def _circular(findings: list[CoreFinding], b: _Builder) -> None:
-    """X5: an AIC bystander waiting on AIV while an AIV bystander waits on AIC is a circular wait."""
-    waits: dict[str, list[int]] = {}
-    for i, f in enumerate(findings):
-        if f.role != "bystander" or f.blocking is None:
+def _wait_for(ctx: TriageContext, findings: list[CoreFinding], b: _Builder) -> WaitFor | None:
+    """X5: the wait-for graph of the bystander cores (:mod:`skdbg.triage.waitfor`). A circular wait
+    flags its cores ``circular_wait`` and says so in their ``blocking`` text."""
+    counters: list[CounterRow] = []
+    if b.inc is not None and b.inc.counters is not None and b.op_trace:
+        counters = [CounterRow(e.core, e.op_state, e.index, e.src) for e in b.inc.counters.entries]
+    wf = build_wait_for(ctx, b.inst, b.blocked, counters)
+    if wf is None:
+        return None
+    for f in wf.findings:
+        if f.kind != "circular_wait":
             continue
-        t = _type_key(f.core_type)
-        if t == "aic" and "wait AIV→AIC" in f.blocking:
-            waits.setdefault("aic", []).append(i)
-        if t == "aiv" and "wait AIC→AIV" in f.blocking:
-            waits.setdefault("aiv", []).append(i)
-    if waits.get("aic") and waits.get("aiv"):
-        ids = [findings[i].core_id for i in waits["aic"] + waits["aiv"]]
         b.flag("circular_wait")
-        for i in waits["aic"] + waits["aiv"]:
-            f = findings[i]
-            findings[i] = replace(
-                f,
-                blocking=f"{f.blocking}; circular wait across cores {ids}",
-                flags=(*f.flags, "circular_wait"),
-            )
+        for i, cf in enumerate(findings):
+            if cf.core_id in f.cores and "circular_wait" not in cf.flags:
+                findings[i] = replace(
+                    cf,
+                    blocking=f"{cf.blocking}; circular wait across {f.across} (cores {list(f.cores)})",
+                    flags=(*cf.flags, "circular_wait"),
+                )
+    return wf
 
 
 __all__ = ["Attribution", "E4Result", "attribute"]

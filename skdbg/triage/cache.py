@@ -62,7 +62,8 @@ if TYPE_CHECKING:
     from skdbg.triage.model import Analysis
 
 ENV_CACHE = "SKDBG_CACHE_DIR"
-_FORMAT = 2
+#: 3: stat-guarded entries holding the printed output, and Analysis gained wait_for
+_FORMAT = 3
 _HASH_CHUNK = 1 << 20
 #: a file whose ctime is this close to the snapshot is verified by content (timestamp granularity)
 RACY_NS = 3_000_000_000

@@ -137,6 +137,7 @@ def analyze_staged(
         proposal=proposal,
         run=run_summary(ctx.run),
         warnings=warnings,
+        wait_for=att.wait_for,
     )
     if on_stage is not None:
         on_stage("done", total, total)

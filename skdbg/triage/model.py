@@ -11,9 +11,12 @@ Rule ids (G*, F*, L*, T*, C*, R*, X*, D*, N1, V*) are those of spec/triage.md an
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skdbg.parsers.markers import MarkerEdit as MarkerEdit  # the one marker model owns the edit record
+
+if TYPE_CHECKING:  # waitfor imports this module (EvidenceItem); the annotation only needs the name
+    from skdbg.triage.waitfor import WaitFor
 
 SCHEMA = "skdbg.analysis/1"
 VERIFY_SCHEMA = "skdbg.verify/1"
@@ -451,9 +454,11 @@ class Analysis:
     proposal: Proposal
     run: dict[str, Any] = field(default_factory=dict)  # run identity as read (for reports)
     warnings: tuple[str, ...] = ()
+    # X5: the wait-for graph of the bystander cores (None: no bystander core with a task queue)
+    wait_for: WaitFor | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "schema": SCHEMA,
             "scene": self.scene.to_json(),
             "gate": self.gate.to_json(),
@@ -465,6 +470,9 @@ class Analysis:
             "run": self.run,
             "warnings": list(self.warnings),
         }
+        if self.wait_for is not None:
+            out["wait_for"] = self.wait_for.to_json()
+        return out
 
 
 # ------------------------------------------------------------------------------------------ verify

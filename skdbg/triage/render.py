@@ -14,6 +14,7 @@ from skdbg.glossary import title, titled
 from skdbg.show import show
 from skdbg.triage.model import Analysis, EvidenceItem, hex_or_none
 from skdbg.triage.report import redact, render_template
+from skdbg.triage.waitfor import WaitFor
 
 
 def _code_list(codes: Iterable[str]) -> str:
@@ -108,9 +109,26 @@ def render_text(analysis: Analysis) -> str:
         if p.diff:
             out.append("  diff:")
             out.extend("    " + ln for ln in p.diff.rstrip("\n").splitlines())
+    if a.wait_for is not None:
+        out.extend(wait_for_text(a.wait_for))
     for w in a.warnings:
         out.append(f"warning:  {w}")
     return "\n".join(out) + "\n"
+
+
+def wait_for_text(wf: WaitFor) -> list[str]:
+    """X5: the wait-for graph as an edge list (waiter --kind--> what it waits on) and its findings."""
+    out = [f"wait-for: {titled(wf.kind)}"]
+    for line in wf.lines():
+        out.append(f"  {line}")
+    if not wf.edges:
+        out.append("  (no blocking edge)")
+    for f in wf.findings:
+        across = f" across {f.across}" if f.across else ""
+        out.append(f"  {f.kind}{across}: {f.detail}")
+        for e in f.evidence:
+            out.append(f"    [{e.rule or e.level}] {e.where}: {redact(e.excerpt)}")
+    return out
 
 
 def render_verify_text(doc: dict[str, Any]) -> str:
@@ -145,7 +163,8 @@ def render_markdown(analysis: Analysis) -> str:
         routes=a.routes,
         next_steps=a.next_steps,
         proposal=a.proposal,
+        wait_for=a.wait_for,
     )
 
 
-__all__ = ["render_markdown", "render_text", "render_verify_text"]
+__all__ = ["render_markdown", "render_text", "render_verify_text", "wait_for_text"]

@@ -320,6 +320,10 @@ def route(
                 )
             if verdict.rule == "C2":
                 why.append("conflicting child evidence across cores/levels")
+            wf = att.wait_for
+            if wf is not None and wf.findings:
+                f = wf.findings[0]
+                why.append(f"wait-for graph: {f.kind}" + (f" across {f.across}" if f.across else ""))
             text = "D2: " + "; ".join(why)
             steps.append(
                 _step(ctx, "D2", D2_CROSS_CORE, text + " — cross-core sync check (implies exec trace)")

@@ -132,6 +132,7 @@ def test_fault_pairs_and_probability(tmp_path: Path) -> None:
         ({"kind": "fused", "op": "add", "probability": 0.5}, "fault.probability"),
         ({"kind": "unmatched_wait", "op": "add"}, "fault.op"),
         ({"kind": "circular_wait", "ops": ["add", "mul"]}, "fault.ops"),  # add is AIV, mul AIC: wrong way
+        ({"kind": "syncall_mismatch", "op": "wait"}, "fault.op"),  # a SyncAll follows a kernel, not a wait
     ]:
         with pytest.raises(SimError) as info:
             load_model(d, fault=fault)
