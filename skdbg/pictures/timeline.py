@@ -1,0 +1,286 @@
+"""The core × task timeline of the faulting SK, as plain data (no Rich, no Textual).
+
+Why data first: the picture must say exactly what the analysis JSON says — per exception core, the
+tasks of the queue it runs (AIC cores the AIC queue, AIV cores the AIV queue, in slot order), which
+of them finished, which one COND / the op-trace state points at, which tasks the faulting PC lies in,
+and for a bystander the blocking wait it is stuck on (X5). Tests check this module from hand-built
+inputs; :mod:`skdbg.pictures.render` only draws it.
+
+Long queues (an SK of 2,000 children has thousands of tasks per queue) are windowed: every marked
+task keeps ``radius`` neighbours each side, the queue's head and tail stay, and each run of hidden
+tasks becomes one gap cell that says how many it hides (the picture states it in its notes).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from skdbg.triage.model import CoreFinding, FaultInfo, Verdict
+from skdbg.triage.skview import SkInstance, SkTask
+
+#: marks a task can carry, in drawing priority (the first one present picks the cell's style)
+MARKS = ("pc", "cond", "blocking", "suspect", "finished")
+#: op states (SkOpTraceType): 2 = OP_LAUNCHED (running), 3 = OP_FINISHED
+OP_LAUNCHED, OP_FINISHED = 2, 3
+#: queues longer than this are windowed
+MAX_CELLS = 40
+RADIUS = 4
+KIND_ABBREV = {
+    "FUNC": "f",
+    "SYNC": "s",
+    "PRELOAD": "p",
+    "EVENT_NOTIFY": "n",
+    "EVENT_WAIT": "w",
+    "EVENT_RESET": "r",
+}
+_BLOCKING_TASK = re.compile(r"^task (\d+)\b")
+
+
+@dataclass(frozen=True, slots=True)
+class TaskCell:
+    """One task of a core's queue: ``index`` is the node index the handler calls node[k]."""
+
+    slot: int
+    index: int
+    kind: str
+    marks: frozenset[str] = frozenset()
+    name: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{KIND_ABBREV.get(self.kind, '?')}{self.index}"
+
+
+@dataclass(frozen=True, slots=True)
+class GapCell:
+    """A run of ``hidden`` tasks left out of a long queue (slots ``first``..``last``)."""
+
+    first: int
+    last: int
+    finished: bool
+
+    @property
+    def hidden(self) -> int:
+        return self.last - self.first + 1
+
+
+@dataclass(frozen=True, slots=True)
+class CoreRow:
+    """One exception core and its queue. ``queue`` is None when the core type is unknown."""
+
+    core_id: int
+    core_type: str | None
+    role: str
+    queue: str | None
+    cells: tuple[TaskCell | GapCell, ...]
+    total: int
+    summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    title: str
+    rows: tuple[CoreRow, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def windowed(self) -> bool:
+        return any(isinstance(c, GapCell) for r in self.rows for c in r.cells)
+
+
+def queue_of(core_type: str | None) -> str | None:
+    """AIC cores run the AIC queue, AIV cores the AIV queue (a mix core's type is printed per core)."""
+    t = (core_type or "").strip().upper()
+    return "aic" if t == "AIC" else "aiv" if t == "AIV" else None
+
+
+def current_task(core: CoreFinding) -> tuple[int | None, int | None]:
+    """(task index, op state) the core's trace points at: COND first (it is per core and survives
+    without op_trace), else the op-trace reading (L1)."""
+    if core.cond_index is not None:
+        state = _state_number(core.cond_state)
+        return core.cond_index, state
+    if core.e1 is not None:
+        return core.e1, core.op_state
+    return None, core.op_state
+
+
+def _state_number(name: str | None) -> int | None:
+    return {
+        "ORIGIN": 0,
+        "SK_ENTRY_LAUNCHED": 1,
+        "OP_LAUNCHED": 2,
+        "OP_FINISHED": 3,
+        "SK_ENTRY_FINISHED": 4,
+    }.get(name or "")
+
+
+def blocking_task(core: CoreFinding) -> int | None:
+    """The task index of a bystander's blocking wait (``blocking`` starts "task <k> …", X5)."""
+    if core.blocking is None:
+        return None
+    m = _BLOCKING_TASK.match(core.blocking)
+    return int(m.group(1)) if m else None
+
+
+def core_cells(
+    queue: Sequence[SkTask], core: CoreFinding, suspect: int | None, names: dict[int, str] | None = None
+) -> list[TaskCell]:
+    """Every task of ``queue`` with its marks for ``core``.
+
+    finished: every task before the current one in slot order (and the current one itself when its
+    state is OP_FINISHED); a state-4 core (SK entry finished) finished its whole queue. cond: the
+    task COND / the op-trace state names. pc: every task the PC matches (M(c), T4: more than one when
+    children share a binary). blocking: the bystander's first blocking wait. suspect: the verdict's child."""
+    cur, state = current_task(core)
+    cur_slot = next((t.slot for t in queue if t.index == cur and t.type == "FUNC"), None)
+    if cur_slot is None and cur is not None:
+        cur_slot = next((t.slot for t in queue if t.index == cur), None)
+    all_done = state == 4 and cur is None
+    pcs = set(core.m)
+    block = blocking_task(core)
+    out: list[TaskCell] = []
+    for t in queue:
+        marks: set[str] = set()
+        if all_done or (
+            cur_slot is not None and (t.slot < cur_slot or (t.slot == cur_slot and state == OP_FINISHED))
+        ):
+            marks.add("finished")
+        if cur is not None and t.index == cur and t.slot == cur_slot:
+            marks.add("cond")
+        if t.index in pcs and t.type == "FUNC":
+            marks.add("pc")
+        if block is not None and t.index == block and t.type != "FUNC":
+            marks.add("blocking")
+        if suspect is not None and t.index == suspect and t.type == "FUNC":
+            marks.add("suspect")
+        out.append(TaskCell(t.slot, t.index, t.type, frozenset(marks), (names or {}).get(t.index)))
+    return out
+
+
+def window(
+    cells: Sequence[TaskCell], *, max_cells: int = MAX_CELLS, radius: int = RADIUS
+) -> list[TaskCell | GapCell]:
+    """Keep every cell of a short queue; of a long one keep the head, the tail and ``radius`` cells
+    around every marked cell other than "finished", replacing each hidden run by a :class:`GapCell`."""
+    if len(cells) <= max_cells:
+        return list(cells)
+    keep: set[int] = set(range(min(2, len(cells)))) | set(range(max(0, len(cells) - 2), len(cells)))
+    for i, c in enumerate(cells):
+        if c.marks - {"finished"}:
+            keep.update(range(max(0, i - radius), min(len(cells), i + radius + 1)))
+    out: list[TaskCell | GapCell] = []
+    i = 0
+    while i < len(cells):
+        if i in keep:
+            out.append(cells[i])
+            i += 1
+            continue
+        j = i
+        while j < len(cells) and j not in keep:
+            j += 1
+        run = cells[i:j]
+        out.append(GapCell(run[0].slot, run[-1].slot, all("finished" in c.marks for c in run)))
+        i = j
+    return out
+
+
+def _summary(core: CoreFinding, queue: str | None, total: int) -> str:
+    parts = [f"core {core.core_id} {core.core_type or '?'} {core.role}"]
+    if queue is None:
+        parts.append("queue unknown (core type not printed)")
+    else:
+        parts.append(f"{queue.upper()} queue, {total} tasks")
+    if core.cond_state is not None:
+        parts.append(f"COND {core.cond_state} task {core.cond_index}")
+    elif core.state_name is not None:
+        parts.append(f"op trace {core.state_name}" + (f" task {core.e1}" if core.e1 is not None else ""))
+    if core.current_pc is not None:
+        parts.append(f"PC 0x{core.current_pc:x}" + (f" ({core.pc_location})" if core.pc_location else ""))
+    if core.blocking:
+        parts.append(f"blocked: {core.blocking}")
+    return " · ".join(parts)
+
+
+def build_timeline(
+    inst: SkInstance | None,
+    fault: FaultInfo,
+    verdict: Verdict | None = None,
+    *,
+    max_cells: int = MAX_CELLS,
+    radius: int = RADIUS,
+) -> Timeline:
+    """The timeline of the faulting SK ``inst`` for the exception cores of ``fault``."""
+    suspect = verdict.suspect.task_index if verdict is not None and verdict.suspect is not None else None
+    name = (inst.sk_name if inst is not None else None) or fault.sk_name or "?"
+    title = f"core × task timeline — SK {name}" + (f" (scope {inst.scope_id})" if inst is not None else "")
+    notes: list[str] = []
+    if inst is None or not inst.tasks:
+        notes.append(
+            "no task queue for this SK (sk_task_queue.json / sk_device_args.log): tasks cannot be drawn"
+        )
+    if not fault.cores:
+        notes.append("no exception core was reported: no row to draw")
+    names = _kernel_names(inst)
+    queues = {q: inst.queue(q) for q in ("aic", "aiv")} if inst is not None else {}
+    rows: list[CoreRow] = []
+    for core in fault.cores:
+        q = queue_of(core.core_type)
+        tasks = queues.get(q, []) if q is not None else []
+        cells = core_cells(tasks, core, suspect, names)
+        rows.append(
+            CoreRow(
+                core_id=core.core_id,
+                core_type=core.core_type,
+                role=core.role,
+                queue=q,
+                cells=tuple(window(cells, max_cells=max_cells, radius=radius)),
+                total=len(tasks),
+                summary=_summary(core, q, len(tasks)),
+            )
+        )
+    tl = Timeline(title=title, rows=tuple(rows), notes=tuple(notes))
+    if tl.windowed:
+        notes.append(
+            f"long queues compressed: head, tail and {radius} tasks around every mark are shown; "
+            "«…n…» stands for n hidden tasks"
+        )
+        tl = Timeline(title=title, rows=tl.rows, notes=tuple(notes))
+    return tl
+
+
+def _kernel_names(inst: SkInstance | None) -> dict[int, str]:
+    """Task index → kernel funcName where the join is direct (device args / task-queue nodeIds)."""
+    if inst is None:
+        return {}
+    by_node = {n.node_id: n.func_name for n in inst.nodes if n.is_kernel and n.func_name}
+    out: dict[int, str] = {}
+    for t in inst.tasks:
+        if t.type == "FUNC" and t.node_id is not None and t.node_id in by_node:
+            out.setdefault(t.index, by_node[t.node_id])
+    return out
+
+
+def marked(rows: Iterable[CoreRow], mark: str) -> list[tuple[int, int]]:
+    """(core id, task index) of every cell carrying ``mark`` (for tests and the copy action)."""
+    return [
+        (r.core_id, c.index) for r in rows for c in r.cells if isinstance(c, TaskCell) and mark in c.marks
+    ]
+
+
+__all__ = [
+    "MARKS",
+    "CoreRow",
+    "GapCell",
+    "TaskCell",
+    "Timeline",
+    "blocking_task",
+    "build_timeline",
+    "core_cells",
+    "current_task",
+    "marked",
+    "queue_of",
+    "window",
+]
