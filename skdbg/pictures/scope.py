@@ -19,11 +19,11 @@ from skdbg.triage.skview import SkInstance, SkNode
 
 LEGEND = (
     LegendItem("◆", "suspect", "suspect child (the verdict's)"),
-    LegendItem("✂", "cut", "excluded: leaves the SK with the cut"),
-    LegendItem("✂", "collateral", "collateral: moves with the cut (§4.2 fragment)"),
-    LegendItem("─▶", "event", "event pair: notify → wait (same eventId)"),
-    LegendItem("─▶", "barrier", "barrier group (ALL_SYNC / syncAllNodes): moves as a unit"),
-    LegendItem("─▶", "collective", "collective and the nodes attached to it"),
+    LegendItem("✂", "cut", "excluded child: leaves the SK with the cut"),
+    LegendItem("↳", "collateral", "collateral: moves with the cut (§4.2 fragment)"),
+    LegendItem("◀┘", "event", "event pair: notify → wait (same eventId; ◀ marks the target)"),
+    LegendItem("◀┘", "barrier", "barrier group (ALL_SYNC / syncAllNodes): moves as a unit"),
+    LegendItem("◀┘", "collective", "collective and the nodes attached to it"),
 )
 
 
@@ -79,22 +79,23 @@ def build_scope_graph(inst: SkInstance, proposal: Proposal, fragment: Fragment |
     nodes: list[GraphNode] = []
     ids = {n.node_id for n in inst.nodes}
     collective = {n.node_id for n in inst.nodes if n.is_collective}
+    pos = {n.node_id: n.position for n in inst.nodes}
     for n in inst.nodes:
         lane = lane_of(n)
         lanes.setdefault(lane, None)
         style, mark = ("kernel" if n.is_kernel else "event"), ""
         if n.node_id in collective:
             style = "collective"
-        if n.node_id in collateral:
-            style, mark = "collateral", "✂"
         if n.node_id in excluded:
             style, mark = "cut", "✂"
+        if n.node_id in collateral:  # a proposal's excluded list holds its collateral too
+            style, mark = "collateral", "↳"
         if n.node_id == suspect:
             style, mark = "suspect", "◆"
         nodes.append(GraphNode(node_id(n.node_id), lane, _label(n), style, n.position, mark))
     edges = event_edges(inst.nodes)
     for g in barrier_groups_of(inst):
-        members = sorted((m for m in g.members if m in ids), key=lambda m: _pos(inst, m))
+        members = sorted((m for m in g.members if m in ids), key=lambda m: pos.get(m, 1 << 30))
         for a, b in zip(members, members[1:], strict=False):
             edges.append(GraphEdge(node_id(a), node_id(b), "barrier", "barrier", g.origin))
     if fragment is not None:
@@ -102,7 +103,7 @@ def build_scope_graph(inst: SkInstance, proposal: Proposal, fragment: Fragment |
         for fe in fragment.edges:
             if fe.kind != "collective":
                 continue
-            ns = sorted((m for m in fe.nodes if m in ids), key=lambda m: _pos(inst, m))
+            ns = sorted((m for m in fe.nodes if m in ids), key=lambda m: pos.get(m, 1 << 30))
             for a, b in zip(ns, ns[1:], strict=False):
                 if (node_id(a), node_id(b)) not in seen:
                     edges.append(GraphEdge(node_id(a), node_id(b), "collective", "collective"))
@@ -125,11 +126,6 @@ def build_scope_graph(inst: SkInstance, proposal: Proposal, fragment: Fragment |
         notes=tuple(notes),
         focus=focus,
     )
-
-
-def _pos(inst: SkInstance, node: int) -> int:
-    n = inst.node_by_id(node)
-    return n.position if n is not None else 1 << 30
 
 
 __all__ = ["LEGEND", "build_scope_graph", "event_edges"]

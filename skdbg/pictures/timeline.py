@@ -97,14 +97,28 @@ def queue_of(core_type: str | None) -> str | None:
 
 
 def current_task(core: CoreFinding) -> tuple[int | None, int | None]:
-    """(task index, op state) the core's trace points at: COND first (it is per core and survives
-    without op_trace), else the op-trace reading (L1)."""
-    if core.cond_index is not None:
-        state = _state_number(core.cond_state)
-        return core.cond_index, state
+    """(task index, op state) the core's trace points at, by full index: the op-trace task (L1, whose
+    opId is the whole index), else the COND task the attribution resolved (L3, or its one candidate).
+    None when only the raw COND index is known: it keeps the low 8 bits of the index (T5), see
+    :func:`cond_candidates`."""
+    state = core.op_state if core.op_state is not None else _state_number(core.cond_state)
     if core.e1 is not None:
         return core.e1, core.op_state
-    return None, core.op_state
+    cond_state = _state_number(core.cond_state)
+    if core.e3 is not None:
+        return core.e3, cond_state
+    if len(core.e3_candidates) == 1:
+        return core.e3_candidates[0], cond_state
+    return None, state
+
+
+def cond_candidates(queue: Sequence[SkTask], cond_index: int) -> list[SkTask]:
+    """FUNC tasks the raw COND index can mean: the index itself in a queue whose indices all fit in
+    8 bits; beyond 255 every index with the same low 8 bits (trap T5: the index wraps)."""
+    funcs = [t for t in queue if t.type == "FUNC"]
+    if all(t.index < 256 for t in funcs):
+        return [t for t in funcs if t.index == cond_index]
+    return [t for t in funcs if t.index & 0xFF == cond_index & 0xFF]
 
 
 def _state_number(name: str | None) -> int | None:
@@ -138,6 +152,13 @@ def core_cells(
     cur_slot = next((t.slot for t in queue if t.index == cur and t.type == "FUNC"), None)
     if cur_slot is None and cur is not None:
         cur_slot = next((t.slot for t in queue if t.index == cur), None)
+    conds: set[int] = set() if cur is None else {cur}
+    if cur is None and core.cond_index is not None:
+        cands = cond_candidates(queue, core.cond_index)
+        conds = {t.index for t in cands}
+        if len(cands) == 1:  # unambiguous: the raw COND index is the task
+            cur, cur_slot = cands[0].index, cands[0].slot
+            state = _state_number(core.cond_state)
     all_done = state == 4 and cur is None
     pcs = set(core.m)
     block = blocking_task(core)
@@ -148,7 +169,7 @@ def core_cells(
             cur_slot is not None and (t.slot < cur_slot or (t.slot == cur_slot and state == OP_FINISHED))
         ):
             marks.add("finished")
-        if cur is not None and t.index == cur and t.slot == cur_slot:
+        if t.index in conds and (t.type == "FUNC" or t.slot == cur_slot):
             marks.add("cond")
         if t.index in pcs and t.type == "FUNC":
             marks.add("pc")
@@ -194,7 +215,7 @@ def _summary(core: CoreFinding, queue: str | None, total: int) -> str:
     else:
         parts.append(f"{queue.upper()} queue, {total} tasks")
     if core.cond_state is not None:
-        parts.append(f"COND {core.cond_state} task {core.cond_index}")
+        parts.append(f"COND {core.cond_state} index {core.cond_index}")
     elif core.state_name is not None:
         parts.append(f"op trace {core.state_name}" + (f" task {core.e1}" if core.e1 is not None else ""))
     if core.current_pc is not None:
@@ -230,6 +251,10 @@ def build_timeline(
         q = queue_of(core.core_type)
         tasks = queues.get(q, []) if q is not None else []
         cells = core_cells(tasks, core, suspect, names)
+        summary = _summary(core, q, len(tasks))
+        n_cond = sum(1 for c in cells if "cond" in c.marks)
+        if n_cond > 1:
+            summary += f" · COND's 8-bit index fits {n_cond} tasks (T5): all marked ▶, progress unknown"
         rows.append(
             CoreRow(
                 core_id=core.core_id,
@@ -238,7 +263,7 @@ def build_timeline(
                 queue=q,
                 cells=tuple(window(cells, max_cells=max_cells, radius=radius)),
                 total=len(tasks),
-                summary=_summary(core, q, len(tasks)),
+                summary=summary,
             )
         )
     tl = Timeline(title=title, rows=tuple(rows), notes=tuple(notes))
