@@ -19,6 +19,7 @@ from skdbg.pictures.timeline import Timeline, build_timeline
 from skdbg.triage.context import TriageContext
 from skdbg.triage.edit import closure
 from skdbg.triage.fragment import Fragment
+from skdbg.triage.localize import localize
 from skdbg.triage.model import Analysis, Proposal
 from skdbg.triage.skview import SkInstance
 
@@ -64,6 +65,12 @@ def to_svg(renderable: RenderableType, title: str, *, width: int = SVG_WIDTH) ->
     return console.export_svg(title=title)
 
 
+def faulting_instance(ctx: TriageContext) -> SkInstance | None:
+    """The SK the fault names, resolved as the engine's localisation stage does (for callers that
+    hold only the :class:`Analysis`, e.g. a session freeze; the parsed evidence is reused)."""
+    return localize(ctx).instance
+
+
 def report_pictures(ctx: TriageContext, inst: SkInstance | None, analysis: Analysis) -> dict[str, str]:
     """``timeline.svg`` and ``scope-graph.svg`` (the latter says so when there is no SK to draw)."""
     pics = pictures_of(ctx, inst, analysis)
@@ -85,6 +92,7 @@ __all__ = [
     "TIMELINE_SVG",
     "Pictures",
     "cut_fragment",
+    "faulting_instance",
     "pictures_of",
     "report_pictures",
     "to_svg",

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import networkx as nx
+if TYPE_CHECKING:  # networkx loads when a graph is ordered, not when the TUI starts
+    import networkx as nx
 
 #: Rich styles by name, so pictures carry intent ("cut") and the renderer owns the colours
 STYLES: dict[str, str] = {
@@ -87,6 +89,8 @@ def row_order(pic: GraphPicture) -> list[str]:
     """Node ids top to bottom: a topological order of (lane sequence + edges) when one exists, ties
     broken by ``order``; otherwise (a cycle, e.g. a deadlock) plain ``order``. The lane sequence edge
     keeps each lane's nodes in their given order, so a picture never reorders a stream."""
+    import networkx as nx
+
     g: nx.DiGraph[str] = nx.DiGraph()
     nodes = sorted(pic.nodes, key=lambda n: (n.order, n.id))
     key = {n.id: (n.order, n.id) for n in nodes}
