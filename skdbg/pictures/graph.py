@@ -89,11 +89,14 @@ def row_order(pic: GraphPicture) -> list[str]:
     """Node ids top to bottom: a topological order of (lane sequence + edges) when one exists, ties
     broken by ``order``; otherwise (a cycle, e.g. a deadlock) plain ``order``. The lane sequence edge
     keeps each lane's nodes in their given order, so a picture never reorders a stream."""
+    nodes = sorted(pic.nodes, key=lambda n: (n.order, n.id))
+    key = {n.id: (n.order, n.id) for n in nodes}
+    if all(key[e.src] < key[e.dst] for e in pic.edges if e.src in key and e.dst in key and e.src != e.dst):
+        # every edge already points down the given order: that order is the lexicographic topological one
+        return [n.id for n in nodes]
     import networkx as nx
 
     g: nx.DiGraph[str] = nx.DiGraph()
-    nodes = sorted(pic.nodes, key=lambda n: (n.order, n.id))
-    key = {n.id: (n.order, n.id) for n in nodes}
     g.add_nodes_from(key)
     last: dict[str, str] = {}
     for n in nodes:

@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from skdbg.triage.attribution import WAIT_SYNC_KINDS
 from skdbg.triage.model import CoreFinding, FaultInfo, Verdict
 from skdbg.triage.skview import SkInstance, SkTask
 
@@ -153,15 +154,17 @@ def core_cells(
     if cur_slot is None and cur is not None:
         cur_slot = next((t.slot for t in queue if t.index == cur), None)
     conds: set[int] = set() if cur is None else {cur}
+    block = blocking_task(core)
     if cur is None and core.cond_index is not None:
         cands = cond_candidates(queue, core.cond_index)
+        if len(cands) > 1 and block is not None:
+            cands = _before_blocking(queue, cands, block)
         conds = {t.index for t in cands}
         if len(cands) == 1:  # unambiguous: the raw COND index is the task
             cur, cur_slot = cands[0].index, cands[0].slot
             state = _state_number(core.cond_state)
     all_done = state == 4 and cur is None
     pcs = set(core.m)
-    block = blocking_task(core)
     out: list[TaskCell] = []
     for t in queue:
         marks: set[str] = set()
@@ -178,6 +181,24 @@ def core_cells(
         if suspect is not None and t.index == suspect and t.type == "FUNC":
             marks.add("suspect")
         out.append(TaskCell(t.slot, t.index, t.type, frozenset(marks), (names or {}).get(t.index)))
+    return out
+
+
+def _is_wait(t: SkTask) -> bool:
+    """A task that makes a core wait (X5): EVENT_WAIT, or SYNC ALL_SYNC / wait AIC→AIV / wait AIV→AIC."""
+    return t.type == "EVENT_WAIT" or (t.type == "SYNC" and t.args in WAIT_SYNC_KINDS)
+
+
+def _before_blocking(queue: Sequence[SkTask], cands: list[SkTask], block: int) -> list[SkTask]:
+    """The COND candidates consistent with the bystander's blocking wait: X5 names the first waiting
+    task after the core's last finished FUNC, so a candidate fits only when the first wait after it
+    is the named one. Beyond 255 tasks this is what tells the wrapped index apart (T5)."""
+    waits = [t for t in queue if _is_wait(t)]
+    out = []
+    for c in cands:
+        first = next((w for w in waits if w.slot > c.slot), None)
+        if first is not None and first.index == block:
+            out.append(c)
     return out
 
 

@@ -130,3 +130,19 @@ def test_no_instance_says_why_and_keeps_a_row_per_core() -> None:
     ]
     assert any("no task queue" in n for n in tl.notes)
     assert not tl.windowed
+
+
+def test_bystander_blocking_wait_tells_the_wrapped_cond_index_apart() -> None:
+    # FUNC k then an EVENT_WAIT per k (slots 2k, 2k+1) for k in 0..599; COND 44 fits 44, 300 and 556;
+    # X5 names the first wait after the last finished FUNC: wait 300 → only FUNC 300 fits
+    q = [t for k in range(600) for t in (task(2 * k, k), task(2 * k + 1, k, "EVENT_WAIT"))]
+    f = core(
+        role="bystander",
+        cond_index=44,
+        cond_state="OP_FINISHED",
+        blocking="task 300 EVENT_WAIT at AIV queue slot 601; waits for the matching EVENT_NOTIFY",
+    )
+    cells = core_cells(q, f, suspect=None)
+    assert [(c.slot, c.index) for c in cells if "cond" in c.marks] == [(600, 300)]
+    assert [(c.slot, c.index) for c in cells if "blocking" in c.marks] == [(601, 300)]
+    assert sum("finished" in c.marks for c in cells) == 601  # slots 0..600: FUNC 300 itself finished

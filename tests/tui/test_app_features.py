@@ -26,7 +26,9 @@ def test_help_explains_every_binding_id() -> None:
     missing = sorted(i for i in ids if i is not None and f"`{i}`" not in text)
     assert not missing, f"F1 help does not explain {missing}"
     # and the help names no id that does not exist (stale help)
-    named = set(re.findall(r"`((?:app|screen|evidence|log|source|proposal|help|export)\.[a-z_]+)`", text))
+    named = set(
+        re.findall(r"`((?:app|screen|evidence|log|source|proposal|help|export|scope)\.[a-z_]+)`", text)
+    )
     assert named <= ids
 
 

@@ -19,6 +19,9 @@ from textual.widgets import DataTable, Static
 from skdbg.pictures.scope import build_scope_graph
 from skdbg.show import show
 from skdbg.triage.edit import closure
+from skdbg.triage.fragment import Fragment
+from skdbg.triage.model import Proposal
+from skdbg.triage.skview import SkInstance
 from skdbg.tui.keymap import SCOPE_BINDINGS
 from skdbg.tui.screens.base import TriageScreen
 from skdbg.tui.state import TriageState
@@ -35,6 +38,9 @@ NO_CUT = "[dim]no cut: the proposal excludes nothing, so no §4.2 edge was follo
 
 class ScopeScreen(TriageScreen):
     BINDINGS: ClassVar[list[BindingType]] = [*SCOPE_BINDINGS]
+    #: what the graph is drawn from (SK, proposal, fragment), kept until the graph is shown
+    _graph_input: tuple[SkInstance, Proposal, Fragment | None] | None = None
+    _graph_stale = False
 
     def compose_body(self) -> ComposeResult:
         with VerticalScroll(id="scope-graph-view"):
@@ -60,6 +66,7 @@ class ScopeScreen(TriageScreen):
         graph = self.query_one("#scope-graph", ScopeGraphWidget)
         if inst is None:
             title.update("[b]No SK instance[/] was resolved for this fault: there is no scope to draw.")
+            self._graph_input = None
             graph.show(None, "No SK instance was resolved for this fault: there is no scope to draw.")
             return
         p = state.proposal
@@ -73,7 +80,12 @@ class ScopeScreen(TriageScreen):
         if found is not None:
             moving |= set(found.members)
         suspect = p.child.node_id if p.child is not None else None
-        graph.show(build_scope_graph(inst, p, found))
+        self._graph_input = (inst, p, found)
+        self._graph_stale = True
+        if self.query_one("#scope-graph-view").display:
+            self._draw_graph()
+        else:
+            graph.show(None, "")  # drawn when shown (g): a 2,000-child graph costs nothing until then
         title.update(
             f"[b]SK[/] {escape(inst.sk_name or '?')}  scope {inst.scope_id} ({escape(inst.scope_name or 'automatic')})  "
             f"model {inst.model_label}  streams {inst.streams()}  — cut: {p.status}"
@@ -132,6 +144,15 @@ class ScopeScreen(TriageScreen):
         view = self.query_one("#scope-graph-view")
         view.display = not view.display
         self.query_one("#scope-body").display = not view.display
+        if view.display:
+            self._draw_graph()
+
+    def _draw_graph(self) -> None:
+        if self._graph_input is None or not self._graph_stale:
+            return
+        inst, p, found = self._graph_input
+        self.query_one("#scope-graph", ScopeGraphWidget).show(build_scope_graph(inst, p, found))
+        self._graph_stale = False
 
     def copy_text(self) -> str | None:
         st = self.state
