@@ -23,6 +23,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, DataTable, RadioButton, RadioSet, Static
 
 from skdbg.atomic import OutputNotEmptyError
+from skdbg.pictures.export import report_pictures
 from skdbg.triage.edit import CutCheck, check_cut, mark_blocked, replan
 from skdbg.triage.model import MECHANISMS, Proposal
 from skdbg.triage.report import ReportError, write_report
@@ -275,7 +276,9 @@ class ProposalScreen(TriageScreen):
         if st is None:
             return
         try:
-            files = write_report(st.ctx, st.final_analysis(), out)
+            final = st.final_analysis()
+            pictures = report_pictures(st.ctx, st.instance, final)  # the edited cut, drawn
+            files = write_report(st.ctx, final, out, pictures=pictures)
         except (ReportError, OutputNotEmptyError, OSError) as exc:
             self.app.call_from_thread(self.notify, str(exc), title="export failed", severity="error")
             return
