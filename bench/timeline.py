@@ -9,8 +9,8 @@ times each (min and median printed):
 * **timeline** — :func:`skdbg.pictures.timeline.build_timeline` from the analysis records plus a render of
   :class:`skdbg.pictures.render.TimelineView` into a Rich console of ``--width`` columns (what the TUI's
   Timeline screen and ``skdbg report`` do); target ≤ 200 ms by median;
-* for information, the scope graph (build + render, windowed as in the report) and the SVG export of
-  the timeline.
+* for information, the scope graph (build + render, windowed as in the report), the SVG export of
+  the timeline, and with ``--tui`` the Timeline screen's redraw in a headless ``skdbg tui``.
 
 In-process timing (``time.perf_counter``): the picture is drawn inside an already running ``skdbg``; the
 interpreter start-up is ``bench/tui_open.py``'s business. Exits non-zero when the median misses the
@@ -62,11 +62,42 @@ def show(name: str, xs: list[float], target: float | None = None) -> bool:
     return ok
 
 
+def tui_samples(root: Path, n: int) -> list[float]:
+    """The Timeline screen of a headless ``skdbg tui`` (160×48): each sample rebuilds the picture from
+    the analysis and waits for Textual to lay it out and paint it (``populate`` + one refresh)."""
+    import asyncio
+
+    from skdbg.tui.app import SkdbgApp
+    from skdbg.tui.screens.timeline import TimelineScreen
+
+    out: list[float] = []
+
+    async def run() -> None:
+        app = SkdbgApp(root, start_mode="timeline")
+        async with app.run_test(size=(160, 48)) as pilot:
+            while app.state is None:
+                await pilot.pause(0.05)
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, TimelineScreen) and app.state is not None
+            for _ in range(n):
+                t0 = time.perf_counter()
+                screen.populate(app.state)
+                await pilot.pause()
+                out.append(time.perf_counter() - t0)
+
+    asyncio.run(run())
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kernels", type=int, default=2000)
     ap.add_argument("--samples", type=int, default=5)
     ap.add_argument("--width", type=int, default=160)
+    ap.add_argument(
+        "--tui", action="store_true", help="also time the Timeline screen's redraw in a headless TUI (info)"
+    )
     args = ap.parse_args()
     if args.samples < 5:
         print("--samples must be at least 5", file=sys.stderr)
@@ -120,6 +151,8 @@ def main() -> int:
         ok = show("timeline build + render", sample(timeline, args.samples), TARGET_S)
         show("scope graph build + render (info)", sample(graph, args.samples))
         show("timeline SVG export (info)", sample(lambda: to_svg(TimelineView(tl), "t"), args.samples))
+        if args.tui:
+            show("TUI Timeline screen redraw (info)", tui_samples(built.root, args.samples))
     if not ok_mark:
         print("the timeline does not mark the planted child's task", file=sys.stderr)
     return 0 if ok and ok_mark else 1

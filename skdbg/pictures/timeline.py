@@ -13,6 +13,7 @@ tasks becomes one gap cell that says how many it hides (the picture states it in
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -140,15 +141,24 @@ def blocking_task(core: CoreFinding) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def core_cells(
-    queue: Sequence[SkTask], core: CoreFinding, suspect: int | None, names: dict[int, str] | None = None
-) -> list[TaskCell]:
-    """Every task of ``queue`` with its marks for ``core``.
+@dataclass(frozen=True, slots=True)
+class _CoreMarks:
+    """One core's view of its queue: which tasks finished (a slot bound) and the other marks by
+    position in the queue — computed without a record per task, so a long queue costs little."""
 
-    finished: every task before the current one in slot order (and the current one itself when its
-    state is OP_FINISHED); a state-4 core (SK entry finished) finished its whole queue. cond: the
-    task COND / the op-trace state names. pc: every task the PC matches (M(c), T4: more than one when
-    children share a binary). blocking: the bystander's first blocking wait. suspect: the verdict's child."""
+    cur_slot: int | None
+    inclusive: bool  # the task at cur_slot finished too (state OP_FINISHED)
+    all_done: bool  # state 4: the SK entry finished on this core
+    marks: dict[int, frozenset[str]]
+
+    def finished(self, t: SkTask) -> bool:
+        if self.all_done:
+            return True
+        cs = self.cur_slot
+        return cs is not None and (t.slot < cs or (t.slot == cs and self.inclusive))
+
+
+def _core_marks(queue: Sequence[SkTask], core: CoreFinding, suspect: int | None) -> _CoreMarks:
     cur, state = current_task(core)
     cur_slot = next((t.slot for t in queue if t.index == cur and t.type == "FUNC"), None)
     if cur_slot is None and cur is not None:
@@ -163,25 +173,88 @@ def core_cells(
         if len(cands) == 1:  # unambiguous: the raw COND index is the task
             cur, cur_slot = cands[0].index, cands[0].slot
             state = _state_number(core.cond_state)
-    all_done = state == 4 and cur is None
     pcs = set(core.m)
-    out: list[TaskCell] = []
-    for t in queue:
-        marks: set[str] = set()
-        if all_done or (
-            cur_slot is not None and (t.slot < cur_slot or (t.slot == cur_slot and state == OP_FINISHED))
-        ):
-            marks.add("finished")
+    wanted = conds | pcs | {k for k in (block, suspect) if k is not None}
+    marks: dict[int, frozenset[str]] = {}
+    for i, t in enumerate(queue):
+        if t.index not in wanted:
+            continue
+        m: set[str] = set()
         if t.index in conds and (t.type == "FUNC" or t.slot == cur_slot):
-            marks.add("cond")
+            m.add("cond")
         if t.index in pcs and t.type == "FUNC":
-            marks.add("pc")
-        if block is not None and t.index == block and t.type != "FUNC":
-            marks.add("blocking")
-        if suspect is not None and t.index == suspect and t.type == "FUNC":
-            marks.add("suspect")
-        out.append(TaskCell(t.slot, t.index, t.type, frozenset(marks), (names or {}).get(t.index)))
+            m.add("pc")
+        if t.index == block and t.type != "FUNC":
+            m.add("blocking")
+        if t.index == suspect and t.type == "FUNC":
+            m.add("suspect")
+        if m:
+            marks[i] = frozenset(m)
+    return _CoreMarks(cur_slot, state == OP_FINISHED, state == 4 and cur is None, marks)
+
+
+_FINISHED = frozenset({"finished"})
+_NONE: frozenset[str] = frozenset()
+
+
+def _cell(t: SkTask, i: int, cm: _CoreMarks, names: dict[int, str]) -> TaskCell:
+    m = cm.marks.get(i, _NONE)
+    if cm.finished(t):
+        m = m | _FINISHED
+    return TaskCell(t.slot, t.index, t.type, m, names.get(t.index))
+
+
+def core_cells(
+    queue: Sequence[SkTask], core: CoreFinding, suspect: int | None, names: dict[int, str] | None = None
+) -> list[TaskCell]:
+    """Every task of ``queue`` (in slot order) with its marks for ``core``.
+
+    finished: every task before the current one in slot order (and the current one itself when its
+    state is OP_FINISHED); a state-4 core (SK entry finished) finished its whole queue. cond: the
+    task COND / the op-trace state names. pc: every task the PC matches (M(c), T4: more than one when
+    children share a binary). blocking: the bystander's first blocking wait. suspect: the verdict's child."""
+    cm = _core_marks(queue, core, suspect)
+    return [_cell(t, i, cm, names or {}) for i, t in enumerate(queue)]
+
+
+def windowed_cells(
+    queue: Sequence[SkTask],
+    core: CoreFinding,
+    suspect: int | None,
+    names: dict[int, str] | None = None,
+    *,
+    max_cells: int = MAX_CELLS,
+    radius: int = RADIUS,
+) -> list[TaskCell | GapCell]:
+    """``window(core_cells(...))`` without building a cell for every hidden task (a 2,000-child SK
+    queues thousands per core)."""
+    cm = _core_marks(queue, core, suspect)
+    nm = names or {}
+    n = len(queue)
+    if n <= max_cells:
+        return [_cell(t, i, cm, nm) for i, t in enumerate(queue)]
+    keep = _kept(n, cm.marks, radius)
+    out: list[TaskCell | GapCell] = []
+    i = 0
+    while i < n:
+        if i in keep:
+            out.append(_cell(queue[i], i, cm, nm))
+            i += 1
+            continue
+        j = i
+        while j < n and j not in keep:
+            j += 1
+        out.append(GapCell(queue[i].slot, queue[j - 1].slot, all(cm.finished(t) for t in queue[i:j])))
+        i = j
     return out
+
+
+def _kept(n: int, marked: Iterable[int], radius: int) -> set[int]:
+    """Positions a window keeps: the first two, the last two, and ``radius`` around every mark."""
+    keep: set[int] = set(range(min(2, n))) | set(range(max(0, n - 2), n))
+    for i in marked:
+        keep.update(range(max(0, i - radius), min(n, i + radius + 1)))
+    return keep
 
 
 def _is_wait(t: SkTask) -> bool:
@@ -193,11 +266,12 @@ def _before_blocking(queue: Sequence[SkTask], cands: list[SkTask], block: int) -
     """The COND candidates consistent with the bystander's blocking wait: X5 names the first waiting
     task after the core's last finished FUNC, so a candidate fits only when the first wait after it
     is the named one. Beyond 255 tasks this is what tells the wrapped index apart (T5)."""
-    waits = [t for t in queue if _is_wait(t)]
+    waits = sorted((t for t in queue if _is_wait(t)), key=lambda t: t.slot)
+    slots = [w.slot for w in waits]
     out = []
     for c in cands:
-        first = next((w for w in waits if w.slot > c.slot), None)
-        if first is not None and first.index == block:
+        k = bisect.bisect_right(slots, c.slot)
+        if k < len(waits) and waits[k].index == block:
             out.append(c)
     return out
 
@@ -209,10 +283,7 @@ def window(
     around every marked cell other than "finished", replacing each hidden run by a :class:`GapCell`."""
     if len(cells) <= max_cells:
         return list(cells)
-    keep: set[int] = set(range(min(2, len(cells)))) | set(range(max(0, len(cells) - 2), len(cells)))
-    for i, c in enumerate(cells):
-        if c.marks - {"finished"}:
-            keep.update(range(max(0, i - radius), min(len(cells), i + radius + 1)))
+    keep = _kept(len(cells), (i for i, c in enumerate(cells) if c.marks - _FINISHED), radius)
     out: list[TaskCell | GapCell] = []
     i = 0
     while i < len(cells):
@@ -271,9 +342,9 @@ def build_timeline(
     for core in fault.cores:
         q = queue_of(core.core_type)
         tasks = queues.get(q, []) if q is not None else []
-        cells = core_cells(tasks, core, suspect, names)
+        cells = windowed_cells(tasks, core, suspect, names, max_cells=max_cells, radius=radius)
         summary = _summary(core, q, len(tasks))
-        n_cond = sum(1 for c in cells if "cond" in c.marks)
+        n_cond = sum(1 for c in cells if isinstance(c, TaskCell) and "cond" in c.marks)
         if n_cond > 1:
             summary += f" · COND's 8-bit index fits {n_cond} tasks (T5): all marked ▶, progress unknown"
         rows.append(
@@ -282,7 +353,7 @@ def build_timeline(
                 core_type=core.core_type,
                 role=core.role,
                 queue=q,
-                cells=tuple(window(cells, max_cells=max_cells, radius=radius)),
+                cells=tuple(cells),
                 total=len(tasks),
                 summary=summary,
             )
@@ -329,4 +400,5 @@ __all__ = [
     "marked",
     "queue_of",
     "window",
+    "windowed_cells",
 ]

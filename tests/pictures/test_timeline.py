@@ -9,7 +9,15 @@ a bystander's blocking wait is the task its X5 finding names.
 from __future__ import annotations
 
 from skdbg.parsers.common import Source
-from skdbg.pictures.timeline import GapCell, TaskCell, build_timeline, core_cells, queue_of, window
+from skdbg.pictures.timeline import (
+    GapCell,
+    TaskCell,
+    build_timeline,
+    core_cells,
+    queue_of,
+    window,
+    windowed_cells,
+)
 from skdbg.triage.model import CoreFinding, FaultInfo
 from skdbg.triage.skview import SkTask
 
@@ -146,3 +154,19 @@ def test_bystander_blocking_wait_tells_the_wrapped_cond_index_apart() -> None:
     assert [(c.slot, c.index) for c in cells if "cond" in c.marks] == [(600, 300)]
     assert [(c.slot, c.index) for c in cells if "blocking" in c.marks] == [(601, 300)]
     assert sum("finished" in c.marks for c in cells) == 601  # slots 0..600: FUNC 300 itself finished
+
+
+def test_windowed_cells_equal_the_window_of_every_cell() -> None:
+    # the fast path builds only the kept cells; it must draw exactly what windowing all cells draws
+    q = [t for k in range(300) for t in (task(2 * k, k), task(2 * k + 1, k, "EVENT_WAIT"))]
+    cores = [
+        core(e1=150, op_state=2, m=(150, 40)),
+        core(role="bystander", cond_index=44, cond_state="OP_FINISHED", blocking="task 300 …"),
+        core(cond_index=7, cond_state="OP_FINISHED"),
+        core(op_state=4, state_name="SK_ENTRY_FINISHED"),
+        core(),
+    ]
+    for f in cores:
+        for max_cells, radius in ((40, 4), (10, 1), (1000, 4)):
+            want = window(core_cells(q, f, 150), max_cells=max_cells, radius=radius)
+            assert windowed_cells(q, f, 150, max_cells=max_cells, radius=radius) == want
