@@ -382,9 +382,11 @@ def report(
     lang: str,
 ) -> None:
     """Write the failure-scene report folder of SCENE (nine-field record, eight-item scene section,
-    evidence index with SHA-256, analysis JSON). Prints the written files, one per line."""
+    evidence index with SHA-256, analysis JSON, timeline.svg and scope-graph.svg). Prints the written
+    files, one per line."""
+    from skdbg.pictures.export import report_pictures
     from skdbg.triage.context import check_inputs, open_context
-    from skdbg.triage.engine import analyze_context
+    from skdbg.triage.engine import analyze_staged
     from skdbg.triage.report import check_report_dir, write_report
 
     if scene.is_dir():
@@ -393,8 +395,9 @@ def report(
         scene, run_json=run_json, source_root=source_root, pid=pid, options=_triage_options(skew, grace)
     )
     check_inputs(ctx)
-    analysis = analyze_context(ctx)
-    for path in write_report(ctx, analysis, out_dir, lang=lang, force=force):
+    loc, analysis = analyze_staged(ctx)
+    pictures = report_pictures(ctx, loc.instance, analysis)
+    for path in write_report(ctx, analysis, out_dir, lang=lang, force=force, pictures=pictures):
         click.echo(str(path))
 
 

@@ -16,7 +16,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -94,6 +94,7 @@ LABELS: dict[str, dict[str, str]] = {
         "unknown": "unknown",
         "not_recorded": "not recorded by skdbg — the parent controller fills this in",
         "report_index": "Failure index",
+        "pictures": "Pictures",
         "session": "Triage session",
         "round": "Round",
         "attempt": "Attempt",
@@ -127,6 +128,7 @@ LABELS: dict[str, dict[str, str]] = {
         "unknown": "未知",
         "not_recorded": "skdbg 未记录 —— 由上层控制器填写",
         "report_index": "失败索引",
+        "pictures": "图示",
         "session": "定位会话",
         "round": "轮次",
         "attempt": "尝试",
@@ -532,8 +534,12 @@ def write_report(
     lang: str = "en",
     verification: Sequence[GateCheck] | None = None,
     force: bool = False,
+    pictures: Mapping[str, str] | None = None,
 ) -> list[Path]:
     """Write the failure-scene report folder (§6.2) and return its files.
+
+    ``pictures``: extra files (name → SVG text) drawn by a layer above triage (``skdbg.pictures``),
+    written into the same atomic folder and linked from REPORT_INDEX.md.
 
     The output-folder convention of :mod:`skdbg.atomic` (see :func:`check_report_dir`): a sealed
     report is never overwritten unless ``force`` replaces it whole; everything is rendered into a
@@ -548,6 +554,7 @@ def write_report(
     record = failure_record(ctx, analysis, index, verification)
     context = _context(ctx, analysis, index, record, lang, verification)
     context["report_dir"] = out.name
+    context["pictures"] = sorted(pictures or {})
     env = environment()
     files: dict[str, str | bytes] = {
         "FAILURE_SCENE.md": env.get_template("failure_scene.md.j2").render(**context),
@@ -556,8 +563,9 @@ def write_report(
         "evidence_index.json": _dump(evidence_record(ctx, analysis, index)),
         "analysis.json": _dump(analysis.to_json()),
     }
+    files.update(sorted((pictures or {}).items()))
     write_tree(out, files, force=force, what=REPORT_WHAT, inputs=[scene_root], sealed=[scene_root])
-    return [out / name for name in REPORT_FILES]
+    return [out / name for name in (*REPORT_FILES, *sorted(pictures or {}))]
 
 
 def _dump(doc: Any) -> str:

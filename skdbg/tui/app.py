@@ -31,6 +31,7 @@ from skdbg.tui.screens.overview import OverviewScreen
 from skdbg.tui.screens.proposal import ProposalScreen
 from skdbg.tui.screens.scope import ScopeScreen
 from skdbg.tui.screens.source import SourceScreen
+from skdbg.tui.screens.timeline import TimelineScreen
 from skdbg.tui.state import Cancelled, TriageState, run_analysis
 from skdbg.tui.widgets.text import analysis_codes
 
@@ -58,6 +59,7 @@ class SkdbgApp(SkdbgBaseApp):
         "log": LogScreen,
         "scope": ScopeScreen,
         "proposal": ProposalScreen,
+        "timeline": TimelineScreen,
     }
 
     def __init__(

@@ -29,6 +29,7 @@ SCREEN_HELP = {
     "log": "plog files merged by time",
     "scope": "children, edges and the proposal's cut",
     "proposal": "edit, accept, block, export",
+    "timeline": "per exception core, its queue's tasks: finished, COND, faulting PC, blocking wait",
 }
 
 
@@ -36,6 +37,7 @@ class SkdbgCommands(Provider):
     def commands(self) -> list[Command]:
         from skdbg.tui.screens.log import LogScreen
         from skdbg.tui.screens.proposal import ProposalScreen
+        from skdbg.tui.screens.scope import ScopeScreen
 
         app = cast("SkdbgApp", self.app)
         out: list[Command] = [
@@ -60,6 +62,8 @@ class SkdbgCommands(Provider):
                 ("Log: search", screen.action_search, "regex search (/)"),
                 ("Log: filter", screen.action_filter, "by level / module / pid (f)"),
             ]
+        if isinstance(screen, ScopeScreen):
+            out.append(("Scope: graph / tables", screen.action_toggle_graph, "switch the scope view (g)"))
         if isinstance(screen, ProposalScreen):
             out += [
                 (

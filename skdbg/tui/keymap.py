@@ -37,6 +37,7 @@ APP_BINDINGS: list[Binding] = [
     Binding("3", "show('log')", "Log", id="screen.log"),
     Binding("4", "show('scope')", "Scope", id="screen.scope"),
     Binding("5", "show('proposal')", "Proposal", id="screen.proposal"),
+    Binding("8", "show('timeline')", "Timeline", id="screen.timeline", show=False),
     Binding("c", "copy", "Copy", id="app.copy", tooltip="Copy the current item to the clipboard"),
     Binding("f8", "svg_screenshot", "SVG", id="app.screenshot", tooltip="Save an SVG screenshot"),
     Binding(
@@ -57,6 +58,10 @@ EVIDENCE_BINDINGS: list[Binding] = [
     Binding("j", "jump", "Jump to file:line", id="evidence.jump"),
 ]
 
+
+SCOPE_BINDINGS: list[Binding] = [
+    Binding("g", "toggle_graph", "Graph/Tables", id="scope.graph"),
+]
 
 SOURCE_BINDINGS: list[Binding] = [
     Binding("escape", "close", "Close", id="source.close"),
@@ -91,6 +96,7 @@ def _logview_bindings() -> list[Binding]:
 ALL_BINDINGS: list[Binding] = [
     *APP_BINDINGS,
     *EVIDENCE_BINDINGS,
+    *SCOPE_BINDINGS,
     *SOURCE_BINDINGS,
     *PROPOSAL_BINDINGS,
     *HELP_BINDINGS,
@@ -147,6 +153,7 @@ __all__ = [
     "HELP_BINDINGS",
     "PROPOSAL_BINDINGS",
     "RETRY_KEY",
+    "SCOPE_BINDINGS",
     "SOURCE_BINDINGS",
     "KeymapError",
     "keymap_path",

@@ -71,13 +71,16 @@ def _iso(ts: float) -> str:
 
 
 def _report_snapshots(ctx: TriageContext, analysis: Analysis, name: str) -> dict[str, bytes]:
-    """The §6.2 report of this attempt in every language, rendered once by skdbg.triage.report."""
+    """The §6.2 report of this attempt in every language, rendered once by skdbg.triage.report, with
+    its pictures (timeline.svg, scope-graph.svg: drawn once, linked from each language's index)."""
+    from skdbg.pictures.export import faulting_instance, report_pictures
     from skdbg.triage.report import write_report  # jinja2: only when a report is rendered
 
     out: dict[str, bytes] = {}
+    pictures = report_pictures(ctx, faulting_instance(ctx), analysis)
     with tempfile.TemporaryDirectory(prefix="skdbg-report-") as tmp:
         for lang in REPORT_LANGS:
-            files = write_report(ctx, analysis, Path(tmp) / lang / name, lang=lang)
+            files = write_report(ctx, analysis, Path(tmp) / lang / name, lang=lang, pictures=pictures)
             for f in files:
                 if f.name in _JSON_FILES:
                     if lang == REPORT_LANGS[0]:

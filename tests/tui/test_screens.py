@@ -194,6 +194,8 @@ async def test_accept_block_and_export_the_report_folder(tmp_path: Path) -> None
                 "analysis.json",
                 "evidence_index.json",
                 "failure_isolation.json",
+                "scope-graph.svg",
+                "timeline.svg",
             ]
         )
         assert "explicit_none_exclusion" in (out / "analysis.json").read_text(encoding="utf-8")

@@ -279,10 +279,13 @@ class ProposalScreen(TriageScreen):
         st = self.state
         if st is None:
             return
+        from skdbg.pictures.export import report_pictures
         from skdbg.triage.report import ReportError, write_report
 
         try:
-            files = write_report(st.ctx, st.final_analysis(), out)
+            final = st.final_analysis()
+            pictures = report_pictures(st.ctx, st.instance, final)  # the edited cut, drawn
+            files = write_report(st.ctx, final, out, pictures=pictures)
         except (ReportError, OutputNotEmptyError, OSError) as exc:
             self.app.call_from_thread(self.notify, str(exc), title="export failed", severity="error")
             return

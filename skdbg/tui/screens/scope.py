@@ -2,19 +2,31 @@
 
 The cut column marks ``✂`` for nodes leaving the SK (kernels excluded and the events that move
 with them), ``◆`` for the suspect; the edges table lists every §4.2 edge the fragment rules met for
-the current excluded set; unfused neighbours come from the fusion fail reasons.
+the current excluded set; unfused neighbours come from the fusion fail reasons. ``g`` switches to
+the scope graph: the same children in stream lanes joined by their event/barrier/collective edges,
+the cut and its collateral highlighted (:mod:`skdbg.pictures.scope`).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, ClassVar
+
 from textual.app import ComposeResult
-from textual.containers import Vertical
+from textual.binding import BindingType
+from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from skdbg.show import show
+from skdbg.tui.keymap import SCOPE_BINDINGS
 from skdbg.tui.screens.base import TriageScreen
 from skdbg.tui.state import TriageState
+from skdbg.tui.widgets.scopegraph import ScopeGraphWidget
 from skdbg.tui.widgets.text import cells, escape
+
+if TYPE_CHECKING:  # the triage stack loads with the analysis, not before the UI paints
+    from skdbg.triage.fragment import Fragment
+    from skdbg.triage.model import Proposal
+    from skdbg.triage.skview import SkInstance
 
 LEGEND = (
     "[b]◆[/] suspect child   [b]✂[/] leaves the SK with the cut "
@@ -25,7 +37,14 @@ NO_CUT = "[dim]no cut: the proposal excludes nothing, so no §4.2 edge was follo
 
 
 class ScopeScreen(TriageScreen):
+    BINDINGS: ClassVar[list[BindingType]] = [*SCOPE_BINDINGS]
+    #: what the graph is drawn from (SK, proposal, fragment), kept until the graph is shown
+    _graph_input: tuple[SkInstance, Proposal, Fragment | None] | None = None
+    _graph_stale = False
+
     def compose_body(self) -> ComposeResult:
+        with VerticalScroll(id="scope-graph-view"):
+            yield ScopeGraphWidget(id="scope-graph")
         with Vertical(id="scope-body"):
             yield Static(id="scope-title", classes="section")
             yield DataTable(id="children", cursor_type="row", zebra_stripes=True)
@@ -44,8 +63,11 @@ class ScopeScreen(TriageScreen):
         unfused = self.query_one("#unfused", DataTable)
         for t in (children, edges, unfused):
             t.clear(columns=True)
+        graph = self.query_one("#scope-graph", ScopeGraphWidget)
         if inst is None:
             title.update("[b]No SK instance[/] was resolved for this fault: there is no scope to draw.")
+            self._graph_input = None
+            graph.show(None, "No SK instance was resolved for this fault: there is no scope to draw.")
             return
         p = state.proposal
         moving: set[int] = set(p.excluded) | set(p.collateral)
@@ -60,6 +82,12 @@ class ScopeScreen(TriageScreen):
         if found is not None:
             moving |= set(found.members)
         suspect = p.child.node_id if p.child is not None else None
+        self._graph_input = (inst, p, found)
+        self._graph_stale = True
+        if self.query_one("#scope-graph-view").display:
+            self._draw_graph()
+        else:
+            graph.show(None, "")  # drawn when shown (g): a 2,000-child graph costs nothing until then
         title.update(
             f"[b]SK[/] {escape(inst.sk_name or '?')}  scope {inst.scope_id} ({escape(inst.scope_name or 'automatic')})  "
             f"model {inst.model_label}  streams {inst.streams()}  — cut: {p.status}"
@@ -108,6 +136,27 @@ class ScopeScreen(TriageScreen):
                     f"{state.ctx.relpath(u.src.file)}:{u.src.line}",
                 )
             )
+
+    def on_mount(self) -> None:
+        self.query_one("#scope-graph-view").display = False
+        super().on_mount()
+
+    def action_toggle_graph(self) -> None:
+        """Switch between the tables and the scope graph (the same data, drawn)."""
+        view = self.query_one("#scope-graph-view")
+        view.display = not view.display
+        self.query_one("#scope-body").display = not view.display
+        if view.display:
+            self._draw_graph()
+
+    def _draw_graph(self) -> None:
+        if self._graph_input is None or not self._graph_stale:
+            return
+        inst, p, found = self._graph_input
+        from skdbg.pictures.scope import build_scope_graph
+
+        self.query_one("#scope-graph", ScopeGraphWidget).show(build_scope_graph(inst, p, found))
+        self._graph_stale = False
 
     def copy_text(self) -> str | None:
         st = self.state
