@@ -6,9 +6,11 @@ TUI open the ledger read-only and never depend on how attempts are written.
 
 from __future__ import annotations
 
+import sqlite3
+from dataclasses import dataclass, field
 from typing import Any
 
-from skdbg.sessions.store import AttemptInfo, Ledger
+from skdbg.sessions.store import AttemptInfo, Ledger, attempt_key, translate
 
 #: the verdict fields compared between attempts (path in the analysis JSON)
 VERDICT_FIELDS = (
@@ -37,7 +39,7 @@ def _get(doc: Any, path: str) -> Any:
     return cur
 
 
-def verdict_summary(ledger: Ledger, attempt: AttemptInfo) -> dict[str, Any]:
+def verdict_summary(ledger: Ledger, attempt: AttemptInfo | TreeAttempt) -> dict[str, Any]:
     """One attempt's verdict as a flat record (None values when no analysis was frozen)."""
     doc = ledger.snapshot_json(attempt.pk, "analysis.json")
     out: dict[str, Any] = {"round_id": attempt.round_id, "attempt": attempt.key, "status": attempt.status}
@@ -90,4 +92,97 @@ def session_overview(ledger: Ledger, session_id: str) -> dict[str, Any]:
     }
 
 
-__all__ = ["VERDICT_FIELDS", "diff_verdicts", "session_overview", "verdict_history", "verdict_summary"]
+# ------------------------------------------------------------------------------------------ the tree
+
+
+@dataclass(frozen=True, slots=True)
+class TreeAttempt:
+    """One attempt as the Session screen's tree lists it (no frozen file read)."""
+
+    pk: int
+    round_id: str
+    no: int
+    status: str
+    change: str
+    created: str
+    gates: dict[str, str]
+
+    @property
+    def key(self) -> str:
+        return attempt_key(self.no)
+
+
+@dataclass(frozen=True, slots=True)
+class TreeRound:
+    """One round of the tree with its attempts in order."""
+
+    round_id: str
+    kind: str
+    status: str
+    derived_round: str | None
+    derived_attempt: int | None
+    created: str
+    attempts: list[TreeAttempt] = field(default_factory=list)
+
+
+def session_tree(ledger: Ledger, session_id: str) -> list[TreeRound]:
+    """Rounds → attempts with statuses and V1–V5 results, for a screen that must open fast.
+
+    Why not :func:`session_overview`: that reads each round's status history and each attempt's
+    gates with a query apiece (two per attempt). Here the rounds are one query and every attempt of
+    the session — status and gates included — is one more, whatever the number of attempts; the
+    frozen analyses are not read at all (:func:`verdict_summary` reads one when it is asked for).
+    """
+    ledger.session(session_id)
+    db = ledger.connection
+    status_sql = (
+        "(SELECT s.status FROM status_events s WHERE s.entity = '{e}' AND s.entity_pk = {pk} "
+        "ORDER BY s.seq DESC LIMIT 1)"
+    )
+    try:
+        rounds = db.execute(
+            "SELECT r.pk, r.round_id, r.kind, r.derived_round, r.derived_attempt, r.created, "
+            + status_sql.format(e="round", pk="r.pk")
+            + " FROM rounds r WHERE r.session_id = ? ORDER BY r.pk",
+            (session_id,),
+        ).fetchall()
+        attempts = db.execute(
+            "SELECT a.pk, r.round_id, a.no, a.change, a.created, "
+            + status_sql.format(e="attempt", pk="a.pk")
+            + ", (SELECT group_concat(g.gate || '=' || g.result, ',') FROM gate_results g "
+            "WHERE g.attempt_pk = a.pk) FROM attempts a JOIN rounds r ON a.round_pk = r.pk "
+            "WHERE r.session_id = ? ORDER BY a.pk",
+            (session_id,),
+        ).fetchall()
+    except sqlite3.Error as exc:
+        raise translate(exc, ledger.db_path) from exc
+    out = {
+        str(rid): TreeRound(str(rid), str(kind), str(st or ""), d_round, d_att, str(created))
+        for _pk, rid, kind, d_round, d_att, created, st in rounds
+    }
+    for pk, rid, no, change, created, st, gates in attempts:
+        pairs = (g.partition("=") for g in str(gates).split(",")) if gates else ()
+        out[str(rid)].attempts.append(
+            TreeAttempt(
+                int(pk),
+                str(rid),
+                int(no),
+                str(st or ""),
+                str(change),
+                str(created),
+                {g: res for g, _, res in sorted(pairs)},
+            )
+        )
+    return list(out.values())
+
+
+__all__ = [
+    "VERDICT_FIELDS",
+    "TreeAttempt",
+    "TreeRound",
+    "diff_verdicts",
+    "session_overview",
+    "session_tree",
+    "verdict_history",
+    "verdict_summary",
+]

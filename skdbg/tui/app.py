@@ -30,6 +30,8 @@ from skdbg.tui.screens.log import LogScreen
 from skdbg.tui.screens.overview import OverviewScreen
 from skdbg.tui.screens.proposal import ProposalScreen
 from skdbg.tui.screens.scope import ScopeScreen
+from skdbg.tui.screens.session import SessionScreen
+from skdbg.tui.screens.session_ref import SessionRef
 from skdbg.tui.screens.source import SourceScreen
 from skdbg.tui.state import Cancelled, TriageState, run_analysis
 from skdbg.tui.widgets.text import analysis_codes
@@ -50,6 +52,7 @@ class SkdbgApp(SkdbgBaseApp):
         "log": LogScreen,
         "scope": ScopeScreen,
         "proposal": ProposalScreen,
+        "session": SessionScreen,
     }
 
     def __init__(
@@ -62,6 +65,7 @@ class SkdbgApp(SkdbgBaseApp):
         keymap: dict[str, str] | None = None,
         missing: str | None = None,
         start_mode: str = "overview",
+        session: SessionRef | None = None,
     ) -> None:
         super().__init__(keymap=keymap, screenshot_dir=screenshot_dir)
         if start_mode not in self.MODES:
@@ -69,6 +73,8 @@ class SkdbgApp(SkdbgBaseApp):
         self.start_mode = start_mode
         self.scene = scene
         self.report_dir = report_dir
+        # the ledger session the Session screen shows and Accept records into (None: not chosen)
+        self.session = session
         self._ctx = ctx  # opened and checked by `skdbg tui` before the UI started: used once
         # the scene's plogs, known as soon as the scene is inventoried: the Log screen opens them at
         # once instead of waiting for the analysis (issue 18 item 7)
