@@ -67,11 +67,11 @@ PROPOSAL_BINDINGS: list[Binding] = [
 SESSION_BINDINGS: list[Binding] = [
     Binding("p", "propose", "Propose", id="session.propose"),
     Binding("P", "propose_narrowing", "Narrowing", id="session.narrowing", show=False),
-    Binding("o", "open_candidate", "Candidate", id="session.candidate"),
+    Binding("o", "open_candidate", "Candidate", id="session.candidate", show=False),
     Binding("r", "relaunch", "Relaunch", id="session.relaunch"),
     Binding("x", "export", "Export", id="session.export"),
     Binding("n", "note", "Note", id="session.note"),
-    Binding("d", "diff", "Diff", id="session.diff"),
+    Binding("d", "diff", "Diff", id="session.diff", show=False),
 ]
 
 RELAUNCH_BINDINGS: list[Binding] = [

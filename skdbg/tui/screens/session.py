@@ -199,7 +199,7 @@ class SessionScreen(TriageScreen):
         shown = ref.attempt_ref or "no scene"
         head.update(
             f"[b]session {escape(info.id)}[/] {escape(info.name or '')} — {info.rounds} round(s), "
-            f"{info.attempts} attempt(s) — ledger {escape(str(ref.home))} — other screens: {escape(shown)}"
+            f"{info.attempts} attempt(s) — other screens show: {escape(shown)}"
         )
         self._fill_tree(info.id, rounds)
         self.call_after_refresh(self.load_history, ref)
@@ -295,7 +295,11 @@ class SessionScreen(TriageScreen):
             elif isinstance(data, TreeRound):
                 detail.update(self._round_detail(ref.session_id, data))
             else:
-                detail.update("[dim]select a round or an attempt[/]")
+                info = self.ledger().session(ref.session_id)
+                detail.update(
+                    f"[b]session {escape(info.id)}[/] {escape(info.name or '')}\ncreated {escape(info.created)}\n"
+                    f"ledger {escape(str(ref.home))}\n[dim]select a round or an attempt[/]"
+                )
         except LedgerError as exc:
             detail.update(f"[b red]{escape(str(exc))}[/]")
 
