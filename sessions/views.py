@@ -7,7 +7,7 @@ TUI open the ledger read-only and never depend on how attempts are written.
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from skdbg.sessions.store import AttemptInfo, Ledger, attempt_key, translate
@@ -114,55 +114,42 @@ class TreeAttempt:
 
 @dataclass(frozen=True, slots=True)
 class TreeRound:
-    """One round of the tree with its attempts in order."""
+    """One round of the tree: its status and how many attempts it has (they are read on demand)."""
 
+    pk: int
     round_id: str
     kind: str
     status: str
     derived_round: str | None
     derived_attempt: int | None
     created: str
-    attempts: list[TreeAttempt] = field(default_factory=list)
+    n_attempts: int
 
 
-def session_tree(ledger: Ledger, session_id: str) -> list[TreeRound]:
-    """Rounds → attempts with statuses and V1–V5 results, for a screen that must open fast.
+_STATUS = (
+    "(SELECT s.status FROM status_events s WHERE s.entity = '{e}' AND s.entity_pk = {pk} "
+    "ORDER BY s.seq DESC LIMIT 1)"
+)
+_ATTEMPT_ROWS = (
+    "SELECT a.pk, r.round_id, a.no, a.change, a.created, "
+    + _STATUS.format(e="attempt", pk="a.pk")
+    + ", (SELECT group_concat(g.gate || '=' || g.result, ',') FROM gate_results g WHERE g.attempt_pk = a.pk) "
+    "FROM attempts a JOIN rounds r ON a.round_pk = r.pk "
+)
 
-    Why not :func:`session_overview`: that reads each round's status history and each attempt's
-    gates with a query apiece (two per attempt). Here the rounds are one query and every attempt of
-    the session — status and gates included — is one more, whatever the number of attempts; the
-    frozen analyses are not read at all (:func:`verdict_summary` reads one when it is asked for).
-    """
-    ledger.session(session_id)
-    db = ledger.connection
-    status_sql = (
-        "(SELECT s.status FROM status_events s WHERE s.entity = '{e}' AND s.entity_pk = {pk} "
-        "ORDER BY s.seq DESC LIMIT 1)"
-    )
+
+def _rows(ledger: Ledger, sql: str, args: tuple[Any, ...]) -> list[Any]:
     try:
-        rounds = db.execute(
-            "SELECT r.pk, r.round_id, r.kind, r.derived_round, r.derived_attempt, r.created, "
-            + status_sql.format(e="round", pk="r.pk")
-            + " FROM rounds r WHERE r.session_id = ? ORDER BY r.pk",
-            (session_id,),
-        ).fetchall()
-        attempts = db.execute(
-            "SELECT a.pk, r.round_id, a.no, a.change, a.created, "
-            + status_sql.format(e="attempt", pk="a.pk")
-            + ", (SELECT group_concat(g.gate || '=' || g.result, ',') FROM gate_results g "
-            "WHERE g.attempt_pk = a.pk) FROM attempts a JOIN rounds r ON a.round_pk = r.pk "
-            "WHERE r.session_id = ? ORDER BY a.pk",
-            (session_id,),
-        ).fetchall()
+        return ledger.connection.execute(sql, args).fetchall()
     except sqlite3.Error as exc:
         raise translate(exc, ledger.db_path) from exc
-    out = {
-        str(rid): TreeRound(str(rid), str(kind), str(st or ""), d_round, d_att, str(created))
-        for _pk, rid, kind, d_round, d_att, created, st in rounds
-    }
-    for pk, rid, no, change, created, st, gates in attempts:
+
+
+def _attempts(rows: list[Any]) -> list[TreeAttempt]:
+    out = []
+    for pk, rid, no, change, created, st, gates in rows:
         pairs = (g.partition("=") for g in str(gates).split(",")) if gates else ()
-        out[str(rid)].attempts.append(
+        out.append(
             TreeAttempt(
                 int(pk),
                 str(rid),
@@ -173,7 +160,48 @@ def session_tree(ledger: Ledger, session_id: str) -> list[TreeRound]:
                 {g: res for g, _, res in sorted(pairs)},
             )
         )
-    return list(out.values())
+    return out
+
+
+def session_rounds(ledger: Ledger, session_id: str) -> list[TreeRound]:
+    """Every round of the session with its status and attempt count — one query, no attempt read.
+
+    Why not :func:`session_overview`: that reads each round's status history and each attempt's
+    gates with a query apiece; a screen that must open on 10,000 attempts reads the rounds here and
+    a round's attempts (:func:`round_attempts`) only when it is shown."""
+    ledger.session(session_id)
+    rows = _rows(
+        ledger,
+        "SELECT r.pk, r.round_id, r.kind, r.derived_round, r.derived_attempt, r.created, "
+        + _STATUS.format(e="round", pk="r.pk")
+        + ", (SELECT COUNT(*) FROM attempts a WHERE a.round_pk = r.pk) FROM rounds r WHERE r.session_id = ? "
+        "ORDER BY r.pk",
+        (session_id,),
+    )
+    return [
+        TreeRound(int(pk), str(rid), str(kind), str(st or ""), d_round, d_att, str(created), int(n))
+        for pk, rid, kind, d_round, d_att, created, st, n in rows
+    ]
+
+
+def round_attempts(ledger: Ledger, rnd: TreeRound, newest: int | None = None) -> list[TreeAttempt]:
+    """The round's attempts in order with status, change and V1–V5 results — one query; only the
+    ``newest`` ones when given (the tree shows a page at a time)."""
+    if newest is None:
+        rows = _rows(ledger, _ATTEMPT_ROWS + "WHERE a.round_pk = ? ORDER BY a.no", (rnd.pk,))
+        return _attempts(rows)
+    rows = _rows(ledger, _ATTEMPT_ROWS + "WHERE a.round_pk = ? ORDER BY a.no DESC LIMIT ?", (rnd.pk, newest))
+    return _attempts(rows[::-1])
+
+
+def session_attempts(ledger: Ledger, session_id: str, newest: int | None = None) -> list[TreeAttempt]:
+    """Every attempt of the session in creation order (the newest ``newest`` when given) — one query."""
+    if newest is None:
+        return _attempts(_rows(ledger, _ATTEMPT_ROWS + "WHERE r.session_id = ? ORDER BY a.pk", (session_id,)))
+    rows = _rows(
+        ledger, _ATTEMPT_ROWS + "WHERE r.session_id = ? ORDER BY a.pk DESC LIMIT ?", (session_id, newest)
+    )
+    return _attempts(rows[::-1])
 
 
 __all__ = [
@@ -181,8 +209,10 @@ __all__ = [
     "TreeAttempt",
     "TreeRound",
     "diff_verdicts",
+    "round_attempts",
+    "session_attempts",
     "session_overview",
-    "session_tree",
+    "session_rounds",
     "verdict_history",
     "verdict_summary",
 ]

@@ -91,7 +91,10 @@ class SkdbgApp(SkdbgBaseApp):
     def on_mount(self) -> None:
         self.apply_keymap()
         self.switch_mode(self.start_mode)
-        if self.scene is not None:
+        if self.scene is not None and self.start_mode == "session":
+            # the Session screen reads the ledger, not the analysis: paint it first, then analyse
+            self.call_after_refresh(self.analyse, self.scene)
+        elif self.scene is not None:
             self.analyse(self.scene)
 
     @work(thread=True, exclusive=True, group="analysis", description="analyse the scene", exit_on_error=False)

@@ -5,8 +5,10 @@ and (optionally) the re-launched candidate verified V1–V3 — written through 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from session_support import FAILING, build_fixed_scene
+from textual.pilot import Pilot
 
 from skdbg.sessions.attempts import propose
 from skdbg.sessions.store import Ledger
@@ -29,3 +31,17 @@ def base_session(home: Path, *, verified: bool = True, scene: Path = FAILING) ->
             verify_round(ledger, SID, rid, 1)
         ledger.add_note(SID, "first look", round_id="EX1-BASE", attempt_no=1)
     return SID
+
+
+async def wait_history(pilot: Pilot[Any], rows: int) -> None:
+    """The verdict history fills in from a worker started just after the first paint: wait for it."""
+    from textual.widgets import DataTable
+    from tui_support import settle
+
+    for _ in range(200):
+        await settle(pilot)
+        table: DataTable[Any] = pilot.app.screen.query_one("#session-verdicts", DataTable)
+        if table.row_count >= rows:
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"the verdict history never reached {rows} rows")

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from session_tui_support import SID, base_session
+from session_tui_support import SID, base_session, wait_history
 from textual.widgets import DataTable, Input, RichLog, Static, Tree
 from tui_support import SIZE, settle
 
@@ -91,6 +91,7 @@ async def test_tree_shows_rounds_attempts_gates_and_negative_evidence(tmp_path: 
         assert "high (rule C3) — SwiGlu_41d9e0 (task 2, nodeId 102)" in detail
         assert "note: first look" in detail
         # the verdict history: both attempts, oldest first
+        await wait_history(pilot, 2)
         table: DataTable[Any] = app.screen.query_one("#session-verdicts", DataTable)
         rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
         assert [r[:4] for r in rows] == [

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from session_tui_support import wait_history
 from textual.pilot import Pilot
 from tui_support import SIZE, settle
 
@@ -94,7 +95,7 @@ def test_session_screen(snap_compare: Any, tmp_path: Path) -> None:
     app = SkdbgApp(None, start_mode="session", session=SessionRef(home, "S1"), missing="no scene")
 
     async def run(pilot: Pilot[Any]) -> None:
-        await settle(pilot)
+        await wait_history(pilot, 3)
         # from the newest attempt up to round EX1-BASE, open it, down to its failed attempt
         await pilot.press("up", "up", "up", "space", "down")
         await settle(pilot)

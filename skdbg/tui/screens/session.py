@@ -8,10 +8,10 @@ the user proposes (``skdbg session propose``), opens the candidate, re-launches 
 headless function the CLI calls. Nothing here edits an attempt: a settled attempt is final, and a
 failed one is shown as negative evidence.
 
-Why it opens fast on a large ledger: the tree comes from two queries (:func:`session_tree`), a
-round's attempts become tree nodes only when the round is expanded, a page at a time, and the
-frozen analyses are read one at a time when an attempt is selected; the verdict history fills in
-from a worker after the first paint.
+Why it opens fast on a large ledger: the rounds come from one query (:func:`session_rounds`); a
+round's attempts are read (one query) and become tree nodes only when the round is expanded, a
+page of the newest at a time; the frozen analyses are read one at a time when an attempt is
+selected; the verdict history fills in from a worker after the first paint.
 """
 
 from __future__ import annotations
@@ -30,7 +30,15 @@ from textual.widgets.tree import TreeNode
 from skdbg.sessions.attempts import propose
 from skdbg.sessions.errors import LedgerError
 from skdbg.sessions.store import Ledger
-from skdbg.sessions.views import TreeAttempt, TreeRound, diff_verdicts, session_tree, verdict_summary
+from skdbg.sessions.views import (
+    TreeAttempt,
+    TreeRound,
+    diff_verdicts,
+    round_attempts,
+    session_attempts,
+    session_rounds,
+    verdict_summary,
+)
 from skdbg.show import show
 from skdbg.tui.keymap import SESSION_BINDINGS
 from skdbg.tui.prompt import PromptScreen
@@ -42,7 +50,9 @@ from skdbg.tui.widgets.text import escape
 #: attempts a round shows at once (the newest); an "earlier attempts" node adds this many more
 PAGE = 200
 #: verdicts the history table lists (the newest); the full history is `skdbg session show --format json`
-HISTORY_LIMIT = 1000
+HISTORY_LIMIT = 500
+#: seconds after the first paint before the verdict history is read (one frozen analysis per row)
+HISTORY_DELAY = 0.3
 #: settled statuses that are negative evidence: the change was tried and did not hold
 NEGATIVE = ("failed", "timed_out")
 GATE_MARK = {"passed": ("✓", "green"), "failed": ("✗", "red"), "not_run": ("–", "dim")}
@@ -81,7 +91,7 @@ def round_label(r: TreeRound) -> Text:
     label = Text(f"{r.round_id} ", style="bold")
     label.append(f"({r.kind}) ", style="dim")
     label.append(r.status or "?", style=STATUS_STYLE.get(r.status, "bold"))
-    n = len(r.attempts)
+    n = r.n_attempts
     label.append(f"  {n} attempt{'s' if n != 1 else ''}", style="dim")
     return label
 
@@ -129,6 +139,8 @@ class SessionScreen(TriageScreen):
     def __init__(self) -> None:
         super().__init__()
         self._ledger: Ledger | None = None
+        self._owned = False  # whether the screen opened (and so closes) its connection
+        self._history_started = False
         self._loaded: tuple[Any, ...] | None = None
         self._rounds: dict[str, TreeRound] = {}
         self._shown: dict[str, int] = {}  # round id → attempts shown (the newest ones)
@@ -159,18 +171,20 @@ class SessionScreen(TriageScreen):
         self.reload()
 
     def on_unmount(self) -> None:
-        if self._ledger is not None:
+        if self._ledger is not None and self._owned:
             self._ledger.close()
-            self._ledger = None
+        self._ledger = None
 
     def ledger(self) -> Ledger:
         """The screen's read connection (main thread); workers open their own."""
         ref = self.ref
         assert ref is not None
         if self._ledger is None or self._ledger.home != ref.home:
-            if self._ledger is not None:
+            if self._ledger is not None and self._owned:
                 self._ledger.close()
-            self._ledger = ref.open(read_only=True)
+            # the connection `skdbg tui --session` opened and checked, else one of our own
+            self._owned = ref.reader is None
+            self._ledger = ref.reader if ref.reader is not None else ref.open(read_only=True)
         return self._ledger
 
     def reload(self, *, force: bool = False) -> None:
@@ -190,7 +204,7 @@ class SessionScreen(TriageScreen):
             if not force and key == self._loaded:
                 return
             info = ledger.session(ref.session_id)
-            rounds = session_tree(ledger, ref.session_id)
+            rounds = session_rounds(ledger, ref.session_id)
         except LedgerError as exc:
             head.update(f"[b red]{escape(str(exc))}[/]")
             return
@@ -202,7 +216,12 @@ class SessionScreen(TriageScreen):
             f"{info.attempts} attempt(s) — other screens show: {escape(shown)}"
         )
         self._fill_tree(info.id, rounds)
-        self.call_after_refresh(self.load_history, ref)
+        if self._history_started:
+            self.load_history(ref)
+        else:
+            # the first time, after the tree has painted: reading frozen analyses must not delay it
+            self._history_started = True
+            self.set_timer(HISTORY_DELAY, lambda: self.load_history(ref))
 
     def _fill_tree(self, sid: str, rounds: list[TreeRound]) -> None:
         tree: Tree[Any] = self.query_one("#session-tree", Tree)
@@ -213,10 +232,10 @@ class SessionScreen(TriageScreen):
         self._shown = {}
         focus_round = self.ref.attempt[0] if self.ref is not None and self.ref.attempt else None
         if focus_round is None and rounds:
-            focus_round = next((r.round_id for r in reversed(rounds) if r.attempts), rounds[-1].round_id)
+            focus_round = next((r.round_id for r in reversed(rounds) if r.n_attempts), rounds[-1].round_id)
         target: TreeNode[Any] | None = None
         for r in rounds:
-            node = tree.root.add(round_label(r), data=r, allow_expand=bool(r.attempts))
+            node = tree.root.add(round_label(r), data=r, allow_expand=r.n_attempts > 0)
             if r.round_id == focus_round:
                 self._expand_round(node)
                 node.expand()
@@ -242,16 +261,21 @@ class SessionScreen(TriageScreen):
         shown = self._shown.get(r.round_id)
         if shown is not None and not more:
             return
-        count = min(len(r.attempts), (shown or 0) + (more or PAGE))
+        count = min(r.n_attempts, (shown or 0) + (more or PAGE))
         self._shown[r.round_id] = count
+        try:
+            attempts = round_attempts(self.ledger(), r, newest=count)
+        except LedgerError as exc:
+            self.notify(str(exc), title="session", severity="error")
+            return
         node.remove_children()
-        earlier = len(r.attempts) - count
-        if earlier:
+        earlier = r.n_attempts - len(attempts)
+        if earlier > 0:
             node.add_leaf(
                 Text(f"… {earlier} earlier attempt(s) — Enter shows {min(PAGE, earlier)} more", style="dim"),
                 data=("more", r.round_id),
             )
-        for a in r.attempts[len(r.attempts) - count :]:
+        for a in attempts:
             node.add_leaf(attempt_label(a), data=a)
 
     def on_tree_node_expanded(self, event: Tree.NodeExpanded[Any]) -> None:
@@ -281,7 +305,8 @@ class SessionScreen(TriageScreen):
         """The highlighted attempt, or the newest attempt of the highlighted round."""
         data = self.selected()
         if isinstance(data, TreeRound):
-            return data.attempts[-1] if data.attempts else None
+            newest = round_attempts(self.ledger(), data, newest=1) if data.n_attempts else []
+            return newest[-1] if newest else None
         return data
 
     def show_detail(self, data: object) -> None:
@@ -359,8 +384,8 @@ class SessionScreen(TriageScreen):
         rnd = ledger.round(sid, r.round_id)
         history = ledger.status_history("round", rnd.pk)
         lines.append("status: " + " → ".join(escape(h["status"]) for h in history))
-        n_neg = sum(a.status in NEGATIVE for a in r.attempts)
-        lines.append(f"{len(r.attempts)} attempt(s), {n_neg} negative evidence")
+        n_neg = sum(a.status in NEGATIVE for a in round_attempts(ledger, r))
+        lines.append(f"{r.n_attempts} attempt(s), {n_neg} negative evidence")
         lines += [f"note: {escape(n['text'])}" for n in ledger.notes(sid) if n["round_id"] == r.round_id]
         return "\n".join(lines)
 
@@ -373,10 +398,11 @@ class SessionScreen(TriageScreen):
             return
         try:
             with ref.open(read_only=True) as ledger:
-                rows = [a for r in session_tree(ledger, ref.session_id) for a in r.attempts]
-                rows.sort(key=lambda a: a.pk)
-                total = len(rows)
-                verdicts = [verdict_summary(ledger, a) for a in rows[-HISTORY_LIMIT:]]
+                total = ledger.session(ref.session_id).attempts
+                verdicts = [
+                    verdict_summary(ledger, a)
+                    for a in session_attempts(ledger, ref.session_id, HISTORY_LIMIT)
+                ]
         except LedgerError as exc:
             self.app.call_from_thread(self.notify, str(exc), title="verdict history", severity="error")
             return

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from skdbg.sessions.attempts import materialised, propose
-from skdbg.sessions.errors import LedgerError
+from skdbg.sessions.errors import LedgerError, NotFound
 from skdbg.sessions.location import session_home
 from skdbg.sessions.store import AttemptInfo, Ledger
 from skdbg.triage.context import TriageContext
@@ -33,6 +33,9 @@ class SessionRef:
     home: Path
     session_id: str | None = None
     attempt: tuple[str, int] | None = None
+    #: a read-only connection the command already opened (and checked) in the UI thread; the
+    #: Session screen reads through it instead of opening and checking the file a second time
+    reader: Ledger | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def default(cls, session_dir: Path | None = None) -> SessionRef:
@@ -129,21 +132,25 @@ def session_scene(ref: SessionRef) -> Iterator[tuple[SessionRef, Path | None, st
     with ExitStack() as stack:
         ledger = stack.enter_context(ref.open(read_only=True))
         ledger.session(ref.session_id)
-        attempts = ledger.attempts(ref.session_id)
-        if not attempts:
-            yield ref, None, f"session {ref.session_id} has no attempt yet: the other screens have no scene"
+        try:
+            newest = ledger.newest_attempt(ref.session_id)
+        except NotFound:
+            yield (
+                SessionRef(ref.home, ref.session_id, None, ledger),
+                None,
+                f"session {ref.session_id} has no attempt yet: the other screens have no scene",
+            )
             return
-        newest = attempts[-1]
         try:
             root = stack.enter_context(materialised(ledger, newest))
         except LedgerError as exc:
             yield (
-                SessionRef(ref.home, ref.session_id, None),
+                SessionRef(ref.home, ref.session_id, None, ledger),
                 None,
                 f"{newest.round_id}/{newest.key} cannot be opened as a scene: {exc}",
             )
             return
-        yield SessionRef(ref.home, ref.session_id, (newest.round_id, newest.no)), root, None
+        yield SessionRef(ref.home, ref.session_id, (newest.round_id, newest.no), ledger), root, None
 
 
 __all__ = ["NEW_SESSION", "SessionRef", "no_session_text", "record_acceptance", "session_scene"]
