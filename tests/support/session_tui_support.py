@@ -40,8 +40,8 @@ async def wait_history(pilot: Pilot[Any], rows: int) -> None:
 
     for _ in range(200):
         await settle(pilot)
-        table: DataTable[Any] = pilot.app.screen.query_one("#session-verdicts", DataTable)
-        if table.row_count >= rows:
+        found = pilot.app.screen.query("#session-verdicts")
+        if found and found.first(DataTable).row_count >= rows:
             return
         await pilot.pause(0.05)
     raise AssertionError(f"the verdict history never reached {rows} rows")

@@ -24,6 +24,9 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.geometry import Region
+from textual.message import Message
+from textual.strip import Strip
 from textual.widgets import DataTable, Static, Tree
 from textual.widgets.tree import TreeNode
 
@@ -51,8 +54,6 @@ from skdbg.tui.widgets.text import escape
 PAGE = 200
 #: verdicts the history table lists (the newest); the full history is `skdbg session show --format json`
 HISTORY_LIMIT = 500
-#: seconds after the first paint before the verdict history is read (one frozen analysis per row)
-HISTORY_DELAY = 0.3
 #: settled statuses that are negative evidence: the change was tried and did not hold
 NEGATIVE = ("failed", "timed_out")
 GATE_MARK = {"passed": ("✓", "green"), "failed": ("✗", "red"), "not_run": ("–", "dim")}
@@ -124,6 +125,22 @@ def _fingerprint(ledger: Ledger) -> tuple[Any, ...]:
     return tuple(row)
 
 
+class SessionTree(Tree[Any]):
+    """The tree, telling the screen once it has painted rows (then the slower reads may start)."""
+
+    class Painted(Message):
+        """The first frame with the session's rows is on screen."""
+
+    painted = False
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        lines = super().render_lines(crop)
+        if not self.painted and self.root.children:
+            self.painted = True
+            self.post_message(self.Painted())
+        return lines
+
+
 class SessionScreen(TriageScreen):
     """Mode ``session`` (key 6)."""
 
@@ -134,13 +151,13 @@ class SessionScreen(TriageScreen):
     SessionScreen #session-tree { width: 1fr; min-width: 40; }
     SessionScreen #session-side { width: 1fr; padding: 0 1; }
     SessionScreen #session-verdicts { height: 10; }
+    SessionScreen #session-history-wait { height: 10; padding: 0 1; }
     """
 
     def __init__(self) -> None:
         super().__init__()
         self._ledger: Ledger | None = None
         self._owned = False  # whether the screen opened (and so closes) its connection
-        self._history_started = False
         self._loaded: tuple[Any, ...] | None = None
         self._rounds: dict[str, TreeRound] = {}
         self._shown: dict[str, int] = {}  # round id → attempts shown (the newest ones)
@@ -151,10 +168,11 @@ class SessionScreen(TriageScreen):
         with Vertical(id="session-body"):
             yield Static(id="session-head", classes="section")
             with Horizontal(id="session-main"):
-                yield Tree(Text("session"), id="session-tree")
+                yield SessionTree(Text("session"), id="session-tree")
                 with VerticalScroll(id="session-side"):
                     yield Static(id="session-detail")
-            yield DataTable(id="session-verdicts", cursor_type="row", zebra_stripes=True)
+            # the verdict history table is mounted when its rows are read (after the first paint)
+            yield Static("[dim]verdict history: reading…[/]", id="session-history-wait")
 
     # ------------------------------------------------------------------ loading
 
@@ -216,12 +234,16 @@ class SessionScreen(TriageScreen):
             f"{info.attempts} attempt(s) — other screens show: {escape(shown)}"
         )
         self._fill_tree(info.id, rounds)
-        if self._history_started:
+        if self.query_one("#session-tree", SessionTree).painted:
             self.load_history(ref)
-        else:
-            # the first time, after the tree has painted: reading frozen analyses must not delay it
-            self._history_started = True
-            self.set_timer(HISTORY_DELAY, lambda: self.load_history(ref))
+        # else: once the tree has painted its rows (SessionTree.Painted) — reading frozen analyses
+        # must not delay the first picture
+
+    def on_session_tree_painted(self, event: SessionTree.Painted) -> None:
+        event.stop()
+        ref = self.ref
+        if ref is not None and ref.session_id is not None:
+            self.load_history(ref)
 
     def _fill_tree(self, sid: str, rounds: list[TreeRound]) -> None:
         tree: Tree[Any] = self.query_one("#session-tree", Tree)
@@ -409,7 +431,12 @@ class SessionScreen(TriageScreen):
         self.app.call_from_thread(self._show_history, verdicts, total)
 
     def _show_history(self, verdicts: list[dict[str, Any]], total: int) -> None:
-        table: DataTable[Any] = self.query_one("#session-verdicts", DataTable)
+        found = self.query("#session-verdicts")
+        table: DataTable[Any] = (
+            found.first(DataTable)
+            if found
+            else DataTable(id="session-verdicts", cursor_type="row", zebra_stripes=True)
+        )
         table.clear(columns=True)
         table.add_columns("attempt", "status", "rule", "conf", "suspect", "fault", "proposal", "gates")
         for v in verdicts:
@@ -429,6 +456,10 @@ class SessionScreen(TriageScreen):
             if shown == total
             else f"verdict history: newest {shown} of {total} (all: skdbg session show ID --format json)"
         )
+        if not found:
+            wait = self.query_one("#session-history-wait", Static)
+            self.query_one("#session-body", Vertical).mount(table, after=wait)
+            wait.remove()
 
     # ------------------------------------------------------------------ actions
 
