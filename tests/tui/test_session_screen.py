@@ -285,3 +285,24 @@ async def test_footer_keeps_copy_screenshot_quit_at_160_columns(tmp_path: Path) 
         text = " ".join(visible)
         assert "Propose" in text and "Relaunch" in text
         assert "Copy" in text and "SVG" in text and "Quit" in text, text
+
+
+async def test_palette_lists_the_session_commands(tmp_path: Path) -> None:
+    from textual.command import CommandPalette
+
+    home = tmp_path / "ledger"
+    base_session(home, verified=False)
+    app = _app(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+p", *"Session:")
+        await settle(pilot)
+        assert isinstance(app.screen, CommandPalette)
+        hits = {str(o.prompt).split("\n")[0] for o in app.screen.query_one("CommandList").options}
+        for title in (
+            "Session: propose",
+            "Session: relaunch round",
+            "Session: export report",
+            "Session: add note",
+        ):
+            assert title in hits, hits
