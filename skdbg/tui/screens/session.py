@@ -248,6 +248,10 @@ class SessionScreen(TriageScreen):
     def _fill_tree(self, sid: str, rounds: list[TreeRound]) -> None:
         tree: Tree[Any] = self.query_one("#session-tree", Tree)
         old = tree.cursor_node.data if tree.cursor_node is not None else None
+        # a re-read keeps what the user had open and where the cursor was
+        opened = {
+            n.data.round_id for n in tree.root.children if n.is_expanded and isinstance(n.data, TreeRound)
+        }
         tree.clear()
         tree.root.set_label(Text(f"session {sid}", style="bold"))
         tree.root.expand()
@@ -255,13 +259,19 @@ class SessionScreen(TriageScreen):
         focus_round = self.ref.attempt[0] if self.ref is not None and self.ref.attempt else None
         if focus_round is None and rounds:
             focus_round = next((r.round_id for r in reversed(rounds) if r.n_attempts), rounds[-1].round_id)
+        if isinstance(old, TreeAttempt | TreeRound):
+            focus_round = old.round_id
         target: TreeNode[Any] | None = None
         for r in rounds:
             node = tree.root.add(round_label(r), data=r, allow_expand=r.n_attempts > 0)
-            if r.round_id == focus_round:
+            if r.round_id in opened or r.round_id == focus_round:
                 self._expand_round(node)
                 node.expand()
-                target = self._attempt_node(node, old) or (node.children[-1] if node.children else node)
+            if r.round_id == focus_round:
+                if isinstance(old, TreeRound):
+                    target = node
+                else:
+                    target = self._attempt_node(node, old) or (node.children[-1] if node.children else node)
         if target is not None:
             # node lines are laid out on the next refresh: move there, and draw its detail now
             self.call_after_refresh(tree.move_cursor, target)
