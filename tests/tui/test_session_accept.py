@@ -66,6 +66,8 @@ async def test_accept_records_the_edited_proposal_in_the_session_and_export_show
                 "proposed",
             )
             assert props[0].sha256 == canonical_sha256(body)
+            status = str(app.screen.query_one("#proposal-status").render())
+            assert "recorded in session S1 as round EX1-BASE-X1 (from EX1-BASE/attempt-001" in status
             doc = await _export(pilot, app, tmp_path / "report")
     proposal = doc["proposal"]
     assert proposal["status"] == "proposed" and proposal["excluded"] == [102, 103, 104, 105, 106]

@@ -81,7 +81,14 @@ class ProposalScreen(TriageScreen):
 
     def populate(self, state: TriageState) -> None:
         p = state.proposal
-        self.query_one("#proposal-status", Static).update(proposal_summary(p, state.accepted, edits=False))
+        summary = proposal_summary(p, state.accepted, edits=False)
+        d = state.decision if state.accepted else None
+        if d is not None:
+            summary += (
+                f"\n[green]recorded in session {escape(str(d.session))} as round {escape(str(d.round_id))}[/] "
+                f"[dim](from {escape(str(d.source_attempt))}; 6 shows the session)[/]"
+            )
+        self.query_one("#proposal-status", Static).update(summary)
         check = self.query_one("#cut-check", Static)
         if self.last_check is not None and not self.last_check.ok:
             check.update(f"[b red]{escape(self.last_check.message)}[/]")
