@@ -7,6 +7,7 @@ analysis.json carried no trace of the acceptance."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,9 @@ from tui_support import SIZE, scene, settle
 
 from skdbg.sessions.attempts import canonical_sha256, propose
 from skdbg.sessions.store import Ledger
+from skdbg.triage.engine import analyze
+from skdbg.triage.model import Decision
+from skdbg.triage.schema import SchemaError, validate_analysis
 from skdbg.tui.app import SkdbgApp
 from skdbg.tui.prompt import PromptScreen
 from skdbg.tui.screens.proposal import ProposalScreen
@@ -69,6 +73,7 @@ async def test_accept_records_the_edited_proposal_in_the_session_and_export_show
             status = str(app.screen.query_one("#proposal-status").render())
             assert "recorded in session S1 as round EX1-BASE-X1 (from EX1-BASE/attempt-001" in status
             doc = await _export(pilot, app, tmp_path / "report")
+    validate_analysis(doc)  # the decision is part of the skdbg.analysis/1 schema
     proposal = doc["proposal"]
     assert proposal["status"] == "proposed" and proposal["excluded"] == [102, 103, 104, 105, 106]
     assert proposal["decision"] == {
@@ -149,3 +154,23 @@ async def test_without_a_session_accept_asks_and_esc_records_nothing(tmp_path: P
     with Ledger(home) as ledger:
         assert [p.round_id for p in ledger.proposals("S9")] == ["EX1-BASE-X1"]
         assert [a.scene_root for a in ledger.attempts("S9")] == [str(root)]
+
+
+def test_the_schema_refuses_a_malformed_decision() -> None:
+    """The optional `decision` is checked like the rest of the proposal (a wrong status is refused)."""
+    analysis = analyze(scene("high-single-stream"))
+    good = Decision(
+        "accepted", "S1", "EX1-BASE-X1", "0" * 64, "proposed", "EX1-BASE/attempt-001", ("toggle nodeId 1",)
+    )
+    body = replace(analysis, proposal=replace(analysis.proposal, decision=good)).to_json()
+    validate_analysis(body)
+    assert body["proposal"]["decision"]["round_id"] == "EX1-BASE-X1"
+    body["proposal"]["decision"]["status"] = "rejected"
+    try:
+        validate_analysis(body)
+    except SchemaError as exc:
+        assert "/proposal/decision/status" in str(exc)
+    else:
+        raise AssertionError("a decision with status 'rejected' was accepted by the schema")
+    # and without a decision the proposal is what the engine wrote (no key added)
+    assert "decision" not in analysis.to_json()["proposal"]
