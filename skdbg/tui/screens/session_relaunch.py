@@ -12,6 +12,7 @@ from __future__ import annotations
 import shlex
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -124,7 +125,7 @@ class RelaunchScreen(ModalScreen[None]):
 
     @work(thread=True, exclusive=True, group="relaunch", description="relaunch a round", exit_on_error=False)
     def run_job(self) -> None:
-        call = self.app.call_from_thread
+        call = self._call
         req = RelaunchRequest(
             session_id=self.ref.session_id or "",
             round_id=self.round_id,
@@ -151,6 +152,17 @@ class RelaunchScreen(ModalScreen[None]):
         doc = result.to_json()
         doc["attempt"]["status_detail"] = history[-1]["detail"] if history else None
         call(self._finished, verdict_lines(doc), result.status)
+
+    def _call(self, fn: Callable[..., object], *args: object) -> None:
+        """Hand an update to the UI thread; if the UI is gone (quit while the job ran), end the job."""
+        try:
+            self.app.call_from_thread(fn, *args)
+        except Exception:  # noqa: BLE001 — no UI left to tell: stop the job instead of blocking its output
+            self.cancel.set()
+
+    def on_unmount(self) -> None:
+        if self.running:
+            self.cancel.set()  # the view closed with the job running (the app quit): end it as Esc does
 
     # ------------------------------------------------------------------ live updates (UI thread)
 
