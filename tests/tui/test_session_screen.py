@@ -306,3 +306,65 @@ async def test_palette_lists_the_session_commands(tmp_path: Path) -> None:
             "Session: add note",
         ):
             assert title in hits, hits
+
+
+#: a job that writes what the fixed candidate's real job writes: its plog and sk_meta (built with the
+#: scene builder, as tests/loop/test_relaunch.py's stand-in does), then exits 0
+FIXED_JOB = r"""
+import os, shutil, sys
+from dataclasses import replace
+from datetime import datetime, timedelta
+from pathlib import Path
+from skdbg.scenebuilder.examples import high_single_stream_fixed
+from skdbg.scenebuilder.scene import build_scene
+
+cwd, pid, t0 = Path.cwd(), os.getpid(), datetime.now()
+spec = replace(high_single_stream_fixed(), run={}, pid=pid, seed=pid, run_start=t0,
+               build_ts=t0 + timedelta(milliseconds=10), fault_ts=t0 + timedelta(milliseconds=20),
+               run_end=t0 + timedelta(milliseconds=30))
+built = build_scene(spec, cwd / "_build")
+plog = Path(os.environ["ASCEND_PROCESS_LOG_PATH"]) / "debug" / "plog"
+plog.mkdir(parents=True, exist_ok=True)
+for p in (built.root / "log" / "plog").iterdir():
+    shutil.move(str(p), plog / p.name)
+shutil.move(str(built.root / "sk_meta" / str(pid)), cwd / "sk_meta" / str(pid))
+shutil.rmtree(built.root)
+print("step 7 done", flush=True)
+"""
+
+
+async def test_relaunch_to_the_end_shows_the_freeze_and_verify_result(tmp_path: Path) -> None:
+    home = tmp_path / "ledger"
+    base_session(home, verified=False)
+    job = tmp_path / "fixed_job.py"
+    job.write_text(FIXED_JOB)
+    app = _app(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        _select(app, "EX1-BASE-X1")
+        await pilot.press("r")
+        await settle(pilot)
+        app.screen.query_one(Input).value = f"{sys.executable} {job}"
+        await pilot.press("enter")
+        view = app.screen
+        assert isinstance(view, RelaunchScreen)
+        for _ in range(1200):
+            await pilot.pause(0.05)
+            if not view.running:
+                break
+        assert not view.running, view.state
+        assert "step 7 done" in [s.text for s in view.query_one(RichLog).lines]
+        result = view.result_lines
+        assert result[0] == "EX1-BASE-X1/attempt-001: passed" or result[0].startswith(
+            "EX1-BASE-X1/attempt-001: passed ("
+        ), result
+        assert "exit: status=0 signal=None timeout=False" in result
+        assert any(line.startswith("  V1: passed") for line in result)
+        assert any(line.startswith("  V3: passed") for line in result)
+        assert result[-1].startswith("next: ")
+        await pilot.press("escape")
+        await settle(pilot)
+        assert any(
+            line.strip().startswith("attempt-001 passed      V1✓ V2✓ V3✓ V4– V5–")
+            for line in _tree_lines(app)
+        )
