@@ -225,10 +225,10 @@ def main() -> int:
         row = "{:<34}: {}  min {:.3f} s  median {:.3f} s"
         fmt = lambda xs: " ".join(f"{x:.3f}" for x in xs)  # noqa: E731
         print(row.format("skdbg tui --session: app → data", fmt(app), min(app), statistics.median(app)))
+        print(row.format("  (CPU time of that span)", fmt(cpu), min(cpu), statistics.median(cpu)))
         print(
             row.format("skdbg tui --session: whole process", fmt(whole), min(whole), statistics.median(whole))
         )
-        print(row.format("  (CPU time of that span)", fmt(cpu), min(cpu), statistics.median(cpu)))
         print(row.format("anchor Tree app: app → paint", fmt(a_app), min(a_app), statistics.median(a_app)))
         print(row.format("  (CPU time of that span)", fmt(a_cpu), min(a_cpu), statistics.median(a_cpu)))
         print(
