@@ -121,20 +121,30 @@ __all__ = [
 
 
 def propose(
-    ledger: Ledger, session_id: str, round_id: str, no: int | None = None, *, kind: str = "exclusion"
+    ledger: Ledger,
+    session_id: str,
+    round_id: str,
+    no: int | None = None,
+    *,
+    kind: str = "exclusion",
+    edited: dict[str, Any] | None = None,
 ) -> tuple[str, str]:
     """Record the frozen analysis's proposal of an attempt and open the round it defines.
 
     Exclusion (``-X<n>``) needs a proposal (``proposed`` or ``blocked``); narrowing (``-N<n>``) takes
-    the analysis's next steps (D1–D3/N1) as its declared change. Returns (new round id, status).
+    the analysis's next steps (D1–D3/N1) as its declared change. ``edited``: the proposal as the
+    user edited it (the TUI's Proposal screen) instead of the one the analysis froze — recorded the
+    same way, under the same checks. Returns (new round id, status).
     """
     if kind not in ("exclusion", "narrowing"):
         raise LedgerError(f"unknown round kind {kind!r} (exclusion, narrowing)")
+    if edited is not None and kind != "exclusion":
+        raise LedgerError("an edited proposal opens an exclusion round (a narrowing round has no cut)")
     source = ledger.attempt(session_id, round_id, no)
     analysis = ledger.snapshot_json(source.pk, "analysis.json")
     if analysis is None:
         raise LedgerError(f"{round_id}/{source.key} has no frozen analysis to take a proposal from")
-    body: dict[str, Any] = analysis["proposal"]
+    body: dict[str, Any] = analysis["proposal"] if edited is None else edited
     if kind == "exclusion":
         if body.get("status") not in ("proposed", "blocked"):
             raise LedgerError(

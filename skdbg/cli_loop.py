@@ -78,25 +78,6 @@ def _debug_options(items: tuple[str, ...], candidate: Path | None) -> dict[str, 
     return {"super_kernel_debug_options": debug}
 
 
-def _verdict_lines(doc: dict[str, Any]) -> list[str]:
-    a = doc["attempt"]
-    ex = doc["exit"]
-    detail = a.get("status_detail")
-    lines = [f"{a['round_id']}/{a['attempt']}: {doc['status']}" + (f" ({detail})" if detail else "")]
-    if ex:
-        lines.append(f"exit: status={ex.get('status')} signal={ex.get('signal')} timeout={ex.get('timeout')}")
-    lines.append(f"scene: {doc['scene']}")
-    verify = doc.get("verify")
-    if verify is not None:
-        for g in verify.get("verification") or []:
-            why = g.get("detail") or g.get("reason") or ""
-            lines.append(f"  {g.get('gate')}: {g.get('result')}" + (f" — {why}" if why else ""))
-    for note in doc.get("notes") or []:
-        lines.append(f"note: {note}")
-    lines.append(f"next: {doc['next_step']}")
-    return lines
-
-
 @click.command("relaunch", epilog=RELAUNCH_EPILOG, context_settings={"ignore_unknown_options": False})
 @click.argument("session_id", metavar="SESSION")
 @click.argument("round_id", metavar="ROUND")
@@ -174,7 +155,7 @@ def relaunch(
     """Re-launch ROUND's candidate: apply its marker edits to a copy of the source (or check --applied),
     run ARGV without a shell in its own process group, collect the new pid's plog and sk_meta, freeze
     the attempt and verify V1–V5 against the failed attempt. Prints the verdict and the next step."""
-    from skdbg.loop.relaunch import RelaunchRequest
+    from skdbg.loop.relaunch import RelaunchRequest, verdict_lines
     from skdbg.loop.relaunch import relaunch as run_relaunch
     from skdbg.sessions.location import session_home
     from skdbg.sessions.store import Ledger
@@ -223,7 +204,7 @@ def relaunch(
     if fmt == "json":
         click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
     else:
-        click.echo("\n".join(_verdict_lines(doc)))
+        click.echo("\n".join(verdict_lines(doc)))
 
 
 def register(main: click.Group) -> None:

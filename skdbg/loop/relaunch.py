@@ -25,6 +25,7 @@ import hashlib
 import json
 import os
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,6 +80,11 @@ class RelaunchRequest:
     candidate: Path | None = None  # a ``skdbg codegen candidate`` folder: its env and compile options
     grace: float = 5.0
     perf_runs: int = 0  # V5: K clean baseline + K clean candidate processes after a clean evidence run
+    #: the TUI's live view: ``cancel`` ends the job as Ctrl-C does (recorded ``interrupted``);
+    #: ``output`` receives the job's own lines (default: ``progress``); ``started`` its pid
+    cancel: threading.Event | None = None
+    output: Callable[[str], None] | None = None
+    started: Callable[[int], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -392,6 +398,8 @@ def relaunch(ledger: Ledger, req: RelaunchRequest) -> RelaunchResult:
     env = job_environment(
         os.environ, log_dir=folder / "log", options_file=options_file, seed=req.seed, extra=env_extra
     )
+    if req.cancel is not None and req.cancel.is_set():
+        raise RelaunchError(f"cancelled before the job started: nothing was run or recorded ({folder})")
     _say(req, f"running {argv[0]} in {cwd} (attempt {req.round_id}/{attempt_key(no)})")
     outcome = run(
         RunSpec(
@@ -401,7 +409,9 @@ def relaunch(ledger: Ledger, req: RelaunchRequest) -> RelaunchResult:
             log=folder / "runner.log",
             timeout=req.timeout,
             grace=req.grace,
-            progress=req.progress,
+            progress=req.output if req.output is not None else req.progress,
+            cancel=req.cancel,
+            started=req.started,
         )
     )
     _say(req, f"pid {outcome.pid} ended: {_exit_text(outcome)}; collecting its evidence")
@@ -465,6 +475,27 @@ def relaunch(ledger: Ledger, req: RelaunchRequest) -> RelaunchResult:
     )
 
 
+def verdict_lines(doc: Mapping[str, Any]) -> list[str]:
+    """The verdict of a re-launch as `skdbg relaunch` prints it (and the TUI's live view shows it):
+    the attempt's status, the exit record, the scene, V1–V5 and the next step."""
+    a = doc["attempt"]
+    ex = doc["exit"]
+    detail = a.get("status_detail")
+    lines = [f"{a['round_id']}/{a['attempt']}: {doc['status']}" + (f" ({detail})" if detail else "")]
+    if ex:
+        lines.append(f"exit: status={ex.get('status')} signal={ex.get('signal')} timeout={ex.get('timeout')}")
+    lines.append(f"scene: {doc['scene']}")
+    verify = doc.get("verify")
+    if verify is not None:
+        for g in verify.get("verification") or []:
+            why = g.get("detail") or g.get("reason") or ""
+            lines.append(f"  {g.get('gate')}: {g.get('result')}" + (f" — {why}" if why else ""))
+    for note in doc.get("notes") or []:
+        lines.append(f"note: {note}")
+    lines.append(f"next: {doc['next_step']}")
+    return lines
+
+
 def _fault_kind(ledger: Ledger, attempt: AttemptInfo) -> str | None:
     doc = ledger.snapshot_json(attempt.pk, "analysis.json")
     fault = doc.get("fault") if isinstance(doc, dict) else None
@@ -484,7 +515,7 @@ def _forced_status(outcome: RunOutcome, r1: str | None) -> tuple[str | None, str
     if outcome.interrupted:
         return (
             "interrupted",
-            f"interrupted: Ctrl-C ended the job's process group ({outcome.signal or 'exit'})",
+            f"interrupted: Ctrl-C (or Esc in the TUI) ended the job's process group ({outcome.signal or 'exit'})",
         )
     if outcome.timed_out:
         return "timed_out", f"the runner's timeout ended the job's process group ({outcome.signal or 'exit'})"
@@ -650,4 +681,5 @@ __all__ = [
     "relaunch",
     "round_edits",
     "sim_argv",
+    "verdict_lines",
 ]

@@ -26,6 +26,8 @@ from typing import IO
 
 #: seconds between SIGTERM and SIGKILL when the group has to be ended
 GRACE_SECONDS = 5.0
+#: seconds between two looks at :attr:`RunSpec.cancel` while the job runs
+CANCEL_POLL = 0.1
 
 
 class RunnerError(ValueError):
@@ -43,6 +45,9 @@ class RunSpec:
     timeout: float | None = None
     grace: float = GRACE_SECONDS
     progress: Callable[[str], None] | None = None
+    #: set by another thread (the TUI's Esc) to end the job as Ctrl-C does: SIGTERM, then SIGKILL
+    cancel: threading.Event | None = None
+    started: Callable[[int], None] | None = None  # told the job's pid once it runs
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +134,8 @@ def run(spec: RunSpec) -> RunOutcome:
             shell=False,
         )
         assert proc.stdout is not None
+        if spec.started is not None:
+            spec.started(proc.pid)
         pump = threading.Thread(target=_pump, args=(proc.stdout, log, spec.progress), daemon=True)
         pump.start()
         timed_out = interrupted = False
@@ -136,13 +143,21 @@ def run(spec: RunSpec) -> RunOutcome:
         kill_at: float | None = None
         while True:
             due = [d for d in (deadline, kill_at) if d is not None]
+            if spec.cancel is not None and not interrupted:
+                due.append(time.monotonic() + CANCEL_POLL)
             wait = max(0.0, min(due) - time.monotonic()) if due else None
             try:
                 proc.wait(timeout=wait)
                 break
             except subprocess.TimeoutExpired:
                 now = time.monotonic()
-                if kill_at is not None and now >= kill_at:
+                if spec.cancel is not None and spec.cancel.is_set() and not interrupted:
+                    # the same path as a first Ctrl-C: the attempt is recorded `interrupted`
+                    interrupted = True
+                    deadline = None
+                    _kill_group(proc.pid, signal.SIGTERM)
+                    kill_at = now + spec.grace
+                elif kill_at is not None and now >= kill_at:
                     _kill_group(proc.pid, signal.SIGKILL)
                     kill_at = None
                 elif deadline is not None and now >= deadline:

@@ -353,6 +353,36 @@ class SafetyNote:
 
 
 @dataclass(frozen=True, slots=True)
+class Decision:
+    """What the user decided about the proposal in the TUI, and where that decision is recorded.
+
+    Why a field apart from ``status``: ``status`` is what the analysis found (proposed | blocked |
+    none, analysis-json spec); acceptance is a person's act recorded in a session ledger (the round
+    the proposal opened). The exported analysis carries both, so a reader sees the edited proposal
+    and that it was accepted — and in which ledger round, or that it was recorded nowhere.
+    """
+
+    status: str  # accepted
+    session: str | None  # the ledger session it was recorded in
+    round_id: str | None  # the exclusion round the proposal opened
+    proposal_sha256: str | None  # canonical SHA-256 of the recorded body (the ledger's key)
+    ledger_status: str | None  # the proposal's status in the ledger (proposed | blocked | …)
+    source_attempt: str | None  # ROUND/attempt-NNN the proposal was taken from
+    edits: tuple[str, ...] = ()  # the user's edits before accepting, in order
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "session": self.session,
+            "round_id": self.round_id,
+            "proposal_sha256": self.proposal_sha256,
+            "ledger_status": self.ledger_status,
+            "source_attempt": self.source_attempt,
+            "edits": list(self.edits),
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Proposal:
     """The exclusion proposal (§4.1 shape). Node lists hold graph nodeIds in SK order."""
 
@@ -375,8 +405,16 @@ class Proposal:
     blocked_reason: str | None = None
     route: str | None = None  # R5 / R6 when the proposal is a split or blocked
     notes: tuple[str, ...] = ()  # what is missing or assumed (e.g. the marker file needed for edits)
+    decision: Decision | None = None  # set when the user accepted it (the TUI), never by the engine
 
     def to_json(self) -> dict[str, Any]:
+        doc = self.body_json()
+        if self.decision is not None:
+            doc["decision"] = self.decision.to_json()
+        return doc
+
+    def body_json(self) -> dict[str, Any]:
+        """The proposal itself, without the user's decision (what a ledger records and hashes)."""
         return {
             "status": self.status,
             "mechanism": self.mechanism,

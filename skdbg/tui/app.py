@@ -30,6 +30,8 @@ from skdbg.tui.screens.log import LogScreen
 from skdbg.tui.screens.overview import OverviewScreen
 from skdbg.tui.screens.proposal import ProposalScreen
 from skdbg.tui.screens.scope import ScopeScreen
+from skdbg.tui.screens.session import SessionScreen
+from skdbg.tui.screens.session_ref import SessionRef
 from skdbg.tui.screens.source import SourceScreen
 from skdbg.tui.screens.timeline import TimelineScreen
 from skdbg.tui.state import Cancelled, TriageState, run_analysis
@@ -59,6 +61,7 @@ class SkdbgApp(SkdbgBaseApp):
         "log": LogScreen,
         "scope": ScopeScreen,
         "proposal": ProposalScreen,
+        "session": SessionScreen,
         "timeline": TimelineScreen,
     }
 
@@ -72,6 +75,7 @@ class SkdbgApp(SkdbgBaseApp):
         keymap: dict[str, str] | None = None,
         missing: str | None = None,
         start_mode: str = "overview",
+        session: SessionRef | None = None,
     ) -> None:
         super().__init__(keymap=keymap, screenshot_dir=screenshot_dir)
         if start_mode not in self.MODES:
@@ -79,6 +83,8 @@ class SkdbgApp(SkdbgBaseApp):
         self.start_mode = start_mode
         self.scene = scene
         self.report_dir = report_dir
+        # the ledger session the Session screen shows and Accept records into (None: not chosen)
+        self.session = session
         self._ctx = ctx  # opened and checked by `skdbg tui` before the UI started: used once
         # the scene's plogs, known as soon as the scene is inventoried: the Log screen opens them at
         # once instead of waiting for the analysis (issue 18 item 7)
@@ -95,7 +101,10 @@ class SkdbgApp(SkdbgBaseApp):
     def on_mount(self) -> None:
         self.apply_keymap()
         self.switch_mode(self.start_mode)
-        if self.scene is not None:
+        if self.scene is not None and self.start_mode == "session":
+            # the Session screen reads the ledger, not the analysis: paint it first, then analyse
+            self.call_after_refresh(self.analyse, self.scene)
+        elif self.scene is not None:
             self.analyse(self.scene)
 
     @work(thread=True, exclusive=True, group="analysis", description="analyse the scene", exit_on_error=False)
@@ -221,6 +230,8 @@ class SkdbgApp(SkdbgBaseApp):
         screen = self.screen
         codes = screen.codes_here() if isinstance(screen, TriageScreen) else []
         if codes:
+            from skdbg.tui.screens.dialogs import ExplainScreen
+
             self.push_screen(ExplainScreen(*codes))
         else:
             self.explain_prompt()

@@ -40,15 +40,22 @@ def missing_example_text() -> str:
 
 
 #: the screens ``skdbg tui --screen`` may open first (the app's modes)
-SCREENS = ("overview", "evidence", "log", "scope", "proposal", "timeline")
+SCREENS = ("overview", "evidence", "log", "scope", "proposal", "session", "timeline")
 
 
-def launch(scene: Path | None, *, ctx: TriageContext | None = None, screen: str = "overview") -> None:
+def launch(
+    scene: Path | None,
+    *,
+    ctx: TriageContext | None = None,
+    screen: str = "overview",
+    session_dir: Path | None = None,
+) -> None:
     """Run the TUI on ``scene``; None opens the bundled example (or says clearly it is missing).
 
     ``ctx`` is the scene already opened and checked by the command (the UI does not open it twice).
     """
     from skdbg.tui.app import SkdbgApp
+    from skdbg.tui.screens.session_ref import SessionRef
 
     missing: str | None = None
     if scene is None:
@@ -56,9 +63,27 @@ def launch(scene: Path | None, *, ctx: TriageContext | None = None, screen: str 
         if scene is None:
             missing = missing_example_text()
             click.echo(f"skdbg: {missing}", err=True)
-    app = SkdbgApp(scene, ctx=ctx, missing=missing, start_mode=screen)
+    session = SessionRef.default(session_dir)
+    app = SkdbgApp(scene, ctx=ctx, missing=missing, start_mode=screen, session=session)
     app.restore_choices()
     app.run()
+
+
+def launch_session(session_id: str, session_dir: Path | None, screen: str) -> None:
+    """``skdbg tui --session ID``: the Session screen, the other screens on the newest attempt's scene.
+
+    An unknown session or a missing ledger is refused before the UI starts (LedgerError: exit 3)."""
+    from skdbg.tui.app import SkdbgApp
+    from skdbg.tui.screens.session_ref import SessionRef, session_scene
+
+    ref = SessionRef.default(session_dir)
+    with session_scene(SessionRef(ref.home, session_id)) as (session, scene, why):
+        if why is not None:
+            click.echo(f"skdbg: {why}", err=True)
+        app = SkdbgApp(scene, missing=why, start_mode=screen, session=session)
+        app.sub_title = f"session {session_id}" + (f" · {session.attempt_ref}" if session.attempt_ref else "")
+        app.restore_theme()
+        app.run()
 
 
 def launch_logs(paths: Sequence[Path]) -> None:
@@ -84,8 +109,9 @@ def _check_logs(paths: Sequence[Path]) -> None:
 
 def _tui_bad_input() -> tuple[type[BaseException], ...]:
     from skdbg.diffing import DiffInputError
+    from skdbg.sessions.errors import LedgerError
 
-    return (ParseError, DiffInputError)
+    return (ParseError, DiffInputError, LedgerError)
 
 
 @click.command("tui", epilog=EXIT_CODES_HELP)
@@ -93,9 +119,22 @@ def _tui_bad_input() -> tuple[type[BaseException], ...]:
 @click.option(
     "--screen",
     type=click.Choice(SCREENS),
-    default="overview",
-    show_default=True,
-    help="The screen shown first (log: the plogs open at once, while the analysis runs).",
+    default=None,
+    help="The screen shown first [default: overview; session with --session] (log: the plogs open at "
+    "once, while the analysis runs).",
+)
+@click.option(
+    "--session",
+    "session_id",
+    default=None,
+    metavar="ID",
+    help="Open the ledger session ID on the Session screen; the other screens show its newest attempt.",
+)
+@click.option(
+    "--session-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Ledger directory (default: $SKDBG_HOME/sessions, else the platform state dir).",
 )
 @click.option(
     "--diff",
@@ -104,14 +143,30 @@ def _tui_bad_input() -> tuple[type[BaseException], ...]:
     help="Given two scene folders A B: open their diff (skdbg diff A B) as a table, one row per field.",
 )
 @cli_errors(bad_input=_tui_bad_input)
-def tui(paths: tuple[Path, ...], screen: str, diff_mode: bool) -> None:
+def tui(
+    paths: tuple[Path, ...],
+    screen: str | None,
+    session_id: str | None,
+    session_dir: Path | None,
+    diff_mode: bool,
+) -> None:
     """Open SCENE in the interactive TUI (no SCENE: the bundled example scene). Given one or more plog
     files instead, open the log viewer alone: merged by time, fault stops (e/E) and search (/), no
     verdict. With --diff and two scene folders A B, open their diff (skdbg diff A B) instead.
 
     A scene that cannot be analysed — a missing path, a folder that is not a failure scene, a
     malformed run.json or model source — is refused before the UI starts with the same one-line
-    message as `skdbg analyze` (exit 3)."""
+    message as `skdbg analyze` (exit 3). With --session ID, open that ledger session on the Session
+    screen (an unknown id: exit 3)."""
+    if session_id is not None:
+        if paths or diff_mode:
+            fail(
+                "--session opens the session's newest attempt: give no SCENE, PLOG or --diff with it",
+                EXIT_USAGE,
+            )
+        launch_session(session_id, session_dir, screen or "session")
+        return
+    screen = screen or "overview"
     if diff_mode:
         if len(paths) != 2:
             fail(f"--diff needs two scene folders A B, got {len(paths)} path(s)", EXIT_USAGE)
@@ -121,7 +176,7 @@ def tui(paths: tuple[Path, ...], screen: str, diff_mode: bool) -> None:
         DiffApp(diff_scenes(paths[0], paths[1])).run()
         return
     if not paths:
-        launch(None, screen=screen)
+        launch(None, screen=screen, session_dir=session_dir)
         return
     folders = [p for p in paths if p.is_dir()]
     if folders and len(paths) > 1:
@@ -133,10 +188,19 @@ def tui(paths: tuple[Path, ...], screen: str, diff_mode: bool) -> None:
 
         ctx = open_context(folders[0])
         check_inputs(ctx)  # the checks `skdbg analyze` makes, before the UI starts
-        launch(folders[0], ctx=ctx, screen=screen)
+        launch(folders[0], ctx=ctx, screen=screen, session_dir=session_dir)
         return
     _check_logs(paths)
     launch_logs(paths)
 
 
-__all__ = ["EXAMPLE", "SCREENS", "example_scene", "launch", "launch_logs", "missing_example_text", "tui"]
+__all__ = [
+    "EXAMPLE",
+    "SCREENS",
+    "example_scene",
+    "launch",
+    "launch_logs",
+    "launch_session",
+    "missing_example_text",
+    "tui",
+]

@@ -29,6 +29,7 @@ SCREEN_HELP = {
     "log": "plog files merged by time",
     "scope": "children, edges and the proposal's cut",
     "proposal": "edit, accept, block, export",
+    "session": "the ledger session: rounds, attempts, verdicts; propose, relaunch, export, note",
     "timeline": "per exception core, its queue's tasks: finished, COND, faulting PC, blocking wait",
 }
 
@@ -38,6 +39,7 @@ class SkdbgCommands(Provider):
         from skdbg.tui.screens.log import LogScreen
         from skdbg.tui.screens.proposal import ProposalScreen
         from skdbg.tui.screens.scope import ScopeScreen
+        from skdbg.tui.screens.session import SessionScreen
 
         app = cast("SkdbgApp", self.app)
         out: list[Command] = [
@@ -78,6 +80,20 @@ class SkdbgCommands(Provider):
                 ("Proposal: mark blocked", screen.action_block, "record why it cannot be applied"),
                 ("Proposal: export report", screen.action_export, "write the report folder"),
                 ("Proposal: reset", screen.action_reset, "back to the engine's proposal"),
+            ]
+        if isinstance(screen, SessionScreen):
+            out += [
+                (
+                    "Session: propose",
+                    screen.action_propose,
+                    "open the highlighted attempt's exclusion round (p)",
+                ),
+                ("Session: narrowing round", screen.action_propose_narrowing, "open a narrowing round (P)"),
+                ("Session: open candidate", screen.action_open_candidate, "the Candidate screen (o)"),
+                ("Session: relaunch round", screen.action_relaunch, "skdbg relaunch, live (r)"),
+                ("Session: export report", screen.action_export, "skdbg session export (x)"),
+                ("Session: add note", screen.action_note, "skdbg session note (n)"),
+                ("Session: diff verdicts", screen.action_diff, "mark A, then B (d)"),
             ]
         st = app.state
         if st is not None:

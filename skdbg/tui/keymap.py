@@ -37,6 +37,7 @@ APP_BINDINGS: list[Binding] = [
     Binding("3", "show('log')", "Log", id="screen.log"),
     Binding("4", "show('scope')", "Scope", id="screen.scope"),
     Binding("5", "show('proposal')", "Proposal", id="screen.proposal"),
+    Binding("6", "show('session')", "Session", id="screen.session", show=False),
     Binding("8", "show('timeline')", "Timeline", id="screen.timeline", show=False),
     Binding("c", "copy", "Copy", id="app.copy", tooltip="Copy the current item to the clipboard"),
     Binding("f8", "svg_screenshot", "SVG", id="app.screenshot", tooltip="Save an SVG screenshot"),
@@ -76,6 +77,20 @@ PROPOSAL_BINDINGS: list[Binding] = [
     Binding("r", "reset", "Reset", id="proposal.reset"),
 ]
 
+SESSION_BINDINGS: list[Binding] = [
+    Binding("p", "propose", "Propose", id="session.propose"),
+    Binding("P", "propose_narrowing", "Narrowing", id="session.narrowing", show=False),
+    Binding("o", "open_candidate", "Candidate", id="session.candidate", show=False),
+    Binding("r", "relaunch", "Relaunch", id="session.relaunch"),
+    Binding("x", "export", "Export", id="session.export"),
+    Binding("n", "note", "Note", id="session.note"),
+    Binding("d", "diff", "Diff", id="session.diff", show=False),
+]
+
+RELAUNCH_BINDINGS: list[Binding] = [
+    Binding("escape", "cancel_or_close", "Cancel/Close", id="relaunch.cancel"),
+]
+
 HELP_BINDINGS: list[Binding] = [
     Binding("escape,f1,q", "close", "Close", id="help.close"),
 ]
@@ -99,6 +114,8 @@ ALL_BINDINGS: list[Binding] = [
     *SCOPE_BINDINGS,
     *SOURCE_BINDINGS,
     *PROPOSAL_BINDINGS,
+    *SESSION_BINDINGS,
+    *RELAUNCH_BINDINGS,
     *HELP_BINDINGS,
     *EXPLAIN_BINDINGS,
     *EXPORT_BINDINGS,
@@ -152,6 +169,8 @@ __all__ = [
     "EXPORT_BINDINGS",
     "HELP_BINDINGS",
     "PROPOSAL_BINDINGS",
+    "RELAUNCH_BINDINGS",
+    "SESSION_BINDINGS",
     "RETRY_KEY",
     "SCOPE_BINDINGS",
     "SOURCE_BINDINGS",

@@ -17,7 +17,7 @@ from skdbg.triage.stages import Cancelled
 
 if TYPE_CHECKING:  # the triage stack loads in the analysis worker, after the first screen painted
     from skdbg.triage.context import TriageContext
-    from skdbg.triage.model import Analysis, Proposal
+    from skdbg.triage.model import Analysis, Decision, Proposal
     from skdbg.triage.skview import SkInstance
     from skdbg.triage.stages import Localization
 
@@ -34,6 +34,7 @@ class TriageState:
     proposal: Proposal
     accepted: bool = False
     history: list[str] = field(default_factory=list)
+    decision: Decision | None = None  # where the accepted proposal was recorded (None: not accepted)
 
     @property
     def instance(self) -> SkInstance | None:
@@ -42,11 +43,23 @@ class TriageState:
     def set_proposal(self, proposal: Proposal, what: str) -> None:
         self.proposal = proposal
         self.accepted = False
+        self.decision = None
         self.history.append(what)
 
+    def edits(self) -> tuple[str, ...]:
+        """The user's edits since the engine's proposal (what an acceptance records with it)."""
+        out: list[str] = []
+        for what in self.history:
+            if what == "reset":
+                out = []
+            elif not what.startswith("accepted"):
+                out.append(what)
+        return tuple(out)
+
     def final_analysis(self) -> Analysis:
-        """The analysis with the edited proposal, as exported."""
-        return replace(self.analysis, proposal=self.proposal)
+        """The analysis with the edited proposal, as exported (with the decision once accepted)."""
+        decision = self.decision if self.accepted else None
+        return replace(self.analysis, proposal=replace(self.proposal, decision=decision))
 
 
 def run_analysis(

@@ -94,7 +94,7 @@ async def test_screen_option_opens_the_log_first(monkeypatch: pytest.MonkeyPatch
 
     started: list[tuple[Path | None, str]] = []
     monkeypatch.setattr(
-        tui_cli, "launch", lambda scene, ctx=None, screen="overview": started.append((scene, screen))
+        tui_cli, "launch", lambda scene, ctx=None, screen="overview", **_: started.append((scene, screen))
     )
     root = scene("high-single-stream")
     res = CliRunner().invoke(main, ["tui", str(root), "--screen", "log"])

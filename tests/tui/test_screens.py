@@ -14,6 +14,7 @@ from skdbg.tui.screens.evidence import EvidenceScreen
 from skdbg.tui.screens.log import LogScreen
 from skdbg.tui.screens.proposal import ProposalScreen
 from skdbg.tui.screens.scope import ScopeScreen
+from skdbg.tui.screens.session_ref import SessionRef
 from skdbg.tui.screens.source import SourceScreen
 
 PLOG = "log/plog/plog-48213_20260610140058123.log"
@@ -138,8 +139,8 @@ async def test_scope_draws_the_cut_and_proposal_refuses_an_illegal_cut() -> None
         assert any((n.title or "") == "illegal cut refused" for n in app._notifications)
 
 
-async def test_proposal_mechanism_and_set_edits_replan_the_diff_by_keys_and_mouse() -> None:
-    app = SkdbgApp(scene("event-bound-split"))
+async def test_proposal_mechanism_and_set_edits_replan_the_diff_by_keys_and_mouse(tmp_path: Path) -> None:
+    app = SkdbgApp(scene("event-bound-split"), session=SessionRef(tmp_path / "ledger"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("5")
@@ -166,18 +167,25 @@ async def test_proposal_mechanism_and_set_edits_replan_the_diff_by_keys_and_mous
         assert app.state.proposal.excluded == (102, 103, 104, 105)
         await pilot.click("#accept")
         await settle(pilot)
+        # no session yet: Accept asks which one (`new` by default) and records it there
+        assert isinstance(app.screen, PromptScreen)
+        await pilot.press("enter")
+        await settle(pilot)
         assert app.state.accepted
+        assert app.state.decision is not None and app.state.decision.round_id == "EX1-BASE-X1"
 
 
 async def test_accept_block_and_export_the_report_folder(tmp_path: Path) -> None:
     out = tmp_path / "report"
-    app = SkdbgApp(scene("aiv-fault-add-custom"), report_dir=out)
+    app = SkdbgApp(scene("aiv-fault-add-custom"), report_dir=out, session=SessionRef(tmp_path / "ledger"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("5")
         await settle(pilot)
         assert app.state is not None
         await pilot.press("a")
+        await settle(pilot)
+        await pilot.press("enter")  # record it in a new session
         await settle(pilot)
         assert app.state.accepted
         assert "accepted" in text_of(app, "#proposal-status")

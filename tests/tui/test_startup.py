@@ -31,7 +31,7 @@ def launched(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, object]]:
     """Record which UI the command would start instead of starting it."""
     calls: list[tuple[str, object]] = []
     monkeypatch.setattr(
-        tui_cli, "launch", lambda scene, ctx=None, screen="overview": calls.append(("scene", scene))
+        tui_cli, "launch", lambda scene, ctx=None, screen="overview", **_: calls.append(("scene", scene))
     )
     monkeypatch.setattr(tui_cli, "launch_logs", lambda paths: calls.append(("logs", list(paths))))
     return calls

@@ -23,10 +23,13 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, DataTable, RadioButton, RadioSet, Static
 
 from skdbg.atomic import OutputNotEmptyError
-from skdbg.triage.model import MECHANISMS, Proposal
+from skdbg.parsers.common import ParseError
+from skdbg.sessions.errors import LedgerError
+from skdbg.triage.model import MECHANISMS, Decision, Proposal
 from skdbg.tui.keymap import PROPOSAL_BINDINGS
 from skdbg.tui.prompt import PromptScreen
 from skdbg.tui.screens.base import TriageScreen
+from skdbg.tui.screens.session_ref import NEW_SESSION, SessionRef, no_session_text, record_acceptance
 from skdbg.tui.widgets.text import escape, proposal_summary
 
 if TYPE_CHECKING:  # the edit/report stack loads when used: the app paints before the triage imports
@@ -79,7 +82,14 @@ class ProposalScreen(TriageScreen):
 
     def populate(self, state: TriageState) -> None:
         p = state.proposal
-        self.query_one("#proposal-status", Static).update(proposal_summary(p, state.accepted, edits=False))
+        summary = proposal_summary(p, state.accepted, edits=False)
+        d = state.decision if state.accepted else None
+        if d is not None:
+            summary += (
+                f"\n[green]recorded in session {escape(str(d.session))} as round {escape(str(d.round_id))}[/] "
+                f"[dim](from {escape(str(d.source_attempt))}; 6 shows the session)[/]"
+            )
+        self.query_one("#proposal-status", Static).update(summary)
         check = self.query_one("#cut-check", Static)
         if self.last_check is not None and not self.last_check.ok:
             check.update(f"[b red]{escape(self.last_check.message)}[/]")
@@ -224,15 +234,83 @@ class ProposalScreen(TriageScreen):
     # ------------------------------------------------------------------ decisions
 
     def action_accept(self) -> None:
+        """Record the proposal (with the edits) in the session ledger, as ``skdbg session propose``.
+
+        Without a session a prompt asks which (an id, or ``new``); Esc records nothing and the
+        proposal stays unaccepted — acceptance is the ledger row, never only a flag on screen."""
         st = self.state
         if st is None:
             return
         if st.proposal.status != "proposed":
             self.notify(f"a {st.proposal.status} proposal cannot be accepted", severity="error")
             return
+        if st.accepted and st.decision is not None:
+            self.notify(
+                f"already accepted: recorded as round {st.decision.round_id} of session {st.decision.session}",
+                timeout=6,
+            )
+            return
+        ref = self.skdbg.session or SessionRef.default()
+        if ref.session_id is not None:
+            self.record_in_session(ref, ref.session_id)
+            return
+
+        def answer(session: str | None) -> None:
+            if session is None or not session.strip():
+                self.notify(
+                    "not accepted, nothing recorded: " + no_session_text(st.scene),
+                    title="no session",
+                    severity="warning",
+                    timeout=12,
+                )
+                return
+            self.record_in_session(ref, session)
+
+        self.app.push_screen(
+            PromptScreen(
+                f"Record the accepted proposal in which session? An id (skdbg session list) or `{NEW_SESSION}`; "
+                f"ledger {ref.home}",
+                NEW_SESSION,
+                prompt_id="accept-session-prompt",
+            ),
+            answer,
+        )
+
+    @work(thread=True, exclusive=True, group="accept", description="record the proposal", exit_on_error=False)
+    def record_in_session(self, ref: SessionRef, session: str) -> None:
+        st = self.state
+        if st is None:
+            return
+        proposal = st.proposal
+        try:
+            new_ref, decision = record_acceptance(
+                ref, session, ctx=st.ctx, analysis=st.analysis, proposal=proposal, edits=st.edits()
+            )
+        except (LedgerError, ParseError, OSError) as exc:
+            self.app.call_from_thread(
+                self.notify, f"not accepted, nothing recorded: {exc}", title="accept failed", severity="error"
+            )
+            return
+        self.app.call_from_thread(self._accepted, proposal, new_ref, decision)
+
+    def _accepted(self, proposal: Proposal, ref: SessionRef, decision: Decision) -> None:
+        st = self.state
+        self.skdbg.session = ref
+        if st is None or st.proposal is not proposal:
+            self.notify(
+                f"recorded as round {decision.round_id}, but the proposal was edited meanwhile: accept again",
+                severity="warning",
+            )
+            return
         st.accepted = True
-        st.history.append("accepted")
-        self.notify("proposal accepted — export the report folder with x")
+        st.decision = decision
+        st.history.append(f"accepted: round {decision.round_id} of session {decision.session}")
+        self.notify(
+            f"accepted: recorded in session {decision.session} as round {decision.round_id} "
+            f"(proposal {decision.ledger_status}, {str(decision.proposal_sha256)[:12]}) — x exports it, 6 shows the session",
+            title="accepted",
+            timeout=8,
+        )
         self.skdbg.bump()
         self.sync()
 
