@@ -24,6 +24,7 @@ from skdbg.tui.keymap import APP_BINDINGS, RETRY_KEY
 from skdbg.tui.messages import AnalysisFailed, AnalysisProgress, AnalysisReady, SceneOpened
 from skdbg.tui.prompt import PromptScreen
 from skdbg.tui.screens.base import TriageScreen
+from skdbg.tui.screens.candidate import CandidateScreen
 from skdbg.tui.screens.dialogs import ExplainScreen, HelpScreen
 from skdbg.tui.screens.evidence import EvidenceScreen
 from skdbg.tui.screens.log import LogScreen
@@ -50,6 +51,7 @@ class SkdbgApp(SkdbgBaseApp):
         "log": LogScreen,
         "scope": ScopeScreen,
         "proposal": ProposalScreen,
+        "candidate": CandidateScreen,
     }
 
     def __init__(

@@ -40,7 +40,7 @@ def missing_example_text() -> str:
 
 
 #: the screens ``skdbg tui --screen`` may open first (the app's modes)
-SCREENS = ("overview", "evidence", "log", "scope", "proposal")
+SCREENS = ("overview", "evidence", "log", "scope", "proposal", "candidate")
 
 
 def launch(scene: Path | None, *, ctx: TriageContext | None = None, screen: str = "overview") -> None:

@@ -29,11 +29,13 @@ SCREEN_HELP = {
     "log": "plog files merged by time",
     "scope": "children, edges and the proposal's cut",
     "proposal": "edit, accept, block, export",
+    "candidate": "predicted SKs, marker patch, re-launch env, V1–V5 plan; write the candidate folder",
 }
 
 
 class SkdbgCommands(Provider):
     def commands(self) -> list[Command]:
+        from skdbg.tui.screens.candidate import CandidateScreen
         from skdbg.tui.screens.log import LogScreen
         from skdbg.tui.screens.proposal import ProposalScreen
 
@@ -74,6 +76,11 @@ class SkdbgCommands(Provider):
                 ("Proposal: mark blocked", screen.action_block, "record why it cannot be applied"),
                 ("Proposal: export report", screen.action_export, "write the report folder"),
                 ("Proposal: reset", screen.action_reset, "back to the engine's proposal"),
+            ]
+        if isinstance(screen, CandidateScreen):
+            out += [
+                ("Candidate: write folder", screen.action_write, "write the candidate folder (w)"),
+                ("Candidate: source root", screen.action_source_root, "where the marker source lives (s)"),
             ]
         st = app.state
         if st is not None:

@@ -37,6 +37,7 @@ APP_BINDINGS: list[Binding] = [
     Binding("3", "show('log')", "Log", id="screen.log"),
     Binding("4", "show('scope')", "Scope", id="screen.scope"),
     Binding("5", "show('proposal')", "Proposal", id="screen.proposal"),
+    Binding("7", "show('candidate')", "Candidate", id="screen.candidate", show=False),
     Binding("c", "copy", "Copy", id="app.copy", tooltip="Copy the current item to the clipboard"),
     Binding("f8", "svg_screenshot", "SVG", id="app.screenshot", tooltip="Save an SVG screenshot"),
     Binding("ctrl+t", "next_theme", "Theme", id="app.theme", show=False),
@@ -63,6 +64,17 @@ PROPOSAL_BINDINGS: list[Binding] = [
     Binding("r", "reset", "Reset", id="proposal.reset"),
 ]
 
+CANDIDATE_BINDINGS: list[Binding] = [
+    Binding("w", "write", "Write folder", id="candidate.write"),
+    Binding("s", "source_root", "Source root", id="candidate.source_root"),
+]
+
+#: the "replace the non-empty folder?" question of the Candidate screen (the CLI's --force)
+CANDIDATE_REPLACE_BINDINGS: list[Binding] = [
+    Binding("y", "replace", "Replace", id="candidate.replace"),
+    Binding("n,escape", "keep", "Keep", id="candidate.keep"),
+]
+
 HELP_BINDINGS: list[Binding] = [
     Binding("escape,f1,q", "close", "Close", id="help.close"),
 ]
@@ -80,6 +92,8 @@ ALL_BINDINGS: list[Binding] = [
     *EVIDENCE_BINDINGS,
     *SOURCE_BINDINGS,
     *PROPOSAL_BINDINGS,
+    *CANDIDATE_BINDINGS,
+    *CANDIDATE_REPLACE_BINDINGS,
     *HELP_BINDINGS,
     *EXPORT_BINDINGS,
     *_logview_bindings(),
@@ -128,6 +142,8 @@ def load_keymap(path: Path | None = None) -> dict[str, str]:
 __all__ = [
     "ALL_BINDINGS",
     "APP_BINDINGS",
+    "CANDIDATE_BINDINGS",
+    "CANDIDATE_REPLACE_BINDINGS",
     "EVIDENCE_BINDINGS",
     "EXPORT_BINDINGS",
     "HELP_BINDINGS",
