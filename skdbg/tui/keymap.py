@@ -65,8 +65,10 @@ PROPOSAL_BINDINGS: list[Binding] = [
 ]
 
 CANDIDATE_BINDINGS: list[Binding] = [
-    Binding("w", "write", "Write folder", id="candidate.write"),
-    Binding("s", "source_root", "Source root", id="candidate.source_root"),
+    Binding("w", "write", "Write", id="candidate.write", tooltip="Write the candidate folder"),
+    Binding(
+        "s", "source_root", "Source", id="candidate.source_root", tooltip="Where the marker source lives"
+    ),
 ]
 
 #: the "replace the non-empty folder?" question of the Candidate screen (the CLI's --force)

@@ -154,6 +154,8 @@ class CandidateScreen(TriageScreen):
             else "[b yellow]current proposal — not accepted yet[/] (accept it on the Proposal screen)"
         )
         what = f"{p.status}"
+        if p.status != "proposed" and (p.blocked_reason or p.reason):
+            what += f" ({p.blocked_reason or p.reason})"
         if p.mechanism:
             what += f" · {p.mechanism}"
         if p.excluded:

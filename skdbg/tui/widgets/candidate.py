@@ -37,20 +37,45 @@ def _children(desc: Mapping[str, Any], cut: set[int]) -> Text:
     return out or Text("(no kernel child)", style="dim")
 
 
-def _events(desc: Mapping[str, Any]) -> Text:
-    """The edges the SK keeps: event notify→wait pairs (with where the partner lives) and barriers."""
-    lines: list[str] = []
+def _partner(location: object) -> str:
+    """Where an event partner lives, in words (``partner_location`` of ``sk/*.json``)."""
+    if location == "internal":
+        return "in this SK"
+    if location == "unfused":
+        return "partner not fused"
+    return f"partner in {location}" if location else "partner unknown"
+
+
+def _events(desc: Mapping[str, Any], cut: set[int]) -> Text:
+    """The edges of the SK: event notify→wait pairs (with where the partner lives) and barriers; an
+    edge whose task the edit removes from the SK is marked ✂."""
+    out = Text()
+
+    def add(line: str, nodes: Iterable[object]) -> None:
+        if out:
+            out.append("\n")
+        if cut & set(nodes):
+            out.append("✂ " + line, style="bold red")
+        else:
+            out.append(line)
+
+    seen: set[tuple[object, frozenset[object]]] = set()
     for edge in desc.get("edges") or []:
         if edge.get("kind") == "event":
-            lines.append(
+            pair = (edge.get("event_id"), frozenset((edge.get("node"), edge.get("partner"))))
+            if pair in seen:
+                continue  # both ends of a pair inside the SK list it: show it once, in task order
+            seen.add(pair)
+            add(
                 f"event {edge.get('event_id')}: {edge.get('node')}→{edge.get('partner')} "
-                f"({edge.get('partner_location')})"
+                f"({_partner(edge.get('partner_location'))})",
+                (edge.get("node"), edge.get("partner")),
             )
         elif edge.get("kind") == "barrier":
-            lines.append(f"barrier SyncAll {edge.get('nodes')}")
+            add(f"barrier SyncAll {edge.get('nodes')}", edge.get("nodes") or ())
         else:
-            lines.append(json.dumps(edge, sort_keys=True))
-    return Text("\n".join(lines)) if lines else Text("none", style="dim")
+            add(json.dumps(edge, sort_keys=True), ())
+    return out or Text("none", style="dim")
 
 
 def sk_table(title: str, descs: Sequence[Mapping[str, Any]], cut: Iterable[int] = ()) -> Table:
@@ -68,7 +93,7 @@ def sk_table(title: str, descs: Sequence[Mapping[str, Any]], cut: Iterable[int] 
         )
         head.append(f"\n{d.get('break')}", style="dim")
         streams = ", ".join(str(s) for s in d.get("streams") or []) or "?"
-        table.add_row(head, _children(d, removed), streams, _events(d))
+        table.add_row(head, _children(d, removed), streams, _events(d, removed))
     if not descs:
         table.add_row(Text("no SK", style="dim"), "", "", "")
     return table
@@ -105,8 +130,8 @@ def relaunch_view(manifest: Mapping[str, Any]) -> Table:
     """What the re-launch sets: env vars, compile options, the debug options it drops, where it runs."""
     rel = manifest.get("relaunch") or {}
     table = Table(show_header=False, expand=True, box=None)
-    table.add_column("what", style="bold", no_wrap=True)
-    table.add_column("value", overflow="fold")
+    table.add_column("what", style="bold", no_wrap=True, width=12)
+    table.add_column("value", overflow="fold", ratio=1)
     for name, value in (rel.get("env") or {}).items():
         table.add_row("env", f"{name}={value}")
     for name, value in (rel.get("compile_options") or {}).items():
