@@ -302,3 +302,49 @@ async def test_a_file_or_a_folder_holding_the_scene_is_refused_without_offering_
             assert any(m.startswith(words) for m in messages(app)), messages(app)
     assert blocker.read_text(encoding="utf-8") == "x"
     assert (copy / "run.json").is_file()
+
+
+# ------------------------------------------------------------------------------------------ the shared headless call
+
+
+def _proposal_of(scene_dir: Path) -> dict[str, object]:
+    from skdbg.triage.context import open_context
+    from skdbg.triage.engine import analyze_context
+
+    proposal: dict[str, object] = analyze_context(open_context(scene_dir)).to_json()["proposal"]
+    return proposal
+
+
+def test_build_candidate_describes_the_sk_before_and_the_sks_after() -> None:
+    """The screen's before/after come from build_candidate itself: the failed SK 100–103, then the
+    two SKs the explicit None pair around 102 leaves; the "after" descriptions are the sk/*.json files."""
+    from skdbg.codegen.fusion.candidate import build_candidate
+
+    where = scene("high-single-stream")
+    cand = build_candidate(where, _proposal_of(where))
+    assert [d["kernels"] for d in cand.baseline] == [[100, 101, 102, 103]]
+    assert [d["kernels"] for d in cand.predicted] == [[100, 101], [103]]
+    files = [s["file"] for s in cand.manifest["prediction"]["candidate_sks"]]
+    assert [json.loads(cand.files[f]) for f in files] == list(cand.predicted)
+    assert cand.inputs == (where,)
+
+
+def test_write_candidate_protects_the_scene_it_was_built_from(tmp_path: Path) -> None:
+    from skdbg.atomic import OutputNotEmptyError
+    from skdbg.codegen.fusion.candidate import build_candidate, write_candidate
+
+    copy = tmp_path / "scenes" / "s1"
+    shutil.copytree(scene("high-single-stream"), copy)
+    cand = build_candidate(copy, _proposal_of(copy))
+    with pytest.raises(OutputNotEmptyError, match="is or holds"):
+        write_candidate(cand, tmp_path / "scenes", force=True)
+    assert (copy / "run.json").is_file()
+
+
+def test_cli_still_refuses_a_missing_scene_with_exit_3(tmp_path: Path) -> None:
+    code, err = cli_candidate(
+        tmp_path, tmp_path / "absent", _proposal_of(scene("high-single-stream")), tmp_path / "out"
+    )
+    assert code == 3
+    assert err.strip() == f"skdbg: error: {tmp_path / 'absent'}: not a scene directory"
+    assert not (tmp_path / "out").exists()
