@@ -13,10 +13,12 @@ import json
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 from rich.console import Console
+from textual.pilot import Pilot
 from textual.widgets import Input, Static
 from tui_support import SIZE, scene, settle
 
@@ -37,10 +39,10 @@ def plain(app: SkdbgApp, selector: str) -> str:
     return console.export_text()
 
 
-async def open_candidate(pilot: object) -> None:
-    await settle(pilot)  # type: ignore[arg-type]
-    await pilot.press("7")  # type: ignore[attr-defined]
-    await settle(pilot)  # type: ignore[arg-type]
+async def open_candidate(pilot: Pilot[Any]) -> None:
+    await settle(pilot)
+    await pilot.press("7")
+    await settle(pilot)
 
 
 def titles(app: SkdbgApp) -> list[str]:
@@ -348,3 +350,32 @@ def test_cli_still_refuses_a_missing_scene_with_exit_3(tmp_path: Path) -> None:
     assert code == 3
     assert err.strip() == f"skdbg: error: {tmp_path / 'absent'}: not a scene directory"
     assert not (tmp_path / "out").exists()
+
+
+# ------------------------------------------------------------------------------------------ palette, copy, --screen
+
+
+async def test_start_on_candidate_palette_commands_and_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    from skdbg.tui.commands import SkdbgCommands
+
+    app = SkdbgApp(scene("high-single-stream"), start_mode="candidate")  # skdbg tui SCENE --screen candidate
+    copied: list[str] = []
+    monkeypatch.setattr(app, "copy_text", copied.append)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, CandidateScreen)
+        commands = {c[0]: c[1] for c in SkdbgCommands(app.screen).commands()}
+        assert "Candidate: source root" in commands
+        commands["Candidate: write folder"]()
+        await settle(pilot)
+        assert isinstance(app.screen, PromptScreen)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, CandidateScreen)
+        await pilot.press("c")  # copies the marker patch
+        await settle(pilot)
+        assert len(copied) == 1 and copied[0].startswith("--- a/src/model.py\n+++ b/src/model.py\n@@ ")
+        await pilot.press("1")
+        await settle(pilot)
+        names = [c[0] for c in SkdbgCommands(app.screen).commands()]
+        assert "Go to candidate" in names and "Candidate: write folder" not in names
