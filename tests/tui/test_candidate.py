@@ -239,8 +239,9 @@ async def test_w_writes_the_same_folder_as_the_cli(tmp_path: Path, monkeypatch: 
     assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]  # atomic: no staging left behind
 
 
+@pytest.mark.parametrize("keep_key", ["n", "escape"])
 async def test_non_empty_folder_is_refused_then_replaced_only_when_confirmed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keep_key: str
 ) -> None:
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "skdbg-candidate-high-single-stream"
@@ -256,7 +257,7 @@ async def test_non_empty_folder_is_refused_then_replaced_only_when_confirmed(
         assert isinstance(app.screen, ReplaceScreen)
         why = str(app.screen.query_one("#replace-why", Static).render())
         assert why == f"candidate folder already exists: {out} is not empty (use --force to replace it)"
-        await pilot.press("n")
+        await pilot.press(keep_key)
         await settle(pilot)
         assert isinstance(app.screen, CandidateScreen)
         assert tree(out) == {"notes.txt": "mine\n"}
