@@ -148,10 +148,12 @@ class CandidateScreen(TriageScreen):
 
     def _status(self, state: TriageState) -> str:
         p = state.proposal
+        key = self.skdbg.key_for  # the keys in use (the user may have remapped them)
+        accept = f"{key('screen.proposal', '5')}, then {key('proposal.accept', 'a')}"
         which = (
             "[b green]accepted proposal[/]"
             if state.accepted
-            else "[b yellow]current proposal — not accepted yet[/] (accept it on the Proposal screen)"
+            else f"[b yellow]current proposal — not accepted yet[/] (accept it on the Proposal screen: {accept})"
         )
         what = f"{p.status}"
         if p.status != "proposed" and (p.blocked_reason or p.reason):
@@ -165,12 +167,15 @@ class CandidateScreen(TriageScreen):
         root = "the scene" if self.source_root is None else escape(str(self.source_root))
         lines = [
             f"Candidate of the {which}: {escape(what)}",
-            f"[dim]marker source root: {root} (s changes it)[/]",
+            f"[dim]marker source root: {root} ({key('candidate.source_root', 's')} changes it)[/]",
         ]
         if self.written is not None:
             lines.append(f"[green]written: {escape(str(self.written))}[/]")
         elif self.candidate is not None:
-            lines.append("[dim]w writes the candidate folder (as `skdbg codegen candidate -o DIR`)[/]")
+            lines.append(
+                f"[dim]{key('candidate.write', 'w')} writes the candidate folder "
+                "(as `skdbg codegen candidate -o DIR`)[/]"
+            )
         return "\n".join(lines)
 
     def draw(self) -> None:
@@ -184,7 +189,7 @@ class CandidateScreen(TriageScreen):
         if self.error is not None:
             hint = ""
             if "--source-root" in self.error:
-                hint = "\n[dim]In the TUI, s sets the source root.[/]"
+                hint = f"\n[dim]In the TUI, {self.skdbg.key_for('candidate.source_root', 's')} sets the source root.[/]"
             error.update(f"[b red]cannot build the candidate:[/] {escape(self.error)}{hint}")
             error.display = True
             scroll.display = False
