@@ -27,7 +27,6 @@ from skdbg.tui.keymap import CANDIDATE_BINDINGS, CANDIDATE_REPLACE_BINDINGS
 from skdbg.tui.prompt import PromptScreen
 from skdbg.tui.screens.base import TriageScreen
 from skdbg.tui.state import TriageState
-from skdbg.tui.widgets.candidate import patch_view, plan_view, prediction_view, relaunch_view
 from skdbg.tui.widgets.text import escape
 
 if TYPE_CHECKING:
@@ -199,6 +198,9 @@ class CandidateScreen(TriageScreen):
             error.display = True
             scroll.display = False
             return
+        # the renderers load with the first candidate, not with the app (start-up paints first)
+        from skdbg.tui.widgets.candidate import patch_view, plan_view, prediction_view, relaunch_view
+
         error.display = False
         scroll.display = True
         self.query_one("#candidate-sks", Static).update(
