@@ -45,14 +45,11 @@ def candidate(scene: Path, proposal_path: Path, out: Path, force: bool, source_r
 
     A blocked proposal or bad input is refused (exit 3) and nothing is written; an existing non-empty
     output folder is a usage error (exit 2) and is left untouched."""
-    from skdbg.codegen.fusion.candidate import CandidateError, build_candidate, load_proposal, write_candidate
+    from skdbg.codegen.fusion.candidate import build_candidate, load_proposal, write_candidate
 
-    if not scene.is_dir():
-        raise CandidateError(f"{scene}: not a scene directory")
-    inputs = [scene] if source_root is None else [scene, source_root]
     proposal, _ = load_proposal(proposal_path)
     cand = build_candidate(scene, proposal, source_root=source_root, where=str(proposal_path))
-    write_candidate(cand, out, force=force, inputs=inputs)
+    write_candidate(cand, out, force=force)
     pred = cand.manifest["prediction"]
     click.echo(
         json.dumps(

@@ -193,10 +193,18 @@ def _marker_patch(
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """Everything written to the candidate folder (kept in memory so the write is all-or-nothing)."""
+    """Everything written to the candidate folder (kept in memory so the write is all-or-nothing).
+
+    ``baseline`` and ``predicted`` are the task-queue descriptions (:func:`describe_scope`) of the SKs
+    of the edited scope before and after the edit, for viewers (the TUI's Candidate screen); only the
+    ``predicted`` ones are written (``sk/*.json``). ``inputs`` are the folders the candidate was read
+    from (scene, source root): :func:`write_candidate` never replaces a folder holding them."""
 
     files: dict[str, str]  # relative path → text
     manifest: dict[str, Any]
+    baseline: tuple[dict[str, Any], ...] = ()
+    predicted: tuple[dict[str, Any], ...] = ()
+    inputs: tuple[Path, ...] = ()
 
 
 def _expected_ranges(proposal: dict[str, Any], dag: OpDag) -> list[list[int]]:
@@ -216,6 +224,12 @@ def _scope_plan(plan: Plan, touched: set[int]) -> list[int]:
 def build_candidate(
     scene: Path, proposal: dict[str, Any], *, source_root: Path | None = None, where: str = "proposal"
 ) -> Candidate:
+    """The candidate of ``proposal`` on ``scene`` (marker source under ``source_root``, default the scene).
+
+    Raises :class:`CandidateError` (or ``ParseError`` for an unreadable sk_meta) naming ``where`` or
+    the file at fault; ``skdbg codegen candidate`` and the TUI's Candidate screen both call this."""
+    if not scene.is_dir():
+        raise CandidateError(f"{scene}: not a scene directory")
     check_proposal(proposal, where)
     model = _model_for(scene, proposal)
     dag = dag_from_model(model)
@@ -251,12 +265,20 @@ def build_candidate(
     raw_cand = run.get("candidate")
     cand: dict[str, Any] = raw_cand if isinstance(raw_cand, dict) else {}
     debug_before = cand.get("super_kernel_debug_options") or {}
+    baseline = tuple(
+        describe_scope(
+            old_plan, i, dag.scope_names.get(old_plan.scopes[i].scope_flags, "scope"), debug_before
+        )
+        for i in _scope_plan(old_plan, original | scope_nodes)
+    )
     files: dict[str, str] = {}
     sks: list[dict[str, Any]] = []
+    predicted_desc: list[dict[str, Any]] = []
     for k, i in enumerate(sk_indices):
         flags = new_plan.scopes[i].scope_flags
         desc = describe_scope(new_plan, i, new_dag.scope_names.get(flags, names.get(flags, "scope")), {})
         desc["sk_index"] = k
+        predicted_desc.append(desc)
         # the index keeps names unique; the scope name (user text from the logs) stays inside the file
         rel = f"sk/sk_{k}_{safe_name(str(desc['scope_name']), fallback='scope')}.json"
         text = json.dumps(desc, indent=2) + "\n"
@@ -330,7 +352,8 @@ def build_candidate(
         "verification_plan": _v_plan(proposal, expected_reason, sks, run.get("failing_path")),
     }
     files["candidate.json"] = json.dumps(manifest, indent=2) + "\n"
-    return Candidate(files, manifest)
+    inputs = (scene,) if source_root is None else (scene, source_root)
+    return Candidate(files, manifest, baseline, tuple(predicted_desc), inputs)
 
 
 def _v_plan(
@@ -395,9 +418,10 @@ def _run_json(scene: Path) -> dict[str, Any]:
 
 
 def write_candidate(
-    candidate: Candidate, out: Path, *, force: bool = False, inputs: Sequence[Path] = ()
+    candidate: Candidate, out: Path, *, force: bool = False, inputs: Sequence[Path] | None = None
 ) -> None:
     """Write atomically by the output-folder convention of :mod:`skdbg.atomic`: into a temporary
     sibling, then one rename; a non-empty ``out`` is refused unless ``force`` (never one holding
-    ``inputs``, the scene and source root)."""
-    write_tree(out, candidate.files, force=force, what=CANDIDATE_WHAT, inputs=inputs)
+    ``inputs``, by default the scene and source root the candidate was built from)."""
+    held = candidate.inputs if inputs is None else inputs
+    write_tree(out, candidate.files, force=force, what=CANDIDATE_WHAT, inputs=held)

@@ -25,6 +25,7 @@ from skdbg.tui.keymap import APP_BINDINGS, RETRY_KEY
 from skdbg.tui.messages import AnalysisFailed, AnalysisProgress, AnalysisReady, SceneOpened
 from skdbg.tui.prompt import PromptScreen
 from skdbg.tui.screens.base import TriageScreen
+from skdbg.tui.screens.candidate import CandidateScreen
 from skdbg.tui.screens.evidence import EvidenceScreen
 from skdbg.tui.screens.log import LogScreen
 from skdbg.tui.screens.overview import OverviewScreen
@@ -63,6 +64,7 @@ class SkdbgApp(SkdbgBaseApp):
         "proposal": ProposalScreen,
         "session": SessionScreen,
         "timeline": TimelineScreen,
+        "candidate": CandidateScreen,
     }
 
     def __init__(

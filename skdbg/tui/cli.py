@@ -40,7 +40,7 @@ def missing_example_text() -> str:
 
 
 #: the screens ``skdbg tui --screen`` may open first (the app's modes)
-SCREENS = ("overview", "evidence", "log", "scope", "proposal", "session", "timeline")
+SCREENS = ("overview", "evidence", "log", "scope", "proposal", "session", "candidate", "timeline")
 
 
 def launch(

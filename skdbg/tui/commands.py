@@ -30,12 +30,14 @@ SCREEN_HELP = {
     "scope": "children, edges and the proposal's cut",
     "proposal": "edit, accept, block, export",
     "session": "the ledger session: rounds, attempts, verdicts; propose, relaunch, export, note",
+    "candidate": "predicted SKs, marker patch, re-launch env, V1–V5 plan; write the candidate folder",
     "timeline": "per exception core, its queue's tasks: finished, COND, faulting PC, blocking wait",
 }
 
 
 class SkdbgCommands(Provider):
     def commands(self) -> list[Command]:
+        from skdbg.tui.screens.candidate import CandidateScreen
         from skdbg.tui.screens.log import LogScreen
         from skdbg.tui.screens.proposal import ProposalScreen
         from skdbg.tui.screens.scope import ScopeScreen
@@ -94,6 +96,11 @@ class SkdbgCommands(Provider):
                 ("Session: export report", screen.action_export, "skdbg session export (x)"),
                 ("Session: add note", screen.action_note, "skdbg session note (n)"),
                 ("Session: diff verdicts", screen.action_diff, "mark A, then B (d)"),
+            ]
+        if isinstance(screen, CandidateScreen):
+            out += [
+                ("Candidate: write folder", screen.action_write, "write the candidate folder (w)"),
+                ("Candidate: source root", screen.action_source_root, "where the marker source lives (s)"),
             ]
         st = app.state
         if st is not None:

@@ -38,6 +38,7 @@ APP_BINDINGS: list[Binding] = [
     Binding("4", "show('scope')", "Scope", id="screen.scope"),
     Binding("5", "show('proposal')", "Proposal", id="screen.proposal"),
     Binding("6", "show('session')", "Session", id="screen.session", show=False),
+    Binding("7", "show('candidate')", "Candidate", id="screen.candidate", show=False),
     Binding("8", "show('timeline')", "Timeline", id="screen.timeline", show=False),
     Binding("c", "copy", "Copy", id="app.copy", tooltip="Copy the current item to the clipboard"),
     Binding("f8", "svg_screenshot", "SVG", id="app.screenshot", tooltip="Save an SVG screenshot"),
@@ -91,6 +92,19 @@ RELAUNCH_BINDINGS: list[Binding] = [
     Binding("escape", "cancel_or_close", "Cancel/Close", id="relaunch.cancel"),
 ]
 
+CANDIDATE_BINDINGS: list[Binding] = [
+    Binding("w", "write", "Write", id="candidate.write", tooltip="Write the candidate folder"),
+    Binding(
+        "s", "source_root", "Source", id="candidate.source_root", tooltip="Where the marker source lives"
+    ),
+]
+
+#: the "replace the non-empty folder?" question of the Candidate screen (the CLI's --force)
+CANDIDATE_REPLACE_BINDINGS: list[Binding] = [
+    Binding("y", "replace", "Replace", id="candidate.replace"),
+    Binding("n,escape", "keep", "Keep", id="candidate.keep"),
+]
+
 HELP_BINDINGS: list[Binding] = [
     Binding("escape,f1,q", "close", "Close", id="help.close"),
 ]
@@ -116,6 +130,8 @@ ALL_BINDINGS: list[Binding] = [
     *PROPOSAL_BINDINGS,
     *SESSION_BINDINGS,
     *RELAUNCH_BINDINGS,
+    *CANDIDATE_BINDINGS,
+    *CANDIDATE_REPLACE_BINDINGS,
     *HELP_BINDINGS,
     *EXPLAIN_BINDINGS,
     *EXPORT_BINDINGS,
@@ -165,6 +181,8 @@ def load_keymap(path: Path | None = None) -> dict[str, str]:
 __all__ = [
     "ALL_BINDINGS",
     "APP_BINDINGS",
+    "CANDIDATE_BINDINGS",
+    "CANDIDATE_REPLACE_BINDINGS",
     "EVIDENCE_BINDINGS",
     "EXPORT_BINDINGS",
     "HELP_BINDINGS",
