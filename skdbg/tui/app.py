@@ -9,7 +9,7 @@ fails or is cancelled every screen says so, and ``app.retry`` (ctrl+r) runs it a
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual import work
 from textual.binding import BindingType
@@ -29,6 +29,7 @@ from skdbg.tui.screens.evidence import EvidenceScreen
 from skdbg.tui.screens.log import LogScreen
 from skdbg.tui.screens.overview import OverviewScreen
 from skdbg.tui.screens.proposal import ProposalScreen
+from skdbg.tui.screens.ranks import RanksScreen
 from skdbg.tui.screens.scope import ScopeScreen
 from skdbg.tui.screens.source import SourceScreen
 from skdbg.tui.state import Cancelled, TriageState, run_analysis
@@ -50,6 +51,7 @@ class SkdbgApp(SkdbgBaseApp):
         "log": LogScreen,
         "scope": ScopeScreen,
         "proposal": ProposalScreen,
+        "ranks": RanksScreen,
     }
 
     def __init__(
@@ -62,6 +64,8 @@ class SkdbgApp(SkdbgBaseApp):
         keymap: dict[str, str] | None = None,
         missing: str | None = None,
         start_mode: str = "overview",
+        scan: dict[str, Any] | None = None,
+        pid: int | None = None,
     ) -> None:
         super().__init__(keymap=keymap, screenshot_dir=screenshot_dir)
         if start_mode not in self.MODES:
@@ -69,6 +73,8 @@ class SkdbgApp(SkdbgBaseApp):
         self.start_mode = start_mode
         self.scene = scene
         self.report_dir = report_dir
+        self.scan = scan  # the skdbg.scan/1 document the Ranks screen lists (skdbg scan --open)
+        self.pid = pid  # the process to analyse when the scene folder holds several (a rank)
         self._ctx = ctx  # opened and checked by `skdbg tui` before the UI started: used once
         # the scene's plogs, known as soon as the scene is inventoried: the Log screen opens them at
         # once instead of waiting for the analysis (issue 18 item 7)
@@ -98,19 +104,23 @@ class SkdbgApp(SkdbgBaseApp):
 
         try:
             if ctx is None:
-                ctx = open_context(scene)
+                ctx = open_context(scene, pid=self.pid)
                 check_inputs(ctx)
-            if self.plog_files is None:
+            if self.plog_files is None and not worker.is_cancelled:
                 self.post_message(SceneOpened(plog_files(ctx)))
             state = run_analysis(scene, progress, lambda: worker.is_cancelled, ctx=ctx)
         except Cancelled as exc:
-            self.post_message(AnalysisFailed(str(exc)))
+            failed = str(exc)
         except ParseError as exc:
-            self.post_message(AnalysisFailed(f"cannot analyse {scene}: {exc}"))
+            failed = f"cannot analyse {scene}: {exc}"
         except Exception as exc:  # an engine bug must not leave the UI "running" forever
-            self.post_message(AnalysisFailed(f"internal error while analysing {scene}: {exc!r}"))
+            failed = f"internal error while analysing {scene}: {exc!r}"
         else:
-            self.post_message(AnalysisReady(state))
+            if not worker.is_cancelled:  # replaced by another scene (open_scene): say nothing
+                self.post_message(AnalysisReady(state))
+            return
+        if not worker.is_cancelled or self.scene == scene:
+            self.post_message(AnalysisFailed(failed))
 
     def on_analysis_progress(self, message: AnalysisProgress) -> None:
         self.status_text = (
@@ -125,6 +135,8 @@ class SkdbgApp(SkdbgBaseApp):
         self._sync()
 
     def on_analysis_ready(self, message: AnalysisReady) -> None:
+        if message.state.scene != self.scene:
+            return  # a replaced scene's late result (open_scene)
         self.state = message.state
         self.status_text = "ready"
         self.analysis_stopped = False
@@ -151,6 +163,22 @@ class SkdbgApp(SkdbgBaseApp):
             self.status_text = "analysis running…"
             self._sync()
             self.analyse(self.scene)
+
+    def open_scene(self, scene: Path, *, pid: int | None = None, title: str | None = None) -> None:
+        """Replace the opened scene (the Ranks screen's Enter): every other mode restarts empty and
+        the analysis runs on ``scene`` as for ``skdbg tui SCENE``; the current screen stays."""
+        self.workers.cancel_group(self, "analysis")
+        self.scene, self.pid, self._ctx = scene, pid, None
+        self.state, self.plog_files = None, None
+        self.analysis_stopped = False
+        self.status_text = "analysis running…"
+        self.sub_title = title or scene.name
+        for mode, base in self.MODES.items():
+            if mode != self.current_mode:
+                self.remove_mode(mode)
+                self.add_mode(mode, base)
+        self.bump()
+        self.analyse(scene)
 
     def bump(self) -> None:
         """The state changed: the visible screen redraws now, hidden ones when resumed."""

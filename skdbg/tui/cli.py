@@ -40,7 +40,7 @@ def missing_example_text() -> str:
 
 
 #: the screens ``skdbg tui --screen`` may open first (the app's modes)
-SCREENS = ("overview", "evidence", "log", "scope", "proposal")
+SCREENS = ("overview", "evidence", "log", "scope", "proposal", "ranks")
 
 
 def launch(scene: Path | None, *, ctx: TriageContext | None = None, screen: str = "overview") -> None:
@@ -103,8 +103,17 @@ def _tui_bad_input() -> tuple[type[BaseException], ...]:
     is_flag=True,
     help="Given two scene folders A B: open their diff (skdbg diff A B) as a table, one row per field.",
 )
+@click.option(
+    "--scan",
+    "scan_file",
+    metavar="SCAN.json",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="A saved scan (skdbg scan -o DIR: DIR or DIR/scan.json): the Ranks screen lists it and the "
+    "first failing rank's folder opens.",
+)
 @cli_errors(bad_input=_tui_bad_input)
-def tui(paths: tuple[Path, ...], screen: str, diff_mode: bool) -> None:
+def tui(paths: tuple[Path, ...], screen: str, diff_mode: bool, scan_file: Path | None) -> None:
     """Open SCENE in the interactive TUI (no SCENE: the bundled example scene). Given one or more plog
     files instead, open the log viewer alone: merged by time, fault stops (e/E) and search (/), no
     verdict. With --diff and two scene folders A B, open their diff (skdbg diff A B) instead.
@@ -112,6 +121,14 @@ def tui(paths: tuple[Path, ...], screen: str, diff_mode: bool) -> None:
     A scene that cannot be analysed — a missing path, a folder that is not a failure scene, a
     malformed run.json or model source — is refused before the UI starts with the same one-line
     message as `skdbg analyze` (exit 3)."""
+    if scan_file is not None:
+        if paths or diff_mode:
+            fail("--scan opens a saved scan alone: give no SCENE, PLOG or --diff with it", EXIT_USAGE)
+        from skdbg.fleet.scandoc import load_scan_doc
+        from skdbg.tui.screens.ranks_open import launch_scan
+
+        launch_scan(load_scan_doc(scan_file), screen="ranks" if screen == "overview" else screen)
+        return
     if diff_mode:
         if len(paths) != 2:
             fail(f"--diff needs two scene folders A B, got {len(paths)} path(s)", EXIT_USAGE)

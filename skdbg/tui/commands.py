@@ -29,6 +29,7 @@ SCREEN_HELP = {
     "log": "plog files merged by time",
     "scope": "children, edges and the proposal's cut",
     "proposal": "edit, accept, block, export",
+    "ranks": "the scanned ranks: first failing, groups, followers; Enter opens a rank",
 }
 
 

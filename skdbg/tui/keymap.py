@@ -37,6 +37,7 @@ APP_BINDINGS: list[Binding] = [
     Binding("3", "show('log')", "Log", id="screen.log"),
     Binding("4", "show('scope')", "Scope", id="screen.scope"),
     Binding("5", "show('proposal')", "Proposal", id="screen.proposal"),
+    Binding("9", "show('ranks')", "Ranks", id="screen.ranks", show=False),
     Binding("c", "copy", "Copy", id="app.copy", tooltip="Copy the current item to the clipboard"),
     Binding("f8", "svg_screenshot", "SVG", id="app.screenshot", tooltip="Save an SVG screenshot"),
     Binding("ctrl+t", "next_theme", "Theme", id="app.theme", show=False),
@@ -49,6 +50,13 @@ EVIDENCE_BINDINGS: list[Binding] = [
     Binding("j", "jump", "Jump to file:line", id="evidence.jump"),
 ]
 
+
+RANKS_BINDINGS: list[Binding] = [
+    Binding("o", "open_rank", "Open", id="ranks.open"),
+    Binding("e", "cores", "Cores", id="ranks.cores", tooltip="Open the rank and show its exception cores"),
+    Binding("f", "first", "First failing", id="ranks.first", show=False),
+    Binding("a", "all", "All ranks", id="ranks.all", show=False),
+]
 
 SOURCE_BINDINGS: list[Binding] = [
     Binding("escape", "close", "Close", id="source.close"),
@@ -78,6 +86,7 @@ def _logview_bindings() -> list[Binding]:
 ALL_BINDINGS: list[Binding] = [
     *APP_BINDINGS,
     *EVIDENCE_BINDINGS,
+    *RANKS_BINDINGS,
     *SOURCE_BINDINGS,
     *PROPOSAL_BINDINGS,
     *HELP_BINDINGS,
@@ -132,6 +141,7 @@ __all__ = [
     "EXPORT_BINDINGS",
     "HELP_BINDINGS",
     "PROPOSAL_BINDINGS",
+    "RANKS_BINDINGS",
     "RETRY_KEY",
     "SOURCE_BINDINGS",
     "KeymapError",
