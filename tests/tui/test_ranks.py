@@ -180,7 +180,8 @@ async def test_a_plog_only_rank_opens_its_plogs_and_the_analysis_names_the_gaps(
         assert "F3" in text(app, "#overview")  # the gap naming the missing sk_meta/<pid>
         assert sorted(p.resolve() for p in app.plog_files or []) == plogs_of(job.folders[rank])
         assert any(
-            (n.title or "") == f"opened rank {rank}" and "not a full scene" in n.message for n in app._notifications
+            (n.title or "") == f"opened rank {rank}" and "not a full scene" in n.message
+            for n in app._notifications
         )
 
 
@@ -338,7 +339,10 @@ def test_scan_open_without_failing_rank_or_ranks(tmp_path: Path, ran: list[Skdbg
     write_plog(calm / "rank0", 9000, clean_lines(9000, build_time()))
     res = CliRunner().invoke(main, ["scan", str(calm), "--open"])
     assert res.exit_code == 0
-    assert "no failing rank in this scan" in res.stderr and "opening the Ranks screen without a scene" in res.stderr
+    assert (
+        "no failing rank in this scan" in res.stderr
+        and "opening the Ranks screen without a scene" in res.stderr
+    )
     (app,) = ran
     assert app.scene is None and app.start_mode == "ranks" and app.scan is not None
     (tmp_path / "empty").mkdir()
