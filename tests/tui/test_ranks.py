@@ -111,7 +111,7 @@ async def test_the_ranks_screen_lists_the_groups_with_counts(job: Job, doc: dict
         summary = text(app, "#ranks-summary")
         assert "64 ranks: 1 first_failing, 3 own_fault, 40 follower, 18 clean, 2 no_evidence" in summary
         assert f"First failing: rank {LEADER} at 2026-06-10T14:05:0" in summary
-        assert "within ±1000 ms" in summary and "then lowest rank id — no tie" in summary
+        assert "clock skew ±1000 ms" in summary and "then lowest rank id — no tie" in summary
         assert f"No evidence (2): rank {NO_EVIDENCE[0]}, rank {NO_EVIDENCE[1]}" in summary
         opened = text(app, "#ranks-opened")
         assert f"Opened: rank {LEADER}" in opened and "QuantMatmul_" in opened and "core 2 AIC" in opened

@@ -218,8 +218,8 @@ class RanksScreen(TriageScreen):
             )
             out.append(f"  line {escape(str(first.get('at')))}")
             out.append(
-                f"  ties: failing ranks within ±{skew} ms (clock skew); own SK/device fault over follow-up "
-                f"error, then lowest rank id — {tie_text}"
+                f"  clock skew ±{skew} ms: ranks failing within it tie; own fault before follow-up error, "
+                f"then lowest rank id — {tie_text}"
             )
         if doc["no_evidence"]:
             names = [rank_name(ranks[i]) for i in doc["no_evidence"]]
