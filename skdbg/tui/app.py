@@ -106,21 +106,17 @@ class SkdbgApp(SkdbgBaseApp):
             if ctx is None:
                 ctx = open_context(scene, pid=self.pid)
                 check_inputs(ctx)
-            if self.plog_files is None and not worker.is_cancelled:
-                self.post_message(SceneOpened(plog_files(ctx)))
+            if self.plog_files is None:
+                self.post_message(SceneOpened(plog_files(ctx), scene))
             state = run_analysis(scene, progress, lambda: worker.is_cancelled, ctx=ctx)
         except Cancelled as exc:
-            failed = str(exc)
+            self.post_message(AnalysisFailed(str(exc), scene))
         except ParseError as exc:
-            failed = f"cannot analyse {scene}: {exc}"
+            self.post_message(AnalysisFailed(f"cannot analyse {scene}: {exc}", scene))
         except Exception as exc:  # an engine bug must not leave the UI "running" forever
-            failed = f"internal error while analysing {scene}: {exc!r}"
+            self.post_message(AnalysisFailed(f"internal error while analysing {scene}: {exc!r}", scene))
         else:
-            if not worker.is_cancelled:  # replaced by another scene (open_scene): say nothing
-                self.post_message(AnalysisReady(state))
-            return
-        if not worker.is_cancelled or self.scene == scene:
-            self.post_message(AnalysisFailed(failed))
+            self.post_message(AnalysisReady(state))
 
     def on_analysis_progress(self, message: AnalysisProgress) -> None:
         self.status_text = (
@@ -131,6 +127,8 @@ class SkdbgApp(SkdbgBaseApp):
             screen.show_progress(message.done, message.total)
 
     def on_scene_opened(self, message: SceneOpened) -> None:
+        if message.scene is not None and message.scene != self.scene:
+            return  # a replaced scene's late message (open_scene)
         self.plog_files = message.plogs
         self._sync()
 
@@ -143,6 +141,8 @@ class SkdbgApp(SkdbgBaseApp):
         self.bump()
 
     def on_analysis_failed(self, message: AnalysisFailed) -> None:
+        if message.scene is not None and message.scene != self.scene:
+            return  # a replaced scene's late message (open_scene)
         self.analysis_stopped = True
         self.status_text = (
             f"analysis stopped: {message.error} — press {self.key_for('app.retry', RETRY_KEY)} to retry"

@@ -32,6 +32,7 @@ class SceneOpened(Message):
     analysis (the slow part)."""
 
     plogs: list[Path]
+    scene: Path | None = None  # whose plogs (a replaced scene's late message is ignored)
 
 
 @dataclass
@@ -42,6 +43,7 @@ class AnalysisReady(Message):
 @dataclass
 class AnalysisFailed(Message):
     error: str
+    scene: Path | None = None  # which scene's analysis (a replaced scene's late message is ignored)
 
 
 @dataclass

@@ -28,6 +28,7 @@ from fleet_support import (
     write_plog,
 )
 from textual.widgets import DataTable, Static
+from textual.worker import WorkerCancelled
 from tui_support import SIZE, settle
 
 from skdbg.cli import main
@@ -130,6 +131,11 @@ async def test_a_followers_detail_cites_the_lines_that_made_it_one(job: Job, doc
         assert "follower lines (4):" in detail
         assert f"{plog}:2 [hccl_task_timeout]" in detail and f"{plog}:5 [task_abort]" in detail
         assert "not a full scene — plog only (no sk_meta, no run.json)" in detail
+        # hovering names the ids in the glossary's words; c copies the rank and its folder
+        tip = str(app.screen.query_one("#ranks-table", DataTable).tooltip)
+        assert "follower — follower rank" in tip and "task_abort — runtime task abort" in tip
+        pid = int(plog.name.split("-")[1].split("_")[0])
+        assert app.screen.copy_text() == f"rank {rank} (follower): {job.folders[rank]} pid {pid}"
         # rank 30 faulted on its own and timed out afterwards: never called a follower
         put_cursor_on(app, 30)
         await settle(pilot)
@@ -397,3 +403,30 @@ def test_tui_scan_refuses_a_bad_rank_index(doc: dict[str, Any], tmp_path: Path, 
     assert f"{bad}: expected an index into ranks (0..63) at first_failing.index" in res.stderr
     res = CliRunner().invoke(main, ["tui", "--scan", str(bad), str(tmp_path)])
     assert res.exit_code == 2 and "--scan opens a saved scan alone" in res.stderr
+
+
+async def test_opening_another_rank_mid_analysis_keeps_only_the_last_ones_results(
+    job: Job, doc: dict[str, Any]
+) -> None:
+    app = scan_app(doc)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        first, second = INDEPENDENT[0], INDEPENDENT[2]
+        screen = app.screen
+        assert isinstance(screen, RanksScreen)
+        index = {r["rank"]: i for i, r in enumerate(doc["ranks"])}
+        screen.open_rank(index[first])
+        await pilot.pause(0.05)  # the first rank's analysis has started, and is still running …
+        screen.open_rank(index[second])  # … when the second rank replaces it
+        for _ in range(400):  # the replaced worker is cancelled: settle() refuses to wait on it until it ends
+            try:
+                await settle(pilot)
+                break
+            except WorkerCancelled:
+                await pilot.pause(0.05)
+        # the replaced analysis (cancelled, or finished late) changed nothing
+        assert app.scene == job.folders[second] and not app.analysis_stopped
+        assert app.state is not None and app.state.scene == job.folders[second]
+        assert sorted(p.resolve() for p in app.plog_files or []) == plogs_of(job.folders[second])
+        assert app.status_text == "ready"
+        assert not any((n.title or "") == "analysis stopped" for n in app._notifications)

@@ -22,6 +22,7 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Static
 
 from skdbg.fleet.scandoc import is_openable, open_note, rank_name
+from skdbg.glossary import lookup
 from skdbg.tui.keymap import RANKS_BINDINGS
 from skdbg.tui.screens.base import TriageScreen
 from skdbg.tui.state import TriageState
@@ -75,6 +76,15 @@ def group_label(key: list[Any]) -> tuple[str, str]:
     if family == "follower":
         return "follower", "only " + (rest[0].replace(",", ", ") if rest else "follow-up errors")
     return family, " ".join(rest)
+
+
+def explain_rank(doc: dict[str, Any] | None, index: int) -> str:
+    """The glossary text of a rank's status, gate and follow-up pattern ids (``skdbg explain`` words)."""
+    if doc is None:
+        return ""
+    r = doc["ranks"][index]
+    codes = [r["status"], r["gate"], *dict.fromkeys(c["pattern"] for c in r["follower_lines"])]
+    return "\n\n".join(e.render() for c in codes for e in lookup(str(c)) if e.area == "scan")
 
 
 class RanksScreen(TriageScreen):
@@ -381,7 +391,10 @@ class RanksScreen(TriageScreen):
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.data_table.id == "ranks-table":
-            self._detail(self._row_index())
+            i = self._row_index()
+            self._detail(i)
+            # hovering the table explains the highlighted rank's ids in the glossary's words
+            event.data_table.tooltip = None if i is None else (explain_rank(self.doc, i) or None)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
@@ -482,4 +495,4 @@ class RanksScreen(TriageScreen):
         return f"{rank_name(r)} ({r['status']}): {r['folder']}" + (f" pid {r['pid']}" if r["pid"] else "")
 
 
-__all__ = ["NO_SCAN", "RanksScreen", "fault_text", "group_label"]
+__all__ = ["NO_SCAN", "RanksScreen", "explain_rank", "fault_text", "group_label"]
