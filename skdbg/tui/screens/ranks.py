@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import BindingType
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import DataTable, Static
 
@@ -90,11 +90,15 @@ def explain_rank(doc: dict[str, Any] | None, index: int) -> str:
 class RanksScreen(TriageScreen):
     BINDINGS: ClassVar[list[BindingType]] = [*RANKS_BINDINGS]
     DEFAULT_CSS = """
+    RanksScreen #ranks-top { height: auto; max-height: 30%; }
     RanksScreen #ranks-summary { padding: 0 1; height: auto; }
-    RanksScreen #ranks-opened { padding: 0 1; height: auto; }
+    RanksScreen #ranks-opened { padding: 0 1; height: auto; max-height: 3; }
     RanksScreen #ranks-groups { height: auto; max-height: 7; }
-    RanksScreen #ranks-table { height: 1fr; }
-    RanksScreen #ranks-detail { padding: 0 1; height: auto; max-height: 7; }
+    RanksScreen.-short #ranks-groups { max-height: 4; }
+    RanksScreen #ranks-table { height: 1fr; min-height: 4; }
+    RanksScreen #ranks-detail { padding: 0 1; height: auto; }
+    RanksScreen #ranks-detail-scroll { height: auto; max-height: 7; }
+    RanksScreen.-short #ranks-detail-scroll { max-height: 3; }
     """
 
     def __init__(self) -> None:
@@ -109,7 +113,8 @@ class RanksScreen(TriageScreen):
 
     def compose_body(self) -> ComposeResult:
         with Vertical(id="ranks-body"):
-            yield Static(id="ranks-summary")
+            with VerticalScroll(id="ranks-top"):  # a long summary scrolls, the tables keep their rows
+                yield Static(id="ranks-summary")
             yield Static(id="ranks-opened", classes="section")
             yield Static(
                 "[b]Groups[/] by signature — Enter lists a group's ranks, a all ranks", classes="section"
@@ -117,7 +122,12 @@ class RanksScreen(TriageScreen):
             yield DataTable(id="ranks-groups", cursor_type="row", zebra_stripes=True)
             yield Static(id="ranks-title", classes="section")
             yield DataTable(id="ranks-table", cursor_type="row", zebra_stripes=True)
-            yield Static(id="ranks-detail", classes="detail")
+            with VerticalScroll(id="ranks-detail-scroll"):
+                yield Static(id="ranks-detail", classes="detail")
+
+    def on_resize(self) -> None:
+        """A short terminal keeps rows for the ranks table: groups and detail get fewer lines."""
+        self.set_class(self.size.height < 32, "-short")
 
     @property
     def doc(self) -> dict[str, Any] | None:
@@ -359,6 +369,7 @@ class RanksScreen(TriageScreen):
             + (f" · device {r['device']} ({r.get('device_source')})" if r.get("device") is not None else "")
             + (f" · rank id from {r.get('rank_source')}" if r.get("rank_source") else ""),
             f"folder {escape(r['folder'])} · evidence {escape(str(r['evidence']))} (gate {escape(str(r['gate']))})",
+            f"[dim]Enter opens: {escape(open_note(r))}[/]",
         ]
         if r.get("fault_time"):
             where = ", ".join(
@@ -386,7 +397,6 @@ class RanksScreen(TriageScreen):
             out.append(f"reason: {escape(str(r['reason']))}")
         for note in r.get("notes") or []:
             out.append(f"[dim]note: {escape(str(note))}[/]")
-        out.append(f"Enter opens: {escape(open_note(r))}")
         pane.update("\n".join(out))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
