@@ -109,8 +109,8 @@ def _tui_bad_input() -> tuple[type[BaseException], ...]:
     metavar="SCAN.json",
     type=click.Path(path_type=Path),
     default=None,
-    help="A saved scan (skdbg scan -o DIR: DIR or DIR/scan.json): the Ranks screen lists it and the "
-    "first failing rank's folder opens.",
+    help="A saved scan (skdbg scan -o DIR: DIR or DIR/scan.json): open the first failing rank's folder and "
+    "start on the Ranks screen (9), which lists the scan (--screen picks another first screen).",
 )
 @cli_errors(bad_input=_tui_bad_input)
 def tui(paths: tuple[Path, ...], screen: str, diff_mode: bool, scan_file: Path | None) -> None:
@@ -127,7 +127,10 @@ def tui(paths: tuple[Path, ...], screen: str, diff_mode: bool, scan_file: Path |
         from skdbg.fleet.scandoc import load_scan_doc
         from skdbg.tui.screens.ranks_open import launch_scan
 
-        launch_scan(load_scan_doc(scan_file), screen="ranks" if screen == "overview" else screen)
+        given = (
+            click.get_current_context().get_parameter_source("screen") != click.core.ParameterSource.DEFAULT
+        )
+        launch_scan(load_scan_doc(scan_file), screen=screen if given else "ranks")
         return
     if diff_mode:
         if len(paths) != 2:

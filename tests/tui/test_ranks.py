@@ -375,6 +375,10 @@ def test_tui_scan_reopens_a_saved_scan(job: Job, tmp_path: Path, ran: list[Skdbg
     (app,) = ran
     assert app.scan == json.loads((out / "scan.json").read_text())
     assert app.start_mode == "ranks" and app.scene == job.folders[LEADER]
+    # --screen still picks the first screen (the Ranks screen stays one key away)
+    res = CliRunner().invoke(main, ["tui", "--scan", str(out / "scan.json"), "--screen", "overview"])
+    assert res.exit_code == 0, res.output
+    assert ran[1].start_mode == "overview" and ran[1].scan == ran[0].scan
 
 
 @pytest.mark.parametrize(
