@@ -97,9 +97,11 @@ async def test_the_ranks_screen_lists_the_groups_with_counts(job: Job, doc: dict
             (str(len(FOLLOWERS)), "follower"),
             (str(len(CLEAN)), "clean"),
             (str(len(NO_EVIDENCE)), "no_evidence"),
-            ("1", "fault"),
+            ("1", "fault (first)"),  # the group holding the first failing rank says so
             (str(len(INDEPENDENT)), "fault"),
         }
+        # under "all", the first failing rank's group, then the largest first
+        assert [r[1] for r in rows(app, "ranks-groups")][:3] == ["all", "fault (first)", "follower"]
         follower_row = next(r for r in rows(app, "ranks-groups") if r[1] == "follower")
         assert follower_row[2] == "only hccl_notify_timeout, hccl_task_timeout, task_abort"
         assert follower_row[3].startswith(",".join(str(r) for r in FOLLOWERS[:16]) + ",…")

@@ -162,14 +162,18 @@ class RanksScreen(TriageScreen):
             Text(""),
             key="all",
         )
-        for k, g in enumerate(doc["groups"]):
+        # the first failing rank's group first (it is what the user came for), then largest first
+        order = sorted(range(len(doc["groups"])), key=lambda k: not self._holds_first(doc, doc["groups"][k]))
+        for k in order:
+            g = doc["groups"][k]
             family, sig = group_label(g["key"])
             ids = [str(x) if x is not None else "?" for x in g["ranks"]]
             shown = ",".join(ids[:16]) + (f",… (+{len(ids) - 16})" if len(ids) > 16 else "")
-            style = STATUS_STYLE.get("first_failing" if self._holds_first(doc, g) else family, "")
+            holds_first = self._holds_first(doc, g)
+            style = STATUS_STYLE.get("first_failing" if holds_first else family, "")
             groups.add_row(
                 Text(str(g["count"]), justify="right"),
-                Text(family, style=style),
+                Text(f"{family} (first)" if holds_first else family, style=style),
                 Text(sig),
                 Text(shown),
                 key=str(k),
