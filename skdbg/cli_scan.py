@@ -26,6 +26,11 @@ lowest rank id. Followers: ranks whose only errors are follow-ups of another ran
 (HCCL EI0002/EI0006 timeouts, ERR02005, task abort 107022, heartbeat lost...).
 
 \b
+--open: after the scan, start the TUI on the first failing rank's folder (its analysis runs in
+the background) with the Ranks screen (key 9) listing this scan; Enter there opens another rank.
+With no failing rank the Ranks screen opens alone. The exit code is the scan's (below).
+
+\b
 Output folder (-o): scan.json (skdbg.scan/1) and ranks.csv, written atomically;
 an existing non-empty folder is refused (exit 2) unless --force.
 
@@ -33,9 +38,15 @@ an existing non-empty folder is refused (exit 2) unless --force.
 Exit codes:
   0  every rank was read
   1  internal error (a bug in skdbg; rerun with SKDBG_DEBUG=1 for the traceback)
-  2  usage error (bad option, --dask without the dask extra, an existing output folder)
+  2  usage error (bad option, --dask without the dask extra, an existing output folder,
+     --open without an interactive terminal)
   3  some rank (or ROOT) was unreadable, or no rank was found; the scan still reports the rest
 stdout carries data; messages go to stderr."""
+
+
+def interactive() -> bool:
+    """Whether a TUI can draw here (a terminal on both ends; a pipe or CI has none)."""
+    return sys.stdin.isatty() and sys.stdout.isatty()
 
 
 def _dask_errors() -> tuple[type[BaseException], ...]:
@@ -59,6 +70,8 @@ def _dask_errors() -> tuple[type[BaseException], ...]:
               help="Local worker processes (default: the CPUs this process may use).")  # fmt: skip
 @click.option("--skew-ms", type=click.FloatRange(min=0), default=None,
               help="Clock-skew tolerance between ranks' plog clocks, in ms (default 1000).")  # fmt: skip
+@click.option("--open", "open_tui", is_flag=True,
+              help="Then open the TUI: the first failing rank's scene, and the Ranks screen (9) with this scan.")  # fmt: skip
 @cli_errors(bad_input=_dask_errors)
 def scan(
     roots: tuple[str, ...],
@@ -68,12 +81,16 @@ def scan(
     dask_address: str | None,
     workers: int | None,
     skew_ms: float | None,
+    open_tui: bool,
 ) -> None:
     """Scan the ranks of a multi-rank job: the first failing rank, its followers, signature groups."""
     from skdbg.atomic import ensure_fresh_dir, write_tree
     from skdbg.fleet import DEFAULT_SKEW_MS, csv_text, decide, discover, scan_all, scan_doc, summary_lines
     from skdbg.fleet.run import DaskUnavailable, default_workers
 
+    if open_tui and not interactive():
+        fail("--open needs an interactive terminal (the TUI draws on it); scan without --open, "
+             "then run `skdbg tui --scan DIR` on the -o folder", EXIT_USAGE)  # fmt: skip
     if out_dir is not None:
         ensure_fresh_dir(out_dir, force=force, what="scan output folder", inputs=roots)
     found = discover(list(roots))
@@ -101,9 +118,17 @@ def scan(
             click.echo(line)
     if not doc["ranks"]:
         click.echo(
-            "skdbg: error: no rank found: no plog-<pid>_<stamp>.log under " + " ".join(roots), err=True
+            "skdbg: error: no rank found: no plog-<pid>_<stamp>.log under "
+            + " ".join(roots)
+            + ("; nothing to open" if open_tui else ""),
+            err=True,
         )
         sys.exit(EXIT_BAD_INPUT)
+    if open_tui:
+        from skdbg.tui.screens.ranks_open import launch_scan, opening_message
+
+        click.echo(f"skdbg: {opening_message(doc)}", err=True)
+        launch_scan(doc)
     if doc["unreadable"]:
         click.echo(
             f"skdbg: error: {len(doc['unreadable'])} rank(s) or roots unreadable (listed above)", err=True
@@ -111,4 +136,4 @@ def scan(
         sys.exit(EXIT_BAD_INPUT)
 
 
-__all__ = ["scan"]
+__all__ = ["interactive", "scan"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import work
 from textual.binding import BindingType
@@ -30,6 +30,7 @@ from skdbg.tui.screens.evidence import EvidenceScreen
 from skdbg.tui.screens.log import LogScreen
 from skdbg.tui.screens.overview import OverviewScreen
 from skdbg.tui.screens.proposal import ProposalScreen
+from skdbg.tui.screens.ranks import RanksScreen
 from skdbg.tui.screens.scope import ScopeScreen
 from skdbg.tui.screens.session import SessionScreen
 from skdbg.tui.screens.session_ref import SessionRef
@@ -63,8 +64,9 @@ class SkdbgApp(SkdbgBaseApp):
         "scope": ScopeScreen,
         "proposal": ProposalScreen,
         "session": SessionScreen,
-        "timeline": TimelineScreen,
         "candidate": CandidateScreen,
+        "timeline": TimelineScreen,
+        "ranks": RanksScreen,
     }
 
     def __init__(
@@ -78,6 +80,8 @@ class SkdbgApp(SkdbgBaseApp):
         missing: str | None = None,
         start_mode: str = "overview",
         session: SessionRef | None = None,
+        scan: dict[str, Any] | None = None,
+        pid: int | None = None,
     ) -> None:
         super().__init__(keymap=keymap, screenshot_dir=screenshot_dir)
         if start_mode not in self.MODES:
@@ -87,6 +91,8 @@ class SkdbgApp(SkdbgBaseApp):
         self.report_dir = report_dir
         # the ledger session the Session screen shows and Accept records into (None: not chosen)
         self.session = session
+        self.scan = scan  # the skdbg.scan/1 document the Ranks screen lists (skdbg scan --open)
+        self.pid = pid  # the process to analyse when the scene folder holds several (a rank)
         self._ctx = ctx  # opened and checked by `skdbg tui` before the UI started: used once
         # the scene's plogs, known as soon as the scene is inventoried: the Log screen opens them at
         # once instead of waiting for the analysis (issue 18 item 7)
@@ -121,20 +127,20 @@ class SkdbgApp(SkdbgBaseApp):
 
         try:
             if ctx is None:
-                ctx = open_context(scene)
+                ctx = open_context(scene, pid=self.pid)
                 check_inputs(ctx)
             plogs = plog_files(ctx)
             if self.plog_files is None:
-                self.post_message(SceneOpened(plogs))
+                self.post_message(SceneOpened(plogs, scene))
             if self.start_mode == "log" and plogs:
                 self._wait_for_log_paint(lambda: worker.is_cancelled)
             state = run_analysis(scene, progress, lambda: worker.is_cancelled, ctx=ctx)
         except Cancelled as exc:
-            self.post_message(AnalysisFailed(str(exc)))
+            self.post_message(AnalysisFailed(str(exc), scene))
         except ParseError as exc:
-            self.post_message(AnalysisFailed(f"cannot analyse {scene}: {exc}"))
+            self.post_message(AnalysisFailed(f"cannot analyse {scene}: {exc}", scene))
         except Exception as exc:  # an engine bug must not leave the UI "running" forever
-            self.post_message(AnalysisFailed(f"internal error while analysing {scene}: {exc!r}"))
+            self.post_message(AnalysisFailed(f"internal error while analysing {scene}: {exc!r}", scene))
         else:
             self.post_message(AnalysisReady(state))
 
@@ -166,16 +172,22 @@ class SkdbgApp(SkdbgBaseApp):
             screen.show_progress(message.done, message.total)
 
     def on_scene_opened(self, message: SceneOpened) -> None:
+        if message.scene is not None and message.scene != self.scene:
+            return  # a replaced scene's late message (open_scene)
         self.plog_files = message.plogs
         self._sync()
 
     def on_analysis_ready(self, message: AnalysisReady) -> None:
+        if message.state.scene != self.scene:
+            return  # a replaced scene's late result (open_scene)
         self.state = message.state
         self.status_text = "ready"
         self.analysis_stopped = False
         self.bump()
 
     def on_analysis_failed(self, message: AnalysisFailed) -> None:
+        if message.scene is not None and message.scene != self.scene:
+            return  # a replaced scene's late message (open_scene)
         self.analysis_stopped = True
         self.status_text = (
             f"analysis stopped: {message.error} — press {self.key_for('app.retry', RETRY_KEY)} to retry"
@@ -196,6 +208,22 @@ class SkdbgApp(SkdbgBaseApp):
             self.status_text = "analysis running…"
             self._sync()
             self.analyse(self.scene)
+
+    def open_scene(self, scene: Path, *, pid: int | None = None, title: str | None = None) -> None:
+        """Replace the opened scene (the Ranks screen's Enter): every other mode restarts empty and
+        the analysis runs on ``scene`` as for ``skdbg tui SCENE``; the current screen stays."""
+        self.workers.cancel_group(self, "analysis")
+        self.scene, self.pid, self._ctx = scene, pid, None
+        self.state, self.plog_files = None, None
+        self.analysis_stopped = False
+        self.status_text = "analysis running…"
+        self.sub_title = title or scene.name
+        for mode, base in self.MODES.items():
+            if mode != self.current_mode:
+                self.remove_mode(mode)
+                self.add_mode(mode, base)
+        self.bump()
+        self.analyse(scene)
 
     def bump(self) -> None:
         """The state changed: the visible screen redraws now, hidden ones when resumed."""

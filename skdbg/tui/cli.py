@@ -40,7 +40,7 @@ def missing_example_text() -> str:
 
 
 #: the screens ``skdbg tui --screen`` may open first (the app's modes)
-SCREENS = ("overview", "evidence", "log", "scope", "proposal", "session", "candidate", "timeline")
+SCREENS = ("overview", "evidence", "log", "scope", "proposal", "session", "candidate", "timeline", "ranks")
 
 
 def launch(
@@ -82,7 +82,7 @@ def launch_session(session_id: str, session_dir: Path | None, screen: str) -> No
             click.echo(f"skdbg: {why}", err=True)
         app = SkdbgApp(scene, missing=why, start_mode=screen, session=session)
         app.sub_title = f"session {session_id}" + (f" · {session.attempt_ref}" if session.attempt_ref else "")
-        app.restore_theme()
+        app.restore_choices()
         app.run()
 
 
@@ -120,7 +120,7 @@ def _tui_bad_input() -> tuple[type[BaseException], ...]:
     "--screen",
     type=click.Choice(SCREENS),
     default=None,
-    help="The screen shown first [default: overview; session with --session] (log: the plogs open at "
+    help="The screen shown first [default: overview; session with --session; ranks with --scan] (log: the plogs open at "
     "once, while the analysis runs).",
 )
 @click.option(
@@ -142,6 +142,15 @@ def _tui_bad_input() -> tuple[type[BaseException], ...]:
     is_flag=True,
     help="Given two scene folders A B: open their diff (skdbg diff A B) as a table, one row per field.",
 )
+@click.option(
+    "--scan",
+    "scan_file",
+    metavar="SCAN.json",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="A saved scan (skdbg scan -o DIR: DIR or DIR/scan.json): open the first failing rank's folder and "
+    "start on the Ranks screen (9), which lists the scan (--screen picks another first screen).",
+)
 @cli_errors(bad_input=_tui_bad_input)
 def tui(
     paths: tuple[Path, ...],
@@ -149,6 +158,7 @@ def tui(
     session_id: str | None,
     session_dir: Path | None,
     diff_mode: bool,
+    scan_file: Path | None,
 ) -> None:
     """Open SCENE in the interactive TUI (no SCENE: the bundled example scene). Given one or more plog
     files instead, open the log viewer alone: merged by time, fault stops (e/E) and search (/), no
@@ -157,7 +167,9 @@ def tui(
     A scene that cannot be analysed — a missing path, a folder that is not a failure scene, a
     malformed run.json or model source — is refused before the UI starts with the same one-line
     message as `skdbg analyze` (exit 3). With --session ID, open that ledger session on the Session
-    screen (an unknown id: exit 3)."""
+    screen (an unknown id: exit 3); with --scan, a saved scan on the Ranks screen."""
+    if session_id is not None and scan_file is not None:
+        fail("--session and --scan open different things: give one of them", EXIT_USAGE)
     if session_id is not None:
         if paths or diff_mode:
             fail(
@@ -165,6 +177,14 @@ def tui(
                 EXIT_USAGE,
             )
         launch_session(session_id, session_dir, screen or "session")
+        return
+    if scan_file is not None:
+        if paths or diff_mode:
+            fail("--scan opens a saved scan alone: give no SCENE, PLOG or --diff with it", EXIT_USAGE)
+        from skdbg.fleet.scandoc import load_scan_doc
+        from skdbg.tui.screens.ranks_open import launch_scan
+
+        launch_scan(load_scan_doc(scan_file), screen=screen or "ranks")
         return
     screen = screen or "overview"
     if diff_mode:

@@ -32,6 +32,7 @@ SCREEN_HELP = {
     "session": "the ledger session: rounds, attempts, verdicts; propose, relaunch, export, note",
     "candidate": "predicted SKs, marker patch, re-launch env, V1–V5 plan; write the candidate folder",
     "timeline": "per exception core, its queue's tasks: finished, COND, faulting PC, blocking wait",
+    "ranks": "the scanned ranks: first failing, groups, followers; Enter opens a rank",
 }
 
 

@@ -40,6 +40,7 @@ APP_BINDINGS: list[Binding] = [
     Binding("6", "show('session')", "Session", id="screen.session", show=False),
     Binding("7", "show('candidate')", "Candidate", id="screen.candidate", show=False),
     Binding("8", "show('timeline')", "Timeline", id="screen.timeline", show=False),
+    Binding("9", "show('ranks')", "Ranks", id="screen.ranks", show=False),
     Binding("c", "copy", "Copy", id="app.copy", tooltip="Copy the current item to the clipboard"),
     Binding("f8", "svg_screenshot", "SVG", id="app.screenshot", tooltip="Save an SVG screenshot"),
     Binding(
@@ -63,6 +64,13 @@ EVIDENCE_BINDINGS: list[Binding] = [
 
 SCOPE_BINDINGS: list[Binding] = [
     Binding("g", "toggle_graph", "Graph/Tables", id="scope.graph"),
+]
+
+RANKS_BINDINGS: list[Binding] = [
+    Binding("o", "open_rank", "Open", id="ranks.open"),
+    Binding("e", "cores", "Cores", id="ranks.cores", tooltip="Open the rank and show its exception cores"),
+    Binding("f", "first", "First failing", id="ranks.first", show=False),
+    Binding("a", "all", "All ranks", id="ranks.all", show=False),
 ]
 
 SOURCE_BINDINGS: list[Binding] = [
@@ -126,6 +134,7 @@ ALL_BINDINGS: list[Binding] = [
     *APP_BINDINGS,
     *EVIDENCE_BINDINGS,
     *SCOPE_BINDINGS,
+    *RANKS_BINDINGS,
     *SOURCE_BINDINGS,
     *PROPOSAL_BINDINGS,
     *SESSION_BINDINGS,
@@ -187,6 +196,7 @@ __all__ = [
     "EXPORT_BINDINGS",
     "HELP_BINDINGS",
     "PROPOSAL_BINDINGS",
+    "RANKS_BINDINGS",
     "RELAUNCH_BINDINGS",
     "SESSION_BINDINGS",
     "RETRY_KEY",

@@ -34,6 +34,7 @@ class SceneOpened(Message):
     analysis (the slow part)."""
 
     plogs: list[Path]
+    scene: Path | None = None  # whose plogs (a replaced scene's late message is ignored)
 
 
 @dataclass
@@ -44,6 +45,7 @@ class AnalysisReady(Message):
 @dataclass
 class AnalysisFailed(Message):
     error: str
+    scene: Path | None = None  # which scene's analysis (a replaced scene's late message is ignored)
 
 
 @dataclass
