@@ -26,6 +26,7 @@ from skdbg.cli import main
 from skdbg.tui.app import SkdbgApp
 from skdbg.tui.prompt import PromptScreen
 from skdbg.tui.screens.candidate import CandidateScreen, ReplaceScreen
+from skdbg.tui.screens.session_ref import SessionRef
 
 
 def plain(app: SkdbgApp, selector: str) -> str:
@@ -108,11 +109,13 @@ async def test_shows_sks_patch_env_and_plan_of_the_current_proposal_not_accepted
         assert "IN_UNFUSIBLE_SCOPE" in plan  # V3 expects the reason of the explicit None pair
 
 
-async def test_accepted_proposal_is_labelled_and_edits_rebuild_the_candidate() -> None:
-    app = SkdbgApp(scene("high-single-stream"))
+async def test_accepted_proposal_is_labelled_and_edits_rebuild_the_candidate(tmp_path: Path) -> None:
+    app = SkdbgApp(scene("high-single-stream"), session=SessionRef(tmp_path / "ledger"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("5", "a")
+        await settle(pilot)
+        await pilot.press("enter")  # Accept records it in a new ledger session
         await settle(pilot)
         await pilot.press("7")
         await settle(pilot)

@@ -11,7 +11,6 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 
-from skdbg.pictures.timeline import build_timeline
 from skdbg.tui.screens.base import TriageScreen
 from skdbg.tui.state import TriageState
 from skdbg.tui.widgets.timeline import TimelineWidget
@@ -30,6 +29,8 @@ class TimelineScreen(TriageScreen):
                 None, "No SK instance and no exception core for this fault: there is no timeline to draw."
             )
             return
+        from skdbg.pictures.timeline import build_timeline  # loaded with the analysis, not at start-up
+
         widget.show(build_timeline(state.instance, a.fault, a.verdict))
 
     def copy_text(self) -> str | None:

@@ -7,10 +7,12 @@ windowed around the picture's focus nodes (``max_rows``); the picture says what 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.widgets import Static
 
-from skdbg.pictures.graph import GraphPicture
-from skdbg.pictures.render import GraphView
+if TYPE_CHECKING:  # the picture stack loads when a graph is first shown, not when the UI starts
+    from skdbg.pictures.graph import GraphPicture
 
 #: rows drawn in the TUI before windowing (a 2,000-child SK has 2,500 rows)
 TUI_ROWS = 200
@@ -32,6 +34,8 @@ class ScopeGraphWidget(Static):
         self.max_rows = max_rows
 
     def show(self, picture: GraphPicture | None, why: str = "no graph") -> None:
+        from skdbg.pictures.render import GraphView
+
         self.picture = picture
         self.update(why if picture is None else GraphView(picture, max_rows=self.max_rows))
 

@@ -7,11 +7,13 @@ re-renders the renderable on resize, so the queue cells re-wrap).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from textual.widgets import Static
 
-from skdbg.pictures.render import TimelineView
-from skdbg.pictures.timeline import Timeline
+if TYPE_CHECKING:  # the picture stack loads when a timeline is first shown, not when the UI starts
+    from skdbg.pictures.timeline import Timeline
 
 
 class TimelineWidget(Static):
@@ -29,6 +31,8 @@ class TimelineWidget(Static):
         self.timeline: Timeline | None = None
 
     def show(self, timeline: Timeline | None, why: str = "no timeline") -> None:
+        from skdbg.pictures.render import TimelineView
+
         self.timeline = timeline
         self.update(why if timeline is None else TimelineView(timeline))
 
@@ -36,6 +40,8 @@ class TimelineWidget(Static):
         """The picture as plain text (what ``c`` copies)."""
         if self.timeline is None:
             return ""
+        from skdbg.pictures.render import TimelineView
+
         console = Console(width=width, record=True, file=None, color_system=None)
         with console.capture() as cap:
             console.print(TimelineView(self.timeline))
