@@ -16,6 +16,7 @@ from skdbg.pictures.graph import GraphPicture
 from skdbg.pictures.render import GraphView, TimelineView
 from skdbg.pictures.scope import build_scope_graph
 from skdbg.pictures.timeline import Timeline, build_timeline
+from skdbg.pictures.waitgraph import build_wait_graph
 from skdbg.triage.context import TriageContext
 from skdbg.triage.edit import closure
 from skdbg.triage.fragment import Fragment
@@ -26,6 +27,7 @@ from skdbg.triage.skview import SkInstance
 #: report file names (REPORT_INDEX.md links them)
 TIMELINE_SVG = "timeline.svg"
 SCOPE_GRAPH_SVG = "scope-graph.svg"
+WAIT_FOR_SVG = "wait-for.svg"  # only for a hang whose analysis built a wait-for graph
 SVG_WIDTH = 140
 #: the report's scope graph shows at most this many rows (windowed around the cut)
 REPORT_GRAPH_ROWS = 80
@@ -72,17 +74,22 @@ def faulting_instance(ctx: TriageContext) -> SkInstance | None:
 
 
 def report_pictures(ctx: TriageContext, inst: SkInstance | None, analysis: Analysis) -> dict[str, str]:
-    """``timeline.svg`` and ``scope-graph.svg`` (the latter says so when there is no SK to draw)."""
+    """``timeline.svg`` and ``scope-graph.svg`` (the latter says so when there is no SK to draw), and
+    ``wait-for.svg`` when the analysis has a wait-for graph (a hang with blocked bystander cores)."""
     pics = pictures_of(ctx, inst, analysis)
     graph: RenderableType
     if pics.scope_graph is None:
         graph = "No SK instance was resolved for this fault: there is no scope to draw."
     else:
         graph = GraphView(pics.scope_graph, max_rows=REPORT_GRAPH_ROWS)
-    return {
+    out = {
         TIMELINE_SVG: to_svg(TimelineView(pics.timeline), "skdbg — core × task timeline"),
         SCOPE_GRAPH_SVG: to_svg(graph, "skdbg — scope graph"),
     }
+    if analysis.wait_for is not None:
+        wait = build_wait_graph(analysis.wait_for)
+        out[WAIT_FOR_SVG] = to_svg(GraphView(wait, max_rows=REPORT_GRAPH_ROWS), "skdbg — wait-for graph")
+    return out
 
 
 __all__ = [
@@ -90,6 +97,7 @@ __all__ = [
     "SCOPE_GRAPH_SVG",
     "SVG_WIDTH",
     "TIMELINE_SVG",
+    "WAIT_FOR_SVG",
     "Pictures",
     "cut_fragment",
     "faulting_instance",

@@ -8,7 +8,10 @@ collateral [102, 103, 105].
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tui_support import SIZE, scene, settle
+from wait_scenes import circular_hang
 
 from skdbg.pictures.timeline import TaskCell, marked
 from skdbg.tui.app import SkdbgApp
@@ -73,3 +76,17 @@ async def test_scope_screen_toggles_between_tables_and_graph() -> None:
         await pilot.press("g")
         await settle(pilot)
         assert (graph_view.display, tables.display) == (False, True)
+
+
+async def test_timeline_screen_draws_a_hangs_wait_for_graph(tmp_path: Path) -> None:
+    app = SkdbgApp(circular_hang(tmp_path), start_mode="timeline")
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        graph = app.screen.query_one("#wait-graph", ScopeGraphWidget)
+        assert graph.display and graph.picture is not None
+        assert graph.picture.title == "wait-for graph — circular_wait"
+    # a fault that is not a hang has no wait-for graph: the widget is hidden
+    app = SkdbgApp(scene("event-bound-split"), start_mode="timeline")
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        assert not app.screen.query_one("#wait-graph", ScopeGraphWidget).display

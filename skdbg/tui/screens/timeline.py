@@ -13,6 +13,7 @@ from textual.containers import VerticalScroll
 
 from skdbg.tui.screens.base import TriageScreen
 from skdbg.tui.state import TriageState
+from skdbg.tui.widgets.scopegraph import ScopeGraphWidget
 from skdbg.tui.widgets.timeline import TimelineWidget
 
 
@@ -20,9 +21,11 @@ class TimelineScreen(TriageScreen):
     def compose_body(self) -> ComposeResult:
         with VerticalScroll(id="timeline-body"):
             yield TimelineWidget(id="timeline")
+            yield ScopeGraphWidget(id="wait-graph")
 
     def populate(self, state: TriageState) -> None:
         a = state.analysis
+        self._show_wait_graph(state)
         widget = self.query_one("#timeline", TimelineWidget)
         if state.instance is None and not a.fault.cores:
             widget.show(
@@ -32,6 +35,16 @@ class TimelineScreen(TriageScreen):
         from skdbg.pictures.timeline import build_timeline  # loaded with the analysis, not at start-up
 
         widget.show(build_timeline(state.instance, a.fault, a.verdict))
+
+    def _show_wait_graph(self, state: TriageState) -> None:
+        """A hang's wait-for graph under the timeline (who waits for whom; hidden for other faults)."""
+        graph = self.query_one("#wait-graph", ScopeGraphWidget)
+        wf = state.analysis.wait_for
+        graph.display = wf is not None
+        if wf is not None:
+            from skdbg.pictures.waitgraph import build_wait_graph
+
+            graph.show(build_wait_graph(wf))
 
     def copy_text(self) -> str | None:
         text = self.query_one("#timeline", TimelineWidget).plain()
