@@ -12,12 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:  # networkx loads when a graph is ordered, not when the TUI starts
     import networkx as nx
 
 #: Rich styles by name, so pictures carry intent ("cut") and the renderer owns the colours
+#: a networkx node type (any hashable: the wait-for graph uses str ids)
+NodeT = TypeVar("NodeT", bound=Hashable)
+
 STYLES: dict[str, str] = {
     "": "",
     "plain": "",
@@ -114,7 +117,7 @@ def row_order(pic: GraphPicture) -> list[str]:
 
 
 def from_digraph(
-    g: nx.DiGraph[Hashable],
+    g: nx.DiGraph[NodeT],
     *,
     title: str,
     legend: Iterable[LegendItem] = (),
