@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, TypeVar
 if TYPE_CHECKING:  # networkx loads when a graph is ordered, not when the TUI starts
     import networkx as nx
 
-#: Rich styles by name, so pictures carry intent ("cut") and the renderer owns the colours
 #: a networkx node type (any hashable: the wait-for graph uses str ids)
 NodeT = TypeVar("NodeT", bound=Hashable)
 
+#: Rich styles by name, so pictures carry intent ("cut") and the renderer owns the colours
 STYLES: dict[str, str] = {
     "": "",
     "plain": "",
