@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -227,6 +228,10 @@ class SkdbgApp(SkdbgBaseApp):
         self.workers.cancel_group(self, "analysis")
         self.opened += 1
         self.scene, self.pid, self._ctx = scene, pid, None
+        if self.session is not None and self.session.attempt is not None:
+            # the session stays; its attempt was the replaced scene's (Accept must not take the new
+            # scene's proposal from it): the new scene is found in, or frozen into, the session
+            self.session = replace(self.session, attempt=None)
         self.state, self.plog_files = None, None
         self.analysis_stopped = False
         self.status_text = "analysis running…"

@@ -9,16 +9,21 @@ opened last. The first worker is held on an event here so the order is fixed, no
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fleet_support import _sim_scene
+from textual.widgets import Input, Static
 from textual.worker import WorkerCancelled
 from tui_support import SIZE, scene, settle
 
 import skdbg.tui.app as app_mod
+from skdbg.sessions.store import Ledger
 from skdbg.tui.app import SkdbgApp
+from skdbg.tui.screens.session_ref import SessionRef
 
 FOLDER = scene("aiv-fault-add-custom")
 OLD_PID, NEW_PID = 48213, 48214
@@ -68,3 +73,46 @@ async def test_the_replaced_ranks_late_report_is_ignored(monkeypatch: pytest.Mon
         assert app.state is new_state
         assert app.status_text == "ready" and not app.analysis_stopped
         assert not any((n.title or "") == "analysis stopped" for n in app._notifications)
+
+
+async def test_after_opening_another_rank_accept_records_that_ranks_scene(tmp_path: Path) -> None:
+    """Accept on rank A puts the app in a session whose attempt is A's frozen scene; after Enter on
+    rank B (open_scene), Accept must take B's proposal from B's scene (frozen now), not from A's attempt."""
+    home = tmp_path / "ledger"
+    first, second = tmp_path / "rank0", tmp_path / "rank1"  # two ranks of one job: two processes
+    _sim_scene(tmp_path / "models", first, 0, 11, 2)
+    _sim_scene(tmp_path / "models", second, 1, 12, 4)
+    run = json.loads((second / "run.json").read_text(encoding="utf-8"))
+    run["round_id"] = "SIM-R1"  # its own attempt (the same name twice is R7's business, not this test's)
+    (second / "run.json").write_text(json.dumps(run), encoding="utf-8")
+    with Ledger(home) as ledger:
+        ledger.new_session("ranks", session_id="S7")
+    app = SkdbgApp(first, start_mode="proposal", session=SessionRef(home))
+    async with app.run_test(size=SIZE) as pilot:
+        await _settle(pilot)
+        await pilot.press("a")
+        await _settle(pilot)
+        app.screen.query_one(Input).value = "S7"
+        await pilot.press("enter")
+        await _settle(pilot)
+        assert app.state is not None and app.state.accepted
+        app.open_scene(second, title="rank 1")
+        await _settle(pilot)
+        assert app.state is not None and app.state.scene == second and not app.state.accepted
+        # the Session screen no longer claims the other screens show rank A's attempt
+        await pilot.press("6")
+        await _settle(pilot)
+        head = str(app.screen.query_one("#session-head", Static).render())
+        assert "other screens show: the scene rank1, not an attempt of this session" in head
+        await pilot.press("5")
+        await pilot.press("a")
+        await _settle(pilot)
+        assert app.state.accepted and app.state.decision is not None
+        second_round = app.state.decision.round_id
+        assert app.state.decision.source_attempt == "SIM-R1/attempt-001"
+    with Ledger(home) as ledger:
+        by_round = {p.round_id: p for p in ledger.proposals("S7")}
+        source = by_round[second_round]
+        attempt = ledger.attempt("S7", source.source_round, source.source_attempt)
+        assert attempt.scene_root == str(second)
+        assert sorted(a.scene_root for a in ledger.attempts("S7")) == sorted([str(first), str(second)])
