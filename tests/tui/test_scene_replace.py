@@ -116,3 +116,17 @@ async def test_after_opening_another_rank_accept_records_that_ranks_scene(tmp_pa
         attempt = ledger.attempt("S7", source.source_round, source.source_attempt)
         assert attempt.scene_root == str(second)
         assert sorted(a.scene_root for a in ledger.attempts("S7")) == sorted([str(first), str(second)])
+
+
+@pytest.mark.parametrize("key", ["o", "e", "f", "a"])
+async def test_ranks_keys_without_a_scan_say_no_scan_is_open(key: str) -> None:
+    """On a plain scene the Ranks screen's own keys answer "no scan", never "no failing rank in this scan"
+    (there is no scan) and never silence."""
+    app = SkdbgApp(scene("high-single-stream"), start_mode="ranks")
+    async with app.run_test(size=SIZE) as pilot:
+        await _settle(pilot)
+        await pilot.press(key)
+        await _settle(pilot)
+        assert app.current_mode == "ranks" and app.scene == scene("high-single-stream")
+        messages = [n.message for n in app._notifications]
+        assert len(messages) == 1 and messages[0].startswith("no scan is open"), messages
