@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:  # networkx loads when a graph is ordered, not when the TUI starts
     import networkx as nx
@@ -113,13 +113,17 @@ def row_order(pic: GraphPicture) -> list[str]:
         return [n.id for n in nodes]
 
 
+#: a graph's node type (networkx graphs are invariant in it: a DiGraph[str] is no DiGraph[Hashable])
+N = TypeVar("N", bound=Hashable)
+
+
 def from_digraph(
-    g: nx.DiGraph[Hashable],
+    g: nx.DiGraph[N],
     *,
     title: str,
     legend: Iterable[LegendItem] = (),
     notes: Iterable[str] = (),
-    focus: Iterable[Hashable] = (),
+    focus: Iterable[N] = (),
 ) -> GraphPicture:
     """A :class:`GraphPicture` from a networkx graph. Node attributes: ``lane`` (default "·"),
     ``label`` (default ``str(node)``), ``style``, ``mark``, ``order`` (default insertion order);
