@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from fleet_support import _sim_scene
-from textual.widgets import Input, Static
+from textual.widgets import DataTable, Input, Static
 from textual.worker import WorkerCancelled
 from tui_support import SIZE, scene, settle
 
@@ -130,3 +130,47 @@ async def test_ranks_keys_without_a_scan_say_no_scan_is_open(key: str) -> None:
         assert app.current_mode == "ranks" and app.scene == scene("high-single-stream")
         messages = [n.message for n in app._notifications]
         assert len(messages) == 1 and messages[0].startswith("no scan is open"), messages
+
+
+async def test_a_replan_that_ends_after_the_scene_was_replaced_changes_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An edit's re-plan (a worker) of rank A that ends after Enter opened rank B must not become B's
+    proposal: B's state keeps its own engine proposal and no edit in its history."""
+    import skdbg.triage.edit as edit
+
+    release = threading.Event()
+    started = threading.Event()
+    real = edit.replan
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        started.set()
+        release.wait(10)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(edit, "replan", held)
+    first, second = scene("event-bound-split"), scene("high-single-stream")
+    app = SkdbgApp(first, start_mode="proposal")
+    async with app.run_test(size=SIZE) as pilot:
+        await _settle(pilot)
+        screen = app.screen
+        screen.query_one("#kernels", DataTable).move_cursor(row=4)  # a legal addition to the cut
+        await pilot.press("space")
+        for _ in range(200):
+            if started.is_set():
+                break
+            await pilot.pause(0.01)
+        assert started.is_set()
+        app.action_show("ranks")
+        await pilot.pause()
+        app.open_scene(second, title="rank 1")
+        for _ in range(400):
+            if app.state is not None:
+                break
+            await pilot.pause(0.02)
+        st = app.state
+        assert st is not None and st.scene == second
+        engine = st.analysis.proposal
+        release.set()
+        await _settle(pilot)
+        assert app.state is st and st.proposal is engine and st.history == []
