@@ -213,7 +213,8 @@ class SkdbgApp(SkdbgBaseApp):
         if any(w.group == "analysis" and w.is_running for w in self.workers):
             self.notify("the analysis is still running", severity="warning")
         elif self.scene is None:
-            self.notify("no scene to analyse: run `skdbg tui SCENE`", severity="warning")
+            how = "Enter on a rank (9) opens one" if self.scan is not None else "run `skdbg tui SCENE`"
+            self.notify(f"no scene to analyse: {how}", severity="warning")
         elif self.state is not None:
             self.notify("the analysis is complete: nothing to retry", timeout=3)
         else:

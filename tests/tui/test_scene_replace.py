@@ -174,3 +174,15 @@ async def test_a_replan_that_ends_after_the_scene_was_replaced_changes_nothing(
         release.set()
         await _settle(pilot)
         assert app.state is st and st.proposal is engine and st.history == []
+
+
+async def test_retry_on_a_scan_without_an_opened_rank_points_at_the_ranks_screen() -> None:
+    doc: dict[str, Any] = {"ranks": [], "first_failing": None}  # only the app's own fields are read here
+    app = SkdbgApp(None, scan=doc, start_mode="overview", missing="no rank opened")
+    async with app.run_test(size=SIZE) as pilot:
+        await _settle(pilot)
+        await pilot.press("ctrl+r")
+        await _settle(pilot)
+        assert [n.message for n in app._notifications] == [
+            "no scene to analyse: Enter on a rank (9) opens one"
+        ]
