@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -101,6 +102,9 @@ class SkdbgApp(SkdbgBaseApp):
         self.version = 0
         self.status_text = missing or "analysis running…"
         self.analysis_stopped = False  # failed or cancelled: the screens say so, ctrl+r retries
+        # how many times a scene was opened (open_scene): the analysis messages carry the count of
+        # theirs, so a replaced rank's late report is ignored even when the new rank shares its folder
+        self.opened = 0
         if scene is not None:
             self.sub_title = scene.name
 
@@ -111,19 +115,20 @@ class SkdbgApp(SkdbgBaseApp):
         self.switch_mode(self.start_mode)
         if self.scene is not None and self.start_mode == "session":
             # the Session screen reads the ledger, not the analysis: paint it first, then analyse
-            self.call_after_refresh(self.analyse, self.scene)
+            self.call_after_refresh(self.analyse, self.scene, self.opened)
         elif self.scene is not None:
-            self.analyse(self.scene)
+            self.analyse(self.scene, self.opened)
 
     @work(thread=True, exclusive=True, group="analysis", description="analyse the scene", exit_on_error=False)
-    def analyse(self, scene: Path) -> None:
+    def analyse(self, scene: Path, opened: int | None = None) -> None:
+        """Analyse ``scene``; every message it posts names ``opened`` (the opening it belongs to)."""
         worker = get_current_worker()
         from skdbg.triage.context import check_inputs, open_context
 
         ctx, self._ctx = self._ctx, None
 
         def progress(stage: str, done: int, total: int) -> None:
-            self.post_message(AnalysisProgress(stage, done, total))
+            self.post_message(AnalysisProgress(stage, done, total, opened))
 
         try:
             if ctx is None:
@@ -131,18 +136,20 @@ class SkdbgApp(SkdbgBaseApp):
                 check_inputs(ctx)
             plogs = plog_files(ctx)
             if self.plog_files is None:
-                self.post_message(SceneOpened(plogs, scene))
+                self.post_message(SceneOpened(plogs, scene, opened))
             if self.start_mode == "log" and plogs:
                 self._wait_for_log_paint(lambda: worker.is_cancelled)
             state = run_analysis(scene, progress, lambda: worker.is_cancelled, ctx=ctx)
         except Cancelled as exc:
-            self.post_message(AnalysisFailed(str(exc), scene))
+            self.post_message(AnalysisFailed(str(exc), scene, opened))
         except ParseError as exc:
-            self.post_message(AnalysisFailed(f"cannot analyse {scene}: {exc}", scene))
+            self.post_message(AnalysisFailed(f"cannot analyse {scene}: {exc}", scene, opened))
         except Exception as exc:  # an engine bug must not leave the UI "running" forever
-            self.post_message(AnalysisFailed(f"internal error while analysing {scene}: {exc!r}", scene))
+            self.post_message(
+                AnalysisFailed(f"internal error while analysing {scene}: {exc!r}", scene, opened)
+            )
         else:
-            self.post_message(AnalysisReady(state))
+            self.post_message(AnalysisReady(state, opened))
 
     def _wait_for_log_paint(self, cancelled: Callable[[], bool]) -> None:
         """Return once the Log screen painted its first line, at most :data:`LOG_FIRST_WAIT` seconds;
@@ -164,6 +171,8 @@ class SkdbgApp(SkdbgBaseApp):
             time.sleep(0.01)
 
     def on_analysis_progress(self, message: AnalysisProgress) -> None:
+        if self._replaced(None, message.opened):
+            return  # a replaced scene's late message (open_scene)
         self.status_text = (
             f"analysing {self.sub_title}: {message.stage} ({message.done}/{message.total}) — Esc cancels"
         )
@@ -171,14 +180,18 @@ class SkdbgApp(SkdbgBaseApp):
         if isinstance(screen, OverviewScreen):
             screen.show_progress(message.done, message.total)
 
+    def _replaced(self, scene: Path | None, opened: int | None) -> bool:
+        """Whether a message comes from a scene (or an opening of it) that open_scene replaced."""
+        return (scene is not None and scene != self.scene) or (opened is not None and opened != self.opened)
+
     def on_scene_opened(self, message: SceneOpened) -> None:
-        if message.scene is not None and message.scene != self.scene:
+        if self._replaced(message.scene, message.opened):
             return  # a replaced scene's late message (open_scene)
         self.plog_files = message.plogs
         self._sync()
 
     def on_analysis_ready(self, message: AnalysisReady) -> None:
-        if message.state.scene != self.scene:
+        if self._replaced(message.state.scene, message.opened):
             return  # a replaced scene's late result (open_scene)
         self.state = message.state
         self.status_text = "ready"
@@ -186,7 +199,7 @@ class SkdbgApp(SkdbgBaseApp):
         self.bump()
 
     def on_analysis_failed(self, message: AnalysisFailed) -> None:
-        if message.scene is not None and message.scene != self.scene:
+        if self._replaced(message.scene, message.opened):
             return  # a replaced scene's late message (open_scene)
         self.analysis_stopped = True
         self.status_text = (
@@ -200,20 +213,26 @@ class SkdbgApp(SkdbgBaseApp):
         if any(w.group == "analysis" and w.is_running for w in self.workers):
             self.notify("the analysis is still running", severity="warning")
         elif self.scene is None:
-            self.notify("no scene to analyse: run `skdbg tui SCENE`", severity="warning")
+            how = "Enter on a rank (9) opens one" if self.scan is not None else "run `skdbg tui SCENE`"
+            self.notify(f"no scene to analyse: {how}", severity="warning")
         elif self.state is not None:
             self.notify("the analysis is complete: nothing to retry", timeout=3)
         else:
             self.analysis_stopped = False
             self.status_text = "analysis running…"
             self._sync()
-            self.analyse(self.scene)
+            self.analyse(self.scene, self.opened)
 
     def open_scene(self, scene: Path, *, pid: int | None = None, title: str | None = None) -> None:
         """Replace the opened scene (the Ranks screen's Enter): every other mode restarts empty and
         the analysis runs on ``scene`` as for ``skdbg tui SCENE``; the current screen stays."""
         self.workers.cancel_group(self, "analysis")
+        self.opened += 1
         self.scene, self.pid, self._ctx = scene, pid, None
+        if self.session is not None and self.session.attempt is not None:
+            # the session stays; its attempt was the replaced scene's (Accept must not take the new
+            # scene's proposal from it): the new scene is found in, or frozen into, the session
+            self.session = replace(self.session, attempt=None)
         self.state, self.plog_files = None, None
         self.analysis_stopped = False
         self.status_text = "analysis running…"
@@ -223,7 +242,7 @@ class SkdbgApp(SkdbgBaseApp):
                 self.remove_mode(mode)
                 self.add_mode(mode, base)
         self.bump()
-        self.analyse(scene)
+        self.analyse(scene, self.opened)
 
     def bump(self) -> None:
         """The state changed: the visible screen redraws now, hidden ones when resumed."""

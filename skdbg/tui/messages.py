@@ -23,9 +23,10 @@ class AnalysisProgress(Message):
     stage: str
     done: int
     total: int
+    opened: int | None = None  # which opening of the scene (SkdbgApp.opened)
 
     def can_replace(self, message: Message) -> bool:
-        return isinstance(message, AnalysisProgress)
+        return isinstance(message, AnalysisProgress) and message.opened == self.opened
 
 
 @dataclass
@@ -35,17 +36,20 @@ class SceneOpened(Message):
 
     plogs: list[Path]
     scene: Path | None = None  # whose plogs (a replaced scene's late message is ignored)
+    opened: int | None = None  # which opening of it (SkdbgApp.opened: two ranks may share a folder)
 
 
 @dataclass
 class AnalysisReady(Message):
     state: TriageState
+    opened: int | None = None  # which opening of the scene (SkdbgApp.opened)
 
 
 @dataclass
 class AnalysisFailed(Message):
     error: str
     scene: Path | None = None  # which scene's analysis (a replaced scene's late message is ignored)
+    opened: int | None = None  # which opening of it (SkdbgApp.opened)
 
 
 @dataclass

@@ -436,8 +436,19 @@ class RanksScreen(TriageScreen):
         self.notify(f"{r['folder']}: {open_note(r)}", title=f"opened {name}", timeout=6)
         return True
 
+    def _no_scan(self) -> bool:
+        """True (and says so) when no scan is open: the keys of this screen have nothing to act on."""
+        if self.doc is not None:
+            return False
+        self.notify(
+            "no scan is open: `skdbg scan ROOT --open`, or `skdbg tui --scan scan.json`", severity="warning"
+        )
+        return True
+
     def action_open_rank(self) -> None:
         """Open the highlighted rank and show its Overview (as ``skdbg tui SCENE`` starts)."""
+        if self._no_scan():
+            return
         i = self._row_index()
         if i is not None and self.open_rank(i):
             self.skdbg.action_show("overview")
@@ -445,6 +456,8 @@ class RanksScreen(TriageScreen):
     def action_cores(self) -> None:
         """Open the highlighted rank (if it is not open) and focus its exception cores on the Evidence
         screen — each core names its task; Enter there jumps to the core's evidence line."""
+        if self._no_scan():
+            return
         i = self._row_index()
         if i is None or not self.open_rank(i):
             return
@@ -485,7 +498,10 @@ class RanksScreen(TriageScreen):
     def action_first(self) -> None:
         """Put the cursor on the first failing rank (listing all ranks if a group hides it)."""
         doc = self.doc
-        first = None if doc is None else doc["first_failing"]
+        if doc is None:
+            self._no_scan()
+            return
+        first = doc["first_failing"]
         if first is None:
             self.notify("no failing rank in this scan", severity="warning")
             return
@@ -495,7 +511,9 @@ class RanksScreen(TriageScreen):
         self.query_one("#ranks-table", DataTable).focus()
 
     def action_all(self) -> None:
-        if self.doc is not None and self._group is not None:
+        if self._no_scan():
+            return
+        if self._group is not None:
             current = self._row_index()
             self._list(None)
             if current is not None:

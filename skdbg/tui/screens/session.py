@@ -228,7 +228,10 @@ class SessionScreen(TriageScreen):
             return
         self._loaded = key
         self._rounds = {r.round_id: r for r in rounds}
-        shown = ref.attempt_ref or "no scene"
+        scene = self.skdbg.scene
+        shown = ref.attempt_ref or (
+            f"the scene {scene.name}, not an attempt of this session" if scene is not None else "no scene"
+        )
         head.update(
             f"[b]session {escape(info.id)}[/] {escape(info.name or '')} — {info.rounds} round(s), "
             f"{info.attempts} attempt(s) — other screens show: {escape(shown)}"
