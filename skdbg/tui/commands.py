@@ -41,6 +41,7 @@ class SkdbgCommands(Provider):
         from skdbg.tui.screens.candidate import CandidateScreen
         from skdbg.tui.screens.log import LogScreen
         from skdbg.tui.screens.proposal import ProposalScreen
+        from skdbg.tui.screens.ranks import RanksScreen
         from skdbg.tui.screens.scope import ScopeScreen
         from skdbg.tui.screens.session import SessionScreen
 
@@ -102,6 +103,17 @@ class SkdbgCommands(Provider):
             out += [
                 ("Candidate: write folder", screen.action_write, "write the candidate folder (w)"),
                 ("Candidate: source root", screen.action_source_root, "where the marker source lives (s)"),
+            ]
+        if isinstance(screen, RanksScreen):
+            out += [
+                ("Ranks: open rank", screen.action_open_rank, "open the highlighted rank's folder (o)"),
+                (
+                    "Ranks: exception cores",
+                    screen.action_cores,
+                    "open the rank, show its exception cores (e)",
+                ),
+                ("Ranks: first failing rank", screen.action_first, "cursor to the first failing rank (f)"),
+                ("Ranks: all ranks", screen.action_all, "list every rank again (a)"),
             ]
         st = app.state
         if st is not None:

@@ -436,3 +436,23 @@ async def test_opening_another_rank_mid_analysis_keeps_only_the_last_ones_result
         assert sorted(p.resolve() for p in app.plog_files or []) == plogs_of(job.folders[second])
         assert app.status_text == "ready"
         assert not any((n.title or "") == "analysis stopped" for n in app._notifications)
+
+
+async def test_the_palette_offers_the_ranks_actions(doc: dict[str, Any]) -> None:
+    from skdbg.tui.commands import SkdbgCommands
+
+    app = scan_app(doc)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        groups = app.screen.query_one("#ranks-groups", DataTable)
+        groups.focus()
+        labels = [r[1] for r in rows(app, "ranks-groups")]
+        groups.move_cursor(row=labels.index("follower"))
+        await pilot.press("enter")
+        await settle(pilot)
+        assert len(rows(app, "ranks-table")) == len(FOLLOWERS)
+        commands = {c[0]: c[1] for c in SkdbgCommands(app.screen).commands()}
+        assert {"Ranks: open rank", "Ranks: exception cores", "Ranks: first failing rank"} <= set(commands)
+        commands["Ranks: all ranks"]()
+        await settle(pilot)
+        assert len(rows(app, "ranks-table")) == 64
