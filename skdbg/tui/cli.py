@@ -181,20 +181,27 @@ def tui(
     if scan_file is not None:
         if paths or diff_mode:
             fail("--scan opens a saved scan alone: give no SCENE, PLOG or --diff with it", EXIT_USAGE)
+        if session_dir is not None:
+            fail("--session-dir is the ledger of --session or of a scene's Accept, not of --scan", EXIT_USAGE)
         from skdbg.fleet.scandoc import load_scan_doc
         from skdbg.tui.screens.ranks_open import launch_scan
 
         launch_scan(load_scan_doc(scan_file), screen=screen or "ranks")
         return
-    screen = screen or "overview"
     if diff_mode:
         if len(paths) != 2:
             fail(f"--diff needs two scene folders A B, got {len(paths)} path(s)", EXIT_USAGE)
+        if screen is not None or session_dir is not None:
+            fail("--diff opens the diff view alone: --screen and --session-dir do not apply", EXIT_USAGE)
         from skdbg.diffing import diff_scenes
         from skdbg.tui.diffapp import DiffApp
 
-        DiffApp(diff_scenes(paths[0], paths[1])).run()
+        diff_app = DiffApp(diff_scenes(paths[0], paths[1]))
+        diff_app.restore_choices()
+        diff_app.run()
         return
+    screen_given = screen is not None
+    screen = screen or "overview"
     if not paths:
         launch(None, screen=screen, session_dir=session_dir)
         return
@@ -210,6 +217,8 @@ def tui(
         check_inputs(ctx)  # the checks `skdbg analyze` makes, before the UI starts
         launch(folders[0], ctx=ctx, screen=screen, session_dir=session_dir)
         return
+    if screen_given or session_dir is not None:
+        fail("plog files open in the log viewer alone: --screen and --session-dir need a scene", EXIT_USAGE)
     _check_logs(paths)
     launch_logs(paths)
 

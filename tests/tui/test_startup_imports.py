@@ -36,6 +36,13 @@ HEAVY = (
     "skdbg.parsers.device_args",
     "skdbg.parsers.binfiles",
     "skdbg.parsers.task_queue",
+    # the new screens' stacks load when first used: pictures, the scan package, graphs, codegen
+    "skdbg.pictures.render",
+    "skdbg.pictures.timeline",
+    "skdbg.fleet.run",
+    "skdbg.fleet.scandoc",
+    "networkx",
+    "skdbg.codegen.fusion.candidate",
 )
 
 _PROBE = """

@@ -21,7 +21,6 @@ from textual.containers import Vertical, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import DataTable, Static
 
-from skdbg.fleet.scandoc import is_openable, open_note, rank_name
 from skdbg.glossary import lookup
 from skdbg.tui.keymap import RANKS_BINDINGS
 from skdbg.tui.screens.base import TriageScreen
@@ -204,6 +203,8 @@ class RanksScreen(TriageScreen):
         return first is not None and first["index"] in g["indices"]
 
     def _summary(self, doc: dict[str, Any]) -> str:
+        from skdbg.fleet.scandoc import rank_name  # the scan package loads with a scan, not at start-up
+
         ranks = doc["ranks"]
         c = doc["counts"]
         counts = ", ".join(
@@ -318,6 +319,8 @@ class RanksScreen(TriageScreen):
         return None
 
     def _show_opened(self, doc: dict[str, Any]) -> None:
+        from skdbg.fleet.scandoc import rank_name  # the scan package loads with a scan, not at start-up
+
         i = self.opened_index()
         if i != self._marked:
             table = self.query_one("#ranks-table", DataTable)
@@ -361,6 +364,11 @@ class RanksScreen(TriageScreen):
         return self._shown[row] if 0 <= row < len(self._shown) else None
 
     def _detail(self, index: int | None) -> None:
+        from skdbg.fleet.scandoc import (
+            open_note,
+            rank_name,
+        )  # the scan package loads with a scan, not at start-up
+
         doc = self.doc
         pane = self.query_one("#ranks-detail", Static)
         if doc is None or index is None:
@@ -423,6 +431,12 @@ class RanksScreen(TriageScreen):
 
     def open_rank(self, index: int) -> bool:
         """Open rank ``index``'s folder in the app (False: unreadable, nothing opened)."""
+        from skdbg.fleet.scandoc import (
+            is_openable,
+            open_note,
+            rank_name,
+        )  # the scan package loads with a scan, not at start-up
+
         doc = self.doc
         assert doc is not None
         r = doc["ranks"][index]
@@ -520,6 +534,8 @@ class RanksScreen(TriageScreen):
                 self._goto(current)
 
     def copy_text(self) -> str | None:
+        from skdbg.fleet.scandoc import rank_name
+
         doc, i = self.doc, self._row_index()
         if doc is None or i is None:
             return None
