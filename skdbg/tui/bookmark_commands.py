@@ -7,15 +7,11 @@ opened from, so a mark set with ``m`` is found again by name (lnav's bookmarks, 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from textual.command import DiscoveryHit, Hit, Hits, Provider
-
 from skdbg.tui.logview import LogView
-
-Command = tuple[str, Callable[[], object], str]
+from skdbg.tui.palette import Command, ListedCommands
 
 
 def bookmark_commands(view: LogView) -> list[Command]:
@@ -31,21 +27,10 @@ def bookmark_commands(view: LogView) -> list[Command]:
     return out
 
 
-class BookmarkCommands(Provider):
+class BookmarkCommands(ListedCommands):
     def commands(self) -> list[Command]:
         views = list(self.screen.query(LogView))
         return bookmark_commands(views[0]) if views else []
-
-    async def discover(self) -> Hits:
-        for name, callback, help in self.commands():
-            yield DiscoveryHit(name, callback, help=help)
-
-    async def search(self, query: str) -> Hits:
-        matcher = self.matcher(query)
-        for name, callback, help in self.commands():
-            score = matcher.match(name)
-            if score > 0:
-                yield Hit(score, matcher.highlight(name), callback, help=help)
 
 
 __all__ = ["BookmarkCommands", "bookmark_commands"]

@@ -8,20 +8,17 @@ app-wide ones (themes, SVG screenshot, copy, "Explain a code…" for any id).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, cast
 
-from textual.command import DiscoveryHit, Hit, Hits, Provider
-
 from skdbg.glossary import titled
 from skdbg.triage.model import MECHANISMS
+from skdbg.tui.palette import Command, ListedCommands
 from skdbg.tui.widgets.text import analysis_codes
 
 if TYPE_CHECKING:
     from skdbg.tui.app import SkdbgApp
 
-Command = tuple[str, Callable[[], object], str]
 
 SCREEN_HELP = {
     "overview": "gate, fault, verdict, routes, proposal at a glance",
@@ -36,7 +33,7 @@ SCREEN_HELP = {
 }
 
 
-class SkdbgCommands(Provider):
+class SkdbgCommands(ListedCommands):
     def commands(self) -> list[Command]:
         from skdbg.tui.screens.candidate import CandidateScreen
         from skdbg.tui.screens.log import LogScreen
@@ -129,17 +126,6 @@ class SkdbgCommands(Provider):
             if st.proposal.diff:
                 out.append(("Copy proposal diff", partial(app.copy_text, st.proposal.diff), "marker diff"))
         return out
-
-    async def discover(self) -> Hits:
-        for name, callback, help in self.commands():
-            yield DiscoveryHit(name, callback, help=help)
-
-    async def search(self, query: str) -> Hits:
-        matcher = self.matcher(query)
-        for name, callback, help in self.commands():
-            score = matcher.match(name)
-            if score > 0:
-                yield Hit(score, matcher.highlight(name), callback, help=help)
 
 
 __all__ = ["SCREEN_HELP", "SkdbgCommands"]
