@@ -11,6 +11,7 @@ with a bytes-level prefilter, and only those are tokenized (GB-sized plogs stay 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -44,6 +45,9 @@ if TYPE_CHECKING:
     from skdbg.parsers.task_queue import TaskQueueFile
 
 T = TypeVar("T")
+
+#: receives ``(path, size read, SHA-256 hex)`` of a plog the scan hashed while reading it
+DigestSink = Callable[[str, int, str], None]
 
 #: one vocabulary for every table: the upstream field names a CANN engineer knows (DESIGN.md)
 UPSTREAM_COLUMNS: dict[str, str] = {
@@ -146,16 +150,26 @@ class Evidence:
         self.errors: dict[str, list[ParseError]] = {}
         self._extra = {t.name: t for t in extra_tables}
         self._relpaths: dict[str, str] = {}
+        self._plog_scan: _PlogScan | None = None
+        self._on_digest: DigestSink | None = None
 
     # ------------------------------------------------------------------ loading helpers
 
-    def _guard(self, role: str, load: Callable[[], T]) -> T | None:
-        """Run one artifact load; a ParseError becomes a gap (and is kept for the CLI's exit 3)."""
+    def _guard(
+        self,
+        role: str,
+        load: Callable[[], T],
+        sink: tuple[list[Gap], dict[str, list[ParseError]]] | None = None,
+    ) -> T | None:
+        """Run one artifact load; a ParseError becomes a gap (and is kept for the CLI's exit 3).
+
+        ``sink`` receives them instead of this object's lists (the background plog scan's own)."""
+        gaps, errors = sink if sink is not None else (self._gaps, self.errors)
         try:
             return load()
         except ParseError as exc:
-            self.errors.setdefault(role, []).append(exc)
-            self._gaps.append(Gap("unreadable", str(exc), exc.source))
+            errors.setdefault(role, []).append(exc)
+            gaps.append(Gap("unreadable", str(exc), exc.source))
             return None
 
     def relpath(self, file: str) -> str:
@@ -171,26 +185,49 @@ class Evidence:
 
     # ------------------------------------------------------------------ plog
 
+    def start_plog_scan(self, on_digest: DigestSink | None = None) -> list[str]:
+        """Scan the plogs in a worker thread from now on; :attr:`plogs` collects the result.
+
+        Why: the scan of a GB plog is numpy passes and reads that release the GIL, so it runs beside
+        the caller's sk_meta parsing instead of before it. Its gaps and errors go to lists of its own
+        and are put back where a serial scan would have put them, so every output stays the same.
+
+        With ``on_digest``, each plog's SHA-256 is computed from the bytes the scan reads and handed
+        over as ``(path, size, sha256)`` (gate G5 then reads no plog a second time). Returns the paths
+        whose digest will be handed over (none when the plogs are already loaded or being scanned)."""
+        if self._plog_scan is not None or "plogs" in self.__dict__ or not self.plog_files:
+            return []
+        self._on_digest = on_digest
+        self._plog_scan = _PlogScan(self)
+        return [f.path for f in self.plog_files] if on_digest is not None else []
+
     @cached_property
     def plogs(self) -> list[PlogEvidence]:
         """Per process (rank) and log kind, rotated files merged in time order (row 10), pids apart (row 9)."""
+        if self._plog_scan is not None:
+            return self._plog_scan.collect()
+        return self._load_plogs((self._gaps, self.errors))
+
+    def _load_plogs(self, sink: tuple[list[Gap], dict[str, list[ParseError]]]) -> list[PlogEvidence]:
         from skdbg.parsers.plog import group_by_pid
 
         out: list[PlogEvidence] = []
         for (kind, pid), files in group_by_pid(self.plog_files).items():
             pe = PlogEvidence(pid=pid, kind=kind, files=[f.path for f in files])
             for f in files:
-                self._guard("plog", lambda f=f, pe=pe: self._scan_one(f, pe))  # type: ignore[misc]
+                self._guard("plog", lambda f=f, pe=pe: self._scan_one(f, pe, sink[0]), sink)  # type: ignore[misc]
             pe.lines.sort(key=lambda r: r.ts_key)
             out.append(pe)
         return out
 
-    def _scan_one(self, f: PlogFile, pe: PlogEvidence) -> None:
+    def _scan_one(self, f: PlogFile, pe: PlogEvidence, gaps: list[Gap]) -> None:
         from skdbg.parsers.plog import scan_plog
         from skdbg.parsers.plog_line import PlogLine
         from skdbg.parsers.runtime_faults import classify_runtime, parse_error_manager_line
 
-        for item in scan_plog(f.path, gaps=self._gaps):  # a line over MAX_LINE is a recorded gap
+        on_digest = self._on_digest
+        hasher = _CountingSha256() if on_digest is not None else None
+        for item in scan_plog(f.path, gaps=gaps, hasher=hasher):  # a line over MAX_LINE is a recorded gap
             if isinstance(item, PlogLine):
                 if item.pid != pe.pid:
                     pe.foreign.append(item)
@@ -205,6 +242,8 @@ class Evidence:
                     pe.error_manager.append(em)
                 else:
                     pe.unrecognized.append(item)
+        if hasher is not None and on_digest is not None:
+            on_digest(f.path, hasher.size, hasher.sha.hexdigest())
 
     # ------------------------------------------------------------------ sk_meta
 
@@ -320,7 +359,8 @@ class Evidence:
 
     def load_all(self) -> None:
         """Parse everything now (the CLI's table index and the gate need the full picture)."""
-        _ = (self.plogs, self.model_evidence, self.handler, self.prof, self.run, self.env_probe)
+        self.start_plog_scan()
+        _ = (self.model_evidence, self.plogs, self.handler, self.prof, self.run, self.env_probe)
         _ = self.source_sites
 
     @property
@@ -632,6 +672,51 @@ def _tag(frame: pd.DataFrame, **columns: Any) -> pd.DataFrame:
             frame = frame.rename(columns={name: f"{name}_rec"})
         frame.insert(pos, name, value)
     return frame
+
+
+class _CountingSha256:
+    """A SHA-256 that also counts the bytes fed (the size the digest is of)."""
+
+    def __init__(self) -> None:
+        self.sha = hashlib.sha256()
+        self.size = 0
+
+    def update(self, data: bytes | memoryview, /) -> None:
+        self.sha.update(data)
+        self.size += len(data)
+
+
+class _PlogScan:
+    """:meth:`Evidence._load_plogs` in a worker thread, with gaps and errors of its own.
+
+    ``collect`` puts them back at the position they had when the scan started (and the ``plog`` error
+    role after the roles known then): exactly where a serial scan at that moment would have left them,
+    whatever the caller parsed meanwhile."""
+
+    def __init__(self, ev: Evidence) -> None:
+        from skdbg.parsers.background import BackgroundLoad
+
+        self._ev = ev
+        self._gaps_at = len(ev._gaps)
+        self._roles_before = list(ev.errors)
+        self._gaps: list[Gap] = []
+        self._errors: dict[str, list[ParseError]] = {}
+        self._load = BackgroundLoad(
+            lambda: ev._load_plogs((self._gaps, self._errors)), name="skdbg-plog-scan"
+        )
+
+    def collect(self) -> list[PlogEvidence]:
+        out = self._load.result()
+        ev = self._ev
+        ev._gaps[self._gaps_at : self._gaps_at] = self._gaps
+        merged: dict[str, list[ParseError]] = {k: ev.errors[k] for k in self._roles_before}
+        for role, errs in self._errors.items():
+            merged.setdefault(role, []).extend(errs)
+        for role, errs in ev.errors.items():
+            merged.setdefault(role, errs)
+        ev.errors.clear()
+        ev.errors.update(merged)
+        return out
 
 
 def _filelog_messages(lines: list[SkLogLine]) -> Iterator[SkMessage]:

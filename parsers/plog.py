@@ -36,7 +36,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -96,6 +96,14 @@ _SAMPLE = 1 << 20  # bytes of a block the anchor choice looks at
 _ANCHOR = 4
 
 IntArray = npt.NDArray[np.int64]
+
+
+class Hasher(Protocol):
+    """What the scan feeds the bytes it reads to (a ``hashlib`` object)."""
+
+    def update(self, data: bytes | memoryview, /) -> None: ...
+
+
 ByteArray = npt.NDArray[np.uint8]
 
 
@@ -423,14 +431,18 @@ def _scan_block(
 
 
 def scan_marker_lines(
-    path: Path, markers: Sequence[bytes], cuts: list[tuple[int, int]] | None = None
+    path: Path,
+    markers: Sequence[bytes],
+    cuts: list[tuple[int, int]] | None = None,
+    hasher: Hasher | None = None,
 ) -> Iterator[tuple[int, bytes, bool]]:
     """``(1-based line number, raw line without newline, complete)`` for every marker line.
 
     Memory is bounded whatever the file holds: a line longer than :data:`MAX_LINE` keeps its first
     ``MAX_LINE`` bytes (searched and, with a marker, yielded) and the rest is skipped, like
     :func:`skdbg.parsers.textio.iter_lines`; each cut is appended to ``cuts`` as ``(line, byte offset of
-    the skipped rest)`` so the caller can record the ``line_too_long`` gap.
+    the skipped rest)`` so the caller can record the ``line_too_long`` gap. ``hasher`` (a ``hashlib``
+    object) is fed every byte read, so the scene's SHA-256 of the file (gate G5) needs no second read.
     """
     if len(_STATE.buf) != CHUNK:  # grown by an earlier long line (or CHUNK changed): back to one block
         _STATE.buf = bytearray(CHUNK)
@@ -445,6 +457,8 @@ def scan_marker_lines(
         while True:
             with memoryview(buf) as mv:
                 got = reader.readinto(mv[filled:]) or 0
+                if hasher is not None and got:
+                    hasher.update(mv[filled : filled + got])  # every byte once, in file order
             end = filled + got
             if long_head is not None:  # skipping the rest of an over-long line
                 nl = buf.find(b"\n", 0, end)
@@ -503,17 +517,19 @@ def scan_plog(
     *,
     markers: Sequence[bytes] = FAULT_MARKERS,
     gaps: list[Gap] | None = None,
+    hasher: Hasher | None = None,
 ) -> Iterator[PlogLine | Unrecognized]:
     """Yield only the lines of ``path`` that contain a fault/SK marker, with correct 1-based line numbers.
 
     Plog records come back as :class:`PlogLine` (filtered by ``pid`` when given); marker-bearing lines that
     are not plog records (error-manager text) as :class:`Unrecognized` with context ``"plog_scan"``.
-    A directory, missing or binary file raises :class:`ParseError`.
+    A directory, missing or binary file raises :class:`ParseError`. ``hasher`` is fed the whole file
+    (see :func:`scan_marker_lines`); it is complete once the iterator is exhausted.
     """
     p = check_text_file(path, what=WHAT)
     file = str(path)
     cuts: list[tuple[int, int]] = []
-    yield from _scan_records(file, p, pid, markers, cuts)
+    yield from _scan_records(file, p, pid, markers, cuts, hasher)
     if gaps is not None:
         for no, at in cuts:
             gaps.append(
@@ -526,9 +542,14 @@ def scan_plog(
 
 
 def _scan_records(
-    file: str, p: Path, pid: int | None, markers: Sequence[bytes], cuts: list[tuple[int, int]]
+    file: str,
+    p: Path,
+    pid: int | None,
+    markers: Sequence[bytes],
+    cuts: list[tuple[int, int]],
+    hasher: Hasher | None,
 ) -> Iterator[PlogLine | Unrecognized]:
-    for no, raw, complete in scan_marker_lines(p, markers, cuts):
+    for no, raw, complete in scan_marker_lines(p, markers, cuts, hasher):
         if raw.endswith(b"\r"):
             raw = raw[:-1]
         text = raw.decode("utf-8", errors="replace")

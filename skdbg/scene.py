@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import os
 import threading
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -157,16 +158,22 @@ class Scene:
     plogs: list[PlogFile]
     gaps: list[Gap]
     _hasher: threading.Thread | None = field(default=None, repr=False)
+    _by_path: dict[str, Artifact] | None = field(default=None, repr=False)
 
-    def start_hashing(self) -> threading.Thread:
+    def start_hashing(self, *, skip: Collection[str] = ()) -> threading.Thread:
         """Hash every artifact in a daemon worker thread (G5) while the caller parses.
 
         Why: the SHA-256 of all artifacts (hundreds of MB on a real scene) is needed by the gate and
         the report; hashing runs with the GIL released, so it overlaps the plog scan instead of
-        following it. A reader that needs a hash first computes it itself; nothing is hashed twice."""
+        following it. A reader that needs a hash first computes it itself; nothing is hashed twice.
+        ``skip`` names files whose hash another reader hands over (:meth:`adopt_digest`: the plog
+        scan hashes what it reads); should it fail, the first reader asking computes it."""
+        skipped = {str(p) for p in skip}
 
         def work() -> None:
             for a in self.artifacts:
+                if str(a.path) in skipped:
+                    continue
                 with contextlib.suppress(ParseError, OSError):
                     a.digest()
 
@@ -174,6 +181,14 @@ class Scene:
             self._hasher = threading.Thread(target=work, name="skdbg-sha256", daemon=True)
             self._hasher.start()
         return self._hasher
+
+    def adopt_digest(self, path: str, size: int, sha256: str) -> None:
+        """Take the SHA-256 of ``path`` computed by a reader that read the whole file anyway."""
+        if self._by_path is None:
+            self._by_path = {str(a.path): a for a in self.artifacts}
+        a = self._by_path.get(str(path))
+        if a is not None:
+            a.remember_digest(size, sha256)
 
     def of_kind(self, *kinds: str) -> list[Artifact]:
         return [a for a in self.artifacts if a.kind in kinds]

@@ -109,3 +109,26 @@ def test_buffer_and_anchor_tables_are_reused_across_files(
         f.write_text(f"line\nEZ9999 number {k}\n")
         assert [r.src.line for r in scan_plog(f)] == [2]
     assert plog_mod._STATE.buf is buf and len(plog_mod._STATE.prefilters) == 1
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"no newline at all EZ9999",
+        b"ok\nEZ9999 fault\n" * 40,  # many small blocks, lines carried over between reads
+        b"ok\n" + b"EE9999 " + b"q" * 5000 + b"\nEZ9999 after\n",  # an over-long line skipped in pieces
+        b"ok\n" + b"EZ9999 " + b"q" * 5000,  # a huge last line without newline
+    ],
+)
+def test_the_hash_fed_while_scanning_is_the_files_sha256(
+    tmp_path: Path, small_limits: None, content: bytes
+) -> None:
+    """G5 takes the plog's SHA-256 from the scan's reads; every byte must be fed once, in order."""
+    import hashlib
+
+    f = tmp_path / "plog-1_20260610140000000.log"
+    f.write_bytes(content)
+    h = hashlib.sha256()
+    list(scan_plog(f, hasher=h, gaps=[]))
+    assert h.hexdigest() == hashlib.sha256(content).hexdigest()

@@ -102,8 +102,13 @@ def analyze_staged(
         if on_stage is not None:
             on_stage(STAGES[i], i, total)
 
-    ctx.scene.start_hashing()  # G5's SHA-256 of every artifact in a worker, alongside the parsing below
     check_run_json(ctx)
+    # the plogs are scanned in one worker (hashing what it reads), the other artifacts hashed for G5
+    # in another, while this thread parses sk_meta, which localisation needs next anyway (the outputs
+    # are the same as a serial parse: see Evidence.start_plog_scan)
+    hashed_by_scan = ctx.evidence.start_plog_scan(on_digest=ctx.scene.adopt_digest)
+    ctx.scene.start_hashing(skip=hashed_by_scan)
+    _ = ctx.evidence.model_evidence
     step(0)
     loc = localize(ctx)
     step(1)

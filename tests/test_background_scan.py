@@ -1,0 +1,94 @@
+"""The plog scan in a worker thread (Evidence.start_plog_scan) leaves the same evidence as a serial scan.
+
+Why this matters: gaps and parse errors are listed in the order they were met, and both the analysis JSON
+and the CLI's exit-3 message follow that order, so the concurrent scan must not reorder them.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from skdbg.parsers.background import BackgroundLoad
+from skdbg.scene import evidence_for, open_scene
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "scenes" / "high-single-stream"
+
+
+def _damaged_scene(tmp_path: Path) -> Path:
+    """The bundled scene plus a binary rotated plog (a 'plog' error) and a binary sk_fused_nodes.log."""
+    scene = tmp_path / "scene"
+    shutil.copytree(EXAMPLE, scene)
+    (scene / "log" / "plog" / "plog-48213_20260610140158123.log").write_bytes(b"\x00\x01\x02 not text\n")
+    (scene / "sk_meta" / "48213" / "model_48_1" / "sk_fused_nodes.log").write_bytes(b"\x00" * 64)
+    return scene
+
+
+def _snapshot(ev: object) -> tuple[list[tuple[str, str]], list[tuple[str, list[str]]], int]:
+    gaps = [(g.kind, g.detail) for g in ev.gaps]  # type: ignore[attr-defined]
+    errors = [(role, [str(e) for e in errs]) for role, errs in ev.errors.items()]  # type: ignore[attr-defined]
+    lines = sum(len(pe.lines) for pe in ev.plogs)  # type: ignore[attr-defined]
+    return gaps, errors, lines
+
+
+def test_background_scan_gives_the_serial_gaps_errors_and_lines(tmp_path: Path) -> None:
+    scene = open_scene(_damaged_scene(tmp_path))
+
+    serial = evidence_for(scene)
+    _ = serial.plogs  # the order localisation used to read them in: plogs first, then sk_meta
+    _ = serial.model_evidence
+
+    threaded = evidence_for(scene)
+    threaded.start_plog_scan()
+    _ = threaded.model_evidence  # sk_meta parsed (and its gap recorded) while the worker scans
+    _ = threaded.plogs
+
+    gaps, errors, lines = _snapshot(threaded)
+    assert (gaps, errors, lines) == _snapshot(serial)
+    # written from the damage above: the plog's error comes first, as a serial scan meets it first
+    assert [role for role, _ in errors] == ["plog", "fused_nodes"]
+    unreadable = [detail for kind, detail in gaps if kind == "unreadable"]
+    assert len(unreadable) == 2
+    assert "plog-48213_20260610140158123.log" in unreadable[0]
+    assert "sk_fused_nodes.log" in unreadable[1]
+    assert lines > 0  # the readable plog's marker lines are still there
+
+
+def test_a_load_error_reaches_the_caller_unchanged() -> None:
+    boom = RuntimeError("scan failed")
+
+    def load() -> int:
+        raise boom
+
+    bg = BackgroundLoad(load, name="test-load")
+    with pytest.raises(RuntimeError) as got:
+        bg.result()
+    assert got.value is boom
+
+
+def test_a_load_that_returns_none_is_a_value() -> None:
+    assert BackgroundLoad(lambda: None, name="test-none").result() is None
+    assert BackgroundLoad(lambda: 41 + 1, name="test-int").result() == 42
+
+
+def test_the_plog_digest_comes_from_the_scan_and_the_hasher_skips_it(tmp_path: Path) -> None:
+    import hashlib
+
+    scene = open_scene(_damaged_scene(tmp_path))
+    good = next(
+        a for a in scene.artifacts if a.kind == "plog" and a.path.name.startswith("plog-48213_2026061014005")
+    )
+
+    # the hashing worker alone leaves a skipped file unhashed (it is the scan's to hand over)
+    scene.start_hashing(skip=[str(good.path)]).join()
+    assert good._sha256 is None
+
+    ev = evidence_for(scene)
+    handed = ev.start_plog_scan(on_digest=scene.adopt_digest)
+    assert str(good.path) in handed
+    _ = ev.plogs
+    expected = hashlib.sha256(good.path.read_bytes()).hexdigest()
+    assert good._sha256 == expected
+    assert good.digest() == (good.path.stat().st_size, expected)
