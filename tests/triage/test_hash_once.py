@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import skdbg.scene as scene_mod
+from skdbg.parsers import plog as plog_mod
 from skdbg.scene import open_scene
 from skdbg.triage.context import open_context
 from skdbg.triage.engine import analyze_context
@@ -23,6 +24,8 @@ SCENE = Path(__file__).resolve().parents[2] / "examples" / "scenes" / "event-bou
 
 
 def test_each_artifact_is_read_for_its_hash_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counts the whole-file reads of the hasher and of the plog scan, which hashes what it reads:
+    each artifact is read once for its hash, a plog once in all."""
     opened: Counter[str] = Counter()
     real = scene_mod.open_regular
 
@@ -31,6 +34,7 @@ def test_each_artifact_is_read_for_its_hash_once(monkeypatch: pytest.MonkeyPatch
         return real(path, what=what)
 
     monkeypatch.setattr(scene_mod, "open_regular", counting)
+    monkeypatch.setattr(plog_mod, "open_regular", counting)
     ctx = open_context(SCENE)
     analysis = analyze_context(ctx)
     index = evidence_index(ctx)
