@@ -288,11 +288,12 @@ def analyze(
                 _print_analysis(hit.analysis, fmt)
             return
     from skdbg.triage.context import check_inputs, open_context
-    from skdbg.triage.engine import analyze_context
+    from skdbg.triage.engine import analyze_context, start_reading
 
     ctx = open_context(
         scene, run_json=run_json, source_root=source_root, pid=pid, options=_triage_options(skew, grace)
     )
+    start_reading(ctx)  # the plog scan and the hashing run while the inputs are checked and sk_meta parsed
     check_inputs(ctx)
     if no_cache:
         analysis = analyze_context(ctx)

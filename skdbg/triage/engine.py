@@ -80,6 +80,17 @@ def run_summary(run: RunIdentity | None) -> dict[str, Any]:
     }
 
 
+def start_reading(ctx: TriageContext) -> None:
+    """Start an analysis's background reads now: the plogs are scanned in one worker thread (hashing
+    what they read) and the other artifacts hashed for G5 in another, while the caller goes on.
+
+    Why a function of its own: ``skdbg analyze`` calls it before its input checks so the scan of a GB
+    plog starts at once; :func:`analyze_staged` calls it again (a no-op then). The outputs are those
+    of a serial parse (see ``Evidence.start_plog_scan``)."""
+    hashed_by_scan = ctx.evidence.start_plog_scan(on_digest=ctx.scene.adopt_digest)
+    ctx.scene.start_hashing(skip=hashed_by_scan)
+
+
 def analyze_staged(
     ctx: TriageContext,
     *,
@@ -103,12 +114,8 @@ def analyze_staged(
             on_stage(STAGES[i], i, total)
 
     check_run_json(ctx)
-    # the plogs are scanned in one worker (hashing what it reads), the other artifacts hashed for G5
-    # in another, while this thread parses sk_meta, which localisation needs next anyway (the outputs
-    # are the same as a serial parse: see Evidence.start_plog_scan)
-    hashed_by_scan = ctx.evidence.start_plog_scan(on_digest=ctx.scene.adopt_digest)
-    ctx.scene.start_hashing(skip=hashed_by_scan)
-    _ = ctx.evidence.model_evidence
+    start_reading(ctx)
+    _ = ctx.evidence.model_evidence  # this thread parses sk_meta meanwhile: localisation needs it next
     step(0)
     loc = localize(ctx)
     step(1)
@@ -182,4 +189,5 @@ __all__ = [
     "analyze_staged",
     "run_summary",
     "scene_info",
+    "start_reading",
 ]
