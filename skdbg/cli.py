@@ -7,6 +7,7 @@ file, the line and what was expected). Every command is a thin call into the hea
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
@@ -55,6 +56,13 @@ def _triage_bad_input() -> tuple[type[BaseException], ...]:
 bad_input_is_exit_3 = cli_errors(bad_input=_triage_bad_input)
 
 
+#: the cyclic collector's thresholds for the batch commands (not the TUI). Why: parsing a scene makes
+#: hundreds of thousands of records that live until the process ends, and with the default young
+#: threshold (700) the collector walks them again and again — a fifth of a large analysis's CPU.
+#: Cycles are still collected, only less often; an interactive UI keeps the default short pauses.
+BATCH_GC_THRESHOLDS = (100_000, 50, 100)
+
+
 @click.group(
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110},
     epilog=EXIT_CODES_HELP,
@@ -67,6 +75,8 @@ def main(ctx: click.Context) -> None:
 
     Without a command: open the interactive TUI on the bundled example scene (`skdbg tui SCENE` for
     any scene)."""
+    if ctx.invoked_subcommand not in (None, "tui"):
+        gc.set_threshold(*BATCH_GC_THRESHOLDS)
     for stream in (sys.stdout, sys.stderr):
         # file names that are not UTF-8 reach output as surrogates: print them escaped, never fail
         reconfigure = getattr(stream, "reconfigure", None)
