@@ -21,123 +21,36 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
-from skdbg.parsers.filelog import FORMAT_ERROR, PIECE
+from skdbg.parsers.filelog import _cached_ts
 from skdbg.parsers.node_format import Node, match_node
-from skdbg.parsers.skmeta_lines import (
-    MetaLine,
-    MetaResultBase,
-    frame,
-    raw_meta_line,
-    record_row,
-    to_meta_line,
+from skdbg.parsers.sklog_runs import (
+    HANDLER_FILE,
+    HANDLER_FUNCS,
+    OTHER_FILE_PRINTERS,
+    HandlerRun,
+    OtherRun,
+    PlainRun,
+    SkLog,
+    SkLogItem,
+    read_super_kernel_log,
+    run_lines,
 )
-from skdbg.parsers.textio import TextLine, iter_line_blocks
+from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, frame, record_row
+
+__all__ = [
+    "HANDLER_FILE",
+    "HANDLER_FUNCS",
+    "OTHER_FILE_PRINTERS",
+    "SkLog",
+    "SkLogItem",
+    "SuperKernelLogResult",
+    "is_handler_line",
+    "parse_super_kernel_log",
+    "read_super_kernel_log",
+]
 
 if TYPE_CHECKING:
     import pandas as pd
-
-HANDLER_FILE = "sk_dfx_exception_handler.cpp"
-# [SK] functions of sk_dfx_exception_handler.cpp (§1.4); their lines are the handler parser's.
-HANDLER_FUNCS = frozenset(
-    {
-        "HandleException",
-        "IsSuperKernelException",
-        "ExtractSkDeviceEntryArgsPtr",
-        "PrintSkHeaderInfo",
-        "PrintTaskQueue",
-        "PrintCounterInfo",
-        "PrintDfxInfo",
-        "ParseAndPrintSubKernelSymbols",
-        "IdentifyErrorNodeByPC",
-        "FindErrorNodeByPC",
-        "PrintMatchedNodeBasicInfo",
-        "PrintFuncSymbolInfo",
-        "PrintNodeDevArgs",
-        "PrintNoMatchInfo",
-        "PrintCoreSymbols",
-        "PrintAllCoreSymbols",
-        "GetCondRegValue",
-        "ParseAndPrintCondInfo",
-        "PrintCondSubKernelInfo",
-        "PrintModelIdIndexMap",
-        "ExceptionDumpInfoCallBack",
-        "ProcessExceptionDump",
-        "FillExceptionDumpInfo",
-    }
-)
-
-# Printers of the dedicated files whose lines super_kernel.log repeats (§3.2, §3.4–§3.9): none of the
-# facts below comes from them, so their (many) lines are counted as plain text without the regex cascade.
-OTHER_FILE_PRINTERS = frozenset(
-    {
-        "PrintSKNodesDetail",
-        "DumpDeviceArgsDetail",
-        "DumpTaskQueDetail",
-        "PrintScopeDetails",
-        "UpdateNodeScopeBitFlags",
-    }
-)
-
-#: the file-logger prefix (filelog.PREFIX_RE) over undecoded bytes: group 1 = pid, 2 = source file,
-#: 3 = function. A bytes match implies a match of the text regex with the same groups.
-_PREFIX_B = re.compile(
-    rb"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} \[(\d+):\d+\] \[[A-Z]+\] \[([^\]]*?):\d+\] \[([^\]]*)\] ?"
-)
-_OTHER_FILE_PRINTERS_B = frozenset(f.encode() for f in OTHER_FILE_PRINTERS)
-_HANDLER_FILE_B = HANDLER_FILE.encode()
-_FORMAT_ERROR_B = FORMAT_ERROR.encode()
-
-
-@dataclass(frozen=True, slots=True)
-class RepeatedLine:
-    """A super_kernel.log line printed by a dedicated file's printer (:data:`OTHER_FILE_PRINTERS`),
-    left undecoded: its content is parsed from that file. Only its writer pid is read, for the
-    file-logger provenance (gate F4/F7); :meth:`materialize` gives the full line when a block of
-    super_kernel.log's own facts (reordered rows, fail summary) is open and must see it."""
-
-    no: int
-    pid: int
-    raw: bytes
-    file: str
-
-    def materialize(self) -> MetaLine:
-        return raw_meta_line(self.raw, self.no, self.file, check=False)
-
-
-SkLogLine = MetaLine | RepeatedLine
-
-
-def read_super_kernel_log(path: str | os.PathLike[str]) -> list[SkLogLine]:
-    """super_kernel.log, split a chunk at a time in C: the lines of :data:`OTHER_FILE_PRINTERS` (about
-    two thirds of the file) become :class:`RepeatedLine` without being decoded or split; every other
-    line is the :class:`MetaLine` that :func:`~skdbg.parsers.skmeta_lines.iter_meta_lines` makes. A
-    line is left undecoded only when nothing about it needs the text: prefixed, ASCII, not blank, not
-    a FORMAT_ERROR body, whole (not cut, not CONT-joined, newline-terminated) and its chunk holds no
-    oversized number."""
-    file = str(path)
-    out: list[SkLogLine] = []
-    for block in iter_line_blocks(path, what="super_kernel.log"):
-        if isinstance(block, TextLine):
-            out.append(to_meta_line(block, file))
-            continue
-        check = block.check
-        for no, raw in enumerate(block.lines, block.first_no):
-            if not check and (pid := _repeat_pid(raw)) is not None:
-                out.append(RepeatedLine(no, pid, raw, file))
-            else:
-                out.append(raw_meta_line(raw, no, file, check=check))
-    return out
-
-
-def _repeat_pid(raw: bytes) -> int | None:
-    """The writer pid when ``raw`` (a whole line) can stay undecoded (see :func:`read_super_kernel_log`)."""
-    if len(raw) >= PIECE or (m := _PREFIX_B.match(raw)) is None or m.group(3) not in _OTHER_FILE_PRINTERS_B:
-        return None
-    if m.group(2).rsplit(b"/", 1)[-1] == _HANDLER_FILE_B or not raw.isascii():
-        return None
-    body = raw[m.end() :].strip()
-    return int(m.group(1)) if body and body != _FORMAT_ERROR_B else None
-
 
 _H = r"0x(?P<{}>[0-9a-fA-F]+)"
 
@@ -490,116 +403,195 @@ def is_handler_line(ml: MetaLine) -> bool:
     return p is not None and (p.src_file == HANDLER_FILE or p.func in HANDLER_FUNCS)
 
 
+#: the literal starts of every fact message above (after strip): a message that starts with none of
+#: them and holds no ``buffer is full`` is plain text, without trying each fact regex
+_FACT_START = re.compile(
+    r"binHdl|\[\d+\] cap=|funcName=|aicOffset=|split\[|Dumped |GenEntryInfo: |schedule scope: |"
+    r"reordered task nodes: |index=|task reorder: |Fusion fail reasons summary:|Function is not found |"
+    r"bindMap is empty |rtBinaryGetMeta|metaNum is zero!|InitSuperKernelBindMap: |funcHdl is null |"
+    r"Invalid sk bind map |Failed to get "
+)
+
+
 def parse_super_kernel_log(
-    source: str | os.PathLike[str] | Iterable[SkLogLine], *, file: str | None = None
+    source: str | os.PathLike[str] | SkLog | Iterable[SkLogItem], *, file: str | None = None
 ) -> SuperKernelLogResult:
     """Extract the §3.3 facts; other lines are counted (free text), never Unrecognized."""
     fname = (
         file if file is not None else (str(source) if isinstance(source, (str, os.PathLike)) else "<lines>")
     )
-    res = SuperKernelLogResult(fname)
-    bin_hdl: int | None = None
-    child: str | None = None
-    reorder: tuple[MetaLine, int, list[tuple[int, Node]]] | None = None
-    summary: dict[str, object] | None = None
+    items: Iterable[SkLogItem] = (
+        read_super_kernel_log(source) if isinstance(source, (str, os.PathLike)) else source
+    )
+    parser = _FactParser(SuperKernelLogResult(fname), items.file if isinstance(items, SkLog) else fname)
+    for item in items:
+        if isinstance(item, MetaLine):
+            parser.meta_line(item)
+        elif isinstance(item, OtherRun):
+            parser.other_run(item)
+        elif isinstance(item, PlainRun):
+            parser.plain_run(item)
+        else:
+            parser.handler_run(item)
+    return parser.finish()
 
-    def close_reorder() -> None:
-        nonlocal reorder
-        if reorder is None:
+
+_Where = tuple[Source, datetime | None, int | None]
+
+
+class _FactParser:
+    """The §3.3 fact state machine over lines in file order: ``binHdl=`` and ``funcName=`` lines give
+    context to the records after them; ``reordered task nodes`` and the fail summary open blocks that
+    see every following line until one does not belong."""
+
+    def __init__(self, res: SuperKernelLogResult, file: str) -> None:
+        self.res = res
+        self.file = file  # of the runs' lines (a MetaLine carries its own)
+        self.bin_hdl: int | None = None
+        self.child: str | None = None
+        self.reorder: tuple[_Where, int, list[tuple[int, Node]]] | None = None
+        self.summary: dict[str, object] | None = None
+        self.summary_at: _Where = (Source(file), None, None)  # the open summary's first line
+
+    # ------------------------------------------------------------------ the kinds of items
+
+    def meta_line(self, ml: MetaLine) -> None:
+        """A line read one by one (any edge case): the generic path."""
+        res = self.res
+        if res.note_common(ml):
             return
-        ml, n, rows = reorder
-        rec = ReorderedNodes(ml.src, ml.ts, ml.pid, n, tuple(rows))
-        if not rec.complete:
-            res.gaps.append(
-                Gap("incomplete_block", f"reordered task nodes: {n} announced, {len(rows)} rows", src=ml.src)
-            )
-        res.reordered.append(rec)
-        reorder = None
+        if is_handler_line(ml):
+            res.handler_lines += 1
+            return
+        if (
+            ml.prefix is not None
+            and ml.prefix.func in OTHER_FILE_PRINTERS
+            and self.reorder is None
+            and self.summary is None
+        ):
+            res.plain_text_lines += 1
+            return
+        self.step(ml.src, ml.ts, ml.pid, ml.message.strip())
 
-    def close_summary() -> None:
-        nonlocal summary
+    def handler_run(self, run: HandlerRun) -> None:
+        """Handler lines never touch the facts nor an open block: counted only."""
+        self.res.lines_read += run.count
+        self.res.handler_lines += run.count
+
+    def plain_run(self, run: PlainRun) -> None:
+        """Repeats of the dedicated files: plain text, unless a block is open and must see them."""
+        res = self.res
+        if self.reorder is None and self.summary is None:
+            res.lines_read += run.count
+            res.plain_text_lines += run.count
+            return
+        for no, _prefix, ts, pid, body in run_lines(run):
+            res.lines_read += 1
+            if self.reorder is None and self.summary is None:
+                res.plain_text_lines += 1
+            else:
+                self.step(Source(self.file, no), _cached_ts(ts.decode()), int(pid), body.decode().strip())
+
+    def other_run(self, run: OtherRun) -> None:
+        """Other prefixed lines: only those that may be a fact (or sit in an open block) are parsed."""
+        res = self.res
+        res.lines_read += run.count
+        fact_start = _FACT_START.match
+        for no, _prefix, ts, pid, body in run_lines(run):
+            msg = body.decode().strip()
+            if (
+                self.reorder is None
+                and self.summary is None
+                and fact_start(msg) is None
+                and "buffer is full" not in msg
+            ):
+                res.plain_text_lines += 1
+                continue
+            self.step(Source(self.file, no), _cached_ts(ts.decode()), int(pid), msg)
+
+    # ------------------------------------------------------------------ blocks
+
+    def close_reorder(self) -> None:
+        if self.reorder is None:
+            return
+        (src, ts, pid), n, rows = self.reorder
+        rec = ReorderedNodes(src, ts, pid, n, tuple(rows))
+        if not rec.complete:
+            self.res.gaps.append(
+                Gap("incomplete_block", f"reordered task nodes: {n} announced, {len(rows)} rows", src=src)
+            )
+        self.res.reordered.append(rec)
+        self.reorder = None
+
+    def close_summary(self) -> None:
+        summary = self.summary
         if summary is None:
             return
-        ml = summary["ml"]
-        assert isinstance(ml, MetaLine)
+        src, ts, pid = self.summary_at
         bd = summary["breakdown"]
         assert isinstance(bd, list)
-        res.fail_summaries.append(
+        self.res.fail_summaries.append(
             FusionFailSummary(
-                ml.src,
-                ml.ts,
-                ml.pid,
+                src,
+                ts,
+                pid,
                 _opt_int(summary.get("Total nodes")),
                 _opt_int(summary.get("Fusible nodes")),
                 _opt_int(summary.get("Unfusible nodes")),
                 tuple(bd),
             )
         )
-        summary = None
+        self.summary = None
 
-    lines: Iterable[SkLogLine] = (
-        read_super_kernel_log(source) if isinstance(source, (str, os.PathLike)) else source
-    )
-    for item in lines:
-        if isinstance(item, RepeatedLine):
-            if reorder is None and summary is None:
-                _note_repeated(res, item)
-                res.plain_text_lines += 1
-                continue
-            item = item.materialize()
-        ml = item
-        if res.note_common(ml):
-            continue
-        if is_handler_line(ml):
-            res.handler_lines += 1
-            continue
-        if (
-            ml.prefix is not None
-            and ml.prefix.func in OTHER_FILE_PRINTERS
-            and reorder is None
-            and summary is None
-        ):
-            res.plain_text_lines += 1
-            continue
-        msg = ml.message.strip()
-        t, pid = ml.ts, ml.pid
+    def finish(self) -> SuperKernelLogResult:
+        self.close_reorder()
+        self.close_summary()
+        return self.res
+
+    # ------------------------------------------------------------------ one message
+
+    def step(self, src: Source, t: datetime | None, pid: int | None, msg: str) -> None:
+        """One stripped message that is not blank, a format error, a handler line nor a plain repeat."""
+        res = self.res
+        reorder = self.reorder
         if reorder is not None:
             rm = _REORDERED_ROW.match(msg)
             if rm is not None and len(reorder[2]) < reorder[1]:
                 try:
-                    got = match_node(msg, rm.end(), ml.src)
+                    got = match_node(msg, rm.end(), src)
                 except ParseError as exc:
-                    res.unrecognized.append(Unrecognized(ml.src, msg, f"super_kernel:reordered_row: {exc}"))
-                    continue
+                    res.unrecognized.append(Unrecognized(src, msg, f"super_kernel:reordered_row: {exc}"))
+                    return
                 if got is not None:
                     reorder[2].append((int(rm.group("i")), got[0]))
-                    continue
-            close_reorder()
+                    return
+            self.close_reorder()
+        summary = self.summary
         if summary is not None:
             if (m := _SUM_ITEM.match(msg)) is not None:
                 summary[m.group("k")] = int(m.group("n"))
-                continue
+                return
             if _SUM_BREAKDOWN.match(msg):
                 summary["in_breakdown"] = True
-                continue
+                return
             if summary.get("in_breakdown") and (m := _SUM_REASON.match(msg)) is not None:
                 bd = summary["breakdown"]
                 assert isinstance(bd, list)
                 bd.append((m.group("r"), int(m.group("n"))))
-                continue
-            close_summary()
+                return
+            self.close_summary()
         if (m := _BIND_HDR.match(msg)) is not None:
-            bin_hdl = int(m.group("bin"), 16)
+            self.bin_hdl = int(m.group("bin"), 16)
             res.bind_map_headers.append(
-                BindMapHeader(ml.src, t, pid, bin_hdl, int(m.group("n")), int(m.group("p")))
+                BindMapHeader(src, t, pid, self.bin_hdl, int(m.group("n")), int(m.group("p")))
             )
         elif (m := _BIND_REC.match(msg)) is not None:
             res.bind_records.append(
                 BindRecord(
-                    ml.src,
+                    src,
                     t,
                     pid,
-                    bin_hdl,
+                    self.bin_hdl,
                     int(m.group("i")),
                     int(m.group("cap")),
                     int(m.group("g"), 16),
@@ -612,13 +604,13 @@ def parse_super_kernel_log(
                 )
             )
         elif (m := _CHILD.match(msg)) is not None:
-            child = m.group("f")
+            self.child = m.group("f")
             res.child_binaries.append(
                 ChildBinary(
-                    ml.src,
+                    src,
                     t,
                     pid,
-                    child,
+                    self.child,
                     int(m.group("dev"), 16),
                     int(m.group("size")),
                     int(m.group("aic"), 16),
@@ -633,14 +625,14 @@ def parse_super_kernel_log(
                     aiv_offset=int(m.group("aiv"), 16),
                 )
             else:
-                res.unrecognized.append(Unrecognized(ml.src, msg, "super_kernel:offsets_without_funcName"))
+                res.unrecognized.append(Unrecognized(src, msg, "super_kernel:offsets_without_funcName"))
         elif (m := _SPLIT_SYM.match(msg)) is not None:
             res.split_symbols.append(
                 SplitSymbol(
-                    ml.src,
+                    src,
                     t,
                     pid,
-                    child,
+                    self.child,
                     int(m.group("i")),
                     m.group("core"),
                     m.group("sym"),
@@ -651,10 +643,10 @@ def parse_super_kernel_log(
         elif (m := _SPLIT_ADDR.match(msg)) is not None:
             res.split_func_addrs.append(
                 SplitFuncAddr(
-                    ml.src,
+                    src,
                     t,
                     pid,
-                    child,
+                    self.child,
                     int(m.group("i")),
                     (int(m.group("a0"), 16), int(m.group("a1"), 16)),
                     (int(m.group("p0"), 16), int(m.group("p1"), 16)),
@@ -664,7 +656,7 @@ def parse_super_kernel_log(
         elif (m := _DUMPED.match(msg)) is not None:
             res.dumped_binaries.append(
                 DumpedBinary(
-                    ml.src,
+                    src,
                     t,
                     pid,
                     "kernel" if m.group("kind") == "kernel" else "entry",
@@ -674,35 +666,34 @@ def parse_super_kernel_log(
                 )
             )
         elif (m := _GEN_ENTRY.match(msg)) is not None:
-            res.entry_infos.append(EntryInfo(ml.src, t, pid, tuple(_kv(m.group("kv")).items())))
+            res.entry_infos.append(EntryInfo(src, t, pid, tuple(_kv(m.group("kv")).items())))
         elif (m := _BUILT.match(msg)) is not None:
-            res.scopes_built.append(ScopeBuilt(ml.src, t, pid, m.group("et"), m.group("h"), m.group("n")))
+            res.scopes_built.append(ScopeBuilt(src, t, pid, m.group("et"), m.group("h"), m.group("n")))
         elif (m := _REORDERED.match(msg)) is not None:
-            reorder = (ml, int(m.group("n")), [])
+            self.reorder = ((src, t, pid), int(m.group("n")), [])
         elif (m := _INDEX_NODE.match(msg)) is not None:
             try:
-                got = match_node(msg, m.end(), ml.src)
+                got = match_node(msg, m.end(), src)
             except ParseError as exc:
-                res.unrecognized.append(Unrecognized(ml.src, msg, f"super_kernel:index_node: {exc}"))
-                continue
+                res.unrecognized.append(Unrecognized(src, msg, f"super_kernel:index_node: {exc}"))
+                return
             if got is None:
                 res.plain_text_lines += 1
-                continue
-            res.task_index_nodes.append(
-                TaskIndexNode(ml.src, t, pid, int(m.group("i")), m.group("t"), got[0])
-            )
+                return
+            res.task_index_nodes.append(TaskIndexNode(src, t, pid, int(m.group("i")), m.group("t"), got[0]))
         elif (m := _DEFERRED.match(msg)) is not None:
-            res.deferred_waits.append(DeferredWait(ml.src, t, pid, tuple(_kv(m.group("kv")).items())))
+            res.deferred_waits.append(DeferredWait(src, t, pid, tuple(_kv(m.group("kv")).items())))
         elif "buffer is full" in msg:
-            res.profiling_buffer_full.append(ProfilingBufferFull(ml.src, t, pid, msg))
+            res.profiling_buffer_full.append(ProfilingBufferFull(src, t, pid, msg))
         elif _SUMMARY.match(msg):
-            summary = {"ml": ml, "breakdown": []}
+            self.summary = {"breakdown": []}
+            self.summary_at = (src, t, pid)
         elif (failure := _failure(msg)) is not None:
             kind, fm = failure
             gd = fm.groupdict()
             res.bind_map_failures.append(
                 BindMapFailure(
-                    ml.src,
+                    src,
                     t,
                     pid,
                     kind,
@@ -714,20 +705,6 @@ def parse_super_kernel_log(
             )
         else:
             res.plain_text_lines += 1
-    close_reorder()
-    close_summary()
-    return res
-
-
-def _note_repeated(res: SuperKernelLogResult, line: RepeatedLine) -> None:
-    """:meth:`MetaResultBase.note_common` for an undecoded line (prefixed, not blank, no oversized number)."""
-    res.lines_read += 1
-    if res.first_prefix is None:
-        ml = line.materialize()
-        assert ml.prefix is not None  # a bytes prefix match is a text prefix match
-        res.first_prefix = (ml.prefix.ts, ml.prefix.pid, line.no)
-    if line.pid not in res.pid_first_line:
-        res.pid_first_line[line.pid] = line.no
 
 
 def _failure(msg: str) -> tuple[str, re.Match[str]] | None:
