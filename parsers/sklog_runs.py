@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from skdbg.parsers.common import Source, may_hold_oversized
+from skdbg.parsers.common import Source
 from skdbg.parsers.filelog import FORMAT_ERROR, FileLogPrefix, split_prefix
 from skdbg.parsers.skmeta_lines import MetaLine, raw_meta_line, to_meta_line
 from skdbg.parsers.textio import TextLine, iter_line_chunks
@@ -71,10 +71,6 @@ OTHER_FILE_PRINTERS = frozenset(
 MAX_RUN_PIDS = 32
 
 _TS = rb"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}"
-#: the source-file field when its base name is the handler's file (filelog.PREFIX_RE: the field ends at
-#: the first ``]``, so it cannot be split another way)
-_HANDLER_SRC = rb"(?:[^\]\n]*/)?" + re.escape(HANDLER_FILE.encode()) + rb":\d+\]"
-_ANY_SRC = rb"[^\]\n]*?:\d+\]"
 _BODY = rb"\] ?[ \t]*[^ \t\n][^\n]*\n"  # end of the func field, then a body that is not blank
 
 
@@ -84,34 +80,40 @@ def _alt(names: frozenset[str]) -> bytes:
 
 def _pattern(pids: list[bytes]) -> re.Pattern[bytes]:
     """One match at a line start: a run of plain repeats (``p``), of handler lines (``h``), of other
-    prefixed lines (``o``) — each line of a known pid — or any single line (``x``)."""
+    prefixed lines (``o``) — each line of a known pid, sorted by its function — or any single line
+    (``x``). The source-file field is not looked at: a run that names the handler's file is read line
+    by line (:func:`_clean`)."""
     if not pids:  # nothing is known yet: every line is read one by one
         return re.compile(rb"(?P<x>[^\n]*\n)")
-    head = _TS + rb" \[(?:" + b"|".join(pids) + rb"):\d+\] \[[A-Z]+\] \["
-    not_handler_src = rb"(?!" + _HANDLER_SRC + rb")" + _ANY_SRC
-    plain = not_handler_src + rb" \[(?:" + _alt(OTHER_FILE_PRINTERS) + rb")"
-    handler = rb"(?:" + _HANDLER_SRC + rb" \[[^\]\n]*|" + _ANY_SRC + rb" \[(?:" + _alt(HANDLER_FUNCS) + rb"))"
-    other = not_handler_src + rb" \[(?!(?:" + _alt(HANDLER_FUNCS | OTHER_FILE_PRINTERS) + rb")\])[^\]\n]*"
+    head = _TS + rb" \[(?:" + b"|".join(pids) + rb"):\d+\] \[[A-Z]+\] \[[^\]\n]*:\d+\] \["
+    plain = rb"(?:" + _alt(OTHER_FILE_PRINTERS) + rb")"
+    handler = rb"(?:" + _alt(HANDLER_FUNCS) + rb")"
+    other = rb"(?!(?:" + _alt(HANDLER_FUNCS | OTHER_FILE_PRINTERS) + rb")\])[^\]\n]*"
     runs = [
-        rb"(?P<%s>(?:%s%s%s)+)" % (name, head, line, _BODY)
-        for name, line in ((b"p", plain), (b"h", handler), (b"o", other))
+        rb"(?P<%s>(?:%s%s%s)+)" % (name, head, func, _BODY)
+        for name, func in ((b"p", plain), (b"h", handler), (b"o", other))
     ]
     return re.compile(b"|".join([*runs, rb"(?P<x>[^\n]*\n)"]))
 
 
-#: printable ASCII, tab and newline: a run holding any other byte is read line by line
-_PLAIN_BYTES = bytes([9, 10, *range(0x20, 0x7F)])
+#: bytes → ``x`` for a hex digit, a space for other printable ASCII, tab and newline, NUL for the rest
+_CLASSES = bytes(
+    0x78 if chr(b) in "0123456789abcdefABCDEF" else 0x20 if b in (9, 10) or 0x20 <= b < 0x7F else 0
+    for b in range(256)
+)
+_HEX_RUN = b"x" * 17  # common.may_hold_oversized: the shortest hex-digit run an oversized number needs
 _FORMAT_ERROR_B = FORMAT_ERROR.encode()
+_HANDLER_FILE_B = HANDLER_FILE.encode()
 
 
-def _clean(data: bytes, check: bool) -> bool:
-    """True when no line of a run needs the line-by-line treatment (see the module docstring)."""
-    return (
-        not data.translate(None, _PLAIN_BYTES)
-        and b"[CONT:" not in data
-        and _FORMAT_ERROR_B not in data
-        and not (check and may_hold_oversized(data))
-    )
+def _clean(data: bytes, handler: bool) -> bool:
+    """True when no line of a run needs the line-by-line treatment (see the module docstring). The
+    regex sorts by function only: a run of other functions that names the handler's file is read line
+    by line too (its lines may be the handler's)."""
+    if b"[CONT:" in data or _FORMAT_ERROR_B in data or (not handler and _HANDLER_FILE_B in data):
+        return False
+    classes = data.translate(_CLASSES)
+    return b"\0" not in classes and _HEX_RUN not in classes
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,10 +154,11 @@ class OtherRun(LineRun):
 
 SkLogItem = MetaLine | PlainRun | HandlerRun | OtherRun
 
-#: one prefixed run line: the prefix (for a :class:`FileLogPrefix`), its timestamp, pid and the body
-_RUN_LINE = re.compile(
-    rb"((" + _TS + rb") \[(\d+):\d+\] \[[A-Z]+\] \[[^\]\n]*?:\d+\] \[[^\]\n]*\] ?)([^\n]*)\n"
-)
+#: a run line (the run regex checked its prefix already, so a field is just up to its ``]``):
+#: ``(ts, pid, body)`` and ``(prefix, body)``
+_FIELD = rb" \[[^\]]*\]"
+FACT_LINE = re.compile(rb"(.{23}) \[(\d+):[^\]]*\]" + _FIELD * 3 + rb" ?([^\n]*)\n")
+PREFIXED_LINE = re.compile(rb"(.{23}" + _FIELD * 4 + rb" ?)([^\n]*)\n")
 _PREFIX_CACHE: dict[bytes, FileLogPrefix] = {}
 _CACHE_MAX = 4096
 
@@ -171,12 +174,6 @@ def run_prefix(prefix: bytes) -> FileLogPrefix:
         assert parsed is not None  # a bytes prefix match of ASCII text is a text prefix match
         got = _PREFIX_CACHE[prefix] = parsed
     return got
-
-
-def run_lines(run: LineRun) -> Iterator[tuple[int, bytes, bytes, bytes, bytes]]:
-    """``(line no, prefix, ts, pid, body)`` of each line of a run (bytes; the body after the prefix)."""
-    for no, (prefix, ts, pid, body) in enumerate(_RUN_LINE.findall(run.data), run.first_no):
-        yield no, prefix, ts, pid, body
 
 
 @dataclass
@@ -196,7 +193,7 @@ class SkLog:
         file = self.file
         for item in self.items:
             if isinstance(item, HandlerRun):
-                for no, prefix, _ts, _pid, body in run_lines(item):
+                for no, (prefix, body) in enumerate(PREFIXED_LINE.findall(item.data), item.first_no):
                     yield run_prefix(prefix), body.decode("ascii"), Source(file, no)
             elif isinstance(item, MetaLine) and item.message.strip():
                 p = item.prefix
@@ -222,7 +219,7 @@ def read_super_kernel_log(path: str | os.PathLike[str]) -> SkLog:
         pids.append(pid)
         return True
 
-    for chunk in iter_line_chunks(path, what="super_kernel.log"):
+    for chunk in iter_line_chunks(path, what="super_kernel.log", scan_oversized=False):
         if isinstance(chunk, TextLine):
             ml = to_meta_line(chunk, file)
             items.append(ml)
@@ -244,7 +241,7 @@ def read_super_kernel_log(path: str | os.PathLike[str]) -> SkLog:
             else:
                 run = data[pos:stop]
                 count = run.count(b"\n")
-                if not _clean(run, check):
+                if not _clean(run, kind == "h"):
                     for i, raw in enumerate(run.split(b"\n")[:-1]):
                         items.append(raw_meta_line(raw, no + i, file, check=check))
                 elif kind == "p":

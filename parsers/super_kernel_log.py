@@ -21,9 +21,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
-from skdbg.parsers.filelog import _cached_ts
+from skdbg.parsers.filelog import ts_from_bytes
 from skdbg.parsers.node_format import Node, match_node
 from skdbg.parsers.sklog_runs import (
+    FACT_LINE,
     HANDLER_FILE,
     HANDLER_FUNCS,
     OTHER_FILE_PRINTERS,
@@ -33,7 +34,6 @@ from skdbg.parsers.sklog_runs import (
     SkLog,
     SkLogItem,
     read_super_kernel_log,
-    run_lines,
 )
 from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, frame, record_row
 
@@ -403,13 +403,16 @@ def is_handler_line(ml: MetaLine) -> bool:
     return p is not None and (p.src_file == HANDLER_FILE or p.func in HANDLER_FUNCS)
 
 
-#: the literal starts of every fact message above (after strip): a message that starts with none of
-#: them and holds no ``buffer is full`` is plain text, without trying each fact regex
-_FACT_START = re.compile(
-    r"binHdl|\[\d+\] cap=|funcName=|aicOffset=|split\[|Dumped |GenEntryInfo: |schedule scope: |"
-    r"reordered task nodes: |index=|task reorder: |Fusion fail reasons summary:|Function is not found |"
-    r"bindMap is empty |rtBinaryGetMeta|metaNum is zero!|InitSuperKernelBindMap: |funcHdl is null |"
-    r"Invalid sk bind map |Failed to get "
+#: which fact a message can be, by its start (after strip): each regex above starts with one of these
+#: literals, so a message tries only the regexes of its start; one that starts with none of them (and
+#: holds no ``buffer is full``) is plain text
+_KEYS = re.compile(
+    r"(?P<hdr>binHdl=)|(?P<rec>\[\d+\] cap=)|(?P<child>funcName=)|(?P<off>aicOffset=)|(?P<split>split\[)|"
+    r"(?P<dumped>Dumped )|(?P<gen>GenEntryInfo: )|(?P<built>schedule scope: )|"
+    r"(?P<reorder>reordered task nodes: )|(?P<index>index=)|(?P<defer>task reorder: )|"
+    r"(?P<summary>Fusion fail reasons summary:)|"
+    r"(?P<fail>Function is not found |bindMap is empty |rtBinaryGetMeta|metaNum is zero!|"
+    r"InitSuperKernelBindMap: |binHdl is null |funcHdl is null |Invalid sk bind map |Failed to get )"
 )
 
 
@@ -485,29 +488,28 @@ class _FactParser:
             res.lines_read += run.count
             res.plain_text_lines += run.count
             return
-        for no, _prefix, ts, pid, body in run_lines(run):
+        for no, (ts, pid, body) in enumerate(FACT_LINE.findall(run.data), run.first_no):
             res.lines_read += 1
             if self.reorder is None and self.summary is None:
                 res.plain_text_lines += 1
             else:
-                self.step(Source(self.file, no), _cached_ts(ts.decode()), int(pid), body.decode().strip())
+                self.step(Source(self.file, no), ts_from_bytes(ts), int(pid), body.decode().strip())
 
     def other_run(self, run: OtherRun) -> None:
         """Other prefixed lines: only those that may be a fact (or sit in an open block) are parsed."""
         res = self.res
         res.lines_read += run.count
-        fact_start = _FACT_START.match
-        for no, _prefix, ts, pid, body in run_lines(run):
+        keys, file = _KEYS.match, self.file
+        for no, (ts, pid, body) in enumerate(FACT_LINE.findall(run.data), run.first_no):
             msg = body.decode().strip()
-            if (
-                self.reorder is None
-                and self.summary is None
-                and fact_start(msg) is None
-                and "buffer is full" not in msg
-            ):
+            if self.reorder is not None or self.summary is not None:
+                self.step(Source(file, no), ts_from_bytes(ts), int(pid), msg)
+            elif (k := keys(msg)) is not None:
+                self.fact(Source(file, no), ts_from_bytes(ts), int(pid), msg, k.lastgroup)
+            elif "buffer is full" in msg:
+                self.fact(Source(file, no), ts_from_bytes(ts), int(pid), msg, None)
+            else:
                 res.plain_text_lines += 1
-                continue
-            self.step(Source(self.file, no), _cached_ts(ts.decode()), int(pid), msg)
 
     # ------------------------------------------------------------------ blocks
 
@@ -580,115 +582,20 @@ class _FactParser:
                 bd.append((m.group("r"), int(m.group("n"))))
                 return
             self.close_summary()
-        if (m := _BIND_HDR.match(msg)) is not None:
-            self.bin_hdl = int(m.group("bin"), 16)
-            res.bind_map_headers.append(
-                BindMapHeader(src, t, pid, self.bin_hdl, int(m.group("n")), int(m.group("p")))
-            )
-        elif (m := _BIND_REC.match(msg)) is not None:
-            res.bind_records.append(
-                BindRecord(
-                    src,
-                    t,
-                    pid,
-                    self.bin_hdl,
-                    int(m.group("i")),
-                    int(m.group("cap")),
-                    int(m.group("g"), 16),
-                    (
-                        int(m.group("s0"), 16),
-                        int(m.group("s1"), 16),
-                        int(m.group("s2"), 16),
-                        int(m.group("s3"), 16),
-                    ),
-                )
-            )
-        elif (m := _CHILD.match(msg)) is not None:
-            self.child = m.group("f")
-            res.child_binaries.append(
-                ChildBinary(
-                    src,
-                    t,
-                    pid,
-                    self.child,
-                    int(m.group("dev"), 16),
-                    int(m.group("size")),
-                    int(m.group("aic"), 16),
-                    int(m.group("aiv"), 16),
-                )
-            )
-        elif (m := _OFFSETS.match(msg)) is not None:
-            if res.child_binaries and res.child_binaries[-1].aic_offset is None:
-                res.child_binaries[-1] = replace(
-                    res.child_binaries[-1],
-                    aic_offset=int(m.group("aic"), 16),
-                    aiv_offset=int(m.group("aiv"), 16),
-                )
-            else:
-                res.unrecognized.append(Unrecognized(src, msg, "super_kernel:offsets_without_funcName"))
-        elif (m := _SPLIT_SYM.match(msg)) is not None:
-            res.split_symbols.append(
-                SplitSymbol(
-                    src,
-                    t,
-                    pid,
-                    self.child,
-                    int(m.group("i")),
-                    m.group("core"),
-                    m.group("sym"),
-                    int(m.group("size"), 16),
-                    m.group("bind"),
-                )
-            )
-        elif (m := _SPLIT_ADDR.match(msg)) is not None:
-            res.split_func_addrs.append(
-                SplitFuncAddr(
-                    src,
-                    t,
-                    pid,
-                    self.child,
-                    int(m.group("i")),
-                    (int(m.group("a0"), 16), int(m.group("a1"), 16)),
-                    (int(m.group("p0"), 16), int(m.group("p1"), 16)),
-                    int(m.group("cap")),
-                )
-            )
-        elif (m := _DUMPED.match(msg)) is not None:
-            res.dumped_binaries.append(
-                DumpedBinary(
-                    src,
-                    t,
-                    pid,
-                    "kernel" if m.group("kind") == "kernel" else "entry",
-                    m.group("path"),
-                    int(m.group("size")),
-                    int(m.group("addr")),
-                )
-            )
-        elif (m := _GEN_ENTRY.match(msg)) is not None:
-            res.entry_infos.append(EntryInfo(src, t, pid, tuple(_kv(m.group("kv")).items())))
-        elif (m := _BUILT.match(msg)) is not None:
-            res.scopes_built.append(ScopeBuilt(src, t, pid, m.group("et"), m.group("h"), m.group("n")))
-        elif (m := _REORDERED.match(msg)) is not None:
-            self.reorder = ((src, t, pid), int(m.group("n")), [])
-        elif (m := _INDEX_NODE.match(msg)) is not None:
-            try:
-                got = match_node(msg, m.end(), src)
-            except ParseError as exc:
-                res.unrecognized.append(Unrecognized(src, msg, f"super_kernel:index_node: {exc}"))
-                return
-            if got is None:
-                res.plain_text_lines += 1
-                return
-            res.task_index_nodes.append(TaskIndexNode(src, t, pid, int(m.group("i")), m.group("t"), got[0]))
-        elif (m := _DEFERRED.match(msg)) is not None:
-            res.deferred_waits.append(DeferredWait(src, t, pid, tuple(_kv(m.group("kv")).items())))
-        elif "buffer is full" in msg:
+        k = _KEYS.match(msg)
+        self.fact(src, t, pid, msg, k.lastgroup if k is not None else None)
+
+    def fact(self, src: Source, t: datetime | None, pid: int | None, msg: str, key: str | None) -> None:
+        """A message outside blocks, by its start (``_KEYS`` group, None for none of them)."""
+        res = self.res
+        if key is not None and self.keyed(key, src, t, pid, msg):
+            return
+        if "buffer is full" in msg:
             res.profiling_buffer_full.append(ProfilingBufferFull(src, t, pid, msg))
-        elif _SUMMARY.match(msg):
+        elif key == "summary" and _SUMMARY.match(msg):
             self.summary = {"breakdown": []}
             self.summary_at = (src, t, pid)
-        elif (failure := _failure(msg)) is not None:
+        elif (key == "fail" or key == "split") and (failure := _failure(msg)) is not None:
             kind, fm = failure
             gd = fm.groupdict()
             res.bind_map_failures.append(
@@ -705,6 +612,114 @@ class _FactParser:
             )
         else:
             res.plain_text_lines += 1
+
+    def keyed(self, key: str, src: Source, t: datetime | None, pid: int | None, msg: str) -> bool:
+        """The facts of one message start (``_KEYS``), in the order they are tried; True when one took
+        the message (a fact, an unrecognized line or a counted plain line)."""
+        res = self.res
+        if key == "hdr":
+            if (m := _BIND_HDR.match(msg)) is None:
+                return False
+            hdl, n, payload = m.groups()
+            self.bin_hdl = int(hdl, 16)
+            res.bind_map_headers.append(BindMapHeader(src, t, pid, self.bin_hdl, int(n), int(payload)))
+        elif key == "rec":
+            if (m := _BIND_REC.match(msg)) is None:
+                return False
+            i, cap, g, s0, s1, s2, s3 = m.groups()
+            res.bind_records.append(
+                BindRecord(
+                    src,
+                    t,
+                    pid,
+                    self.bin_hdl,
+                    int(i),
+                    int(cap),
+                    int(g, 16),
+                    (int(s0, 16), int(s1, 16), int(s2, 16), int(s3, 16)),
+                )
+            )
+        elif key == "child":
+            if (m := _CHILD.match(msg)) is None:
+                return False
+            f, dev, size, aic, aiv = m.groups()
+            self.child = f
+            res.child_binaries.append(
+                ChildBinary(src, t, pid, f, int(dev, 16), int(size), int(aic, 16), int(aiv, 16))
+            )
+        elif key == "off":
+            if (m := _OFFSETS.match(msg)) is None:
+                return False
+            if res.child_binaries and res.child_binaries[-1].aic_offset is None:
+                res.child_binaries[-1] = replace(
+                    res.child_binaries[-1],
+                    aic_offset=int(m.group("aic"), 16),
+                    aiv_offset=int(m.group("aiv"), 16),
+                )
+            else:
+                res.unrecognized.append(Unrecognized(src, msg, "super_kernel:offsets_without_funcName"))
+        elif key == "split":
+            if (m := _SPLIT_SYM.match(msg)) is not None:
+                i, core, sym, size, bind = m.groups()
+                res.split_symbols.append(
+                    SplitSymbol(src, t, pid, self.child, int(i), core, sym, int(size, 16), bind)
+                )
+            elif (m := _SPLIT_ADDR.match(msg)) is not None:
+                i, a0, a1, p0, p1, cap = m.groups()
+                res.split_func_addrs.append(
+                    SplitFuncAddr(
+                        src,
+                        t,
+                        pid,
+                        self.child,
+                        int(i),
+                        (int(a0, 16), int(a1, 16)),
+                        (int(p0, 16), int(p1, 16)),
+                        int(cap),
+                    )
+                )
+            else:
+                return False
+        elif key == "dumped":
+            if (m := _DUMPED.match(msg)) is None:
+                return False
+            kind, path, size, addr = m.groups()
+            res.dumped_binaries.append(
+                DumpedBinary(
+                    src, t, pid, "kernel" if kind == "kernel" else "entry", path, int(size), int(addr)
+                )
+            )
+        elif key == "gen":
+            if (m := _GEN_ENTRY.match(msg)) is None:
+                return False
+            res.entry_infos.append(EntryInfo(src, t, pid, tuple(_kv(m.group("kv")).items())))
+        elif key == "built":
+            if (m := _BUILT.match(msg)) is None:
+                return False
+            res.scopes_built.append(ScopeBuilt(src, t, pid, m.group("et"), m.group("h"), m.group("n")))
+        elif key == "reorder":
+            if (m := _REORDERED.match(msg)) is None:
+                return False
+            self.reorder = ((src, t, pid), int(m.group("n")), [])
+        elif key == "index":
+            if (m := _INDEX_NODE.match(msg)) is None:
+                return False
+            try:
+                got = match_node(msg, m.end(), src)
+            except ParseError as exc:
+                res.unrecognized.append(Unrecognized(src, msg, f"super_kernel:index_node: {exc}"))
+                return True
+            if got is None:
+                res.plain_text_lines += 1
+                return True
+            res.task_index_nodes.append(TaskIndexNode(src, t, pid, int(m.group("i")), m.group("t"), got[0]))
+        elif key == "defer":
+            if (m := _DEFERRED.match(msg)) is None:
+                return False
+            res.deferred_waits.append(DeferredWait(src, t, pid, tuple(_kv(m.group("kv")).items())))
+        else:
+            return False
+        return True
 
 
 def _failure(msg: str) -> tuple[str, re.Match[str]] | None:

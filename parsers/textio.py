@@ -96,10 +96,16 @@ def iter_line_blocks(
 
 
 def iter_line_chunks(
-    path: str | os.PathLike[str], *, what: str = "a text log", max_line: int = MAX_LINE
+    path: str | os.PathLike[str],
+    *,
+    what: str = "a text log",
+    max_line: int = MAX_LINE,
+    scan_oversized: bool = True,
 ) -> Iterator[LineChunk | TextLine]:
     """:func:`iter_line_blocks` without the split: whole lines of up to ``max_line`` bytes come as
-    :class:`LineChunk` buffers, a cut line and an unterminated last line as :class:`TextLine`."""
+    :class:`LineChunk` buffers, a cut line and an unterminated last line as :class:`TextLine`.
+    ``scan_oversized=False`` leaves every chunk's ``check`` True (look closer) for a caller that scans
+    the bytes itself."""
     p = check_text_file(path, what=what)
     no = 0
     carry = b""  # the current line's bytes so far (at most max_line)
@@ -131,7 +137,7 @@ def iter_line_chunks(
             if len(body) > max_line + 1 and _longest(body) > max_line:
                 yield from _cut_lines(body.split(b"\n")[:-1], no, data_start, max_line)
             else:
-                check = may_hold_oversized(body)
+                check = may_hold_oversized(body) if scan_oversized else True
                 if b"\r" in body:
                     body = body.replace(b"\r\n", b"\n")
                 yield LineChunk(no + 1, body, count, check)
