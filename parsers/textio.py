@@ -134,7 +134,7 @@ def iter_line_chunks(
             body = carry + chunk[start : last_nl + 1] if carry else chunk[start : last_nl + 1]
             tail = chunk[last_nl + 1 :]
             count = body.count(b"\n")
-            if len(body) > max_line + 1 and _longest(body) > max_line:
+            if len(body) > max_line + 1 and _has_longer(body, max_line):
                 yield from _cut_lines(body.split(b"\n")[:-1], no, data_start, max_line)
             else:
                 check = may_hold_oversized(body) if scan_oversized else True
@@ -152,8 +152,17 @@ def iter_line_chunks(
         yield TextLine(no + 1, decode(carry), False, cut_at)
 
 
-def _longest(body: bytes) -> int:
-    return max(map(len, body.split(b"\n")))
+def _has_longer(body: bytes, max_line: int) -> bool:
+    """True when a line of ``body`` (whole lines) is longer than ``max_line`` bytes: the line starting
+    at ``pos`` fits when a newline ends it within ``max_line`` bytes, and so do all lines up to the last
+    newline in that window (one ``rfind`` per ``max_line`` bytes instead of a split)."""
+    pos = 0
+    while pos < len(body):
+        nl = body.rfind(b"\n", pos, pos + max_line + 1)
+        if nl < 0:
+            return True
+        pos = nl + 1
+    return False
 
 
 def _cut_lines(parts: list[bytes], no: int, start: int, max_line: int) -> Iterator[LineChunk | TextLine]:
