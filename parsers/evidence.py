@@ -641,9 +641,7 @@ def _filelog_messages(lines: SkLog) -> Iterator[SkMessage]:
     parser sorts them itself."""
     from skdbg.parsers.sk_handler import SkMessage
 
-    from_filelog = SkMessage.from_filelog
-    for prefix, message, src in lines.handler_lines():
-        yield from_filelog(prefix, message, src)
+    return lines.handler_messages(SkMessage.from_filelog)
 
 
 def _model_parts(me: ModelEvidence) -> list[Any]:

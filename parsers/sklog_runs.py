@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from skdbg.parsers.common import Source
 from skdbg.parsers.filelog import FORMAT_ERROR, FileLogPrefix, split_prefix
@@ -110,7 +111,9 @@ def _clean(data: bytes, handler: bool) -> bool:
     """True when no line of a run needs the line-by-line treatment (see the module docstring). The
     regex sorts by function only: a run of other functions that names the handler's file is read line
     by line too (its lines may be the handler's)."""
-    if b"[CONT:" in data or _FORMAT_ERROR_B in data or (not handler and _HANDLER_FILE_B in data):
+    if (b"CONT:" in data and b"[CONT:" in data) or _FORMAT_ERROR_B in data:
+        return False  # ("CONT:" first: "[" is in every prefix, so the search for "[CONT:" is slow)
+    if not handler and _HANDLER_FILE_B in data:
         return False
     classes = data.translate(_CLASSES)
     return b"\0" not in classes and _HEX_RUN not in classes
@@ -159,6 +162,7 @@ SkLogItem = MetaLine | PlainRun | HandlerRun | OtherRun
 _FIELD = rb" \[[^\]]*\]"
 FACT_LINE = re.compile(rb"(.{23}) \[(\d+):[^\]]*\]" + _FIELD * 3 + rb" ?([^\n]*)\n")
 PREFIXED_LINE = re.compile(rb"(.{23}" + _FIELD * 4 + rb" ?)([^\n]*)\n")
+T = TypeVar("T")
 _PREFIX_CACHE: dict[bytes, FileLogPrefix] = {}
 _CACHE_MAX = 4096
 
@@ -190,15 +194,28 @@ class SkLog:
     def handler_lines(self) -> Iterator[tuple[FileLogPrefix | None, str, Source]]:
         """``(prefix, message, src)`` of each line the exception-handler parser reads: the handler's
         lines and, since nothing tells them apart, lines without a prefix; blank lines are left out."""
+        return self.handler_messages(_triple)
+
+    def handler_messages(self, make: Callable[[FileLogPrefix | None, str, Source], T]) -> Iterator[T]:
+        """:meth:`handler_lines`, each made into ``make(prefix, message, src)`` (no tuple per line)."""
         file = self.file
         for item in self.items:
             if isinstance(item, HandlerRun):
+                prefix_of = _PREFIX_CACHE.get
                 for no, (prefix, body) in enumerate(PREFIXED_LINE.findall(item.data), item.first_no):
-                    yield run_prefix(prefix), body.decode("ascii"), Source(file, no)
+                    yield make(
+                        prefix_of(prefix) or run_prefix(prefix), body.decode("ascii"), Source(file, no)
+                    )
             elif isinstance(item, MetaLine) and item.message.strip():
                 p = item.prefix
                 if p is None or p.src_file == HANDLER_FILE or p.func in HANDLER_FUNCS:
-                    yield p, item.message, item.src
+                    yield make(p, item.message, item.src)
+
+
+def _triple(
+    prefix: FileLogPrefix | None, message: str, src: Source
+) -> tuple[FileLogPrefix | None, str, Source]:
+    return prefix, message, src
 
 
 def read_super_kernel_log(path: str | os.PathLike[str]) -> SkLog:

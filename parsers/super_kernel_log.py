@@ -505,7 +505,9 @@ class _FactParser:
             if self.reorder is not None or self.summary is not None:
                 self.step(Source(file, no), ts_from_bytes(ts), int(pid), msg)
             elif (k := keys(msg)) is not None:
-                self.fact(Source(file, no), ts_from_bytes(ts), int(pid), msg, k.lastgroup)
+                key, src, t, p = k.lastgroup, Source(file, no), ts_from_bytes(ts), int(pid)
+                if not self.keyed(key, src, t, p, msg):  # type: ignore[arg-type]
+                    self.unkeyed(src, t, p, msg, key)
             elif "buffer is full" in msg:
                 self.fact(Source(file, no), ts_from_bytes(ts), int(pid), msg, None)
             else:
@@ -587,9 +589,12 @@ class _FactParser:
 
     def fact(self, src: Source, t: datetime | None, pid: int | None, msg: str, key: str | None) -> None:
         """A message outside blocks, by its start (``_KEYS`` group, None for none of them)."""
+        if key is None or not self.keyed(key, src, t, pid, msg):
+            self.unkeyed(src, t, pid, msg, key)
+
+    def unkeyed(self, src: Source, t: datetime | None, pid: int | None, msg: str, key: str | None) -> None:
+        """A message no fact regex of its start took: the checks that follow them in the cascade."""
         res = self.res
-        if key is not None and self.keyed(key, src, t, pid, msg):
-            return
         if "buffer is full" in msg:
             res.profiling_buffer_full.append(ProfilingBufferFull(src, t, pid, msg))
         elif key == "summary" and _SUMMARY.match(msg):
