@@ -416,6 +416,39 @@ _KEYS = re.compile(
 )
 
 
+_HB = rb"0x([0-9a-fA-F]+)"
+#: the most frequent facts straight from a run's bytes (a run line is printable ASCII, so each branch
+#: matches exactly when its text regex above matches the stripped message: `` ?[ \t]*`` and
+#: ``[ \t]*\n`` stand for the strip, ``[^\n]`` for ``.``); each branch is the first regex its start
+#: (``_KEYS``) tries, so the cascade would pick it too. Any other line matches ``line``.
+_FAST = re.compile(
+    rb"(.{23}) \[(\d+):[^\]]*\](?: \[[^\]]*\]){3} ?[ \t]*(?:"
+    rb"(?P<sym>split\[(\d+)\] (AIC|AIV) symbol=([^\n]*), size=" + _HB + rb", bind=(\w*))"
+    rb"|(?P<child>funcName=([^\n]*), binDevAddr=" + _HB + rb", binDevSize=(\d+), aicAddr=" + _HB + rb", "
+    rb"aivAddr=" + _HB + rb")"
+    rb"|(?P<off>aicOffset=" + _HB + rb", aivOffset=" + _HB + rb")"
+    rb"|(?P<hdr>binHdl=" + _HB + rb", metaNum=(\d+), payloadSize=(\d+))"
+    rb"|(?P<rec>\[(\d+)\] cap=(\d+), globalFunc="
+    + _HB
+    + rb", skFunc\[0\]="
+    + _HB
+    + rb", skFunc\[1\]="
+    + _HB
+    + rb", skFunc\[2\]="
+    + _HB
+    + rb", skFunc\[3\]="
+    + _HB
+    + rb")"
+    rb"|(?P<dumped>Dumped (kernel|SK entry) binary: ([^\n]*), size=(\d+), codeSegAddr=(\d+))"
+    rb")[ \t]*\n|(?P<line>[^\n]*\n)"
+)
+#: group numbers of each branch's fields (after ts=1, pid=2)
+_FAST_FIELDS = {
+    name: tuple(range(_FAST.groupindex[name] + 1, _FAST.groupindex[name] + 1 + count))
+    for name, count in (("sym", 5), ("child", 5), ("off", 2), ("hdr", 3), ("rec", 7), ("dumped", 4))
+}
+
+
 def parse_super_kernel_log(
     source: str | os.PathLike[str] | SkLog | Iterable[SkLogItem], *, file: str | None = None
 ) -> SuperKernelLogResult:
@@ -496,11 +529,19 @@ class _FactParser:
                 self.step(Source(self.file, no), ts_from_bytes(ts), int(pid), body.decode().strip())
 
     def other_run(self, run: OtherRun) -> None:
-        """Other prefixed lines: only those that may be a fact (or sit in an open block) are parsed."""
+        """Other prefixed lines: the frequent facts straight from bytes (:data:`_FAST`); the rest only
+        when they may be a fact or sit in an open block."""
         res = self.res
         res.lines_read += run.count
-        keys, file = _KEYS.match, self.file
-        for no, (ts, pid, body) in enumerate(FACT_LINE.findall(run.data), run.first_no):
+        keys, file, data, fields = _KEYS.match, self.file, run.data, _FAST_FIELDS
+        for no, m in enumerate(_FAST.finditer(data), run.first_no):
+            kind = m.lastgroup
+            if kind != "line" and self.reorder is None and self.summary is None:
+                self.fast(kind, m.group(*fields[kind]), Source(file, no), ts_from_bytes(m[1]), int(m[2]))  # type: ignore[arg-type,index]
+                continue
+            line = FACT_LINE.match(data, m.start())
+            assert line is not None  # a run line
+            ts, pid, body = line.groups()
             msg = body.decode().strip()
             if self.reorder is not None or self.summary is not None:
                 self.step(Source(file, no), ts_from_bytes(ts), int(pid), msg)
@@ -512,6 +553,67 @@ class _FactParser:
                 self.fact(Source(file, no), ts_from_bytes(ts), int(pid), msg, None)
             else:
                 res.plain_text_lines += 1
+
+    def fast(self, kind: str, g: tuple[bytes, ...], src: Source, t: datetime | None, pid: int) -> None:
+        """A :data:`_FAST` fact: what :meth:`keyed` makes of the same message."""
+        res = self.res
+        if kind == "sym":
+            res.split_symbols.append(
+                SplitSymbol(
+                    src,
+                    t,
+                    pid,
+                    self.child,
+                    int(g[0]),
+                    g[1].decode(),
+                    g[2].decode(),
+                    int(g[3], 16),
+                    g[4].decode(),
+                )
+            )
+        elif kind == "child":
+            self.child = g[0].decode()
+            res.child_binaries.append(
+                ChildBinary(src, t, pid, self.child, int(g[1], 16), int(g[2]), int(g[3], 16), int(g[4], 16))
+            )
+        elif kind == "off":
+            if res.child_binaries and res.child_binaries[-1].aic_offset is None:
+                res.child_binaries[-1] = replace(
+                    res.child_binaries[-1], aic_offset=int(g[0], 16), aiv_offset=int(g[1], 16)
+                )
+            else:
+                msg = b"aicOffset=0x%s, aivOffset=0x%s" % g
+                res.unrecognized.append(
+                    Unrecognized(src, msg.decode(), "super_kernel:offsets_without_funcName")
+                )
+        elif kind == "hdr":
+            self.bin_hdl = int(g[0], 16)
+            res.bind_map_headers.append(BindMapHeader(src, t, pid, self.bin_hdl, int(g[1]), int(g[2])))
+        elif kind == "rec":
+            res.bind_records.append(
+                BindRecord(
+                    src,
+                    t,
+                    pid,
+                    self.bin_hdl,
+                    int(g[0]),
+                    int(g[1]),
+                    int(g[2], 16),
+                    (int(g[3], 16), int(g[4], 16), int(g[5], 16), int(g[6], 16)),
+                )
+            )
+        else:  # dumped
+            res.dumped_binaries.append(
+                DumpedBinary(
+                    src,
+                    t,
+                    pid,
+                    "kernel" if g[0] == b"kernel" else "entry",
+                    g[1].decode(),
+                    int(g[2]),
+                    int(g[3]),
+                )
+            )
 
     # ------------------------------------------------------------------ blocks
 

@@ -79,6 +79,12 @@ LINES = [
     "no prefix at all",
     "# a comment",
     "",
+    # facts with spacing and look-alike text the bytes branches must read as the text regexes do
+    _pfx("GetSplitSymbol") + "\tsplit[2] AIC symbol=a, size=0x1, b, size=0x20, bind=GLOBAL  ",
+    _pfx("GetSplitSymbol") + "split[2] AIC symbol=s, size=0x20, bind=GLO BAL",  # not a symbol line
+    _pfx("GetSubKernelAddr") + "aicOffset=0xAB, aivOffset=0x0 ",
+    _pfx("DumpKernelBinaries") + "Dumped SK entry binary: bin_files/sk, size=1.o, size=4096, codeSegAddr=77",
+    _pfx("InitSuperKernelBindMap") + "binHdl=0x1, metaNum=2, payloadSize=x",  # not a header
 ]
 
 
@@ -182,6 +188,26 @@ def test_an_open_block_sees_the_repeats_after_it(tmp_path: Path) -> None:
     assert block.node_count == 2 and [(i, n.node_id) for i, n in block.nodes] == [(0, 100)]
     assert [g.kind for g in res.gaps] == ["incomplete_block"]
     assert (res.lines_read, res.plain_text_lines) == (5, 3)  # lines 1, 4 and 5
+
+
+def test_fact_lines_read_from_bytes_as_the_text_regexes_read_them(tmp_path: Path) -> None:
+    path = tmp_path / "super_kernel.log"
+    path.write_text("\n".join([LINES[0], *LINES[-5:], LINES[17]]) + "\n")
+    res = parse_super_kernel_log(read_super_kernel_log(path), file=str(path))
+    # the symbol runs to the last ", size=" (greedy .*), trailing blanks are not part of the line
+    assert [(s.symbol, s.size, s.bind, s.func_name) for s in res.split_symbols] == [
+        ("a, size=0x1, b", 0x20, "GLOBAL", None)
+    ]
+    assert [(d.kind, d.path, d.size, d.code_seg_addr) for d in res.dumped_binaries] == [
+        ("entry", "bin_files/sk, size=1.o", 4096, 77)
+    ]
+    # offsets without a funcName line before them are left unrecognized, with the message as printed
+    assert [(u.src.line if u.src else None, u.text) for u in res.unrecognized] == [
+        (4, "aicOffset=0xAB, aivOffset=0x0"),
+        (7, "aicOffset=0x0, aivOffset=0x10"),
+    ]
+    assert res.bind_map_headers == [] and res.plain_text_lines == 3  # lines 1, 3 and 6
+    _same_as_line_reader(path)
 
 
 def test_facts_from_runs_carry_line_pid_and_time(tmp_path: Path) -> None:
