@@ -256,3 +256,20 @@ def test_line_chunks_are_whole_lines(tmp_path: Path) -> None:
     other.write_bytes(b"x\n")
     (chunk,) = list(iter_line_chunks(other, scan_oversized=False))
     assert chunk == LineChunk(1, b"x\n", 1, True)  # not scanned: look closer
+
+
+def test_writers_beyond_the_run_limit_are_read_line_by_line(tmp_path: Path) -> None:
+    # 40 writer pids, each printing a repeat, a handler line and a fact: pids past MAX_RUN_PIDS (32)
+    # never get runs, and the result is still the line reader's
+    rows = []
+    for pid in range(1, 41):
+        rows += [
+            _pfx(f, pid=str(pid)) + body for f, body in (("PrintSKNodesDetail", "x"), ("PrintDfxInfo", "y"))
+        ]
+        rows.append(LINES[14].replace("[48213:", f"[{pid}:"))
+    path = tmp_path / "super_kernel.log"
+    path.write_text("\n".join(rows * 2) + "\n")
+    res = parse_super_kernel_log(read_super_kernel_log(path), file=str(path))
+    assert list(res.pid_first_line.items())[:2] == [(1, 1), (2, 4)] and len(res.pid_first_line) == 40
+    assert (res.handler_lines, res.plain_text_lines, len(res.split_symbols)) == (80, 80, 80)
+    _same_as_line_reader(path)
