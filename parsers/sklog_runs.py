@@ -82,7 +82,8 @@ def _alt(names: frozenset[str]) -> bytes:
 def _pattern(pids: list[bytes]) -> re.Pattern[bytes]:
     """One match at a line start: a run of plain repeats (``p``), of handler lines (``h``), of other
     prefixed lines (``o``) — each line of a known pid, sorted by its function — or any single line
-    (``x``). The source-file field is not looked at: a run that names the handler's file is read line
+    (``x``). Runs are possessive (``++``): nothing follows them, so no backtracking state is kept
+    per line. The source-file field is not looked at: a run that names the handler's file is read line
     by line (:func:`_clean`)."""
     if not pids:  # nothing is known yet: every line is read one by one
         return re.compile(rb"(?P<x>[^\n]*\n)")
@@ -91,7 +92,7 @@ def _pattern(pids: list[bytes]) -> re.Pattern[bytes]:
     handler = rb"(?:" + _alt(HANDLER_FUNCS) + rb")"
     other = rb"(?!(?:" + _alt(HANDLER_FUNCS | OTHER_FILE_PRINTERS) + rb")\])[^\]\n]*"
     runs = [
-        rb"(?P<%s>(?:%s%s%s)+)" % (name, head, func, _BODY)
+        rb"(?P<%s>(?:%s%s%s)++)" % (name, head, func, _BODY)
         for name, func in ((b"p", plain), (b"h", handler), (b"o", other))
     ]
     return re.compile(b"|".join([*runs, rb"(?P<x>[^\n]*\n)"]))
