@@ -203,7 +203,9 @@ class SkLog:
         for item in self.items:
             if isinstance(item, HandlerRun):
                 prefix_of = _PREFIX_CACHE.get
-                for no, (prefix, body) in enumerate(PREFIXED_LINE.findall(item.data), item.first_no):
+                # finditer, not findall: one match alive at a time, so no list of 10⁴ tuples for the GC
+                for no, m in enumerate(PREFIXED_LINE.finditer(item.data), item.first_no):
+                    prefix, body = m.groups()
                     yield make(
                         prefix_of(prefix) or run_prefix(prefix), body.decode("ascii"), Source(file, no)
                     )
