@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from skdbg.parsers.runtime_faults import ErrorManagerLine, RuntimeRecord
     from skdbg.parsers.scope_split import ScopeSplitResult
     from skdbg.parsers.sk_handler import Incident, NonSkFault, SkHandlerResult, SkMessage
-    from skdbg.parsers.super_kernel_log import SkLogLine, SuperKernelLogResult
+    from skdbg.parsers.super_kernel_log import SkLog, SuperKernelLogResult
     from skdbg.parsers.task_queue import TaskQueueFile
 
 T = TypeVar("T")
@@ -719,18 +719,14 @@ class _PlogScan:
         return out
 
 
-def _filelog_messages(lines: list[SkLogLine]) -> Iterator[SkMessage]:
+def _filelog_messages(lines: SkLog) -> Iterator[SkMessage]:
     """The exception-handler lines of super_kernel.log (build facts are most of the file and are skipped
-    here: their prefix names another source file/function; the undecoded repeats of the dedicated
-    files are such lines). Lines without a prefix are kept: nothing tells them apart, and the handler
+    here: their prefix names another source file/function; the reader keeps the handler's lines in
+    runs of their own). Lines without a prefix are kept: nothing tells them apart, and the handler
     parser sorts them itself."""
     from skdbg.parsers.sk_handler import SkMessage
-    from skdbg.parsers.skmeta_lines import MetaLine
-    from skdbg.parsers.super_kernel_log import is_handler_line
 
-    for ml in lines:
-        if isinstance(ml, MetaLine) and ml.message.strip() and (ml.prefix is None or is_handler_line(ml)):
-            yield SkMessage.from_filelog(ml.prefix, ml.message, ml.src)
+    return lines.handler_messages(SkMessage.from_filelog)
 
 
 def _model_parts(me: ModelEvidence) -> list[Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 PREFIX_RE = re.compile(
     r"^(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}) \[(?P<pid>\d+):(?P<tid>\d+)\] "
@@ -68,6 +68,7 @@ _CACHE_MAX = 4096
 
 
 _SECOND_CACHE: dict[str, datetime | None] = {}
+_MISSING = datetime.min  # a cache-miss marker no log prints (year 1)
 
 
 def _cached_ts(text: str) -> datetime | None:
@@ -86,6 +87,23 @@ def _cached_ts(text: str) -> datetime | None:
         base = _SECOND_CACHE[second] = parse_filelog_ts(second)
     ts = _TS_CACHE[text] = None if base is None else base.replace(microsecond=int(text[20:]) * 1000)
     return ts
+
+
+_MILLIS = [timedelta(milliseconds=i) for i in range(1000)]
+_SECOND_B_CACHE: dict[bytes, datetime | None] = {}
+
+
+def ts_from_bytes(ts: bytes) -> datetime | None:
+    """:func:`_cached_ts` for the undecoded ASCII timestamp of a prefix (``YYYY-MM-DD HH:MM:SS.mmm``):
+    the second is parsed once, the milliseconds are added (a whole second plus under 1000 ms stays
+    inside that second, so this equals putting them in)."""
+    second = ts[:19]
+    base = _SECOND_B_CACHE.get(second, _MISSING)
+    if base is _MISSING:
+        if len(_SECOND_B_CACHE) >= _CACHE_MAX:
+            _SECOND_B_CACHE.clear()
+        base = _SECOND_B_CACHE[second] = parse_filelog_ts(second.decode("ascii"))
+    return None if base is None else base + _MILLIS[int(ts[20:23])]
 
 
 def split_prefix(line: str) -> tuple[FileLogPrefix | None, str]:

@@ -21,123 +21,36 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
-from skdbg.parsers.filelog import FORMAT_ERROR, PIECE
+from skdbg.parsers.filelog import ts_from_bytes
 from skdbg.parsers.node_format import Node, match_node
-from skdbg.parsers.skmeta_lines import (
-    MetaLine,
-    MetaResultBase,
-    frame,
-    raw_meta_line,
-    record_row,
-    to_meta_line,
+from skdbg.parsers.sklog_runs import (
+    FACT_LINE,
+    HANDLER_FILE,
+    HANDLER_FUNCS,
+    OTHER_FILE_PRINTERS,
+    HandlerRun,
+    OtherRun,
+    PlainRun,
+    SkLog,
+    SkLogItem,
+    read_super_kernel_log,
 )
-from skdbg.parsers.textio import TextLine, iter_line_blocks
+from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, frame, record_row
+
+__all__ = [
+    "HANDLER_FILE",
+    "HANDLER_FUNCS",
+    "OTHER_FILE_PRINTERS",
+    "SkLog",
+    "SkLogItem",
+    "SuperKernelLogResult",
+    "is_handler_line",
+    "parse_super_kernel_log",
+    "read_super_kernel_log",
+]
 
 if TYPE_CHECKING:
     import pandas as pd
-
-HANDLER_FILE = "sk_dfx_exception_handler.cpp"
-# [SK] functions of sk_dfx_exception_handler.cpp (§1.4); their lines are the handler parser's.
-HANDLER_FUNCS = frozenset(
-    {
-        "HandleException",
-        "IsSuperKernelException",
-        "ExtractSkDeviceEntryArgsPtr",
-        "PrintSkHeaderInfo",
-        "PrintTaskQueue",
-        "PrintCounterInfo",
-        "PrintDfxInfo",
-        "ParseAndPrintSubKernelSymbols",
-        "IdentifyErrorNodeByPC",
-        "FindErrorNodeByPC",
-        "PrintMatchedNodeBasicInfo",
-        "PrintFuncSymbolInfo",
-        "PrintNodeDevArgs",
-        "PrintNoMatchInfo",
-        "PrintCoreSymbols",
-        "PrintAllCoreSymbols",
-        "GetCondRegValue",
-        "ParseAndPrintCondInfo",
-        "PrintCondSubKernelInfo",
-        "PrintModelIdIndexMap",
-        "ExceptionDumpInfoCallBack",
-        "ProcessExceptionDump",
-        "FillExceptionDumpInfo",
-    }
-)
-
-# Printers of the dedicated files whose lines super_kernel.log repeats (§3.2, §3.4–§3.9): none of the
-# facts below comes from them, so their (many) lines are counted as plain text without the regex cascade.
-OTHER_FILE_PRINTERS = frozenset(
-    {
-        "PrintSKNodesDetail",
-        "DumpDeviceArgsDetail",
-        "DumpTaskQueDetail",
-        "PrintScopeDetails",
-        "UpdateNodeScopeBitFlags",
-    }
-)
-
-#: the file-logger prefix (filelog.PREFIX_RE) over undecoded bytes: group 1 = pid, 2 = source file,
-#: 3 = function. A bytes match implies a match of the text regex with the same groups.
-_PREFIX_B = re.compile(
-    rb"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} \[(\d+):\d+\] \[[A-Z]+\] \[([^\]]*?):\d+\] \[([^\]]*)\] ?"
-)
-_OTHER_FILE_PRINTERS_B = frozenset(f.encode() for f in OTHER_FILE_PRINTERS)
-_HANDLER_FILE_B = HANDLER_FILE.encode()
-_FORMAT_ERROR_B = FORMAT_ERROR.encode()
-
-
-@dataclass(frozen=True, slots=True)
-class RepeatedLine:
-    """A super_kernel.log line printed by a dedicated file's printer (:data:`OTHER_FILE_PRINTERS`),
-    left undecoded: its content is parsed from that file. Only its writer pid is read, for the
-    file-logger provenance (gate F4/F7); :meth:`materialize` gives the full line when a block of
-    super_kernel.log's own facts (reordered rows, fail summary) is open and must see it."""
-
-    no: int
-    pid: int
-    raw: bytes
-    file: str
-
-    def materialize(self) -> MetaLine:
-        return raw_meta_line(self.raw, self.no, self.file, check=False)
-
-
-SkLogLine = MetaLine | RepeatedLine
-
-
-def read_super_kernel_log(path: str | os.PathLike[str]) -> list[SkLogLine]:
-    """super_kernel.log, split a chunk at a time in C: the lines of :data:`OTHER_FILE_PRINTERS` (about
-    two thirds of the file) become :class:`RepeatedLine` without being decoded or split; every other
-    line is the :class:`MetaLine` that :func:`~skdbg.parsers.skmeta_lines.iter_meta_lines` makes. A
-    line is left undecoded only when nothing about it needs the text: prefixed, ASCII, not blank, not
-    a FORMAT_ERROR body, whole (not cut, not CONT-joined, newline-terminated) and its chunk holds no
-    oversized number."""
-    file = str(path)
-    out: list[SkLogLine] = []
-    for block in iter_line_blocks(path, what="super_kernel.log"):
-        if isinstance(block, TextLine):
-            out.append(to_meta_line(block, file))
-            continue
-        check = block.check
-        for no, raw in enumerate(block.lines, block.first_no):
-            if not check and (pid := _repeat_pid(raw)) is not None:
-                out.append(RepeatedLine(no, pid, raw, file))
-            else:
-                out.append(raw_meta_line(raw, no, file, check=check))
-    return out
-
-
-def _repeat_pid(raw: bytes) -> int | None:
-    """The writer pid when ``raw`` (a whole line) can stay undecoded (see :func:`read_super_kernel_log`)."""
-    if len(raw) >= PIECE or (m := _PREFIX_B.match(raw)) is None or m.group(3) not in _OTHER_FILE_PRINTERS_B:
-        return None
-    if m.group(2).rsplit(b"/", 1)[-1] == _HANDLER_FILE_B or not raw.isascii():
-        return None
-    body = raw[m.end() :].strip()
-    return int(m.group(1)) if body and body != _FORMAT_ERROR_B else None
-
 
 _H = r"0x(?P<{}>[0-9a-fA-F]+)"
 
@@ -490,219 +403,311 @@ def is_handler_line(ml: MetaLine) -> bool:
     return p is not None and (p.src_file == HANDLER_FILE or p.func in HANDLER_FUNCS)
 
 
+#: which fact a message can be, by its start (after strip): each regex above starts with one of these
+#: literals, so a message tries only the regexes of its start; one that starts with none of them (and
+#: holds no ``buffer is full``) is plain text
+_KEYS = re.compile(
+    r"(?P<hdr>binHdl=)|(?P<rec>\[\d+\] cap=)|(?P<child>funcName=)|(?P<off>aicOffset=)|(?P<split>split\[)|"
+    r"(?P<dumped>Dumped )|(?P<gen>GenEntryInfo: )|(?P<built>schedule scope: )|"
+    r"(?P<reorder>reordered task nodes: )|(?P<index>index=)|(?P<defer>task reorder: )|"
+    r"(?P<summary>Fusion fail reasons summary:)|"
+    r"(?P<fail>Function is not found |bindMap is empty |rtBinaryGetMeta|metaNum is zero!|"
+    r"InitSuperKernelBindMap: |binHdl is null |funcHdl is null |Invalid sk bind map |Failed to get )"
+)
+
+
+_HB = rb"0x([0-9a-fA-F]+)"
+#: the most frequent facts straight from a run's bytes (a run line is printable ASCII, so each branch
+#: matches exactly when its text regex above matches the stripped message: `` ?[ \t]*`` and
+#: ``[ \t]*\n`` stand for the strip, ``[^\n]`` for ``.``); each branch is the first regex its start
+#: (``_KEYS``) tries, so the cascade would pick it too. Any other line matches ``line``.
+_FAST = re.compile(
+    rb"(.{23}) \[(\d+):[^\]]*\](?: \[[^\]]*\]){3} ?[ \t]*(?:"
+    rb"(?P<sym>split\[(\d+)\] (AIC|AIV) symbol=([^\n]*), size=" + _HB + rb", bind=(\w*))"
+    rb"|(?P<child>funcName=([^\n]*), binDevAddr=" + _HB + rb", binDevSize=(\d+), aicAddr=" + _HB + rb", "
+    rb"aivAddr=" + _HB + rb")"
+    rb"|(?P<off>aicOffset=" + _HB + rb", aivOffset=" + _HB + rb")"
+    rb"|(?P<hdr>binHdl=" + _HB + rb", metaNum=(\d+), payloadSize=(\d+))"
+    rb"|(?P<rec>\[(\d+)\] cap=(\d+), globalFunc="
+    + _HB
+    + rb", skFunc\[0\]="
+    + _HB
+    + rb", skFunc\[1\]="
+    + _HB
+    + rb", skFunc\[2\]="
+    + _HB
+    + rb", skFunc\[3\]="
+    + _HB
+    + rb")"
+    rb"|(?P<dumped>Dumped (kernel|SK entry) binary: ([^\n]*), size=(\d+), codeSegAddr=(\d+))"
+    rb")[ \t]*\n|(?P<line>[^\n]*\n)"
+)
+#: group numbers of each branch's fields (after ts=1, pid=2)
+_FAST_FIELDS = {
+    name: tuple(range(_FAST.groupindex[name] + 1, _FAST.groupindex[name] + 1 + count))
+    for name, count in (("sym", 5), ("child", 5), ("off", 2), ("hdr", 3), ("rec", 7), ("dumped", 4))
+}
+
+
 def parse_super_kernel_log(
-    source: str | os.PathLike[str] | Iterable[SkLogLine], *, file: str | None = None
+    source: str | os.PathLike[str] | SkLog | Iterable[SkLogItem], *, file: str | None = None
 ) -> SuperKernelLogResult:
     """Extract the §3.3 facts; other lines are counted (free text), never Unrecognized."""
     fname = (
         file if file is not None else (str(source) if isinstance(source, (str, os.PathLike)) else "<lines>")
     )
-    res = SuperKernelLogResult(fname)
-    bin_hdl: int | None = None
-    child: str | None = None
-    reorder: tuple[MetaLine, int, list[tuple[int, Node]]] | None = None
-    summary: dict[str, object] | None = None
+    items: Iterable[SkLogItem] = (
+        read_super_kernel_log(source) if isinstance(source, (str, os.PathLike)) else source
+    )
+    parser = _FactParser(SuperKernelLogResult(fname), items.file if isinstance(items, SkLog) else fname)
+    for item in items:
+        if isinstance(item, MetaLine):
+            parser.meta_line(item)
+        elif isinstance(item, OtherRun):
+            parser.other_run(item)
+        elif isinstance(item, PlainRun):
+            parser.plain_run(item)
+        else:
+            parser.handler_run(item)
+    return parser.finish()
 
-    def close_reorder() -> None:
-        nonlocal reorder
-        if reorder is None:
+
+_Where = tuple[Source, datetime | None, int | None]
+
+
+class _FactParser:
+    """The §3.3 fact state machine over lines in file order: ``binHdl=`` and ``funcName=`` lines give
+    context to the records after them; ``reordered task nodes`` and the fail summary open blocks that
+    see every following line until one does not belong."""
+
+    def __init__(self, res: SuperKernelLogResult, file: str) -> None:
+        self.res = res
+        self.file = file  # of the runs' lines (a MetaLine carries its own)
+        self.bin_hdl: int | None = None
+        self.child: str | None = None
+        self.reorder: tuple[_Where, int, list[tuple[int, Node]]] | None = None
+        self.summary: dict[str, object] | None = None
+        self.summary_at: _Where = (Source(file), None, None)  # the open summary's first line
+
+    # ------------------------------------------------------------------ the kinds of items
+
+    def meta_line(self, ml: MetaLine) -> None:
+        """A line read one by one (any edge case): the generic path."""
+        res = self.res
+        if res.note_common(ml):
             return
-        ml, n, rows = reorder
-        rec = ReorderedNodes(ml.src, ml.ts, ml.pid, n, tuple(rows))
-        if not rec.complete:
-            res.gaps.append(
-                Gap("incomplete_block", f"reordered task nodes: {n} announced, {len(rows)} rows", src=ml.src)
-            )
-        res.reordered.append(rec)
-        reorder = None
+        if is_handler_line(ml):
+            res.handler_lines += 1
+            return
+        if (
+            ml.prefix is not None
+            and ml.prefix.func in OTHER_FILE_PRINTERS
+            and self.reorder is None
+            and self.summary is None
+        ):
+            res.plain_text_lines += 1
+            return
+        self.step(ml.src, ml.ts, ml.pid, ml.message.strip())
 
-    def close_summary() -> None:
-        nonlocal summary
+    def handler_run(self, run: HandlerRun) -> None:
+        """Handler lines never touch the facts nor an open block: counted only."""
+        self.res.lines_read += run.count
+        self.res.handler_lines += run.count
+
+    def plain_run(self, run: PlainRun) -> None:
+        """Repeats of the dedicated files: plain text, unless a block is open and must see them."""
+        res = self.res
+        if self.reorder is None and self.summary is None:
+            res.lines_read += run.count
+            res.plain_text_lines += run.count
+            return
+        for no, (ts, pid, body) in enumerate(FACT_LINE.findall(run.data), run.first_no):
+            res.lines_read += 1
+            if self.reorder is None and self.summary is None:
+                res.plain_text_lines += 1
+            else:
+                self.step(Source(self.file, no), ts_from_bytes(ts), int(pid), body.decode().strip())
+
+    def other_run(self, run: OtherRun) -> None:
+        """Other prefixed lines: the frequent facts straight from bytes (:data:`_FAST`); the rest only
+        when they may be a fact or sit in an open block."""
+        res = self.res
+        res.lines_read += run.count
+        keys, file, data, fields = _KEYS.match, self.file, run.data, _FAST_FIELDS
+        for no, m in enumerate(_FAST.finditer(data), run.first_no):
+            kind = m.lastgroup
+            if kind != "line" and self.reorder is None and self.summary is None:
+                self.fast(kind, m.group(*fields[kind]), Source(file, no), ts_from_bytes(m[1]), int(m[2]))  # type: ignore[arg-type,index]
+                continue
+            line = FACT_LINE.match(data, m.start())
+            assert line is not None  # a run line
+            ts, pid, body = line.groups()
+            msg = body.decode().strip()
+            if self.reorder is not None or self.summary is not None:
+                self.step(Source(file, no), ts_from_bytes(ts), int(pid), msg)
+            elif (k := keys(msg)) is not None:
+                key, src, t, p = k.lastgroup, Source(file, no), ts_from_bytes(ts), int(pid)
+                if not self.keyed(key, src, t, p, msg):  # type: ignore[arg-type]
+                    self.unkeyed(src, t, p, msg, key)
+            elif "buffer is full" in msg:
+                self.fact(Source(file, no), ts_from_bytes(ts), int(pid), msg, None)
+            else:
+                res.plain_text_lines += 1
+
+    def fast(self, kind: str, g: tuple[bytes, ...], src: Source, t: datetime | None, pid: int) -> None:
+        """A :data:`_FAST` fact: what :meth:`keyed` makes of the same message."""
+        res = self.res
+        if kind == "sym":
+            res.split_symbols.append(
+                SplitSymbol(
+                    src,
+                    t,
+                    pid,
+                    self.child,
+                    int(g[0]),
+                    g[1].decode(),
+                    g[2].decode(),
+                    int(g[3], 16),
+                    g[4].decode(),
+                )
+            )
+        elif kind == "child":
+            self.child = g[0].decode()
+            res.child_binaries.append(
+                ChildBinary(src, t, pid, self.child, int(g[1], 16), int(g[2]), int(g[3], 16), int(g[4], 16))
+            )
+        elif kind == "off":
+            if res.child_binaries and res.child_binaries[-1].aic_offset is None:
+                res.child_binaries[-1] = replace(
+                    res.child_binaries[-1], aic_offset=int(g[0], 16), aiv_offset=int(g[1], 16)
+                )
+            else:
+                msg = b"aicOffset=0x%s, aivOffset=0x%s" % g
+                res.unrecognized.append(
+                    Unrecognized(src, msg.decode(), "super_kernel:offsets_without_funcName")
+                )
+        elif kind == "hdr":
+            self.bin_hdl = int(g[0], 16)
+            res.bind_map_headers.append(BindMapHeader(src, t, pid, self.bin_hdl, int(g[1]), int(g[2])))
+        elif kind == "rec":
+            res.bind_records.append(
+                BindRecord(
+                    src,
+                    t,
+                    pid,
+                    self.bin_hdl,
+                    int(g[0]),
+                    int(g[1]),
+                    int(g[2], 16),
+                    (int(g[3], 16), int(g[4], 16), int(g[5], 16), int(g[6], 16)),
+                )
+            )
+        else:  # dumped
+            res.dumped_binaries.append(
+                DumpedBinary(
+                    src,
+                    t,
+                    pid,
+                    "kernel" if g[0] == b"kernel" else "entry",
+                    g[1].decode(),
+                    int(g[2]),
+                    int(g[3]),
+                )
+            )
+
+    # ------------------------------------------------------------------ blocks
+
+    def close_reorder(self) -> None:
+        if self.reorder is None:
+            return
+        (src, ts, pid), n, rows = self.reorder
+        rec = ReorderedNodes(src, ts, pid, n, tuple(rows))
+        if not rec.complete:
+            self.res.gaps.append(
+                Gap("incomplete_block", f"reordered task nodes: {n} announced, {len(rows)} rows", src=src)
+            )
+        self.res.reordered.append(rec)
+        self.reorder = None
+
+    def close_summary(self) -> None:
+        summary = self.summary
         if summary is None:
             return
-        ml = summary["ml"]
-        assert isinstance(ml, MetaLine)
+        src, ts, pid = self.summary_at
         bd = summary["breakdown"]
         assert isinstance(bd, list)
-        res.fail_summaries.append(
+        self.res.fail_summaries.append(
             FusionFailSummary(
-                ml.src,
-                ml.ts,
-                ml.pid,
+                src,
+                ts,
+                pid,
                 _opt_int(summary.get("Total nodes")),
                 _opt_int(summary.get("Fusible nodes")),
                 _opt_int(summary.get("Unfusible nodes")),
                 tuple(bd),
             )
         )
-        summary = None
+        self.summary = None
 
-    lines: Iterable[SkLogLine] = (
-        read_super_kernel_log(source) if isinstance(source, (str, os.PathLike)) else source
-    )
-    for item in lines:
-        if isinstance(item, RepeatedLine):
-            if reorder is None and summary is None:
-                _note_repeated(res, item)
-                res.plain_text_lines += 1
-                continue
-            item = item.materialize()
-        ml = item
-        if res.note_common(ml):
-            continue
-        if is_handler_line(ml):
-            res.handler_lines += 1
-            continue
-        if (
-            ml.prefix is not None
-            and ml.prefix.func in OTHER_FILE_PRINTERS
-            and reorder is None
-            and summary is None
-        ):
-            res.plain_text_lines += 1
-            continue
-        msg = ml.message.strip()
-        t, pid = ml.ts, ml.pid
+    def finish(self) -> SuperKernelLogResult:
+        self.close_reorder()
+        self.close_summary()
+        return self.res
+
+    # ------------------------------------------------------------------ one message
+
+    def step(self, src: Source, t: datetime | None, pid: int | None, msg: str) -> None:
+        """One stripped message that is not blank, a format error, a handler line nor a plain repeat."""
+        res = self.res
+        reorder = self.reorder
         if reorder is not None:
             rm = _REORDERED_ROW.match(msg)
             if rm is not None and len(reorder[2]) < reorder[1]:
                 try:
-                    got = match_node(msg, rm.end(), ml.src)
+                    got = match_node(msg, rm.end(), src)
                 except ParseError as exc:
-                    res.unrecognized.append(Unrecognized(ml.src, msg, f"super_kernel:reordered_row: {exc}"))
-                    continue
+                    res.unrecognized.append(Unrecognized(src, msg, f"super_kernel:reordered_row: {exc}"))
+                    return
                 if got is not None:
                     reorder[2].append((int(rm.group("i")), got[0]))
-                    continue
-            close_reorder()
+                    return
+            self.close_reorder()
+        summary = self.summary
         if summary is not None:
             if (m := _SUM_ITEM.match(msg)) is not None:
                 summary[m.group("k")] = int(m.group("n"))
-                continue
+                return
             if _SUM_BREAKDOWN.match(msg):
                 summary["in_breakdown"] = True
-                continue
+                return
             if summary.get("in_breakdown") and (m := _SUM_REASON.match(msg)) is not None:
                 bd = summary["breakdown"]
                 assert isinstance(bd, list)
                 bd.append((m.group("r"), int(m.group("n"))))
-                continue
-            close_summary()
-        if (m := _BIND_HDR.match(msg)) is not None:
-            bin_hdl = int(m.group("bin"), 16)
-            res.bind_map_headers.append(
-                BindMapHeader(ml.src, t, pid, bin_hdl, int(m.group("n")), int(m.group("p")))
-            )
-        elif (m := _BIND_REC.match(msg)) is not None:
-            res.bind_records.append(
-                BindRecord(
-                    ml.src,
-                    t,
-                    pid,
-                    bin_hdl,
-                    int(m.group("i")),
-                    int(m.group("cap")),
-                    int(m.group("g"), 16),
-                    (
-                        int(m.group("s0"), 16),
-                        int(m.group("s1"), 16),
-                        int(m.group("s2"), 16),
-                        int(m.group("s3"), 16),
-                    ),
-                )
-            )
-        elif (m := _CHILD.match(msg)) is not None:
-            child = m.group("f")
-            res.child_binaries.append(
-                ChildBinary(
-                    ml.src,
-                    t,
-                    pid,
-                    child,
-                    int(m.group("dev"), 16),
-                    int(m.group("size")),
-                    int(m.group("aic"), 16),
-                    int(m.group("aiv"), 16),
-                )
-            )
-        elif (m := _OFFSETS.match(msg)) is not None:
-            if res.child_binaries and res.child_binaries[-1].aic_offset is None:
-                res.child_binaries[-1] = replace(
-                    res.child_binaries[-1],
-                    aic_offset=int(m.group("aic"), 16),
-                    aiv_offset=int(m.group("aiv"), 16),
-                )
-            else:
-                res.unrecognized.append(Unrecognized(ml.src, msg, "super_kernel:offsets_without_funcName"))
-        elif (m := _SPLIT_SYM.match(msg)) is not None:
-            res.split_symbols.append(
-                SplitSymbol(
-                    ml.src,
-                    t,
-                    pid,
-                    child,
-                    int(m.group("i")),
-                    m.group("core"),
-                    m.group("sym"),
-                    int(m.group("size"), 16),
-                    m.group("bind"),
-                )
-            )
-        elif (m := _SPLIT_ADDR.match(msg)) is not None:
-            res.split_func_addrs.append(
-                SplitFuncAddr(
-                    ml.src,
-                    t,
-                    pid,
-                    child,
-                    int(m.group("i")),
-                    (int(m.group("a0"), 16), int(m.group("a1"), 16)),
-                    (int(m.group("p0"), 16), int(m.group("p1"), 16)),
-                    int(m.group("cap")),
-                )
-            )
-        elif (m := _DUMPED.match(msg)) is not None:
-            res.dumped_binaries.append(
-                DumpedBinary(
-                    ml.src,
-                    t,
-                    pid,
-                    "kernel" if m.group("kind") == "kernel" else "entry",
-                    m.group("path"),
-                    int(m.group("size")),
-                    int(m.group("addr")),
-                )
-            )
-        elif (m := _GEN_ENTRY.match(msg)) is not None:
-            res.entry_infos.append(EntryInfo(ml.src, t, pid, tuple(_kv(m.group("kv")).items())))
-        elif (m := _BUILT.match(msg)) is not None:
-            res.scopes_built.append(ScopeBuilt(ml.src, t, pid, m.group("et"), m.group("h"), m.group("n")))
-        elif (m := _REORDERED.match(msg)) is not None:
-            reorder = (ml, int(m.group("n")), [])
-        elif (m := _INDEX_NODE.match(msg)) is not None:
-            try:
-                got = match_node(msg, m.end(), ml.src)
-            except ParseError as exc:
-                res.unrecognized.append(Unrecognized(ml.src, msg, f"super_kernel:index_node: {exc}"))
-                continue
-            if got is None:
-                res.plain_text_lines += 1
-                continue
-            res.task_index_nodes.append(
-                TaskIndexNode(ml.src, t, pid, int(m.group("i")), m.group("t"), got[0])
-            )
-        elif (m := _DEFERRED.match(msg)) is not None:
-            res.deferred_waits.append(DeferredWait(ml.src, t, pid, tuple(_kv(m.group("kv")).items())))
-        elif "buffer is full" in msg:
-            res.profiling_buffer_full.append(ProfilingBufferFull(ml.src, t, pid, msg))
-        elif _SUMMARY.match(msg):
-            summary = {"ml": ml, "breakdown": []}
-        elif (failure := _failure(msg)) is not None:
+                return
+            self.close_summary()
+        k = _KEYS.match(msg)
+        self.fact(src, t, pid, msg, k.lastgroup if k is not None else None)
+
+    def fact(self, src: Source, t: datetime | None, pid: int | None, msg: str, key: str | None) -> None:
+        """A message outside blocks, by its start (``_KEYS`` group, None for none of them)."""
+        if key is None or not self.keyed(key, src, t, pid, msg):
+            self.unkeyed(src, t, pid, msg, key)
+
+    def unkeyed(self, src: Source, t: datetime | None, pid: int | None, msg: str, key: str | None) -> None:
+        """A message no fact regex of its start took: the checks that follow them in the cascade."""
+        res = self.res
+        if "buffer is full" in msg:
+            res.profiling_buffer_full.append(ProfilingBufferFull(src, t, pid, msg))
+        elif key == "summary" and _SUMMARY.match(msg):
+            self.summary = {"breakdown": []}
+            self.summary_at = (src, t, pid)
+        elif (key == "fail" or key == "split") and (failure := _failure(msg)) is not None:
             kind, fm = failure
             gd = fm.groupdict()
             res.bind_map_failures.append(
                 BindMapFailure(
-                    ml.src,
+                    src,
                     t,
                     pid,
                     kind,
@@ -714,20 +719,114 @@ def parse_super_kernel_log(
             )
         else:
             res.plain_text_lines += 1
-    close_reorder()
-    close_summary()
-    return res
 
-
-def _note_repeated(res: SuperKernelLogResult, line: RepeatedLine) -> None:
-    """:meth:`MetaResultBase.note_common` for an undecoded line (prefixed, not blank, no oversized number)."""
-    res.lines_read += 1
-    if res.first_prefix is None:
-        ml = line.materialize()
-        assert ml.prefix is not None  # a bytes prefix match is a text prefix match
-        res.first_prefix = (ml.prefix.ts, ml.prefix.pid, line.no)
-    if line.pid not in res.pid_first_line:
-        res.pid_first_line[line.pid] = line.no
+    def keyed(self, key: str, src: Source, t: datetime | None, pid: int | None, msg: str) -> bool:
+        """The facts of one message start (``_KEYS``), in the order they are tried; True when one took
+        the message (a fact, an unrecognized line or a counted plain line)."""
+        res = self.res
+        if key == "hdr":
+            if (m := _BIND_HDR.match(msg)) is None:
+                return False
+            hdl, n, payload = m.groups()
+            self.bin_hdl = int(hdl, 16)
+            res.bind_map_headers.append(BindMapHeader(src, t, pid, self.bin_hdl, int(n), int(payload)))
+        elif key == "rec":
+            if (m := _BIND_REC.match(msg)) is None:
+                return False
+            i, cap, g, s0, s1, s2, s3 = m.groups()
+            res.bind_records.append(
+                BindRecord(
+                    src,
+                    t,
+                    pid,
+                    self.bin_hdl,
+                    int(i),
+                    int(cap),
+                    int(g, 16),
+                    (int(s0, 16), int(s1, 16), int(s2, 16), int(s3, 16)),
+                )
+            )
+        elif key == "child":
+            if (m := _CHILD.match(msg)) is None:
+                return False
+            f, dev, size, aic, aiv = m.groups()
+            self.child = f
+            res.child_binaries.append(
+                ChildBinary(src, t, pid, f, int(dev, 16), int(size), int(aic, 16), int(aiv, 16))
+            )
+        elif key == "off":
+            if (m := _OFFSETS.match(msg)) is None:
+                return False
+            if res.child_binaries and res.child_binaries[-1].aic_offset is None:
+                res.child_binaries[-1] = replace(
+                    res.child_binaries[-1],
+                    aic_offset=int(m.group("aic"), 16),
+                    aiv_offset=int(m.group("aiv"), 16),
+                )
+            else:
+                res.unrecognized.append(Unrecognized(src, msg, "super_kernel:offsets_without_funcName"))
+        elif key == "split":
+            if (m := _SPLIT_SYM.match(msg)) is not None:
+                i, core, sym, size, bind = m.groups()
+                res.split_symbols.append(
+                    SplitSymbol(src, t, pid, self.child, int(i), core, sym, int(size, 16), bind)
+                )
+            elif (m := _SPLIT_ADDR.match(msg)) is not None:
+                i, a0, a1, p0, p1, cap = m.groups()
+                res.split_func_addrs.append(
+                    SplitFuncAddr(
+                        src,
+                        t,
+                        pid,
+                        self.child,
+                        int(i),
+                        (int(a0, 16), int(a1, 16)),
+                        (int(p0, 16), int(p1, 16)),
+                        int(cap),
+                    )
+                )
+            else:
+                return False
+        elif key == "dumped":
+            if (m := _DUMPED.match(msg)) is None:
+                return False
+            kind, path, size, addr = m.groups()
+            res.dumped_binaries.append(
+                DumpedBinary(
+                    src, t, pid, "kernel" if kind == "kernel" else "entry", path, int(size), int(addr)
+                )
+            )
+        elif key == "gen":
+            if (m := _GEN_ENTRY.match(msg)) is None:
+                return False
+            res.entry_infos.append(EntryInfo(src, t, pid, tuple(_kv(m.group("kv")).items())))
+        elif key == "built":
+            if (m := _BUILT.match(msg)) is None:
+                return False
+            res.scopes_built.append(ScopeBuilt(src, t, pid, m.group("et"), m.group("h"), m.group("n")))
+        elif key == "reorder":
+            if (m := _REORDERED.match(msg)) is None:
+                return False
+            self.reorder = ((src, t, pid), int(m.group("n")), [])
+        elif key == "index":
+            if (m := _INDEX_NODE.match(msg)) is None:
+                return False
+            try:
+                got = match_node(msg, m.end(), src)
+            except ParseError as exc:
+                res.unrecognized.append(Unrecognized(src, msg, f"super_kernel:index_node: {exc}"))
+                return True
+            if got is None:
+                res.plain_text_lines += 1
+                return True
+            res.task_index_nodes.append(TaskIndexNode(src, t, pid, int(m.group("i")), m.group("t"), got[0]))
+        elif key == "defer":
+            if (m := _DEFERRED.match(msg)) is None:
+                return False
+            res.deferred_waits.append(DeferredWait(src, t, pid, tuple(_kv(m.group("kv")).items())))
+        else:
+            return False
+        return True
 
 
 def _failure(msg: str) -> tuple[str, re.Match[str]] | None:

@@ -66,6 +66,19 @@ class LineBlock:
     check: bool
 
 
+@dataclass(frozen=True, slots=True)
+class LineChunk:
+    """Consecutive whole lines of one read chunk as one buffer: each line ends with ``\n`` (CR before
+    LF dropped), none is longer than the reader's ``max_line``. Lets a caller run one bytes regex over
+    many lines instead of a Python step per line."""
+
+    first_no: int  # 1-based number of the first line
+    data: bytes
+    count: int  # lines in data
+    #: False when no line of the chunk can hold an oversized number (common.may_hold_oversized)
+    check: bool
+
+
 def iter_line_blocks(
     path: str | os.PathLike[str], *, what: str = "a text log", max_line: int = MAX_LINE
 ) -> Iterator[LineBlock | TextLine]:
@@ -73,6 +86,26 @@ def iter_line_blocks(
     in :class:`LineBlock` s (one ``split`` per chunk instead of a Python step per line); a cut line and
     an unterminated last line come as the :class:`TextLine` that :func:`iter_lines` yields for them.
     Memory stays bounded by ``max_line`` plus a few chunks whatever the file holds."""
+    for item in iter_line_chunks(path, what=what, max_line=max_line):
+        if isinstance(item, TextLine):
+            yield item
+        else:
+            lines = item.data.split(b"\n")
+            lines.pop()
+            yield LineBlock(item.first_no, lines, item.check)
+
+
+def iter_line_chunks(
+    path: str | os.PathLike[str],
+    *,
+    what: str = "a text log",
+    max_line: int = MAX_LINE,
+    scan_oversized: bool = True,
+) -> Iterator[LineChunk | TextLine]:
+    """:func:`iter_line_blocks` without the split: whole lines of up to ``max_line`` bytes come as
+    :class:`LineChunk` buffers, a cut line and an unterminated last line as :class:`TextLine`.
+    ``scan_oversized=False`` leaves every chunk's ``check`` True (look closer) for a caller that scans
+    the bytes itself."""
     p = check_text_file(path, what=what)
     no = 0
     carry = b""  # the current line's bytes so far (at most max_line)
@@ -89,28 +122,29 @@ def iter_line_blocks(
                 no += 1
                 yield TextLine(no, decode(carry), True, cut_at)
                 carry, cut_at, start = b"", None, nl + 1
-            if chunk.find(b"\n", start) < 0:  # no line ends here: grow the current line only
+            last_nl = chunk.rfind(b"\n", start)
+            if last_nl < 0:  # no line ends here: grow the current line only
                 line_start = offset + start - len(carry)
                 carry += chunk[start : start + max_line - len(carry) + 1]
                 if len(carry) > max_line:
                     cut_at, carry = line_start + max_line, carry[:max_line]
                 offset += len(chunk)
                 continue
-            data_start = offset + start - len(carry)  # file offset of data[0]
-            data = carry + chunk[start:] if carry else chunk[start:]
-            parts = data.split(b"\n")
-            tail = parts.pop()
-            body_len = len(data) - len(tail)
-            if max(map(len, parts)) > max_line:
-                yield from _cut_lines(parts, no, data_start, max_line)
+            data_start = offset + start - len(carry)  # file offset of body[0]
+            body = carry + chunk[start : last_nl + 1] if carry else chunk[start : last_nl + 1]
+            tail = chunk[last_nl + 1 :]
+            count = body.count(b"\n")
+            if len(body) > max_line + 1 and _has_longer(body, max_line):
+                yield from _cut_lines(body.split(b"\n")[:-1], no, data_start, max_line)
             else:
-                if b"\r" in data:
-                    parts = [ln[:-1] if ln.endswith(b"\r") else ln for ln in parts]
-                yield LineBlock(no + 1, parts, may_hold_oversized(data[:body_len]))
-            no += len(parts)
+                check = may_hold_oversized(body) if scan_oversized else True
+                if b"\r" in body:
+                    body = body.replace(b"\r\n", b"\n")
+                yield LineChunk(no + 1, body, count, check)
+            no += count
             carry = tail
             if len(carry) > max_line:
-                cut_at, carry = data_start + body_len + max_line, carry[:max_line]
+                cut_at, carry = offset + last_nl + 1 + max_line, carry[:max_line]
             offset += len(chunk)
     if carry or cut_at is not None:
         if carry.endswith(b"\r") and cut_at is None:
@@ -118,7 +152,20 @@ def iter_line_blocks(
         yield TextLine(no + 1, decode(carry), False, cut_at)
 
 
-def _cut_lines(parts: list[bytes], no: int, start: int, max_line: int) -> Iterator[LineBlock | TextLine]:
+def _has_longer(body: bytes, max_line: int) -> bool:
+    """True when a line of ``body`` (whole lines) is longer than ``max_line`` bytes: the line starting
+    at ``pos`` fits when a newline ends it within ``max_line`` bytes, and so do all lines up to the last
+    newline in that window (one ``rfind`` per ``max_line`` bytes instead of a split)."""
+    pos = 0
+    while pos < len(body):
+        nl = body.rfind(b"\n", pos, pos + max_line + 1)
+        if nl < 0:
+            return True
+        pos = nl + 1
+    return False
+
+
+def _cut_lines(parts: list[bytes], no: int, start: int, max_line: int) -> Iterator[LineChunk | TextLine]:
     """Whole lines one by one, the over-long ones cut as :func:`iter_lines` cuts them (rare)."""
     for raw in parts:
         no += 1
@@ -126,7 +173,7 @@ def _cut_lines(parts: list[bytes], no: int, start: int, max_line: int) -> Iterat
             yield TextLine(no, decode(raw[:max_line]), True, start + max_line)
         else:
             line = raw[:-1] if raw.endswith(b"\r") else raw
-            yield LineBlock(no, [line], may_hold_oversized(line))
+            yield LineChunk(no, line + b"\n", 1, may_hold_oversized(line))
         start += len(raw) + 1
 
 

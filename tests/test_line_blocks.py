@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from skdbg.parsers import textio
 from skdbg.parsers.common import ParseError, oversized_number
-from skdbg.parsers.skmeta_lines import iter_meta_lines
-from skdbg.parsers.super_kernel_log import RepeatedLine, parse_super_kernel_log, read_super_kernel_log
+from skdbg.parsers.skmeta_lines import MetaLine, iter_meta_lines
+from skdbg.parsers.super_kernel_log import parse_super_kernel_log, read_super_kernel_log
 from skdbg.parsers.textio import LineBlock, TextLine, iter_line_blocks, iter_lines
 
 PFX = "2026-06-10 14:01:02.345 [48213:140425347876672] [INFO] "
@@ -128,7 +128,11 @@ def test_repeated_lines_stay_undecoded_and_facts_are_parsed(tmp_path: Path) -> N
     other_pid = REPEAT.replace("[48213:", "[7:")
     f = _write(tmp_path, "\r\n".join([REPEAT, CHILD, other_pid, REPEAT]) + "\r\n")
     lines = read_super_kernel_log(f)
-    assert [type(x).__name__ for x in lines] == ["RepeatedLine", "MetaLine", "RepeatedLine", "RepeatedLine"]
+    # the first line of each pid is read one by one (it records the pid); later repeats stay bytes
+    kinds = [
+        (type(x).__name__, x.src.line if isinstance(x, MetaLine) else (x.first_no, x.count)) for x in lines
+    ]
+    assert kinds == [("MetaLine", 1), ("OtherRun", (2, 1)), ("MetaLine", 3), ("PlainRun", (4, 1))]
     res = parse_super_kernel_log(lines, file=str(f))
     assert res.lines_read == 4
     assert res.plain_text_lines == 3
@@ -146,11 +150,11 @@ def test_truncated_last_line_and_non_utf8_are_decoded(tmp_path: Path) -> None:
         + b"\n"
         + REPEAT[:60].encode(),
     )
-    lines = read_super_kernel_log(f)
-    assert isinstance(lines[0], RepeatedLine)
-    assert not isinstance(lines[1], RepeatedLine)  # non-ASCII: decoded, as the text reader would
+    lines = read_super_kernel_log(f).items
+    assert isinstance(lines[0], MetaLine)  # the pid's first line
+    assert isinstance(lines[1], MetaLine)  # non-ASCII: decoded, as the text reader would
     assert "\ufffd" in lines[1].message
-    assert not isinstance(lines[2], RepeatedLine) and lines[2].complete is False
+    assert isinstance(lines[2], MetaLine) and lines[2].complete is False
 
 
 def test_oversized_number_in_a_repeated_line_is_still_a_gap(tmp_path: Path) -> None:

@@ -1,0 +1,275 @@
+"""``super_kernel.log`` read a chunk at a time with one bytes regex: runs of ordinary lines stay bytes.
+
+Why: the bench log holds 70k lines, and making a decoded, prefix-split line object of each cost more
+than everything triage then does with them. Most lines are ordinary: a file-logger prefix (§3.2) of a
+writer pid already seen, printable ASCII, a non-blank body. Such lines only need counting (repeats of
+the dedicated files), a fact regex (build facts) or, for the exception handler's lines, a message each.
+One regex over the chunk sorts the lines into runs of those three kinds in C; every other line (no
+prefix, a new pid, blank, ``[CONT:n]`` pieces, ``[FORMAT_ERROR]``, non-ASCII or control bytes, an
+oversized number, a cut or unterminated line) becomes the :class:`~skdbg.parsers.skmeta_lines.MetaLine`
+the line-by-line reader makes, so each edge case keeps exactly its line-by-line treatment.
+
+Provenance (first prefix, first line per pid; gate F4/F7) needs no work for a run: a run only holds
+pids an earlier :class:`MetaLine` of the same file wrote, so they are recorded already.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from skdbg.parsers.common import Source
+from skdbg.parsers.filelog import FORMAT_ERROR, FileLogPrefix, split_prefix
+from skdbg.parsers.skmeta_lines import MetaLine, raw_meta_line, to_meta_line
+from skdbg.parsers.textio import TextLine, iter_line_chunks
+
+HANDLER_FILE = "sk_dfx_exception_handler.cpp"
+# [SK] functions of sk_dfx_exception_handler.cpp (§1.4); their lines are the handler parser's.
+HANDLER_FUNCS = frozenset(
+    {
+        "HandleException",
+        "IsSuperKernelException",
+        "ExtractSkDeviceEntryArgsPtr",
+        "PrintSkHeaderInfo",
+        "PrintTaskQueue",
+        "PrintCounterInfo",
+        "PrintDfxInfo",
+        "ParseAndPrintSubKernelSymbols",
+        "IdentifyErrorNodeByPC",
+        "FindErrorNodeByPC",
+        "PrintMatchedNodeBasicInfo",
+        "PrintFuncSymbolInfo",
+        "PrintNodeDevArgs",
+        "PrintNoMatchInfo",
+        "PrintCoreSymbols",
+        "PrintAllCoreSymbols",
+        "GetCondRegValue",
+        "ParseAndPrintCondInfo",
+        "PrintCondSubKernelInfo",
+        "PrintModelIdIndexMap",
+        "ExceptionDumpInfoCallBack",
+        "ProcessExceptionDump",
+        "FillExceptionDumpInfo",
+    }
+)
+
+# Printers of the dedicated files whose lines super_kernel.log repeats (§3.2, §3.4–§3.9): none of the
+# facts of super_kernel.log comes from them, so their (many) lines are counted as plain text.
+OTHER_FILE_PRINTERS = frozenset(
+    {
+        "PrintSKNodesDetail",
+        "DumpDeviceArgsDetail",
+        "DumpTaskQueDetail",
+        "PrintScopeDetails",
+        "UpdateNodeScopeBitFlags",
+    }
+)
+
+#: at most this many writer pids get runs; lines of further pids are read one by one (still exact)
+MAX_RUN_PIDS = 32
+
+_TS = rb"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}"
+_BODY = rb"\] ?[ \t]*[^ \t\n][^\n]*\n"  # end of the func field, then a body that is not blank
+
+
+def _alt(names: frozenset[str]) -> bytes:
+    return b"|".join(re.escape(n.encode()) for n in sorted(names))
+
+
+def _pattern(pids: list[bytes]) -> re.Pattern[bytes]:
+    """One match at a line start: a run of plain repeats (``p``), of handler lines (``h``), of other
+    prefixed lines (``o``) — each line of a known pid, sorted by its function — or any single line
+    (``x``). Runs are possessive (``++``): nothing follows them, so no backtracking state is kept
+    per line. The source-file field is not looked at: a run that names the handler's file is read line
+    by line (:func:`_clean`)."""
+    if not pids:  # nothing is known yet: every line is read one by one
+        return re.compile(rb"(?P<x>[^\n]*\n)")
+    head = _TS + rb" \[(?:" + b"|".join(pids) + rb"):\d+\] \[[A-Z]+\] \[[^\]\n]*:\d+\] \["
+    plain = rb"(?:" + _alt(OTHER_FILE_PRINTERS) + rb")"
+    handler = rb"(?:" + _alt(HANDLER_FUNCS) + rb")"
+    other = rb"(?!(?:" + _alt(HANDLER_FUNCS | OTHER_FILE_PRINTERS) + rb")\])[^\]\n]*"
+    runs = [
+        rb"(?P<%s>(?:%s%s%s)++)" % (name, head, func, _BODY)
+        for name, func in ((b"p", plain), (b"h", handler), (b"o", other))
+    ]
+    return re.compile(b"|".join([*runs, rb"(?P<x>[^\n]*\n)"]))
+
+
+#: bytes → ``x`` for a hex digit, a space for other printable ASCII, tab and newline, NUL for the rest
+_CLASSES = bytes(
+    0x78 if chr(b) in "0123456789abcdefABCDEF" else 0x20 if b in (9, 10) or 0x20 <= b < 0x7F else 0
+    for b in range(256)
+)
+_HEX_RUN = b"x" * 17  # common.may_hold_oversized: the shortest hex-digit run an oversized number needs
+_FORMAT_ERROR_B = FORMAT_ERROR.encode()
+_HANDLER_FILE_B = HANDLER_FILE.encode()
+
+
+def _clean(data: bytes, handler: bool) -> bool:
+    """True when no line of a run needs the line-by-line treatment (see the module docstring). The
+    regex sorts by function only: a run of other functions that names the handler's file is read line
+    by line too (its lines may be the handler's)."""
+    if (b"CONT:" in data and b"[CONT:" in data) or _FORMAT_ERROR_B in data:
+        return False  # ("CONT:" first: "[" is in every prefix, so the search for "[CONT:" is slow)
+    if not handler and _HANDLER_FILE_B in data:
+        return False
+    classes = data.translate(_CLASSES)
+    return b"\0" not in classes and _HEX_RUN not in classes
+
+
+@dataclass(frozen=True, slots=True)
+class LineRun:
+    """Consecutive whole lines of one kind, undecoded (each ends with ``\\n``): prefixed with a pid
+    seen before, printable ASCII, not blank, no ``[CONT:n]``/``[FORMAT_ERROR]``/oversized number."""
+
+    first_no: int
+    count: int
+    data: bytes
+
+    def lines(self) -> Iterator[tuple[int, bytes]]:
+        data = self.data
+        pos = 0
+        for no in range(self.first_no, self.first_no + self.count):
+            nl = data.index(b"\n", pos)
+            yield no, data[pos:nl]
+            pos = nl + 1
+
+
+class PlainRun(LineRun):
+    """Lines of :data:`OTHER_FILE_PRINTERS`: their content is parsed from the dedicated files."""
+
+    __slots__ = ()
+
+
+class HandlerRun(LineRun):
+    """Lines of the exception handler (its source file or one of :data:`HANDLER_FUNCS`)."""
+
+    __slots__ = ()
+
+
+class OtherRun(LineRun):
+    """Other prefixed lines: build facts (§3.3) or plain text."""
+
+    __slots__ = ()
+
+
+SkLogItem = MetaLine | PlainRun | HandlerRun | OtherRun
+
+#: a run line (the run regex checked its prefix already, so a field is just up to its ``]``):
+#: ``(ts, pid, body)`` and ``(prefix, body)``
+_FIELD = rb" \[[^\]]*\]"
+FACT_LINE = re.compile(rb"(.{23}) \[(\d+):[^\]]*\]" + _FIELD * 3 + rb" ?([^\n]*)\n")
+PREFIXED_LINE = re.compile(rb"(.{23}" + _FIELD * 4 + rb" ?)([^\n]*)\n")
+T = TypeVar("T")
+_PREFIX_CACHE: dict[bytes, FileLogPrefix] = {}
+_CACHE_MAX = 4096
+
+
+def run_prefix(prefix: bytes) -> FileLogPrefix:
+    """The parsed prefix of a run line (ASCII, so the text regex sees what the bytes regex saw);
+    bursts share their prefix text, so it is parsed once per distinct text."""
+    got = _PREFIX_CACHE.get(prefix)
+    if got is None:
+        if len(_PREFIX_CACHE) >= _CACHE_MAX:
+            _PREFIX_CACHE.clear()
+        parsed = split_prefix(prefix.decode("ascii"))[0]
+        assert parsed is not None  # a bytes prefix match of ASCII text is a text prefix match
+        got = _PREFIX_CACHE[prefix] = parsed
+    return got
+
+
+@dataclass
+class SkLog:
+    """super_kernel.log as :func:`read_super_kernel_log` reads it: its lines in file order, as runs
+    and single :class:`MetaLine` s."""
+
+    file: str
+    items: list[SkLogItem] = field(default_factory=list)
+
+    def __iter__(self) -> Iterator[SkLogItem]:
+        return iter(self.items)
+
+    def handler_lines(self) -> Iterator[tuple[FileLogPrefix | None, str, Source]]:
+        """``(prefix, message, src)`` of each line the exception-handler parser reads: the handler's
+        lines and, since nothing tells them apart, lines without a prefix; blank lines are left out."""
+        return self.handler_messages(_triple)
+
+    def handler_messages(self, make: Callable[[FileLogPrefix | None, str, Source], T]) -> Iterator[T]:
+        """:meth:`handler_lines`, each made into ``make(prefix, message, src)`` (no tuple per line)."""
+        file = self.file
+        for item in self.items:
+            if isinstance(item, HandlerRun):
+                prefix_of = _PREFIX_CACHE.get
+                # finditer, not findall: one match alive at a time, so no list of 10⁴ tuples for the GC
+                for no, m in enumerate(PREFIXED_LINE.finditer(item.data), item.first_no):
+                    prefix, body = m.groups()
+                    yield make(
+                        prefix_of(prefix) or run_prefix(prefix), body.decode("ascii"), Source(file, no)
+                    )
+            elif isinstance(item, MetaLine) and item.message.strip():
+                p = item.prefix
+                if p is None or p.src_file == HANDLER_FILE or p.func in HANDLER_FUNCS:
+                    yield make(p, item.message, item.src)
+
+
+def _triple(
+    prefix: FileLogPrefix | None, message: str, src: Source
+) -> tuple[FileLogPrefix | None, str, Source]:
+    return prefix, message, src
+
+
+def read_super_kernel_log(path: str | os.PathLike[str]) -> SkLog:
+    """super_kernel.log as runs (see the module docstring); raises ParseError for a missing/binary file."""
+    file = str(path)
+    log = SkLog(file)
+    items = log.items
+    pids: list[bytes] = []
+    match = _pattern(pids).match
+
+    def learn(ml: MetaLine) -> bool:
+        """Note the writer pid of a decoded line; True when it is new (the pattern must be remade)."""
+        if ml.prefix is None or len(pids) >= MAX_RUN_PIDS:
+            return False
+        pid = str(ml.prefix.pid).encode()
+        if pid in pids:
+            return False
+        pids.append(pid)
+        return True
+
+    for chunk in iter_line_chunks(path, what="super_kernel.log", scan_oversized=False):
+        if isinstance(chunk, TextLine):
+            ml = to_meta_line(chunk, file)
+            items.append(ml)
+            if learn(ml):
+                match = _pattern(pids).match
+            continue
+        data, no, check = chunk.data, chunk.first_no, chunk.check
+        pos, end = 0, len(data)
+        while pos < end:
+            m = match(data, pos)
+            assert m is not None  # the x branch matches any whole line
+            kind, stop = m.lastgroup, m.end()
+            if kind == "x":
+                ml = raw_meta_line(data[pos : stop - 1], no, file, check=check)
+                items.append(ml)
+                no += 1
+                if learn(ml):
+                    match = _pattern(pids).match
+            else:
+                run = data[pos:stop]
+                count = run.count(b"\n")
+                if not _clean(run, kind == "h"):
+                    for i, raw in enumerate(run.split(b"\n")[:-1]):
+                        items.append(raw_meta_line(raw, no + i, file, check=check))
+                elif kind == "p":
+                    items.append(PlainRun(no, count, run))
+                elif kind == "h":
+                    items.append(HandlerRun(no, count, run))
+                else:
+                    items.append(OtherRun(no, count, run))
+                no += count
+            pos = stop
+    return log
