@@ -49,6 +49,7 @@ from skdbg.parsers.sk_records import (
     Incident,
     ModelMap,
     NonSkFault,
+    ParseTrace,
     QueueTask,
     SkHandlerResult,
     SkHeaderInfo,
@@ -262,6 +263,7 @@ class _IncidentB:
         self.origins: list[str] = []
         self.files: list[str] = []
         self.line_count = 0
+        self.touched: list[SkMessage] = []
         self.sigs: list[tuple[int, int, str]] = []
         self.pre = _Fields()
         self.header: _Fields | None = None
@@ -284,6 +286,7 @@ class _IncidentB:
     # -- bookkeeping
     def touch(self, msg: SkMessage) -> None:
         self.line_count += 1
+        self.touched.append(msg)
         if msg.origin not in self.origins:
             self.origins.append(msg.origin)
         if msg.src.file not in self.files:
@@ -326,9 +329,19 @@ class _Parser:
         self.open: dict[tuple[int | None, str, str], _IncidentB] = {}
         self.done: list[_IncidentB] = []
         self.last_a3: dict[tuple[int | None, str, str], int] = {}  # stream → index of its last A3 record
+        self.messages: list[SkMessage] = []
+        self.first_stream: tuple[int | None, str, str] | None = None
+        self.single_stream = True
+        self.inert: set[int] = set()  # indices of A6 lines that only noted themselves (see ParseTrace)
 
     # ------------------------------------------------------------------ driver
     def feed(self, msg: SkMessage) -> None:
+        key = _stream(msg)
+        if self.first_stream is None:
+            self.first_stream = key
+        elif key != self.first_stream:
+            self.single_stream = False
+        self.messages.append(msg)
         c = classify(msg.text)
         if c is None:
             self._unknown(msg)
@@ -348,6 +361,12 @@ class _Parser:
         self.done.sort(key=lambda b: (b.src.file, b.src.line or 0))
         for b in self.done:
             self.result.incidents.append(self._freeze(b))
+        self.result.trace = ParseTrace(
+            tuple(self.messages),
+            self.single_stream,
+            frozenset(self.inert),
+            tuple(tuple(b.touched) for b in self.done),
+        )
         return self.result
 
     def _unknown(self, msg: SkMessage) -> None:
@@ -459,6 +478,11 @@ class _Parser:
         ):
             cur.tentative = [(msg, c)]  # anchorless callback B (AOT@index file logger) or a new fault
             return
+        elif k == "a6_callback" and c.dialects is None:
+            # an open incident outside callback B, not awaiting a second anchor: A6 only adds a note
+            # here and no later decision reads notes, so a copy without this DEBUG line (plog at INFO)
+            # parses the same otherwise (skdbg.parsers.sk_copies)
+            self.inert.add(len(self.messages) - 1)
         self._dispatch_into(cur, msg, c)
 
     @staticmethod

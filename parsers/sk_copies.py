@@ -1,0 +1,217 @@
+"""The plog copy of a ``super_kernel.log`` handler block, derived instead of parsed (row 47, issue 18).
+
+Why: the SK logger prints every handler line to plog and to the model's ``super_kernel.log`` (§1.3).
+Both copies used to go through the state machine and :func:`~skdbg.parsers.sk_dedupe.dedupe_incidents`
+merged them. The state machine is deterministic in the message texts and function tags: sources,
+timestamps and the pid are only carried along. So when the plog's SK messages are, in order, the same
+(function, text) pairs as the messages one ``super_kernel.log`` parse consumed, the plog parse is that
+parse with each source swapped for its plog twin, and the per-incident bookkeeping (pid, first/last
+timestamp, origins, files, line count) recomputed from the plog lines.
+
+One difference is allowed: the file logger records DEBUG lines a plog at INFO level lacks, and the
+handler's only DEBUG line inside an incident is A6 (``Aclgraph superkernel aicore exception occurred``,
+§1.4.1). The parser marks an A6 it only noted into an open incident (:class:`ParseTrace.inert`); such a
+line may be missing from the plog copy, and its note is dropped from the derived incident. Anything else
+(one differing text, a line only in plog, several pids or files, another incident order) is not a copy,
+and the caller parses the plog messages as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import fields, replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from skdbg.parsers.common import Gap, Source, Unrecognized
+from skdbg.parsers.sk_records import (
+    AbortInfo,
+    AllCoreTrace,
+    CallbackB,
+    CondInfo,
+    CoreTrace,
+    CounterEntry,
+    CounterTable,
+    DfxNode,
+    DfxTable,
+    DumpRecord,
+    DumpTensor,
+    ExceptionCore,
+    Incident,
+    ModelMap,
+    NonSkFault,
+    QueueTask,
+    SkHandlerResult,
+    SkHeaderInfo,
+    SkipDuplicate,
+    TaskQueue,
+    TraceSymbol,
+)
+
+if TYPE_CHECKING:
+    from skdbg.parsers.plog_line import PlogLine
+
+_RECORDS: tuple[type, ...] = (
+    AbortInfo,
+    AllCoreTrace,
+    CallbackB,
+    CondInfo,
+    CoreTrace,
+    CounterEntry,
+    CounterTable,
+    DfxNode,
+    DfxTable,
+    DumpRecord,
+    DumpTensor,
+    ExceptionCore,
+    Incident,
+    ModelMap,
+    NonSkFault,
+    QueueTask,
+    SkHeaderInfo,
+    SkipDuplicate,
+    TaskQueue,
+    TraceSymbol,
+    Gap,
+    Unrecognized,
+)
+_NAMES = {cls.__name__: cls for cls in _RECORDS}
+
+#: ``M`` maps id(source of the parsed copy) → the twin source; ``R`` re-sources a nested record
+Resourcer = Callable[[Any, dict[int, Source], Callable[[Any], Any]], Any]
+
+
+def _field_expr(name: str, annotation: str) -> str:
+    """Python expression re-sourcing field ``name`` of ``o``, chosen from its annotation."""
+    a = annotation.replace(" ", "")
+    v = f"o.{name}"
+    if a == "Source":
+        return f"M[id({v})]"
+    if a == "Source|None":
+        return f"(None if {v} is None else M[id({v})])"
+    if a in ("Sources", "tuple[tuple[str,Source],...]"):
+        return f"tuple([(k, M[id(s)]) for k, s in {v}])"
+    if a == "tuple[tuple[int,int,Source],...]":
+        return f"tuple([(i, n, M[id(s)]) for i, n, s in {v}])"
+    if a == "tuple[Source,...]":
+        return f"tuple([M[id(s)] for s in {v}])"
+    base = a.removesuffix("|None")
+    if base in _NAMES:
+        return f"(None if {v} is None else R({v}))" if base != a else f"R({v})"
+    if base.startswith("tuple[") and base.endswith(",...]") and base[6:-5] in _NAMES:
+        return f"tuple([R(x) for x in {v}])"
+    if "Source" in a or any(n in a for n in _NAMES):
+        raise TypeError(f"sk_copies: no rule to re-source field {name}: {annotation}")
+    return v
+
+
+def _compile(cls: type) -> Resourcer:
+    """One constructor call per record, generated from the dataclass fields (positional, in order)."""
+    args = ", ".join(_field_expr(f.name, str(f.type)) for f in fields(cls))
+    code = f"def resource(o, M, R):\n    return C({args})\n"
+    namespace: dict[str, Any] = {"C": cls}
+    exec(code, namespace)  # noqa: S102 - code built from this module's field rules only
+    fn: Resourcer = namespace["resource"]
+    return fn
+
+
+_RESOURCERS: dict[type, Resourcer] = {cls: _compile(cls) for cls in _RECORDS}
+
+
+def resource(obj: Any, smap: dict[int, Source]) -> Any:
+    """``obj`` (a handler record) with every source replaced through ``smap`` (KeyError: unmapped)."""
+
+    def rec(o: Any) -> Any:
+        return _RESOURCERS[type(o)](o, smap, rec)
+
+    return rec(obj)
+
+
+class _NotACopy(Exception):
+    """The plog messages are not a copy of the parsed ones (the caller parses them)."""
+
+
+def _align(
+    plog: Sequence[PlogLine], trace_msgs: Sequence[Any], inert: frozenset[int]
+) -> tuple[dict[int, PlogLine], set[int]]:
+    """Pair each parsed message with its plog twin; the unpaired ones must be inert A6 lines."""
+    pairs: dict[int, PlogLine] = {}
+    dropped: set[int] = set()
+    j = 0
+    n = len(plog)
+    for i, m in enumerate(trace_msgs):
+        if j < n:
+            p = plog[j]
+            if p.text == m.text and p.func == m.func:
+                pairs[id(m)] = p
+                j += 1
+                continue
+        if i in inert:
+            dropped.add(id(m.src))
+            continue
+        raise _NotACopy
+    if j != n:
+        raise _NotACopy
+    return pairs, dropped
+
+
+def _bookkeeping(touched: Sequence[PlogLine]) -> dict[str, Any]:
+    """What :meth:`_IncidentB.touch` accumulates, over the plog twins of an incident's messages."""
+    origins: list[str] = []
+    files: list[str] = []
+    stamps: list[datetime] = []
+    pid: int | None = None
+    for p in touched:
+        if "plog" not in origins:
+            origins.append("plog")
+        if p.src.file not in files:
+            files.append(p.src.file)
+        if p.ts is not None:
+            stamps.append(p.ts)
+        if pid is None and p.pid is not None:
+            pid = p.pid
+    return {
+        "pid": pid,
+        "first_ts": min(stamps) if stamps else None,
+        "last_ts": max(stamps) if stamps else None,
+        "origins": tuple(origins),
+        "files": tuple(files),
+        "line_count": len(touched),
+    }
+
+
+def derive_plog_copy(lines: Sequence[PlogLine], parsed: SkHandlerResult) -> SkHandlerResult | None:
+    """The result :func:`parse_sk_messages` would give for the SK lines among ``lines`` (one pid's
+    plog), derived from ``parsed`` (one ``super_kernel.log``); None when they are not a copy of it."""
+    trace = parsed.trace
+    if trace is None or not trace.single_stream or not trace.messages:
+        return None
+    plog = [p for p in lines if p.is_sk]
+    if not plog or len({p.pid for p in plog}) != 1:
+        return None
+    try:
+        pairs, dropped = _align(plog, trace.messages, trace.inert)
+        smap: dict[int, Source] = {}
+        twin: dict[int, PlogLine] = {}
+        for m in trace.messages:
+            p = pairs.get(id(m))
+            if p is not None:
+                smap[id(m.src)] = p.src
+                twin[id(m.src)] = p
+        out = SkHandlerResult(foreign_lines=parsed.foreign_lines)
+        for inc, touched in zip(parsed.incidents, trace.touched, strict=True):
+            mine = [pairs[id(m)] for m in touched if id(m) in pairs]
+            notes = tuple(n for n in inc.notes if id(n[1]) not in dropped)
+            new = resource(replace(inc, notes=notes), smap)
+            out.incidents.append(replace(new, **_bookkeeping(mine)))
+        keys = [(i.src.file, i.src.line or 0) for i in out.incidents]
+        if keys != sorted(keys):
+            return None  # the parser would order (and so freeze) them differently
+        for rec in parsed.non_aot:
+            p = twin[id(rec.src)]
+            out.non_aot.append(replace(resource(rec, smap), pid=p.pid, ts=p.ts))
+        out.unrecognized = [resource(u, smap) for u in parsed.unrecognized]
+        out.gaps = [g if g.src is None else resource(g, smap) for g in parsed.gaps]
+    except (_NotACopy, KeyError):
+        return None
+    return out
