@@ -132,27 +132,35 @@ class _NotACopy(Exception):
 
 
 def _align(
-    plog: Sequence[PlogLine], trace_msgs: Sequence[Any], inert: frozenset[int]
-) -> tuple[dict[int, PlogLine], set[int]]:
-    """Pair each parsed message with its plog twin; the unpaired ones must be inert A6 lines."""
-    pairs: dict[int, PlogLine] = {}
-    dropped: set[int] = set()
-    j = 0
-    n = len(plog)
-    for i, m in enumerate(trace_msgs):
-        if j < n:
-            p = plog[j]
-            if p.text == m.text and p.func == m.func:
-                pairs[id(m)] = p
-                j += 1
-                continue
-        if i in inert:
-            dropped.add(id(m.src))
+    plog: Sequence[PlogLine], msgs: Sequence[Any], inert: frozenset[int]
+) -> tuple[list[Any], set[int]]:
+    """The parsed messages paired one to one with the plog lines (same function tag and text, in
+    order), and the ids of the sources of the unpaired ones, which must all be inert A6 lines."""
+    texts = [p.text for p in plog]
+    funcs = [p.func for p in plog]
+    # the two usual cases, compared list to list: the plog holds every line, or every line but the A6s
+    for drop in (frozenset(), inert):
+        if len(msgs) - len(drop) != len(plog):
             continue
-        raise _NotACopy
+        kept = list(msgs)
+        for i in sorted(drop, reverse=True):
+            del kept[i]
+        if [m.text for m in kept] == texts and [m.func for m in kept] == funcs:
+            return kept, {id(msgs[i].src) for i in drop}
+    # otherwise pair greedily: a message that has no twin at the current plog line must be inert
+    kept, dropped = [], set()
+    j, n = 0, len(plog)
+    for i, m in enumerate(msgs):
+        if j < n and texts[j] == m.text and funcs[j] == m.func:
+            kept.append(m)
+            j += 1
+        elif i in inert:
+            dropped.add(id(m.src))
+        else:
+            raise _NotACopy
     if j != n:
         raise _NotACopy
-    return pairs, dropped
+    return kept, dropped
 
 
 def _bookkeeping(touched: Sequence[PlogLine]) -> dict[str, Any]:
@@ -190,25 +198,21 @@ def derive_plog_copy(lines: Sequence[PlogLine], parsed: SkHandlerResult) -> SkHa
     if not plog or len({p.pid for p in plog}) != 1:
         return None
     try:
-        pairs, dropped = _align(plog, trace.messages, trace.inert)
-        smap: dict[int, Source] = {}
-        twin: dict[int, PlogLine] = {}
-        for m in trace.messages:
-            p = pairs.get(id(m))
-            if p is not None:
-                smap[id(m.src)] = p.src
-                twin[id(m.src)] = p
+        kept, dropped = _align(plog, trace.messages, trace.inert)
+        smap: dict[int, Source] = dict(zip([id(m.src) for m in kept], [p.src for p in plog], strict=True))
+        twin: dict[int, PlogLine] = dict(zip(map(id, kept), plog, strict=True))
         out = SkHandlerResult(foreign_lines=parsed.foreign_lines)
         for inc, touched in zip(parsed.incidents, trace.touched, strict=True):
-            mine = [pairs[id(m)] for m in touched if id(m) in pairs]
+            mine = [p for m in touched if (p := twin.get(id(m))) is not None]
             notes = tuple(n for n in inc.notes if id(n[1]) not in dropped)
             new = resource(replace(inc, notes=notes), smap)
             out.incidents.append(replace(new, **_bookkeeping(mine)))
         keys = [(i.src.file, i.src.line or 0) for i in out.incidents]
         if keys != sorted(keys):
             return None  # the parser would order (and so freeze) them differently
+        by_src = dict(zip([id(m.src) for m in kept], plog, strict=True)) if parsed.non_aot else {}
         for rec in parsed.non_aot:
-            p = twin[id(rec.src)]
+            p = by_src[id(rec.src)]
             out.non_aot.append(replace(resource(rec, smap), pid=p.pid, ts=p.ts))
         out.unrecognized = [resource(u, smap) for u in parsed.unrecognized]
         out.gaps = [g if g.src is None else resource(g, smap) for g in parsed.gaps]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 HEX = r"0x([0-9a-fA-F]+)"
 PTR = r"(0x[0-9a-fA-F]+|\(nil\))"
@@ -373,9 +374,9 @@ HANDLER_FUNCS = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Classified:
-    """One recognised message: its kind, the ``[Core N]`` id (or None) and the regex groups."""
+class Classified(NamedTuple):
+    """One recognised message: its kind, the ``[Core N]`` id (or None) and the regex groups.
+    A named tuple: one is made per distinct handler line, and tuples are built in C."""
 
     kind: str
     core: int | None
@@ -535,7 +536,7 @@ def _classify(text: str) -> Classified | None:
     t = text.strip()
     if not t:
         return None
-    m = CORE_PREFIX.fullmatch(t)
+    m = CORE_PREFIX.fullmatch(t) if t.startswith("[Core ") else None
     if m is not None and len(m.group(1)) <= 4000:
         rest = m.group(2).strip()
         kinds = _CORE_INDEX.get(rest[:_KEY])
@@ -546,7 +547,7 @@ def _classify(text: str) -> Classified | None:
             if g is not None:
                 return (
                     None
-                    if _oversized(g.groups())
+                    if len(rest) > 4000 and _oversized(g.groups())
                     else Classified(lk.kind, int(m.group(1)), g.groups(), lk.dialects)
                 )
         return None
@@ -556,12 +557,15 @@ def _classify(text: str) -> Classified | None:
     for lk in kinds:
         g = lk.regex.fullmatch(t)
         if g is not None:
-            return None if _oversized(g.groups()) else Classified(lk.kind, None, g.groups(), lk.dialects)
+            return (
+                None
+                if len(t) > 4000 and _oversized(g.groups())
+                else Classified(lk.kind, None, g.groups(), lk.dialects)
+            )
     return None
 
 
 def _oversized(groups: tuple[str | None, ...]) -> bool:
-    """Decimal fields past the int-conversion limit are garbage, not values: keep the line as unknown."""
-    return sum(len(g) for g in groups if g is not None) > 4000 and any(
-        g is not None and len(g) > 4000 and g.lstrip("-").isdigit() for g in groups
-    )
+    """Decimal fields past the int-conversion limit are garbage, not values: keep the line as unknown.
+    (Groups are parts of the matched text, so callers ask only for texts over 4000 characters.)"""
+    return any(g is not None and len(g) > 4000 and g.lstrip("-").isdigit() for g in groups)
