@@ -517,14 +517,14 @@ _PLAIN_INDEX, _PLAIN_LOOSE = _index(PLAIN)
 #: copies are parsed (bounded; a Classified is never modified)
 _SEEN: dict[str, Classified | None] = {}
 _SEEN_MAX = 1 << 16
+_MISS = Classified("", None, (), None)  # not an answer: marks a text not seen yet
 
 
 def classify(text: str) -> Classified | None:
     """Match one SK message text (tag already removed) against the catalogue; None = unknown."""
-    try:
-        return _SEEN[text]
-    except KeyError:
-        pass
+    got = _SEEN.get(text, _MISS)
+    if got is not _MISS:
+        return got
     got = _classify(text)
     if len(_SEEN) >= _SEEN_MAX:
         _SEEN.clear()

@@ -107,6 +107,21 @@ PRE = frozenset(
 )
 
 
+# Table rows, most of a block: fed straight to the open incident (see _Parser.feed).
+TABLE_LINES = frozenset(
+    {
+        "queue_task",
+        "counter",
+        "counter_legacy",
+        "dfx_node",
+        "dfx_node_legacy",
+        "origin_name",
+        "origin_name_failed",
+        "node_not_func",
+        "entry_addr",
+    }
+)
+
 # Field written by each ``[Core N]`` line kind: a repeat of the field on the same core id starts a new block.
 CORE_FIELD = {
     "c_found": "node",
@@ -349,9 +364,14 @@ class _Parser:
             self._unknown(msg)
             return
         cur = self.open.get(key)
-        if cur is not None and cur.tentative is not None:
-            self._feed_tentative(cur, msg, c)
-            return
+        if cur is not None:
+            if cur.tentative is not None:
+                self._feed_tentative(cur, msg, c)
+                return
+            if c.kind in TABLE_LINES:
+                # what _dispatch would do: none of its checks before _dispatch_into names these kinds
+                self._dispatch_into(cur, msg, c)
+                return
         self._dispatch(msg, c)
 
     def finish(self) -> SkHandlerResult:
