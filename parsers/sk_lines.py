@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 HEX = r"0x([0-9a-fA-F]+)"
 PTR = r"(0x[0-9a-fA-F]+|\(nil\))"
@@ -437,40 +437,42 @@ def _has_top_level_bar(pattern: str) -> bool:
 def _first_chars(pattern: str) -> frozenset[str] | None:
     """The characters a full match of ``pattern`` can start with; None = any (or not worked out).
     Only the first item of the parsed pattern is looked at, and only when it cannot match empty."""
+    import importlib
+
     try:
-        from re import _parser as sre  # type: ignore[attr-defined]  # Python >= 3.11
+        sre: Any = importlib.import_module("re._parser")  # Python >= 3.11
     except ImportError:  # pragma: no cover - Python 3.10
-        import sre_parse as sre  # type: ignore[no-redef]
+        sre = importlib.import_module("sre_parse")
     try:
         return _firsts(list(sre.parse(pattern)))
     except Exception:  # noqa: BLE001 - a private parser's shape: "unknown" is always a safe answer
         return None
 
 
-def _firsts(items: list[tuple[object, object]]) -> frozenset[str] | None:
+def _firsts(items: list[tuple[Any, Any]]) -> frozenset[str] | None:
     if not items:
         return None
     op, av = items[0]
     name = getattr(op, "name", "")
     if name == "LITERAL":
-        return frozenset(chr(av))  # type: ignore[arg-type]
+        return frozenset(chr(av))
     if name == "SUBPATTERN":
-        _group, add, rm, sub = av  # type: ignore[misc]
+        _group, add, rm, sub = av
         return _firsts(list(sub)) if not add and not rm else None
     if name == "BRANCH":
         out: set[str] = set()
-        for alt in av[1]:  # type: ignore[index]
+        for alt in av[1]:
             got = _firsts(list(alt))
             if got is None:
                 return None
             out |= got
         return frozenset(out)
     if name in ("MAX_REPEAT", "MIN_REPEAT"):
-        lo, _hi, sub = av  # type: ignore[misc]
+        lo, _hi, sub = av
         return _firsts(list(sub)) if lo >= 1 else None
     if name == "IN":
         chars: set[str] = set()
-        for iop, iav in av:  # type: ignore[attr-defined]
+        for iop, iav in av:
             iname = getattr(iop, "name", "")
             if iname == "LITERAL":
                 chars.add(chr(iav))
