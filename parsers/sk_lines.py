@@ -515,26 +515,12 @@ _CORE_INDEX, _CORE_LOOSE = _index(CORE)
 _PLAIN_INDEX, _PLAIN_LOOSE = _index(PLAIN)
 
 
-#: answers by message text: the handler block is printed to plog and to super_kernel.log, and both
-#: copies are parsed (bounded; a Classified is never modified)
-_SEEN: dict[str, Classified | None] = {}
-_SEEN_MAX = 1 << 16
-_MISS = Classified("", None, (), None)  # not an answer: marks a text not seen yet
-
-
 def classify(text: str) -> Classified | None:
-    """Match one SK message text (tag already removed) against the catalogue; None = unknown."""
-    got = _SEEN.get(text, _MISS)
-    if got is not _MISS:
-        return got
-    got = _classify(text)
-    if len(_SEEN) >= _SEEN_MAX:
-        _SEEN.clear()
-    _SEEN[text] = got
-    return got
+    """Match one SK message text (tag already removed) against the catalogue; None = unknown.
 
-
-def _classify(text: str) -> Classified | None:
+    Not cached by text: the plog copy of a block is derived from the super_kernel.log parse
+    (:mod:`skdbg.parsers.sk_copies`), and a cache kept two objects alive per handler line, which made
+    the collector walk the whole heap more often than the lookups saved."""
     t = text.strip()
     if not t:
         return None
