@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import fields, replace
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from skdbg.parsers.common import Gap, Source, Unrecognized
@@ -164,26 +163,16 @@ def _align(
 
 
 def _bookkeeping(touched: Sequence[PlogLine]) -> dict[str, Any]:
-    """What :meth:`_IncidentB.touch` accumulates, over the plog twins of an incident's messages."""
-    origins: list[str] = []
-    files: list[str] = []
-    stamps: list[datetime] = []
-    pid: int | None = None
-    for p in touched:
-        if "plog" not in origins:
-            origins.append("plog")
-        if p.src.file not in files:
-            files.append(p.src.file)
-        if p.ts is not None:
-            stamps.append(p.ts)
-        if pid is None and p.pid is not None:
-            pid = p.pid
+    """What :meth:`_IncidentB.touch` accumulates (in touch order), over the plog twins of the
+    messages an incident counted: the first pid, the earliest and latest stamp, origins and files
+    in first-seen order, the count."""
+    stamps = [p.ts for p in touched if p.ts is not None]
     return {
-        "pid": pid,
-        "first_ts": min(stamps) if stamps else None,
-        "last_ts": max(stamps) if stamps else None,
-        "origins": tuple(origins),
-        "files": tuple(files),
+        "pid": next((p.pid for p in touched if p.pid is not None), None),
+        "first_ts": min(stamps, default=None),
+        "last_ts": max(stamps, default=None),
+        "origins": ("plog",) if touched else (),
+        "files": tuple(dict.fromkeys([p.src.file for p in touched])),
         "line_count": len(touched),
     }
 

@@ -759,15 +759,15 @@ class _Parser:
         assert cur.dfx is not None
         k, g, src = c.kind, c.groups, msg.src
         nsrc, f, aic, aiv = cur.dfx[3][-1]
-        node = f.get("node")
         if k == "entry_addr":
-            j = _int(g[1])
+            j = int(g[1] or "0")
             if 0 <= j < 4:
-                (aic if g[0] == "Aic" else aiv)[j] = _hex(g[2])
+                (aic if g[0] == "Aic" else aiv)[j] = int(g[2] or "0", 16)
                 f.srcs.setdefault(f"entry{g[0]}[{j}]", src)
             else:
                 self.result.unrecognized.append(Unrecognized(src, msg.text, "sk_handler:dfx:entry_index"))
             return
+        node = f.get("node")
         if k in ("origin_name_failed", "node_not_func", "legacy_name_failed") and _int(g[0]) != node:
             self.result.gaps.append(
                 Gap("dfx_node_mismatch", f"line names node {g[0]} inside node {node}", src)
