@@ -8,21 +8,25 @@ timestamps and the pid are only carried along. So when the plog's SK messages ar
 parse with each source swapped for its plog twin, and the per-incident bookkeeping (pid, first/last
 timestamp, origins, files, line count) recomputed from the plog lines.
 
-One difference is allowed: the file logger records DEBUG lines a plog at INFO level lacks, and the
+Two differences are allowed. The file logger records DEBUG lines a plog at INFO level lacks, and the
 handler's only DEBUG line inside an incident is A6 (``Aclgraph superkernel aicore exception occurred``,
-§1.4.1). The parser marks an A6 it only noted into an open incident (:class:`ParseTrace.inert`); such a
-line may be missing from the plog copy, and its note is dropped from the derived incident. Anything else
-(one differing text, a line only in plog, several pids or files, another incident order) is not a copy,
-and the caller parses the plog messages as before.
+§1.4.1): the parser marks an A6 it only noted into an open incident (``ParseTrace.inert``); such a line
+may be missing from the plog copy, and its note is dropped from the derived incident. And the plog holds
+the SK lines of other components (graph build, at INFO level) that ``super_kernel.log``'s handler
+selection left out: a line the parser would only count as foreign (no catalogue match, no handler tag)
+may be in the plog only, and is counted. Anything else (one differing text, another line only in one
+copy, several pids or files, another incident order) is not a copy, and the caller parses the plog
+messages as before.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import fields, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from skdbg.parsers.common import Gap, Source, Unrecognized
+from skdbg.parsers.sk_lines import HANDLER_FUNCS, classify
 from skdbg.parsers.sk_records import (
     AbortInfo,
     AllCoreTrace,
@@ -130,11 +134,22 @@ class _NotACopy(Exception):
     """The plog messages are not a copy of the parsed ones (the caller parses them)."""
 
 
-def _align(
-    plog: Sequence[PlogLine], msgs: Sequence[Any], inert: frozenset[int]
-) -> tuple[list[Any], set[int]]:
-    """The parsed messages paired one to one with the plog lines (same function tag and text, in
-    order), and the ids of the sources of the unpaired ones, which must all be inert A6 lines."""
+class _Alignment(NamedTuple):
+    kept: list[Any]  # the parsed messages that have a plog twin, in order
+    twins: list[PlogLine]  # their twins, in the same order
+    dropped: set[int]  # ids of the sources of the parsed messages without a twin (inert A6 lines)
+    foreign: int  # plog-only lines of other SK components (each counted as a foreign line)
+
+
+def _foreign(p: PlogLine) -> bool:
+    """A plog SK line of another component that the parser would only count: not a catalogue line
+    and not tagged with a handler function (e.g. the graph-build lines a plog at INFO holds)."""
+    return p.func is not None and p.func not in HANDLER_FUNCS and classify(p.text) is None
+
+
+def _align(plog: Sequence[PlogLine], msgs: Sequence[Any], inert: frozenset[int]) -> _Alignment:
+    """Pair the parsed messages one to one with plog lines (same function tag and text, in order).
+    Unpaired parsed messages must be inert A6 lines; unpaired plog lines must be foreign lines."""
     texts = [p.text for p in plog]
     funcs = [p.func for p in plog]
     # the two usual cases, compared list to list: the plog holds every line, or every line but the A6s
@@ -145,21 +160,31 @@ def _align(
         for i in sorted(drop, reverse=True):
             del kept[i]
         if [m.text for m in kept] == texts and [m.func for m in kept] == funcs:
-            return kept, {id(msgs[i].src) for i in drop}
-    # otherwise pair greedily: a message that has no twin at the current plog line must be inert
-    kept, dropped = [], set()
+            return _Alignment(kept, list(plog), {id(msgs[i].src) for i in drop}, 0)
+    # otherwise pair greedily (either choice at a line that is both inert and foreign is the same)
+    out = _Alignment([], [], set(), 0)
+    foreign = 0
     j, n = 0, len(plog)
     for i, m in enumerate(msgs):
-        if j < n and texts[j] == m.text and funcs[j] == m.func:
-            kept.append(m)
-            j += 1
-        elif i in inert:
-            dropped.add(id(m.src))
-        else:
+        while True:
+            if j < n and texts[j] == m.text and funcs[j] == m.func:
+                out.kept.append(m)
+                out.twins.append(plog[j])
+                j += 1
+            elif i in inert:
+                out.dropped.add(id(m.src))
+            elif j < n and _foreign(plog[j]):
+                foreign += bool(texts[j].strip())  # the parser skips blank texts without counting
+                j += 1
+                continue
+            else:
+                raise _NotACopy
+            break
+    for p in plog[j:]:
+        if not _foreign(p):
             raise _NotACopy
-    if j != n:
-        raise _NotACopy
-    return kept, dropped
+        foreign += bool(p.text.strip())
+    return out._replace(foreign=foreign)
 
 
 def _bookkeeping(touched: Sequence[PlogLine]) -> dict[str, Any]:
@@ -187,19 +212,21 @@ def derive_plog_copy(lines: Sequence[PlogLine], parsed: SkHandlerResult) -> SkHa
     if not plog or len({p.pid for p in plog}) != 1:
         return None
     try:
-        kept, dropped = _align(plog, trace.messages, trace.inert)
-        smap: dict[int, Source] = dict(zip([id(m.src) for m in kept], [p.src for p in plog], strict=True))
-        twin: dict[int, PlogLine] = dict(zip(map(id, kept), plog, strict=True))
-        out = SkHandlerResult(foreign_lines=parsed.foreign_lines)
+        al = _align(plog, trace.messages, trace.inert)
+        smap: dict[int, Source] = dict(
+            zip([id(m.src) for m in al.kept], [p.src for p in al.twins], strict=True)
+        )
+        twin: dict[int, PlogLine] = dict(zip(map(id, al.kept), al.twins, strict=True))
+        out = SkHandlerResult(foreign_lines=parsed.foreign_lines + al.foreign)
         for inc, touched in zip(parsed.incidents, trace.touched, strict=True):
             mine = [p for m in touched if (p := twin.get(id(m))) is not None]
-            notes = tuple(n for n in inc.notes if id(n[1]) not in dropped)
+            notes = tuple(n for n in inc.notes if id(n[1]) not in al.dropped)
             new = resource(replace(inc, notes=notes), smap)
             out.incidents.append(replace(new, **_bookkeeping(mine)))
         keys = [(i.src.file, i.src.line or 0) for i in out.incidents]
         if keys != sorted(keys):
             return None  # the parser would order (and so freeze) them differently
-        by_src = dict(zip([id(m.src) for m in kept], plog, strict=True)) if parsed.non_aot else {}
+        by_src = dict(zip([id(m.src) for m in al.kept], al.twins, strict=True)) if parsed.non_aot else {}
         for rec in parsed.non_aot:
             p = by_src[id(rec.src)]
             out.non_aot.append(replace(resource(rec, smap), pid=p.pid, ts=p.ts))

@@ -15,6 +15,7 @@ from skdbg.parsers.filelog import split_prefix
 from skdbg.parsers.plog_line import PlogLine, parse_plog_line
 from skdbg.parsers.sk_copies import derive_plog_copy
 from skdbg.parsers.sk_handler import SkHandlerResult, SkMessage, parse_sk_messages
+from skdbg.scenebuilder.lines import sk_plog_line
 from skdbg.scenebuilder.sk_incident import CallbackBSpec, example_incident, to_filelog_lines, to_plog_lines
 
 PLOG = "log/plog/plog-48213_1.log"
@@ -145,3 +146,28 @@ def test_two_incidents_in_one_block_are_derived_in_order() -> None:
     assert derived is not None and len(derived.incidents) == 2
     assert same_result(derived, state_machine(records))
     assert [i.entry for i in derived.incidents] == ["sk_entry_mix11_op_trace", "sk_entry_mix2_op_trace"]
+
+
+def test_plog_only_lines_of_other_sk_components_are_counted_not_a_reason_to_parse() -> None:
+    """A plog at INFO also holds graph-build SK lines; super_kernel.log's handler selection drops them."""
+    spec = example_incident()
+    plog_text = to_plog_lines(spec, level="INFO")
+    build = sk_plog_line(
+        "INFO", 48213, "python3", spec.start, "UpdateNodeScopeBitFlags", "Processed node [nodeId:7]"
+    )
+    plog_text = [build, *plog_text[:3], build, *plog_text[3:], build]
+    records = plog_records(plog_text)
+    parsed = filelog_parse(to_filelog_lines(spec))
+    derived = derive_plog_copy(records, parsed)
+    assert derived is not None
+    assert same_result(derived, state_machine(records))
+    assert derived.foreign_lines == parsed.foreign_lines + 3
+
+
+def test_plog_only_line_with_a_handler_tag_is_not_derived() -> None:
+    """An unknown text under a handler function is listed as unrecognized by a parse: not a copy."""
+    spec = example_incident()
+    plog_text = to_plog_lines(spec, level="INFO")
+    odd = sk_plog_line("INFO", 48213, "python3", spec.start, "PrintTaskQueue", "something new")
+    plog_text.insert(5, odd)
+    assert derive_plog_copy(plog_records(plog_text), filelog_parse(to_filelog_lines(spec))) is None
