@@ -209,8 +209,8 @@ def derive_plog_copy(lines: Sequence[PlogLine], parsed: SkHandlerResult) -> SkHa
     if trace is None or not trace.single_stream or not trace.messages:
         return None
     plog = [p for p in lines if p.is_sk]
-    if not plog or len({p.pid for p in plog}) != 1:
-        return None
+    if len(plog) < len(trace.messages) - len(trace.inert) or len({p.pid for p in plog}) != 1:
+        return None  # too few lines to hold every message but the A6s, or several processes
     try:
         al = _align(plog, trace.messages, trace.inert)
         smap: dict[int, Source] = dict(
