@@ -43,6 +43,7 @@ from skdbg.parsers.sk_records import (
     Incident,
     ModelMap,
     NonSkFault,
+    ParseTrace,
     QueueTask,
     SkHandlerResult,
     SkHeaderInfo,
@@ -135,7 +136,7 @@ class _NotACopy(Exception):
 
 
 class _Alignment(NamedTuple):
-    kept: list[Any]  # the parsed messages that have a plog twin, in order
+    kept: list[Source]  # sources of the parsed messages that have a plog twin, in order
     twins: list[PlogLine]  # their twins, in the same order
     dropped: set[int]  # ids of the sources of the parsed messages without a twin (inert A6 lines)
     foreign: int  # plog-only lines of other SK components (each counted as a foreign line)
@@ -147,32 +148,32 @@ def _foreign(p: PlogLine) -> bool:
     return p.func is not None and p.func not in HANDLER_FUNCS and classify(p.text) is None
 
 
-def _align(plog: Sequence[PlogLine], msgs: Sequence[Any], inert: frozenset[int]) -> _Alignment:
+def _align(plog: Sequence[PlogLine], trace: ParseTrace) -> _Alignment:
     """Pair the parsed messages one to one with plog lines (same function tag and text, in order).
     Unpaired parsed messages must be inert A6 lines; unpaired plog lines must be foreign lines."""
     texts = [p.text for p in plog]
     funcs = [p.func for p in plog]
     # the two usual cases, compared list to list: the plog holds every line, or every line but the A6s
-    for drop in (frozenset(), inert):
-        if len(msgs) - len(drop) != len(plog):
+    for drop in (frozenset(), trace.inert):
+        if len(trace.srcs) - len(drop) != len(plog):
             continue
-        kept = list(msgs)
+        kt, kf, ks = list(trace.texts), list(trace.funcs), list(trace.srcs)
         for i in sorted(drop, reverse=True):
-            del kept[i]
-        if [m.text for m in kept] == texts and [m.func for m in kept] == funcs:
-            return _Alignment(kept, list(plog), {id(msgs[i].src) for i in drop}, 0)
+            del kt[i], kf[i], ks[i]
+        if kt == texts and kf == funcs:
+            return _Alignment(ks, list(plog), {id(trace.srcs[i]) for i in drop}, 0)
     # otherwise pair greedily (either choice at a line that is both inert and foreign is the same)
     out = _Alignment([], [], set(), 0)
     foreign = 0
     j, n = 0, len(plog)
-    for i, m in enumerate(msgs):
+    for i, (text, func, src) in enumerate(zip(trace.texts, trace.funcs, trace.srcs, strict=True)):
         while True:
-            if j < n and texts[j] == m.text and funcs[j] == m.func:
-                out.kept.append(m)
+            if j < n and texts[j] == text and funcs[j] == func:
+                out.kept.append(src)
                 out.twins.append(plog[j])
                 j += 1
-            elif i in inert:
-                out.dropped.add(id(m.src))
+            elif i in trace.inert:
+                out.dropped.add(id(src))
             elif j < n and _foreign(plog[j]):
                 foreign += bool(texts[j].strip())  # the parser skips blank texts without counting
                 j += 1
@@ -206,29 +207,28 @@ def derive_plog_copy(lines: Sequence[PlogLine], parsed: SkHandlerResult) -> SkHa
     """The result :func:`parse_sk_messages` would give for the SK lines among ``lines`` (one pid's
     plog), derived from ``parsed`` (one ``super_kernel.log``); None when they are not a copy of it."""
     trace = parsed.trace
-    if trace is None or not trace.single_stream or not trace.messages:
+    if trace is None or not trace.single_stream or not trace.srcs:
         return None
     plog = [p for p in lines if p.is_sk]
-    if len(plog) < len(trace.messages) - len(trace.inert) or len({p.pid for p in plog}) != 1:
+    if len(plog) < len(trace.srcs) - len(trace.inert) or len({p.pid for p in plog}) != 1:
         return None  # too few lines to hold every message but the A6s, or several processes
     try:
-        al = _align(plog, trace.messages, trace.inert)
-        smap: dict[int, Source] = dict(
-            zip([id(m.src) for m in al.kept], [p.src for p in al.twins], strict=True)
-        )
+        al = _align(plog, trace)
         twin: dict[int, PlogLine] = dict(zip(map(id, al.kept), al.twins, strict=True))
+        if len(twin) != len(al.kept):
+            return None  # two messages share one source object: the mapping would be ambiguous
+        smap: dict[int, Source] = {k: p.src for k, p in twin.items()}
         out = SkHandlerResult(foreign_lines=parsed.foreign_lines + al.foreign)
         for inc, touched in zip(parsed.incidents, trace.touched, strict=True):
-            mine = [p for m in touched if (p := twin.get(id(m))) is not None]
+            mine = [p for s in touched if (p := twin.get(id(s))) is not None]
             notes = tuple(n for n in inc.notes if id(n[1]) not in al.dropped)
             new = resource(replace(inc, notes=notes), smap)
             out.incidents.append(replace(new, **_bookkeeping(mine)))
         keys = [(i.src.file, i.src.line or 0) for i in out.incidents]
         if keys != sorted(keys):
             return None  # the parser would order (and so freeze) them differently
-        by_src = dict(zip([id(m.src) for m in al.kept], al.twins, strict=True)) if parsed.non_aot else {}
         for rec in parsed.non_aot:
-            p = by_src[id(rec.src)]
+            p = twin[id(rec.src)]
             out.non_aot.append(replace(resource(rec, smap), pid=p.pid, ts=p.ts))
         out.unrecognized = [resource(u, smap) for u in parsed.unrecognized]
         out.gaps = [g if g.src is None else resource(g, smap) for g in parsed.gaps]

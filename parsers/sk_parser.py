@@ -278,7 +278,7 @@ class _IncidentB:
         self.origins: list[str] = []
         self.files: list[str] = []
         self.line_count = 0
-        self.touched: list[SkMessage] = []
+        self.touched: list[Source] = []  # sources of the messages counted (sk_copies)
         self.sigs: list[tuple[int, int, str]] = []
         self.pre = _Fields()
         self.header: _Fields | None = None
@@ -301,7 +301,7 @@ class _IncidentB:
     # -- bookkeeping
     def touch(self, msg: SkMessage) -> None:
         self.line_count += 1
-        self.touched.append(msg)
+        self.touched.append(msg.src)
         if msg.origin not in self.origins:
             self.origins.append(msg.origin)
         if msg.src.file not in self.files:
@@ -344,7 +344,9 @@ class _Parser:
         self.open: dict[tuple[int | None, str, str], _IncidentB] = {}
         self.done: list[_IncidentB] = []
         self.last_a3: dict[tuple[int | None, str, str], int] = {}  # stream → index of its last A3 record
-        self.messages: list[SkMessage] = []
+        self.texts: list[str] = []
+        self.funcs: list[str | None] = []
+        self.srcs: list[Source] = []
         self.first_stream: tuple[int | None, str, str] | None = None
         self.single_stream = True
         self.inert: set[int] = set()  # indices of A6 lines that only noted themselves (see ParseTrace)
@@ -358,7 +360,9 @@ class _Parser:
             self.first_stream = key
         elif key != self.first_stream:
             self.single_stream = False
-        self.messages.append(msg)
+        self.texts.append(msg.text)
+        self.funcs.append(msg.func)
+        self.srcs.append(msg.src)
         c = classify(msg.text)
         if c is None:
             self._unknown(msg)
@@ -384,7 +388,9 @@ class _Parser:
         for b in self.done:
             self.result.incidents.append(self._freeze(b))
         self.result.trace = ParseTrace(
-            tuple(self.messages),
+            tuple(self.texts),
+            tuple(self.funcs),
+            tuple(self.srcs),
             self.single_stream,
             frozenset(self.inert),
             tuple(tuple(b.touched) for b in self.done),
@@ -504,7 +510,7 @@ class _Parser:
             # an open incident outside callback B, not awaiting a second anchor: A6 only adds a note
             # here and no later decision reads notes, so a copy without this DEBUG line (plog at INFO)
             # parses the same otherwise (skdbg.parsers.sk_copies)
-            self.inert.add(len(self.messages) - 1)
+            self.inert.add(len(self.srcs) - 1)
         self._dispatch_into(cur, msg, c)
 
     @staticmethod

@@ -18,8 +18,6 @@ from skdbg.parsers.cond import CondCheck, CondDecode, check_cond
 if TYPE_CHECKING:
     import pandas as pd
 
-    from skdbg.parsers.sk_parser import SkMessage
-
 
 DIALECTS = ("D0", "D1", "D2", "D3", "D4", "D5")
 NON_AOT_DETAIL = "non-AOT SK, no handler data"  # row 45
@@ -466,12 +464,17 @@ class NonSkFault:
 class ParseTrace:
     """How one parse consumed its messages, kept so that a copy of the same block printed elsewhere
     (the plog copy of a ``super_kernel.log`` block, row 47) can be derived instead of parsed again
-    (:mod:`skdbg.parsers.sk_copies`). Not part of the result's value: equality ignores it."""
+    (:mod:`skdbg.parsers.sk_copies`). Not part of the result's value: equality ignores it.
 
-    messages: tuple[SkMessage, ...]  # in feed order
+    It holds the messages' own strings and sources, not the messages: those die as soon as they are
+    parsed, and keeping eighteen thousand of them alive made the collector walk the heap more often."""
+
+    texts: tuple[str, ...]  # per message, in feed order
+    funcs: tuple[str | None, ...]
+    srcs: tuple[Source, ...]
     single_stream: bool  # every message in one stream (one pid, one file): the only case derived
     inert: frozenset[int]  # indices of A6 lines that only added a note to an open incident
-    touched: tuple[tuple[SkMessage, ...], ...]  # per incident (result order): the messages it counted
+    touched: tuple[tuple[Source, ...], ...]  # per incident (result order): the sources it counted
 
 
 @dataclass(slots=True)
