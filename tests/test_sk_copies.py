@@ -171,3 +171,17 @@ def test_plog_only_line_with_a_handler_tag_is_not_derived() -> None:
     odd = sk_plog_line("INFO", 48213, "python3", spec.start, "PrintTaskQueue", "something new")
     plog_text.insert(5, odd)
     assert derive_plog_copy(plog_records(plog_text), filelog_parse(to_filelog_lines(spec))) is None
+
+
+def test_a6_after_a_second_anchor_of_the_same_entry_is_not_inert() -> None:
+    """Row 44: a second A5 of the same entry waits for the next line to tell callback B from a new
+    fault; an A6 decides it (callback A), so a plog without that A6 is parsed, not derived."""
+    spec = example_incident()
+    parsed = filelog_parse(to_filelog_lines(spec) + to_filelog_lines(spec))
+    assert len(parsed.incidents) == 2
+    assert parsed.trace is not None and len(parsed.trace.inert) == 1  # only the first incident's A6
+    records = plog_records(to_plog_lines(spec, level="INFO") + to_plog_lines(spec, level="INFO"))
+    assert derive_plog_copy(records, parsed) is None
+    debug = plog_records(to_plog_lines(spec, level="DEBUG") + to_plog_lines(spec, level="DEBUG"))
+    derived = derive_plog_copy(debug, parsed)  # with every A6 printed it is a copy again
+    assert derived is not None and same_result(derived, state_machine(debug))
