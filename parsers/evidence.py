@@ -295,13 +295,19 @@ class Evidence:
     @cached_property
     def handler(self) -> SkHandlerResult:
         """SK incidents from every plog and every super_kernel.log, copies merged (row 47)."""
+        from skdbg.parsers.sk_copies import derive_plog_copy
         from skdbg.parsers.sk_handler import SkHandlerResult, SkMessage, dedupe_incidents, parse_sk_messages
 
         parts: list[SkHandlerResult] = []
+        filelog = [me.handler for me in self.model_evidence if me.handler is not None]
         for pe in self.plogs:
-            msgs = (m for m in (SkMessage.from_plog(line) for line in pe.lines) if m is not None)
-            parts.append(parse_sk_messages(msgs))
-        parts.extend(me.handler for me in self.model_evidence if me.handler is not None)
+            # the plog block is usually a copy of one super_kernel.log block already parsed (row 47)
+            part = next((d for f in filelog if (d := derive_plog_copy(pe.lines, f)) is not None), None)
+            if part is None:
+                msgs = (m for m in (SkMessage.from_plog(line) for line in pe.lines) if m is not None)
+                part = parse_sk_messages(msgs)
+            parts.append(part)
+        parts.extend(filelog)
         merged = SkHandlerResult()
         all_incidents: list[Incident] = []
         non_aot: list[NonSkFault] = []

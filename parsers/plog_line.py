@@ -84,6 +84,38 @@ def format_plog_ts(ts: datetime) -> str:
     return ts.strftime("%Y-%m-%d-%H:%M:%S.") + f"{ts.microsecond // 1000:03d}.{ts.microsecond % 1000:03d}"
 
 
+#: the stamp up to the second → its datetime fields (None: out of range); plog lines come in time
+#: order, so thousands of lines share an entry (bounded)
+_SECONDS: dict[str, tuple[int, int, int, int, int, int] | None] = {}
+_SECONDS_MAX = 1 << 12
+
+
+def _stamp(ts_text: str) -> datetime | None:
+    """:func:`parse_plog_ts` for a stamp :data:`LINE_RE` already matched (same fields, same format)."""
+    head = ts_text[:19]
+    try:
+        fields = _SECONDS[head]
+    except KeyError:
+        fields = (
+            int(head[0:4]),
+            int(head[5:7]),
+            int(head[8:10]),
+            int(head[11:13]),
+            int(head[14:16]),
+            int(head[17:19]),
+        )
+        try:
+            datetime(*fields)
+        except ValueError:
+            fields = None
+        if len(_SECONDS) >= _SECONDS_MAX:
+            _SECONDS.clear()
+        _SECONDS[head] = fields
+    if fields is None:
+        return None
+    return datetime(*fields, int(ts_text[20:23]) * 1000 + int(ts_text[24:27]))
+
+
 def parse_plog_line(text: str, src: Source, *, complete: bool = True) -> PlogLine | None:
     """Tokenize one physical line; ``None`` when it is not a CANN plog record.
 
@@ -95,8 +127,7 @@ def parse_plog_line(text: str, src: Source, *, complete: bool = True) -> PlogLin
     m = LINE_RE.match(text)
     if m is None:
         return None
-    rest = m.group("rest")
-    module = m.group("module")
+    level, module, pid, proc, ts_text, _pre, src_path, line_no, rest = m.groups()
     tid: int | None = None
     func: str | None = None
     tags: tuple[str, ...] = ()
@@ -105,8 +136,7 @@ def parse_plog_line(text: str, src: Source, *, complete: bool = True) -> PlogLin
     sk = SK_REST_RE.match(rest)
     if sk is not None:
         is_sk = True
-        func = sk.group("func")
-        body = sk.group("text")
+        func, body = sk.groups()
     elif (ide := IDEDD_REST_RE.match(rest)) is not None:
         tid = int(ide.group("tid"))
         body = ide.group("text")
@@ -115,21 +145,20 @@ def parse_plog_line(text: str, src: Source, *, complete: bool = True) -> PlogLin
         func = tf.group("func")
         tags = tuple(TAG_RE.findall(tf.group("tags")))
         body = tf.group("text")
-    src_path = m.group("src").strip()
     return PlogLine(
-        src=src,
-        level=m.group("level"),
-        module=module,
-        pid=int(m.group("pid")),
-        proc=m.group("proc").strip(),
-        ts=parse_plog_ts(m.group("ts")),
-        ts_text=m.group("ts"),
-        src_file=src_path.rsplit("/", 1)[-1],
-        src_line=int(m.group("line")),
-        tid=tid,
-        func=func,
-        tags=tags,
-        text=body.rstrip("\r"),
-        is_sk=is_sk,
-        complete=complete,
+        src,
+        level,
+        module,
+        int(pid),
+        proc.strip(),
+        _stamp(ts_text),
+        ts_text,
+        src_path.strip().rsplit("/", 1)[-1],
+        int(line_no),
+        tid,
+        func,
+        tags,
+        body.rstrip("\r"),
+        is_sk,
+        complete,
     )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 HEX = r"0x([0-9a-fA-F]+)"
 PTR = r"(0x[0-9a-fA-F]+|\(nil\))"
@@ -373,9 +374,9 @@ HANDLER_FUNCS = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Classified:
-    """One recognised message: its kind, the ``[Core N]`` id (or None) and the regex groups."""
+class Classified(NamedTuple):
+    """One recognised message: its kind, the ``[Core N]`` id (or None) and the regex groups.
+    A named tuple: one is made per distinct handler line, and tuples are built in C."""
 
     kind: str
     core: int | None
@@ -433,66 +434,126 @@ def _has_top_level_bar(pattern: str) -> bool:
     return False
 
 
-def _index(kinds: tuple[LineKind, ...]) -> tuple[dict[str, tuple[LineKind, ...]], tuple[LineKind, ...]]:
+def _first_chars(pattern: str) -> frozenset[str] | None:
+    """The characters a full match of ``pattern`` can start with; None = any (or not worked out).
+    Only the first item of the parsed pattern is looked at, and only when it cannot match empty."""
+    import importlib
+
+    try:
+        sre: Any = importlib.import_module("re._parser")  # Python >= 3.11
+    except ImportError:  # pragma: no cover - Python 3.10
+        sre = importlib.import_module("sre_parse")
+    try:
+        return _firsts(list(sre.parse(pattern)))
+    except Exception:  # noqa: BLE001 - a private parser's shape: "unknown" is always a safe answer
+        return None
+
+
+def _firsts(items: list[tuple[Any, Any]]) -> frozenset[str] | None:
+    if not items:
+        return None
+    op, av = items[0]
+    name = getattr(op, "name", "")
+    if name == "LITERAL":
+        return frozenset(chr(av))
+    if name == "SUBPATTERN":
+        _group, add, rm, sub = av
+        return _firsts(list(sub)) if not add and not rm else None
+    if name == "BRANCH":
+        out: set[str] = set()
+        for alt in av[1]:
+            got = _firsts(list(alt))
+            if got is None:
+                return None
+            out |= got
+        return frozenset(out)
+    if name in ("MAX_REPEAT", "MIN_REPEAT"):
+        lo, _hi, sub = av
+        return _firsts(list(sub)) if lo >= 1 else None
+    if name == "IN":
+        chars: set[str] = set()
+        for iop, iav in av:
+            iname = getattr(iop, "name", "")
+            if iname == "LITERAL":
+                chars.add(chr(iav))
+            elif iname == "RANGE" and iav[1] - iav[0] < 128:
+                chars.update(chr(c) for c in range(iav[0], iav[1] + 1))
+            else:
+                return None
+        return frozenset(chars)
+    return None
+
+
+def _index(
+    kinds: tuple[LineKind, ...],
+) -> tuple[dict[str, tuple[LineKind, ...]], dict[str, tuple[LineKind, ...]]]:
     """Kinds by the first :data:`_KEY` characters of their literal start, each bucket merged with the
-    kinds whose start is shorter or unknown, in catalogue order: a text is tried only against kinds
-    it can match, in the same order as the whole catalogue (first full match still wins)."""
+    kinds whose start is shorter or unknown and can begin with the key's first character, in catalogue
+    order: a text is tried only against kinds it can match, in the same order as the whole catalogue
+    (first full match still wins). Texts outside every bucket use the loose kinds by first character
+    (key "" = the loose kinds whose first character is not worked out, tried for every text)."""
     prefixes = [_literal_prefix(lk.regex.pattern) for lk in kinds]
-    loose = tuple(lk for lk, p in zip(kinds, prefixes, strict=True) if len(p) < _KEY)
+    firsts = [
+        frozenset(p[0]) if p else _first_chars(lk.regex.pattern)
+        for lk, p in zip(kinds, prefixes, strict=True)
+    ]
+
+    def loose_ok(p: str, f: frozenset[str] | None, ch: str) -> bool:
+        return len(p) < _KEY and (f is None or ch in f)
+
+    rows = list(zip(kinds, prefixes, firsts, strict=True))
     index: dict[str, tuple[LineKind, ...]] = {}
     for key in {p[:_KEY] for p in prefixes if len(p) >= _KEY}:
-        index[key] = tuple(
-            lk for lk, p in zip(kinds, prefixes, strict=True) if len(p) < _KEY or p[:_KEY] == key
-        )
-    return index, loose
+        index[key] = tuple(lk for lk, p, f in rows if loose_ok(p, f, key[0]) or p[:_KEY] == key)
+    chars = {c for _lk, p, f in rows if len(p) < _KEY and f is not None for c in f}
+    by_char = {c: tuple(lk for lk, p, f in rows if loose_ok(p, f, c)) for c in chars}
+    by_char[""] = tuple(lk for lk, p, f in rows if len(p) < _KEY and f is None)
+    return index, by_char
 
 
 _CORE_INDEX, _CORE_LOOSE = _index(CORE)
 _PLAIN_INDEX, _PLAIN_LOOSE = _index(PLAIN)
 
 
-#: answers by message text: the handler block is printed to plog and to super_kernel.log, and both
-#: copies are parsed (bounded; a Classified is never modified)
-_SEEN: dict[str, Classified | None] = {}
-_SEEN_MAX = 1 << 16
-
-
 def classify(text: str) -> Classified | None:
-    """Match one SK message text (tag already removed) against the catalogue; None = unknown."""
-    try:
-        return _SEEN[text]
-    except KeyError:
-        pass
-    got = _classify(text)
-    if len(_SEEN) >= _SEEN_MAX:
-        _SEEN.clear()
-    _SEEN[text] = got
-    return got
+    """Match one SK message text (tag already removed) against the catalogue; None = unknown.
 
-
-def _classify(text: str) -> Classified | None:
+    Not cached by text: the plog copy of a block is derived from the super_kernel.log parse
+    (:mod:`skdbg.parsers.sk_copies`), and a cache kept two objects alive per handler line, which made
+    the collector walk the whole heap more often than the lookups saved."""
     t = text.strip()
     if not t:
         return None
-    m = CORE_PREFIX.fullmatch(t)
+    m = CORE_PREFIX.fullmatch(t) if t.startswith("[Core ") else None
     if m is not None and len(m.group(1)) <= 4000:
         rest = m.group(2).strip()
-        for lk in _CORE_INDEX.get(rest[:_KEY], _CORE_LOOSE):
+        kinds = _CORE_INDEX.get(rest[:_KEY])
+        if kinds is None:
+            kinds = _CORE_LOOSE.get(rest[:1], _CORE_LOOSE[""])
+        for lk in kinds:
             g = lk.regex.fullmatch(rest)
             if g is not None:
                 return (
                     None
-                    if _oversized(g.groups())
+                    if len(rest) > 4000 and _oversized(g.groups())
                     else Classified(lk.kind, int(m.group(1)), g.groups(), lk.dialects)
                 )
         return None
-    for lk in _PLAIN_INDEX.get(t[:_KEY], _PLAIN_LOOSE):
+    kinds = _PLAIN_INDEX.get(t[:_KEY])
+    if kinds is None:
+        kinds = _PLAIN_LOOSE.get(t[:1], _PLAIN_LOOSE[""])
+    for lk in kinds:
         g = lk.regex.fullmatch(t)
         if g is not None:
-            return None if _oversized(g.groups()) else Classified(lk.kind, None, g.groups(), lk.dialects)
+            return (
+                None
+                if len(t) > 4000 and _oversized(g.groups())
+                else Classified(lk.kind, None, g.groups(), lk.dialects)
+            )
     return None
 
 
 def _oversized(groups: tuple[str | None, ...]) -> bool:
-    """Decimal fields past the int-conversion limit are garbage, not values: keep the line as unknown."""
+    """Decimal fields past the int-conversion limit are garbage, not values: keep the line as unknown.
+    (Groups are parts of the matched text, so callers ask only for texts over 4000 characters.)"""
     return any(g is not None and len(g) > 4000 and g.lstrip("-").isdigit() for g in groups)

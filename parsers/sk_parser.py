@@ -49,6 +49,7 @@ from skdbg.parsers.sk_records import (
     Incident,
     ModelMap,
     NonSkFault,
+    ParseTrace,
     QueueTask,
     SkHandlerResult,
     SkHeaderInfo,
@@ -105,6 +106,21 @@ PRE = frozenset(
     }
 )
 
+
+# Table rows, most of a block: fed straight to the open incident (see _Parser.feed).
+TABLE_LINES = frozenset(
+    {
+        "queue_task",
+        "counter",
+        "counter_legacy",
+        "dfx_node",
+        "dfx_node_legacy",
+        "origin_name",
+        "origin_name_failed",
+        "node_not_func",
+        "entry_addr",
+    }
+)
 
 # Field written by each ``[Core N]`` line kind: a repeat of the field on the same core id starts a new block.
 CORE_FIELD = {
@@ -262,6 +278,7 @@ class _IncidentB:
         self.origins: list[str] = []
         self.files: list[str] = []
         self.line_count = 0
+        self.touched: list[Source] = []  # sources of the messages counted (sk_copies)
         self.sigs: list[tuple[int, int, str]] = []
         self.pre = _Fields()
         self.header: _Fields | None = None
@@ -284,6 +301,7 @@ class _IncidentB:
     # -- bookkeeping
     def touch(self, msg: SkMessage) -> None:
         self.line_count += 1
+        self.touched.append(msg.src)
         if msg.origin not in self.origins:
             self.origins.append(msg.origin)
         if msg.src.file not in self.files:
@@ -326,17 +344,38 @@ class _Parser:
         self.open: dict[tuple[int | None, str, str], _IncidentB] = {}
         self.done: list[_IncidentB] = []
         self.last_a3: dict[tuple[int | None, str, str], int] = {}  # stream → index of its last A3 record
+        self.texts: list[str] = []
+        self.funcs: list[str | None] = []
+        self.srcs: list[Source] = []
+        self.first_stream: tuple[int | None, str, str] | None = None
+        self.single_stream = True
+        self.inert: set[int] = set()  # indices of A6 lines that only noted themselves (see ParseTrace)
+        self.key: tuple[int | None, str, str] = (None, "", "")  # stream of the message being fed
 
     # ------------------------------------------------------------------ driver
     def feed(self, msg: SkMessage) -> None:
+        # every message handled while feeding this one (tentative ones included) is of its stream
+        key = self.key = _stream(msg)
+        if self.first_stream is None:
+            self.first_stream = key
+        elif key != self.first_stream:
+            self.single_stream = False
+        self.texts.append(msg.text)
+        self.funcs.append(msg.func)
+        self.srcs.append(msg.src)
         c = classify(msg.text)
         if c is None:
             self._unknown(msg)
             return
-        cur = self.open.get(_stream(msg))
-        if cur is not None and cur.tentative is not None:
-            self._feed_tentative(cur, msg, c)
-            return
+        cur = self.open.get(key)
+        if cur is not None:
+            if cur.tentative is not None:
+                self._feed_tentative(cur, msg, c)
+                return
+            if c.kind in TABLE_LINES:
+                # what _dispatch would do: none of its checks before _dispatch_into names these kinds
+                self._dispatch_into(cur, msg, c)
+                return
         self._dispatch(msg, c)
 
     def finish(self) -> SkHandlerResult:
@@ -348,10 +387,18 @@ class _Parser:
         self.done.sort(key=lambda b: (b.src.file, b.src.line or 0))
         for b in self.done:
             self.result.incidents.append(self._freeze(b))
+        self.result.trace = ParseTrace(
+            tuple(self.texts),
+            tuple(self.funcs),
+            tuple(self.srcs),
+            self.single_stream,
+            frozenset(self.inert),
+            tuple(tuple(b.touched) for b in self.done),
+        )
         return self.result
 
     def _unknown(self, msg: SkMessage) -> None:
-        cur = self.open.get(_stream(msg))
+        cur = self.open.get(self.key)
         handler_tag = msg.func is None or msg.func in HANDLER_FUNCS
         if not msg.text.strip():
             return
@@ -369,9 +416,9 @@ class _Parser:
             self.done.append(cur)
 
     def _new(self, msg: SkMessage) -> _IncidentB:
-        self._close(_stream(msg))
+        self._close(self.key)
         b = _IncidentB(msg.src, msg.pid)
-        self.open[_stream(msg)] = b
+        self.open[self.key] = b
         return b
 
     # ------------------------------------------------------------------ second anchor handling
@@ -418,7 +465,7 @@ class _Parser:
     # ------------------------------------------------------------------ top-level dispatch
     def _dispatch(self, msg: SkMessage, c: Classified) -> None:
         k = c.kind
-        cur = self.open.get(_stream(msg))
+        cur = self.open.get(self.key)
         if k in (
             "a3_not_sk",
             "a0_null",
@@ -459,6 +506,11 @@ class _Parser:
         ):
             cur.tentative = [(msg, c)]  # anchorless callback B (AOT@index file logger) or a new fault
             return
+        elif k == "a6_callback" and c.dialects is None:
+            # an open incident outside callback B, not awaiting a second anchor: A6 only adds a note
+            # here and no later decision reads notes, so a copy without this DEBUG line (plog at INFO)
+            # parses the same otherwise (skdbg.parsers.sk_copies)
+            self.inert.add(len(self.srcs) - 1)
         self._dispatch_into(cur, msg, c)
 
     @staticmethod
@@ -472,8 +524,8 @@ class _Parser:
 
     def _non_sk(self, msg: SkMessage, c: Classified) -> None:
         k = c.kind
-        if k == "a4_skip" and self.last_a3.get(_stream(msg)) is not None:
-            i = self.last_a3.pop(_stream(msg))
+        if k == "a4_skip" and self.last_a3.get(self.key) is not None:
+            i = self.last_a3.pop(self.key)
             prev = self.result.non_aot[i]
             self.result.non_aot[i] = replace(prev, sources=(*prev.sources, msg.src))
             return
@@ -499,7 +551,7 @@ class _Parser:
         rec = NonSkFault(msg.src, kind, name, family, detail, ret, msg.pid, msg.ts, (msg.src,))
         self.result.non_aot.append(rec)
         if k == "a3_not_sk":
-            self.last_a3[_stream(msg)] = len(self.result.non_aot) - 1
+            self.last_a3[self.key] = len(self.result.non_aot) - 1
 
     # ------------------------------------------------------------------ incident-level handling
     def _dispatch_into(self, cur: _IncidentB, msg: SkMessage, c: Classified) -> None:
@@ -512,6 +564,62 @@ class _Parser:
         k = c.kind
         g = c.groups
         src = msg.src
+        # the table lines first (most of a block; their kinds are tested by no branch further down)
+        if k == "queue_task" and cur.section == "queue" and cur.queue_key is not None:
+            cur.queues[cur.queue_key][2].append(
+                QueueTask(src, _int(g[0]), _int(g[1]), g[2] or "", _int(g[3]), _hex(g[4]))
+            )
+            return
+        if k in ("counter", "counter_legacy"):
+            if cur.counters is None:
+                cur.counters = (src, 0, [])
+                self.result.gaps.append(Gap("counter_header_missing", "counter line without A18 header", src))
+            st = _int(g[2])
+            legacy = k == "counter_legacy"
+            cur.counters[2].append(
+                CounterEntry(
+                    src, _int(g[0]), _int(g[1]), st, state_name(st), _int(g[3]) if legacy else None, legacy
+                )
+            )
+            return
+        if k in ("dfx_node", "dfx_node_legacy"):
+            if cur.dfx is None:
+                cur.dfx = (src, 0, 0, [])
+                self.result.gaps.append(
+                    Gap("dfx_header_missing", "DfxInfo node line without A19 header", src)
+                )
+            f = _Fields()
+            f.values = {
+                "node": _int(g[0]),
+                "bin_hdl": _hex(g[1]),
+                "func_hdl_ori": _hex(g[2]),
+                "aic_size": _hex(g[3]),
+                "aiv_size": _hex(g[4]),
+            }
+            if k == "dfx_node":
+                f.values["num_blocks"] = _int(g[5])
+                f.values["cube_num"] = _int(g[6])
+                f.values["vec_num"] = _int(g[7])
+            f.srcs = dict.fromkeys(f.values, src)  # a new node: every key is new (what put would do)
+            cur.dfx[3].append((src, f, [0, 0, 0, 0], [0, 0, 0, 0]))
+            cur.section = "dfx"
+            return
+        if (
+            cur.section == "dfx"
+            and cur.dfx is not None
+            and cur.dfx[3]
+            and k
+            in (
+                "origin_name",
+                "origin_name_failed",
+                "node_not_func",
+                "function_name",
+                "legacy_name_failed",
+                "entry_addr",
+            )
+        ):
+            self._dfx_sub(cur, msg, c)
+            return
         text = msg.text.strip()
         if k in ("a5_anchor", "a5_anchor_d0"):
             cur.anchor = src
@@ -569,65 +677,13 @@ class _Parser:
         if k == "queue_cnt" and cur.section == "queue" and cur.queue_key is not None:
             self._put(cur.queues[cur.queue_key][1], "task_cnt", _int(g[0]), src)
             return
-        if k == "queue_task" and cur.section == "queue" and cur.queue_key is not None:
-            cur.queues[cur.queue_key][2].append(
-                QueueTask(src, _int(g[0]), _int(g[1]), g[2] or "", _int(g[3]), _hex(g[4]))
-            )
-            return
         if k == "counter_header":
             cur.counters = (src, _int(g[0]), [])
             cur.section = "counters"
             return
-        if k in ("counter", "counter_legacy"):
-            if cur.counters is None:
-                cur.counters = (src, 0, [])
-                self.result.gaps.append(Gap("counter_header_missing", "counter line without A18 header", src))
-            st = _int(g[2])
-            legacy = k == "counter_legacy"
-            cur.counters[2].append(
-                CounterEntry(
-                    src, _int(g[0]), _int(g[1]), st, state_name(st), _int(g[3]) if legacy else None, legacy
-                )
-            )
-            return
         if k == "dfx_header":
             cur.dfx = (src, _int(g[0]), _int(g[1]), [])
             cur.section = "dfx"
-            return
-        if k in ("dfx_node", "dfx_node_legacy"):
-            if cur.dfx is None:
-                cur.dfx = (src, 0, 0, [])
-                self.result.gaps.append(
-                    Gap("dfx_header_missing", "DfxInfo node line without A19 header", src)
-                )
-            f = _Fields()
-            f.put("node", _int(g[0]), src)
-            f.put("bin_hdl", _hex(g[1]), src)
-            f.put("func_hdl_ori", _hex(g[2]), src)
-            f.put("aic_size", _hex(g[3]), src)
-            f.put("aiv_size", _hex(g[4]), src)
-            if k == "dfx_node":
-                f.put("num_blocks", _int(g[5]), src)
-                f.put("cube_num", _int(g[6]), src)
-                f.put("vec_num", _int(g[7]), src)
-            cur.dfx[3].append((src, f, [0, 0, 0, 0], [0, 0, 0, 0]))
-            cur.section = "dfx"
-            return
-        if (
-            cur.section == "dfx"
-            and cur.dfx is not None
-            and cur.dfx[3]
-            and k
-            in (
-                "origin_name",
-                "origin_name_failed",
-                "node_not_func",
-                "function_name",
-                "legacy_name_failed",
-                "entry_addr",
-            )
-        ):
-            self._dfx_sub(cur, msg, c)
             return
         if k == "a23_reg_failed":
             self._abort(cur, "A23", text, _int(g[0]), src)
@@ -709,15 +765,15 @@ class _Parser:
         assert cur.dfx is not None
         k, g, src = c.kind, c.groups, msg.src
         nsrc, f, aic, aiv = cur.dfx[3][-1]
-        node = f.get("node")
         if k == "entry_addr":
-            j = _int(g[1])
+            j = int(g[1] or "0")
             if 0 <= j < 4:
-                (aic if g[0] == "Aic" else aiv)[j] = _hex(g[2])
+                (aic if g[0] == "Aic" else aiv)[j] = int(g[2] or "0", 16)
                 f.srcs.setdefault(f"entry{g[0]}[{j}]", src)
             else:
                 self.result.unrecognized.append(Unrecognized(src, msg.text, "sk_handler:dfx:entry_index"))
             return
+        node = f.get("node")
         if k in ("origin_name_failed", "node_not_func", "legacy_name_failed") and _int(g[0]) != node:
             self.result.gaps.append(
                 Gap("dfx_node_mismatch", f"line names node {g[0]} inside node {node}", src)

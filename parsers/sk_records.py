@@ -460,6 +460,23 @@ class NonSkFault:
     sources: tuple[Source, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class ParseTrace:
+    """How one parse consumed its messages, kept so that a copy of the same block printed elsewhere
+    (the plog copy of a ``super_kernel.log`` block, row 47) can be derived instead of parsed again
+    (:mod:`skdbg.parsers.sk_copies`). Not part of the result's value: equality ignores it.
+
+    It holds the messages' own strings and sources, not the messages: those die as soon as they are
+    parsed, and keeping eighteen thousand of them alive made the collector walk the heap more often."""
+
+    texts: tuple[str, ...]  # per message, in feed order
+    funcs: tuple[str | None, ...]
+    srcs: tuple[Source, ...]
+    single_stream: bool  # every message in one stream (one pid, one file): the only case derived
+    inert: frozenset[int]  # indices of A6 lines that only added a note to an open incident
+    touched: tuple[tuple[Source, ...], ...]  # per incident (result order): the sources it counted
+
+
 @dataclass(slots=True)
 class SkHandlerResult:
     incidents: list[Incident] = field(default_factory=list)
@@ -467,6 +484,7 @@ class SkHandlerResult:
     unrecognized: list[Unrecognized] = field(default_factory=list)
     gaps: list[Gap] = field(default_factory=list)
     foreign_lines: int = 0  # SK lines of other components outside/inside incidents (not handler output)
+    trace: ParseTrace | None = field(default=None, repr=False, compare=False)
 
     def to_frame(self) -> pd.DataFrame:
         from skdbg.parsers.sk_frames import incidents_frame  # the frames module builds on these records

@@ -99,7 +99,27 @@ _STARTS = [lk.regex.pattern[:n] for lk in (*sk_lines.PLAIN, *sk_lines.CORE) for 
 @settings(max_examples=300, deadline=None)
 @given(
     core=st.sampled_from(["", "[Core 30] ", "[Core 7]  "]),
-    start=st.sampled_from([*_STARTS, "=== SkDfxInfo (offset=", "COND: ", "Function name: ", "> Next opId="]),
+    start=st.sampled_from(
+        [
+            *_STARTS,
+            "=== SkDfxInfo (offset=",
+            "COND: ",
+            "Function name: ",
+            "> Next opId=",
+            # texts starting with a loose kind's first character (the first-character buckets)
+            "[12] index=",
+            "[3] modelId=",
+            "aicQueOffset",
+            "dfxOffset(",
+            "nodeCnt: ",
+            "==",
+            "coreId",
+            "type",
+            "GetFuncSymbolInfo: ",
+            "AIV COND register value: 0x",
+            "startPC: 0x",
+        ]
+    ),
     rest=st.text(alphabet="0123456789abx ,:=()[]._-", max_size=30),
 )
 def test_indexed_catalogue_matches_the_linear_one(core: str, start: str, rest: str) -> None:

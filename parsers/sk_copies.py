@@ -1,0 +1,237 @@
+"""The plog copy of a ``super_kernel.log`` handler block, derived instead of parsed (row 47, issue 18).
+
+Why: the SK logger prints every handler line to plog and to the model's ``super_kernel.log`` (§1.3).
+Both copies used to go through the state machine and :func:`~skdbg.parsers.sk_dedupe.dedupe_incidents`
+merged them. The state machine is deterministic in the message texts and function tags: sources,
+timestamps and the pid are only carried along. So when the plog's SK messages are, in order, the same
+(function, text) pairs as the messages one ``super_kernel.log`` parse consumed, the plog parse is that
+parse with each source swapped for its plog twin, and the per-incident bookkeeping (pid, first/last
+timestamp, origins, files, line count) recomputed from the plog lines.
+
+Two differences are allowed. The file logger records DEBUG lines a plog at INFO level lacks, and the
+handler's only DEBUG line inside an incident is A6 (``Aclgraph superkernel aicore exception occurred``,
+§1.4.1): the parser marks an A6 it only noted into an open incident (``ParseTrace.inert``); such a line
+may be missing from the plog copy, and its note is dropped from the derived incident. And the plog holds
+the SK lines of other components (graph build, at INFO level) that ``super_kernel.log``'s handler
+selection left out: a line the parser would only count as foreign (no catalogue match, no handler tag)
+may be in the plog only, and is counted. Anything else (one differing text, another line only in one
+copy, several pids or files, another incident order) is not a copy, and the caller parses the plog
+messages as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import fields, replace
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from skdbg.parsers.common import Gap, Source, Unrecognized
+from skdbg.parsers.sk_lines import HANDLER_FUNCS, classify
+from skdbg.parsers.sk_records import (
+    AbortInfo,
+    AllCoreTrace,
+    CallbackB,
+    CondInfo,
+    CoreTrace,
+    CounterEntry,
+    CounterTable,
+    DfxNode,
+    DfxTable,
+    DumpRecord,
+    DumpTensor,
+    ExceptionCore,
+    Incident,
+    ModelMap,
+    NonSkFault,
+    ParseTrace,
+    QueueTask,
+    SkHandlerResult,
+    SkHeaderInfo,
+    SkipDuplicate,
+    TaskQueue,
+    TraceSymbol,
+)
+
+if TYPE_CHECKING:
+    from skdbg.parsers.plog_line import PlogLine
+
+_RECORDS: tuple[type, ...] = (
+    AbortInfo,
+    AllCoreTrace,
+    CallbackB,
+    CondInfo,
+    CoreTrace,
+    CounterEntry,
+    CounterTable,
+    DfxNode,
+    DfxTable,
+    DumpRecord,
+    DumpTensor,
+    ExceptionCore,
+    Incident,
+    ModelMap,
+    NonSkFault,
+    QueueTask,
+    SkHeaderInfo,
+    SkipDuplicate,
+    TaskQueue,
+    TraceSymbol,
+    Gap,
+    Unrecognized,
+)
+_NAMES = {cls.__name__: cls for cls in _RECORDS}
+
+#: ``M`` maps id(source of the parsed copy) → the twin source; ``R`` re-sources a nested record
+Resourcer = Callable[[Any, dict[int, Source], Callable[[Any], Any]], Any]
+
+
+def _field_expr(name: str, annotation: str) -> str:
+    """Python expression re-sourcing field ``name`` of ``o``, chosen from its annotation."""
+    a = annotation.replace(" ", "")
+    v = f"o.{name}"
+    if a == "Source":
+        return f"M[id({v})]"
+    if a == "Source|None":
+        return f"(None if {v} is None else M[id({v})])"
+    if a in ("Sources", "tuple[tuple[str,Source],...]"):
+        return f"tuple([(k, M[id(s)]) for k, s in {v}])"
+    if a == "tuple[tuple[int,int,Source],...]":
+        return f"tuple([(i, n, M[id(s)]) for i, n, s in {v}])"
+    if a == "tuple[Source,...]":
+        return f"tuple([M[id(s)] for s in {v}])"
+    base = a.removesuffix("|None")
+    if base in _NAMES:
+        return f"(None if {v} is None else R({v}))" if base != a else f"R({v})"
+    if base.startswith("tuple[") and base.endswith(",...]") and base[6:-5] in _NAMES:
+        return f"tuple([R(x) for x in {v}])"
+    if "Source" in a or any(n in a for n in _NAMES):
+        raise TypeError(f"sk_copies: no rule to re-source field {name}: {annotation}")
+    return v
+
+
+def _compile(cls: type) -> Resourcer:
+    """One constructor call per record, generated from the dataclass fields (positional, in order)."""
+    args = ", ".join(_field_expr(f.name, str(f.type)) for f in fields(cls))
+    code = f"def resource(o, M, R):\n    return C({args})\n"
+    namespace: dict[str, Any] = {"C": cls}
+    exec(code, namespace)  # noqa: S102 - code built from this module's field rules only
+    fn: Resourcer = namespace["resource"]
+    return fn
+
+
+_RESOURCERS: dict[type, Resourcer] = {cls: _compile(cls) for cls in _RECORDS}
+
+
+def resource(obj: Any, smap: dict[int, Source]) -> Any:
+    """``obj`` (a handler record) with every source replaced through ``smap`` (KeyError: unmapped)."""
+
+    def rec(o: Any) -> Any:
+        return _RESOURCERS[type(o)](o, smap, rec)
+
+    return rec(obj)
+
+
+class _NotACopy(Exception):
+    """The plog messages are not a copy of the parsed ones (the caller parses them)."""
+
+
+class _Alignment(NamedTuple):
+    kept: list[Source]  # sources of the parsed messages that have a plog twin, in order
+    twins: list[PlogLine]  # their twins, in the same order
+    dropped: set[int]  # ids of the sources of the parsed messages without a twin (inert A6 lines)
+    foreign: int  # plog-only lines of other SK components (each counted as a foreign line)
+
+
+def _foreign(p: PlogLine) -> bool:
+    """A plog SK line of another component that the parser would only count: not a catalogue line
+    and not tagged with a handler function (e.g. the graph-build lines a plog at INFO holds)."""
+    return p.func is not None and p.func not in HANDLER_FUNCS and classify(p.text) is None
+
+
+def _align(plog: Sequence[PlogLine], trace: ParseTrace) -> _Alignment:
+    """Pair the parsed messages one to one with plog lines (same function tag and text, in order).
+    Unpaired parsed messages must be inert A6 lines; unpaired plog lines must be foreign lines."""
+    texts = [p.text for p in plog]
+    funcs = [p.func for p in plog]
+    # the two usual cases, compared list to list: the plog holds every line, or every line but the A6s
+    for drop in (frozenset(), trace.inert):
+        if len(trace.srcs) - len(drop) != len(plog):
+            continue
+        kt, kf, ks = list(trace.texts), list(trace.funcs), list(trace.srcs)
+        for i in sorted(drop, reverse=True):
+            del kt[i], kf[i], ks[i]
+        if kt == texts and kf == funcs:
+            return _Alignment(ks, list(plog), {id(trace.srcs[i]) for i in drop}, 0)
+    # otherwise pair greedily (either choice at a line that is both inert and foreign is the same)
+    out = _Alignment([], [], set(), 0)
+    foreign = 0
+    j, n = 0, len(plog)
+    for i, (text, func, src) in enumerate(zip(trace.texts, trace.funcs, trace.srcs, strict=True)):
+        while True:
+            if j < n and texts[j] == text and funcs[j] == func:
+                out.kept.append(src)
+                out.twins.append(plog[j])
+                j += 1
+            elif i in trace.inert:
+                out.dropped.add(id(src))
+            elif j < n and _foreign(plog[j]):
+                foreign += bool(texts[j].strip())  # the parser skips blank texts without counting
+                j += 1
+                continue
+            else:
+                raise _NotACopy
+            break
+    for p in plog[j:]:
+        if not _foreign(p):
+            raise _NotACopy
+        foreign += bool(p.text.strip())
+    return out._replace(foreign=foreign)
+
+
+def _bookkeeping(touched: Sequence[PlogLine]) -> dict[str, Any]:
+    """What :meth:`_IncidentB.touch` accumulates (in touch order), over the plog twins of the
+    messages an incident counted: the first pid, the earliest and latest stamp, origins and files
+    in first-seen order, the count."""
+    stamps = [p.ts for p in touched if p.ts is not None]
+    return {
+        "pid": next((p.pid for p in touched if p.pid is not None), None),
+        "first_ts": min(stamps, default=None),
+        "last_ts": max(stamps, default=None),
+        "origins": ("plog",) if touched else (),
+        "files": tuple(dict.fromkeys([p.src.file for p in touched])),
+        "line_count": len(touched),
+    }
+
+
+def derive_plog_copy(lines: Sequence[PlogLine], parsed: SkHandlerResult) -> SkHandlerResult | None:
+    """The result :func:`parse_sk_messages` would give for the SK lines among ``lines`` (one pid's
+    plog), derived from ``parsed`` (one ``super_kernel.log``); None when they are not a copy of it."""
+    trace = parsed.trace
+    if trace is None or not trace.single_stream or not trace.srcs:
+        return None
+    plog = [p for p in lines if p.is_sk]
+    if len(plog) < len(trace.srcs) - len(trace.inert) or len({p.pid for p in plog}) != 1:
+        return None  # too few lines to hold every message but the A6s, or several processes
+    try:
+        al = _align(plog, trace)
+        twin: dict[int, PlogLine] = dict(zip(map(id, al.kept), al.twins, strict=True))
+        if len(twin) != len(al.kept):
+            return None  # two messages share one source object: the mapping would be ambiguous
+        smap: dict[int, Source] = {k: p.src for k, p in twin.items()}
+        out = SkHandlerResult(foreign_lines=parsed.foreign_lines + al.foreign)
+        for inc, touched in zip(parsed.incidents, trace.touched, strict=True):
+            mine = [p for s in touched if (p := twin.get(id(s))) is not None]
+            notes = tuple(n for n in inc.notes if id(n[1]) not in al.dropped)
+            new = resource(replace(inc, notes=notes), smap)
+            out.incidents.append(replace(new, **_bookkeeping(mine)))
+        keys = [(i.src.file, i.src.line or 0) for i in out.incidents]
+        if keys != sorted(keys):
+            return None  # the parser would order (and so freeze) them differently
+        for rec in parsed.non_aot:
+            p = twin[id(rec.src)]
+            out.non_aot.append(replace(resource(rec, smap), pid=p.pid, ts=p.ts))
+        out.unrecognized = [resource(u, smap) for u in parsed.unrecognized]
+        out.gaps = [g if g.src is None else resource(g, smap) for g in parsed.gaps]
+    except (_NotACopy, KeyError):
+        return None
+    return out

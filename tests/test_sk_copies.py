@@ -1,0 +1,187 @@
+"""The plog copy of a super_kernel.log handler block is derived, not parsed again (issue 18, row 47).
+
+The oracle for "derived" is the state machine itself run on the plog lines (what the code did before),
+plus hand-written expectations on the parts the derivation recomputes (sources, files, line counts,
+notes). Copies that differ anywhere else must not be derived.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields, is_dataclass
+from typing import Any
+
+from skdbg.parsers.common import Source
+from skdbg.parsers.filelog import split_prefix
+from skdbg.parsers.plog_line import PlogLine, parse_plog_line
+from skdbg.parsers.sk_copies import derive_plog_copy
+from skdbg.parsers.sk_handler import SkHandlerResult, SkMessage, parse_sk_messages
+from skdbg.scenebuilder.lines import sk_plog_line
+from skdbg.scenebuilder.sk_incident import CallbackBSpec, example_incident, to_filelog_lines, to_plog_lines
+
+PLOG = "log/plog/plog-48213_1.log"
+SKLOG = "sk_meta/48213/model_0/super_kernel.log"
+A6 = "Aclgraph superkernel aicore exception occurred, callback function."
+
+
+def plog_records(lines: list[str]) -> list[PlogLine]:
+    out = []
+    for no, text in enumerate(lines, 1):
+        pl = parse_plog_line(text, Source(PLOG, no))
+        if pl is not None:
+            out.append(pl)
+    return out
+
+
+def filelog_parse(lines: list[str]) -> SkHandlerResult:
+    msgs = []
+    for no, text in enumerate(lines, 1):
+        if text.strip():
+            prefix, message = split_prefix(text)
+            msgs.append(SkMessage.from_filelog(prefix, message, Source(SKLOG, no)))
+    return parse_sk_messages(msgs)
+
+
+def state_machine(records: list[PlogLine]) -> SkHandlerResult:
+    return parse_sk_messages(m for m in (SkMessage.from_plog(r) for r in records) if m is not None)
+
+
+def all_sources(obj: Any) -> list[Source]:
+    """Every Source inside a record tree (walked by value, independently of the derivation's rules)."""
+    if isinstance(obj, Source):
+        return [obj]
+    if isinstance(obj, (tuple, list)):
+        return [s for x in obj for s in all_sources(x)]
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return [s for f in fields(obj) for s in all_sources(getattr(obj, f.name))]
+    return []
+
+
+def same_result(a: SkHandlerResult, b: SkHandlerResult) -> bool:
+    return (a.incidents, a.non_aot, a.unrecognized, a.gaps, a.foreign_lines) == (
+        b.incidents,
+        b.non_aot,
+        b.unrecognized,
+        b.gaps,
+        b.foreign_lines,
+    )
+
+
+def test_info_plog_copy_without_the_debug_a6_line_is_derived() -> None:
+    spec = example_incident(callback_b=CallbackBSpec())
+    plog_text = to_plog_lines(spec, level="INFO")
+    assert not any(A6 in t for t in plog_text)  # the plog at INFO lacks the DEBUG line …
+    parsed = filelog_parse(to_filelog_lines(spec))
+    assert any(n[0] == A6 for n in parsed.incidents[0].notes)  # … that super_kernel.log keeps
+    records = plog_records(plog_text)
+    derived = derive_plog_copy(records, parsed)
+    assert derived is not None
+    assert same_result(derived, state_machine(records))
+    inc = derived.incidents[0]
+    sk_lines = [r for r in records if r.is_sk]
+    assert inc.origins == ("plog",) and inc.files == (PLOG,)
+    assert inc.line_count == len(sk_lines) == parsed.incidents[0].line_count - 1
+    assert inc.src == sk_lines[0].src and inc.anchor == sk_lines[0].src  # the A5 anchor comes first
+    assert inc.first_ts == sk_lines[0].ts and inc.last_ts == sk_lines[-1].ts and inc.pid == 48213
+    assert all(n[0] != A6 for n in inc.notes)
+    assert {s.file for s in all_sources(derived.incidents)} == {PLOG}
+
+
+def test_debug_plog_copy_with_every_line_is_derived() -> None:
+    spec = example_incident()
+    records = plog_records(to_plog_lines(spec, level="DEBUG"))
+    derived = derive_plog_copy(records, filelog_parse(to_filelog_lines(spec)))
+    assert derived is not None
+    assert same_result(derived, state_machine(records))
+    assert any(n[0] == A6 and n[1].file == PLOG for n in derived.incidents[0].notes)
+
+
+def test_copy_differing_in_one_message_is_parsed_not_copied() -> None:
+    spec = example_incident()
+    plog_text = to_plog_lines(spec, level="INFO")
+    i = next(n for n, t in enumerate(plog_text) if "index=" in t and "args=0x" in t)
+    plog_text[i] = plog_text[i].replace("args=0x", "args=0x1f")  # one task queue line differs
+    records = plog_records(plog_text)
+    assert derive_plog_copy(records, filelog_parse(to_filelog_lines(spec))) is None
+
+
+def test_copy_missing_a_line_other_than_a6_is_not_derived() -> None:
+    spec = example_incident()
+    plog_text = [t for t in to_plog_lines(spec, level="INFO") if "taskCnt:" not in t]
+    assert derive_plog_copy(plog_records(plog_text), filelog_parse(to_filelog_lines(spec))) is None
+
+
+def test_error_level_plog_is_not_a_copy() -> None:
+    """Row 25: the default plog level drops the INFO tables; that is a different block, parsed."""
+    spec = example_incident()
+    records = plog_records(to_plog_lines(spec, level="ERROR"))
+    assert derive_plog_copy(records, filelog_parse(to_filelog_lines(spec))) is None
+
+
+def test_plog_with_an_extra_sk_line_is_not_derived() -> None:
+    spec = example_incident()
+    plog_text = to_plog_lines(spec, level="INFO")
+    plog_text.append(plog_text[-1])  # the last SK line printed twice in plog only
+    assert derive_plog_copy(plog_records(plog_text), filelog_parse(to_filelog_lines(spec))) is None
+
+
+def test_super_kernel_log_with_two_streams_is_not_a_template() -> None:
+    """Lines whose prefix lost the pid (pid 0, row 50) are another stream; the parse differs."""
+    spec = example_incident()
+    sk = to_filelog_lines(spec)
+    j = next(n for n, t in enumerate(sk) if "taskCnt:" in t)
+    sk[j] = sk[j].replace("[48213:", "[0:", 1)
+    parsed = filelog_parse(sk)
+    assert parsed.trace is not None and parsed.trace.single_stream is False
+    assert derive_plog_copy(plog_records(to_plog_lines(spec, level="INFO")), parsed) is None
+
+
+def test_two_incidents_in_one_block_are_derived_in_order() -> None:
+    first = example_incident()
+    second = example_incident(entry="sk_entry_mix2_op_trace")
+    sk = to_filelog_lines(first) + to_filelog_lines(second)
+    plog_text = to_plog_lines(first, level="INFO") + to_plog_lines(second, level="INFO")
+    records = plog_records(plog_text)
+    parsed = filelog_parse(sk)
+    derived = derive_plog_copy(records, parsed)
+    assert derived is not None and len(derived.incidents) == 2
+    assert same_result(derived, state_machine(records))
+    assert [i.entry for i in derived.incidents] == ["sk_entry_mix11_op_trace", "sk_entry_mix2_op_trace"]
+
+
+def test_plog_only_lines_of_other_sk_components_are_counted_not_a_reason_to_parse() -> None:
+    """A plog at INFO also holds graph-build SK lines; super_kernel.log's handler selection drops them."""
+    spec = example_incident()
+    plog_text = to_plog_lines(spec, level="INFO")
+    build = sk_plog_line(
+        "INFO", 48213, "python3", spec.start, "UpdateNodeScopeBitFlags", "Processed node [nodeId:7]"
+    )
+    plog_text = [build, *plog_text[:3], build, *plog_text[3:], build]
+    records = plog_records(plog_text)
+    parsed = filelog_parse(to_filelog_lines(spec))
+    derived = derive_plog_copy(records, parsed)
+    assert derived is not None
+    assert same_result(derived, state_machine(records))
+    assert derived.foreign_lines == parsed.foreign_lines + 3
+
+
+def test_plog_only_line_with_a_handler_tag_is_not_derived() -> None:
+    """An unknown text under a handler function is listed as unrecognized by a parse: not a copy."""
+    spec = example_incident()
+    plog_text = to_plog_lines(spec, level="INFO")
+    odd = sk_plog_line("INFO", 48213, "python3", spec.start, "PrintTaskQueue", "something new")
+    plog_text.insert(5, odd)
+    assert derive_plog_copy(plog_records(plog_text), filelog_parse(to_filelog_lines(spec))) is None
+
+
+def test_a6_after_a_second_anchor_of_the_same_entry_is_not_inert() -> None:
+    """Row 44: a second A5 of the same entry waits for the next line to tell callback B from a new
+    fault; an A6 decides it (callback A), so a plog without that A6 is parsed, not derived."""
+    spec = example_incident()
+    parsed = filelog_parse(to_filelog_lines(spec) + to_filelog_lines(spec))
+    assert len(parsed.incidents) == 2
+    assert parsed.trace is not None and len(parsed.trace.inert) == 1  # only the first incident's A6
+    records = plog_records(to_plog_lines(spec, level="INFO") + to_plog_lines(spec, level="INFO"))
+    assert derive_plog_copy(records, parsed) is None
+    debug = plog_records(to_plog_lines(spec, level="DEBUG") + to_plog_lines(spec, level="DEBUG"))
+    derived = derive_plog_copy(debug, parsed)  # with every A6 printed it is a copy again
+    assert derived is not None and same_result(derived, state_machine(debug))
