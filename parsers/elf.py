@@ -33,15 +33,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
 
-import numpy as np
-import numpy.typing as npt
-
 from skdbg.parsers.common import Gap, ParseError, Source
 from skdbg.parsers.frames import columns_frame
 from skdbg.parsers.fsguard import read_regular
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
     import pandas as pd
+else:  # numpy is imported when an ELF is first read, not when the parsers are loaded
+    from skdbg.parsers.lazymod import LazyModule
+
+    np = LazyModule("numpy", globals(), "np")
 
 SHF_ALLOC = 0x2
 SHT_NULL = 0
@@ -254,7 +257,10 @@ class _RangeIndex:
             self.bounds = np.zeros(0, dtype=np.uint64)
             self.winner = np.zeros(0, dtype=np.int64)
             return
-        bounds = np.unique(np.concatenate([starts, ends]))
+        # np.unique, without its np.ma check (numpy.ma is a 10 ms import): sort, keep first of each run
+        bounds = np.concatenate([starts, ends])
+        bounds.sort()
+        bounds = bounds[np.concatenate(([True], bounds[1:] != bounds[:-1]))]
         lo = np.searchsorted(bounds, starts)
         hi = np.searchsorted(bounds, ends)
         n_int = int(bounds.shape[0]) - 1
