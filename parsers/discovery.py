@@ -221,8 +221,10 @@ def discover_sk_meta(path: str | os.PathLike[str]) -> SkMetaLayout:
             dirnames[:] = []
         dirnames.sort()
         for name in sorted(filenames):
+            if not PROF_RE.match(name):
+                continue  # no Path for every kernel ELF of the scene
             p = Path(dirpath) / name
-            if PROF_RE.match(name) and p not in known:
+            if p not in known:
                 known.add(p)
                 if _usable(p, layout):
                     layout.prof_files.append(p)

@@ -2,12 +2,13 @@
 
 Why this shape:
 
-* pyelftools reads the ELF header (endianness, ``e_type``, ``e_shoff``, the section count and
-  ``e_shstrndx``, including the extended-numbering escapes). The section headers themselves are
-  unpacked with ``struct`` from the validated table (``e_shentsize`` 64, inside the file) as
-  plain integers: pyelftools would build one ``construct`` container per header and turn known
-  values into enum names, while the extent rule and the device ELFs' vendor section types need
-  the raw numbers. Likewise its per-symbol parsing costs microseconds per symbol; the
+* The ELF header's few fields (endianness, ``e_shoff``, the section count and ``e_shstrndx``) are
+  unpacked with ``struct``; pyelftools (a 25 ms import) is loaded only for the extended-numbering
+  escapes (count or name table index in section header 0) and to name ``e_type``/``e_machine``
+  when asked. The section headers themselves are unpacked with ``struct`` from the validated
+  table (``e_shentsize`` 64, inside the file) as plain integers: pyelftools would build one
+  ``construct`` container per header and turn known values into enum names, while the extent rule
+  and the device ELFs' vendor section types need the raw numbers. Likewise its per-symbol parsing costs microseconds per symbol; the
   ``.symtab`` is instead viewed as one numpy structured array, so a 50k-symbol kernel loads in
   milliseconds and millions of PCs resolve with one ``searchsorted`` (ecosystem.md §3.2, §3.4).
 * Only ELFCLASS64 is accepted, as the runtime does ("Elf can no be 32bit.", §4.2); ``e_machine``
@@ -33,15 +34,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
 
-import numpy as np
-import numpy.typing as npt
-
 from skdbg.parsers.common import Gap, ParseError, Source
 from skdbg.parsers.frames import columns_frame
 from skdbg.parsers.fsguard import read_regular
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
     import pandas as pd
+    from elftools.elf.elffile import ELFFile
+else:  # numpy is imported when an ELF is first read, not when the parsers are loaded
+    from skdbg.parsers.lazymod import LazyModule
+
+    np = LazyModule("numpy", globals(), "np")
 
 SHF_ALLOC = 0x2
 SHT_NULL = 0
@@ -51,6 +56,7 @@ STT_FUNC = 2
 STB_LOCAL = 0
 SHN_UNDEF = 0
 SHN_LORESERVE = 0xFF00
+_SHN_XINDEX = 0xFFFF
 ELF_MAGIC = b"\x7fELF"
 RUNTIME_32BIT_MESSAGE = "Elf can no be 32bit."
 
@@ -254,7 +260,10 @@ class _RangeIndex:
             self.bounds = np.zeros(0, dtype=np.uint64)
             self.winner = np.zeros(0, dtype=np.int64)
             return
-        bounds = np.unique(np.concatenate([starts, ends]))
+        # np.unique, without its np.ma check (numpy.ma is a 10 ms import): sort, keep first of each run
+        bounds = np.concatenate([starts, ends])
+        bounds.sort()
+        bounds = bounds[np.concatenate(([True], bounds[1:] != bounds[:-1]))]
         lo = np.searchsorted(bounds, starts)
         hi = np.searchsorted(bounds, ends)
         n_int = int(bounds.shape[0]) - 1
@@ -701,8 +710,6 @@ class ElfImage:
         return ParseError(self.name, expected, got=got)
 
     def _parse(self) -> None:
-        from elftools.elf.elffile import ELFFile
-
         data = self.data
         if len(data) < 16 or data[:4] != ELF_MAGIC:
             raise self._fail(
@@ -729,29 +736,28 @@ class ElfImage:
             self.data = data
         if len(data) < 64:
             raise self._fail("a complete 64-byte ELF64 header", got=f"{len(data)} bytes")
+        self.little = data[5] == 1
+        # Elf64_Ehdr after e_ident: e_type, e_machine, …, e_shentsize, e_shnum, e_shstrndx
+        self._e_type_raw, self._e_machine_raw = struct.unpack_from("<HH" if self.little else ">HH", data, 16)
+        shoff, shentsize, shnum, shstrndx_raw = struct.unpack_from(
+            "<Q" if self.little else ">Q", data, 40
+        ) + struct.unpack_from("<HHH" if self.little else ">HHH", data, 58)
         try:
-            stream: io.BytesIO | mmap.mmap
-            if isinstance(data, mmap.mmap):
-                data.seek(0)
-                stream = data
+            if (shoff and shnum == 0) or (shoff and shstrndx_raw == _SHN_XINDEX):
+                # extended numbering (the count or the name table index in section header 0):
+                # pyelftools reads it, with its own checks
+                nsec, shstrndx = self._extended_counts()
             else:
-                stream = io.BytesIO(data)
-            elf = ELFFile(cast("IO[bytes]", stream))
-            hdr = elf.header
-            self.little = bool(elf.little_endian)
-            self.e_type = str(hdr["e_type"])
-            self.e_machine = hdr["e_machine"]  # recorded, never checked (triage.md §3.3)
-            nsec = int(elf.num_sections()) if hdr["e_shoff"] else 0
-            if nsec and int(hdr["e_shentsize"]) != 64:
-                raise self._fail("e_shentsize 64 for ELF64", got=str(hdr["e_shentsize"]))
-            if nsec and int(hdr["e_shoff"]) + nsec * 64 > len(data):
+                nsec = shnum if shoff else 0
+                shstrndx = shstrndx_raw if nsec else 0
+            if nsec and shentsize != 64:
+                raise self._fail("e_shentsize 64 for ELF64", got=str(shentsize))
+            if nsec and shoff + nsec * 64 > len(data):
                 raise self._fail(
-                    f"{nsec} section headers at e_shoff 0x{int(hdr['e_shoff']):x} inside the file",
+                    f"{nsec} section headers at e_shoff 0x{shoff:x} inside the file",
                     got=f"file of {len(data)} bytes (truncated)",
                 )
-            shoff = int(hdr["e_shoff"])
             raw_headers = [_section_header(data, shoff + 64 * i, self.little) for i in range(nsec)]
-            shstrndx = int(elf.get_shstrndx()) if nsec else 0
         except ParseError:
             raise
         except Exception as exc:  # pyelftools/construct raise many types on corrupt input
@@ -792,6 +798,40 @@ class ElfImage:
                 )
             )
         self.extent = self._compute_extent()
+
+    def _elffile(self) -> ELFFile:
+        """pyelftools' view of the (possibly EI_DATA-patched) bytes: only for extended section
+        numbering and the enum names of ``e_type``/``e_machine`` (a 25 ms import otherwise avoided)."""
+        from elftools.elf.elffile import ELFFile
+
+        data = self.data
+        stream: io.BytesIO | mmap.mmap
+        if isinstance(data, mmap.mmap):
+            data.seek(0)
+            stream = data
+        else:
+            stream = io.BytesIO(data)
+        return ELFFile(cast("IO[bytes]", stream))
+
+    def _extended_counts(self) -> tuple[int, int]:
+        """(section count, name table index) when the ELF header defers them to section header 0."""
+        elf = self._elffile()
+        nsec = int(elf.num_sections())
+        if nsec and int(elf.header["e_shentsize"]) != 64:
+            return nsec, 0  # the caller refuses the entry size before the index is needed
+        if nsec and int(elf.header["e_shoff"]) + nsec * 64 > len(self.data):
+            return nsec, 0  # likewise: the caller refuses the truncated table
+        return nsec, int(elf.get_shstrndx()) if nsec else 0
+
+    @property
+    def e_type(self) -> str:
+        """``e_type`` as pyelftools names it (``ET_REL``…; the number when it has no name)."""
+        return str(self._elffile().header["e_type"])
+
+    @property
+    def e_machine(self) -> Any:
+        """``e_machine``: recorded, never checked (triage.md §3.3); pyelftools' name or the number."""
+        return self._elffile().header["e_machine"]
 
     def _compute_extent(self) -> ImageExtent | None:
         """Runtime rule (elf.cc ``ProcessSymbolTable``): first/last SHF_ALLOC section with non-zero size."""

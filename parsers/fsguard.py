@@ -11,6 +11,7 @@ no blocking open of a FIFO).
 from __future__ import annotations
 
 import errno
+import functools
 import io
 import os
 import stat
@@ -37,6 +38,12 @@ def _kind_name(mode: int) -> str:
     return "not a regular file"
 
 
+@functools.lru_cache(maxsize=64)
+def _inside(real_dir: Path, root: Path) -> bool:
+    """``real_dir`` is ``root`` or below it (both resolved)."""
+    return real_dir.is_relative_to(root)
+
+
 def file_problem(path: Path, root: Path | None = None, *, real_dir: Path | None = None) -> Gap | None:
     """None when ``path`` is a readable regular file (inside ``root`` if given); else the gap to record.
 
@@ -50,10 +57,14 @@ def file_problem(path: Path, root: Path | None = None, *, real_dir: Path | None 
             st = os.lstat(path)
         except OSError:
             st = None
-        if st is not None and stat.S_ISREG(st.st_mode):
-            target = real_dir / path.name
-            if (root is None or target.is_relative_to(root)) and os.access(path, os.R_OK):
-                return None
+        # real_dir/<name> lies inside root exactly when real_dir does: asked once per folder
+        if (
+            st is not None
+            and stat.S_ISREG(st.st_mode)
+            and (root is None or _inside(real_dir, root))
+            and os.access(path, os.R_OK)
+        ):
+            return None
         # anything else (a link, a special file, trouble): the full check below names the problem
     src = Source(str(path))
     try:

@@ -39,6 +39,7 @@ import tokenize
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -234,8 +235,13 @@ def _dotted(node: ast.expr) -> str | None:
 
 def import_map(tree: ast.AST) -> dict[str, str]:
     """Local name → dotted module path, from every absolute ``import``/``from … import`` in the file."""
+    return _imports_of(n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom))
+
+
+def _imports_of(nodes: Iterable[ast.AST]) -> dict[str, str]:
+    """The import map of these import statements, taken in order (a later one rebinds a name)."""
     out: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.asname:
@@ -287,22 +293,19 @@ class MarkerScan:
         self.file = file
         self.tree = tree
         self.lines = list(lines)
-        self.imports = import_map(tree)
+        #: the one traversal of the tree (imports, calls, statement structure), shared with
+        #: :class:`MarkerSource` so a proposal built on this scan walks nothing again
+        self.index = index = _TreeIndex(tree)
+        self.imports = index.imports
         found: list[MarkerCall] = []
         ignored: list[Ignored] = []
-        simple: list[ast.stmt] = []
-        # one traversal: every call with its enclosing statement, and every simple statement
-        for node, stmt in _with_statement(tree):
-            if isinstance(node, ast.stmt) and not hasattr(node, "body"):
-                simple.append(node)
-            if not isinstance(node, ast.Call):
-                continue
+        for node, stmt in index.candidates():
             spelling = _dotted(node.func)
             if spelling is None:
                 continue
             callee = resolve(spelling, self.imports)
             last = (callee or spelling).rsplit(".", 1)[-1]
-            if last not in (BEGIN, END, GE_FUNC):
+            if last not in _MARKER_FUNCS:
                 continue
             kind: str | None = None
             if callee is not None:
@@ -318,11 +321,17 @@ class MarkerScan:
         self.ge = [m for m in found if m.kind == "ge"]
         self.ignored = sorted(ignored, key=lambda i: i.line)
         self._marker_stmts = {id(m.stmt) for m in self.markers if m.direct}
-        #: (first, last line) of every simple (body-less) statement that is not a marker
-        self._simple = sorted(
-            (n.lineno, n.end_lineno or n.lineno) for n in simple if id(n) not in self._marker_stmts
+
+    @cached_property
+    def _simple(self) -> list[tuple[int, int]]:
+        """(first, last line) of every simple (body-less) statement that is not a marker."""
+        return sorted(
+            (n.lineno, n.end_lineno or n.lineno) for n in self.index.simple if id(n) not in self._marker_stmts
         )
-        self._stmt_lines = [a for a, _ in self._simple]
+
+    @cached_property
+    def _stmt_lines(self) -> list[int]:
+        return [a for a, _ in self._simple]
 
     # ------------------------------------------------------------------ questions
 
@@ -378,15 +387,102 @@ class MarkerScan:
         return balance_problem(self.markers)
 
 
-def _with_statement(tree: ast.AST) -> Iterator[tuple[ast.AST, ast.stmt | None]]:
-    """Every node with the statement that contains it (itself for a statement), in one pass."""
-    stack: list[tuple[ast.AST, ast.stmt | None]] = [(tree, None)]
-    while stack:
-        node, stmt = stack.pop()
-        if isinstance(node, ast.stmt):
-            stmt = node
-        yield node, stmt
-        stack.extend((child, stmt) for child in ast.iter_child_nodes(node))
+#: node types that hold no call and no statement: the traversal does not descend into them
+_LEAVES = (
+    ast.Name,
+    ast.Constant,
+    ast.expr_context,
+    ast.operator,
+    ast.unaryop,
+    ast.cmpop,
+    ast.boolop,
+    ast.alias,
+)
+_MARKER_FUNCS = frozenset({BEGIN, END, GE_FUNC})
+
+
+class _TreeIndex:
+    """What every reader of a model source asks of its tree, gathered in one traversal.
+
+    Why: the marker scan (gate F8, ``verify``), the proposal's statement structure and its §4.6 call
+    inference each used to walk the whole tree (``ast.walk``/``iter_child_nodes``, one generator per
+    node); on a 2,700-line model that was three walks of 25k nodes. This walk skips the leaves
+    (names, constants, contexts, operators) and records:
+
+    * ``imports``: local name → dotted module path, as :func:`import_map` (same overwrite order);
+    * ``calls``: every call with its enclosing statement, in the order of the marker scan's
+      traversal (depth first, last child first: ties of the marker sort keep their order);
+    * ``simple``: the body-less statements; ``parent``: statement → (its statement list, owner);
+      ``up``: statement → enclosing statement; ``depth``: statement nesting (1 = module level).
+    """
+
+    __slots__ = ("calls", "depth", "imports", "parent", "simple", "up")
+
+    def __init__(self, tree: ast.AST) -> None:
+        calls: list[tuple[ast.Call, ast.stmt | None]] = []
+        simple: list[ast.stmt] = []
+        parent: dict[ast.stmt, tuple[list[ast.stmt], ast.AST]] = {}
+        up: dict[ast.stmt, ast.stmt | None] = {}
+        depth: dict[ast.stmt, int] = {}
+        imports: list[tuple[int, int, int, ast.Import | ast.ImportFrom]] = []
+        stmt_t, call_t, ast_t, leaves = ast.stmt, ast.Call, ast.AST, _LEAVES
+        import_t = (ast.Import, ast.ImportFrom)
+        stack: list[tuple[ast.AST, ast.stmt | None, int]] = [(tree, None, 0)]
+        pop, push = stack.pop, stack.append
+        while stack:
+            node, stmt, level = pop()
+            if isinstance(node, stmt_t):
+                up[node] = stmt
+                depth[node] = depth[stmt] + 1 if stmt is not None else 1
+                stmt = node
+                if isinstance(node, import_t):
+                    imports.append((level, node.lineno, node.col_offset, node))
+                if not hasattr(node, "body"):
+                    simple.append(node)
+            elif type(node) is call_t:
+                calls.append((node, stmt))
+            level += 1
+            for name in node._fields:
+                value = getattr(node, name, None)
+                if type(value) is list:
+                    if value and isinstance(value[0], stmt_t):
+                        for child in value:
+                            parent[child] = (value, node)
+                    for child in value:
+                        if isinstance(child, ast_t) and not isinstance(child, leaves):
+                            push((child, stmt, level))
+                elif isinstance(value, ast_t) and not isinstance(value, leaves):
+                    push((value, stmt, level))
+        self.calls = calls
+        self.simple = simple
+        self.parent = parent
+        self.up = up
+        self.depth = depth
+        # ast.walk (breadth first) order: by tree level, then left to right — a later import of the
+        # same local name wins, as in import_map
+        imports.sort(key=lambda t: t[:3])
+        self.imports = _imports_of(t[3] for t in imports)
+
+    def candidates(self) -> Iterator[tuple[ast.Call, ast.stmt | None]]:
+        """The calls whose callee can resolve to a marker function's name: ``….<marker name>(…)``,
+        or a bare name that is a marker name or an imported one (resolved through the imports)."""
+        imported = self.imports
+        for node, stmt in self.calls:
+            func = node.func
+            if type(func) is ast.Attribute:
+                if func.attr in _MARKER_FUNCS:
+                    yield node, stmt
+            elif type(func) is ast.Name and (func.id in _MARKER_FUNCS or func.id in imported):
+                yield node, stmt
+
+    def chain(self, st: ast.stmt) -> list[ast.stmt]:
+        """Enclosing statements from the outermost down to ``st``."""
+        out = [st]
+        cur = self.up.get(st)
+        while cur is not None:
+            out.append(cur)
+            cur = self.up.get(cur)
+        return out[::-1]
 
 
 def _marker(
@@ -772,44 +868,42 @@ class MarkerSource:
         self.scan = scan_text(self.text, rel)
         self.tree = self.scan.tree
         self.lines = self.text.splitlines()
-        self._parent: dict[ast.stmt, tuple[list[ast.stmt], ast.AST]] = {}
-        self._up: dict[ast.AST, ast.AST] = {}
-        for owner in ast.walk(self.tree):
-            for child in ast.iter_child_nodes(owner):
-                self._up[child] = owner
-            for _, value in ast.iter_fields(owner):
-                if isinstance(value, list) and value and all(isinstance(v, ast.stmt) for v in value):
-                    for st in value:
-                        self._parent[st] = (value, owner)
+        #: the scan's one traversal (statement lists, enclosing statements, nesting depth)
+        self.index = self.scan.index
+        self._parent = self.index.parent
         #: the direct marker statements (§4.5.1), by statement
         self._by_stmt: dict[int, MarkerCall] = {
             id(m.stmt): m for m in self.scan.markers if m.direct and m.stmt is not None
         }
         self.markers = [m for m in self.scan.markers if m.direct]
-        self._depth: dict[ast.stmt, int] = {st: len(self.chain(st)) for st in self._parent}
 
     def marker_of(self, st: ast.stmt) -> MarkerCall | None:
         return self._by_stmt.get(id(st))
 
     def chain(self, st: ast.stmt) -> list[ast.stmt]:
         """Enclosing statements from the outermost down to ``st``."""
-        out = [st]
-        cur: ast.AST | None = self._up.get(st)
-        while cur is not None:
-            if isinstance(cur, ast.stmt):
-                out.append(cur)
-            cur = self._up.get(cur)
-        return out[::-1]
+        return self.index.chain(st)
 
     def body_of(self, st: ast.stmt) -> list[ast.stmt]:
         return self._parent[st][0]
 
     def innermost(self, line: int) -> ast.stmt | None:
-        best: ast.stmt | None = None
-        depth = -1
-        for st, d in self._depth.items():
-            if st.lineno <= line <= (st.end_lineno or st.lineno) and d > depth:
-                best, depth = st, d
+        """The deepest statement whose lines hold ``line`` (of equally deep ones, the first)."""
+        return self._innermost.get(line)
+
+    @cached_property
+    def _innermost(self) -> dict[int, ast.stmt]:
+        """Line → innermost statement, built once: shallow statements first, deeper ones overwrite,
+        an equally deep later one does not (the first statement of a line wins)."""
+        depth = self.index.depth
+        best: dict[int, ast.stmt] = {}
+        level: dict[int, int] = {}
+        for st in sorted(depth, key=lambda s: (depth[s], s.lineno, s.col_offset)):
+            d = depth[st]
+            for ln in range(st.lineno, (st.end_lineno or st.lineno) + 1):
+                if level.get(ln, 0) < d:
+                    level[ln] = d
+                    best[ln] = st
         return best
 
     def func_of(self, st: ast.stmt) -> str | None:

@@ -38,9 +38,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, cast
 
-import numpy as np
-import numpy.typing as npt
-
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.fsguard import open_regular
@@ -54,6 +51,8 @@ from skdbg.parsers.runtime_faults import (
 from skdbg.parsers.textio import MAX_LINE, TextLine, check_text_file, iter_lines
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
     import pandas as pd
 
 PathLike = str | os.PathLike[str]
@@ -95,16 +94,18 @@ CHUNK = 8 << 20
 _SAMPLE = 1 << 20  # bytes of a block the anchor choice looks at
 _ANCHOR = 4
 
-IntArray = npt.NDArray[np.int64]
+#: blocks up to this size are searched with ``bytes.find`` (no numpy import for a small scene's plogs)
+_SMALL_BLOCK = 1 << 20
+
+if TYPE_CHECKING:
+    IntArray = npt.NDArray[np.int64]
+    ByteArray = npt.NDArray[np.uint8]
 
 
 class Hasher(Protocol):
     """What the scan feeds the bytes it reads to (a ``hashlib`` object)."""
 
     def update(self, data: bytes | memoryview, /) -> None: ...
-
-
-ByteArray = npt.NDArray[np.uint8]
 
 
 #: the plog table: one row per record, tags as printed (``[A][B]``)
@@ -308,6 +309,8 @@ class _Prefilter:
     """Anchor tables for the vectorised marker search (see module docstring)."""
 
     def __init__(self, markers: Sequence[bytes], sample: ByteArray) -> None:
+        import numpy as np
+
         sample = sample[:_SAMPLE]  # 1 MiB of a block says which bigrams are common; all 8 MiB cost 10x
         hist = np.zeros(65536, dtype=np.int64)
         for words in _bigram_views(sample):
@@ -335,6 +338,8 @@ class _Prefilter:
 
     def anchors(self, a: ByteArray) -> tuple[IntArray, npt.NDArray[np.uint32]]:
         """Anchor positions in ``a`` and the anchor (4 bytes, little-endian) found at each."""
+        import numpy as np
+
         n = len(a)
         if n < _ANCHOR:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.uint32)
@@ -398,6 +403,10 @@ def _scan_block(
     ``(0-based line index in block, line start in buf, raw line, complete)``.
     numpy views of ``buf`` die on return, so the caller may reuse ``buf`` afterwards.
     """
+    if n <= _SMALL_BLOCK:
+        return _scan_small_block(buf, n, markers, final)
+    import numpy as np
+
     a = np.frombuffer(buf, dtype=np.uint8, count=n)
     prefilter = _prefilter_for(markers, a)
     cand, quad = prefilter.anchors(a)
@@ -427,6 +436,34 @@ def _scan_block(
         start = int(nl[i - 1]) + 1 if i > 0 else 0
         end = int(nl[i]) if i < n_nl else n
         found.append((i, start, bytes(buf[start:end]), i < n_nl or not final))
+    return n_nl, found
+
+
+def _scan_small_block(
+    buf: bytearray, n: int, markers: Sequence[bytes], final: bool
+) -> tuple[int, list[tuple[int, int, bytes, bool]]]:
+    """:func:`_scan_block` for a small block, with ``bytes.find``: the same lines (every line holding
+    a whole marker inside ``buf[:n]``), without importing numpy for a few kilobytes of plog."""
+    for m in markers:
+        if len(m) < _ANCHOR:
+            raise ValueError(f"fault marker {m!r} is shorter than {_ANCHOR} bytes")
+    ends: dict[int, int] = {}  # start of a marker line -> its newline (n: none)
+    for m in markers:
+        pos = buf.find(m, 0, n)
+        while pos >= 0:
+            start = buf.rfind(b"\n", 0, pos) + 1
+            end = buf.find(b"\n", pos, n)
+            ends[start] = n if end < 0 else end
+            if end < 0:
+                break
+            pos = buf.find(m, end + 1, n)
+    n_nl = buf.count(b"\n", 0, n)
+    found: list[tuple[int, int, bytes, bool]] = []
+    i, at = 0, 0
+    for start in sorted(ends):
+        i += buf.count(b"\n", at, start)
+        at = start
+        found.append((i, start, bytes(buf[start : ends[start]]), i < n_nl or not final))
     return n_nl, found
 
 

@@ -76,6 +76,7 @@ def test_common_marker_words_re_anchor_the_prefilter(tmp_path: Path, monkeypatch
     """Anchors chosen on clean noise are re-chosen on a block where "The"/"failed"/"Dump" abound; the
     marker lines found stay exactly the naive ones."""
     monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
+    monkeypatch.setattr(plog_mod, "_SMALL_BLOCK", 0)  # these files are small: force the vectorised path
     rng = random.Random(18)
     clean = tmp_path / "plog-1_20260610140000000.log"
     clean.write_text("\n".join(sb.noise_lines(rng, 3000, pid=48213)) + "\nEZ9999: Inner Error!\n")
@@ -103,6 +104,7 @@ def test_buffer_and_anchor_tables_are_reused_across_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
+    monkeypatch.setattr(plog_mod, "_SMALL_BLOCK", 0)  # these files are small: force the vectorised path
     buf = plog_mod._STATE.buf
     for k in range(3):
         f = tmp_path / f"plog-1_2026061014000000{k}.log"

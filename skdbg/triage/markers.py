@@ -109,7 +109,7 @@ class ModelSource(MarkerSource):
     def __init__(self, path: Path, rel: str, *, text: str | None = None) -> None:
         super().__init__(path, rel, text=text)
         self._calls: list[tuple[int, ast.Call]] = sorted(
-            ((n.lineno, n) for n in ast.walk(self.tree) if isinstance(n, ast.Call)), key=lambda t: t[0]
+            ((n.lineno, n) for n, _ in self.index.calls), key=lambda t: t[0]
         )
 
     # ------------------------------------------------------------------ spans (§4.4 rule 2/3)
