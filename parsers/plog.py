@@ -14,8 +14,9 @@ this project's benchmark), so the prefilter instead makes one vectorised pass pe
    the anchors were chosen on (an adaptive choice: a common bigram would make many false candidates);
    a block where the anchors turn out common (lines full of "failed", "Dump", "The") has them
    re-chosen on its own bytes;
-2. a 64 K boolean table of anchor bigrams is indexed with the block viewed as 16-bit words at both
-   byte alignments (numpy), giving candidate positions;
+2. a 64 K boolean table holding each anchor's first two bigrams is indexed with the block viewed as
+   16-bit words at even offsets (numpy): an anchor at an even offset shows its first bigram there, one
+   at an odd offset its second, so one lookup per two bytes gives every candidate position;
 3. candidates are confirmed on the full 4-byte anchor, then on the whole marker in place
    (``startswith`` at the anchor's offset in its marker: one C call per candidate, never a scan of
    the line against every marker), and mapped to their lines via the newline positions.
@@ -317,14 +318,23 @@ class _Prefilter:
             hist += np.bincount(words, minlength=65536)
         table = np.zeros(65536, dtype=np.bool_)
         quads: set[int] = set()
-        #: anchor quad -> (marker, offset of the anchor in it): a candidate is confirmed in place
-        self.anchored: dict[int, list[tuple[bytes, int]]] = {}
         for m in markers:
             if len(m) < _ANCHOR:
                 raise ValueError(f"fault marker {m!r} is shorter than {_ANCHOR} bytes")
-            best = min(range(len(m) - _ANCHOR + 1), key=lambda j: (int(hist[m[j] | (m[j + 1] << 8)]), j))
-            table[m[best] | (m[best + 1] << 8)] = True
-            quad = int.from_bytes(m[best : best + _ANCHOR], "little")
+        seen = _quad_counts(sample, [_quad(m, j) for m in markers for j in range(len(m) - _ANCHOR + 1)])
+        #: anchor quad -> (marker, offset of the anchor in it): a candidate is confirmed in place
+        self.anchored: dict[int, list[tuple[bytes, int]]] = {}
+        for m in markers:
+            # the quad seen least in the sample, then the fewest table hits: an anchor at an even offset
+            # shows its first bigram on an even word, one at an odd offset its second, and both go in
+            # the table, so one lookup per two bytes finds it
+            best = min(
+                range(len(m) - _ANCHOR + 1),
+                key=lambda j: (seen[_quad(m, j)], int(hist[_bigram(m, j)]) + int(hist[_bigram(m, j + 1)]), j),
+            )
+            table[_bigram(m, best)] = True
+            table[_bigram(m, best + 1)] = True
+            quad = _quad(m, best)
             quads.add(quad)
             self.anchored.setdefault(quad, []).append((m, best))
         self.table = table
@@ -343,9 +353,10 @@ class _Prefilter:
         n = len(a)
         if n < _ANCHOR:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.uint32)
-        even, odd = _bigram_views(a)
-        pos = np.concatenate((np.flatnonzero(self.table[even]) * 2, np.flatnonzero(self.table[odd]) * 2 + 1))
-        pos = pos[pos + (_ANCHOR - 1) < n]
+        even = a[: n & ~1].view("<u2")
+        at = np.flatnonzero(self.table[even]) * 2  # an anchor starts here (first bigram) or one before
+        pos = np.concatenate((at, at - 1))
+        pos = pos[(pos >= 0) & (pos + (_ANCHOR - 1) < n)]
         if not pos.size:
             return pos, np.empty(0, dtype=np.uint32)
         quad = (
@@ -356,6 +367,33 @@ class _Prefilter:
         )
         keep = np.isin(quad, self.quads)
         return pos[keep].astype(np.int64), quad[keep].astype(np.uint32)
+
+
+def _quad(m: bytes, j: int) -> int:
+    """The 32-bit little-endian word of ``m[j:j + 4]`` (an anchor)."""
+    return int.from_bytes(m[j : j + _ANCHOR], "little")
+
+
+def _quad_counts(sample: ByteArray, quads: list[int]) -> dict[int, int]:
+    """How often each of ``quads`` occurs in ``sample``, at any byte offset (one sorted lookup)."""
+    import numpy as np
+
+    wanted = np.unique(np.array(quads, dtype=np.uint32))
+    counts = np.zeros(len(wanted), dtype=np.int64)
+    for k in range(_ANCHOR):
+        usable = (len(sample) - k) // _ANCHOR * _ANCHOR
+        if usable <= 0:
+            continue
+        words = sample[k : k + usable].view("<u4")
+        at = np.searchsorted(wanted, words)
+        at[at == len(wanted)] = 0
+        counts += np.bincount(at[wanted[at] == words], minlength=len(wanted))
+    return dict(zip(wanted.tolist(), counts.tolist(), strict=True))
+
+
+def _bigram(m: bytes, j: int) -> int:
+    """The 16-bit little-endian word of ``m[j:j + 2]`` (a bigram table index)."""
+    return m[j] | (m[j + 1] << 8)
 
 
 def _bigram_views(a: ByteArray) -> tuple[npt.NDArray[np.uint16], npt.NDArray[np.uint16]]:

@@ -134,3 +134,32 @@ def test_the_hash_fed_while_scanning_is_the_files_sha256(
     h = hashlib.sha256()
     list(scan_plog(f, hasher=h, gaps=[]))
     assert h.hexdigest() == hashlib.sha256(content).hexdigest()
+
+
+def test_quad_counts_count_every_byte_offset() -> None:
+    sample = np.frombuffer(b"abcdabcdXabcd", dtype=np.uint8)
+    q = plog_mod._quad
+    # hand count: "abcd" at 0, 4, 9; "bcda" at 1; "dXab" at 7; "zzzz" nowhere
+    assert plog_mod._quad_counts(sample, [q(b"abcd", 0), q(b"bcda", 0), q(b"dXab", 0), q(b"zzzz", 0)]) == {
+        q(b"abcd", 0): 3,
+        q(b"bcda", 0): 1,
+        q(b"dXab", 0): 1,
+        q(b"zzzz", 0): 0,
+    }
+
+
+@pytest.mark.parametrize("shift", [0, 1, 2, 3])
+def test_every_marker_is_found_at_every_byte_alignment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shift: int
+) -> None:
+    """The table is looked up on even words only: an anchor at an odd offset must be found by its
+    second bigram. Each marker sits at a different alignment per run; the lines are counted by hand."""
+    monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
+    monkeypatch.setattr(plog_mod, "_SMALL_BLOCK", 0)  # force the vectorised path
+    lines = ["plain noise line"]
+    for k, m in enumerate(FAULT_MARKERS):
+        lines.append("x" * ((shift + k) % 4) + m.decode() + " tail")
+        lines.append("another plain line")
+    f = tmp_path / "plog-1_20260610140000000.log"
+    f.write_text("\n".join(lines) + "\n")
+    assert [r.src.line for r in scan_plog(f)] == [2 + 2 * k for k in range(len(FAULT_MARKERS))]
