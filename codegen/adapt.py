@@ -18,7 +18,7 @@ from skdbg.atomic import ensure_fresh_dir, write_tree
 from skdbg.codegen.block import AdaptError, check_options, parse_bind_target, plan_block, specialise
 from skdbg.codegen.canonical import AdaptedFile, SupportConflictError, build_canonical, safe_identifier
 from skdbg.codegen.contract import Contract, check_entry, escalation
-from skdbg.codegen.forms import Candidate, classify, discover, no_definition_error
+from skdbg.codegen.forms import Candidate, classify_text, discover, no_definition_error
 from skdbg.codegen.kerneltype import KernelTypeError
 from skdbg.codegen.reader import KernelEntry, SourceReading, read_source
 
@@ -338,6 +338,6 @@ def _adapt_candidate(
         return record
     files[cand.rel] = new
     record.update(
-        status="adapted", form_after=classify(read_source(new, cand.rel)).form, entries=meta, escalations=[]
+        status="adapted", form_after=classify_text(new, cand.rel).form, entries=meta, escalations=[]
     )
     return record

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 # one alternative per token kind; order matters (comments before punctuation, strings before idents)
 _TOKEN_RE = re.compile(
@@ -37,9 +38,12 @@ _ATTRIBUTE_WORDS = frozenset({"__attribute__", "alignas", "__declspec", "__launc
 _SPECIFIER_WORDS = frozenset({"static", "extern"})
 
 
-@dataclass(frozen=True)
-class Token:
-    """One lexical token; ``kind`` is a group name of :data:`_TOKEN_RE` or ``preproc``."""
+class Token(NamedTuple):
+    """One lexical token; ``kind`` is a group name of :data:`_TOKEN_RE` or ``preproc``.
+
+    A named tuple, not a frozen dataclass: a file has hundreds of tokens and an asset thousands of
+    files, and building a tuple costs a fraction of a frozen dataclass's per-field ``__setattr__``.
+    """
 
     kind: str
     text: str
@@ -128,13 +132,21 @@ class SourceReading:
 
     def code_text(self) -> str:
         """The source with comments blanked (newlines kept), for signal scans that must ignore comments."""
-        parts = list(self.text)
-        for tok in self.tokens:
-            if tok.kind == "comment":
-                for i in range(tok.start, tok.end):
-                    if parts[i] != "\n":
-                        parts[i] = " "
-        return "".join(parts)
+        return _blank_spans(self.text, [(t.start, t.end) for t in self.tokens if t.kind == "comment"])
+
+
+def _blank_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with every character of the (ordered, disjoint) ``spans`` but newlines made a blank."""
+    if not spans:
+        return text
+    out: list[str] = []
+    last = 0
+    for start, end in spans:
+        out.append(text[last:start])
+        out.append("\n".join(" " * len(part) for part in text[start:end].split("\n")))
+        last = end
+    out.append(text[last:])
+    return "".join(out)
 
 
 #: the tokens without whitespace (``finditer`` skips it: every other character matches an alternative): a
@@ -194,6 +206,50 @@ def tokenize(text: str, file: str = "<source>") -> tuple[list[Token], list[Gap]]
             prev_end = end
         if not restart:
             return tokens, gaps
+
+
+#: the only tokens that decide which characters are comments: comments, string and character literals
+#: (without their prefix letters, which change no character's status) and ``#`` (a preprocessor line
+#: when it begins a line: it holds any ``//`` or ``/*`` of that line). Each starts with one of
+#: ``/ " ' #``, and no identifier, number or punctuation token of :data:`_SCAN_RE` contains one of those
+#: characters, so a search that skips everything else stops exactly where :func:`tokenize` starts them
+_COMMENT_SCAN_RE = re.compile(
+    r"""(?P<comment>//[^\n]*|/\*.*?\*/)|(?P<badcomment>/\*)|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|(?P<hash>\#)""",
+    re.DOTALL,
+)
+_PREPROC_RE = re.compile(r"\#(?:\\[ \t\f\v\r]*\n|\\.|[^\n\\])*", re.DOTALL)
+_LINE_BLANKS = " \t\r\f\v"
+
+
+def comment_free_text(text: str) -> str:
+    """``text`` with its comments blanked exactly as ``read_source(text).code_text()`` blanks them.
+
+    Why a second scanner: ``codegen adapt`` classifies every file it wrote, to prove the output is in
+    ``current-sk-bind`` form; that check only needs to know which characters are comments, and finding
+    the few comment/literal/``#`` tokens costs a small part of tokenizing the whole file (the output is
+    the input plus a block that repeats its body). ``tests/codegen/test_tokenize_equivalence.py`` checks
+    the two agree on random sources.
+    """
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    search = _COMMENT_SCAN_RE.search
+    while (m := search(text, pos)) is not None:
+        kind = m.lastgroup
+        start, pos = m.span()
+        if kind == "comment":
+            spans.append((start, pos))
+        elif kind == "badcomment":
+            break  # tokenize stops here: nothing after it is a comment token
+        elif kind == "hash":
+            # a '#' begins a preprocessor line when only blanks precede it on its line (see _line_start:
+            # the last newline before it cannot belong to an earlier token, since tokens holding a
+            # newline end in a non-blank or would have swallowed the '#')
+            nl = text.rfind("\n", 0, start)
+            if not text[nl + 1 : start].strip(_LINE_BLANKS):
+                pre = _PREPROC_RE.match(text, start)
+                assert pre is not None  # '#' alone matches
+                pos = pre.end()
+    return _blank_spans(text, spans)
 
 
 def _skip_balanced(toks: list[Token], i: int, open_: str, close: str) -> int:
