@@ -10,7 +10,11 @@ comments or strings never end a body, and every ``__global__`` it cannot turn in
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left
+from collections.abc import Callable
+from functools import partial
+from itertools import repeat
+from operator import attrgetter
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -161,6 +165,12 @@ _SCAN_RE = re.compile(
     re.VERBOSE | re.DOTALL,
 )
 _BLANKS = frozenset(" \t\r\f\v\n")
+#: ``Token._make`` without its Python frame (``tuple.__new__`` on the subclass, all in C)
+_new_token: Callable[[tuple[str, str, int, int, int]], Token] = partial(tuple.__new__, Token)  # type: ignore[assignment]
+_LASTGROUP = attrgetter("lastgroup")
+_START = re.Match.start
+_END = re.Match.end
+_GROUP = re.Match.group
 
 
 def _line_start(text: str, prev_end: int, start: int) -> bool:
@@ -174,38 +184,54 @@ def _line_start(text: str, prev_end: int, start: int) -> bool:
 def tokenize(text: str, file: str = "<source>") -> tuple[list[Token], list[Gap]]:
     """Split ``text`` into tokens (whitespace dropped); problems are gaps, never exceptions.
 
-    Why one ``finditer`` and no whitespace tokens: the reader runs over every kernel file of an asset (and
-    again over each adapted output, to classify it), and a Python ``match`` call per token, blanks
-    included, was most of ``codegen adapt``'s time. Line numbers come from the newline offsets."""
+    Why one ``finditer`` and no whitespace tokens: the reader runs over every kernel file of an asset,
+    and a Python ``match`` call per token, blanks included, was most of ``codegen adapt``'s time. The
+    matches' kinds, offsets, texts and line numbers (from the newline offsets) are then taken with
+    ``map`` over C functions, not a Python statement per token; only the rare tokens that change the
+    scan (a ``#`` in mid-line, an unterminated comment or literal) are looked at one by one."""
     tokens: list[Token] = []
     gaps: list[Gap] = []
-    append = tokens.append
-    newlines = [m.start() for m in _NEWLINE_RE.finditer(text)]
+    lines_at = [-1, *(m.start() for m in _NEWLINE_RE.finditer(text))]  # bisect_left(lines_at, o) = line
     pos, prev_end = 0, 0
     while True:
-        restart = False
-        for m in _SCAN_RE.finditer(text, pos):
-            kind = m.lastgroup or "punct"
-            start, end = m.span()
-            line = bisect_right(newlines, start - 1) + 1
-            if kind == "preproc" and not _line_start(text, prev_end, start):
-                # a '#' in the middle of a line is punctuation; scanning resumes right after it
-                append(Token("punct", "#", start, start + 1, line))
-                pos = prev_end = start + 1
-                restart = True
-                break
-            if kind == "badcomment":
-                gaps.append(Gap(file, line, "unterminated /* comment; the rest of the file is not read"))
-                return tokens, gaps
-            chunk = m.group()
-            if kind == "other":
-                kind = "punct"
-            elif kind == "punct" and chunk in {'"', "'"}:
-                gaps.append(Gap(file, line, f"unterminated {chunk} literal"))
-            append(Token(kind, chunk, start, end, line))
-            prev_end = end
-        if not restart:
+        matches = list(_SCAN_RE.finditer(text, pos))
+        kinds: list[str] = list(map(_LASTGROUP, matches))
+        starts: list[int] = list(map(_START, matches))
+        lines: list[int] = list(map(bisect_left, repeat(lines_at), starts))
+        stop = kinds.index("badcomment") if "badcomment" in kinds else len(matches)
+        hash_at = _mid_line_hash(text, kinds, matches, prev_end, stop)
+        cut = stop if hash_at is None else hash_at  # the matches before it are tokens as they are
+        hash_start = starts[cut] if hash_at is not None else 0
+        kinds, starts, matches = kinds[:cut], starts[:cut], matches[:cut]
+        if "other" in kinds:
+            kinds = ["punct" if k == "other" else k for k in kinds]
+        chunks: list[str] = list(map(_GROUP, matches))
+        if '"' in chunks or "'" in chunks:
+            for k, chunk in enumerate(chunks):
+                if (chunk == '"' or chunk == "'") and kinds[k] == "punct":
+                    gaps.append(Gap(file, lines[k], f"unterminated {chunk} literal"))
+        tokens.extend(map(_new_token, zip(kinds, chunks, starts, map(_END, matches), lines)))
+        if hash_at is None:
+            if stop < len(lines):
+                gaps.append(Gap(file, lines[stop], "unterminated /* comment; the rest of the file is not read"))
             return tokens, gaps
+        # a '#' in the middle of a line is punctuation; scanning resumes right after it
+        tokens.append(Token("punct", "#", hash_start, hash_start + 1, lines[cut]))
+        pos = prev_end = hash_start + 1
+
+
+def _mid_line_hash(text: str, kinds: list[str], matches: list[re.Match[str]], prev_end: int, stop: int) -> int | None:
+    """Index of the first ``preproc`` match before ``stop`` whose ``#`` does not begin a line, if any.
+
+    ``prev_end`` is where the token before ``matches[0]`` ended (0 at the start of the text)."""
+    i = -1
+    while True:
+        try:
+            i = kinds.index("preproc", i + 1, stop)
+        except ValueError:
+            return None
+        if not _line_start(text, matches[i - 1].end() if i else prev_end, matches[i].start()):
+            return i
 
 
 #: the only tokens that decide which characters are comments: comments, string and character literals
