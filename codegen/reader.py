@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import partial
 from itertools import repeat
 from operator import attrgetter
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
 # one alternative per token kind; order matters (comments before punctuation, strings before idents)
@@ -210,17 +210,23 @@ def tokenize(text: str, file: str = "<source>") -> tuple[list[Token], list[Gap]]
             for k, chunk in enumerate(chunks):
                 if (chunk == '"' or chunk == "'") and kinds[k] == "punct":
                     gaps.append(Gap(file, lines[k], f"unterminated {chunk} literal"))
-        tokens.extend(map(_new_token, zip(kinds, chunks, starts, map(_END, matches), lines)))
+        tokens.extend(
+            map(_new_token, zip(kinds, chunks, starts, map(_END, matches), lines[:cut], strict=True))
+        )
         if hash_at is None:
             if stop < len(lines):
-                gaps.append(Gap(file, lines[stop], "unterminated /* comment; the rest of the file is not read"))
+                gaps.append(
+                    Gap(file, lines[stop], "unterminated /* comment; the rest of the file is not read")
+                )
             return tokens, gaps
         # a '#' in the middle of a line is punctuation; scanning resumes right after it
         tokens.append(Token("punct", "#", hash_start, hash_start + 1, lines[cut]))
         pos = prev_end = hash_start + 1
 
 
-def _mid_line_hash(text: str, kinds: list[str], matches: list[re.Match[str]], prev_end: int, stop: int) -> int | None:
+def _mid_line_hash(
+    text: str, kinds: list[str], matches: list[re.Match[str]], prev_end: int, stop: int
+) -> int | None:
     """Index of the first ``preproc`` match before ``stop`` whose ``#`` does not begin a line, if any.
 
     ``prev_end`` is where the token before ``matches[0]`` ended (0 at the start of the text)."""

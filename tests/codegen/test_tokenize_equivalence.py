@@ -103,7 +103,11 @@ def reference_code_text(text: str) -> str:
 
 
 def test_comment_scan_matches_the_tokens_on_handwritten_cases() -> None:
-    for text in [*CASES, "a;\n\u00a0#x // c\n", 'u8"//x" L\'/*\' a/b // c\r\n /* d\r\n */ #e // f\n  # g /* h\n i */\n']:
+    for text in [
+        *CASES,
+        "a;\n\u00a0#x // c\n",
+        "u8\"//x\" L'/*' a/b // c\r\n /* d\r\n */ #e // f\n  # g /* h\n i */\n",
+    ]:
         assert comment_free_text(text) == reference_code_text(text), text
         assert read_source(text).code_text() == reference_code_text(text), text
 
