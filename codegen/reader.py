@@ -166,7 +166,7 @@ _SCAN_RE = re.compile(
 )
 _BLANKS = frozenset(" \t\r\f\v\n")
 #: ``Token._make`` without its Python frame (``tuple.__new__`` on the subclass, all in C)
-_new_token: Callable[[tuple[str, str, int, int, int]], Token] = partial(tuple.__new__, Token)  # type: ignore[assignment]
+_new_token: Callable[[tuple[str, str, int, int, int]], Token] = partial(tuple.__new__, Token)
 _LASTGROUP = attrgetter("lastgroup")
 _START = re.Match.start
 _END = re.Match.end
