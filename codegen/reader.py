@@ -602,8 +602,22 @@ def _parse_params(
     return tuple(params)
 
 
+#: token texts after which a parameter needs the full reading (default, attribute, array, parentheses)
+_NOT_PLAIN_PARAM = frozenset({"=", "[[", "__attribute__", "[", "("})
+
+
 def _parse_param(piece: list[Token], text: str) -> Param | str:
     """One parameter: attributes set aside (kept for the Args field), then ``<type> <name> [= default]``."""
+    if _NOT_PLAIN_PARAM.isdisjoint([t.text for t in piece]):
+        # the common ``<type> <name>``: what the full reading below gives for it, without its steps
+        if len(piece) < 2 or piece[-1].kind != "ident":
+            return f"parameter {join_tokens(piece, text)!r} has no name"
+        c_type = join_tokens(piece[:-1], text)
+        return Param(name=piece[-1].text, c_type=c_type, decl_type=c_type)
+    return _parse_param_full(piece, text)
+
+
+def _parse_param_full(piece: list[Token], text: str) -> Param | str:
     default: str | None = None
     for k, t in enumerate(piece):
         if t.text == "=" and t.kind == "punct":

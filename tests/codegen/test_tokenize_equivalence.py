@@ -12,7 +12,16 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skdbg.codegen.reader import _TOKEN_RE, Gap, Token, comment_free_text, read_source, tokenize
+from skdbg.codegen.reader import (
+    _TOKEN_RE,
+    Gap,
+    Token,
+    _parse_param,
+    _parse_param_full,
+    comment_free_text,
+    read_source,
+    tokenize,
+)
 
 _INDENT_RE = re.compile(r"[ \t]*")
 _PREPROC_RE = re.compile(r"#(?:\\[ \t\f\v\r]*\n|\\.|[^\n\\])*", re.DOTALL)
@@ -121,3 +130,16 @@ COMMENT_ALPHABET = st.one_of(ALPHABET, st.sampled_from(["u8", "L", "#define X ",
 def test_comment_scan_matches_the_tokens_on_random_sources(text: str) -> None:
     assert comment_free_text(text) == reference_code_text(text)
     assert read_source(text).code_text() == reference_code_text(text)
+
+
+PARAM_WORDS = st.sampled_from(["uint32_t", "GM_ADDR", "const", "*", "&", "x", "n", "=", "1", "[[", "]]", "["])
+PARAM_WORDS = st.one_of(
+    PARAM_WORDS, st.sampled_from(["]", "(", ")", "maybe_unused", "__attribute__", "::", ","])
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(PARAM_WORDS, max_size=7).map(" ".join))
+def test_plain_parameter_shortcut_reads_as_the_full_reading(decl: str) -> None:
+    tokens, _ = tokenize(decl)
+    assert _parse_param(tokens, decl) == _parse_param_full(tokens, decl)
