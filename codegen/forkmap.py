@@ -51,7 +51,12 @@ def map_halves(fn: Callable[[Sequence[T]], R], items: Sequence[T], *, parallel: 
     mid = (len(items) + 1) // 2
     first, second = items[:mid], items[mid:]
     read_fd, write_fd = os.pipe()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:  # no process to spare (limits, memory): all of it here
+        os.close(read_fd)
+        os.close(write_fd)
+        return [fn(items)]
     if pid == 0:  # the child: compute, send, leave without running any exit handler
         try:
             os.close(read_fd)

@@ -112,3 +112,11 @@ def test_a_child_result_that_cannot_be_sent_is_computed_here() -> None:
 
 def test_serial_is_one_call_over_everything() -> None:
     assert forkmap.map_halves(lambda xs: list(xs), [1, 2, 3], parallel=False) == [[1, 2, 3]]
+
+
+def test_a_failed_fork_does_everything_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_fork() -> int:
+        raise OSError("Resource temporarily unavailable")
+
+    monkeypatch.setattr(forkmap.os, "fork", no_fork)
+    assert forkmap.map_halves(lambda xs: sum(xs), [1, 2, 3, 4], parallel=True) == [10]
