@@ -120,3 +120,16 @@ def test_a_failed_fork_does_everything_here(monkeypatch: pytest.MonkeyPatch) -> 
 
     monkeypatch.setattr(forkmap.os, "fork", no_fork)
     assert forkmap.map_halves(lambda xs: sum(xs), [1, 2, 3, 4], parallel=True) == [10]
+
+
+@needs_fork
+def test_fork_is_used_only_where_it_is_the_start_method(monkeypatch: pytest.MonkeyPatch) -> None:
+    import multiprocessing
+
+    monkeypatch.setitem(forkmap.sys.modules, "multiprocessing", multiprocessing)
+    assert forkmap.fork_usable() is True
+    monkeypatch.setattr(multiprocessing, "get_start_method", lambda allow_none=False: "spawn")
+    assert forkmap.fork_usable() is False
+    monkeypatch.undo()
+    monkeypatch.setattr(forkmap.sys, "platform", "darwin")
+    assert forkmap.fork_usable() is False
