@@ -8,8 +8,7 @@ with an IO-contract bind target), written as one ``.asc`` file each into an asse
 with a contract for every entry. About 10% of the files are already in ``current-sk-bind`` form and 5%
 are ``partial`` (they must end ``needs-human``). One ``adapt_asset`` call then adapts the whole
 asset in this process (reader, forms, contract checks, the SK blocks, the re-check of each output's
-form, atomic write; with 500 sources on a Linux machine with 2 CPUs the sources are split between
-this process and a forked child, see ``skdbg/codegen/forkmap.py``). The figure that counts is the whole process a user runs — ``skdbg codegen adapt ASSET -o OUT
+form, atomic write). The figure that counts is the whole process a user runs — ``skdbg codegen adapt ASSET -o OUT
 --io-contract io.json --force``, interpreter start-up and imports included — sampled ``--samples``
 times (min and median; target ≤ 0.5 s median, issue 18), with bytecode caches on as a user's install has
 them (``benchenv.py``). The in-process ``adapt_asset`` time is printed too, and the 1-minute load

@@ -9,9 +9,7 @@ half-written directory.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
-from functools import partial
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,18 +17,7 @@ from skdbg.atomic import ensure_fresh_dir, write_tree
 from skdbg.codegen.block import AdaptError, check_options, parse_bind_target, plan_block, specialise
 from skdbg.codegen.canonical import AdaptedFile, SupportConflictError, build_canonical, safe_identifier
 from skdbg.codegen.contract import Contract, check_entry, escalation
-from skdbg.codegen.forkmap import fork_usable, map_halves
-from skdbg.codegen.forms import (
-    Candidate,
-    Discovery,
-    NoKernelDefinitionError,
-    check_discovery,
-    classify_text,
-    discover,
-    examine,
-    no_definition_error,
-    source_files,
-)
+from skdbg.codegen.forms import Candidate, classify_text, discover, no_definition_error
 from skdbg.codegen.jsontext import dumps_indent2
 from skdbg.codegen.kerneltype import KernelTypeError
 from skdbg.codegen.reader import KernelEntry, SourceReading, read_source
@@ -221,52 +208,28 @@ def _specialised(entry: KernelEntry, contract: Contract | None) -> KernelEntry:
     return replace(entry, params=params)
 
 
-def adapt_asset(
-    asset: Path, out_dir: Path, options: AdaptOptions, *, force: bool = False, parallel: bool | None = None
-) -> dict[str, Any]:
+def adapt_asset(asset: Path, out_dir: Path, options: AdaptOptions, *, force: bool = False) -> dict[str, Any]:
     """Adapt every candidate file of ``asset`` into ``out_dir``; returns the manifest written there.
 
     ``out_dir`` follows the output-folder convention of :mod:`skdbg.atomic` (absent or empty, or
-    replaced whole with ``force``); it is checked before any work. A directory of at least
-    :data:`PARALLEL_MIN_FILES` sources is split between this process and a forked one where that is
-    possible (:func:`~skdbg.codegen.forkmap.fork_usable`); ``parallel`` forces the choice (tests).
-    The manifest and files are the same either way.
+    replaced whole with ``force``); it is checked before any work.
     """
     check_options(options.mask, options.num_splits, options.with_sys_args)
     ensure_fresh_dir(out_dir, force=force, what=ADAPT_WHAT, inputs=[asset])
-    if asset.is_dir():
-        found = Discovery(asset.resolve())
-        sources, found.ignored = source_files(asset)
-        if parallel is None:
-            parallel = len(sources) >= PARALLEL_MIN_FILES and fork_usable()
-        work = partial(_adapt_part, options=options, asset_root=found.asset)
-        parts = map_halves(work, sources, parallel=parallel)
-        for part in parts:
-            if part.discover_error is not None:
-                raise part.discover_error
-        found.ignored += [entry for part in parts for entry in part.ignored]
-        outcomes = [o for part in parts for o in part.outcomes]
-        undefined = [u for part in parts for u in part.undefined]
-        check_discovery(asset, found.ignored, any(part.candidates for part in parts), undefined)
-        for part in parts:
-            if part.adapt_error is not None:
-                raise part.adapt_error
-    else:
-        found = discover(asset)
-        part = _adapt_candidates(found.candidates, options, found.asset.parent)
-        if part.adapt_error is not None:
-            raise part.adapt_error
-        outcomes = part.outcomes
-    per_file = [o.record for o in outcomes]
-    files = {o.rel: o.text for o in outcomes if o.text is not None}
-    all_escalations = [e for o in outcomes for e in o.escalations]
+    found = discover(asset)
+    asset_root = found.asset if found.asset.is_dir() else found.asset.parent
+    per_file: list[dict[str, Any]] = []
+    files: dict[str, str] = {}
+    all_escalations: list[dict[str, Any]] = []
+    for cand in found.candidates:
+        per_file.append(_adapt_candidate(cand, options, asset_root, files, all_escalations))
     _check_contract_use(options.contract, per_file, all_escalations)
     _check_duplicate_entries(per_file, all_escalations)
     status = "needs-human" if all_escalations else "completed"
     adapted = [
-        AdaptedFile(o.rel, files[o.rel], o.path, o.record["entries"])
-        for o in outcomes
-        if o.record["status"] == "adapted" and o.record["entries"]
+        AdaptedFile(r["file"], files[r["file"]], c.path, r["entries"])
+        for r, c in zip(per_file, found.candidates, strict=True)
+        if r["status"] == "adapted" and r["entries"]
     ]
     layout: dict[str, Any] = {
         "pybind_layout": None,
@@ -337,72 +300,6 @@ def _check_duplicate_entries(per_file: list[dict[str, Any]], escalations: list[d
                     where,
                 )
             )
-
-
-#: a directory asset with at least this many sources is split between two processes when it can be
-#: (below it, forking and sending the results back cost more than the halved work saves)
-PARALLEL_MIN_FILES = 64
-
-
-@dataclass
-class _Outcome:
-    """One candidate's result: its manifest record, the text written for it, its escalations."""
-
-    rel: str
-    path: Path
-    record: dict[str, Any]
-    text: str | None
-    escalations: list[dict[str, Any]]
-
-
-@dataclass
-class _Part:
-    """What discovering and adapting some files of an asset gave, errors kept in order, not raised.
-
-    Errors are raised by the caller in the order a serial run meets them: every discovery error
-    before any adaptation error, each kind in file order.
-    """
-
-    ignored: list[dict[str, str]] = field(default_factory=list)
-    undefined: list[NoKernelDefinitionError] = field(default_factory=list)
-    candidates: int = 0  # files that are candidates (an adaptation error may leave outcomes short)
-    outcomes: list[_Outcome] = field(default_factory=list)
-    discover_error: Exception | None = None
-    adapt_error: Exception | None = None
-
-
-def _adapt_part(sources: Sequence[tuple[str, Path]], options: AdaptOptions, asset_root: Path) -> _Part:
-    """Discover then adapt the ``(rel, path)`` sources of a directory asset (one process's share)."""
-    candidates: list[Candidate] = []
-    ignored: list[dict[str, str]] = []
-    undefined: list[NoKernelDefinitionError] = []
-    try:
-        for rel, path in sources:
-            got = examine(path, rel)
-            if isinstance(got, Candidate):
-                candidates.append(got)
-                continue
-            ignored.append(got.entry)
-            if got.undefined is not None:
-                undefined.append(got.undefined)
-    except Exception as exc:  # noqa: BLE001 - handed to adapt_asset, which raises it in order
-        return _Part(discover_error=exc)
-    part = _adapt_candidates(candidates, options, asset_root)
-    part.ignored, part.undefined, part.candidates = ignored, undefined, len(candidates)
-    return part
-
-
-def _adapt_candidates(candidates: list[Candidate], options: AdaptOptions, asset_root: Path) -> _Part:
-    part = _Part()
-    try:
-        for cand in candidates:
-            text: dict[str, str] = {}
-            escalations: list[dict[str, Any]] = []
-            record = _adapt_candidate(cand, options, asset_root, text, escalations)
-            part.outcomes.append(_Outcome(cand.rel, cand.path, record, text.get(cand.rel), escalations))
-    except Exception as exc:  # noqa: BLE001 - handed to adapt_asset, which raises it in order
-        part.adapt_error = exc
-    return part
 
 
 def _adapt_candidate(

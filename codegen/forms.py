@@ -144,74 +144,37 @@ def read_file_text(path: Path) -> str:
         raise UnreadableSourceError(f"{path}: cannot read: {exc.strerror}") from exc
 
 
-@dataclass
-class Ignored:
-    """A source file discovery sets aside, with why (``ignored_support_files`` entry)."""
-
-    entry: dict[str, str]
-    #: a file with ``__global__`` but no kernel definition: the error if the asset has no candidate
-    undefined: NoKernelDefinitionError | None = None
-
-
-def source_files(asset: Path) -> tuple[list[tuple[str, Path]], list[dict[str, str]]]:
-    """The ``(rel, path)`` of every .asc/.cpp under a directory asset, in discovery order, and the
-    test-support files set aside (``ignored_support_files`` entries)."""
-    files: list[tuple[str, Path]] = []
-    ignored: list[dict[str, str]] = []
-    for path in sorted(p for p in asset.rglob("*") if p.is_file() and p.suffix in SOURCE_SUFFIXES):
-        rel = path.relative_to(asset).as_posix()
-        if any(part in {"test", "tests"} for part in Path(rel).parts):
-            ignored.append({"file": rel, "reason": "test_support_file"})
-        else:
-            files.append((rel, path))
-    return files, ignored
-
-
-def examine(path: Path, rel: str) -> Candidate | Ignored:
-    """One source file of a directory asset: a candidate (read and classified) or set aside."""
-    text = read_file_text(path)
-    if _KERNEL_SIGNAL_RE.search(text) is None:
-        return Ignored({"file": rel, "reason": "no_kernel_signal"})
-    reading = read_source(text, rel)
-    if not reading.entries and not reading.gaps and "__sk__" not in text and "SK_BIND(" not in text:
-        # a declaration / directive (non_definitions), not just a word in a comment, is an error
-        # when the asset has nothing else to adapt
-        undefined = no_definition_error(reading) if reading.non_definitions else None
-        return Ignored({"file": rel, "reason": "no_kernel_definition"}, undefined)
-    return Candidate(rel, path, reading, classify(reading))
-
-
-def check_discovery(
-    asset: Path, ignored: list[dict[str, str]], candidates: bool, undefined: list[NoKernelDefinitionError]
-) -> None:
-    """Raise when a directory asset has no ``candidates``; else sort ``ignored`` by file."""
-    if not candidates and undefined:
-        raise undefined[0]
-    if not candidates:
-        raise AssetError(f"no kernel .asc or .cpp source files found under {asset}")
-    ignored.sort(key=lambda d: d["file"])
-
-
 def discover(asset: Path) -> Discovery:
     """Candidate kernel sources of an asset: the file itself, or every .asc/.cpp under a directory."""
     if not asset.exists():
         raise AssetError(f"asset not found: {asset}")
     found = Discovery(asset.resolve())
+    undefined: list[SourceReading] = []  # files with __global__ but no kernel definition
     if asset.is_file():
         reading = read_source(read_file_text(asset), asset.name)
         found.candidates.append(Candidate(asset.name, asset, reading, classify(reading)))
         return found
-    files, found.ignored = source_files(asset)
-    undefined: list[NoKernelDefinitionError] = []  # files with __global__ but no kernel definition
-    for rel, path in files:
-        got = examine(path, rel)
-        if isinstance(got, Candidate):
-            found.candidates.append(got)
+    for path in sorted(p for p in asset.rglob("*") if p.is_file() and p.suffix in SOURCE_SUFFIXES):
+        rel = path.relative_to(asset).as_posix()
+        if any(part in {"test", "tests"} for part in Path(rel).parts):
+            found.ignored.append({"file": rel, "reason": "test_support_file"})
             continue
-        found.ignored.append(got.entry)
-        if got.undefined is not None:
-            undefined.append(got.undefined)
-    check_discovery(asset, found.ignored, bool(found.candidates), undefined)
+        text = read_file_text(path)
+        if _KERNEL_SIGNAL_RE.search(text) is None:
+            found.ignored.append({"file": rel, "reason": "no_kernel_signal"})
+            continue
+        reading = read_source(text, rel)
+        if not reading.entries and not reading.gaps and "__sk__" not in text and "SK_BIND(" not in text:
+            found.ignored.append({"file": rel, "reason": "no_kernel_definition"})
+            if reading.non_definitions:  # a declaration / directive, not just a word in a comment
+                undefined.append(reading)
+            continue
+        found.candidates.append(Candidate(rel, path, reading, classify(reading)))
+    if not found.candidates and undefined:
+        raise no_definition_error(undefined[0])
+    if not found.candidates:
+        raise AssetError(f"no kernel .asc or .cpp source files found under {asset}")
+    found.ignored.sort(key=lambda d: d["file"])
     return found
 
 
