@@ -8,7 +8,6 @@ half-written directory.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -18,7 +17,8 @@ from skdbg.atomic import ensure_fresh_dir, write_tree
 from skdbg.codegen.block import AdaptError, check_options, parse_bind_target, plan_block, specialise
 from skdbg.codegen.canonical import AdaptedFile, SupportConflictError, build_canonical, safe_identifier
 from skdbg.codegen.contract import Contract, check_entry, escalation
-from skdbg.codegen.forms import Candidate, classify, discover, no_definition_error
+from skdbg.codegen.forms import Candidate, classify_text, discover, no_definition_error
+from skdbg.codegen.jsontext import dumps_indent2
 from skdbg.codegen.kerneltype import KernelTypeError
 from skdbg.codegen.reader import KernelEntry, SourceReading, read_source
 
@@ -260,7 +260,7 @@ def adapt_asset(asset: Path, out_dir: Path, options: AdaptOptions, *, force: boo
         "escalations": all_escalations,
     }
     tree: dict[str, str | bytes] = {f"{ADAPTED_DIR}/{rel}": text for rel, text in files.items()}
-    tree[MANIFEST] = json.dumps(manifest, indent=2) + "\n"
+    tree[MANIFEST] = dumps_indent2(manifest) + "\n"
     write_tree(out_dir, tree, force=force, what=ADAPT_WHAT, inputs=[asset])
     return manifest
 
@@ -338,6 +338,6 @@ def _adapt_candidate(
         return record
     files[cand.rel] = new
     record.update(
-        status="adapted", form_after=classify(read_source(new, cand.rel)).form, entries=meta, escalations=[]
+        status="adapted", form_after=classify_text(new, cand.rel).form, entries=meta, escalations=[]
     )
     return record

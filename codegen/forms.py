@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skdbg.codegen.reader import SourceReading, read_source
+from skdbg.codegen.reader import SourceReading, comment_free_text, read_source
 
 FORMS = ("none", "current-sk-bind", "partial", "unknown")
 NOTE_NO_GLOBAL = "no __global__ entry detected"
@@ -23,6 +23,7 @@ _SK_BIND_RE = re.compile(r"\bSK_BIND\s*\(")
 _UNSUPPORTED_RE = re.compile(
     r"\b__spk__\b|\bFunLevelMixCoreType\s+\w+\s+__attribute__|\bFunLevelKType\s+\w+\s+__attribute__|\.ascend\.meta"
 )
+_UNSUPPORTED_WORDS = ("__spk__", "FunLevel", ".ascend.meta")  # one is in every _UNSUPPORTED_RE match
 _KERNEL_SIGNAL_RE = re.compile(r"__global__\b|__sk__|SK_BIND\(|\.ascend\.meta")
 SOURCE_SUFFIXES = (".asc", ".cpp")
 
@@ -51,11 +52,33 @@ class FileForm:
 
 def classify(reading: SourceReading) -> FileForm:
     """Decide the form in the spec's order: unknown, current-sk-bind, partial, none."""
-    code = reading.code_text()
-    has_global = _GLOBAL_RE.search(code) is not None
-    has_sk = _SK_RE.search(code) is not None
-    has_bind = _SK_BIND_RE.search(code) is not None
-    unsupported = _UNSUPPORTED_RE.search(code) is not None
+    return _classify_code(reading.file, reading.code_text())
+
+
+def classify_text(text: str, file: str) -> FileForm:
+    """:func:`classify` of ``read_source(text, file)``, without reading the kernels (signals only).
+
+    For a text whose entries are not needed (``adapt`` re-checking the form of what it wrote).
+    """
+    return _classify_code(file, comment_free_text(text))
+
+
+def _has(code: str, words: tuple[str, ...], pattern: re.Pattern[str]) -> bool:
+    """``pattern`` occurs in ``code``; every match of it starts with one of the literal ``words``.
+
+    Why the literals first: ``str.find`` runs at memchr speed, while a pattern that begins with
+    ``\\b`` or an alternation is tried at every offset. The search then starts at the first word
+    (``\\b`` still sees the character before it: ``search(pos)`` does not cut the string).
+    """
+    found = [i for i in (code.find(w) for w in words) if i >= 0]
+    return bool(found) and pattern.search(code, min(found)) is not None
+
+
+def _classify_code(file: str, code: str) -> FileForm:
+    has_global = _has(code, ("__global__",), _GLOBAL_RE)
+    has_sk = _has(code, ("__sk__",), _SK_RE)
+    has_bind = _has(code, ("SK_BIND",), _SK_BIND_RE)
+    unsupported = _has(code, _UNSUPPORTED_WORDS, _UNSUPPORTED_RE)
     notes: tuple[str, ...] = ()
     if not has_global:
         form, notes = "unknown", (NOTE_NO_GLOBAL,)
@@ -65,7 +88,7 @@ def classify(reading: SourceReading) -> FileForm:
         form, notes = "partial", (NOTE_PARTIAL,)
     else:
         form = "none"
-    return FileForm(reading.file, form, has_global, has_sk, has_bind, unsupported, notes)
+    return FileForm(file, form, has_global, has_sk, has_bind, unsupported, notes)
 
 
 class AssetError(ValueError):

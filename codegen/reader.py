@@ -10,8 +10,13 @@ comments or strings never end a body, and every ``__global__`` it cannot turn in
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
+from itertools import repeat
+from operator import attrgetter
+from typing import NamedTuple
 
 # one alternative per token kind; order matters (comments before punctuation, strings before idents)
 _TOKEN_RE = re.compile(
@@ -37,9 +42,12 @@ _ATTRIBUTE_WORDS = frozenset({"__attribute__", "alignas", "__declspec", "__launc
 _SPECIFIER_WORDS = frozenset({"static", "extern"})
 
 
-@dataclass(frozen=True)
-class Token:
-    """One lexical token; ``kind`` is a group name of :data:`_TOKEN_RE` or ``preproc``."""
+class Token(NamedTuple):
+    """One lexical token; ``kind`` is a group name of :data:`_TOKEN_RE` or ``preproc``.
+
+    A named tuple, not a frozen dataclass: a file has hundreds of tokens and an asset thousands of
+    files, and building a tuple costs a fraction of a frozen dataclass's per-field ``__setattr__``.
+    """
 
     kind: str
     text: str
@@ -128,13 +136,21 @@ class SourceReading:
 
     def code_text(self) -> str:
         """The source with comments blanked (newlines kept), for signal scans that must ignore comments."""
-        parts = list(self.text)
-        for tok in self.tokens:
-            if tok.kind == "comment":
-                for i in range(tok.start, tok.end):
-                    if parts[i] != "\n":
-                        parts[i] = " "
-        return "".join(parts)
+        return _blank_spans(self.text, [(t.start, t.end) for t in self.tokens if t.kind == "comment"])
+
+
+def _blank_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with every character of the (ordered, disjoint) ``spans`` but newlines made a blank."""
+    if not spans:
+        return text
+    out: list[str] = []
+    last = 0
+    for start, end in spans:
+        out.append(text[last:start])
+        out.append("\n".join(" " * len(part) for part in text[start:end].split("\n")))
+        last = end
+    out.append(text[last:])
+    return "".join(out)
 
 
 #: the tokens without whitespace (``finditer`` skips it: every other character matches an alternative): a
@@ -149,6 +165,12 @@ _SCAN_RE = re.compile(
     re.VERBOSE | re.DOTALL,
 )
 _BLANKS = frozenset(" \t\r\f\v\n")
+#: ``Token._make`` without its Python frame (``tuple.__new__`` on the subclass, all in C)
+_new_token: Callable[[tuple[str, str, int, int, int]], Token] = partial(tuple.__new__, Token)
+_LASTGROUP = attrgetter("lastgroup")
+_START = re.Match.start
+_END = re.Match.end
+_GROUP = re.Match.group
 
 
 def _line_start(text: str, prev_end: int, start: int) -> bool:
@@ -162,38 +184,104 @@ def _line_start(text: str, prev_end: int, start: int) -> bool:
 def tokenize(text: str, file: str = "<source>") -> tuple[list[Token], list[Gap]]:
     """Split ``text`` into tokens (whitespace dropped); problems are gaps, never exceptions.
 
-    Why one ``finditer`` and no whitespace tokens: the reader runs over every kernel file of an asset (and
-    again over each adapted output, to classify it), and a Python ``match`` call per token, blanks
-    included, was most of ``codegen adapt``'s time. Line numbers come from the newline offsets."""
+    Why one ``finditer`` and no whitespace tokens: the reader runs over every kernel file of an asset,
+    and a Python ``match`` call per token, blanks included, was most of ``codegen adapt``'s time. The
+    matches' kinds, offsets, texts and line numbers (from the newline offsets) are then taken with
+    ``map`` over C functions, not a Python statement per token; only the rare tokens that change the
+    scan (a ``#`` in mid-line, an unterminated comment or literal) are looked at one by one."""
     tokens: list[Token] = []
     gaps: list[Gap] = []
-    append = tokens.append
-    newlines = [m.start() for m in _NEWLINE_RE.finditer(text)]
+    lines_at = [-1, *(m.start() for m in _NEWLINE_RE.finditer(text))]  # bisect_left(lines_at, o) = line
     pos, prev_end = 0, 0
     while True:
-        restart = False
-        for m in _SCAN_RE.finditer(text, pos):
-            kind = m.lastgroup or "punct"
-            start, end = m.span()
-            line = bisect_right(newlines, start - 1) + 1
-            if kind == "preproc" and not _line_start(text, prev_end, start):
-                # a '#' in the middle of a line is punctuation; scanning resumes right after it
-                append(Token("punct", "#", start, start + 1, line))
-                pos = prev_end = start + 1
-                restart = True
-                break
-            if kind == "badcomment":
-                gaps.append(Gap(file, line, "unterminated /* comment; the rest of the file is not read"))
-                return tokens, gaps
-            chunk = m.group()
-            if kind == "other":
-                kind = "punct"
-            elif kind == "punct" and chunk in {'"', "'"}:
-                gaps.append(Gap(file, line, f"unterminated {chunk} literal"))
-            append(Token(kind, chunk, start, end, line))
-            prev_end = end
-        if not restart:
+        matches = list(_SCAN_RE.finditer(text, pos))
+        kinds: list[str] = list(map(_LASTGROUP, matches))
+        starts: list[int] = list(map(_START, matches))
+        lines: list[int] = list(map(bisect_left, repeat(lines_at), starts))
+        stop = kinds.index("badcomment") if "badcomment" in kinds else len(matches)
+        hash_at = _mid_line_hash(text, kinds, matches, prev_end, stop)
+        cut = stop if hash_at is None else hash_at  # the matches before it are tokens as they are
+        hash_start = starts[cut] if hash_at is not None else 0
+        kinds, starts, matches = kinds[:cut], starts[:cut], matches[:cut]
+        if "other" in kinds:
+            kinds = ["punct" if k == "other" else k for k in kinds]
+        chunks: list[str] = list(map(_GROUP, matches))
+        if '"' in chunks or "'" in chunks:
+            for k, chunk in enumerate(chunks):
+                if (chunk == '"' or chunk == "'") and kinds[k] == "punct":
+                    gaps.append(Gap(file, lines[k], f"unterminated {chunk} literal"))
+        tokens.extend(
+            map(_new_token, zip(kinds, chunks, starts, map(_END, matches), lines[:cut], strict=True))
+        )
+        if hash_at is None:
+            if stop < len(lines):
+                gaps.append(
+                    Gap(file, lines[stop], "unterminated /* comment; the rest of the file is not read")
+                )
             return tokens, gaps
+        # a '#' in the middle of a line is punctuation; scanning resumes right after it
+        tokens.append(Token("punct", "#", hash_start, hash_start + 1, lines[cut]))
+        pos = prev_end = hash_start + 1
+
+
+def _mid_line_hash(
+    text: str, kinds: list[str], matches: list[re.Match[str]], prev_end: int, stop: int
+) -> int | None:
+    """Index of the first ``preproc`` match before ``stop`` whose ``#`` does not begin a line, if any.
+
+    ``prev_end`` is where the token before ``matches[0]`` ended (0 at the start of the text)."""
+    i = -1
+    while True:
+        try:
+            i = kinds.index("preproc", i + 1, stop)
+        except ValueError:
+            return None
+        if not _line_start(text, matches[i - 1].end() if i else prev_end, matches[i].start()):
+            return i
+
+
+#: the only tokens that decide which characters are comments: comments, string and character literals
+#: (without their prefix letters, which change no character's status) and ``#`` (a preprocessor line
+#: when it begins a line: it holds any ``//`` or ``/*`` of that line). Each starts with one of
+#: ``/ " ' #``, and no identifier, number or punctuation token of :data:`_SCAN_RE` contains one of those
+#: characters, so a search that skips everything else stops exactly where :func:`tokenize` starts them
+_COMMENT_SCAN_RE = re.compile(
+    r"""(?P<comment>//[^\n]*|/\*.*?\*/)|(?P<badcomment>/\*)|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|(?P<hash>\#)""",
+    re.DOTALL,
+)
+_PREPROC_RE = re.compile(r"\#(?:\\[ \t\f\v\r]*\n|\\.|[^\n\\])*", re.DOTALL)
+_LINE_BLANKS = " \t\r\f\v"
+
+
+def comment_free_text(text: str) -> str:
+    """``text`` with its comments blanked exactly as ``read_source(text).code_text()`` blanks them.
+
+    Why a second scanner: ``codegen adapt`` classifies every file it wrote, to prove the output is in
+    ``current-sk-bind`` form; that check only needs to know which characters are comments, and finding
+    the few comment/literal/``#`` tokens costs a small part of tokenizing the whole file (the output is
+    the input plus a block that repeats its body). ``tests/codegen/test_tokenize_equivalence.py`` checks
+    the two agree on random sources.
+    """
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    search = _COMMENT_SCAN_RE.search
+    while (m := search(text, pos)) is not None:
+        kind = m.lastgroup
+        start, pos = m.span()
+        if kind == "comment":
+            spans.append((start, pos))
+        elif kind == "badcomment":
+            break  # tokenize stops here: nothing after it is a comment token
+        elif kind == "hash":
+            # a '#' begins a preprocessor line when only blanks precede it on its line (see _line_start:
+            # the last newline before it cannot belong to an earlier token, since tokens holding a
+            # newline end in a non-blank or would have swallowed the '#')
+            nl = text.rfind("\n", 0, start)
+            if not text[nl + 1 : start].strip(_LINE_BLANKS):
+                pre = _PREPROC_RE.match(text, start)
+                assert pre is not None  # '#' alone matches
+                pos = pre.end()
+    return _blank_spans(text, spans)
 
 
 def _skip_balanced(toks: list[Token], i: int, open_: str, close: str) -> int:
@@ -514,8 +602,22 @@ def _parse_params(
     return tuple(params)
 
 
+#: token texts after which a parameter needs the full reading (default, attribute, array, parentheses)
+_NOT_PLAIN_PARAM = frozenset({"=", "[[", "__attribute__", "[", "("})
+
+
 def _parse_param(piece: list[Token], text: str) -> Param | str:
     """One parameter: attributes set aside (kept for the Args field), then ``<type> <name> [= default]``."""
+    if _NOT_PLAIN_PARAM.isdisjoint([t.text for t in piece]):
+        # the common ``<type> <name>``: what the full reading below gives for it, without its steps
+        if len(piece) < 2 or piece[-1].kind != "ident":
+            return f"parameter {join_tokens(piece, text)!r} has no name"
+        c_type = join_tokens(piece[:-1], text)
+        return Param(name=piece[-1].text, c_type=c_type, decl_type=c_type)
+    return _parse_param_full(piece, text)
+
+
+def _parse_param_full(piece: list[Token], text: str) -> Param | str:
     default: str | None = None
     for k, t in enumerate(piece):
         if t.text == "=" and t.kind == "punct":

@@ -1,25 +1,37 @@
-"""jinja2 environment for every generated text of the package (StrictUndefined: a missing value is a bug)."""
+"""jinja2 environment for every generated text of the package (StrictUndefined: a missing value is a bug).
+
+jinja2 is imported on the first render, not with this module: ``codegen adapt`` of an asset that
+ends ``needs-human`` (or of a single kernel's block) renders no template, and the import is about a
+tenth of that command's time.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-import jinja2
+if TYPE_CHECKING:
+    import jinja2
 
-_ENV = jinja2.Environment(
-    loader=jinja2.PackageLoader("skdbg.codegen", "templates"),
-    undefined=jinja2.StrictUndefined,
-    trim_blocks=True,
-    lstrip_blocks=True,
-    keep_trailing_newline=True,
-    autoescape=False,  # C++ and Python sources, never HTML
-)
+
+@cache
+def _env() -> jinja2.Environment:
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("skdbg.codegen", "templates"),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,  # C++ and Python sources, never HTML
+    )
 
 
 def render(template: str, **values: Any) -> str:
-    return _ENV.get_template(template).render(**values)
+    return _env().get_template(template).render(**values)
 
 
 def render_string(source: str, **values: Any) -> str:
     """Render a template given as text (catalog templates) with the same strict settings."""
-    return _ENV.from_string(source).render(**values)
+    return _env().from_string(source).render(**values)

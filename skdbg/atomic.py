@@ -40,13 +40,28 @@ def safe_name(text: str, *, fallback: str = "unnamed") -> str:
     return cleaned or fallback
 
 
-def _inside(root: Path, rel: str) -> Path:
-    """``root / rel``, refusing a relative path that is absolute or climbs out of ``root``."""
+def _inside(
+    root: Path, rel: str, real_root: Path | None = None, real_dirs: dict[Path, Path] | None = None
+) -> Path:
+    """``root / rel``, refusing a relative path that is absolute or climbs out of ``root``.
+
+    ``real_root`` (``root`` resolved) and ``real_dirs`` (resolved folders, filled here) let a caller
+    writing many files resolve the root and each folder once instead of every path in full; a name
+    that already exists is still resolved itself (it could be a link).
+    """
     parts = Path(rel).parts
     if not rel or Path(rel).is_absolute() or ".." in parts:
         raise ValueError(f"refusing to write {rel!r}: not a path inside the output folder")
     dest = root / rel
-    if not dest.resolve().is_relative_to(root.resolve()):
+    if real_dirs is None or os.path.lexists(dest):
+        real = dest.resolve()
+    else:
+        parent = dest.parent
+        real_parent = real_dirs.get(parent)
+        if real_parent is None:
+            real_parent = real_dirs[parent] = parent.resolve()
+        real = real_parent / dest.name
+    if not real.is_relative_to(real_root or root.resolve()):
         raise ValueError(f"refusing to write {rel!r}: it resolves outside the output folder")
     return dest
 
@@ -178,9 +193,13 @@ def write_tree(
     """
     out = Path(out_dir)
     with staged_dir(out, force=force, what=what, inputs=inputs, sealed=sealed) as tmp:
+        real_tmp, real_dirs = tmp.resolve(), dict[Path, Path]()
+        made: set[Path] = set()
         for rel, data in files.items():
-            dest = _inside(tmp, rel)
-            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest = _inside(tmp, rel, real_tmp, real_dirs)
+            if dest.parent not in made:
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                made.add(dest.parent)
             if isinstance(data, bytes):
                 dest.write_bytes(data)
             else:

@@ -12,7 +12,16 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skdbg.codegen.reader import _TOKEN_RE, Gap, Token, tokenize
+from skdbg.codegen.reader import (
+    _TOKEN_RE,
+    Gap,
+    Token,
+    _parse_param,
+    _parse_param_full,
+    comment_free_text,
+    read_source,
+    tokenize,
+)
 
 _INDENT_RE = re.compile(r"[ \t]*")
 _PREPROC_RE = re.compile(r"#(?:\\[ \t\f\v\r]*\n|\\.|[^\n\\])*", re.DOTALL)
@@ -89,3 +98,48 @@ ALPHABET = st.sampled_from(
 @given(st.lists(ALPHABET, max_size=60).map("".join))
 def test_random_sources_match_the_reference(text: str) -> None:
     assert tokenize(text) == reference(text)
+
+
+def reference_code_text(text: str) -> str:
+    """Comments blanked character by character from the reference tokens (newlines kept)."""
+    parts = list(text)
+    for tok in reference(text)[0]:
+        if tok.kind == "comment":
+            for i in range(tok.start, tok.end):
+                if parts[i] != "\n":
+                    parts[i] = " "
+    return "".join(parts)
+
+
+def test_comment_scan_matches_the_tokens_on_handwritten_cases() -> None:
+    for text in [
+        *CASES,
+        "a;\n\u00a0#x // c\n",
+        "u8\"//x\" L'/*' a/b // c\r\n /* d\r\n */ #e // f\n  # g /* h\n i */\n",
+    ]:
+        assert comment_free_text(text) == reference_code_text(text), text
+        assert read_source(text).code_text() == reference_code_text(text), text
+
+
+#: the tokenizer's alphabet plus literal prefixes, a directive and a non-breaking space (not a blank)
+COMMENT_ALPHABET = st.one_of(ALPHABET, st.sampled_from(["u8", "L", "#define X ", "\u00a0", "\\\r\n"]))
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(COMMENT_ALPHABET, max_size=80).map("".join))
+def test_comment_scan_matches_the_tokens_on_random_sources(text: str) -> None:
+    assert comment_free_text(text) == reference_code_text(text)
+    assert read_source(text).code_text() == reference_code_text(text)
+
+
+PARAM_WORDS = st.sampled_from(["uint32_t", "GM_ADDR", "const", "*", "&", "x", "n", "=", "1", "[[", "]]", "["])
+PARAM_WORDS = st.one_of(
+    PARAM_WORDS, st.sampled_from(["]", "(", ")", "maybe_unused", "__attribute__", "::", ","])
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(PARAM_WORDS, max_size=7).map(" ".join))
+def test_plain_parameter_shortcut_reads_as_the_full_reading(decl: str) -> None:
+    tokens, _ = tokenize(decl)
+    assert _parse_param(tokens, decl) == _parse_param_full(tokens, decl)
