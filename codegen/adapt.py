@@ -8,6 +8,7 @@ half-written directory.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -18,7 +19,6 @@ from skdbg.codegen.block import AdaptError, check_options, parse_bind_target, pl
 from skdbg.codegen.canonical import AdaptedFile, SupportConflictError, build_canonical, safe_identifier
 from skdbg.codegen.contract import Contract, check_entry, escalation
 from skdbg.codegen.forms import Candidate, classify_text, discover, no_definition_error
-from skdbg.codegen.jsontext import dumps_indent2
 from skdbg.codegen.kerneltype import KernelTypeError
 from skdbg.codegen.reader import KernelEntry, SourceReading, read_source
 
@@ -260,7 +260,7 @@ def adapt_asset(asset: Path, out_dir: Path, options: AdaptOptions, *, force: boo
         "escalations": all_escalations,
     }
     tree: dict[str, str | bytes] = {f"{ADAPTED_DIR}/{rel}": text for rel, text in files.items()}
-    tree[MANIFEST] = dumps_indent2(manifest) + "\n"
+    tree[MANIFEST] = json.dumps(manifest, indent=2) + "\n"
     write_tree(out_dir, tree, force=force, what=ADAPT_WHAT, inputs=[asset])
     return manifest
 

@@ -11,7 +11,8 @@ import re
 from dataclasses import dataclass
 
 from skdbg.codegen.kerneltype import map_kernel_type_for_sk
-from skdbg.codegen.reader import KernelEntry, Param
+from skdbg.codegen.reader import KernelEntry
+from skdbg.codegen.render import render
 
 MAX_SPLITS = 4
 SYS_ARGS_MODES = ("auto", "always", "never")
@@ -203,8 +204,12 @@ def plan_block(
         f"{sk_name}<{', '.join([*targs, str(i)])}>" if targs else f"{sk_name}<{i}>" for i in range(num_splits)
     )
     bind_symbol = bind_target.strip() if (bind_target and targs) else (bind_target or entry.name)
-    text = block_text(
-        entry.params,
+    text = render(
+        "sk_block.cpp.j2",
+        fields=[
+            {"name": p.name, "decl": p.field_type, "trailing": p.trailing, "align4": needs_align4(p.c_type)}
+            for p in entry.params
+        ],
         struct_template=", ".join(t.decl for t in used),
         args_struct=base,
         fn_template=", ".join([*(t.decl for t in entry.template_params), "uint32_t splitidx"]),
@@ -217,46 +222,6 @@ def plan_block(
         bind_functions=bind_functions,
     )
     return BlockPlan(entry, sk_type, base, args_type, uses_sys, bind_symbol, bind_functions, text)
-
-
-def block_text(
-    fields: tuple[Param, ...],
-    *,
-    struct_template: str,
-    args_struct: str,
-    fn_template: str,
-    sk_type: str,
-    sk_name: str,
-    sk_params: str,
-    body: str,
-    bind_symbol: str,
-    mask: int,
-    bind_functions: tuple[str, ...],
-) -> str:
-    """The block text, assembled as spec §1.6 lays it out (every value inserted verbatim).
-
-    Why plain strings and not a jinja2 template: the block is a fixed layout with one loop, and
-    rendering it was the only reason ``codegen adapt`` imported jinja2 (~35 ms of a 0.5 s budget) on
-    runs that build no package. ``tests/codegen/test_block_text.py`` keeps the template it replaced
-    and checks both give the same text.
-    """
-    out = ["\n\n// ---- SK adaptation (auto-generated) ----\n"]
-    if fields:
-        if struct_template:
-            out.append(f"template<{struct_template}>\n")
-        out.append(f"struct {args_struct} {{\n")
-        for p in fields:
-            align = "alignas(4) " if needs_align4(p.c_type) else ""
-            out.append(f"    {align}{p.field_type} {p.name}{p.trailing};\n")
-        out.append("};\n\n")
-    out.append(f"template<{fn_template}>\n__sk__ {sk_type} void {sk_name}({sk_params})\n{{\n")
-    for p in fields:
-        out.append(f"    {p.field_type} {p.name}{p.trailing} = args->{p.name};\n")
-    if fields:
-        out.append("\n")
-    out.append(f"{body}\n}}\n\nSK_BIND({bind_symbol}, {mask}, {', '.join(bind_functions)});\n")
-    out.append("// ---- end SK adaptation ----\n")
-    return "".join(out)
 
 
 def specialise(c_type: str, entry: KernelEntry, bind_args: list[str]) -> str:
