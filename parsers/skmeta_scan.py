@@ -1,0 +1,150 @@
+"""Whole-buffer scanning of the dedicated sk_meta files: the common lines by one regex, the rest as MetaLines.
+
+Why: ``sk_device_args.log``, ``sk_scope_split.log``, ``sk_fused_nodes.log`` and ``sk_node_detail.log``
+are tens of thousands of lines of a handful of shapes. Making a :class:`~skmeta_lines.MetaLine` per line
+(decode, CONT check, prefix split, timestamp) and then running a regex cascade on it cost more than the
+grammar itself. Here each chunk of whole lines (``textio.iter_line_blocks``) is decoded once and a
+parser's *fast* pattern — the file-logger prefix followed by its common line shapes — runs over it with
+``finditer``. A line the pattern does not take is handed over as the MetaLine the line layer makes for
+it, so the parser's general code decides it exactly as before.
+
+The fast pattern must be a strict narrowing of the general reading: it only takes lines the general
+code would read the same way (ASCII digits, spaces/tabs as blanks, no ``\\n`` in any class) and the
+parser falls back to :meth:`FastScan.meta_line` for anything it cannot finish. Chunks holding a
+``[CONT:`` marker go through the line layer whole; so does a chunk that may hold an oversized number
+unless the matched line itself is clean.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from datetime import datetime
+
+from skdbg.parsers.common import oversized_number
+from skdbg.parsers.filelog import parse_filelog_ts
+from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, raw_meta_line, to_meta_line
+from skdbg.parsers.textio import TextLine, iter_line_blocks
+
+_TS = r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}"
+#: ``filelog.PREFIX_RE`` narrowed to ASCII digits and to one line; groups ``ts``, ``tail`` (all after the
+#: stamp) and ``pid``. The ``[file:line]`` part ends at the first ``]`` and its ``:`` is the last one
+#: before it (only digits may follow), so greedy and lazy readings agree and the split is
+#: ``PREFIX_RE``'s; the optional space after ``[func]`` is taken when present, and every fast body starts
+#: with ``[ \t]*``, so a body cannot match differently by leaving it.
+FAST_PREFIX = (
+    rf"(?P<ts>{_TS})(?P<tail> \[(?P<pid>[0-9]+):[0-9]+\] \[[A-Z]+\] \[[^\]\n]*:[0-9]+\] \[[^\]\n]*\] ?)"
+)
+#: the prefix of a further line of a multi-line match: a stamp and then the very text of the first line's
+#: prefix after its stamp (same pid, level, source and function; a string compare instead of a parse).
+#: Equal text splits the same way, and a space the first line lacked goes to the body's ``[ \t]*``.
+NEXT_PREFIX = rf"\n{_TS}(?P=tail)"
+
+
+def fast_pattern(body: str) -> re.Pattern[str]:
+    """The prefix, then ``body`` (alternatives with named groups) up to the line end. ``body`` may take
+    further lines only through :data:`NEXT_PREFIX`; nothing else in it may match ``\\n``."""
+    return re.compile(rf"^{FAST_PREFIX}(?:{body})$", re.MULTILINE)
+
+
+_TS_CACHE: dict[str, datetime | None] = {}
+_SECOND_CACHE: dict[str, datetime | None] = {}
+_CACHE_MAX = 4096
+
+
+def prefix_ts(text: str) -> datetime | None:
+    """The datetime ``filelog.split_prefix`` gives for a ``YYYY-MM-DD HH:MM:SS.mmm`` stamp of ASCII
+    digits: the second converted once per distinct second, the milliseconds put in."""
+    hit = _TS_CACHE.get(text, _TS_CACHE)
+    if hit is not _TS_CACHE:
+        return hit  # type: ignore[return-value]
+    if len(_TS_CACHE) >= _CACHE_MAX:
+        _TS_CACHE.clear()
+    second = text[:19]
+    if second in _SECOND_CACHE:
+        base = _SECOND_CACHE[second]
+    else:
+        if len(_SECOND_CACHE) >= _CACHE_MAX:
+            _SECOND_CACHE.clear()
+        base = _SECOND_CACHE[second] = parse_filelog_ts(second)
+    ts = _TS_CACHE[text] = None if base is None else base.replace(microsecond=int(text[20:]) * 1000)
+    return ts
+
+
+class FastScan:
+    """Iterate a file as fast-pattern matches ``(match, line_no)`` and, for every other line, MetaLines.
+
+    :meth:`note` does for a matched line what ``MetaResultBase.note_common`` does for a prefixed,
+    complete, non-blank line (line count, first prefix, first line per pid); :meth:`meta_line` gives
+    the MetaLine of the current match, for the parser's general code.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], pattern: re.Pattern[str], *, what: str, multiline: bool = False
+    ) -> None:
+        self.path = path
+        self.file = str(path)
+        self.pattern = pattern
+        self.what = what
+        self.multiline = multiline
+        #: lines of the last match (``multiline`` patterns: 1 + its newlines)
+        self.span = 1
+        self._lines: list[bytes] = []
+        self._first_no = 1
+        self._check = False
+        self._pid_text = ""
+
+    def __iter__(self) -> Iterator[MetaLine | tuple[re.Match[str], int]]:
+        file = self.file
+        multiline = self.multiline
+        for block in iter_line_blocks(self.path, what=self.what):
+            if isinstance(block, TextLine):
+                yield to_meta_line(block, file)
+                continue
+            lines, first, check = block.lines, block.first_no, block.check
+            self._lines, self._first_no, self._check = lines, first, check
+            text = b"\n".join(lines).decode("utf-8", "replace")
+            if "[CONT:" in text:  # pieces of a long record: the line layer rejoins them
+                for k, raw in enumerate(lines):
+                    yield raw_meta_line(raw, first + k, file, check=check)
+                continue
+            k = 0  # index in lines of the line that starts at ``pos``
+            pos = 0
+            for m in self.pattern.finditer(text):
+                start, end = m.span()
+                if start != pos:
+                    stop = k + text.count("\n", pos, start)
+                    while k < stop:
+                        yield raw_meta_line(lines[k], first + k, file, check=check)
+                        k += 1
+                span = 1 + text.count("\n", start, end) if multiline else 1
+                if check and oversized_number(m.group()) is not None:
+                    for j in range(k, k + span):
+                        yield raw_meta_line(lines[j], first + j, file, check=True)
+                else:
+                    self.span = span
+                    yield m, first + k
+                k += span
+                pos = end + 1
+            while k < len(lines):
+                yield raw_meta_line(lines[k], first + k, file, check=check)
+                k += 1
+
+    def meta_line(self, no: int) -> MetaLine:
+        """The line layer's MetaLine of line ``no`` of the current chunk (a matched line the parser
+        hands to its general code)."""
+        return raw_meta_line(self._lines[no - self._first_no], no, self.file, check=self._check)
+
+    def note(self, res: MetaResultBase, m: re.Match[str], no: int, span: int = 1) -> None:
+        """``note_common`` for the ``span`` lines of a match (each has a prefix with the same pid, and
+        none is blank, a format error, a comment or oversized)."""
+        res.lines_read += span
+        pid_text = m.group("pid")
+        if pid_text != self._pid_text:  # a pid already seen on the last matched line is recorded
+            self._pid_text = pid_text
+            pid = int(pid_text)
+            if res.first_prefix is None:
+                res.first_prefix = (prefix_ts(m.group("ts")), pid, no)
+            if pid not in res.pid_first_line:
+                res.pid_first_line[pid] = no
