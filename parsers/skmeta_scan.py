@@ -22,10 +22,12 @@ import re
 from collections.abc import Iterator
 from datetime import datetime
 
-from skdbg.parsers.common import oversized_number
+from skdbg.parsers import textio
+from skdbg.parsers.common import may_hold_oversized, oversized_number
 from skdbg.parsers.filelog import parse_filelog_ts
+from skdbg.parsers.fsguard import open_regular
 from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, raw_meta_line, to_meta_line
-from skdbg.parsers.textio import TextLine, iter_line_blocks
+from skdbg.parsers.textio import MAX_LINE, TextLine, check_text_file, iter_line_blocks
 
 _TS = r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}"
 #: ``filelog.PREFIX_RE`` narrowed to ASCII digits and to one line; groups ``ts``, ``tail`` (all after the
@@ -72,6 +74,62 @@ def prefix_ts(text: str) -> datetime | None:
     return ts
 
 
+def _chunks(
+    path: str | os.PathLike[str], *, what: str, max_line: int = MAX_LINE
+) -> Iterator[tuple[str, int, bool] | MetaLine]:
+    """The file as ``(text, first_no, check)`` per chunk of whole lines — the very blocks of
+    ``textio.iter_line_blocks`` (same reads, same ``check``), decoded, ``\\r`` before ``\\n`` dropped —
+    without making a bytes object per line. A line that may be over ``max_line`` bytes, and everything
+    after it, comes from the line layer itself (resumed at that line), as does the last line when the
+    file does not end with a newline."""
+    p = check_text_file(path, what=what)
+    file = str(path)
+    no = 0  # lines yielded so far
+    carry = b""
+    with open_regular(p, what=what) as fh:
+        while chunk := fh.read(textio.CHUNK):
+            data = carry + chunk if carry else chunk
+            cut = data.rfind(b"\n", len(carry))
+            if cut < 0:
+                if len(data) > max_line:
+                    break  # a line over the limit: the line layer cuts it
+                carry = data
+                continue
+            body = data[:cut]
+            size = len(body)
+            if size > max_line and (
+                size > 2 * max_line or body.find(b"\n", size - max_line - 1, max_line + 1) < 0
+            ):
+                break  # a line may be over the limit (every such line spans that window)
+            carry = data[cut + 1 :]
+            check = may_hold_oversized(body)
+            text = body.decode("utf-8", "replace")
+            if "\r" in text:  # CRLF: the line layer drops a CR before LF
+                text = (text + "\n").replace("\r\n", "\n")[:-1]
+            yield text, no + 1, check
+            no += 1 + text.count("\n")
+        else:
+            if carry:
+                if carry.endswith(b"\r"):
+                    carry = carry[:-1]
+                yield to_meta_line(TextLine(no + 1, carry.decode("utf-8", "replace"), False), file)
+            return
+    # rare: resume with the line layer after line ``no``
+    for block in iter_line_blocks(path, what=what, max_line=max_line):
+        if isinstance(block, TextLine):
+            if block.no > no:
+                yield to_meta_line(block, file)
+            continue
+        for k, raw in enumerate(block.lines):
+            if block.first_no + k > no:
+                yield raw_meta_line(raw, block.first_no + k, file, check=block.check)
+
+
+def _meta_line(line: str, no: int, file: str, check: bool) -> MetaLine:
+    """``raw_meta_line`` of a whole line already decoded (decoding its UTF-8 again gives the same text)."""
+    return raw_meta_line(line.encode("utf-8"), no, file, check=check)
+
+
 class FastScan:
     """Iterate a file as fast-pattern matches ``(match, line_no)`` and, for every other line, MetaLines.
 
@@ -81,60 +139,69 @@ class FastScan:
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], pattern: re.Pattern[str], *, what: str, multiline: bool = False
+        self,
+        path: str | os.PathLike[str],
+        pattern: re.Pattern[str],
+        *,
+        what: str,
+        multiline: bool = False,
+        max_line: int = MAX_LINE,
     ) -> None:
         self.path = path
         self.file = str(path)
         self.pattern = pattern
         self.what = what
         self.multiline = multiline
+        self.max_line = max_line
         #: lines of the last match (``multiline`` patterns: 1 + its newlines)
         self.span = 1
-        self._lines: list[bytes] = []
-        self._first_no = 1
+        self._match = ""
+        self._match_no = 0
         self._check = False
         self._pid_text = ""
 
     def __iter__(self) -> Iterator[MetaLine | tuple[re.Match[str], int]]:
         file = self.file
         multiline = self.multiline
-        for block in iter_line_blocks(self.path, what=self.what):
-            if isinstance(block, TextLine):
-                yield to_meta_line(block, file)
+        for chunk in _chunks(self.path, what=self.what, max_line=self.max_line):
+            if isinstance(chunk, MetaLine):
+                yield chunk
                 continue
-            lines, first, check = block.lines, block.first_no, block.check
-            self._lines, self._first_no, self._check = lines, first, check
-            text = b"\n".join(lines).decode("utf-8", "replace")
+            text, first, check = chunk
+            self._check = check
             if "[CONT:" in text:  # pieces of a long record: the line layer rejoins them
-                for k, raw in enumerate(lines):
-                    yield raw_meta_line(raw, first + k, file, check=check)
+                for k, line in enumerate(text.split("\n")):
+                    yield _meta_line(line, first + k, file, check)
                 continue
-            k = 0  # index in lines of the line that starts at ``pos``
+            no = first  # number of the line that starts at ``pos``
             pos = 0
             for m in self.pattern.finditer(text):
                 start, end = m.span()
                 if start != pos:
-                    stop = k + text.count("\n", pos, start)
-                    while k < stop:
-                        yield raw_meta_line(lines[k], first + k, file, check=check)
-                        k += 1
-                span = 1 + text.count("\n", start, end) if multiline else 1
-                if check and oversized_number(m.group()) is not None:
-                    for j in range(k, k + span):
-                        yield raw_meta_line(lines[j], first + j, file, check=True)
+                    for line in text[pos : start - 1].split("\n"):
+                        yield _meta_line(line, no, file, check)
+                        no += 1
+                group = m.group()
+                span = 1 + group.count("\n") if multiline else 1
+                if check and oversized_number(group) is not None:
+                    for line in group.split("\n"):
+                        yield _meta_line(line, no, file, True)
+                        no += 1
                 else:
-                    self.span = span
-                    yield m, first + k
-                k += span
+                    self.span, self._match, self._match_no = span, group, no
+                    yield m, no
+                    no += span
                 pos = end + 1
-            while k < len(lines):
-                yield raw_meta_line(lines[k], first + k, file, check=check)
-                k += 1
+            if pos <= len(text):
+                for line in text[pos:].split("\n"):
+                    yield _meta_line(line, no, file, check)
+                    no += 1
 
     def meta_line(self, no: int) -> MetaLine:
-        """The line layer's MetaLine of line ``no`` of the current chunk (a matched line the parser
+        """The line layer's MetaLine of line ``no`` of the current match (a matched line the parser
         hands to its general code)."""
-        return raw_meta_line(self._lines[no - self._first_no], no, self.file, check=self._check)
+        line = self._match.split("\n")[no - self._match_no] if self.span > 1 else self._match
+        return _meta_line(line, no, self.file, self._check)
 
     def note(self, res: MetaResultBase, m: re.Match[str], no: int, span: int = 1) -> None:
         """``note_common`` for the ``span`` lines of a match (each has a prefix with the same pid, and
