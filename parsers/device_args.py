@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from skdbg.parsers.bulk import frozen_builder, paused_gc
 from skdbg.parsers.common import Gap, Source, Unrecognized
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.fused_nodes import SkFuncName, split_sk_func_name, too_long_gap
@@ -316,7 +317,7 @@ class _TaskB:
         i, typ, idx, nid, rt, blk, ent, args, dbg, extra = self.values
         assert i is not None and typ is not None and idx is not None and blk is not None
         assert ent is not None and args is not None and dbg is not None
-        return Task(
+        return _build_task(
             self.src,
             self.queue,
             int(i),
@@ -333,6 +334,9 @@ class _TaskB:
         )
 
 
+_build_task = frozen_builder(Task)
+_build_dfx = frozen_builder(DfxEntry)
+_build_source = frozen_builder(Source)
 _TASK_GROUPS = ("i", "type", "idx", "nid", "rt", "blk", "ent", "args", "dbg", "extra")
 _DFX_GROUPS = ("i", "bin", "ori", "aic", "aiv", "nb", "cube", "vec")
 
@@ -358,7 +362,7 @@ class _DfxB:
         i, bin_, ori, aic, aiv, nb, cube, vec = self.values
         assert i is not None and bin_ is not None and ori is not None and aic is not None and aiv is not None
         a, v = self.aic, self.aiv
-        return DfxEntry(
+        return _build_dfx(
             self.src,
             int(i),
             int(bin_, 16),
@@ -404,6 +408,7 @@ _FAST_TASK = ("ti", "tt", "tx", "tn", "tr", "tb", "te", "ta", "td", "tX")
 _FAST_DFX = ("di", "db", "do", "dc", "dv", "dn", "du", "dm")
 
 
+@paused_gc
 def parse_device_args(
     source: str | os.PathLike[str] | Iterable[MetaLine], *, file: str | None = None
 ) -> DeviceArgsResult:
@@ -554,7 +559,7 @@ def parse_device_args(
         if blk is not None and blk.queues and not blk.dfx:
             queue = blk.queues[-1]
             if kind == "TASK":
-                task = _TaskB(Source(file, no), queue.name, m.group(*_FAST_TASK))
+                task = _TaskB(_build_source(file, no, None), queue.name, m.group(*_FAST_TASK))
                 queue.tasks.append(task)
                 if span > 1:
                     items = _ENTRY_ITEM.findall(m.group("tents"))
@@ -574,7 +579,7 @@ def parse_device_args(
                     continue
         if blk is not None:
             if kind == "DFX":
-                d = _DfxB(Source(file, no), m.group(*_FAST_DFX))
+                d = _DfxB(_build_source(file, no, None), m.group(*_FAST_DFX))
                 blk.dfx.append(d)
                 if span > 1:
                     _dfx_items(d, m.group("dents"))

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from skdbg.parsers.bulk import frozen_builder, paused_gc
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.node_format import Node, match_node
@@ -332,12 +333,17 @@ NODE_COLUMNS = [
 ]
 
 
+_build_fused_node = frozen_builder(FusedNode)
+_build_source = frozen_builder(Source)
+
+
 class _Open:
     def __init__(self, ml: MetaLine, name: str, sid: int, n: int) -> None:
         self.ml, self.name, self.sid, self.n = ml, name, sid, n
         self.nodes: list[FusedNode] = []
 
 
+@paused_gc
 def parse_fused_nodes(
     source: str | os.PathLike[str] | Iterable[MetaLine], *, file: str | None = None
 ) -> FusedNodesResult:
@@ -419,14 +425,14 @@ def parse_fused_nodes(
         m, no = item
         if cur is not None:  # a ``[i] <node>`` line inside a block: the general branch's reading
             text = m.group("node")
-            src = Source(file, no)
+            src = _build_source(file, no, None)
             try:
                 got = match_node(text, 0, src)
             except ParseError:
                 got = None  # the general branch words the error
             if got is not None and not text[got[1] :].strip():
                 note(res, m, no)
-                cur.nodes.append(FusedNode(src, int(m.group("i")), got[0]))
+                cur.nodes.append(_build_fused_node(src, int(m.group("i")), got[0]))
                 continue
         general(scan.meta_line(no))
     close()

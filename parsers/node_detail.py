@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from skdbg.parsers.bulk import frozen_builder, paused_gc
 from skdbg.parsers.common import ParseError, Source, Unrecognized
 from skdbg.parsers.node_format import Node, match_node
 from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, frame, record_row
@@ -72,6 +73,9 @@ class NodeDetail:
         return bool(self.scope_indices)
 
 
+_build_detail = frozen_builder(NodeDetail)
+_build_source = frozen_builder(Source)
+
 COLUMNS = [
     "file",
     "line",
@@ -109,6 +113,7 @@ class NodeDetailResult(MetaResultBase):
         return frame(rows, COLUMNS)
 
 
+@paused_gc
 def parse_node_detail(
     source: str | os.PathLike[str] | Iterable[MetaLine], *, file: str | None = None
 ) -> NodeDetailResult:
@@ -136,7 +141,7 @@ def parse_node_detail(
             return True
         raw_type, flags, fus, stack = tail.group("type", "flags", "fus", "stack")
         res.nodes.append(
-            NodeDetail(
+            _build_detail(
                 src,
                 ml.ts if ml is not None else ts,
                 ml.pid if ml is not None else pid,
@@ -175,7 +180,7 @@ def parse_node_detail(
             continue
         m, no = item
         ts, pid = prefix_ts(m.group("ts")), int(m.group("pid"))
-        if add(None, Source(file, no), m.group("node"), 0):
+        if add(None, _build_source(file, no, None), m.group("node"), 0):
             note(res, m, no)
         else:
             general(scan.meta_line(no))

@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 
+from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import ParseError, Source, parse_int
 
 EVENT_TYPES = ("EventNotify", "EventWait", "EventReset", "Unknown")
@@ -218,6 +219,11 @@ _NODE_CACHE: dict[str, tuple[tuple[object, ...], int]] = {}
 _NODE_CACHE_MAX = 1 << 13
 _FIELDS_AFTER_SRC = tuple(f.name for f in dataclass_fields(Node))[1:]
 
+
+#: ``Node(src, *values)`` at the speed of a mutable record (bulk.frozen_builder): sk_meta files list
+#: tens of thousands of nodes, and the frozen ``__init__`` costs ~5 µs for 32 fields
+_build_node = frozen_builder(Node)
+
 #: a value the runtime prints for an integer KernelInfos field, narrow enough that it always fits 64 bits
 _N = r"(0x[0-9a-fA-F]{1,16}|[0-9]{1,19})"
 _D = r"([0-9]{1,19})"
@@ -278,7 +284,7 @@ def match_node(text: str, pos: int, src: Source) -> tuple[Node, int] | None:
             return _match_node_general(text, pos, src, key)
         _remember(key, hit)
     # the same node text, printed by another file or printer: only src differs
-    return Node(src, *hit[0]), pos + hit[1]  # type: ignore[arg-type]
+    return _build_node(src, *hit[0]), pos + hit[1]
 
 
 def _remember(key: str, value: tuple[tuple[object, ...], int]) -> None:

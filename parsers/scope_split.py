@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from skdbg.parsers.bulk import frozen_builder, paused_gc
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.node_format import Node, match_node
@@ -331,6 +332,10 @@ class ScopeSplitResult(MetaResultBase):
         )
 
 
+_build_scope_node = frozen_builder(ScopeNode)
+_build_source = frozen_builder(Source)
+
+
 class _ScopeB:
     def __init__(self, ml: MetaLine, m: re.Match[str]) -> None:
         self.ml = ml
@@ -383,6 +388,7 @@ class _SnapB:
         )
 
 
+@paused_gc
 def parse_scope_split(
     source: str | os.PathLike[str] | Iterable[MetaLine], *, file: str | None = None
 ) -> ScopeSplitResult:
@@ -511,14 +517,14 @@ def parse_scope_split(
         text = m.group("node")
         # a node line of the current scope; the pass/iteration markers are searched anywhere in a line
         if snap is not None and snap.scopes and not _MARKERS.search(text):
-            src = Source(file, no)
+            src = _build_source(file, no, None)
             try:
                 got = match_node(text, 0, src)
             except ParseError:
                 got = None  # the general branch words the error
             if got is not None and not text[got[1] :].strip():
                 note(res, m, no)
-                snap.scopes[-1].nodes.append(ScopeNode(src, int(m.group("j")), got[0]))
+                snap.scopes[-1].nodes.append(_build_scope_node(src, int(m.group("j")), got[0]))
                 continue
         general(scan.meta_line(no))
     close(snap is not None and snap.old)
