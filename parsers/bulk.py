@@ -53,15 +53,19 @@ def frozen_builder(cls: type[T]) -> Callable[..., T]:
         not names
         or getattr(cls, "__slots__", None) != names
         or hasattr(cls, "__post_init__")
-        or not all(n.isidentifier() for n in names)
+        or not all(n.isidentifier() and not n.startswith("_fb_") for n in names)
     ):
         return cls
     twin = type(f"_{cls.__name__}Slots", (), {"__slots__": names})
+    # the generated code's own names start with ``_fb_``, which no field may (parameters would shadow them)
     params = ", ".join(names)
-    body = "".join(f"    b.{n} = {n}\n" for n in names)
-    code = f"def build({params}):\n    b = new(twin)\n{body}    b.__class__ = cls\n    return b\n"
+    body = "".join(f"    _fb_obj.{n} = {n}\n" for n in names)
+    code = (
+        f"def build({params}):\n    _fb_obj = _fb_new(_fb_twin)\n{body}"
+        "    _fb_obj.__class__ = _fb_cls\n    return _fb_obj\n"
+    )
     scope: dict[str, Any] = {}
-    exec(code, {"new": object.__new__, "twin": twin, "cls": cls}, scope)  # noqa: S102 - field names only
+    exec(code, {"_fb_new": object.__new__, "_fb_twin": twin, "_fb_cls": cls}, scope)  # noqa: S102
     build: Callable[..., T] = scope["build"]
     build.__qualname__ = build.__name__ = f"build_{cls.__name__}"
     build.__doc__ = f"``{cls.__name__}(*values)`` without the frozen ``__init__``."
