@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skdbg.parsers.ascend_meta import BINDMAP_ENTRY_CONFLICT, AscendMetaResult, parse_ascend_meta
+from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.demangle import demangle
 from skdbg.parsers.elf import TIER_NEAREST, TIER_SYMTAB, TIER_UNRESOLVED, ElfImage, open_elf
@@ -49,6 +50,10 @@ class BinFileName:
     src: Source
 
 
+_build_name = frozen_builder(BinFileName)  # bin_files holds one file per kernel: thousands of names
+_build_source = frozen_builder(Source)
+
+
 def sanitize_func_name(name: str) -> str:
     """Upstream ``SanitizePathComponent``: each of ``/ \\ : * ? " < > |`` becomes ``_``."""
     return "".join("_" if c in SANITIZED_CHARS else c for c in name)
@@ -72,14 +77,14 @@ def _parse_name(name: str, file: str) -> BinFileName | None:
     if not _HEX.fullmatch(hex_text):
         return None
     kind = "entry" if prefix == ENTRY_PREFIX else "child"
-    return BinFileName(
+    return _build_name(
         name,
         kind,
         None if kind == "entry" else prefix,
         int(hex_text, 16),
         hex_text,
         hex_text == hex_text.upper(),
-        Source(file),
+        _build_source(file, None, None),
     )
 
 

@@ -246,6 +246,11 @@ def _num(v: str | None) -> int | None:
     return int(v, 16) if v[1:2] == "x" else int(v)
 
 
+#: the Node fields of a current-form kernel node by its exact text (fused nodes print ``devArgs``, node
+#: detail and the scope split passes the same node without): conversions done once per distinct node
+_KERNEL_CACHE: dict[str, tuple[tuple[object, ...], int]] = {}
+
+
 def _fast_kernel(text: str, pos: int) -> tuple[tuple[object, ...], int] | None:
     """The Node fields (all but ``src``) and the length of a current-form kernel node at ``text[pos]``,
     or None when the text is not in that exact form (the caller then runs the general grammar).
@@ -255,19 +260,25 @@ def _fast_kernel(text: str, pos: int) -> tuple[tuple[object, ...], int] | None:
     m = _FAST_KERNEL.match(text, pos)
     if m is None:
         return None
+    node_text = m.group()
+    hit = _KERNEL_CACHE.get(node_text)
+    if hit is not None:
+        return hit
     (nid, sid, sidx, nidx, func, ktype, ra, rb, cap, nb, cube, vec, sche, mix, simt,
      dyn, alloc, resolved, bin_hdl, func_hdl, cfg, dev) = m.groups()  # fmt: skip
     if ", kernelType:" in func:  # the lazy name stopped at a later marker: not the general reading
         return None
-    end = m.end()
     args = (
-        "kernel", int(nid), int(sid), int(sidx), int(nidx), "current", text[pos:end],
+        "kernel", int(nid), int(sid), int(sidx), int(nidx), "current", node_text,
         func, ktype, (int(ra), int(rb)), _num(cap), _num(nb), _num(cube), _num(vec),
         sche == "1", mix == "1", simt == "1", _num(dyn), _num(alloc), _num(resolved),
         _num(bin_hdl), _num(func_hdl), _num(cfg), _num(dev), (),
         None, None, None, None, None, None,
     )  # fmt: skip
-    return args, end - pos
+    if len(_KERNEL_CACHE) >= _NODE_CACHE_MAX:
+        _KERNEL_CACHE.clear()
+    hit = _KERNEL_CACHE[node_text] = (args, len(node_text))
+    return hit
 
 
 def match_node(text: str, pos: int, src: Source) -> tuple[Node, int] | None:
