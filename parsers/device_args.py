@@ -386,26 +386,40 @@ class _BlockB:
 
 
 _DFX_ITEMS = rf"(?:entryAi[cv]\[[0-3]\]={_HEX}(?:, |[ \t]*$))+"
+_NEXT = rf"{NEXT_PREFIX}[ \t]*"
+
+
+def _four(core: str, group: str) -> str:
+    """The four-per-line dfx entry line ``entryAi<core>[0]=…, …, entryAi<core>[3]=…`` (groups group0..3)."""
+    items = ", ".join(rf"entryAi{core}\[{j}\]=(?P<{group}{j}>{_HEX})" for j in range(4))
+    return rf"(?:{_NEXT}{items}[ \t]*)?"
+
+
 #: the task, entry, dfx and dfx-entry lines (nearly all of the file) as the general patterns read them,
-#: narrowed to ASCII digits and spaces/tabs (skmeta_scan). A task line takes the ``entry[j]`` lines that
-#: follow it (``tents``) and a dfx line its ``entryAic/Aiv`` lines (``dents``), so most of the file is
-#: one match per task or dfx row; each alternative ends in a marker group (``lastgroup``).
+#: narrowed to ASCII digits and spaces/tabs (skmeta_scan). A task line takes the ``entry[0..3]`` lines
+#: that follow it in order (``e0``…``e3``) and a dfx line its four-per-line ``entryAic`` then
+#: ``entryAiv`` lines (``c0``…, ``v0``…), so most of the file is one match per task or dfx row; other
+#: entry lines match alone. Each alternative ends in a marker group (``lastgroup``).
 _FAST = fast_pattern(
     r"[ \t]*(?:"
     r"\[(?P<ti>[0-9]+)\] type=(?P<tt>[A-Z_]+), idx=(?P<tx>[0-9]+)(?:, nodeId=(?P<tn>[0-9]+))?"
     r"(?:, relatedType=(?P<tr>[A-Za-z0-9_]+))?, blk=(?P<tb>[0-9]+), entries=(?P<te>[0-9]+)"
     rf", args=(?P<ta>{_HEX}), debugOptions=(?P<td>{_HEX})(?:, extraInfo=(?P<tX>{_HEX}))?[ \t]*"
-    rf"(?P<tents>(?:{NEXT_PREFIX}[ \t]*entry\[[0-9]+\]={_HEX}[ \t]*)*)(?P<TASK>)"
+    rf"(?:{_NEXT}entry\[0\]=(?P<e0>{_HEX})[ \t]*(?:{_NEXT}entry\[1\]=(?P<e1>{_HEX})[ \t]*"
+    rf"(?:{_NEXT}entry\[2\]=(?P<e2>{_HEX})[ \t]*(?:{_NEXT}entry\[3\]=(?P<e3>{_HEX})[ \t]*)?)?)?)?"
+    r"(?P<TASK>)"
     rf"|entry\[(?P<ej>[0-9]+)\]=(?P<ev>{_HEX})[ \t]*(?P<ENTRY>)"
     rf"|dfx\[(?P<di>[0-9]+)\]: bin=(?P<db>{_HEX}), ori=(?P<do>{_HEX}), aicSize=(?P<dc>{_HEX}), "
     rf"aivSize=(?P<dv>{_HEX})(?:, numBlocks=(?P<dn>[0-9]+), cubeNum=(?P<du>[0-9]+), vecNum=(?P<dm>[0-9]+))?"
-    rf"[ \t]*(?P<dents>(?:{NEXT_PREFIX}[ \t]*{_DFX_ITEMS})*)(?P<DFX>)"
+    rf"[ \t]*{_four('c', 'c')}{_four('v', 'v')}(?P<DFX>)"
     rf"|(?P<xs>{_DFX_ITEMS})(?P<DFXE>)"
     r")"
 )
-_ENTRY_ITEM = re.compile(rf"entry\[([0-9]+)\]=({_HEX})")
 _FAST_TASK = ("ti", "tt", "tx", "tn", "tr", "tb", "te", "ta", "td", "tX")
 _FAST_DFX = ("di", "db", "do", "dc", "dv", "dn", "du", "dm")
+_FAST_ENTRIES = ("e0", "e1", "e2", "e3")
+_FAST_AIC = ("c0", "c1", "c2", "c3")
+_FAST_AIV = ("v0", "v1", "v2", "v3")
 
 
 @paused_gc
@@ -561,14 +575,8 @@ def parse_device_args(
             if kind == "TASK":
                 task = _TaskB(_build_source(file, no, None), queue.name, m.group(*_FAST_TASK))
                 queue.tasks.append(task)
-                if span > 1:
-                    items = _ENTRY_ITEM.findall(m.group("tents"))
-                    if len(items) != span - 1 or any(int(j) != i for i, (j, _) in enumerate(items)):
-                        note(res, m, no)  # entries out of order: the general branch reports them
-                        for extra in range(no + 1, no + span):
-                            general(scan.meta_line(extra))
-                        continue
-                    task.entries = [int(v, 16) for _, v in items]
+                if span > 1:  # entry[0]… in order: what the general branch appends one by one
+                    task.entries = [int(v, 16) for v in m.group(*_FAST_ENTRIES) if v is not None]
                 note(res, m, no, span)
                 continue
             if kind == "ENTRY" and queue.tasks:
@@ -581,8 +589,11 @@ def parse_device_args(
             if kind == "DFX":
                 d = _DfxB(_build_source(file, no, None), m.group(*_FAST_DFX))
                 blk.dfx.append(d)
-                if span > 1:
-                    _dfx_items(d, m.group("dents"))
+                if span > 1:  # its entryAic / entryAiv lines, four values each
+                    if m.group("c0") is not None:
+                        d.aic = [int(v, 16) for v in m.group(*_FAST_AIC)]
+                    if m.group("v0") is not None:
+                        d.aiv = [int(v, 16) for v in m.group(*_FAST_AIV)]
                 note(res, m, no, span)
                 continue
             if kind == "DFXE" and blk.dfx:
