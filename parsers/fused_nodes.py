@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -337,6 +337,10 @@ _build_fused_node = frozen_builder(FusedNode)
 _build_source = frozen_builder(Source)
 
 
+def _child_kernels(nodes: Iterable[FusedNode]) -> Iterator[Node]:
+    return (fn.node for fn in nodes if fn.node.kind == "kernel" and not fn.node.is_scope_marker)
+
+
 class _Open:
     def __init__(self, ml: MetaLine, name: str, sid: int, n: int) -> None:
         self.ml, self.name, self.sid, self.n = ml, name, sid, n
@@ -359,9 +363,9 @@ def parse_fused_nodes(
         nonlocal cur
         if cur is None:
             return
-        kernels = [fn.node for fn in cur.nodes if fn.node.is_kernel and not fn.node.is_scope_marker]
-        first = kernels[0].func_name if kernels else None
-        last = kernels[-1].func_name if kernels else None
+        # the first and last child kernels (scope markers aside) name the SK: looked for from each end
+        first = next((n.func_name for n in _child_kernels(cur.nodes)), None)
+        last = next((n.func_name for n in _child_kernels(reversed(cur.nodes))), None)
         name = split_sk_func_name(cur.name, first, last)
         if name.too_long:
             res.gaps.append(too_long_gap(name, cur.ml.src))

@@ -246,6 +246,30 @@ def _num(v: str | None) -> int | None:
     return int(v, 16) if v[1:2] == "x" else int(v)
 
 
+#: the current printer's event node (ids, then the event inside the brackets, §3.5) with its three
+#: arguments in the printer's order; other argument lists take the general grammar
+_FAST_EVENT = re.compile(
+    rf"\[nodeId:{_D}, streamId:(-?[0-9]{{1,19}}), streamIdxInGraph:{_D}, nodeIdxInStream:{_D}, "
+    rf"(EventNotify|EventWait|EventReset|Unknown)\(eventId:{_N}, eventFlag:{_N}, eventTaskFlag:{_N}\)\]"
+)
+
+
+def _fast_event(text: str, pos: int) -> tuple[tuple[object, ...], int] | None:
+    """:func:`_fast_kernel` for an event node (all its fields come from fixed-text-delimited groups)."""
+    m = _FAST_EVENT.match(text, pos)
+    if m is None:
+        return None
+    nid, sid, sidx, nidx, et, eid, eflag, etask = m.groups()
+    node_text = m.group()
+    args = (
+        "event", int(nid), int(sid), int(sidx), int(nidx), "current", node_text,
+        None, None, None, None, None, None, None, None, None, False, None, None, None,
+        None, None, None, None, (),
+        et, _num(eid), _num(eflag), _num(etask), None, None,
+    )  # fmt: skip
+    return args, len(node_text)
+
+
 #: the Node fields of a current-form kernel node by its exact text (fused nodes print ``devArgs``, node
 #: detail and the scope split passes the same node without): conversions done once per distinct node
 _KERNEL_CACHE: dict[str, tuple[tuple[object, ...], int]] = {}
@@ -290,7 +314,7 @@ def match_node(text: str, pos: int, src: Source) -> tuple[Node, int] | None:
     key = text[pos:]
     hit = _NODE_CACHE.get(key)
     if hit is None:
-        hit = _fast_kernel(text, pos)
+        hit = _fast_kernel(text, pos) or _fast_event(text, pos)
         if hit is None:
             return _match_node_general(text, pos, src, key)
         _remember(key, hit)

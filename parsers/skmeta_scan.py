@@ -114,7 +114,9 @@ def _chunks(
                     carry = carry[:-1]
                 yield to_meta_line(TextLine(no + 1, carry.decode("utf-8", "replace"), False), file)
             return
-    # rare: resume with the line layer after line ``no``
+    # rare: resume with the line layer after line ``no`` (this reader's buffers let go first)
+    chunk = data = carry = body = b""
+    text = ""
     for block in iter_line_blocks(path, what=what, max_line=max_line):
         if isinstance(block, TextLine):
             if block.no > no:
@@ -196,6 +198,7 @@ class FastScan:
                 for line in text[pos:].split("\n"):
                     yield _meta_line(line, no, file, check)
                     no += 1
+            text = ""  # not held while later chunks (or the line layer's resumed lines) are read
 
     def meta_line(self, no: int) -> MetaLine:
         """The line layer's MetaLine of line ``no`` of the current match (a matched line the parser

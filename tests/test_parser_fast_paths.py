@@ -35,19 +35,25 @@ SPEC_KERNEL = (
 )
 
 
+SPEC_EVENT = (
+    "[nodeId:12, streamId:3, streamIdxInGraph:4, nodeIdxInStream:5, EventWait(eventId:0x1f, eventFlag:0, "
+    "eventTaskFlag:1)]"
+)
+
+
 def _general(text: str) -> tuple[Node, int] | str | None:
     node_format._NODE_CACHE.clear()
     try:
         return node_format._match_node_general(text, 0, SRC, text)
-    except ParseError as exc:
-        return f"error: {exc}"
+    except (ParseError, ValueError) as exc:  # ValueError: a number over 64 bits (lines holding one are
+        return f"error: {exc}"  # refused before any grammar by the line layer)
 
 
 def _via_match_node(text: str) -> tuple[Node, int] | str | None:
     node_format._NODE_CACHE.clear()
     try:
         return match_node(text, 0, SRC)
-    except ParseError as exc:
+    except (ParseError, ValueError) as exc:
         return f"error: {exc}"
 
 
@@ -98,6 +104,17 @@ _VARIANTS = [
     SPEC_KERNEL.replace("kernelType:MIX_AIC", "kernelType:[A]"),
     SPEC_KERNEL.replace("}", ""),
     "[nodeId:4, streamId:1] - KernelInfos{funcName:X}",
+    "[nodeId:9, streamId:0, streamIdxInGraph:1, nodeIdxInStream:2, EventWait(eventId:0x3, eventFlag:0x0, "
+    "eventTaskFlag:1)]",
+    "[nodeId:9, streamId:0, streamIdxInGraph:1, nodeIdxInStream:2, Unknown(eventId:3, eventFlag:0, eventTaskFlag:1)]",
+    "[nodeId:9, streamId:0, streamIdxInGraph:1, nodeIdxInStream:2, EventNotify(eventId:3, eventTaskFlag:1)]",
+    "[nodeId:9, streamId:0, streamIdxInGraph:1, nodeIdxInStream:2, EventNotify(eventId: 3, eventFlag:0, "
+    "eventTaskFlag:1)]",
+    "[nodeId:9, streamId:0, streamIdxInGraph:1, nodeIdxInStream:2, EventNotify(eventId:0x"
+    + "1" * 17
+    + ", eventFlag:0, eventTaskFlag:1)]",
+    "[nodeId:9, streamId:0, streamIdxInGraph:1, nodeIdxInStream:2, EventReset(eventId:3, eventFlag:0, "
+    "eventTaskFlag:1, x:2)]",
     "[nodeId:5, streamIdxInGraph:0, nodeIdxInStream:1] - Kernel:foo",
 ]
 
@@ -116,6 +133,28 @@ def test_match_node_equals_the_general_grammar(text: str) -> None:
 def test_fast_kernel_never_disagrees(pos: int, insert: str) -> None:
     text = SPEC_KERNEL[:pos] + insert + SPEC_KERNEL[pos:]
     assert _via_match_node(text) == _general(text)
+    event = SPEC_EVENT[: pos % len(SPEC_EVENT)] + insert + SPEC_EVENT[pos % len(SPEC_EVENT) :]
+    assert _via_match_node(event) == _general(event)
+
+
+def test_fast_event_spec_example_values() -> None:
+    assert node_format._fast_event(SPEC_EVENT, 0) is not None
+    node, end = _via_match_node(SPEC_EVENT)  # type: ignore[misc]
+    assert end == len(SPEC_EVENT)
+    assert (node.kind, node.form, node.node_id, node.stream_id, node.node_idx_in_stream) == (
+        "event",
+        "current",
+        12,
+        3,
+        5,
+    )
+    assert (node.event_type, node.event_id, node.event_flag, node.event_task_flag) == (
+        "EventWait",
+        0x1F,
+        0,
+        1,
+    )
+    assert (node.func_name, node.is_simt_op, node.extra_fields, node.memory_value) == (None, False, (), None)
 
 
 # ------------------------------------------------------------------ task queue entries
