@@ -292,11 +292,21 @@ def _fast_kernel(text: str, pos: int) -> tuple[tuple[object, ...], int] | None:
      dyn, alloc, resolved, bin_hdl, func_hdl, cfg, dev) = m.groups()  # fmt: skip
     if ", kernelType:" in func:  # the lazy name stopped at a later marker: not the general reading
         return None
+    try:  # int(v, 0) reads 0x… and plain decimal alike; a decimal with a leading zero raises
+        nums = (
+            int(cap, 0), int(nb, 0), int(cube, 0), int(vec, 0),
+            None if dyn is None else int(dyn, 0), None if alloc is None else int(alloc, 0), int(resolved, 0),
+            None if bin_hdl is None else int(bin_hdl, 0), None if func_hdl is None else int(func_hdl, 0),
+            None if cfg is None else int(cfg, 0), None if dev is None else int(dev, 0),
+        )  # fmt: skip
+    except ValueError:
+        nums = tuple(_num(v) for v in (cap, nb, cube, vec, dyn, alloc, resolved, bin_hdl, func_hdl, cfg, dev))
+    c_, nb_, cube_, vec_, dyn_, alloc_, res_, bin_, fh_, cfg_, dev_ = nums
     args = (
         "kernel", int(nid), int(sid), int(sidx), int(nidx), "current", node_text,
-        func, ktype, (int(ra), int(rb)), _num(cap), _num(nb), _num(cube), _num(vec),
-        sche == "1", mix == "1", simt == "1", _num(dyn), _num(alloc), _num(resolved),
-        _num(bin_hdl), _num(func_hdl), _num(cfg), _num(dev), (),
+        func, ktype, (int(ra), int(rb)), c_, nb_, cube_, vec_,
+        sche == "1", mix == "1", simt == "1", dyn_, alloc_, res_,
+        bin_, fh_, cfg_, dev_, (),
         None, None, None, None, None, None,
     )  # fmt: skip
     if len(_KERNEL_CACHE) >= _NODE_CACHE_MAX:
