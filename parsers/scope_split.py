@@ -77,7 +77,11 @@ _NODE = re.compile(r"^\s*\[(?P<j>\d+)\]\s+(?=\[nodeId:)")
 _FAST = fast_pattern(r"[ \t]*\[(?P<j>[0-9]+)\][ \t]+(?P<node>\[nodeId:[^\n]*)")
 #: what the pass/iteration patterns above search for anywhere in a line (a node line holding one of
 #: these texts is read by the general branch, which tries those patterns first)
-_MARKERS = re.compile(r"\[ScopeSplitPipeline\] |Scope split results |Printing scope split results")
+_MARK_PIPELINE, _MARK_RESULTS, _MARK_OLD = (
+    "[ScopeSplitPipeline] ",
+    "Scope split results ",
+    "Printing scope split",
+)
 _STREAM = re.compile(
     r"^\s*Scope (?P<i>\d+) StreamInfo\[(?P<j>\d+)\]: streamIdx=(?P<x>\d+), headNode=(?P<h>\d+), "
     r"tailNode=(?P<t>\d+), nodeSize=(?P<s>\d+)\s*$"
@@ -516,7 +520,13 @@ def parse_scope_split(
         m, no = item
         text = m.group("node")
         # a node line of the current scope; the pass/iteration markers are searched anywhere in a line
-        if snap is not None and snap.scopes and not _MARKERS.search(text):
+        if (
+            snap is not None
+            and snap.scopes
+            and _MARK_PIPELINE not in text
+            and _MARK_RESULTS not in text
+            and _MARK_OLD not in text
+        ):
             src = _build_source(file, no, None)
             try:
                 got = match_node(text, 0, src)
