@@ -292,6 +292,7 @@ def _fast_kernel(text: str, pos: int) -> tuple[tuple[object, ...], int] | None:
      dyn, alloc, resolved, bin_hdl, func_hdl, cfg, dev) = m.groups()  # fmt: skip
     if ", kernelType:" in func:  # the lazy name stopped at a later marker: not the general reading
         return None
+    nums: tuple[int | None, ...]
     try:  # int(v, 0) reads 0x… and plain decimal alike; a decimal with a leading zero raises
         nums = (
             int(cap, 0), int(nb, 0), int(cube, 0), int(vec, 0),
