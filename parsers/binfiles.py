@@ -14,6 +14,7 @@ first lookup inside that image — and cached per file (path, size, mtime).
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from bisect import bisect_right
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skdbg.parsers.ascend_meta import BINDMAP_ENTRY_CONFLICT, AscendMetaResult, parse_ascend_meta
+from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.demangle import demangle
 from skdbg.parsers.elf import TIER_NEAREST, TIER_SYMTAB, TIER_UNRESOLVED, ElfImage, open_elf
@@ -48,6 +50,10 @@ class BinFileName:
     src: Source
 
 
+_build_name = frozen_builder(BinFileName)  # bin_files holds one file per kernel: thousands of names
+_build_source = frozen_builder(Source)
+
+
 def sanitize_func_name(name: str) -> str:
     """Upstream ``SanitizePathComponent``: each of ``/ \\ : * ? " < > |`` becomes ``_``."""
     return "".join("_" if c in SANITIZED_CHARS else c for c in name)
@@ -56,7 +62,11 @@ def sanitize_func_name(name: str) -> str:
 def parse_bin_file_name(path: str | os.PathLike[str]) -> BinFileName | None:
     """Parse ``<name>_0x<HEX>.o`` / ``sk_entry_0x<HEX>.o``; ``None`` when the name does not fit (row 72)."""
     p = Path(path)
-    name = p.name
+    return _parse_name(p.name, str(p))
+
+
+def _parse_name(name: str, file: str) -> BinFileName | None:
+    """:func:`parse_bin_file_name` of a file ``name`` whose path is ``file``."""
     if not name.endswith(".o"):
         return None
     stem = name[:-2]
@@ -67,14 +77,14 @@ def parse_bin_file_name(path: str | os.PathLike[str]) -> BinFileName | None:
     if not _HEX.fullmatch(hex_text):
         return None
     kind = "entry" if prefix == ENTRY_PREFIX else "child"
-    return BinFileName(
+    return _build_name(
         name,
         kind,
         None if kind == "entry" else prefix,
         int(hex_text, 16),
         hex_text,
         hex_text == hex_text.upper(),
-        Source(str(p)),
+        _build_source(file, None, None),
     )
 
 
@@ -370,6 +380,28 @@ class ImageTable:
         return records_frame((({}, i) for i in self.images), IMAGE_COLS)
 
 
+_IGNORED_ERRNOS = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
+
+
+def _file_names(d: Path) -> list[str]:
+    """Names of the regular files (symlinks followed) in ``d``, in the order of ``sorted(d.iterdir())``.
+
+    One ``scandir`` instead of a Path and a ``stat`` per entry (bin_files holds one file per kernel):
+    the entry type comes with the listing, a stat is made only for links. Paths of one directory compare
+    by their normalized last part."""
+    out: list[str] = []
+    with os.scandir(d) as it:
+        for entry in it:
+            try:
+                if entry.is_file():
+                    out.append(entry.name)
+            except OSError as exc:  # as Path.is_file: gone or looping entries are not files
+                if exc.errno not in _IGNORED_ERRNOS:
+                    raise
+    out.sort(key=os.path.normcase)
+    return out
+
+
 def load_image_table(path: str | os.PathLike[str]) -> ImageTable:
     """Index a ``bin_files`` directory, or a model directory containing one (§3.12).
 
@@ -392,18 +424,17 @@ def load_image_table(path: str | os.PathLike[str]) -> ImageTable:
             )
         )
         return table
-    for f in sorted(d.iterdir()):
-        if not f.is_file():
-            continue
-        parsed = parse_bin_file_name(f)
+    base = f"{d}{os.sep}"  # str(d / name): d is normalized and never the root
+    for name in _file_names(d):
+        parsed = _parse_name(name, base + name)
         if parsed is None:
-            table.unrecognized.append(Unrecognized(Source(str(f)), f.name, "bin_files:name"))
+            table.unrecognized.append(Unrecognized(Source(base + name), name, "bin_files:name"))
             continue
         if not parsed.upper_hex:
             table.gaps.append(
                 Gap(
                     "lowercase_hex",
-                    f"{f.name}: lower-case address (the runtime writes upper-case)",
+                    f"{name}: lower-case address (the runtime writes upper-case)",
                     parsed.src,
                 )
             )

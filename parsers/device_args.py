@@ -20,10 +20,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from skdbg.parsers.bulk import frozen_builder, paused_gc
 from skdbg.parsers.common import Gap, Source, Unrecognized
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.fused_nodes import SkFuncName, split_sk_func_name, too_long_gap
-from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, meta_lines
+from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase
+from skdbg.parsers.skmeta_scan import NEXT_PREFIX, FastScan, fast_pattern
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -210,11 +212,21 @@ class DeviceArgsBlock:
 
     def index_conflicts(self) -> dict[int, set[int | None]]:
         """Indices whose tasks name different nodeIds (should never happen; a corrupt dump)."""
-        seen: dict[int, set[int | None]] = {}
-        for t in self.tasks:
-            if t.node_id_raw is not None:
-                seen.setdefault(t.idx, set()).add(t.node_id)
-        return {k: v for k, v in seen.items() if len(v) > 1}
+        first: dict[int, int | None] = {}  # idx -> the nodeId its first task names
+        conflicts: dict[int, set[int | None]] = {}
+        for q in self.queues:
+            for t in q.tasks:
+                raw = t.node_id_raw
+                if raw is None:
+                    continue
+                nid = None if raw == NODE_ID_OUT_OF_RANGE else raw
+                idx = t.idx
+                if idx not in first:
+                    first[idx] = nid
+                elif first[idx] != nid:
+                    conflicts.setdefault(idx, {first[idx]}).add(nid)
+        # in the order the indices first appear
+        return {k: conflicts[k] for k in first if k in conflicts} if conflicts else {}
 
 
 #: the block columns every task/dfx row starts with (after file/line)
@@ -292,28 +304,41 @@ def _block_context(b: DeviceArgsBlock) -> dict[str, object]:
 
 
 class _TaskB:
-    def __init__(self, ml: MetaLine, queue: str, m: re.Match[str]) -> None:
-        self.ml, self.queue, self.m = ml, queue, m
+    """A task line being filled with its ``entry[j]`` lines; ``values`` are the line's groups
+    (position, type, idx, nodeId, relatedType, blk, entries, args, debugOptions, extraInfo)."""
+
+    __slots__ = ("entries", "queue", "src", "values")
+
+    def __init__(self, src: Source, queue: str, values: tuple[str | None, ...]) -> None:
+        self.src, self.queue, self.values = src, queue, values
         self.entries: list[int] = []
 
     def freeze(self) -> Task:
-        m = self.m
-        nid, extra = m.group("nid"), m.group("extra")
-        return Task(
-            self.ml.src,
+        i, typ, idx, nid, rt, blk, ent, args, dbg, extra = self.values
+        assert i is not None and typ is not None and idx is not None and blk is not None
+        assert ent is not None and args is not None and dbg is not None
+        return _build_task(
+            self.src,
             self.queue,
-            int(m.group("i")),
-            m.group("type"),
-            int(m.group("idx")),
+            int(i),
+            typ,
+            int(idx),
             int(nid) if nid is not None else None,
-            m.group("rt"),
-            int(m.group("blk")),
-            int(m.group("ent")),
-            int(m.group("args"), 16),
-            int(m.group("dbg"), 16),
+            rt,
+            int(blk),
+            int(ent),
+            int(args, 16),
+            int(dbg, 16),
             int(extra, 16) if extra is not None else None,
             tuple(self.entries),
         )
+
+
+_build_task = frozen_builder(Task)
+_build_dfx = frozen_builder(DfxEntry)
+_build_source = frozen_builder(Source)
+_TASK_GROUPS = ("i", "type", "idx", "nid", "rt", "blk", "ent", "args", "dbg", "extra")
+_DFX_GROUPS = ("i", "bin", "ori", "aic", "aiv", "nb", "cube", "vec")
 
 
 class _QueueB:
@@ -324,29 +349,29 @@ class _QueueB:
 
 
 class _DfxB:
-    def __init__(self, ml: MetaLine, m: re.Match[str]) -> None:
-        self.ml, self.m = ml, m
+    """A dfx line and its ``entryAic/Aiv`` values; ``values`` as :data:`_DFX_GROUPS`."""
+
+    __slots__ = ("aic", "aiv", "src", "values")
+
+    def __init__(self, src: Source, values: tuple[str | None, ...]) -> None:
+        self.src, self.values = src, values
         self.aic: list[int | None] = [None] * 4
         self.aiv: list[int | None] = [None] * 4
 
     def freeze(self) -> DfxEntry:
-        m = self.m
-
-        def opt(g: str) -> int | None:
-            v = m.group(g)
-            return int(v) if v is not None else None
-
+        i, bin_, ori, aic, aiv, nb, cube, vec = self.values
+        assert i is not None and bin_ is not None and ori is not None and aic is not None and aiv is not None
         a, v = self.aic, self.aiv
-        return DfxEntry(
-            self.ml.src,
-            int(m.group("i")),
-            int(m.group("bin"), 16),
-            int(m.group("ori"), 16),
-            int(m.group("aic"), 16),
-            int(m.group("aiv"), 16),
-            opt("nb"),
-            opt("cube"),
-            opt("vec"),
+        return _build_dfx(
+            self.src,
+            int(i),
+            int(bin_, 16),
+            int(ori, 16),
+            int(aic, 16),
+            int(aiv, 16),
+            int(nb) if nb is not None else None,
+            int(cube) if cube is not None else None,
+            int(vec) if vec is not None else None,
             (a[0], a[1], a[2], a[3]),
             (v[0], v[1], v[2], v[3]),
         )
@@ -360,10 +385,53 @@ class _BlockB:
         self.dfx: list[_DfxB] = []
 
 
+_DFX_ITEMS = rf"(?:entryAi[cv]\[[0-3]\]={_HEX}(?:, |[ \t]*$))+"
+_NEXT = rf"{NEXT_PREFIX}[ \t]*"
+
+
+def _four(core: str, group: str) -> str:
+    """The four-per-line dfx entry line ``entryAi<core>[0]=…, …, entryAi<core>[3]=…`` (groups group0..3)."""
+    items = ", ".join(rf"entryAi{core}\[{j}\]=(?P<{group}{j}>{_HEX})" for j in range(4))
+    return rf"(?:{_NEXT}{items}[ \t]*)?"
+
+
+#: the task, entry, dfx and dfx-entry lines (nearly all of the file) as the general patterns read them,
+#: narrowed to ASCII digits and spaces/tabs (skmeta_scan). A task line takes the ``entry[0..3]`` lines
+#: that follow it in order (``e0``…``e3``) and a dfx line its four-per-line ``entryAic`` then
+#: ``entryAiv`` lines (``c0``…, ``v0``…), so most of the file is one match per task or dfx row; other
+#: entry lines match alone. Each alternative ends in a marker group (``lastgroup``).
+_FAST = fast_pattern(
+    r"[ \t]*(?:"
+    r"\[(?P<ti>[0-9]+)\] type=(?P<tt>[A-Z_]+), idx=(?P<tx>[0-9]+)(?:, nodeId=(?P<tn>[0-9]+))?"
+    r"(?:, relatedType=(?P<tr>[A-Za-z0-9_]+))?, blk=(?P<tb>[0-9]+), entries=(?P<te>[0-9]+)"
+    rf", args=(?P<ta>{_HEX}), debugOptions=(?P<td>{_HEX})(?:, extraInfo=(?P<tX>{_HEX}))?[ \t]*"
+    rf"(?:{_NEXT}entry\[0\]=(?P<e0>{_HEX})[ \t]*(?:{_NEXT}entry\[1\]=(?P<e1>{_HEX})[ \t]*"
+    rf"(?:{_NEXT}entry\[2\]=(?P<e2>{_HEX})[ \t]*(?:{_NEXT}entry\[3\]=(?P<e3>{_HEX})[ \t]*)?)?)?)?"
+    r"(?P<TASK>)"
+    rf"|entry\[(?P<ej>[0-9]+)\]=(?P<ev>{_HEX})[ \t]*(?P<ENTRY>)"
+    rf"|dfx\[(?P<di>[0-9]+)\]: bin=(?P<db>{_HEX}), ori=(?P<do>{_HEX}), aicSize=(?P<dc>{_HEX}), "
+    rf"aivSize=(?P<dv>{_HEX})(?:, numBlocks=(?P<dn>[0-9]+), cubeNum=(?P<du>[0-9]+), vecNum=(?P<dm>[0-9]+))?"
+    rf"[ \t]*{_four('c', 'c')}{_four('v', 'v')}(?P<DFX>)"
+    rf"|(?P<xs>{_DFX_ITEMS})(?P<DFXE>)"
+    r")"
+)
+_FAST_TASK = ("ti", "tt", "tx", "tn", "tr", "tb", "te", "ta", "td", "tX")
+_FAST_DFX = ("di", "db", "do", "dc", "dv", "dn", "du", "dm")
+_FAST_ENTRIES = ("e0", "e1", "e2", "e3")
+_FAST_AIC = ("c0", "c1", "c2", "c3")
+_FAST_AIV = ("v0", "v1", "v2", "v3")
+
+
+@paused_gc
 def parse_device_args(
     source: str | os.PathLike[str] | Iterable[MetaLine], *, file: str | None = None
 ) -> DeviceArgsResult:
-    """Parse ``sk_device_args.log`` (or the same DEBUG lines fed from super_kernel.log)."""
+    """Parse ``sk_device_args.log`` (or the same DEBUG lines fed from super_kernel.log).
+
+    From a path the common lines are read by one pattern over each chunk (:mod:`skmeta_scan`); every
+    other line, and a matched line in a state the fast branch does not handle, takes the general
+    branch, which alone decides unrecognized lines and gaps.
+    """
     fname = (
         file if file is not None else (str(source) if isinstance(source, (str, os.PathLike)) else "<lines>")
     )
@@ -435,18 +503,19 @@ def parse_device_args(
     def unrec(ml: MetaLine, ctx: str) -> None:
         res.unrecognized.append(Unrecognized(ml.src, ml.message, f"sk_device_args:{ctx}"))
 
-    for ml in meta_lines(source, what="sk_device_args.log"):
+    def general(ml: MetaLine) -> None:
+        nonlocal blk
         res.note_truncated(ml, "sk_device_args.log")
         if res.note_common(ml):
-            continue
+            return
         msg = ml.message
         if (m := _FUNC.match(msg)) is not None:
             close()
             blk = _BlockB(ml, m.group("name"))
-            continue
+            return
         if blk is None:
             unrec(ml, "outside_block")
-            continue
+            return
         if (m := _HEADER.match(msg)) is not None:
             ws = m.group("ws")
             blk.header = SkHeader(
@@ -465,28 +534,79 @@ def parse_device_args(
         elif (m := _TASK.match(msg)) is not None:
             if not blk.queues or blk.dfx:
                 unrec(ml, "task_outside_queue")
-                continue
-            blk.queues[-1].tasks.append(_TaskB(ml, blk.queues[-1].name, m))
+                return
+            blk.queues[-1].tasks.append(_TaskB(ml.src, blk.queues[-1].name, m.group(*_TASK_GROUPS)))
         elif (m := _ENTRY.match(msg)) is not None:
             if not blk.queues or not blk.queues[-1].tasks or blk.dfx:
                 unrec(ml, "entry_outside_task")
-                continue
+                return
             task = blk.queues[-1].tasks[-1]
             if int(m.group("j")) != len(task.entries):
                 unrec(ml, "entry_out_of_order")
-                continue
+                return
             task.entries.append(int(m.group("v"), 16))
         elif (m := _DFX.match(msg)) is not None:
-            blk.dfx.append(_DfxB(ml, m))
+            blk.dfx.append(_DfxB(ml.src, m.group(*_DFX_GROUPS)))
         elif _DFX_ENTRIES.match(msg) is not None:
             if not blk.dfx:
                 unrec(ml, "dfx_entry_outside_dfx")
-                continue
-            d = blk.dfx[-1]
-            for it in _DFX_ITEM.finditer(msg):
-                target = d.aic if it.group("c") == "c" else d.aiv
-                target[int(it.group("j"))] = int(it.group("v"), 16)
+                return
+            _dfx_items(blk.dfx[-1], msg)
         else:
             unrec(ml, "line")
+
+    if not isinstance(source, (str, os.PathLike)):
+        for ml in source:
+            general(ml)
+        close()
+        return res
+
+    scan = FastScan(source, _FAST, what="sk_device_args.log", multiline=True)
+    note, file = scan.note, scan.file
+    for item in scan:
+        if isinstance(item, MetaLine):
+            general(item)
+            continue
+        m, no = item
+        kind = m.lastgroup
+        span = scan.span
+        if blk is not None and blk.queues and not blk.dfx:
+            queue = blk.queues[-1]
+            if kind == "TASK":
+                task = _TaskB(_build_source(file, no, None), queue.name, m.group(*_FAST_TASK))
+                queue.tasks.append(task)
+                if span > 1:  # entry[0]… in order: what the general branch appends one by one
+                    task.entries = [int(v, 16) for v in m.group(*_FAST_ENTRIES) if v is not None]
+                note(res, m, no, span)
+                continue
+            if kind == "ENTRY" and queue.tasks:
+                task = queue.tasks[-1]
+                if int(m.group("ej")) == len(task.entries):
+                    note(res, m, no)
+                    task.entries.append(int(m.group("ev"), 16))
+                    continue
+        if blk is not None:
+            if kind == "DFX":
+                d = _DfxB(_build_source(file, no, None), m.group(*_FAST_DFX))
+                blk.dfx.append(d)
+                if span > 1:  # its entryAic / entryAiv lines, four values each
+                    if m.group("c0") is not None:
+                        d.aic = [int(v, 16) for v in m.group(*_FAST_AIC)]
+                    if m.group("v0") is not None:
+                        d.aiv = [int(v, 16) for v in m.group(*_FAST_AIV)]
+                note(res, m, no, span)
+                continue
+            if kind == "DFXE" and blk.dfx:
+                note(res, m, no)
+                _dfx_items(blk.dfx[-1], m.group("xs"))
+                continue
+        for line in range(no, no + span):  # a state the fast branch does not handle
+            general(scan.meta_line(line))
     close()
     return res
+
+
+def _dfx_items(d: _DfxB, text: str) -> None:
+    """Put the ``entryAic[j]=…``/``entryAiv[j]=…`` values of a dfx entry line into its dfx row."""
+    for c, j, v in _DFX_ITEM.findall(text):
+        (d.aic if c == "c" else d.aiv)[int(j)] = int(v, 16)

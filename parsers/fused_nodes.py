@@ -15,21 +15,25 @@ from __future__ import annotations
 import os
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from skdbg.parsers.bulk import frozen_builder, paused_gc
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.node_format import Node, match_node
-from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, frame, meta_lines, record_row
+from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, frame, record_row
+from skdbg.parsers.skmeta_scan import FastScan, fast_pattern
 
 if TYPE_CHECKING:
     import pandas as pd
 
 _HEADER = re.compile(r"^\s*SK Function: (?P<name>.*), scope id: (?P<sid>\d+), Node Count: (?P<n>\d+)\s*$")
 _POS = re.compile(r"^\s*(?:\[(?P<i>\d+)\]\s+)?(?=\[nodeId:)")
+#: a ``[i] <node>`` line (all but the header lines), as ``_POS`` reads it (skmeta_scan)
+_FAST = fast_pattern(r"[ \t]*\[(?P<i>[0-9]+)\][ \t]+(?P<node>\[nodeId:[^\n]*)")
 _SK = re.compile(r"^sk_(?P<id>\d{1,19})_(?P<rest>.*)$", re.DOTALL)  # ids fit 64 bits
 _NO_KERNEL = "no_kernel_scope_"
 _START = "_start_"
@@ -329,12 +333,21 @@ NODE_COLUMNS = [
 ]
 
 
+_build_fused_node = frozen_builder(FusedNode)
+_build_source = frozen_builder(Source)
+
+
+def _child_kernels(nodes: Iterable[FusedNode]) -> Iterator[Node]:
+    return (fn.node for fn in nodes if fn.node.kind == "kernel" and not fn.node.is_scope_marker)
+
+
 class _Open:
     def __init__(self, ml: MetaLine, name: str, sid: int, n: int) -> None:
         self.ml, self.name, self.sid, self.n = ml, name, sid, n
         self.nodes: list[FusedNode] = []
 
 
+@paused_gc
 def parse_fused_nodes(
     source: str | os.PathLike[str] | Iterable[MetaLine], *, file: str | None = None
 ) -> FusedNodesResult:
@@ -350,9 +363,9 @@ def parse_fused_nodes(
         nonlocal cur
         if cur is None:
             return
-        kernels = [fn.node for fn in cur.nodes if fn.node.is_kernel and not fn.node.is_scope_marker]
-        first = kernels[0].func_name if kernels else None
-        last = kernels[-1].func_name if kernels else None
+        # the first and last child kernels (scope markers aside) name the SK: looked for from each end
+        first = next((n.func_name for n in _child_kernels(cur.nodes)), None)
+        last = next((n.func_name for n in _child_kernels(reversed(cur.nodes))), None)
         name = split_sk_func_name(cur.name, first, last)
         if name.too_long:
             res.gaps.append(too_long_gap(name, cur.ml.src))
@@ -373,32 +386,58 @@ def parse_fused_nodes(
         res.blocks.append(block)
         cur = None
 
-    for ml in meta_lines(source, what="sk_fused_nodes.log"):
+    def general(ml: MetaLine) -> None:
+        nonlocal cur
         res.note_truncated(ml, "sk_fused_nodes.log")
         if res.note_common(ml):
-            continue
+            return
         msg = ml.message
         h = _HEADER.match(msg)
         if h is not None:
             close()
             cur = _Open(ml, h.group("name"), int(h.group("sid")), int(h.group("n")))
-            continue
+            return
         pm = _POS.match(msg)
         if pm is not None:
             try:
                 got = match_node(msg, pm.end(), ml.src)
             except ParseError as exc:
                 res.unrecognized.append(Unrecognized(ml.src, msg, f"sk_fused_nodes:malformed_node: {exc}"))
-                continue
+                return
             if got is None or msg[got[1] :].strip():
                 res.unrecognized.append(Unrecognized(ml.src, msg, "sk_fused_nodes:node_trailing_text"))
-                continue
+                return
             if cur is None:
                 res.unrecognized.append(Unrecognized(ml.src, msg, "sk_fused_nodes:node_outside_block"))
-                continue
+                return
             pos = pm.group("i")
             cur.nodes.append(FusedNode(ml.src, int(pos) if pos is not None else None, got[0]))
-            continue
+            return
         res.unrecognized.append(Unrecognized(ml.src, msg, "sk_fused_nodes"))
+
+    if not isinstance(source, (str, os.PathLike)):
+        for ml in source:
+            general(ml)
+        close()
+        return res
+    scan = FastScan(source, _FAST, what="sk_fused_nodes.log")
+    note, file = scan.note, scan.file
+    for item in scan:
+        if isinstance(item, MetaLine):
+            general(item)
+            continue
+        m, no = item
+        if cur is not None:  # a ``[i] <node>`` line inside a block: the general branch's reading
+            text = m.group("node")
+            src = _build_source(file, no, None)
+            try:
+                got = match_node(text, 0, src)
+            except ParseError:
+                got = None  # the general branch words the error
+            if got is not None and not text[got[1] :].strip():
+                note(res, m, no)
+                cur.nodes.append(_build_fused_node(src, int(m.group("i")), got[0]))
+                continue
+        general(scan.meta_line(no))
     close()
     return res

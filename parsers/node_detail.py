@@ -18,9 +18,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from skdbg.parsers.bulk import frozen_builder, paused_gc
 from skdbg.parsers.common import ParseError, Source, Unrecognized
 from skdbg.parsers.node_format import Node, match_node
-from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, frame, meta_lines, record_row
+from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, frame, record_row
+from skdbg.parsers.skmeta_scan import FastScan, fast_pattern, prefix_ts
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -35,6 +37,8 @@ LEGACY_TYPE_CODES = {
     "5": "MEMORY_WAIT",
 }
 _LEAD = re.compile(r"^\s*Processed node (?=\[nodeId:)")
+#: a ``Processed node <node>…`` line, as ``_LEAD`` reads it (skmeta_scan)
+_FAST = fast_pattern(r"[ \t]*Processed node (?P<node>\[nodeId:[^\n]*)")
 _TAIL = re.compile(
     r"^: type=(?P<type>\w+)"
     r"(?:, scopeFlags=(?P<flags>[01]+))?"
@@ -68,6 +72,9 @@ class NodeDetail:
     def in_named_scope(self) -> bool:
         return bool(self.scope_indices)
 
+
+_build_detail = frozen_builder(NodeDetail)
+_build_source = frozen_builder(Source)
 
 COLUMNS = [
     "file",
@@ -106,6 +113,7 @@ class NodeDetailResult(MetaResultBase):
         return frame(rows, COLUMNS)
 
 
+@paused_gc
 def parse_node_detail(
     source: str | os.PathLike[str] | Iterable[MetaLine], *, file: str | None = None
 ) -> NodeDetailResult:
@@ -114,38 +122,66 @@ def parse_node_detail(
         file if file is not None else (str(source) if isinstance(source, (str, os.PathLike)) else "<lines>")
     )
     res = NodeDetailResult(fname)
-    for ml in meta_lines(source, what="sk_node_detail.log"):
+
+    def add(ml: MetaLine | None, src: Source, msg: str, pos: int) -> bool:
+        """Record the ``Processed node`` line ``msg`` whose node starts at ``pos``; False (nothing
+        recorded) when it does not read as one — only then the line layer's ``ml`` is needed."""
+        try:
+            got = match_node(msg, pos, src)
+        except ParseError as exc:
+            if ml is None:
+                return False
+            res.unrecognized.append(Unrecognized(src, msg, f"sk_node_detail:malformed_node: {exc}"))
+            return True
+        tail = _TAIL.match(msg[got[1] :]) if got is not None else None
+        if got is None or tail is None:
+            if ml is None:
+                return False
+            res.unrecognized.append(Unrecognized(src, msg, "sk_node_detail:tail"))
+            return True
+        raw_type, flags, fus, stack = tail.group("type", "flags", "fus", "stack")
+        res.nodes.append(
+            _build_detail(
+                src,
+                ml.ts if ml is not None else ts,
+                ml.pid if ml is not None else pid,
+                got[0],
+                LEGACY_TYPE_CODES.get(raw_type, raw_type),
+                raw_type,
+                flags,
+                None if fus is None else fus == "1",
+                None if stack is None else int(stack),
+            )
+        )
+        return True
+
+    def general(ml: MetaLine) -> None:
         res.note_truncated(ml, "sk_node_detail.log")
         if res.note_common(ml):
-            continue
+            return
         msg = ml.message
         lead = _LEAD.match(msg)
         if lead is None:
             res.unrecognized.append(Unrecognized(ml.src, msg, "sk_node_detail"))
+            return
+        add(ml, ml.src, msg, lead.end())
+
+    if not isinstance(source, (str, os.PathLike)):
+        for ml in source:
+            general(ml)
+        return res
+    scan = FastScan(source, _FAST, what="sk_node_detail.log")
+    note, file = scan.note, scan.file
+    ts: datetime | None = None
+    pid: int | None = None
+    for item in scan:
+        if isinstance(item, MetaLine):
+            general(item)
             continue
-        try:
-            got = match_node(msg, lead.end(), ml.src)
-        except ParseError as exc:
-            res.unrecognized.append(Unrecognized(ml.src, msg, f"sk_node_detail:malformed_node: {exc}"))
-            continue
-        tail = _TAIL.match(msg[got[1] :]) if got is not None else None
-        if got is None or tail is None:
-            res.unrecognized.append(Unrecognized(ml.src, msg, "sk_node_detail:tail"))
-            continue
-        raw_type = tail.group("type")
-        fus = tail.group("fus")
-        stack = tail.group("stack")
-        res.nodes.append(
-            NodeDetail(
-                src=ml.src,
-                ts=ml.ts,
-                pid=ml.pid,
-                node=got[0],
-                node_type=LEGACY_TYPE_CODES.get(raw_type, raw_type),
-                node_type_raw=raw_type,
-                scope_flags=tail.group("flags"),
-                is_fusible=None if fus is None else fus == "1",
-                stack_size=None if stack is None else int(stack),
-            )
-        )
+        m, no = item
+        ts, pid = prefix_ts(m.group("ts")), int(m.group("pid"))
+        if add(None, _build_source(file, no, None), m.group("node"), 0):
+            note(res, m, no)
+        else:
+            general(scan.meta_line(no))
     return res

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from dataclasses import fields as dataclass_fields
 
+from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import ParseError, Source, parse_int
 
 EVENT_TYPES = ("EventNotify", "EventWait", "EventReset", "Unknown")
@@ -211,9 +213,107 @@ def _kernel(text: str, pos: int, src: Source) -> tuple[dict[str, object], int]:
 
 
 #: parsed nodes by the text from their start to the end of the line: every node is printed in several
-#: sk_meta files (fused nodes, scope split, super_kernel.log …) and is parsed once (bounded)
-_NODE_CACHE: dict[str, tuple[dict[str, object], int]] = {}
+#: sk_meta files (fused nodes, scope split, super_kernel.log …) and is parsed once (bounded). The value
+#: holds every Node field but ``src`` in declaration order (positional construction is the cheap one).
+_NODE_CACHE: dict[str, tuple[tuple[object, ...], int]] = {}
 _NODE_CACHE_MAX = 1 << 13
+_FIELDS_AFTER_SRC = tuple(f.name for f in dataclass_fields(Node))[1:]
+
+
+#: ``Node(src, *values)`` at the speed of a mutable record (bulk.frozen_builder): sk_meta files list
+#: tens of thousands of nodes, and the frozen ``__init__`` costs ~5 µs for 32 fields
+_build_node = frozen_builder(Node)
+
+#: a value the runtime prints for an integer KernelInfos field, narrow enough that it always fits 64 bits
+_N = r"(0x[0-9a-fA-F]{1,16}|[0-9]{1,19})"
+_D = r"([0-9]{1,19})"
+#: the current printer's kernel node with its fields in the printer's order (artifacts.md §3.5) and
+#: plain values: one match instead of a field loop. Anything else (other order, unknown keys, spaces,
+#: events, legacy forms, long numbers) falls through to the general grammar, which decides alone.
+_FAST_KERNEL = re.compile(
+    rf"\[nodeId:{_D}, streamId:(-?[0-9]{{1,19}}), streamIdxInGraph:{_D}, nodeIdxInStream:{_D}\]"
+    r" - KernelInfos\{funcName:(.*?), kernelType:([A-Za-z0-9_]*), "
+    rf"taskRatio:\[{_D}, *{_D}\], cap:{_N}, numBlocks:{_N}, cubeNum:{_N}, vecNum:{_N}, "
+    r"isScheModeOn:([01]), needMixKernelSplit:([01])(?:, isSimtOp:([01]))?"
+    rf"(?:, dynUbufSize:{_N})?(?:, allocUbufSize:{_N})?, resolvedNum:{_N}"
+    rf"(?:, binHdl:{_N})?(?:, funcHdl:{_N})?(?:, launchKernelCfg:{_N})?(?:, devArgs:{_N})?\}}"
+)
+
+
+def _num(v: str | None) -> int | None:
+    if v is None:
+        return None
+    return int(v, 16) if v[1:2] == "x" else int(v)
+
+
+#: the current printer's event node (ids, then the event inside the brackets, §3.5) with its three
+#: arguments in the printer's order; other argument lists take the general grammar
+_FAST_EVENT = re.compile(
+    rf"\[nodeId:{_D}, streamId:(-?[0-9]{{1,19}}), streamIdxInGraph:{_D}, nodeIdxInStream:{_D}, "
+    rf"(EventNotify|EventWait|EventReset|Unknown)\(eventId:{_N}, eventFlag:{_N}, eventTaskFlag:{_N}\)\]"
+)
+
+
+def _fast_event(text: str, pos: int) -> tuple[tuple[object, ...], int] | None:
+    """:func:`_fast_kernel` for an event node (all its fields come from fixed-text-delimited groups)."""
+    m = _FAST_EVENT.match(text, pos)
+    if m is None:
+        return None
+    nid, sid, sidx, nidx, et, eid, eflag, etask = m.groups()
+    node_text = m.group()
+    args = (
+        "event", int(nid), int(sid), int(sidx), int(nidx), "current", node_text,
+        None, None, None, None, None, None, None, None, None, False, None, None, None,
+        None, None, None, None, (),
+        et, _num(eid), _num(eflag), _num(etask), None, None,
+    )  # fmt: skip
+    return args, len(node_text)
+
+
+#: the Node fields of a current-form kernel node by its exact text (fused nodes print ``devArgs``, node
+#: detail and the scope split passes the same node without): conversions done once per distinct node
+_KERNEL_CACHE: dict[str, tuple[tuple[object, ...], int]] = {}
+
+
+def _fast_kernel(text: str, pos: int) -> tuple[tuple[object, ...], int] | None:
+    """The Node fields (all but ``src``) and the length of a current-form kernel node at ``text[pos]``,
+    or None when the text is not in that exact form (the caller then runs the general grammar).
+
+    Equal to the general grammar wherever it answers: every field is delimited by fixed text, so the
+    match is the only reading, and ``funcName`` ends at the first ``, kernelType:`` as there."""
+    m = _FAST_KERNEL.match(text, pos)
+    if m is None:
+        return None
+    node_text = m.group()
+    hit = _KERNEL_CACHE.get(node_text)
+    if hit is not None:
+        return hit
+    (nid, sid, sidx, nidx, func, ktype, ra, rb, cap, nb, cube, vec, sche, mix, simt,
+     dyn, alloc, resolved, bin_hdl, func_hdl, cfg, dev) = m.groups()  # fmt: skip
+    if ", kernelType:" in func:  # the lazy name stopped at a later marker: not the general reading
+        return None
+    nums: tuple[int | None, ...]
+    try:  # int(v, 0) reads 0x… and plain decimal alike; a decimal with a leading zero raises
+        nums = (
+            int(cap, 0), int(nb, 0), int(cube, 0), int(vec, 0),
+            None if dyn is None else int(dyn, 0), None if alloc is None else int(alloc, 0), int(resolved, 0),
+            None if bin_hdl is None else int(bin_hdl, 0), None if func_hdl is None else int(func_hdl, 0),
+            None if cfg is None else int(cfg, 0), None if dev is None else int(dev, 0),
+        )  # fmt: skip
+    except ValueError:
+        nums = tuple(_num(v) for v in (cap, nb, cube, vec, dyn, alloc, resolved, bin_hdl, func_hdl, cfg, dev))
+    c_, nb_, cube_, vec_, dyn_, alloc_, res_, bin_, fh_, cfg_, dev_ = nums
+    args = (
+        "kernel", int(nid), int(sid), int(sidx), int(nidx), "current", node_text,
+        func, ktype, (int(ra), int(rb)), c_, nb_, cube_, vec_,
+        sche == "1", mix == "1", simt == "1", dyn_, alloc_, res_,
+        bin_, fh_, cfg_, dev_, (),
+        None, None, None, None, None, None,
+    )  # fmt: skip
+    if len(_KERNEL_CACHE) >= _NODE_CACHE_MAX:
+        _KERNEL_CACHE.clear()
+    hit = _KERNEL_CACHE[node_text] = (args, len(node_text))
+    return hit
 
 
 def match_node(text: str, pos: int, src: Source) -> tuple[Node, int] | None:
@@ -224,9 +324,23 @@ def match_node(text: str, pos: int, src: Source) -> tuple[Node, int] | None:
     """
     key = text[pos:]
     hit = _NODE_CACHE.get(key)
-    if hit is not None:  # the same node text, printed by another file or printer: only src differs
-        kw, length = hit
-        return Node(src=src, **kw), pos + length  # type: ignore[arg-type]
+    if hit is None:
+        hit = _fast_kernel(text, pos) or _fast_event(text, pos)
+        if hit is None:
+            return _match_node_general(text, pos, src, key)
+        _remember(key, hit)
+    # the same node text, printed by another file or printer: only src differs
+    return _build_node(src, *hit[0]), pos + hit[1]
+
+
+def _remember(key: str, value: tuple[tuple[object, ...], int]) -> None:
+    if len(_NODE_CACHE) >= _NODE_CACHE_MAX:
+        _NODE_CACHE.clear()
+    _NODE_CACHE[key] = value
+
+
+def _match_node_general(text: str, pos: int, src: Source, key: str) -> tuple[Node, int] | None:
+    """The whole ``Format()`` grammar (every form; precise errors)."""
     head = _HEAD.match(text, pos)
     if head is None:
         return None
@@ -290,9 +404,7 @@ def match_node(text: str, pos: int, src: Source) -> tuple[Node, int] | None:
         raise _err(src, "']' or ', ' after the node ids", text)
     kw = {"form": form, "text": text[pos:end], **base, **fields}
     node = Node(src=src, **kw)  # type: ignore[arg-type]
-    if len(_NODE_CACHE) >= _NODE_CACHE_MAX:
-        _NODE_CACHE.clear()
-    _NODE_CACHE[key] = (kw, end - pos)
+    _remember(key, (tuple(getattr(node, name) for name in _FIELDS_AFTER_SRC), end - pos))
     return node, end
 
 

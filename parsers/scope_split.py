@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from skdbg.parsers.bulk import frozen_builder, paused_gc
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.node_format import Node, match_node
@@ -30,7 +31,8 @@ from skdbg.parsers.sk_reasons import (
     classify_fusion_fail,
     fusion_fail_known,
 )
-from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, meta_lines
+from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase
+from skdbg.parsers.skmeta_scan import FastScan, fast_pattern
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -71,6 +73,15 @@ _SCOPE = re.compile(
 _BREAKINFO = re.compile(r"^\s*BreakInfo:(?: (?P<b>.*))?$")
 _NODES_HDR = re.compile(r"^\s*Scope (?P<i>\d+) nodes: (?P<n>\d+)\s*$")
 _NODE = re.compile(r"^\s*\[(?P<j>\d+)\]\s+(?=\[nodeId:)")
+#: a ``[j] <node>`` line, as ``_NODE`` reads it (skmeta_scan)
+_FAST = fast_pattern(r"[ \t]*\[(?P<j>[0-9]+)\][ \t]+(?P<node>\[nodeId:[^\n]*)")
+#: what the pass/iteration patterns above search for anywhere in a line (a node line holding one of
+#: these texts is read by the general branch, which tries those patterns first)
+_MARK_PIPELINE, _MARK_RESULTS, _MARK_OLD = (
+    "[ScopeSplitPipeline] ",
+    "Scope split results ",
+    "Printing scope split",
+)
 _STREAM = re.compile(
     r"^\s*Scope (?P<i>\d+) StreamInfo\[(?P<j>\d+)\]: streamIdx=(?P<x>\d+), headNode=(?P<h>\d+), "
     r"tailNode=(?P<t>\d+), nodeSize=(?P<s>\d+)\s*$"
@@ -325,6 +336,10 @@ class ScopeSplitResult(MetaResultBase):
         )
 
 
+_build_scope_node = frozen_builder(ScopeNode)
+_build_source = frozen_builder(Source)
+
+
 class _ScopeB:
     def __init__(self, ml: MetaLine, m: re.Match[str]) -> None:
         self.ml = ml
@@ -377,6 +392,7 @@ class _SnapB:
         )
 
 
+@paused_gc
 def parse_scope_split(
     source: str | os.PathLike[str] | Iterable[MetaLine], *, file: str | None = None
 ) -> ScopeSplitResult:
@@ -416,10 +432,11 @@ def parse_scope_split(
             return None
         return snap.scopes[-1]
 
-    for ml in meta_lines(source, what="sk_scope_split.log"):
+    def general(ml: MetaLine) -> None:
+        nonlocal iteration, running, snap
         res.note_truncated(ml, "sk_scope_split.log")
         if res.note_common(ml):
-            continue
+            return
         msg = ml.message
         if (m := _ITER.search(msg)) is not None:
             close(snap is not None and snap.old)
@@ -462,15 +479,15 @@ def parse_scope_split(
         elif (m := _NODE.match(msg)) is not None:
             sc = current_scope(ml, "node")
             if sc is None:
-                continue
+                return
             try:
                 got = match_node(msg, m.end(), ml.src)
             except ParseError as exc:
                 res.unrecognized.append(Unrecognized(ml.src, msg, f"sk_scope_split:malformed_node: {exc}"))
-                continue
+                return
             if got is None or msg[got[1] :].strip():
                 res.unrecognized.append(Unrecognized(ml.src, msg, "sk_scope_split:node_trailing_text"))
-                continue
+                return
             sc.nodes.append(ScopeNode(ml.src, int(m.group("j")), got[0]))
         elif (m := _STREAM.match(msg)) is not None:
             sc = current_scope(ml, "stream_info")
@@ -488,5 +505,37 @@ def parse_scope_split(
                 )
         else:
             res.unrecognized.append(Unrecognized(ml.src, msg, "sk_scope_split"))
+
+    if not isinstance(source, (str, os.PathLike)):
+        for ml in source:
+            general(ml)
+        close(snap is not None and snap.old)
+        return res
+    scan = FastScan(source, _FAST, what="sk_scope_split.log")
+    note, file = scan.note, scan.file
+    for item in scan:
+        if isinstance(item, MetaLine):
+            general(item)
+            continue
+        m, no = item
+        text = m.group("node")
+        # a node line of the current scope; the pass/iteration markers are searched anywhere in a line
+        if (
+            snap is not None
+            and snap.scopes
+            and _MARK_PIPELINE not in text
+            and _MARK_RESULTS not in text
+            and _MARK_OLD not in text
+        ):
+            src = _build_source(file, no, None)
+            try:
+                got = match_node(text, 0, src)
+            except ParseError:
+                got = None  # the general branch words the error
+            if got is not None and not text[got[1] :].strip():
+                note(res, m, no)
+                snap.scopes[-1].nodes.append(_build_scope_node(src, int(m.group("j")), got[0]))
+                continue
+        general(scan.meta_line(no))
     close(snap is not None and snap.old)
     return res

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from skdbg.parsers.bulk import frozen_builder, paused_gc
 from skdbg.parsers.common import Gap, Source, Unrecognized
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.jsonload import (
@@ -191,6 +192,7 @@ QUEUE_FRAME_COLUMNS = [
 ]
 
 
+@paused_gc
 def parse_task_queue(path: str | os.PathLike[str]) -> TaskQueueFile:
     """Parse ``sk_task_queue.json``. Raises :class:`ParseError` for unreadable/malformed JSON (row 62)
     or a field of the wrong type; consistency problems become gaps."""
@@ -305,7 +307,11 @@ def _queue(
         infos_path = join(que_path, "taskInfos")
         infos = as_list(que.get("taskInfos", []), file, infos_path)
         for k, item in enumerate(infos):
-            tasks.append(_task(item, file, join(infos_path, k), scope_id, name, k, unrec, gaps))
+            task_path = f"{infos_path}[{k}]"  # jsonload.join of an index
+            task = _task_plain(item, file, task_path, scope_id, name, k)
+            if task is None:
+                task = _task(item, file, task_path, scope_id, name, k, unrec, gaps)
+            tasks.append(task)
         if task_cnt is not None and task_cnt != len(tasks):
             gaps.append(
                 Gap(
@@ -316,6 +322,94 @@ def _queue(
             )
     return TaskQueue(
         Source(file, json_path=path), scope_id, name, num_blocks, func_cnt, task_cnt, has_que, tuple(tasks)
+    )
+
+
+_TASK_TYPE_SET = frozenset(TASK_TYPES)
+_build_task = frozen_builder(QueueTask)
+_build_source = frozen_builder(Source)
+_DEBUG_FLAGS: dict[int, tuple[str, ...]] = {}
+
+
+def _debug_flags(debug: int) -> tuple[str, ...]:
+    """:func:`decode_debug_options`, once per distinct value (a file holds a handful)."""
+    hit = _DEBUG_FLAGS.get(debug)
+    if hit is None:
+        if len(_DEBUG_FLAGS) >= 1024:
+            _DEBUG_FLAGS.clear()
+        hit = _DEBUG_FLAGS[debug] = decode_debug_options(debug)
+    return hit
+
+
+class _NotPlain(Exception):
+    """A task entry off the usual shape: :func:`_task` reads it instead."""
+
+
+def _opt_int(obj: dict[str, Any], key: str) -> int | None:
+    """An optional integer member (absent: None); raises _NotPlain for anything but a JSON integer."""
+    value = obj.get(key)
+    if value is None:
+        if key in obj:
+            raise _NotPlain
+        return None
+    if type(value) is not int:
+        raise _NotPlain
+    return value
+
+
+def _task_plain(
+    obj: Any, file: str, path: str, scope_id: int | None, queue: str, position: int
+) -> QueueTask | None:
+    """A task entry of the usual shape, or None so :func:`_task` reads it (and words its errors).
+
+    Usual shape: known keys only, integers where integers go, ``"0x…"`` strings for ``args`` and
+    ``entries``, a known type and a consistent entry count — then the general reading gives exactly this
+    record and no unrecognized item or gap."""
+    if type(obj) is not dict or not obj.keys() <= _TASK_KEYS:
+        return None
+    node_index = obj.get("nodeIndex")
+    ttype = obj.get("type")
+    if type(node_index) is not int or type(ttype) is not str or ttype not in _TASK_TYPE_SET:
+        return None
+    try:
+        num_blocks = _opt_int(obj, "numBlocks")
+        entry_cnt = _opt_int(obj, "entryCnt")
+        debug = _opt_int(obj, "debugOptions")
+    except _NotPlain:
+        return None
+    args: int | None = None
+    try:
+        if "args" in obj:
+            a = obj["args"]
+            if type(a) is not str or a[:2] != "0x" or len(a.strip()) <= 2:
+                return None
+            args = int(a[2:], 16)
+        entries: tuple[int, ...] = ()
+        if "entries" in obj:
+            raw = obj["entries"]
+            if type(raw) is not list:
+                return None
+            for e in raw:
+                if type(e) is not str or e[:2] != "0x" or len(e.strip()) <= 2:
+                    return None
+            entries = tuple(int(e[2:], 16) for e in raw)
+            if entry_cnt is not None and len(entries) != min(entry_cnt, 4):
+                return None
+    except ValueError:
+        return None
+    return _build_task(
+        _build_source(file, None, path),
+        scope_id,
+        queue,
+        position,
+        node_index,
+        ttype,
+        num_blocks,
+        entry_cnt,
+        args,
+        debug,
+        _debug_flags(debug) if debug is not None and debug >= 0 else (),
+        entries,
     )
 
 

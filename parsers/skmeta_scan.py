@@ -1,0 +1,220 @@
+"""Whole-buffer scanning of the dedicated sk_meta files: the common lines by one regex, the rest as MetaLines.
+
+Why: ``sk_device_args.log``, ``sk_scope_split.log``, ``sk_fused_nodes.log`` and ``sk_node_detail.log``
+are tens of thousands of lines of a handful of shapes. Making a :class:`~skmeta_lines.MetaLine` per line
+(decode, CONT check, prefix split, timestamp) and then running a regex cascade on it cost more than the
+grammar itself. Here each chunk of whole lines (``textio.iter_line_blocks``) is decoded once and a
+parser's *fast* pattern — the file-logger prefix followed by its common line shapes — runs over it with
+``finditer``. A line the pattern does not take is handed over as the MetaLine the line layer makes for
+it, so the parser's general code decides it exactly as before.
+
+The fast pattern must be a strict narrowing of the general reading: it only takes lines the general
+code would read the same way (ASCII digits, spaces/tabs as blanks, no ``\\n`` in any class) and the
+parser falls back to :meth:`FastScan.meta_line` for anything it cannot finish. Chunks holding a
+``[CONT:`` marker go through the line layer whole; so does a chunk that may hold an oversized number
+unless the matched line itself is clean.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from datetime import datetime
+
+from skdbg.parsers import textio
+from skdbg.parsers.common import may_hold_oversized, oversized_number
+from skdbg.parsers.filelog import parse_filelog_ts
+from skdbg.parsers.fsguard import open_regular
+from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, raw_meta_line, to_meta_line
+from skdbg.parsers.textio import MAX_LINE, TextLine, check_text_file, iter_line_blocks
+
+_TS = r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}"
+#: ``filelog.PREFIX_RE`` narrowed to ASCII digits and to one line; groups ``ts``, ``tail`` (all after the
+#: stamp) and ``pid``. The ``[file:line]`` part ends at the first ``]`` and its ``:`` is the last one
+#: before it (only digits may follow), so greedy and lazy readings agree and the split is
+#: ``PREFIX_RE``'s; the optional space after ``[func]`` is taken when present, and every fast body starts
+#: with ``[ \t]*``, so a body cannot match differently by leaving it.
+FAST_PREFIX = (
+    rf"(?P<ts>{_TS})(?P<tail> \[(?P<pid>[0-9]+):[0-9]+\] \[[A-Z]+\] \[[^\]\n]*:[0-9]+\] \[[^\]\n]*\] ?)"
+)
+#: the prefix of a further line of a multi-line match: a stamp and then the very text of the first line's
+#: prefix after its stamp (same pid, level, source and function; a string compare instead of a parse).
+#: Equal text splits the same way, and a space the first line lacked goes to the body's ``[ \t]*``.
+NEXT_PREFIX = rf"\n{_TS}(?P=tail)"
+
+
+def fast_pattern(body: str) -> re.Pattern[str]:
+    """The prefix, then ``body`` (alternatives with named groups) up to the line end. ``body`` may take
+    further lines only through :data:`NEXT_PREFIX`; nothing else in it may match ``\\n``."""
+    return re.compile(rf"^{FAST_PREFIX}(?:{body})$", re.MULTILINE)
+
+
+_TS_CACHE: dict[str, datetime | None] = {}
+_SECOND_CACHE: dict[str, datetime | None] = {}
+_CACHE_MAX = 4096
+
+
+def prefix_ts(text: str) -> datetime | None:
+    """The datetime ``filelog.split_prefix`` gives for a ``YYYY-MM-DD HH:MM:SS.mmm`` stamp of ASCII
+    digits: the second converted once per distinct second, the milliseconds put in."""
+    hit = _TS_CACHE.get(text, _TS_CACHE)
+    if hit is not _TS_CACHE:
+        return hit  # type: ignore[return-value]
+    if len(_TS_CACHE) >= _CACHE_MAX:
+        _TS_CACHE.clear()
+    second = text[:19]
+    if second in _SECOND_CACHE:
+        base = _SECOND_CACHE[second]
+    else:
+        if len(_SECOND_CACHE) >= _CACHE_MAX:
+            _SECOND_CACHE.clear()
+        base = _SECOND_CACHE[second] = parse_filelog_ts(second)
+    ts = _TS_CACHE[text] = None if base is None else base.replace(microsecond=int(text[20:]) * 1000)
+    return ts
+
+
+def _chunks(
+    path: str | os.PathLike[str], *, what: str, max_line: int = MAX_LINE
+) -> Iterator[tuple[str, int, bool] | MetaLine]:
+    """The file as ``(text, first_no, check)`` per chunk of whole lines — the very blocks of
+    ``textio.iter_line_blocks`` (same reads, same ``check``), decoded, ``\\r`` before ``\\n`` dropped —
+    without making a bytes object per line. A line that may be over ``max_line`` bytes, and everything
+    after it, comes from the line layer itself (resumed at that line), as does the last line when the
+    file does not end with a newline."""
+    p = check_text_file(path, what=what)
+    file = str(path)
+    no = 0  # lines yielded so far
+    carry = b""
+    with open_regular(p, what=what) as fh:
+        while chunk := fh.read(textio.CHUNK):
+            data = carry + chunk if carry else chunk
+            cut = data.rfind(b"\n", len(carry))
+            if cut < 0:
+                if len(data) > max_line:
+                    break  # a line over the limit: the line layer cuts it
+                carry = data
+                continue
+            body = data[:cut]
+            size = len(body)
+            if size > max_line and (
+                size > 2 * max_line or body.find(b"\n", size - max_line - 1, max_line + 1) < 0
+            ):
+                break  # a line may be over the limit (every such line spans that window)
+            carry = data[cut + 1 :]
+            check = may_hold_oversized(body)
+            text = body.decode("utf-8", "replace")
+            if "\r" in text:  # CRLF: the line layer drops a CR before LF
+                text = (text + "\n").replace("\r\n", "\n")[:-1]
+            yield text, no + 1, check
+            no += 1 + text.count("\n")
+        else:
+            if carry:
+                if carry.endswith(b"\r"):
+                    carry = carry[:-1]
+                yield to_meta_line(TextLine(no + 1, carry.decode("utf-8", "replace"), False), file)
+            return
+    # rare: resume with the line layer after line ``no`` (this reader's buffers let go first)
+    chunk = data = carry = body = b""
+    text = ""
+    for block in iter_line_blocks(path, what=what, max_line=max_line):
+        if isinstance(block, TextLine):
+            if block.no > no:
+                yield to_meta_line(block, file)
+            continue
+        for k, raw in enumerate(block.lines):
+            if block.first_no + k > no:
+                yield raw_meta_line(raw, block.first_no + k, file, check=block.check)
+
+
+def _meta_line(line: str, no: int, file: str, check: bool) -> MetaLine:
+    """``raw_meta_line`` of a whole line already decoded (decoding its UTF-8 again gives the same text)."""
+    return raw_meta_line(line.encode("utf-8"), no, file, check=check)
+
+
+class FastScan:
+    """Iterate a file as fast-pattern matches ``(match, line_no)`` and, for every other line, MetaLines.
+
+    :meth:`note` does for a matched line what ``MetaResultBase.note_common`` does for a prefixed,
+    complete, non-blank line (line count, first prefix, first line per pid); :meth:`meta_line` gives
+    the MetaLine of the current match, for the parser's general code.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        pattern: re.Pattern[str],
+        *,
+        what: str,
+        multiline: bool = False,
+        max_line: int = MAX_LINE,
+    ) -> None:
+        self.path = path
+        self.file = str(path)
+        self.pattern = pattern
+        self.what = what
+        self.multiline = multiline
+        self.max_line = max_line
+        #: lines of the last match (``multiline`` patterns: 1 + its newlines)
+        self.span = 1
+        self._match = ""
+        self._match_no = 0
+        self._check = False
+        self._pid_text = ""
+
+    def __iter__(self) -> Iterator[MetaLine | tuple[re.Match[str], int]]:
+        file = self.file
+        multiline = self.multiline
+        for chunk in _chunks(self.path, what=self.what, max_line=self.max_line):
+            if isinstance(chunk, MetaLine):
+                yield chunk
+                continue
+            text, first, check = chunk
+            self._check = check
+            if "[CONT:" in text:  # pieces of a long record: the line layer rejoins them
+                for k, line in enumerate(text.split("\n")):
+                    yield _meta_line(line, first + k, file, check)
+                continue
+            no = first  # number of the line that starts at ``pos``
+            pos = 0
+            for m in self.pattern.finditer(text):
+                start, end = m.span()
+                if start != pos:
+                    for line in text[pos : start - 1].split("\n"):
+                        yield _meta_line(line, no, file, check)
+                        no += 1
+                group = m.group()
+                span = 1 + group.count("\n") if multiline else 1
+                if check and oversized_number(group) is not None:
+                    for line in group.split("\n"):
+                        yield _meta_line(line, no, file, True)
+                        no += 1
+                else:
+                    self.span, self._match, self._match_no = span, group, no
+                    yield m, no
+                    no += span
+                pos = end + 1
+            if pos <= len(text):
+                for line in text[pos:].split("\n"):
+                    yield _meta_line(line, no, file, check)
+                    no += 1
+            text = ""  # not held while later chunks (or the line layer's resumed lines) are read
+
+    def meta_line(self, no: int) -> MetaLine:
+        """The line layer's MetaLine of line ``no`` of the current match (a matched line the parser
+        hands to its general code)."""
+        line = self._match.split("\n")[no - self._match_no] if self.span > 1 else self._match
+        return _meta_line(line, no, self.file, self._check)
+
+    def note(self, res: MetaResultBase, m: re.Match[str], no: int, span: int = 1) -> None:
+        """``note_common`` for the ``span`` lines of a match (each has a prefix with the same pid, and
+        none is blank, a format error, a comment or oversized)."""
+        res.lines_read += span
+        pid_text = m.group("pid")
+        if pid_text != self._pid_text:  # a pid already seen on the last matched line is recorded
+            self._pid_text = pid_text
+            pid = int(pid_text)
+            if res.first_prefix is None:
+                res.first_prefix = (prefix_ts(m.group("ts")), pid, no)
+            if pid not in res.pid_first_line:
+                res.pid_first_line[pid] = no
