@@ -1,43 +1,19 @@
 """Helpers for parsers that turn one file into tens of thousands of records.
 
 Why: an sk_meta file or ``sk_task_queue.json`` becomes that many small frozen records (nodes, tasks,
-sources), all kept. Two costs then dominate that have nothing to do with the grammar:
-
-* the cyclic garbage collector walks the young objects every few hundred allocations, and now and then
-  the whole heap (during an analysis the plog scan's too): a quarter to a third of these parsers' CPU.
-  None of their records forms a cycle, so :func:`paused_gc` holds the collector while a parser runs;
-  reference counting frees as usual, and the records are examined once afterwards like any others;
-* a frozen dataclass's ``__init__`` sets each field through ``object.__setattr__`` (~150 ns a field:
-  5 µs for a 32-field node). :func:`frozen_builder` makes the same object at the speed of a mutable one.
+sources), all kept, and a frozen dataclass's ``__init__`` sets each field through
+``object.__setattr__`` (~150 ns a field: 5 µs for a 32-field node). :func:`frozen_builder` makes the
+same object at the speed of a mutable one. (The cyclic collector's cost over these records is the
+command line's business: it raises the collector's thresholds for batch commands, see ``skdbg.cli``.)
 """
 
 from __future__ import annotations
 
-import functools
-import gc
 from collections.abc import Callable
 from dataclasses import fields, is_dataclass
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, TypeVar
 
-P = ParamSpec("P")
-R = TypeVar("R")
 T = TypeVar("T")
-
-
-def paused_gc(fn: Callable[P, R]) -> Callable[P, R]:
-    """Run ``fn`` with the cyclic collector disabled, unless it already was (then leave it so)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        if not gc.isenabled():
-            return fn(*args, **kwargs)
-        gc.disable()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            gc.enable()
-
-    return wrapper
 
 
 def frozen_builder(cls: type[T]) -> Callable[..., T]:

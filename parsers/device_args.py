@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from skdbg.parsers.bulk import frozen_builder, paused_gc
+from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import Gap, Source, Unrecognized
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.fused_nodes import SkFuncName, split_sk_func_name, too_long_gap
@@ -422,7 +422,6 @@ _FAST_AIC = ("c0", "c1", "c2", "c3")
 _FAST_AIV = ("v0", "v1", "v2", "v3")
 
 
-@paused_gc
 def parse_device_args(
     source: str | os.PathLike[str] | Iterable[MetaLine], *, file: str | None = None
 ) -> DeviceArgsResult:

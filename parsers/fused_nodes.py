@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from skdbg.parsers.bulk import frozen_builder, paused_gc
+from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.node_format import Node, match_node
@@ -347,7 +347,6 @@ class _Open:
         self.nodes: list[FusedNode] = []
 
 
-@paused_gc
 def parse_fused_nodes(
     source: str | os.PathLike[str] | Iterable[MetaLine], *, file: str | None = None
 ) -> FusedNodesResult:

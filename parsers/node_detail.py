@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from skdbg.parsers.bulk import frozen_builder, paused_gc
+from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import ParseError, Source, Unrecognized
 from skdbg.parsers.node_format import Node, match_node
 from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, frame, record_row
@@ -113,7 +113,6 @@ class NodeDetailResult(MetaResultBase):
         return frame(rows, COLUMNS)
 
 
-@paused_gc
 def parse_node_detail(
     source: str | os.PathLike[str] | Iterable[MetaLine], *, file: str | None = None
 ) -> NodeDetailResult:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from skdbg.parsers.bulk import frozen_builder, paused_gc
+from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.node_format import Node, match_node
@@ -392,7 +392,6 @@ class _SnapB:
         )
 
 
-@paused_gc
 def parse_scope_split(
     source: str | os.PathLike[str] | Iterable[MetaLine], *, file: str | None = None
 ) -> ScopeSplitResult:

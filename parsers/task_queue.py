@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from skdbg.parsers.bulk import frozen_builder, paused_gc
+from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import Gap, Source, Unrecognized
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.jsonload import (
@@ -192,7 +192,6 @@ QUEUE_FRAME_COLUMNS = [
 ]
 
 
-@paused_gc
 def parse_task_queue(path: str | os.PathLike[str]) -> TaskQueueFile:
     """Parse ``sk_task_queue.json``. Raises :class:`ParseError` for unreadable/malformed JSON (row 62)
     or a field of the wrong type; consistency problems become gaps."""

@@ -10,7 +10,6 @@ Expected values are written from artifacts.md §3.5/§3.10/§3.12, not taken fro
 
 from __future__ import annotations
 
-import gc
 from dataclasses import FrozenInstanceError, dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from hypothesis import strategies as st
 
 from skdbg.parsers import node_format
 from skdbg.parsers.binfiles import _file_names, load_image_table
-from skdbg.parsers.bulk import frozen_builder, paused_gc
+from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import ParseError, Source, Unrecognized
 from skdbg.parsers.node_format import Node, match_node
 from skdbg.parsers.task_queue import _task, _task_plain
@@ -312,25 +311,3 @@ def test_frozen_builder_makes_equal_frozen_instances() -> None:
 def test_node_builder_is_the_node_constructor() -> None:
     values = tuple(range(31))
     assert node_format._build_node(SRC, *values) == Node(SRC, *values)  # type: ignore[arg-type]
-
-
-def test_paused_gc_restores_the_collector() -> None:
-    seen: list[bool] = []
-
-    @paused_gc
-    def work(fail: bool) -> int:
-        seen.append(gc.isenabled())
-        if fail:
-            raise ValueError("boom")
-        return 3
-
-    assert gc.isenabled()
-    assert work(False) == 3 and gc.isenabled()
-    with pytest.raises(ValueError, match="boom"):
-        work(True)
-    assert gc.isenabled() and seen == [False, False]
-    gc.disable()
-    try:
-        assert work(False) == 3 and not gc.isenabled()  # left disabled as the caller had it
-    finally:
-        gc.enable()
