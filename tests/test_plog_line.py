@@ -185,7 +185,8 @@ _MAYBE_BEYOND_64_BITS = re.compile(r"(?:\d|[a-fA-F]){17,}")
 @settings(max_examples=100)
 @given(func=_word, msg=st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cs")), max_size=80))
 def test_generated_sk_lines_round_trip(func: str, msg: str) -> None:
-    assume(not _MAYBE_BEYOND_64_BITS.search(msg))
+    # the function tag is part of the line too: a 17+ digit word there is a number the rule refuses
+    assume(not _MAYBE_BEYOND_64_BITS.search(func) and not _MAYBE_BEYOND_64_BITS.search(msg))
     text = plog_line("INFO", "ASCENDCKERNEL", 9, "python3", TS, "sk_log.cpp", 7, f"[SK][{func}] {msg}")
     rec = parse_plog_line(text, SRC)
     assert rec is not None and rec.is_sk and rec.func == func and rec.text == msg.rstrip("\r")
