@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -40,3 +41,16 @@ def _no_user_analysis_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     import os
 
     os.environ["SKDBG_CACHE_DIR"] = str(tmp_path_factory.getbasetemp() / "analysis-cache" / "shared")
+
+
+@pytest.fixture(autouse=True)
+def _interpreter_tuning_restored() -> Iterator[None]:
+    """The batch commands tune the collector and the thread switch interval for their process
+    (skdbg.cli); a CLI test run in this process must not leave that tuning to the tests after it."""
+    import gc
+    import sys
+
+    thresholds, interval = gc.get_threshold(), sys.getswitchinterval()
+    yield
+    gc.set_threshold(*thresholds)
+    sys.setswitchinterval(interval)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from skdbg.cli import main
@@ -183,3 +184,21 @@ def test_symbolize_json_keeps_integers_next_to_unresolved_pcs(tmp_path: Path) ->
     first, second = json.loads(out)["rows"]
     assert type(first["offset_in_symbol"]) is int and type(first["sym_start"]) is int
     assert second["symbol"] is None and second["tier"] == "unresolved"
+
+
+def test_batch_commands_tune_the_interpreter_and_the_tui_does_not() -> None:
+    """analyze & co. raise the collector's thresholds and shorten the switch interval (skdbg.cli);
+    the conftest fixture puts the defaults back after each test."""
+    import gc
+    import sys
+
+    from skdbg.cli import BATCH_GC_THRESHOLDS, BATCH_SWITCH_INTERVAL
+
+    before = (gc.get_threshold(), sys.getswitchinterval())
+    CliRunner().invoke(main, ["explain", "C3"])
+    assert gc.get_threshold() == BATCH_GC_THRESHOLDS
+    assert sys.getswitchinterval() == pytest.approx(BATCH_SWITCH_INTERVAL)  # stored in microseconds
+    gc.set_threshold(*before[0])
+    sys.setswitchinterval(before[1])
+    CliRunner().invoke(main, ["tui", "--help"])
+    assert (gc.get_threshold(), sys.getswitchinterval()) == before
