@@ -256,7 +256,6 @@ class Evidence:
         from skdbg.parsers.device_args import parse_device_args
         from skdbg.parsers.fail_reasons import parse_fail_reasons
         from skdbg.parsers.fused_nodes import parse_fused_nodes
-        from skdbg.parsers.graph_json import parse_graph_json
         from skdbg.parsers.node_detail import parse_node_detail
         from skdbg.parsers.scope_split import parse_scope_split
         from skdbg.parsers.sk_handler import parse_sk_messages
@@ -282,10 +281,13 @@ class Evidence:
                 me.handler = parse_sk_messages(_filelog_messages(lines))
         if "task_queue" in f:
             me.task_queue = self._guard("task_queue", lambda: parse_task_queue(f["task_queue"]))
-        if "graph_origin" in f:
-            me.graph_origin = self._guard("graph_origin", lambda: parse_graph_json(f["graph_origin"]))
-        if "graph_updated" in f:
-            me.graph_updated = self._guard("graph_updated", lambda: parse_graph_json(f["graph_updated"]))
+        if "graph_origin" in f or "graph_updated" in f:
+            from skdbg.parsers.graph_json import parse_graph_json  # rare files: 20 ms of imports otherwise
+
+            if "graph_origin" in f:
+                me.graph_origin = self._guard("graph_origin", lambda: parse_graph_json(f["graph_origin"]))
+            if "graph_updated" in f:
+                me.graph_updated = self._guard("graph_updated", lambda: parse_graph_json(f["graph_updated"]))
         if m.bin_files:
             me.images = self._guard("bin_files", lambda: load_image_table(m.path))
         return me

@@ -23,7 +23,8 @@ from skdbg.cli import main
 result = CliRunner().invoke(main, sys.argv[1:])
 print(json.dumps({"exit": result.exit_code, "output": result.output[:300],
                   "numpy": "numpy" in sys.modules, "numpy.ma": "numpy.ma" in sys.modules,
-                  "elftools": any(m.split(".")[0] == "elftools" for m in sys.modules)}))
+                  "elftools": any(m.split(".")[0] == "elftools" for m in sys.modules),
+                  "graph_json": "skdbg.parsers.graph_json" in sys.modules}))
 """
 
 
@@ -44,6 +45,12 @@ def test_scene_without_elf_lookups_does_not_load_numpy() -> None:
     """non-sk-fault: a runtime fault outside any SK — no symbol table is read, its plog is 8 KB."""
     doc = _probe("non-sk-fault")
     assert doc == {**doc, "numpy": False, "elftools": False}
+
+
+def test_scene_without_graph_files_does_not_load_their_parser() -> None:
+    """No bundled scene has sk_graph_origin.json / sk_graph_updated.json: their parser (20 ms of
+    dataclasses) stays unloaded."""
+    assert _probe("high-single-stream")["graph_json"] is False
 
 
 def test_scene_with_elf_lookups_loads_numpy_but_not_pyelftools_or_numpy_ma() -> None:
