@@ -1,8 +1,8 @@
 """jinja2 environment for every generated text of the package (StrictUndefined: a missing value is a bug).
 
-jinja2 is imported on the first render, not with this module: ``codegen adapt`` of an asset that
-ends ``needs-human`` (or of a single kernel's block) renders no template, and the import is about a
-tenth of that command's time.
+jinja2 is imported on the first render, not with this module: commands that render nothing (``codegen
+detect``, a refused input) do not pay its import, about a tenth of ``codegen adapt``'s time. Each
+template is loaded once per process (``codegen adapt`` renders the SK block once per kernel).
 """
 
 from __future__ import annotations
@@ -28,8 +28,13 @@ def _env() -> jinja2.Environment:
     )
 
 
+@cache
+def _template(name: str) -> jinja2.Template:
+    return _env().get_template(name)
+
+
 def render(template: str, **values: Any) -> str:
-    return _env().get_template(template).render(**values)
+    return _template(template).render(**values)
 
 
 def render_string(source: str, **values: Any) -> str:
