@@ -19,14 +19,18 @@ T = TypeVar("T")
 def frozen_builder(cls: type[T]) -> Callable[..., T]:
     """A function taking every field of ``cls`` positionally, in order, and returning ``cls(*values)``.
 
-    For a frozen dataclass with ``slots=True``, no ``__post_init__`` and slots that are exactly its
-    fields, the object is filled as an instance of a twin class with the same slot layout and no frozen
+    For a frozen dataclass with ``slots=True``, its generated ``__init__``, no ``__post_init__``, no base
+    class but ``object`` and slots that are exactly its fields, the object is filled as an instance of a twin class with the same slot layout and no frozen
     ``__setattr__``, then given its class (``__class__`` assignment between equal layouts): equal,
     hashable and frozen like any other instance. For any other class the class itself is returned.
     """
     names = tuple(f.name for f in fields(cls)) if is_dataclass(cls) else ()
+    params = getattr(cls, "__dataclass_params__", None)
     if (
         not names
+        or cls.__bases__ != (object,)  # a base with a __dict__ or slots of its own changes the layout
+        or params is None
+        or not (params.frozen and params.init)  # a hand-written __init__ must not be bypassed
         or getattr(cls, "__slots__", None) != names
         or hasattr(cls, "__post_init__")
         or not all(n.isidentifier() and not n.startswith("_fb_") for n in names)
@@ -34,10 +38,10 @@ def frozen_builder(cls: type[T]) -> Callable[..., T]:
         return cls
     twin = type(f"_{cls.__name__}Slots", (), {"__slots__": names})
     # the generated code's own names start with ``_fb_``, which no field may (parameters would shadow them)
-    params = ", ".join(names)
+    arguments = ", ".join(names)
     body = "".join(f"    _fb_obj.{n} = {n}\n" for n in names)
     code = (
-        f"def build({params}):\n    _fb_obj = _fb_new(_fb_twin)\n{body}"
+        f"def build({arguments}):\n    _fb_obj = _fb_new(_fb_twin)\n{body}"
         "    _fb_obj.__class__ = _fb_cls\n    return _fb_obj\n"
     )
     scope: dict[str, Any] = {}

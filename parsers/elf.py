@@ -737,8 +737,7 @@ class ElfImage:
         if len(data) < 64:
             raise self._fail("a complete 64-byte ELF64 header", got=f"{len(data)} bytes")
         self.little = data[5] == 1
-        # Elf64_Ehdr after e_ident: e_type, e_machine, …, e_shentsize, e_shnum, e_shstrndx
-        self._e_type_raw, self._e_machine_raw = struct.unpack_from("<HH" if self.little else ">HH", data, 16)
+        # Elf64_Ehdr: e_shoff at 40, e_shentsize/e_shnum/e_shstrndx at 58 (e_type/e_machine: pyelftools, when asked)
         shoff, shentsize, shnum, shstrndx_raw = struct.unpack_from(
             "<Q" if self.little else ">Q", data, 40
         ) + struct.unpack_from("<HHH" if self.little else ">HHH", data, 58)

@@ -12,6 +12,7 @@ with a bytes-level prefilter, and only those are tokenized (GB-sized plogs stay 
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -709,12 +710,20 @@ class _PlogScan:
         self._roles_before = list(ev.errors)
         self._gaps: list[Gap] = []
         self._errors: dict[str, list[ParseError]] = {}
+        self._lock = threading.Lock()
+        self._collected: list[PlogEvidence] | None = None
         self._load = BackgroundLoad(
             lambda: ev._load_plogs((self._gaps, self._errors)), name="skdbg-plog-scan"
         )
 
     def collect(self) -> list[PlogEvidence]:
-        out = self._load.result()
+        """The scan's result, its gaps and errors put back once (a second caller gets the same list)."""
+        with self._lock:
+            if self._collected is None:
+                self._collected = self._merge(self._load.result())
+            return self._collected
+
+    def _merge(self, out: list[PlogEvidence]) -> list[PlogEvidence]:
         ev = self._ev
         ev._gaps[self._gaps_at : self._gaps_at] = self._gaps
         merged: dict[str, list[ParseError]] = {k: ev.errors[k] for k in self._roles_before}

@@ -21,10 +21,12 @@ messages as before.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
-from dataclasses import fields, replace
+from dataclasses import fields, is_dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from skdbg.parsers import sk_records
 from skdbg.parsers.common import Gap, Source, Unrecognized
 from skdbg.parsers.sk_lines import HANDLER_FUNCS, classify
 from skdbg.parsers.sk_records import (
@@ -80,6 +82,7 @@ _RECORDS: tuple[type, ...] = (
     Unrecognized,
 )
 _NAMES = {cls.__name__: cls for cls in _RECORDS}
+_TYPE_NAME = re.compile(r"[A-Za-z_]\w*")
 
 #: ``M`` maps id(source of the parsed copy) → the twin source; ``R`` re-sources a nested record
 Resourcer = Callable[[Any, dict[int, Source], Callable[[Any], Any]], Any]
@@ -104,9 +107,24 @@ def _field_expr(name: str, annotation: str) -> str:
         return f"(None if {v} is None else R({v}))" if base != a else f"R({v})"
     if base.startswith("tuple[") and base.endswith(",...]") and base[6:-5] in _NAMES:
         return f"tuple([R(x) for x in {v}])"
-    if "Source" in a or any(n in a for n in _NAMES):
+    if "Source" in a or any(n in a for n in _NAMES) or _nests_a_source(a):
         raise TypeError(f"sk_copies: no rule to re-source field {name}: {annotation}")
     return v
+
+
+def _nests_a_source(annotation: str, seen: frozenset[str] = frozenset()) -> bool:
+    """True when a record type named in ``annotation`` (one of sk_records' dataclasses not re-sourced
+    here) holds a :class:`Source` somewhere inside: copying it unchanged would keep the other copy's
+    lines, so such a field needs a rule of its own (the import fails until it has one)."""
+    for name in set(_TYPE_NAME.findall(annotation)) - seen:
+        cls = getattr(sk_records, name, None)
+        if cls is None or not is_dataclass(cls):
+            continue
+        for f in fields(cls):
+            inner = str(f.type)
+            if "Source" in inner or _nests_a_source(inner, seen | {name}):
+                return True
+    return False
 
 
 def _compile(cls: type) -> Resourcer:

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from skdbg.parsers import common
 from skdbg.parsers.common import Source
 from skdbg.parsers.filelog import FORMAT_ERROR, FileLogPrefix, split_prefix
 from skdbg.parsers.skmeta_lines import MetaLine, raw_meta_line, to_meta_line
@@ -82,8 +84,8 @@ def _alt(names: frozenset[str]) -> bytes:
 def _pattern(pids: list[bytes]) -> re.Pattern[bytes]:
     """One match at a line start: a run of plain repeats (``p``), of handler lines (``h``), of other
     prefixed lines (``o``) — each line of a known pid, sorted by its function — or any single line
-    (``x``). Runs are possessive (``++``): nothing follows them, so no backtracking state is kept
-    per line. The source-file field is not looked at: a run that names the handler's file is read line
+    (``x``). Runs are possessive (``++``) where ``re`` knows the form (Python 3.11+): nothing follows
+    them, so no backtracking state is kept per line; 3.10 gets the same matches with a plain ``+``. The source-file field is not looked at: a run that names the handler's file is read line
     by line (:func:`_clean`)."""
     if not pids:  # nothing is known yet: every line is read one by one
         return re.compile(rb"(?P<x>[^\n]*\n)")
@@ -92,18 +94,21 @@ def _pattern(pids: list[bytes]) -> re.Pattern[bytes]:
     handler = rb"(?:" + _alt(HANDLER_FUNCS) + rb")"
     other = rb"(?!(?:" + _alt(HANDLER_FUNCS | OTHER_FILE_PRINTERS) + rb")\])[^\]\n]*"
     runs = [
-        rb"(?P<%s>(?:%s%s%s)++)" % (name, head, func, _BODY)
+        rb"(?P<%s>(?:%s%s%s)%s)" % (name, head, func, _BODY, _RUN_REPEAT)
         for name, func in ((b"p", plain), (b"h", handler), (b"o", other))
     ]
     return re.compile(b"|".join([*runs, rb"(?P<x>[^\n]*\n)"]))
 
+
+#: one or more lines of a run: possessive from Python 3.11 (``re`` refuses ``++`` before that)
+_RUN_REPEAT = b"++" if sys.version_info >= (3, 11) else b"+"
 
 #: bytes → ``x`` for a hex digit, a space for other printable ASCII, tab and newline, NUL for the rest
 _CLASSES = bytes(
     0x78 if chr(b) in "0123456789abcdefABCDEF" else 0x20 if b in (9, 10) or 0x20 <= b < 0x7F else 0
     for b in range(256)
 )
-_HEX_RUN = b"x" * 17  # common.may_hold_oversized: the shortest hex-digit run an oversized number needs
+_HEX_RUN = b"x" * common._MIN_RUN  # common.may_hold_oversized's shortest run of an oversized number
 _FORMAT_ERROR_B = FORMAT_ERROR.encode()
 _HANDLER_FILE_B = HANDLER_FILE.encode()
 
@@ -145,7 +150,8 @@ class PlainRun(LineRun):
 
 
 class HandlerRun(LineRun):
-    """Lines of the exception handler (its source file or one of :data:`HANDLER_FUNCS`)."""
+    """Lines of the exception handler whose function is one of :data:`HANDLER_FUNCS` (a line of its
+    source file under another function is read one by one, see :func:`_clean`)."""
 
     __slots__ = ()
 

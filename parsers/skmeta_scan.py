@@ -109,11 +109,13 @@ def _chunks(
             yield text, no + 1, check
             no += 1 + text.count("\n")
         else:
-            if carry:
-                if carry.endswith(b"\r"):
-                    carry = carry[:-1]
-                yield to_meta_line(TextLine(no + 1, carry.decode("utf-8", "replace"), False), file)
-            return
+            if len(carry) <= max_line:
+                if carry:
+                    if carry.endswith(b"\r"):
+                        carry = carry[:-1]
+                    yield to_meta_line(TextLine(no + 1, carry.decode("utf-8", "replace"), False), file)
+                return
+            # an unterminated last line over the limit: the line layer cuts it (below)
     # rare: resume with the line layer after line ``no`` (this reader's buffers let go first)
     chunk = data = carry = body = b""
     text = ""

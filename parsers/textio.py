@@ -104,8 +104,8 @@ def iter_line_chunks(
 ) -> Iterator[LineChunk | TextLine]:
     """:func:`iter_line_blocks` without the split: whole lines of up to ``max_line`` bytes come as
     :class:`LineChunk` buffers, a cut line and an unterminated last line as :class:`TextLine`.
-    ``scan_oversized=False`` leaves every chunk's ``check`` True (look closer) for a caller that scans
-    the bytes itself."""
+    ``scan_oversized=False`` leaves every :class:`LineChunk`'s ``check`` True (look closer) for a caller
+    that scans the bytes itself; the lines around a cut are still checked one by one."""
     p = check_text_file(path, what=what)
     no = 0
     carry = b""  # the current line's bytes so far (at most max_line)

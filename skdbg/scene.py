@@ -141,7 +141,7 @@ class Artifact:
         return self._digest[1] if self._digest is not None else None
 
     def remember_digest(self, size: int, sha256: str) -> None:
-        """Adopt a hash computed while the file was read for another purpose (a ledger copy)."""
+        """Adopt a hash computed while the file was read for another purpose (a ledger copy, the plog scan)."""
         with self._lock:
             if self._digest is None:
                 self._digest, self._error = (size, sha256), None

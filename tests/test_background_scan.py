@@ -92,3 +92,17 @@ def test_the_plog_digest_comes_from_the_scan_and_the_hasher_skips_it(tmp_path: P
     expected = hashlib.sha256(good.path.read_bytes()).hexdigest()
     assert good._sha256 == expected
     assert good.digest() == (good.path.stat().st_size, expected)
+
+
+def test_collecting_twice_puts_the_gaps_back_once(tmp_path: Path) -> None:
+    """Two readers of ``plogs`` (cached_property has no lock from Python 3.12) must not splice the
+    scan's gaps and errors in twice."""
+    scene = open_scene(_damaged_scene(tmp_path))
+    ev = evidence_for(scene)
+    ev.start_plog_scan()
+    scan = ev._plog_scan
+    assert scan is not None
+    first = scan.collect()
+    assert scan.collect() is first
+    assert [g.kind for g in ev.gaps].count("unreadable") == 1  # only the plog's: sk_meta not parsed yet
+    assert [role for role in ev.errors] == ["plog"] and len(ev.errors["plog"]) == 1

@@ -3,7 +3,7 @@
 * ``node_format``: the current-form kernel node in one match (``_fast_kernel``) vs the field loop;
 * ``task_queue``: usual task entries (``_task_plain``) vs the checked reading (``_task``);
 * ``binfiles``: the scandir listing vs ``sorted(Path.iterdir())`` + ``is_file``;
-* ``bulk``: records built without the frozen ``__init__``, and the paused collector.
+* ``bulk``: records built without the frozen ``__init__``.
 
 Expected values are written from artifacts.md §3.5/§3.10/§3.12, not taken from the code.
 """
@@ -311,3 +311,37 @@ def test_frozen_builder_makes_equal_frozen_instances() -> None:
 def test_node_builder_is_the_node_constructor() -> None:
     values = tuple(range(31))
     assert node_format._build_node(SRC, *values) == Node(SRC, *values)  # type: ignore[arg-type]
+
+
+def test_frozen_builder_keeps_the_constructor_when_the_layout_or_init_is_not_its_own() -> None:
+    """Only a plain frozen slotted dataclass is built by filling a twin: with a base class (whose layout
+    may differ), a hand-written ``__init__`` or a mutable dataclass, the class itself comes back."""
+    import dataclasses
+
+    class Base:
+        pass
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class WithBase(Base):
+        x: int
+
+    @dataclasses.dataclass(frozen=True, slots=True, init=False)
+    class OwnInit:
+        x: int
+
+        def __init__(self, x: int) -> None:
+            object.__setattr__(self, "x", x * 2)
+
+    @dataclasses.dataclass(slots=True)
+    class Mutable:
+        x: int
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Plain:
+        x: int
+
+    assert frozen_builder(WithBase) is WithBase
+    assert frozen_builder(OwnInit) is OwnInit and OwnInit(2).x == 4
+    assert frozen_builder(Mutable) is Mutable
+    built = frozen_builder(Plain)
+    assert built is not Plain and built(3) == Plain(3) and type(built(3)) is Plain

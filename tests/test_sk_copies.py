@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import fields, is_dataclass
 from typing import Any
 
+import pytest
+
 from skdbg.parsers.common import Source
 from skdbg.parsers.filelog import split_prefix
 from skdbg.parsers.plog_line import PlogLine, parse_plog_line
@@ -185,3 +187,25 @@ def test_a6_after_a_second_anchor_of_the_same_entry_is_not_inert() -> None:
     debug = plog_records(to_plog_lines(spec, level="DEBUG") + to_plog_lines(spec, level="DEBUG"))
     derived = derive_plog_copy(debug, parsed)  # with every A6 printed it is a copy again
     assert derived is not None and same_result(derived, state_machine(debug))
+
+
+def test_a_nested_record_holding_a_source_needs_a_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A field whose record type hides a Source (directly or deeper) cannot be copied unchanged into
+    the derived copy: the rule table refuses it instead of keeping the other copy's lines."""
+    import dataclasses
+
+    from skdbg.parsers import sk_copies, sk_records
+
+    @dataclasses.dataclass(frozen=True)
+    class Deep:
+        src: Source
+
+    @dataclasses.dataclass(frozen=True)
+    class Outer:
+        inner: tuple[Deep, ...]
+
+    monkeypatch.setattr(sk_records, "Deep", Deep, raising=False)
+    monkeypatch.setattr(sk_records, "Outer", Outer, raising=False)
+    with pytest.raises(TypeError, match="no rule to re-source field decoded"):
+        sk_copies._field_expr("decoded", "Outer | None")
+    assert sk_copies._field_expr("decoded", "CondDecode | None") == "o.decoded"  # no Source inside

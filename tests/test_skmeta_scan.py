@@ -112,6 +112,19 @@ def test_over_long_line_resumes_with_the_line_layer(tmp_path: Path, monkeypatch:
     ]
 
 
+def test_over_long_unterminated_last_line_is_cut(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A last line without newline, longer than the limit but shorter than a read: cut like the line
+    layer cuts it (first 20 bytes, a cut detail), not kept whole (found by review)."""
+    monkeypatch.setattr(textio, "CHUNK", 97)
+    f = tmp_path / "a.log"
+    f.write_bytes(b"a\n" + b"x" * 80)
+    got = list(FastScan(f, NEVER, what="x", max_line=20))
+    assert [(ml.src.line, ml.message, ml.cut_detail is not None, ml.complete) for ml in got] == [  # type: ignore[union-attr]
+        (1, "a", False, True),
+        (2, "x" * 20, True, False),
+    ]
+
+
 def test_prefix_ts_is_split_prefix_ts() -> None:
     for stamp in ("2026-06-10 14:01:02.425", "2026-06-10 14:01:02.000", "2026-13-40 14:01:02.425"):
         prefix, _ = split_prefix(stamp + " [1:2] [INFO] [a.cpp:3] [F] x")
