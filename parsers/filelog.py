@@ -71,7 +71,7 @@ _SECOND_CACHE: dict[str, datetime | None] = {}
 _MISSING = datetime.min  # a cache-miss marker no log prints (year 1)
 
 
-def _cached_ts(text: str) -> datetime | None:
+def prefix_ts(text: str) -> datetime | None:
     """``text`` as PREFIX_RE matched it (``YYYY-MM-DD HH:MM:SS.mmm``): the whole second is converted
     once per distinct second, the milliseconds are put in (lines of one burst share their second)."""
     if text in _TS_CACHE:
@@ -94,7 +94,7 @@ _SECOND_B_CACHE: dict[bytes, datetime | None] = {}
 
 
 def ts_from_bytes(ts: bytes) -> datetime | None:
-    """:func:`_cached_ts` for the undecoded ASCII timestamp of a prefix (``YYYY-MM-DD HH:MM:SS.mmm``):
+    """:func:`prefix_ts` for the undecoded ASCII timestamp of a prefix (``YYYY-MM-DD HH:MM:SS.mmm``):
     the second is parsed once, the milliseconds are added (a whole second plus under 1000 ms stays
     inside that second, so this equals putting them in)."""
     second = ts[:19]
@@ -129,7 +129,7 @@ def split_prefix(line: str) -> tuple[FileLogPrefix | None, str]:
             int(m.group("line")),
             m.group("func"),
         )
-    prefix = FileLogPrefix(_cached_ts(ts_text), ts_text, *tail)
+    prefix = FileLogPrefix(prefix_ts(ts_text), ts_text, *tail)
     return prefix, line[m.end() :]
 
 

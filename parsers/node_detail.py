@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING
 
 from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import ParseError, Source, Unrecognized
+from skdbg.parsers.filelog import prefix_ts
 from skdbg.parsers.node_format import Node, match_node
 from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, frame, record_row
-from skdbg.parsers.skmeta_scan import FastScan, fast_pattern, prefix_ts
+from skdbg.parsers.skmeta_scan import FastScan, fast_pattern
 
 if TYPE_CHECKING:
     import pandas as pd

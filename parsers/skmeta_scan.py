@@ -20,11 +20,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from datetime import datetime
 
 from skdbg.parsers import textio
 from skdbg.parsers.common import may_hold_oversized, oversized_number
-from skdbg.parsers.filelog import parse_filelog_ts
+from skdbg.parsers.filelog import prefix_ts
 from skdbg.parsers.fsguard import open_regular
 from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, raw_meta_line, to_meta_line
 from skdbg.parsers.textio import MAX_LINE, TextLine, check_text_file, iter_line_blocks
@@ -48,30 +47,6 @@ def fast_pattern(body: str) -> re.Pattern[str]:
     """The prefix, then ``body`` (alternatives with named groups) up to the line end. ``body`` may take
     further lines only through :data:`NEXT_PREFIX`; nothing else in it may match ``\\n``."""
     return re.compile(rf"^{FAST_PREFIX}(?:{body})$", re.MULTILINE)
-
-
-_TS_CACHE: dict[str, datetime | None] = {}
-_SECOND_CACHE: dict[str, datetime | None] = {}
-_CACHE_MAX = 4096
-
-
-def prefix_ts(text: str) -> datetime | None:
-    """The datetime ``filelog.split_prefix`` gives for a ``YYYY-MM-DD HH:MM:SS.mmm`` stamp of ASCII
-    digits: the second converted once per distinct second, the milliseconds put in."""
-    hit = _TS_CACHE.get(text, _TS_CACHE)
-    if hit is not _TS_CACHE:
-        return hit  # type: ignore[return-value]
-    if len(_TS_CACHE) >= _CACHE_MAX:
-        _TS_CACHE.clear()
-    second = text[:19]
-    if second in _SECOND_CACHE:
-        base = _SECOND_CACHE[second]
-    else:
-        if len(_SECOND_CACHE) >= _CACHE_MAX:
-            _SECOND_CACHE.clear()
-        base = _SECOND_CACHE[second] = parse_filelog_ts(second)
-    ts = _TS_CACHE[text] = None if base is None else base.replace(microsecond=int(text[20:]) * 1000)
-    return ts
 
 
 def _chunks(

@@ -18,12 +18,12 @@ from hypothesis import strategies as st
 
 from skdbg.parsers import textio
 from skdbg.parsers.device_args import parse_device_args
-from skdbg.parsers.filelog import split_prefix
+from skdbg.parsers.filelog import prefix_ts, split_prefix
 from skdbg.parsers.fused_nodes import parse_fused_nodes
 from skdbg.parsers.node_detail import parse_node_detail
 from skdbg.parsers.scope_split import parse_scope_split
 from skdbg.parsers.skmeta_lines import MetaLine, iter_meta_lines, raw_meta_line, to_meta_line
-from skdbg.parsers.skmeta_scan import FastScan, fast_pattern, prefix_ts
+from skdbg.parsers.skmeta_scan import FastScan, fast_pattern
 from skdbg.parsers.textio import TextLine, iter_line_blocks
 
 P = "2026-06-10 14:01:02.{ms:03d} [48213:140425347876672] [DEBUG] [sk_task_builder.cpp:33] [Dump] "
