@@ -306,13 +306,16 @@ def analyze(
             else:
                 _print_analysis(hit.analysis, fmt)
             return
-    from skdbg.triage.context import check_inputs, open_context
-    from skdbg.triage.engine import analyze_context, start_reading
+    from skdbg.triage.context import check_inputs, open_context, start_reading
 
     ctx = open_context(
         scene, run_json=run_json, source_root=source_root, pid=pid, options=_triage_options(skew, grace)
     )
-    start_reading(ctx)  # the plog scan and the hashing run while the inputs are checked and sk_meta parsed
+    # the plog scan and the hashing start now: they run while the triage stages are imported, the
+    # inputs checked and sk_meta parsed
+    start_reading(ctx)
+    from skdbg.triage.engine import analyze_context
+
     check_inputs(ctx)
     if no_cache:
         analysis = analyze_context(ctx)

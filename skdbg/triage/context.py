@@ -212,6 +212,19 @@ def open_context(
     )
 
 
+def start_reading(ctx: TriageContext) -> None:
+    """Start an analysis's background reads now: the plogs are scanned in one worker thread (hashing
+    what they read) and the other artifacts hashed for G5 in another, while the caller goes on.
+
+    Why a function of its own, here and not in the engine: ``skdbg analyze`` calls it right after
+    :func:`open_context`, before its input checks and before it imports the triage stages (a quarter
+    of a second of imports on the bench scene), so the scan of a GB plog starts at once and overlaps
+    them; ``engine.analyze_staged`` calls it again (a no-op then). The outputs are those of a serial
+    parse (see ``Evidence.start_plog_scan``)."""
+    hashed_by_scan = ctx.evidence.start_plog_scan(on_digest=ctx.scene.adopt_digest)
+    ctx.scene.start_hashing(skip=hashed_by_scan)
+
+
 def check_run_json(ctx: TriageContext) -> None:
     """A malformed scene run.json is bad input, not a gap: raise its ParseError (CLI exit 3).
 
@@ -240,4 +253,11 @@ def check_inputs(ctx: TriageContext) -> None:
         check_model_source(marker, run.candidate.marker_file or marker.name)
 
 
-__all__ = ["TriageContext", "TriageOptions", "check_inputs", "check_run_json", "open_context"]
+__all__ = [
+    "TriageContext",
+    "TriageOptions",
+    "check_inputs",
+    "check_run_json",
+    "open_context",
+    "start_reading",
+]

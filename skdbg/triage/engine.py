@@ -15,7 +15,7 @@ from typing import Any
 from skdbg.parsers.run_identity import RunIdentity
 from skdbg.triage.attribution import attribute
 from skdbg.triage.confidence import grade
-from skdbg.triage.context import TriageContext, TriageOptions, check_run_json, open_context
+from skdbg.triage.context import TriageContext, TriageOptions, check_run_json, open_context, start_reading
 from skdbg.triage.gate import run_gate
 from skdbg.triage.localize import localize
 from skdbg.triage.model import Analysis, ArtifactRef, SceneInfo
@@ -78,17 +78,6 @@ def run_summary(run: RunIdentity | None) -> dict[str, Any]:
         },
         "failing_path": run.failing_path,
     }
-
-
-def start_reading(ctx: TriageContext) -> None:
-    """Start an analysis's background reads now: the plogs are scanned in one worker thread (hashing
-    what they read) and the other artifacts hashed for G5 in another, while the caller goes on.
-
-    Why a function of its own: ``skdbg analyze`` calls it before its input checks so the scan of a GB
-    plog starts at once; :func:`analyze_staged` calls it again (a no-op then). The outputs are those
-    of a serial parse (see ``Evidence.start_plog_scan``)."""
-    hashed_by_scan = ctx.evidence.start_plog_scan(on_digest=ctx.scene.adopt_digest)
-    ctx.scene.start_hashing(skip=hashed_by_scan)
 
 
 def analyze_staged(
