@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.filelog import ts_from_bytes
 from skdbg.parsers.node_format import Node, match_node
@@ -449,6 +450,16 @@ _FAST_FIELDS = {
 }
 
 
+#: the fast facts come by the thousand (one per child kernel, four split symbols each): their records
+#: and sources are built without the frozen ``__init__`` (see :mod:`skdbg.parsers.bulk`)
+_build_source = frozen_builder(Source)
+_build_split_symbol = frozen_builder(SplitSymbol)
+_build_child_binary = frozen_builder(ChildBinary)
+_build_bind_header = frozen_builder(BindMapHeader)
+_build_bind_record = frozen_builder(BindRecord)
+_build_dumped = frozen_builder(DumpedBinary)
+
+
 def parse_super_kernel_log(
     source: str | os.PathLike[str] | SkLog | Iterable[SkLogItem], *, file: str | None = None
 ) -> SuperKernelLogResult:
@@ -536,8 +547,9 @@ class _FactParser:
         keys, file, data, fields = _KEYS.match, self.file, run.data, _FAST_FIELDS
         for no, m in enumerate(_FAST.finditer(data), run.first_no):
             kind = m.lastgroup
-            if kind != "line" and self.reorder is None and self.summary is None:
-                self.fast(kind, m.group(*fields[kind]), Source(file, no), ts_from_bytes(m[1]), int(m[2]))  # type: ignore[arg-type,index]
+            if kind is not None and kind != "line" and self.reorder is None and self.summary is None:
+                src = _build_source(file, no, None)
+                self.fast(kind, m.group(*fields[kind]), src, ts_from_bytes(m[1]), int(m[2]))
                 continue
             line = FACT_LINE.match(data, m.start())
             assert line is not None  # a run line
@@ -559,7 +571,7 @@ class _FactParser:
         res = self.res
         if kind == "sym":
             res.split_symbols.append(
-                SplitSymbol(
+                _build_split_symbol(
                     src,
                     t,
                     pid,
@@ -574,7 +586,18 @@ class _FactParser:
         elif kind == "child":
             self.child = g[0].decode()
             res.child_binaries.append(
-                ChildBinary(src, t, pid, self.child, int(g[1], 16), int(g[2]), int(g[3], 16), int(g[4], 16))
+                _build_child_binary(
+                    src,
+                    t,
+                    pid,
+                    self.child,
+                    int(g[1], 16),
+                    int(g[2]),
+                    int(g[3], 16),
+                    int(g[4], 16),
+                    None,
+                    None,
+                )
             )
         elif kind == "off":
             if res.child_binaries and res.child_binaries[-1].aic_offset is None:
@@ -588,10 +611,10 @@ class _FactParser:
                 )
         elif kind == "hdr":
             self.bin_hdl = int(g[0], 16)
-            res.bind_map_headers.append(BindMapHeader(src, t, pid, self.bin_hdl, int(g[1]), int(g[2])))
+            res.bind_map_headers.append(_build_bind_header(src, t, pid, self.bin_hdl, int(g[1]), int(g[2])))
         elif kind == "rec":
             res.bind_records.append(
-                BindRecord(
+                _build_bind_record(
                     src,
                     t,
                     pid,
@@ -604,7 +627,7 @@ class _FactParser:
             )
         else:  # dumped
             res.dumped_binaries.append(
-                DumpedBinary(
+                _build_dumped(
                     src,
                     t,
                     pid,

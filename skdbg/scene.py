@@ -114,6 +114,11 @@ class Artifact:
     def mtime(self) -> datetime:
         return datetime.fromtimestamp(self.path.stat().st_mtime)
 
+    def size_and_mtime(self) -> tuple[int, datetime]:
+        """:attr:`size` and :attr:`mtime` from one ``stat`` (the report lists thousands of artifacts)."""
+        st = os.stat(self.path)
+        return st.st_size, datetime.fromtimestamp(st.st_mtime)
+
     def digest(self) -> tuple[int, str]:
         """``(size as read, SHA-256)``; the file is read for it at most once per scene opening.
 

@@ -27,16 +27,20 @@ from skdbg.triage.stages import STAGES, Cancelled, Localization, StageCallback
 def scene_info(ctx: TriageContext, pid: int | None, device: int | None) -> SceneInfo:
     """The scene block of the analysis JSON: identity plus every artifact with its SHA-256 (G5)."""
     run = ctx.run
-    arts = tuple(
-        ArtifactRef(
-            kind=a.kind,
-            path=a.relpath,
-            sha256=a.sha256,
-            mtime=a.mtime.isoformat(timespec="seconds"),
-            size=a.size,
+    refs = []
+    for a in ctx.scene.artifacts:
+        sha256 = a.sha256  # first, as before: an unreadable artifact raises its ParseError, not stat's
+        size, mtime = a.size_and_mtime()
+        refs.append(
+            ArtifactRef(
+                kind=a.kind,
+                path=a.relpath,
+                sha256=sha256,
+                mtime=mtime.isoformat(timespec="seconds"),
+                size=size,
+            )
         )
-        for a in ctx.scene.artifacts
-    )
+    arts = tuple(refs)
     return SceneInfo(
         root=".",
         pid=pid,
