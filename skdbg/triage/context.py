@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from skdbg.parsers.common import ParseError, Source
 from skdbg.parsers.evidence import Evidence
@@ -21,6 +22,9 @@ from skdbg.parsers.run_identity import EnvProbe, RunFile, RunIdentity, parse_run
 from skdbg.scene import Scene, evidence_for, open_scene
 from skdbg.triage.markers import check_model_source
 from skdbg.triage.model import EvidenceItem
+
+if TYPE_CHECKING:
+    from skdbg.parsers.plog_line import PlogLine
 
 #: files above this size are never read whole to quote one line (plogs can be GBs)
 _WHOLE_FILE_LIMIT = 32 << 20
@@ -99,9 +103,10 @@ class TriageContext:
         if src.line is None:
             return None
         key = str(real_path(src.file)) if src.file else src.file
-        text = self._plog_text().get((key, src.line))
-        if text is not None:
-            return text
+        line = self._plog_index.get((key, src.line))
+        if line is not None:
+            # quote the line as it is: only an SK-logger line carries the [SK][<Function>] tag
+            return f"[SK][{line.func}] {line.text}" if line.is_sk else line.text
         return self._file_line(key, src.line)
 
     def cite(
@@ -135,8 +140,9 @@ class TriageContext:
         )
 
     @cached_property
-    def _plog_index(self) -> dict[tuple[str, int], str]:
-        out: dict[tuple[str, int], str] = {}
+    def _plog_index(self) -> dict[tuple[str, int], PlogLine]:
+        """Every scanned plog line by (resolved file, line number); a citation formats the few it quotes."""
+        out: dict[tuple[str, int], PlogLine] = {}
         resolved: dict[str, str] = {}
         for pe in self.evidence.plogs:
             for line in pe.lines:
@@ -145,13 +151,8 @@ class TriageContext:
                 key = resolved.get(line.src.file)
                 if key is None:
                     key = resolved[line.src.file] = str(real_path(line.src.file))
-                # quote the line as it is: only an SK-logger line carries the [SK][<Function>] tag
-                body = f"[SK][{line.func}] {line.text}" if line.is_sk else line.text
-                out[(key, line.src.line)] = body
+                out[(key, line.src.line)] = line
         return out
-
-    def _plog_text(self) -> dict[tuple[str, int], str]:
-        return self._plog_index
 
     def _file_line(self, path: str, line: int) -> str | None:
         lines = self._lines.get(path, [])
