@@ -11,6 +11,10 @@ Why this shape:
   and the device ELFs' vendor section types need the raw numbers. Likewise its per-symbol parsing costs microseconds per symbol; the
   ``.symtab`` is instead viewed as one numpy structured array, so a 50k-symbol kernel loads in
   milliseconds and millions of PCs resolve with one ``searchsorted`` (ecosystem.md §3.2, §3.4).
+  A kernel ELF, though, has a few dozen symbols and analyze asks it a handful of single PCs: for a
+  ``.symtab`` of at most :data:`SCALAR_MAX_SYMBOLS` entries, :meth:`ElfImage.lookup` and the exact rule
+  are answered by ``elf_scalar.ScalarSymbols`` (struct + bisect, same answers), so numpy's import
+  (~65 ms) is not paid at all; batch lookups and ``symbolize`` keep the numpy table.
 * Only ELFCLASS64 is accepted, as the runtime does ("Elf can no be 32bit.", §4.2); ``e_machine``
   is never checked (device ELFs carry a machine number pyelftools does not know, triage.md §3.3).
 * Two rules coexist on purpose: :meth:`SymbolTable.lookup` is skdbg's *range* rule (which

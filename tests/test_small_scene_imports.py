@@ -1,7 +1,8 @@
 """A small scene's ``analyze`` loads only what its artifacts need (issue 18: small scenes <= 0.4 s).
 
 Why: on a bundled scene nearly all of ``skdbg analyze`` is Python imports. numpy (about a third of
-them) is needed only by an ELF symbol table or a plog block over 1 MiB, pyelftools only by an ELF
+them) is needed only by a big ELF symbol table (over ``SCALAR_MAX_SYMBOLS`` raw entries; a kernel ELF
+is answered in plain Python), ``skdbg symbolize`` or a plog block over 1 MiB, pyelftools only by an ELF
 with extended section numbering or when ``e_type``/``e_machine`` are asked for. Each probe runs in a
 fresh interpreter so modules imported by other tests cannot hide a violation.
 """
@@ -111,3 +112,30 @@ def test_symbolize_still_uses_the_numpy_table(tmp_path: Path) -> None:
     assert doc["exit"] == 0, doc["output"]
     assert doc["numpy"] is True
     assert ",k," in doc["symbolize_output"]
+
+
+_META_PROBE = """
+import json, sys
+from skdbg.parsers.ascend_meta import parse_ascend_meta
+from skdbg.parsers.elf import ElfImage
+from skdbg.scenebuilder.elf import ET_REL, RelaSpec, SymSpec, build_elf, meta_section, sk_bind_record, text_section
+syms = [SymSpec("glob", 0, 0x100), SymSpec("var", 0x100, 0x80, "LOCAL")]
+data = build_elf([text_section(0x200), meta_section([sk_bind_record(1, 0, [0])])], syms,
+                 relocations={".ascend.meta": [RelaSpec(16, "glob"), RelaSpec(24, "var")]}, e_type=ET_REL)
+(b,) = parse_ascend_meta(ElfImage("m.o", data)).bind_records
+print(json.dumps({"names": [b.global_name, b.sknl_names[0]], "relocated": list(b.relocated_fields),
+                  "numpy": "numpy" in sys.modules}))
+"""
+
+
+def test_bind_map_with_relocations_does_not_load_numpy() -> None:
+    """ascend_meta resolves relocations (st_value by symbol index) and names (the exact rule) of a
+    small ELF with struct: no numpy."""
+    out = subprocess.run(
+        [sys.executable, "-c", _META_PROBE], capture_output=True, text=True, check=True, cwd=REPO
+    )
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {
+        "names": ["glob", "var"],
+        "relocated": ["globalFunc", "sknlFunc[0]"],  # relocations only at record offsets 16 and 24
+        "numpy": False,
+    }
