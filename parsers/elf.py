@@ -970,10 +970,8 @@ class ElfImage:
             if got is not None:
                 sym_bytes, strtab = got
                 count = len(sym_bytes) // 24
-                self._raw = (
-                    np.frombuffer(sym_bytes, dtype=_sym_dtype(self.little), count=count).copy(),
-                    strtab,
-                )
+                # a read-only view of the cached bytes: one copy of a big host library's table, not two
+                self._raw = np.frombuffer(sym_bytes, dtype=_sym_dtype(self.little), count=count), strtab
         return self._raw
 
     def _read_symtab_bytes(self) -> tuple[bytes, bytes] | None:
