@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from skdbg.parsers.common import Gap, Source, Unrecognized
-from skdbg.parsers.elf import ElfImage, ElfSection, SymbolTable, open_elf
+from skdbg.parsers.elf import ElfImage, ElfSection, SymbolLookup, open_elf
 from skdbg.parsers.frames import Col, records_frame
 
 if TYPE_CHECKING:
@@ -224,13 +224,12 @@ def _relocations(elf: ElfImage, target: ElfSection, gaps: list[Gap]) -> dict[int
     ]
     if not rel_secs:
         return {}
-    got = elf.raw_symbols()
-    if got is None:
+    count = elf.symbol_count()  # st_value by index with struct: no numpy for a handful of relocations
+    if count is None:
         gaps.append(
             Gap("reloc_without_symtab", f"{rel_secs[0].name} needs .symtab to resolve", rel_secs[0].src)
         )
         return {}
-    raw, _strtab = got
     order = "<" if elf.little else ">"
     out: dict[int, int] = {}
     for rs in rel_secs:
@@ -246,12 +245,12 @@ def _relocations(elf: ElfImage, target: ElfSection, gaps: list[Gap]) -> dict[int
                 r_offset, r_info = struct.unpack_from(order + "QQ", data, i * ent)
                 r_addend = 0
             sym = r_info >> 32
-            if sym >= raw.shape[0]:
+            if sym >= count:
                 gaps.append(
                     Gap("bad_relocation", f"{rs.name}[{i}] names symbol {sym} beyond .symtab", rs.src)
                 )
                 continue
-            out[int(r_offset)] = (int(raw[sym]["st_value"]) + r_addend) & ((1 << 64) - 1)
+            out[int(r_offset)] = (elf.st_value(sym) + r_addend) & ((1 << 64) - 1)
     return out
 
 
@@ -260,7 +259,7 @@ def parse_ascend_meta(source: ElfImage | str | os.PathLike[str]) -> AscendMetaRe
     elf = source if isinstance(source, ElfImage) else open_elf(source)
     res = AscendMetaResult(elf.name)
     order = "<" if elf.little else ">"
-    table = elf.symbols
+    table = elf.lookup_table()  # numpy-free for a small .symtab; records the no_symtab Gap as before
     meta = elf.section_by_name(META_SECTION)
     if meta is None:
         res.gaps.append(
@@ -340,7 +339,7 @@ def parse_ascend_meta(source: ElfImage | str | os.PathLike[str]) -> AscendMetaRe
     return res
 
 
-def _name_at(table: SymbolTable | None, value: int) -> str | None:
+def _name_at(table: SymbolLookup | None, value: int) -> str | None:
     """Name of the function at image offset ``value``: the handler's exact rule (§1.6.2)."""
     if table is None:
         return None

@@ -11,6 +11,10 @@ Why this shape:
   and the device ELFs' vendor section types need the raw numbers. Likewise its per-symbol parsing costs microseconds per symbol; the
   ``.symtab`` is instead viewed as one numpy structured array, so a 50k-symbol kernel loads in
   milliseconds and millions of PCs resolve with one ``searchsorted`` (ecosystem.md §3.2, §3.4).
+  A kernel ELF, though, has a few dozen symbols and analyze asks it a handful of single PCs: for a
+  ``.symtab`` of at most :data:`SCALAR_MAX_SYMBOLS` entries, :meth:`ElfImage.lookup` and the exact rule
+  are answered by ``elf_scalar.ScalarSymbols`` (struct + bisect, same answers), so numpy's import
+  (~65 ms) is not paid at all; batch lookups and ``symbolize`` keep the numpy table.
 * Only ELFCLASS64 is accepted, as the runtime does ("Elf can no be 32bit.", §4.2); ``e_machine``
   is never checked (device ELFs carry a machine number pyelftools does not know, triage.md §3.3).
 * Two rules coexist on purpose: :meth:`SymbolTable.lookup` is skdbg's *range* rule (which
@@ -32,7 +36,7 @@ import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, cast
+from typing import IO, TYPE_CHECKING, Any, Protocol, cast
 
 from skdbg.parsers.common import Gap, ParseError, Source
 from skdbg.parsers.frames import columns_frame
@@ -43,6 +47,8 @@ if TYPE_CHECKING:
     import numpy.typing as npt
     import pandas as pd
     from elftools.elf.elffile import ELFFile
+
+    from skdbg.parsers.elf_scalar import ScalarSymbols
 else:  # numpy is imported when an ELF is first read, not when the parsers are loaded
     from skdbg.parsers.lazymod import LazyModule
 
@@ -71,6 +77,11 @@ BIND_NAMES = {0: "LOCAL", 1: "GLOBAL", 2: "WEAK", 10: "GNU_UNIQUE"}
 VISIBILITY_NAMES = {0: "DEFAULT", 1: "INTERNAL", 2: "HIDDEN", 3: "PROTECTED"}
 
 _U64_MAX = (1 << 64) - 1
+
+#: Largest raw ``.symtab`` (entries) whose single lookups are answered without numpy
+#: (:class:`~skdbg.parsers.elf_scalar.ScalarSymbols`). Below it, unpacking the table in Python and
+#: answering a few PCs costs less than importing numpy alone (measured: docs/symbol-lookup.md).
+SCALAR_MAX_SYMBOLS = 4096
 
 
 def _sym_dtype(little: bool) -> np.dtype[Any]:
@@ -193,6 +204,14 @@ class ExactMatch:
     runtime_bind: str
     duplicates: int
     src: Source
+
+
+class SymbolLookup(Protocol):
+    """What single-value lookups need: :class:`SymbolTable` (numpy) and ``ScalarSymbols`` (small tables)."""
+
+    def lookup(self, offset: int) -> SymbolMatch: ...
+
+    def lookup_exact(self, value: int) -> ExactMatch | None: ...
 
 
 class BatchLookup:
@@ -702,6 +721,10 @@ class ElfImage:
         self._symbols_built = False
         self._raw: tuple[npt.NDArray[Any], bytes] | None = None
         self._raw_read = False
+        self._symtab: tuple[bytes, bytes] | None = None
+        self._symtab_read = False
+        self._symtab_checked = False
+        self._scalar: ScalarSymbols | None = None
         self._parse()
 
     # ------------------------------------------------------------------ parsing
@@ -916,14 +939,42 @@ class ElfImage:
             self._symbols = self._build_symbols()
         return self._symbols
 
+    def symtab_bytes(self) -> tuple[bytes, bytes] | None:
+        """The raw ``.symtab`` bytes and the string table (read once, cached; Gaps when unusable).
+
+        Plain bytes, no numpy: a small table is answered by :class:`ScalarSymbols` and ascend_meta's
+        relocations read ``st_value`` with ``struct``; :meth:`raw_symbols` views the same bytes as an array.
+        """
+        if not self._symtab_read:
+            self._symtab_read = True
+            self._symtab = self._read_symtab_bytes()
+        return self._symtab
+
+    def symbol_count(self) -> int | None:
+        """Number of raw ``.symtab`` entries (``None`` when there is no usable table)."""
+        got = self.symtab_bytes()
+        return None if got is None else len(got[0]) // 24
+
+    def st_value(self, index: int) -> int:
+        """``st_value`` of raw ``.symtab`` entry ``index`` (``0 <= index <`` :meth:`symbol_count`)."""
+        got = self.symtab_bytes()
+        assert got is not None
+        (value,) = struct.unpack_from("<Q" if self.little else ">Q", got[0], 24 * index + 8)
+        return int(value)
+
     def raw_symbols(self) -> tuple[npt.NDArray[Any], bytes] | None:
         """All ``.symtab`` entries as a structured array plus the string table (read once, cached)."""
         if not self._raw_read:
             self._raw_read = True
-            self._raw = self._read_raw_symbols()
+            got = self.symtab_bytes()
+            if got is not None:
+                sym_bytes, strtab = got
+                count = len(sym_bytes) // 24
+                # a read-only view of the cached bytes: one copy of a big host library's table, not two
+                self._raw = np.frombuffer(sym_bytes, dtype=_sym_dtype(self.little), count=count), strtab
         return self._raw
 
-    def _read_raw_symbols(self) -> tuple[npt.NDArray[Any], bytes] | None:
+    def _read_symtab_bytes(self) -> tuple[bytes, bytes] | None:
         symtab = self.section_by_name(".symtab")
         if symtab is None:
             typed = [s for s in self.sections if s.sh_type == SHT_SYMTAB]
@@ -945,30 +996,55 @@ class ElfImage:
         str_bytes = self.section_data(strtab_sec)
         if sym_bytes is None or str_bytes is None:
             return None
-        count = len(sym_bytes) // 24
-        raw = np.frombuffer(sym_bytes, dtype=_sym_dtype(self.little), count=count).copy()
-        return raw, bytes(str_bytes)
+        return bytes(sym_bytes), bytes(str_bytes)
+
+    def _usable_symtab(self) -> tuple[bytes, bytes] | None:
+        """:meth:`symtab_bytes`, recording the ``no_symtab`` Gap (once) when a lookup table is first asked for."""
+        got = self.symtab_bytes()
+        unusable = ("bad_symtab", "no_strtab", "section_out_of_range")
+        if got is None and not self._symtab_checked and not any(g.kind in unusable for g in self.gaps):
+            self.gaps.append(
+                Gap(
+                    "no_symtab",
+                    "no .symtab: the ELF is stripped, PCs in it cannot be symbolised (§4.2)",
+                    Source(self.name),
+                    collect="use the unstripped kernel .o (sk_meta/<pid>/model_*/bin_files/ "
+                    "or the operator's kernel_meta)",
+                )
+            )
+        self._symtab_checked = True
+        return got
 
     def _build_symbols(self) -> SymbolTable | None:
-        got = self.raw_symbols()
-        if got is None:
-            if not any(g.kind in ("bad_symtab", "no_strtab", "section_out_of_range") for g in self.gaps):
-                self.gaps.append(
-                    Gap(
-                        "no_symtab",
-                        "no .symtab: the ELF is stripped, PCs in it cannot be symbolised (§4.2)",
-                        Source(self.name),
-                        collect="use the unstripped kernel .o (sk_meta/<pid>/model_*/bin_files/ "
-                        "or the operator's kernel_meta)",
-                    )
-                )
+        if self._usable_symtab() is None:
             return None
+        got = self.raw_symbols()
+        assert got is not None
         raw, strtab = got
         return SymbolTable(self, raw, strtab)
 
+    def lookup_table(self) -> SymbolTable | ScalarSymbols | None:
+        """The table that answers single lookups (:meth:`lookup`, ascend_meta's exact rule).
+
+        The numpy :attr:`symbols` once it exists; before that, for a ``.symtab`` of at most
+        :data:`SCALAR_MAX_SYMBOLS` raw entries, a :class:`ScalarSymbols` (same answers, no numpy
+        import); bigger tables build :attr:`symbols`. ``None`` (with its Gap) when stripped.
+        """
+        if self._symbols_built:
+            return self._symbols
+        if self._scalar is not None:
+            return self._scalar
+        got = self._usable_symtab()
+        if got is None or len(got[0]) // 24 > SCALAR_MAX_SYMBOLS:
+            return self.symbols
+        from skdbg.parsers.elf_scalar import ScalarSymbols
+
+        self._scalar = ScalarSymbols(self, got[0], got[1])
+        return self._scalar
+
     def lookup(self, offset: int) -> SymbolMatch:
         """Range lookup that also covers the stripped case (row 68)."""
-        table = self.symbols
+        table = self.lookup_table()
         if table is None:
             reason = "; ".join(
                 g.detail for g in self.gaps if g.kind in ("no_symtab", "bad_symtab", "no_strtab")
