@@ -36,13 +36,15 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, cast
 
-from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
+from skdbg.parsers.bulk import frozen_builder
+from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized, may_hold_oversized, oversized_number
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.fsguard import open_regular
-from skdbg.parsers.plog_line import PlogLine, parse_plog_line
+from skdbg.parsers.plog_line import PlogLine, fast_plog_line, parse_plog_line
 from skdbg.parsers.runtime_faults import (
     ErrorManagerLine,
     RuntimeRecord,
@@ -94,6 +96,14 @@ FAULT_MARKERS: tuple[bytes, ...] = (
 CHUNK = 8 << 20
 _SAMPLE = 1 << 20  # bytes of a block the anchor choice looks at
 _ANCHOR = 4
+
+#: marker lines turned into records together (:func:`_scan_records`): enough to make the batch's
+#: checks cheap per line (~10 KB of typical lines), few enough to bound memory whatever the lines
+#: (at most this many lines of at most ``MAX_LINE`` bytes, and their joined copy)
+_BATCH_LINES = 64
+
+#: ``Source(file, line, None)`` without the frozen ``__init__`` (one per marker line)
+build_source = frozen_builder(Source)
 
 #: blocks up to this size are searched with ``bytes.find`` (no numpy import for a small scene's plogs)
 _SMALL_BLOCK = 1 << 20
@@ -624,13 +634,33 @@ def _scan_records(
     cuts: list[tuple[int, int]],
     hasher: Hasher | None,
 ) -> Iterator[PlogLine | Unrecognized]:
-    for no, raw, complete in scan_marker_lines(p, markers, cuts, hasher):
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
-        text = raw.decode("utf-8", errors="replace")
-        src = Source(file, no)
-        rec = parse_plog_line(text, src, complete=complete)
-        if rec is None:
-            yield Unrecognized(src, text, "plog_scan")
-        elif pid is None or rec.pid == pid:
-            yield rec
+    """The records of the marker lines, a batch of lines at a time (see :data:`_BATCH_LINES`).
+
+    Each line is what the line-at-a-time loop made of it: one trailing ``\r`` removed, decoded as
+    UTF-8 with replacement, then :func:`parse_plog_line` — asked only for the lines
+    :func:`fast_plog_line` does not recognise, and for every line holding a number that may be
+    oversized (the general path refuses those). The batch tells in two C passes that none of its
+    lines is non-ASCII or holds a run of 17 hex digits, the common case; only then are the per-line
+    checks skipped."""
+    lines = scan_marker_lines(p, markers, cuts, hasher)
+    new_source = build_source
+    while batch := list(islice(lines, _BATCH_LINES)):
+        nos, raws, completes = zip(*batch, strict=True)
+        blob = b"\n".join(raws)
+        if b"\r" in blob:  # one \r off each line end (no raw line holds a \n: each \r\n is an end)
+            blob = (blob + b"\n").replace(b"\r\n", b"\n")[:-1]
+        if blob.isascii():
+            texts = blob.decode("ascii").split("\n")
+            cleared = not may_hold_oversized(blob)
+        else:
+            texts = [raw.decode("utf-8", errors="replace") for raw in blob.split(b"\n")]
+            cleared = False
+        for no, text, complete in zip(nos, texts, completes, strict=True):
+            src = new_source(file, no, None)
+            rec = fast_plog_line(text, src, complete) if cleared or oversized_number(text) is None else None
+            if rec is None:
+                rec = parse_plog_line(text, src, complete=complete)
+            if rec is None:
+                yield Unrecognized(src, text, "plog_scan")
+            elif pid is None or rec.pid == pid:
+                yield rec

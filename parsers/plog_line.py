@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
+from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import Source, oversized_number
 
 LINE_RE = re.compile(
@@ -162,3 +163,97 @@ def parse_plog_line(text: str, src: Source, *, complete: bool = True) -> PlogLin
         is_sk,
         complete,
     )
+
+
+# ----------------------------------------------------------------------------- fast path
+#
+# Why: ``skdbg analyze`` tokenizes every marker line of a GB plog (tens of thousands, most of them SK
+# exception-handler lines) in a thread that shares the GIL with the sk_meta parsing, so each
+# microsecond per line is paid serially. :func:`parse_plog_line` runs two to four patterns and the
+# frozen ``__init__`` of a 15-field record; :func:`fast_plog_line` runs one pattern and builds the
+# record without it. It is a *subset* of the grammar above, never a second grammar: it recognises
+# only lines for which it can show that :func:`parse_plog_line` gives the very same record, and
+# says "not recognised" (None) for everything else, which the caller hands to the general path.
+#
+# Why each shortcut is equivalent (``LINE_RE``'s matcher tries the alternatives of every quantifier
+# in priority order and keeps the first success; below, the fast pattern's match fixes that success):
+#
+# * every ``\s*`` of LINE_RE whose fast twin is `` *`` or nothing is followed, in the fast pattern,
+#   by a character that is not whitespace (``[``, a letter, a digit, ``(``, ``,``, ``:``); the greedy
+#   ``\s*`` therefore takes exactly the spaces the fast pattern took, and no other split exists;
+# * ``[A-Z]+``, ``\d+`` (fast: ``[0-9]+``), the module name and ``[^)]*`` are each followed by a
+#   character outside their class, so their greedy runs are the fast pattern's runs; the stamp has
+#   a fixed width;
+# * ``pre`` is lazy, so zero extra bracket groups are tried first; ``[`` + path + ``:`` + digits +
+#   ``]`` then matches with the same ``src`` and ``line``: the fast path's characters exclude ``:``,
+#   ``]`` and whitespace, so the lazy ``[^\]]*?`` stops at the fast path's ``:`` (the first one) and
+#   ``src.strip()`` is the path itself; ``rsplit("/", 1)[-1]`` is the part after the last ``/``,
+#   which the fast pattern captures (its greedy optional directory part ends at the last ``/``);
+# * ``rest`` (``.*$``) runs to the end: the fast pattern must match the whole text (``fullmatch``;
+#   a text ending in ``\n``, which ``$`` would also accept, is left to the general path);
+# * the rest shapes copy SK_REST_RE, IDEDD_REST_RE and TID_FUNC_RE with their leading ``\s*``
+#   matching nothing (the rest starts with ``[`` or a digit) and are tried in the same order: a rest
+#   starting with a digit fails the first two, one starting with ``[tid:`` fails the first;
+# * TID_FUNC_RE's function name ``[A-Za-z_~][\w:~<>]*`` is greedy and may hold ``:``: the matcher
+#   first tries the longest run and gives characters back until ``\s*:`` follows. The fast name
+#   holds no ``:`` and is followed by ``:``; the lookahead ``(?![\w:~<>]|\s*:)`` says that this
+#   ``:`` ends the run and that the run is not followed by ``\s*:``, so the longest try fails and
+#   the next one (one character shorter, the fast name) is the first success; the tags (greedy, then
+#   ``\s?`` and ``.*``) are the same subpatterns;
+# * a line holding an oversized number is not a record (:func:`parse_plog_line` checks that first):
+#   callers only call the fast path for a text :func:`~skdbg.parsers.common.oversized_number` has
+#   cleared (the scan checks whole batches of lines at once, see ``skdbg.parsers.plog``);
+# * the record's values are computed by the same functions (``int``, ``str.strip``, :func:`_stamp`,
+#   ``TAG_RE.findall``, ``rstrip("\r")``) from the same substrings.
+
+FAST_LINE_RE = re.compile(
+    r"\[(?P<level>[A-Z]+)\] *(?P<module>[A-Za-z_][A-Za-z0-9_]*)\((?P<pid>[0-9]+),(?P<proc>[^)]*)\):"
+    r"(?P<ts>[0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}\.[0-9]{3}) *"
+    r"\[(?:[A-Za-z0-9_.+\-/]*/)?(?P<src>[A-Za-z0-9_.+\-]*):(?P<line>[0-9]+)\]"
+    r"(?:\[SK\]\[(?P<sk_func>[^\]]*)\] ?(?P<sk_text>.*)"
+    r"|(?P<tid>[0-9]+) +(?P<func>[A-Za-z_~][A-Za-z0-9_~<>]*):(?![\w:~<>]|\s*:)"
+    r"(?P<tags>(?:\[[A-Z_]+\])*)\s?(?P<text>.*)"
+    r"|\[tid:(?P<idedd_tid>[0-9]+)\]\s?(?P<idedd_text>.*))"
+)
+
+#: ``PlogLine(*values)`` without the frozen ``__init__`` (same object, ~5x cheaper)
+build_plog_line = frozen_builder(PlogLine)
+
+#: printed tag run (``[INIT][DEFAULT]``) → tags; a log uses a handful of runs (bounded)
+_TAGS: dict[str, tuple[str, ...]] = {}
+_TAGS_MAX = 1 << 10
+
+
+def fast_plog_line(text: str, src: Source, complete: bool = True) -> PlogLine | None:
+    """:func:`parse_plog_line` for the common shapes (SK, RUNTIME/GE ``tid Func:``, IDEDD), or None
+    when the line is not one of them — the caller then asks :func:`parse_plog_line`.
+
+    Precondition: ``oversized_number(text)`` is None (checked by the caller, often for many lines at
+    once). Equal to :func:`parse_plog_line` field for field whenever it returns a record (see the
+    comment above and ``tests/test_plog_line_fast.py``).
+    """
+    m = FAST_LINE_RE.fullmatch(text)
+    if m is None:
+        return None
+    (level, module, pid, proc, ts_text, src_file, line_no, sk_func, sk_text, tid, func, tag_text, body,
+     idedd_tid, idedd_text) = m.groups()  # fmt: skip
+    if sk_func is not None:
+        return build_plog_line(
+            src, level, module, int(pid), proc.strip(), _stamp(ts_text), ts_text, src_file,
+            int(line_no), None, sk_func, (), sk_text.rstrip("\r"), True, complete,
+        )  # fmt: skip
+    if tid is not None:
+        tags = _TAGS.get(tag_text)
+        if tags is None:
+            tags = tuple(TAG_RE.findall(tag_text))
+            if len(_TAGS) >= _TAGS_MAX:
+                _TAGS.clear()
+            _TAGS[tag_text] = tags
+        return build_plog_line(
+            src, level, module, int(pid), proc.strip(), _stamp(ts_text), ts_text, src_file,
+            int(line_no), int(tid), func, tags, body.rstrip("\r"), False, complete,
+        )  # fmt: skip
+    return build_plog_line(
+        src, level, module, int(pid), proc.strip(), _stamp(ts_text), ts_text, src_file,
+        int(line_no), int(idedd_tid), None, (), idedd_text.rstrip("\r"), False, complete,
+    )  # fmt: skip
