@@ -189,11 +189,15 @@ def parse_plog_line(text: str, src: Source, *, complete: bool = True) -> PlogLin
 #   ``]`` and whitespace, so the lazy ``[^\]]*?`` stops at the fast path's ``:`` (the first one) and
 #   ``src.strip()`` is the path itself; ``rsplit("/", 1)[-1]`` is the part after the last ``/``,
 #   which the fast pattern captures (its greedy optional directory part ends at the last ``/``);
-# * ``rest`` (``.*$``) runs to the end: the fast pattern must match the whole text (``fullmatch``;
-#   a text ending in ``\n``, which ``$`` would also accept, is left to the general path);
+# * ``rest`` (``.*$``) runs to the end and holds no newline (``.`` stops at one; ``$`` also matches
+#   before a last ``\n``, which is left out of ``rest``): the fast pattern must match the whole text
+#   (``fullmatch``) and never takes a newline after ``proc`` (``.``, its classes and ``[^\S\n]``
+#   exclude it), so a text holding one there is declined — the general path decides;
 # * the rest shapes copy SK_REST_RE, IDEDD_REST_RE and TID_FUNC_RE with their leading ``\s*``
 #   matching nothing (the rest starts with ``[`` or a digit) and are tried in the same order: a rest
-#   starting with a digit fails the first two, one starting with ``[tid:`` fails the first;
+#   starting with a digit fails the first two, one starting with ``[tid:`` fails the first. Where
+#   they take ``\s?`` or ``[^\]]*``, the fast pattern takes the same without newline, which is the
+#   same on a ``rest`` (it holds none);
 # * TID_FUNC_RE's function name ``[A-Za-z_~][\w:~<>]*`` is greedy and may hold ``:``: the matcher
 #   first tries the longest run and gives characters back until ``\s*:`` follows. The fast name
 #   holds no ``:`` and is followed by ``:``; the lookahead ``(?![\w:~<>]|\s*:)`` says that this
@@ -210,10 +214,10 @@ FAST_LINE_RE = re.compile(
     r"\[(?P<level>[A-Z]+)\] *(?P<module>[A-Za-z_][A-Za-z0-9_]*)\((?P<pid>[0-9]+),(?P<proc>[^)]*)\):"
     r"(?P<ts>[0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}\.[0-9]{3}) *"
     r"\[(?:[A-Za-z0-9_.+\-/]*/)?(?P<src>[A-Za-z0-9_.+\-]*):(?P<line>[0-9]+)\]"
-    r"(?:\[SK\]\[(?P<sk_func>[^\]]*)\] ?(?P<sk_text>.*)"
+    r"(?:\[SK\]\[(?P<sk_func>[^\]\n]*)\] ?(?P<sk_text>.*)"
     r"|(?P<tid>[0-9]+) +(?P<func>[A-Za-z_~][A-Za-z0-9_~<>]*):(?![\w:~<>]|\s*:)"
-    r"(?P<tags>(?:\[[A-Z_]+\])*)\s?(?P<text>.*)"
-    r"|\[tid:(?P<idedd_tid>[0-9]+)\]\s?(?P<idedd_text>.*))"
+    r"(?P<tags>(?:\[[A-Z_]+\])*)[^\S\n]?(?P<text>.*)"
+    r"|\[tid:(?P<idedd_tid>[0-9]+)\][^\S\n]?(?P<idedd_text>.*))"
 )
 
 #: ``PlogLine(*values)`` without the frozen ``__init__`` (same object, ~5x cheaper)
