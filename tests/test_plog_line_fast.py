@@ -471,3 +471,48 @@ def test_scan_records_of_a_long_file_cross_batches(tmp_path: Path) -> None:
     last = got[299]
     assert isinstance(last, PlogLine) and last.complete is False and last.text == "n=299"
     assert isinstance(got[250], PlogLine) and got[250].text == "n=250"
+
+
+def test_pid_filter_on_batches_of_records_only(tmp_path: Path) -> None:
+    """Two processes' lines interleaved, every line a record: the filter keeps one pid's, in order."""
+    row = "[ERROR] ASCENDCKERNEL({},python3):2026-06-10-14:03:21.518.{:03d} [h.cpp:9][SK][F] n={}"
+    rows = [row.format(48213 if i % 3 else 777, i % 1000, i) for i in range(400)]
+    path = tmp_path / "plog-48213_20260610140321518.log"
+    data = ("\n".join(rows) + "\n").encode()
+    path.write_bytes(data)
+    got = list(scan_plog(path, 48213))
+    assert [r.text for r in got if isinstance(r, PlogLine)] == [f"n={i}" for i in range(400) if i % 3]
+    assert got == _reference(path, data, 48213)
+    assert len(list(scan_plog(path, 777))) == 134
+
+
+def test_stamps_across_seconds_and_an_impossible_one(tmp_path: Path) -> None:
+    """The second's fields are reused only while the second lasts; a month-13 line has no time."""
+    row = "[INFO] ASCENDCKERNEL(1,p):2026-{:02d}-10-14:03:{:02d}.{:03d}.{:03d} [h.cpp:9][SK][F] n"
+    stamps = [(6, i // 7, i % 1000, (i * 37) % 1000) for i in range(200)]
+    stamps[100] = (13, 14, 0, 0)
+    stamps[101] = (6, 14, 0, 1)  # the same second as the line before, in a valid month
+    path = tmp_path / "plog-1_20260610140321518.log"
+    path.write_text("\n".join(row.format(*s) for s in stamps) + "\n")
+    got = list(scan_plog(path))
+    want = [
+        None if mo == 13 else datetime(2026, mo, 10, 14, 3, s, ms * 1000 + us) for mo, s, ms, us in stamps
+    ]
+    assert [r.ts for r in got if isinstance(r, PlogLine)] == want
+
+
+def test_repeated_parts_tables_stay_bounded_and_right(tmp_path: Path) -> None:
+    """More distinct heads and locations than the tables hold: every record still has its own."""
+    from skdbg.parsers import plog_line
+
+    n = plog_line._REPEATS_MAX + 500
+    row = "[ERROR] RUNTIME({},python3):2026-06-10-14:03:21.518.100 [a/s{}.cc:{}]9 F:[EXEC]ErrCode=1"
+    path = tmp_path / "plog-1_20260610140321518.log"
+    path.write_text("\n".join(row.format(i, i, i + 1) for i in range(n)) + "\n")
+    got = list(scan_plog(path))
+    assert [(r.pid, r.src_file, r.src_line) for r in got if isinstance(r, PlogLine)] == [
+        (i, f"s{i}.cc", i + 1) for i in range(n)
+    ]
+    assert (
+        len(plog_line._HEADS) <= plog_line._REPEATS_MAX and len(plog_line._PLACES) <= plog_line._REPEATS_MAX
+    )
