@@ -652,7 +652,7 @@ def _scan_records(
 ) -> Iterator[list[PlogLine | Unrecognized]]:
     """The records of the marker lines, a batch of lines at a time (see :data:`_BATCH_LINES`).
 
-    Each line is what the line-at-a-time loop made of it: one trailing ``\r`` removed, decoded as
+    Each line is what the line-at-a-time loop made of it: one trailing ``\\r`` removed, decoded as
     UTF-8 with replacement, then :func:`parse_plog_line` — asked only for the lines
     :func:`fast_plog_lines` does not recognise, and for every line holding a number that may be
     oversized (the general path refuses those). Two C passes over the batch tell that none of its
@@ -672,7 +672,11 @@ def _scan_records(
             texts = [raw.decode("utf-8", errors="replace") for raw in blob.split(b"\n")]
             cleared = False
         sources = [new_source(file, no, None) for no in nos]
-        recs = fast_plog_lines(texts, sources, completes)
+        if cleared:
+            recs = fast_plog_lines(texts, sources, completes)
+        else:  # the fast path's precondition, line by line ("" is no record: the grammar refuses the line)
+            fits = [t if oversized_number(t) is None else "" for t in texts]
+            recs = fast_plog_lines(fits, sources, completes)
         if cleared and all(recs):  # every line a record (PlogLine is always true): the common case
             if pid is None:
                 yield cast("list[PlogLine | Unrecognized]", recs)
@@ -683,8 +687,7 @@ def _scan_records(
                 yield kept
             continue
         out: list[PlogLine | Unrecognized] = []
-        for text, src, complete, fast in zip(texts, sources, completes, recs, strict=True):
-            rec = fast if cleared or oversized_number(text) is None else None  # the fast path's precondition
+        for text, src, complete, rec in zip(texts, sources, completes, recs, strict=True):
             if rec is None:
                 rec = parse_plog_line(text, src, complete=complete)
             if rec is None:

@@ -281,11 +281,11 @@ def fast_plog_line(text: str, src: Source, complete: bool = True) -> PlogLine | 
     """:func:`parse_plog_line` for the common shapes (SK, RUNTIME/GE ``tid Func:``, IDEDD), or None
     when the line is not one of them — the caller then asks :func:`parse_plog_line`.
 
-    Precondition: ``oversized_number(text)`` is None (checked by the caller, often for many lines at
-    once). Equal to :func:`parse_plog_line` field for field whenever it returns a record (see the
-    comment above and ``tests/test_plog_line_fast.py``).
+    Equal to :func:`parse_plog_line` field for field whenever it returns a record (see the comment
+    above and ``tests/test_plog_line_fast.py``). One line at a time, it checks both preconditions
+    itself; :func:`fast_plog_lines` leaves them to its caller (the scan checks whole batches).
     """
-    if "\n" in text:
+    if "\n" in text or oversized_number(text) is not None:
         return None
     return fast_plog_lines((text,), (src,), (complete,))[0]
 
@@ -293,8 +293,11 @@ def fast_plog_line(text: str, src: Source, complete: bool = True) -> PlogLine | 
 def fast_plog_lines(
     texts: Sequence[str], sources: Sequence[Source], completes: Sequence[bool]
 ) -> list[PlogLine | None]:
-    """:func:`fast_plog_line` of each line (none may hold a ``\\n``), in one loop: a scan hands its
-    lines over in batches, one call and the lookups hoisted out of the loop instead of one per line."""
+    """:func:`fast_plog_line` of each line, in one loop: a scan hands its lines over in batches, one
+    call and the lookups hoisted out of the loop instead of one per line.
+
+    Preconditions (see the comment above): no text holds a ``\\n`` or an oversized number — a
+    number of thousands of digits would make ``int`` raise."""
     out: list[PlogLine | None] = []
     append = out.append
     match = FAST_LINE_RE.match
