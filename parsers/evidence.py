@@ -222,27 +222,33 @@ class Evidence:
         return out
 
     def _scan_one(self, f: PlogFile, pe: PlogEvidence, gaps: list[Gap]) -> None:
-        from skdbg.parsers.plog import scan_plog
+        from skdbg.parsers.plog import scan_plog_batches
         from skdbg.parsers.plog_line import PlogLine
         from skdbg.parsers.runtime_faults import classify_runtime, parse_error_manager_line
 
         on_digest = self._on_digest
         hasher = _CountingSha256() if on_digest is not None else None
-        for item in scan_plog(f.path, gaps=gaps, hasher=hasher):  # a line over MAX_LINE is a recorded gap
-            if isinstance(item, PlogLine):
-                if item.pid != pe.pid:
-                    pe.foreign.append(item)
-                    continue
-                pe.lines.append(item)
-                rec = classify_runtime(item)
-                if rec is not None:
-                    pe.faults.append(rec)
-            else:
-                em = parse_error_manager_line(item.text, item.src)
-                if em is not None:
-                    pe.error_manager.append(em)
+        keep, pid = pe.lines.append, pe.pid
+        # scan_plog's items a batch at a time (a line over MAX_LINE is a recorded gap)
+        for batch in scan_plog_batches(f.path, gaps=gaps, hasher=hasher):
+            for item in batch:
+                if type(item) is PlogLine:
+                    if item.pid != pid:
+                        pe.foreign.append(item)
+                        continue
+                    keep(item)
+                    if item.is_sk:  # the SK handler's lines are its parser's; classify_runtime says None
+                        continue
+                    rec = classify_runtime(item)
+                    if rec is not None:
+                        pe.faults.append(rec)
                 else:
-                    pe.unrecognized.append(item)
+                    assert isinstance(item, Unrecognized)
+                    em = parse_error_manager_line(item.text, item.src)
+                    if em is not None:
+                        pe.error_manager.append(em)
+                    else:
+                        pe.unrecognized.append(item)
         if hasher is not None and on_digest is not None:
             on_digest(f.path, hasher.size, hasher.sha.hexdigest())
 

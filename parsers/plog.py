@@ -36,13 +36,15 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, cast
 
-from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
+from skdbg.parsers.bulk import frozen_builder
+from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized, may_hold_oversized, oversized_number
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.fsguard import open_regular
-from skdbg.parsers.plog_line import PlogLine, parse_plog_line
+from skdbg.parsers.plog_line import PlogLine, fast_plog_lines, parse_plog_line
 from skdbg.parsers.runtime_faults import (
     ErrorManagerLine,
     RuntimeRecord,
@@ -94,6 +96,14 @@ FAULT_MARKERS: tuple[bytes, ...] = (
 CHUNK = 8 << 20
 _SAMPLE = 1 << 20  # bytes of a block the anchor choice looks at
 _ANCHOR = 4
+
+#: marker lines turned into records together (:func:`_scan_records`): enough to make the batch's
+#: checks cheap per line (~10 KB of typical lines), few enough to bound memory whatever the lines
+#: (at most this many lines of at most ``MAX_LINE`` bytes, and their joined copy)
+_BATCH_LINES = 64
+
+#: ``Source(file, line, None)`` without the frozen ``__init__`` (one per marker line)
+build_source = frozen_builder(Source)
 
 #: blocks up to this size are searched with ``bytes.find`` (no numpy import for a small scene's plogs)
 _SMALL_BLOCK = 1 << 20
@@ -601,6 +611,22 @@ def scan_plog(
     A directory, missing or binary file raises :class:`ParseError`. ``hasher`` is fed the whole file
     (see :func:`scan_marker_lines`); it is complete once the iterator is exhausted.
     """
+    for batch in scan_plog_batches(path, pid, markers=markers, gaps=gaps, hasher=hasher):
+        yield from batch
+
+
+def scan_plog_batches(
+    path: PathLike,
+    pid: int | None = None,
+    *,
+    markers: Sequence[bytes] = FAULT_MARKERS,
+    gaps: list[Gap] | None = None,
+    hasher: Hasher | None = None,
+) -> Iterator[list[PlogLine | Unrecognized]]:
+    """:func:`scan_plog`'s items, a list at a time (in order; a list may be empty).
+
+    Why: a caller that keeps tens of thousands of records (``Evidence``) pays a generator step per
+    item with :func:`scan_plog`; here it pays one per batch of lines."""
     p = check_text_file(path, what=WHAT)
     file = str(path)
     cuts: list[tuple[int, int]] = []
@@ -623,14 +649,49 @@ def _scan_records(
     markers: Sequence[bytes],
     cuts: list[tuple[int, int]],
     hasher: Hasher | None,
-) -> Iterator[PlogLine | Unrecognized]:
-    for no, raw, complete in scan_marker_lines(p, markers, cuts, hasher):
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
-        text = raw.decode("utf-8", errors="replace")
-        src = Source(file, no)
-        rec = parse_plog_line(text, src, complete=complete)
-        if rec is None:
-            yield Unrecognized(src, text, "plog_scan")
-        elif pid is None or rec.pid == pid:
-            yield rec
+) -> Iterator[list[PlogLine | Unrecognized]]:
+    """The records of the marker lines, a batch of lines at a time (see :data:`_BATCH_LINES`).
+
+    Each line is what the line-at-a-time loop made of it: one trailing ``\\r`` removed, decoded as
+    UTF-8 with replacement, then :func:`parse_plog_line` — asked only for the lines
+    :func:`fast_plog_lines` does not recognise, and for every line holding a number that may be
+    oversized (the general path refuses those). Two C passes over the batch tell that none of its
+    lines is non-ASCII or holds a run of 17 hex digits, the common case; only then are the per-line
+    checks skipped."""
+    lines = scan_marker_lines(p, markers, cuts, hasher)
+    new_source = build_source
+    while batch := list(islice(lines, _BATCH_LINES)):
+        nos, raws, completes = zip(*batch, strict=True)
+        blob = b"\n".join(raws)
+        if b"\r" in blob:  # one \r off each line end (no raw line holds a \n: each \r\n is an end)
+            blob = (blob + b"\n").replace(b"\r\n", b"\n")[:-1]
+        if blob.isascii():
+            texts = blob.decode("ascii").split("\n")
+            cleared = not may_hold_oversized(blob)
+        else:
+            texts = [raw.decode("utf-8", errors="replace") for raw in blob.split(b"\n")]
+            cleared = False
+        sources = [new_source(file, no, None) for no in nos]
+        if cleared:
+            recs = fast_plog_lines(texts, sources, completes)
+        else:  # the fast path's precondition, line by line ("" is no record: the grammar refuses the line)
+            fits = [t if oversized_number(t) is None else "" for t in texts]
+            recs = fast_plog_lines(fits, sources, completes)
+        if cleared and all(recs):  # every line a record (PlogLine is always true): the common case
+            if pid is None:
+                yield cast("list[PlogLine | Unrecognized]", recs)
+            else:
+                kept: list[PlogLine | Unrecognized] = [
+                    r for r in cast("list[PlogLine]", recs) if r.pid == pid
+                ]
+                yield kept
+            continue
+        out: list[PlogLine | Unrecognized] = []
+        for text, src, complete, rec in zip(texts, sources, completes, recs, strict=True):
+            if rec is None:
+                rec = parse_plog_line(text, src, complete=complete)
+            if rec is None:
+                out.append(Unrecognized(src, text, "plog_scan"))
+            elif pid is None or rec.pid == pid:
+                out.append(rec)
+        yield out

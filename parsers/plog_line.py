@@ -16,9 +16,11 @@ Only this module knows the grammar; everything downstream works on :class:`PlogL
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import Source, oversized_number
 
 LINE_RE = re.compile(
@@ -90,27 +92,33 @@ _SECONDS: dict[str, tuple[int, int, int, int, int, int] | None] = {}
 _SECONDS_MAX = 1 << 12
 
 
+def _second(head: str) -> tuple[int, int, int, int, int, int] | None:
+    """The datetime fields of a stamp's first 19 characters (None: out of range), cached."""
+    try:
+        return _SECONDS[head]
+    except KeyError:
+        pass
+    fields: tuple[int, int, int, int, int, int] | None = (
+        int(head[0:4]),
+        int(head[5:7]),
+        int(head[8:10]),
+        int(head[11:13]),
+        int(head[14:16]),
+        int(head[17:19]),
+    )
+    try:
+        datetime(*fields)  # type: ignore[misc]
+    except ValueError:
+        fields = None
+    if len(_SECONDS) >= _SECONDS_MAX:
+        _SECONDS.clear()
+    _SECONDS[head] = fields
+    return fields
+
+
 def _stamp(ts_text: str) -> datetime | None:
     """:func:`parse_plog_ts` for a stamp :data:`LINE_RE` already matched (same fields, same format)."""
-    head = ts_text[:19]
-    try:
-        fields = _SECONDS[head]
-    except KeyError:
-        fields = (
-            int(head[0:4]),
-            int(head[5:7]),
-            int(head[8:10]),
-            int(head[11:13]),
-            int(head[14:16]),
-            int(head[17:19]),
-        )
-        try:
-            datetime(*fields)
-        except ValueError:
-            fields = None
-        if len(_SECONDS) >= _SECONDS_MAX:
-            _SECONDS.clear()
-        _SECONDS[head] = fields
+    fields = _second(ts_text[:19])
     if fields is None:
         return None
     return datetime(*fields, int(ts_text[20:23]) * 1000 + int(ts_text[24:27]))
@@ -162,3 +170,212 @@ def parse_plog_line(text: str, src: Source, *, complete: bool = True) -> PlogLin
         is_sk,
         complete,
     )
+
+
+# ----------------------------------------------------------------------------- fast path
+#
+# Why: ``skdbg analyze`` tokenizes every marker line of a GB plog (tens of thousands, most of them SK
+# exception-handler lines) in a thread that shares the GIL with the sk_meta parsing, so each
+# microsecond per line is paid serially. :func:`parse_plog_line` runs two to four patterns and the
+# frozen ``__init__`` of a 15-field record; :func:`fast_plog_lines` runs one pattern per line, reuses
+# what repeats from line to line (the ``[LEVEL] MODULE(pid,proc)`` head, the ``[file:line]``
+# location, the stamp's second, the tag run) and builds the record without the frozen ``__init__``.
+# It is a *subset* of the grammar above, never a second grammar: it recognises only lines for which
+# :func:`parse_plog_line` gives the very same record, and says "not recognised" (None) for every
+# other line, which the caller hands to the general path.
+#
+# Preconditions (the scan establishes both, for whole batches of lines): the text is one physical
+# line (no ``\n``; :func:`fast_plog_line` checks it) and holds no oversized number
+# (:func:`~skdbg.parsers.common.oversized_number` is None; the general path refuses such lines).
+#
+# Why each shortcut is equivalent (``LINE_RE``'s matcher tries the alternatives of every quantifier
+# in priority order and keeps the first success; below, the fast pattern's match fixes that success):
+#
+# * every ``\s*`` of LINE_RE whose fast twin is `` *`` or nothing is followed, in the fast pattern,
+#   by a character that is not whitespace (``[``, a letter, a digit, ``(``, ``,``, ``:``); the greedy
+#   ``\s*`` therefore takes exactly the spaces the fast pattern took, and no other split exists;
+# * ``[A-Z]+``, ``\d+`` (fast: ``[0-9]+``), the module name and ``[^)]*`` are each followed by a
+#   character outside their class, so their greedy runs are the fast pattern's runs; the stamp has
+#   a fixed width. The head (``[LEVEL] MODULE(pid,proc)``) is therefore parsed the same way
+#   whatever follows it: its fields are a function of its text, computed once per distinct head;
+# * ``pre`` is lazy, so zero extra bracket groups are tried first; ``[`` + path + ``:`` + digits +
+#   ``]`` then matches with the same ``src`` and ``line``: the fast path's characters exclude ``:``,
+#   ``]`` and whitespace, so the lazy ``[^\]]*?`` stops at the fast path's ``:`` (the only one) and
+#   ``src.strip()`` is the path itself; its basename is computed once per distinct location;
+# * ``rest`` (``.*$``) is everything after ``]`` (the text holds no newline); the rest shapes copy
+#   SK_REST_RE, IDEDD_REST_RE and TID_FUNC_RE with their leading ``\s*`` matching nothing (the rest
+#   starts with ``[`` or a digit) and are tried in the same order: a rest starting with a digit fails
+#   the first two, one starting with ``[tid:`` fails the first. Each ends in ``(?P<text>.*)$``, which
+#   takes all that is left: the fast pattern stops before it and the text is the rest of the line;
+# * TID_FUNC_RE's function name ``[A-Za-z_~][\w:~<>]*`` is greedy and may hold ``:``: the matcher
+#   first tries the longest run and gives characters back until ``\s*:`` follows. The fast name
+#   holds no ``:`` and is followed by ``:``; the lookahead ``(?![\w:~<>]|\s*:)`` says that this
+#   ``:`` ends the run and that the run is not followed by ``\s*:``, so the longest try fails and
+#   the next one (one character shorter, the fast name) is the first success; the tags (greedy,
+#   then ``\s?``) are the same subpatterns (``\s`` without ``\n``, the same on a line without one);
+# * the record's values are computed by the same functions (``int``, ``str.strip``, the stamp's
+#   :func:`_second`, ``TAG_RE.findall``, ``rstrip("\r")``) from the same substrings; the stamp's
+#   milli- and microseconds (three ASCII digits each) by a table of ``int`` of every such text.
+
+FAST_LINE_RE = re.compile(
+    r"(?P<head>\[[A-Z]+\] *[A-Za-z_][A-Za-z0-9_]*\([0-9]+,[^)]*\)):"
+    r"(?P<ts>[0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}\.[0-9]{3}) *"
+    r"\[(?P<at>[A-Za-z0-9_.+\-/]*:[0-9]+)\]"
+    r"(?:\[SK\]\[(?P<sk_func>[^\]\n]*)\] ?"
+    r"|(?P<tid>[0-9]+) +(?P<func>[A-Za-z_~][A-Za-z0-9_~<>]*):(?![\w:~<>]|\s*:)"
+    r"(?P<tags>(?:\[[A-Z_]+\])*)[^\S\n]?"
+    r"|\[tid:(?P<idedd_tid>[0-9]+)\][^\S\n]?)"
+)
+#: the head of :data:`FAST_LINE_RE`, split into its fields
+_HEAD_RE = re.compile(r"\[([A-Z]+)\] *([A-Za-z_][A-Za-z0-9_]*)\(([0-9]+),([^)]*)\)")
+
+#: ``PlogLine(*values)`` without the frozen ``__init__`` (same object, ~5x cheaper)
+build_plog_line = frozen_builder(PlogLine)
+
+#: what repeats from line to line, by its text: head → (level, module, pid, proc), ``file:line`` →
+#: (basename, line), tag run (``[INIT][DEFAULT]``) → tags. A log holds a handful of heads and tag
+#: runs and a few hundred locations; each table is emptied when it reaches :data:`_REPEATS_MAX`.
+_HEADS: dict[str, tuple[str, str, int, str]] = {}
+_PLACES: dict[str, tuple[str, int]] = {}
+_TAGS: dict[str, tuple[str, ...]] = {}
+_REPEATS_MAX = 1 << 12
+#: ``int`` of every three-ASCII-digit text (the stamp's milli- and microseconds), by lookup
+_DIGITS3 = {f"{i:03d}": i for i in range(1000)}
+
+
+def _head(head: str) -> tuple[str, str, int, str]:
+    fields = _HEADS.get(head)
+    if fields is None:
+        m = _HEAD_RE.fullmatch(head)
+        assert m is not None  # the head group of FAST_LINE_RE is this pattern
+        level, module, pid, proc = m.groups()
+        fields = (level, module, int(pid), proc.strip())
+        if len(_HEADS) >= _REPEATS_MAX:
+            _HEADS.clear()
+        _HEADS[head] = fields
+    return fields
+
+
+def _place(at: str) -> tuple[str, int]:
+    place = _PLACES.get(at)
+    if place is None:
+        path, _, line_no = at.rpartition(":")
+        place = (path.rsplit("/", 1)[-1], int(line_no))
+        if len(_PLACES) >= _REPEATS_MAX:
+            _PLACES.clear()
+        _PLACES[at] = place
+    return place
+
+
+def _tags(tag_text: str) -> tuple[str, ...]:
+    tags = _TAGS.get(tag_text)
+    if tags is None:
+        tags = tuple(TAG_RE.findall(tag_text))
+        if len(_TAGS) >= _REPEATS_MAX:
+            _TAGS.clear()
+        _TAGS[tag_text] = tags
+    return tags
+
+
+def fast_plog_line(text: str, src: Source, complete: bool = True) -> PlogLine | None:
+    """:func:`parse_plog_line` for the common shapes (SK, RUNTIME/GE ``tid Func:``, IDEDD), or None
+    when the line is not one of them — the caller then asks :func:`parse_plog_line`.
+
+    Equal to :func:`parse_plog_line` field for field whenever it returns a record (see the comment
+    above and ``tests/test_plog_line_fast.py``). One line at a time, it checks both preconditions
+    itself; :func:`fast_plog_lines` leaves them to its caller (the scan checks whole batches).
+    """
+    if "\n" in text or oversized_number(text) is not None:
+        return None
+    return fast_plog_lines((text,), (src,), (complete,))[0]
+
+
+def fast_plog_lines(
+    texts: Sequence[str], sources: Sequence[Source], completes: Sequence[bool]
+) -> list[PlogLine | None]:
+    """:func:`fast_plog_line` of each line, in one loop: a scan hands its lines over in batches, one
+    call and the lookups hoisted out of the loop instead of one per line.
+
+    Preconditions (see the comment above): no text holds a ``\\n`` or an oversized number — a
+    number of thousands of digits would make ``int`` raise."""
+    out: list[PlogLine | None] = []
+    append = out.append
+    match = FAST_LINE_RE.match
+    build = build_plog_line
+    heads, places, tag_runs, digits3 = _HEADS, _PLACES, _TAGS, _DIGITS3
+    last_second = None  # the stamp's second of the line before (lines come in time order)
+    fields: tuple[int, int, int, int, int, int] | None = None
+    for text, src, complete in zip(texts, sources, completes, strict=True):
+        m = match(text)
+        if m is None:
+            append(None)
+            continue
+        head, ts_text, at, sk_func, tid, func, tag_text, idedd_tid = m.groups()
+        level, module, pid, proc = heads.get(head) or _head(head)
+        src_file, src_line = places.get(at) or _place(at)
+        second = ts_text[:19]  # _stamp(ts_text), the second's fields reused while it lasts
+        if second != last_second:
+            last_second, fields = second, _second(second)
+        ts = (
+            None
+            if fields is None
+            else datetime(*fields, digits3[ts_text[20:23]] * 1000 + digits3[ts_text[24:27]])
+        )
+        body = text[m.end() :].rstrip("\r")
+        if sk_func is not None:
+            rec = build(
+                src,
+                level,
+                module,
+                pid,
+                proc,
+                ts,
+                ts_text,
+                src_file,
+                src_line,
+                None,
+                sk_func,
+                (),
+                body,
+                True,
+                complete,
+            )
+        elif tid is not None:
+            tags = tag_runs.get(tag_text) or _tags(tag_text)
+            rec = build(
+                src,
+                level,
+                module,
+                pid,
+                proc,
+                ts,
+                ts_text,
+                src_file,
+                src_line,
+                int(tid),
+                func,
+                tags,
+                body,
+                False,
+                complete,
+            )
+        else:
+            rec = build(
+                src,
+                level,
+                module,
+                pid,
+                proc,
+                ts,
+                ts_text,
+                src_file,
+                src_line,
+                int(idedd_tid),
+                None,
+                (),
+                body,
+                False,
+                complete,
+            )
+        append(rec)
+    return out
