@@ -6,6 +6,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+#: No test is timed (performance lives in bench/): hypothesis's per-example deadline would make a
+#: property test fail on a loaded machine (seen under `-n 2` beside a benchmark), so it is off for all.
+settings.register_profile("skdbg", deadline=None)
+settings.load_profile("skdbg")
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
