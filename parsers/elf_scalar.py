@@ -1,7 +1,7 @@
 """The FUNC symbol table of a small ELF in plain Python (``struct`` + ``bisect``), without numpy.
 
 Why: ``skdbg analyze`` resolves a handful of PCs per kernel ELF, and a kernel ELF (one per child
-kernel in an SK dump) has a few dozen symbols. numpy's import alone (~65 ms here) then costs more
+kernel in an SK dump) has a few dozen symbols. numpy's import and table (~45 ms here) then cost more
 than the whole rest of the lookup; unpacking a small ``.symtab`` with ``struct.iter_unpack`` and
 answering with ``bisect`` costs well under a millisecond. :class:`ScalarSymbols` answers the two
 single-value questions analyze asks — the range rule (:meth:`ScalarSymbols.lookup`, §4.7 step 3,

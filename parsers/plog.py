@@ -36,7 +36,6 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, cast
 
@@ -98,9 +97,11 @@ _SAMPLE = 1 << 20  # bytes of a block the anchor choice looks at
 _ANCHOR = 4
 
 #: marker lines turned into records together (:func:`_scan_records`): enough to make the batch's
-#: checks cheap per line (~10 KB of typical lines), few enough to bound memory whatever the lines
-#: (at most this many lines of at most ``MAX_LINE`` bytes, and their joined copy)
+#: checks cheap per line (~10 KB of typical lines), few enough to bound memory whatever the lines. A
+#: batch ends at this many lines or once its lines reach :data:`_BATCH_BYTES`; the batch's copies
+#: (joined, ``\r``-stripped, decoded, split) then hold a few times that, or one ``MAX_LINE`` line's worth
 _BATCH_LINES = 64
+_BATCH_BYTES = 256 << 10
 
 #: ``Source(file, line, None)`` without the frozen ``__init__`` (one per marker line)
 build_source = frozen_builder(Source)
@@ -642,6 +643,21 @@ def scan_plog_batches(
             )
 
 
+def _batches(lines: Iterator[tuple[int, bytes, bool]]) -> Iterator[list[tuple[int, bytes, bool]]]:
+    """``lines`` in lists of at most :data:`_BATCH_LINES` lines, each list closed as soon as its lines
+    reach :data:`_BATCH_BYTES` (a list of 64 one-MiB lines, copied four ways, would take hundreds of MB)."""
+    batch: list[tuple[int, bytes, bool]] = []
+    size = 0
+    for item in lines:
+        batch.append(item)
+        size += len(item[1])
+        if len(batch) >= _BATCH_LINES or size >= _BATCH_BYTES:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
 def _scan_records(
     file: str,
     p: Path,
@@ -658,9 +674,8 @@ def _scan_records(
     oversized (the general path refuses those). Two C passes over the batch tell that none of its
     lines is non-ASCII or holds a run of 17 hex digits, the common case; only then are the per-line
     checks skipped."""
-    lines = scan_marker_lines(p, markers, cuts, hasher)
     new_source = build_source
-    while batch := list(islice(lines, _BATCH_LINES)):
+    for batch in _batches(scan_marker_lines(p, markers, cuts, hasher)):
         nos, raws, completes = zip(*batch, strict=True)
         blob = b"\n".join(raws)
         if b"\r" in blob:  # one \r off each line end (no raw line holds a \n: each \r\n is an end)

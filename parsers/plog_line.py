@@ -235,10 +235,14 @@ build_plog_line = frozen_builder(PlogLine)
 #: what repeats from line to line, by its text: head → (level, module, pid, proc), ``file:line`` →
 #: (basename, line), tag run (``[INIT][DEFAULT]``) → tags. A log holds a handful of heads and tag
 #: runs and a few hundred locations; each table is emptied when it reaches :data:`_REPEATS_MAX`.
+#: Only texts up to :data:`_REPEAT_KEY_MAX` characters are kept: a head or location can be up to a
+#: line long (1 MiB), and 4,096 such keys would pin gigabytes after the scan; longer ones are
+#: worked out each time (they are rare, and never repeat in a real log).
 _HEADS: dict[str, tuple[str, str, int, str]] = {}
 _PLACES: dict[str, tuple[str, int]] = {}
 _TAGS: dict[str, tuple[str, ...]] = {}
 _REPEATS_MAX = 1 << 12
+_REPEAT_KEY_MAX = 256
 #: ``int`` of every three-ASCII-digit text (the stamp's milli- and microseconds), by lookup
 _DIGITS3 = {f"{i:03d}": i for i in range(1000)}
 
@@ -250,9 +254,10 @@ def _head(head: str) -> tuple[str, str, int, str]:
         assert m is not None  # the head group of FAST_LINE_RE is this pattern
         level, module, pid, proc = m.groups()
         fields = (level, module, int(pid), proc.strip())
-        if len(_HEADS) >= _REPEATS_MAX:
-            _HEADS.clear()
-        _HEADS[head] = fields
+        if len(head) <= _REPEAT_KEY_MAX:
+            if len(_HEADS) >= _REPEATS_MAX:
+                _HEADS.clear()
+            _HEADS[head] = fields
     return fields
 
 
@@ -261,9 +266,10 @@ def _place(at: str) -> tuple[str, int]:
     if place is None:
         path, _, line_no = at.rpartition(":")
         place = (path.rsplit("/", 1)[-1], int(line_no))
-        if len(_PLACES) >= _REPEATS_MAX:
-            _PLACES.clear()
-        _PLACES[at] = place
+        if len(at) <= _REPEAT_KEY_MAX:
+            if len(_PLACES) >= _REPEATS_MAX:
+                _PLACES.clear()
+            _PLACES[at] = place
     return place
 
 
@@ -271,9 +277,10 @@ def _tags(tag_text: str) -> tuple[str, ...]:
     tags = _TAGS.get(tag_text)
     if tags is None:
         tags = tuple(TAG_RE.findall(tag_text))
-        if len(_TAGS) >= _REPEATS_MAX:
-            _TAGS.clear()
-        _TAGS[tag_text] = tags
+        if len(tag_text) <= _REPEAT_KEY_MAX:
+            if len(_TAGS) >= _REPEATS_MAX:
+                _TAGS.clear()
+            _TAGS[tag_text] = tags
     return tags
 
 
@@ -341,7 +348,9 @@ def fast_plog_lines(
                 complete,
             )
         elif tid is not None:
-            tags = tag_runs.get(tag_text) or _tags(tag_text)
+            tags = tag_runs.get(tag_text)
+            if tags is None:  # () for a line without tags is a cached value too
+                tags = _tags(tag_text)
             rec = build(
                 src,
                 level,

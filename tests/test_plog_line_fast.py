@@ -533,3 +533,43 @@ def test_numbers_no_runtime_prints_never_reach_int(tmp_path: Path) -> None:
     got = list(scan_plog(path))
     assert got[:5] == [Unrecognized(Source(str(path), i + 1), rows[i], "plog_scan") for i in range(5)]
     assert isinstance(got[5], PlogLine) and got[5].text == "fine"
+
+
+def test_long_heads_locations_and_tag_runs_are_not_kept_after_the_scan(tmp_path: Path) -> None:
+    """A head, ``[file:line]`` or tag run can be a line long: such texts are parsed right but never
+    kept in the repeated-part tables (4,096 of them would pin gigabytes once the scan is over)."""
+    from skdbg.parsers import plog_line
+
+    proc = "p" * 5000
+    path_part = "d/" * 2000 + "x.cc"
+    tags = "[EXEC]" * 500
+    rows = [
+        f"[ERROR] RUNTIME(7,{proc}):2026-06-10-14:03:21.518.100 [{path_part}:3]9 F:{tags}ErrCode=1",
+        "[ERROR] RUNTIME(7,python3):2026-06-10-14:03:21.518.101 [a.cc:4]9 F:[EXEC]ErrCode=2",
+    ]
+    path = tmp_path / "plog-7_20260610140321518.log"
+    path.write_text("\n".join(rows) + "\n")
+    plog_line._HEADS.clear()
+    plog_line._PLACES.clear()
+    plog_line._TAGS.clear()
+    got = [r for r in scan_plog(path) if isinstance(r, PlogLine)]
+    assert [(r.proc, r.src_file, r.src_line, len(r.tags), r.text) for r in got] == [
+        (proc, "x.cc", 3, 500, "ErrCode=1"),
+        ("python3", "a.cc", 4, 1, "ErrCode=2"),
+    ]
+    kept = [*plog_line._HEADS, *plog_line._PLACES, *plog_line._TAGS]
+    assert sorted(kept) == sorted(["[ERROR] RUNTIME(7,python3)", "a.cc:4", "[EXEC]"])
+
+
+def test_batches_close_at_their_byte_budget() -> None:
+    """64 one-MiB marker lines are not turned into records together: a batch closes once its lines
+    reach the byte budget, and no line is lost or reordered."""
+    from skdbg.parsers import plog
+
+    big = b"x" * (plog._BATCH_BYTES // 2)
+    items = [(i, big if i % 2 else b"short", True) for i in range(1, 11)]
+    batches = list(plog._batches(iter(items)))
+    assert [len(b) for b in batches] == [3, 4, 3]  # big, short, big | short, big, short, big | rest
+    assert [it for b in batches for it in b] == items
+    many = [(i, b"s", True) for i in range(1, plog._BATCH_LINES * 2 + 2)]
+    assert [len(b) for b in plog._batches(iter(many))] == [plog._BATCH_LINES, plog._BATCH_LINES, 1]
