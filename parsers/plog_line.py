@@ -329,29 +329,19 @@ def fast_plog_lines(
             else datetime(*fields, digits3[ts_text[20:23]] * 1000 + digits3[ts_text[24:27]])
         )
         body = text[m.end() :].rstrip("\r")
+        # the three rest shapes differ only in tid, function, tags and the SK flag
+        tags: tuple[str, ...] | None = ()
         if sk_func is not None:
-            rec = build(
-                src,
-                level,
-                module,
-                pid,
-                proc,
-                ts,
-                ts_text,
-                src_file,
-                src_line,
-                None,
-                sk_func,
-                (),
-                body,
-                True,
-                complete,
-            )
+            line_tid, line_func, is_sk = None, sk_func, True
         elif tid is not None:
             tags = tag_runs.get(tag_text)
             if tags is None:  # () for a line without tags is a cached value too
                 tags = _tags(tag_text)
-            rec = build(
+            line_tid, line_func, is_sk = int(tid), func, False
+        else:
+            line_tid, line_func, is_sk = int(idedd_tid), None, False
+        append(
+            build(
                 src,
                 level,
                 module,
@@ -361,30 +351,12 @@ def fast_plog_lines(
                 ts_text,
                 src_file,
                 src_line,
-                int(tid),
-                func,
+                line_tid,
+                line_func,
                 tags,
                 body,
-                False,
+                is_sk,
                 complete,
             )
-        else:
-            rec = build(
-                src,
-                level,
-                module,
-                pid,
-                proc,
-                ts,
-                ts_text,
-                src_file,
-                src_line,
-                int(idedd_tid),
-                None,
-                (),
-                body,
-                False,
-                complete,
-            )
-        append(rec)
+        )
     return out
