@@ -33,7 +33,7 @@ import io
 import mmap
 import os
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol, cast
@@ -327,6 +327,71 @@ class _RangeIndex:
         return out.astype(np.int64)
 
 
+def nearest_match(offset: int, sym: FuncSymbol, src: Source) -> SymbolMatch:
+    """Tier 2 of the range rule: no sized symbol contains ``offset``, zero-size ``sym`` precedes it."""
+    reason = (
+        f"no sized FUNC symbol contains 0x{offset:x}; nearest preceding zero-size FUNC symbol "
+        f"{sym.name} at 0x{sym.value:x} (+0x{offset - sym.value:x})"
+    )
+    return SymbolMatch(
+        offset, sym, TIER_NEAREST, reason, offset - sym.value, 0, sym.address_models_agree, "low", src
+    )
+
+
+def range_match(
+    offset: int,
+    sym: FuncSymbol,
+    containing: int,
+    src: Source,
+    alt_symbol: Callable[[], FuncSymbol | None],
+) -> SymbolMatch:
+    """Tier 1 of the range rule: ``sym`` won among the ``containing`` sized symbols holding ``offset``.
+
+    ``alt_symbol`` gives the winner under the file-layout model (§4.6 formula 2; None: no function);
+    it is asked only when the two address models disagree for ``sym``'s section. Both symbol tables
+    (numpy and :mod:`~skdbg.parsers.elf_scalar`) build their matches here, so their texts cannot drift."""
+    reason = f"inside {sym.name} [0x{sym.value:x}, 0x{sym.end:x}) at +0x{offset - sym.value:x}"
+    confidence = "high"
+    if containing > 1:
+        reason += (
+            f"; {containing} sized FUNC symbols contain it, chose the smallest, then non-LOCAL "
+            f"(bind {sym.bind}, size 0x{sym.size:x})"
+        )
+        confidence = "medium"
+    agrees = sym.address_models_agree
+    if agrees is False:
+        assert sym.section_model_offset is not None
+        reason += (
+            f"; §4.6 address models disagree for section {sym.section}: st_value puts {sym.name} at "
+            f"image offset 0x{sym.value:x}, the file layout at 0x{sym.section_model_offset:x}"
+        )
+        alt = alt_symbol()
+        if alt is None:
+            reason += f"; by file layout 0x{offset:x} is in no function"
+        elif alt.sym_index == sym.sym_index:
+            reason += "; both models still name the same function"
+        else:
+            reason += f"; by file layout 0x{offset:x} is in {alt.name}"
+        confidence = "medium" if alt is not None and alt.sym_index == sym.sym_index else "low"
+    return SymbolMatch(
+        offset, sym, TIER_SYMTAB, reason, offset - sym.value, containing, agrees, confidence, src
+    )
+
+
+def miss_reason(
+    offset: int, starts: Sequence[int] | npt.NDArray[np.uint64], next_start: int, prev: str
+) -> str:
+    """Why no symbol holds ``offset``: ``starts`` are the sized symbols' starts, sorted, of which
+    ``next_start`` lie at or before it; ``prev`` names the nearest sized symbol ending before it."""
+    if len(starts) == 0:
+        return "the symbol table has no sized, named FUNC symbols"
+    if next_start == 0:
+        return f"0x{offset:x} is before the first function symbol (starts at 0x{int(starts[0]):x})"
+    if next_start >= len(starts):
+        return f"0x{offset:x} is after the last function symbol {prev}"
+    return f"0x{offset:x} is in a gap between {prev} and the next function at 0x{int(starts[next_start]):x}"
+
+
 class SymbolTable:
     """``STT_FUNC`` symbols of one ELF as sorted numpy arrays, built once (§4.7, ecosystem.md §3.4).
 
@@ -487,25 +552,9 @@ class SymbolTable:
             )
         sym = self.symbol(p)
         if code == 2:
-            return self._nearest_match(offset, sym)
+            return nearest_match(offset, sym, self._src)
         inside = (self._sized_start <= np.uint64(offset)) & (np.uint64(offset) < self._sized_end)
-        containing = int(inside.sum())
-        reason = f"inside {sym.name} [0x{sym.value:x}, 0x{sym.end:x}) at +0x{offset - sym.value:x}"
-        confidence = "high"
-        if containing > 1:
-            reason += (
-                f"; {containing} sized FUNC symbols contain it, chose the smallest, then non-LOCAL "
-                f"(bind {sym.bind}, size 0x{sym.size:x})"
-            )
-            confidence = "medium"
-        agrees = sym.address_models_agree
-        if agrees is False:
-            reason += self._disagreement(offset, sym)
-            alt = self._alt_lookup(offset)
-            confidence = "medium" if alt == p else "low"
-        return SymbolMatch(
-            offset, sym, TIER_SYMTAB, reason, offset - sym.value, containing, agrees, confidence, self._src
-        )
+        return range_match(offset, sym, int(inside.sum()), self._src, lambda: self._alt_symbol(offset))
 
     def batch_detail(self, offsets: Sequence[int]) -> BatchDetail:
         """Everything :meth:`lookup` needs for many offsets, in a few array passes.
@@ -544,15 +593,7 @@ class SymbolTable:
 
     def miss_text(self, offset: int, next_start: int, prev: str) -> str:
         """:meth:`_miss_reason` with the searches done (``next_start``: sized starts <= offset)."""
-        if self.sized_count == 0:
-            return "the symbol table has no sized, named FUNC symbols"
-        if next_start == 0:
-            first = int(self._starts_sorted[0])
-            return f"0x{offset:x} is before the first function symbol (starts at 0x{first:x})"
-        if next_start >= self._starts_sorted.shape[0]:
-            return f"0x{offset:x} is after the last function symbol {prev}"
-        nxt = int(self._starts_sorted[next_start])
-        return f"0x{offset:x} is in a gap between {prev} and the next function at 0x{nxt:x}"
+        return miss_reason(offset, self._starts_sorted, next_start, prev)
 
     def match_many(self, offsets: Sequence[int]) -> list[SymbolMatch]:
         """:meth:`lookup` for many offsets: the same matches and reasons from one :meth:`batch_detail`;
@@ -573,7 +614,7 @@ class SymbolTable:
             if sym is None:
                 sym = syms[p] = self.symbol(p)
             if code == 2:
-                out.append(self._nearest_match(offset, sym))
+                out.append(nearest_match(offset, sym, self._src))
             elif d.containing[k] > 1 or sym.address_models_agree is False:
                 out.append(self.lookup(offset))
             else:
@@ -593,36 +634,10 @@ class SymbolTable:
                 )
         return out
 
-    def _nearest_match(self, offset: int, sym: FuncSymbol) -> SymbolMatch:
-        reason = (
-            f"no sized FUNC symbol contains 0x{offset:x}; nearest preceding zero-size FUNC symbol "
-            f"{sym.name} at 0x{sym.value:x} (+0x{offset - sym.value:x})"
-        )
-        return SymbolMatch(
-            offset,
-            sym,
-            TIER_NEAREST,
-            reason,
-            offset - sym.value,
-            0,
-            sym.address_models_agree,
-            "low",
-            self._src,
-        )
-
-    def _disagreement(self, offset: int, sym: FuncSymbol) -> str:
-        assert sym.section_model_offset is not None
-        text = (
-            f"; §4.6 address models disagree for section {sym.section}: st_value puts {sym.name} at "
-            f"image offset 0x{sym.value:x}, the file layout at 0x{sym.section_model_offset:x}"
-        )
+    def _alt_symbol(self, offset: int) -> FuncSymbol | None:
+        """The winner for ``offset`` under the file-layout model, or None."""
         alt = self._alt_lookup(offset)
-        if alt < 0:
-            return text + f"; by file layout 0x{offset:x} is in no function"
-        alt_sym = self.symbol(alt)
-        if alt_sym.sym_index == sym.sym_index:
-            return text + "; both models still name the same function"
-        return text + f"; by file layout 0x{offset:x} is in {alt_sym.name}"
+        return None if alt < 0 else self.symbol(alt)
 
     def _alt_lookup(self, offset: int) -> int:
         """Range rule under the file-layout model (formula 2 of §4.6); built only when needed."""

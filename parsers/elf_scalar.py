@@ -30,13 +30,14 @@ from skdbg.parsers.elf import (
     SHN_UNDEF,
     STB_LOCAL,
     STT_FUNC,
-    TIER_NEAREST,
-    TIER_SYMTAB,
     TIER_UNRESOLVED,
     VISIBILITY_NAMES,
     ExactMatch,
     FuncSymbol,
     SymbolMatch,
+    miss_reason,
+    nearest_match,
+    range_match,
 )
 
 if TYPE_CHECKING:
@@ -205,62 +206,24 @@ class ScalarSymbols:
             )
         sym = self.symbol(p)
         if code == 2:
-            reason = (
-                f"no sized FUNC symbol contains 0x{offset:x}; nearest preceding zero-size FUNC symbol "
-                f"{sym.name} at 0x{sym.value:x} (+0x{offset - sym.value:x})"
-            )
-            return SymbolMatch(
-                offset, sym, TIER_NEAREST, reason, offset - sym.value, 0, sym.address_models_agree, "low",
-                self._src,
-            )  # fmt: skip
+            return nearest_match(offset, sym, self._src)
         containing = bisect_right(self._starts_sorted, offset) - bisect_right(self._ends_sorted, offset)
-        reason = f"inside {sym.name} [0x{sym.value:x}, 0x{sym.end:x}) at +0x{offset - sym.value:x}"
-        confidence = "high"
-        if containing > 1:
-            reason += (
-                f"; {containing} sized FUNC symbols contain it, chose the smallest, then non-LOCAL "
-                f"(bind {sym.bind}, size 0x{sym.size:x})"
-            )
-            confidence = "medium"
-        agrees = sym.address_models_agree
-        if agrees is False:
-            alt = self._alt_lookup(offset)
-            reason += self._disagreement(offset, sym, alt)
-            confidence = "medium" if alt == p else "low"
-        return SymbolMatch(
-            offset, sym, TIER_SYMTAB, reason, offset - sym.value, containing, agrees, confidence, self._src
-        )
+        return range_match(offset, sym, containing, self._src, lambda: self._alt_symbol(offset))
 
     def _miss_reason(self, offset: int) -> str:
-        if not self._sized_pos:
-            return "the symbol table has no sized, named FUNC symbols"
         next_start = bisect_right(self._starts_sorted, offset)  # sized starts at or before the offset
-        if next_start == 0:
-            return (
-                f"0x{offset:x} is before the first function symbol (starts at 0x{self._starts_sorted[0]:x})"
-            )
         e = bisect_right(self._ends_stable, offset) - 1
         if e < 0:
             prev = "(none)"
         else:
             p = self._sized_pos[self._by_end[bisect_left(self._ends_stable, self._ends_stable[e])]]
             prev = f"{self._name(self.name_off[p])} (ends 0x{self.value[p] + self.size[p]:x})"
-        if next_start >= len(self._starts_sorted):
-            return f"0x{offset:x} is after the last function symbol {prev}"
-        nxt = self._starts_sorted[next_start]
-        return f"0x{offset:x} is in a gap between {prev} and the next function at 0x{nxt:x}"
+        return miss_reason(offset, self._starts_sorted, next_start, prev)
 
-    def _disagreement(self, offset: int, sym: FuncSymbol, alt: int) -> str:
-        assert sym.section_model_offset is not None
-        text = (
-            f"; §4.6 address models disagree for section {sym.section}: st_value puts {sym.name} at "
-            f"image offset 0x{sym.value:x}, the file layout at 0x{sym.section_model_offset:x}"
-        )
-        if alt < 0:
-            return text + f"; by file layout 0x{offset:x} is in no function"
-        if self.sym_index[alt] == sym.sym_index:
-            return text + "; both models still name the same function"
-        return text + f"; by file layout 0x{offset:x} is in {self._name(self.name_off[alt])}"
+    def _alt_symbol(self, offset: int) -> FuncSymbol | None:
+        """The winner for ``offset`` under the file-layout model, or None."""
+        alt = self._alt_lookup(offset)
+        return None if alt < 0 else self.symbol(alt)
 
     def _alt_lookup(self, offset: int) -> int:
         """Range rule under the file-layout model (formula 2 of §4.6); built only when needed."""
