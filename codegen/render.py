@@ -15,11 +15,12 @@ if TYPE_CHECKING:
 
 
 @cache
-def _env() -> jinja2.Environment:
+def _env(package: str = "skdbg.codegen") -> jinja2.Environment:
+    """The strict environment over ``package``'s ``templates/`` (one per package, made once)."""
     import jinja2
 
     return jinja2.Environment(
-        loader=jinja2.PackageLoader("skdbg.codegen", "templates"),
+        loader=jinja2.PackageLoader(package, "templates"),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -29,12 +30,17 @@ def _env() -> jinja2.Environment:
 
 
 @cache
-def _template(name: str) -> jinja2.Template:
-    return _env().get_template(name)
+def _template(name: str, package: str) -> jinja2.Template:
+    return _env(package).get_template(name)
 
 
 def render(template: str, **values: Any) -> str:
-    return _template(template).render(**values)
+    return _template(template, "skdbg.codegen").render(**values)
+
+
+def render_from(templates_of: str, template: str, **values: Any) -> str:
+    """:func:`render` for a template of another package's ``templates/`` (same strict settings)."""
+    return _template(template, templates_of).render(**values)
 
 
 def render_string(source: str, **values: Any) -> str:

@@ -6,24 +6,12 @@ in generated C++ that a golden comparison might not catch for every option combi
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
-import jinja2
-
-
-@lru_cache(maxsize=1)
-def _env() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.PackageLoader("skdbg.codegen.fusion", "templates"),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        autoescape=False,
-    )
+from skdbg.codegen.render import render_from
 
 
 def render(name: str, **values: Any) -> str:
-    """Render one template of ``templates/`` with the given values."""
-    return _env().get_template(name).render(**values)
+    """Render one template of ``templates/`` with the given values (the codegen environment's strict
+    settings, over this package's templates)."""
+    return render_from("skdbg.codegen.fusion", name, **values)
