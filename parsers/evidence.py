@@ -237,8 +237,6 @@ class Evidence:
                         pe.foreign.append(item)
                         continue
                     keep(item)
-                    if item.is_sk:  # the SK handler's lines are its parser's; classify_runtime says None
-                        continue
                     rec = classify_runtime(item)
                     if rec is not None:
                         pe.faults.append(rec)
