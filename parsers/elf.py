@@ -33,7 +33,7 @@ import io
 import mmap
 import os
 import struct
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol, cast
@@ -245,6 +245,33 @@ class BatchDetail:
     prev_k: list[int]
 
 
+def paint_intervals(n_intervals: int, lo: list[int], hi: list[int], priority: Iterable[int]) -> list[int]:
+    """Elementary intervals ``0..n_intervals-1`` each painted with the first symbol of ``priority``
+    that covers it (symbol ``k`` covers ``lo[k]..hi[k]-1``); ``-1`` where none does.
+
+    Each interval is painted once: a union-find "next unpainted interval" skips the painted ones, so
+    the cost is linear in the intervals plus the symbols, however much they overlap."""
+    winner = [-1] * n_intervals
+    nxt = list(range(n_intervals + 1))
+
+    def find(i: int) -> int:
+        root = i
+        while nxt[root] != root:
+            root = nxt[root]
+        while nxt[i] != root:
+            nxt[i], i = root, nxt[i]
+        return root
+
+    for k in priority:
+        i = find(lo[k])
+        end = hi[k]
+        while i < end:
+            winner[i] = k
+            nxt[i] = i + 1
+            i = find(i + 1)
+    return winner
+
+
 class _RangeIndex:
     """Non-overlapping elementary intervals with one winning symbol each.
 
@@ -296,25 +323,8 @@ class _RangeIndex:
             winner[lo] = np.arange(n, dtype=np.int64)
         else:
             priority = np.lexsort((order_key, local.astype(np.int8), sizes))
-            nxt = list(range(n_int + 1))  # union-find "next unpainted interval"
-
-            def find(i: int) -> int:
-                root = i
-                while nxt[root] != root:
-                    root = nxt[root]
-                while nxt[i] != root:
-                    nxt[i], i = root, nxt[i]
-                return root
-
-            lo_l = lo.tolist()
-            hi_l = hi.tolist()
-            for k in priority.tolist():
-                i = find(lo_l[k])
-                end = hi_l[k]
-                while i < end:
-                    winner[i] = k
-                    nxt[i] = i + 1
-                    i = find(i + 1)
+            painted = paint_intervals(n_int, lo.tolist(), hi.tolist(), priority.tolist())
+            winner = np.array(painted, dtype=np.int64)
         self.bounds = bounds
         self.winner = winner
 

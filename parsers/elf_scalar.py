@@ -37,6 +37,7 @@ from skdbg.parsers.elf import (
     SymbolMatch,
     miss_reason,
     nearest_match,
+    paint_intervals,
     range_match,
 )
 
@@ -59,24 +60,9 @@ class _Intervals:
         # end) cover no address
         kept = [k for k in range(len(starts)) if ends[k] > starts[k]]
         bounds = sorted({starts[k] for k in kept} | {ends[k] for k in kept})
-        winner = [-1] * max(len(bounds) - 1, 0)
-        nxt = list(range(len(winner) + 1))  # union-find "next unpainted interval"
-
-        def find(i: int) -> int:
-            root = i
-            while nxt[root] != root:
-                root = nxt[root]
-            while nxt[i] != root:
-                nxt[i], i = root, nxt[i]
-            return root
-
-        for k in sorted(kept, key=keys.__getitem__):
-            i = find(bisect_left(bounds, starts[k]))
-            end = bisect_left(bounds, ends[k])
-            while i < end:
-                winner[i] = k
-                nxt[i] = i + 1
-                i = find(i + 1)
+        lo = [bisect_left(bounds, x) for x in starts]
+        hi = [bisect_left(bounds, x) for x in ends]
+        winner = paint_intervals(max(len(bounds) - 1, 0), lo, hi, sorted(kept, key=keys.__getitem__))
         self.bounds = bounds
         self.winner = winner
 
