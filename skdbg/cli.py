@@ -7,6 +7,7 @@ file, the line and what was expected). Every command is a thin call into the hea
 
 from __future__ import annotations
 
+import atexit
 import gc
 import json
 import os
@@ -71,6 +72,28 @@ BATCH_GC_THRESHOLDS = (100_000, 50, 1000)
 BATCH_SWITCH_INTERVAL = 0.0002
 
 
+def _skip_exit_collection() -> None:
+    """Freeze the heap as the interpreter begins to exit (``atexit``), so its final full collection
+    walks nothing.
+
+    Why: a batch command's parsed records live until the end; the collection the interpreter runs while
+    exiting then walks all of them to find no garbage. Measured on the 232 MB bench scene: 360,000
+    objects, ~0.16 s of the collection and ~0.25 s of exit in all, a sixth of a first run. Frozen
+    objects are still freed by their reference counts as the modules are torn down, and every other
+    exit step (flushes, other ``atexit`` hooks, temporary folders) runs as before: it runs after the
+    command's own output and cache writes."""
+    gc.freeze()
+
+
+def _tune_for_batch() -> None:
+    """The interpreter settings of a batch command (see the constants above); the exit hook once per
+    process however many commands run in it (the tests invoke many)."""
+    gc.set_threshold(*BATCH_GC_THRESHOLDS)
+    sys.setswitchinterval(BATCH_SWITCH_INTERVAL)
+    atexit.unregister(_skip_exit_collection)
+    atexit.register(_skip_exit_collection)
+
+
 @click.group(
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110},
     epilog=EXIT_CODES_HELP,
@@ -84,8 +107,7 @@ def main(ctx: click.Context) -> None:
     Without a command: open the interactive TUI on the bundled example scene (`skdbg tui SCENE` for
     any scene)."""
     if ctx.invoked_subcommand not in (None, "tui"):
-        gc.set_threshold(*BATCH_GC_THRESHOLDS)
-        sys.setswitchinterval(BATCH_SWITCH_INTERVAL)
+        _tune_for_batch()
     for stream in (sys.stdout, sys.stderr):
         # file names that are not UTF-8 reach output as surrogates: print them escaped, never fail
         reconfigure = getattr(stream, "reconfigure", None)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,8 @@ from click.testing import CliRunner
 
 from skdbg.cli import main
 from skdbg.scenebuilder.elf import SymSpec, text_section, write_elf
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 def _run(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
@@ -202,3 +206,30 @@ def test_batch_commands_tune_the_interpreter_and_the_tui_does_not() -> None:
     sys.setswitchinterval(before[1])
     CliRunner().invoke(main, ["tui", "--help"])
     assert (gc.get_threshold(), sys.getswitchinterval()) == before
+
+
+_FREEZE_PROBE = """
+import atexit, gc, sys
+# registered before the command's own hook, so (atexit is last in, first out) it runs after it
+atexit.register(lambda: sys.stderr.write(f"FROZEN {gc.get_freeze_count()}\\n"))
+from skdbg.cli import main
+main(sys.argv[1:])
+"""
+
+
+@pytest.mark.parametrize(
+    ("argv", "frozen"), [(["analyze", "SCENE", "--format", "json"], True), (["tui", "--help"], False)]
+)
+def test_a_batch_command_freezes_the_heap_before_the_exit_collection(argv: list[str], frozen: bool) -> None:
+    """The interpreter's last full collection would walk every parsed record of an analysis for
+    nothing (a sixth of a first run on the bench scene): a batch command freezes the heap at exit, the
+    TUI does not (its process is long-lived and its own)."""
+    scene = str(REPO / "examples" / "scenes" / "aiv-fault-add-custom")
+    argv = [scene if a == "SCENE" else a for a in argv]
+    proc = subprocess.run(
+        [sys.executable, "-c", _FREEZE_PROBE, *argv], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    line = next(ln for ln in proc.stderr.splitlines() if ln.startswith("FROZEN "))
+    count = int(line.split()[1])
+    assert (count > 1000) is frozen, line
