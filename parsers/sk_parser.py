@@ -814,8 +814,7 @@ class _Parser:
     # ------------------------------------------------------------------ table lines
     # Each takes a line of its kinds (True) or leaves it to the rest of _dispatch_into (False, nothing
     # changed). The bulk path (_feed_run) calls the same functions, so a table line has one meaning.
-
-    # (``int(x or "0")`` written out is ``_int``/``_hex``: these run once per table line)
+    # ``int(g[i] or "0")`` and ``int(g[i] or "0", 16)`` are _int and _hex written out (once per row).
 
     def _queue_task(self, cur: _IncidentB, k: str, g: Groups, src: Source, text: str) -> bool:
         if cur.section != "queue" or cur.queue_key is None:

@@ -171,7 +171,6 @@ _FIELD = rb" \[[^\]]*\]"
 FACT_LINE = re.compile(rb"(.{23}) \[(\d+):[^\]]*\]" + _FIELD * 3 + rb" ?([^\n]*)\n")
 PREFIXED_LINE = re.compile(rb"(.{23}" + _FIELD * 4 + rb" ?)([^\n]*)\n")
 T = TypeVar("T")
-_build_source = frozen_builder(Source)
 _PREFIX_CACHE: dict[bytes, FileLogPrefix] = {}
 _CACHE_MAX = 4096
 
@@ -220,6 +219,9 @@ class SkLog:
                 p = item.prefix
                 if p is None or p.src_file == HANDLER_FILE or p.func in HANDLER_FUNCS:
                     yield p, item.message, item.src
+
+
+_build_source = frozen_builder(Source)  # a Source per handler line, without the frozen __init__
 
 
 class HandlerLines(Iterator[T]):
