@@ -27,6 +27,7 @@ from dataclasses import fields, is_dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from skdbg.parsers import sk_records
+from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import Gap, Source, Unrecognized
 from skdbg.parsers.sk_lines import HANDLER_FUNCS, classify
 from skdbg.parsers.sk_records import (
@@ -131,7 +132,7 @@ def _compile(cls: type) -> Resourcer:
     """One constructor call per record, generated from the dataclass fields (positional, in order)."""
     args = ", ".join(_field_expr(f.name, str(f.type)) for f in fields(cls))
     code = f"def resource(o, M, R):\n    return C({args})\n"
-    namespace: dict[str, Any] = {"C": cls}
+    namespace: dict[str, Any] = {"C": frozen_builder(cls)}  # the same record, without the frozen __init__
     exec(code, namespace)  # noqa: S102 - code built from this module's field rules only
     fn: Resourcer = namespace["resource"]
     return fn

@@ -14,7 +14,7 @@ two D4 revisions and D5 (hicann cff1d8e8) were read in full; D0, D2, D3 are from
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 HEX = r"0x([0-9a-fA-F]+)"
@@ -23,11 +23,35 @@ INT = r"(-?\d+)"
 UINT = r"(\d+)"
 
 
-@dataclass(frozen=True, slots=True)
 class LineKind:
-    kind: str
-    regex: re.Pattern[str]
-    dialects: tuple[int, int] | None
+    """One printed format: its kind, its regex and the dialect range it proves.
+
+    Why the regex is compiled on first use: a run reads only the kinds its lines lead to (about
+    half of the catalogue for a whole incident), and compiling all 113 cost ~12 ms of every
+    process's start. ``fullmatch`` is the compiled pattern's own method once it exists (the first
+    call swaps it in), so classification pays nothing per call for the laziness."""
+
+    __slots__ = ("kind", "pattern", "dialects", "fullmatch", "_regex")
+
+    def __init__(self, kind: str, pattern: str, dialects: tuple[int, int] | None) -> None:
+        self.kind = kind
+        self.pattern = pattern
+        self.dialects = dialects
+        self._regex: re.Pattern[str] | None = None
+        self.fullmatch: Callable[[str], re.Match[str] | None] = self._compile_and_fullmatch
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        if self._regex is None:
+            self._regex = re.compile(self.pattern)
+            self.fullmatch = self._regex.fullmatch
+        return self._regex
+
+    def _compile_and_fullmatch(self, text: str) -> re.Match[str] | None:
+        return self.regex.fullmatch(text)
+
+    def __repr__(self) -> str:
+        return f"LineKind({self.kind!r}, {self.pattern!r}, {self.dialects!r})"
 
 
 def _alt(*parts: str) -> str:
@@ -36,7 +60,7 @@ def _alt(*parts: str) -> str:
 
 
 def _k(kind: str, pattern: str, dialects: tuple[int, int] | None = None) -> LineKind:
-    return LineKind(kind, re.compile(pattern), dialects)
+    return LineKind(kind, pattern, dialects)
 
 
 OFFS = "(aicQueOffset|aivQueOffset|counterOffset|dfxOffset)"
@@ -384,6 +408,10 @@ class Classified(NamedTuple):
     dialects: tuple[int, int] | None
 
 
+#: ``Classified(*fields)`` made by the tuple constructor itself (the named tuple's ``__new__`` is a
+#: Python function: a fifth of classify's time). ``Classified._make`` would be Python code too.
+_classified = tuple.__new__
+
 _KEY = 4  # characters of a pattern's literal start that index it
 
 
@@ -492,10 +520,9 @@ def _index(
     order: a text is tried only against kinds it can match, in the same order as the whole catalogue
     (first full match still wins). Texts outside every bucket use the loose kinds by first character
     (key "" = the loose kinds whose first character is not worked out, tried for every text)."""
-    prefixes = [_literal_prefix(lk.regex.pattern) for lk in kinds]
+    prefixes = [_literal_prefix(lk.pattern) for lk in kinds]
     firsts = [
-        frozenset(p[0]) if p else _first_chars(lk.regex.pattern)
-        for lk, p in zip(kinds, prefixes, strict=True)
+        frozenset(p[0]) if p else _first_chars(lk.pattern) for lk, p in zip(kinds, prefixes, strict=True)
     ]
 
     def loose_ok(p: str, f: frozenset[str] | None, ch: str) -> bool:
@@ -531,24 +558,24 @@ def classify(text: str) -> Classified | None:
         if kinds is None:
             kinds = _CORE_LOOSE.get(rest[:1], _CORE_LOOSE[""])
         for lk in kinds:
-            g = lk.regex.fullmatch(rest)
+            g = lk.fullmatch(rest)
             if g is not None:
                 return (
                     None
                     if len(rest) > 4000 and _oversized(g.groups())
-                    else Classified(lk.kind, int(m.group(1)), g.groups(), lk.dialects)
+                    else _classified(Classified, (lk.kind, int(m.group(1)), g.groups(), lk.dialects))
                 )
         return None
     kinds = _PLAIN_INDEX.get(t[:_KEY])
     if kinds is None:
         kinds = _PLAIN_LOOSE.get(t[:1], _PLAIN_LOOSE[""])
     for lk in kinds:
-        g = lk.regex.fullmatch(t)
+        g = lk.fullmatch(t)
         if g is not None:
             return (
                 None
                 if len(t) > 4000 and _oversized(g.groups())
-                else Classified(lk.kind, None, g.groups(), lk.dialects)
+                else _classified(Classified, (lk.kind, None, g.groups(), lk.dialects))
             )
     return None
 

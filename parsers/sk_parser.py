@@ -16,21 +16,19 @@ fault (row 43) unless callback-A-only lines (DfxInfo, header, A25 banner) follow
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import Gap, Source, Unrecognized, oversized_number
 from skdbg.parsers.cond import decode_cond, state_name
 from skdbg.parsers.filelog import FileLogPrefix, rejoin_cont, split_prefix
 from skdbg.parsers.plog_line import PlogLine, parse_plog_line
+from skdbg.parsers.sk_fields import CORE_KEY, CORE_LINE, TRACE_HEADER, TRACE_STEP, TRACE_SYMBOL, Groups
 from skdbg.parsers.sk_lines import HANDLER_FUNCS, Classified, classify
-from skdbg.parsers.textio import iter_lines
-
-if TYPE_CHECKING:
-    pass
-from skdbg.parsers.sk_fields import CORE_KEY, CORE_LINE, TRACE_HEADER, TRACE_STEP, TRACE_SYMBOL
 from skdbg.parsers.sk_records import (
     DIALECTS,
     NON_AOT_DETAIL,
@@ -58,6 +56,18 @@ from skdbg.parsers.sk_records import (
     TaskQueue,
     TraceSymbol,
 )
+from skdbg.parsers.sklog_runs import PREFIXED_LINE, HandlerLines, HandlerRun
+from skdbg.parsers.textio import iter_lines
+
+# the records made per table line, built without the frozen __init__ (same objects, see bulk.py)
+_build_source = frozen_builder(Source)
+_build_task = frozen_builder(QueueTask)
+_build_counter = frozen_builder(CounterEntry)
+_build_dfx_node = frozen_builder(DfxNode)
+
+# the source keys of the DfxInfo entry addresses (``entryAic[j]=``: Aic, else Aiv, as printed)
+_ENTRY_AIC = tuple(f"entryAic[{j}]" for j in range(4))
+_ENTRY_AIV = tuple(f"entryAiv[{j}]" for j in range(4))
 
 # Kinds that only callback A prints (HandleException → ExtractAndPrintSkInfo/ParseAndPrint…, §1.4.1).
 A_ONLY = frozenset(
@@ -208,6 +218,14 @@ class _Fields:
         self.values: dict[str, Any] = {}
         self.srcs: dict[str, Source] = {}
 
+    @classmethod
+    def of(cls, values: dict[str, Any], srcs: dict[str, Source]) -> _Fields:
+        """Fields filled at once (each value's source in ``srcs``), without two empty dicts first."""
+        f = object.__new__(cls)
+        f.values = values
+        f.srcs = srcs
+        return f
+
     def has(self, key: str) -> bool:
         return key in self.values
 
@@ -300,19 +318,24 @@ class _IncidentB:
 
     # -- bookkeeping
     def touch(self, msg: SkMessage) -> None:
+        self.touch_at(msg.src, msg.origin, msg.ts, msg.pid)
+
+    def touch_at(self, src: Source, origin: str, ts: datetime | None, pid: int | None) -> None:
+        """Count one message. Apart from the count and ``touched``, a second message of the same
+        origin, file, stamp and pid changes nothing (the bulk path relies on it, see _feed_run)."""
         self.line_count += 1
-        self.touched.append(msg.src)
-        if msg.origin not in self.origins:
-            self.origins.append(msg.origin)
-        if msg.src.file not in self.files:
-            self.files.append(msg.src.file)
-        if msg.ts is not None:
-            if self.first_ts is None or msg.ts < self.first_ts:
-                self.first_ts = msg.ts
-            if self.last_ts is None or msg.ts > self.last_ts:
-                self.last_ts = msg.ts
-        if self.pid is None and msg.pid is not None:
-            self.pid = msg.pid
+        self.touched.append(src)
+        if origin not in self.origins:
+            self.origins.append(origin)
+        if src.file not in self.files:
+            self.files.append(src.file)
+        if ts is not None:
+            if self.first_ts is None or ts < self.first_ts:
+                self.first_ts = ts
+            if self.last_ts is None or ts > self.last_ts:
+                self.last_ts = ts
+        if self.pid is None and pid is not None:
+            self.pid = pid
 
     def has_a_content(self) -> bool:
         return bool(self.header or self.queues or self.counters or self.dfx or self.cores or self.model_map)
@@ -363,11 +386,14 @@ class _Parser:
         self.texts.append(msg.text)
         self.funcs.append(msg.func)
         self.srcs.append(msg.src)
-        c = classify(msg.text)
+        self._route(msg, classify(msg.text))
+
+    def _route(self, msg: SkMessage, c: Classified | None) -> None:
+        """What :meth:`feed` does with a message once it is noted in the trace and classified."""
         if c is None:
             self._unknown(msg)
             return
-        cur = self.open.get(key)
+        cur = self.open.get(self.key)
         if cur is not None:
             if cur.tentative is not None:
                 self._feed_tentative(cur, msg, c)
@@ -377,6 +403,82 @@ class _Parser:
                 self._dispatch_into(cur, msg, c)
                 return
         self._dispatch(msg, c)
+
+    # ------------------------------------------------------------------ bulk: super_kernel.log runs
+    def feed_log(
+        self, parts: Iterable[HandlerRun | tuple[FileLogPrefix | None, str, Source]], file: str
+    ) -> None:
+        """Feed the handler lines of one ``super_kernel.log`` (:meth:`SkLog.handler_parts`): single
+        lines as messages, each run through :meth:`_feed_run`."""
+        for part in parts:
+            if isinstance(part, HandlerRun):
+                self._feed_run(file, part)
+            else:
+                self.feed(SkMessage.from_filelog(*part))
+
+    def _feed_run(self, file: str, run: HandlerRun) -> None:
+        """:meth:`feed` of each line of ``run`` (the message :meth:`SkMessage.from_filelog` makes of it).
+
+        Why: most handler lines are table rows (task queues, counters, DfxInfo) going into the open
+        incident, and for them the message object, the dispatch chain and most of the per-message
+        bookkeeping were the bulk of the cost. Such a line (a :data:`TABLE_LINES` kind, its stream's
+        incident open, not awaiting a second anchor, not in callback B: the case where feed calls
+        :meth:`_dispatch_into` at once and that goes straight to the table function) calls its table
+        function here and is counted in place; every other line becomes its message and goes the
+        general way (:meth:`_route`). Two things are kept across lines: the stream's incident and
+        whether it takes table lines (only the general way changes which incident is open, its
+        second-anchor wait or callback B; a table function never does), and the incident last
+        counted in full with the prefix it was counted with (``touch_at`` of a second line with the
+        same prefix only counts it). tests/test_sk_bulk.py holds this to feed, line by line."""
+        add_text, add_func, add_src = self.texts.append, self.funcs.append, self.srcs.append
+        fast_of = _FAST_TABLE.get
+        key = self.key
+        pfx: FileLogPrefix | None = None
+        pid: int | None = None
+        cur: _IncidentB | None = None
+        known = False  # ``cur`` is the open incident of ``key`` (None: none open, or it takes no table)
+        counted: _IncidentB | None = None  # the incident counted in full last, with the prefix ``at``
+        at: FileLogPrefix | None = None
+        for no, m in enumerate(_RUN_LINE.finditer(run.data.decode("ascii")), run.first_no):
+            head, text = m.groups()
+            got = _RUN_PREFIX.get(head) or _run_prefix(head)
+            src = _build_source(file, no, None)
+            if got is not pfx:
+                pfx = got
+                pid = pfx.pid if pfx.pid != 0 else None  # as from_filelog: pid 0 = not cached yet
+                new_key = (pid, "filelog", file)
+                if new_key != key:
+                    key = self.key = new_key
+                    known = False
+                if self.first_stream is None:
+                    self.first_stream = key
+                elif key != self.first_stream:
+                    self.single_stream = False
+            add_text(text)
+            add_func(pfx.func)
+            add_src(src)
+            c = classify(text)
+            if c is not None:
+                if not known:
+                    cur = self.open.get(key)
+                    if cur is not None and (cur.tentative is not None or cur.section == "b"):
+                        cur = None
+                    known = True
+                if cur is not None:
+                    fast = fast_of(c[0])
+                    if fast is not None and fast(self, cur, c[0], c[2], src, text):
+                        if cur is counted and pfx is at:
+                            cur.line_count += 1
+                            cur.touched.append(src)
+                        else:
+                            cur.touch_at(src, "filelog", pfx.ts, pid)
+                            counted, at = cur, pfx
+                        d = c[3]
+                        if d is not None:
+                            cur.sigs.append((d[0], d[1], c[0]))
+                        continue
+            self._route(SkMessage(src, pfx.ts, pfx.level, pid, pfx.func, text, "filelog"), c)
+            known = False
 
     def finish(self) -> SkHandlerResult:
         for key in list(self.open):
@@ -564,61 +666,9 @@ class _Parser:
         k = c.kind
         g = c.groups
         src = msg.src
-        # the table lines first (most of a block; their kinds are tested by no branch further down)
-        if k == "queue_task" and cur.section == "queue" and cur.queue_key is not None:
-            cur.queues[cur.queue_key][2].append(
-                QueueTask(src, _int(g[0]), _int(g[1]), g[2] or "", _int(g[3]), _hex(g[4]))
-            )
-            return
-        if k in ("counter", "counter_legacy"):
-            if cur.counters is None:
-                cur.counters = (src, 0, [])
-                self.result.gaps.append(Gap("counter_header_missing", "counter line without A18 header", src))
-            st = _int(g[2])
-            legacy = k == "counter_legacy"
-            cur.counters[2].append(
-                CounterEntry(
-                    src, _int(g[0]), _int(g[1]), st, state_name(st), _int(g[3]) if legacy else None, legacy
-                )
-            )
-            return
-        if k in ("dfx_node", "dfx_node_legacy"):
-            if cur.dfx is None:
-                cur.dfx = (src, 0, 0, [])
-                self.result.gaps.append(
-                    Gap("dfx_header_missing", "DfxInfo node line without A19 header", src)
-                )
-            f = _Fields()
-            f.values = {
-                "node": _int(g[0]),
-                "bin_hdl": _hex(g[1]),
-                "func_hdl_ori": _hex(g[2]),
-                "aic_size": _hex(g[3]),
-                "aiv_size": _hex(g[4]),
-            }
-            if k == "dfx_node":
-                f.values["num_blocks"] = _int(g[5])
-                f.values["cube_num"] = _int(g[6])
-                f.values["vec_num"] = _int(g[7])
-            f.srcs = dict.fromkeys(f.values, src)  # a new node: every key is new (what put would do)
-            cur.dfx[3].append((src, f, [0, 0, 0, 0], [0, 0, 0, 0]))
-            cur.section = "dfx"
-            return
-        if (
-            cur.section == "dfx"
-            and cur.dfx is not None
-            and cur.dfx[3]
-            and k
-            in (
-                "origin_name",
-                "origin_name_failed",
-                "node_not_func",
-                "function_name",
-                "legacy_name_failed",
-                "entry_addr",
-            )
-        ):
-            self._dfx_sub(cur, msg, c)
+        # the table lines first (most of a block); a line a table function leaves goes on down
+        table = _TABLE.get(k)
+        if table is not None and table(self, cur, k, g, src, msg.text):
             return
         text = msg.text.strip()
         if k in ("a5_anchor", "a5_anchor_d0"):
@@ -761,18 +811,71 @@ class _Parser:
         elif k in ("a14_ge", "a14_end"):
             self._abort(cur, "A14", text, None, src)
 
-    def _dfx_sub(self, cur: _IncidentB, msg: SkMessage, c: Classified) -> None:
-        assert cur.dfx is not None
-        k, g, src = c.kind, c.groups, msg.src
+    # ------------------------------------------------------------------ table lines
+    # Each takes a line of its kinds (True) or leaves it to the rest of _dispatch_into (False, nothing
+    # changed). The bulk path (_feed_run) calls the same functions, so a table line has one meaning.
+    # ``int(g[i] or "0")`` and ``int(g[i] or "0", 16)`` are _int and _hex written out (once per row).
+
+    def _queue_task(self, cur: _IncidentB, k: str, g: Groups, src: Source, text: str) -> bool:
+        if cur.section != "queue" or cur.queue_key is None:
+            return False
+        cur.queues[cur.queue_key][2].append(
+            _build_task(
+                src, int(g[0] or "0"), int(g[1] or "0"), g[2] or "", int(g[3] or "0"), int(g[4] or "0", 16)
+            )
+        )
+        return True
+
+    def _counter(self, cur: _IncidentB, k: str, g: Groups, src: Source, text: str) -> bool:
+        if cur.counters is None:
+            cur.counters = (src, 0, [])
+            self.result.gaps.append(Gap("counter_header_missing", "counter line without A18 header", src))
+        st = _int(g[2])
+        legacy = k == "counter_legacy"
+        cur.counters[2].append(
+            _build_counter(
+                src, _int(g[0]), _int(g[1]), st, state_name(st), _int(g[3]) if legacy else None, legacy
+            )
+        )
+        return True
+
+    def _dfx_node(self, cur: _IncidentB, k: str, g: Groups, src: Source, text: str) -> bool:
+        if cur.dfx is None:
+            cur.dfx = (src, 0, 0, [])
+            self.result.gaps.append(Gap("dfx_header_missing", "DfxInfo node line without A19 header", src))
+        values: dict[str, Any] = {
+            "node": int(g[0] or "0"),
+            "bin_hdl": int(g[1] or "0", 16),
+            "func_hdl_ori": int(g[2] or "0", 16),
+            "aic_size": int(g[3] or "0", 16),
+            "aiv_size": int(g[4] or "0", 16),
+        }
+        if k == "dfx_node":
+            values["num_blocks"] = int(g[5] or "0")
+            values["cube_num"] = int(g[6] or "0")
+            values["vec_num"] = int(g[7] or "0")
+        # a new node: every key is new, each from this line (what put would record)
+        cur.dfx[3].append((src, _Fields.of(values, dict.fromkeys(values, src)), [0, 0, 0, 0], [0, 0, 0, 0]))
+        cur.section = "dfx"
+        return True
+
+    def _dfx_sub(self, cur: _IncidentB, k: str, g: Groups, src: Source, text: str) -> bool:
+        """A line about the last DfxInfo node (entry addresses, its name): only inside the table."""
+        if cur.section != "dfx" or cur.dfx is None or not cur.dfx[3]:
+            return False
         nsrc, f, aic, aiv = cur.dfx[3][-1]
         if k == "entry_addr":
             j = int(g[1] or "0")
             if 0 <= j < 4:
-                (aic if g[0] == "Aic" else aiv)[j] = int(g[2] or "0", 16)
-                f.srcs.setdefault(f"entry{g[0]}[{j}]", src)
+                if g[0] == "Aic":
+                    aic[j] = int(g[2] or "0", 16)
+                    f.srcs.setdefault(_ENTRY_AIC[j], src)
+                else:
+                    aiv[j] = int(g[2] or "0", 16)
+                    f.srcs.setdefault(_ENTRY_AIV[j], src)
             else:
-                self.result.unrecognized.append(Unrecognized(src, msg.text, "sk_handler:dfx:entry_index"))
-            return
+                self.result.unrecognized.append(Unrecognized(src, text, "sk_handler:dfx:entry_index"))
+            return True
         node = f.get("node")
         if k in ("origin_name_failed", "node_not_func", "legacy_name_failed") and _int(g[0]) != node:
             self.result.gaps.append(
@@ -790,6 +893,7 @@ class _Parser:
             self._put(f, "name_error_ret", _int(g[1]), src)
         elif k == "node_not_func":
             self._put(f, "name_kind", "not_func", src)
+        return True
 
     # ------------------------------------------------------------------ per-core lines
     def _core_for(self, cores: list[_CoreB], core_id: int, key: str, src: Source, callback: str) -> _CoreB:
@@ -1264,23 +1368,24 @@ class _Parser:
         if b.dfx is not None:
             nodes = []
             for nsrc, nf, aic, aiv in b.dfx[3]:
+                v = nf.values.get
                 nodes.append(
-                    DfxNode(
-                        src=nsrc,
-                        node=nf.get("node"),
-                        bin_hdl=nf.get("bin_hdl"),
-                        func_hdl_ori=nf.get("func_hdl_ori"),
-                        aic_size=nf.get("aic_size"),
-                        aiv_size=nf.get("aiv_size"),
-                        num_blocks=nf.get("num_blocks"),
-                        cube_num=nf.get("cube_num"),
-                        vec_num=nf.get("vec_num"),
-                        name_kind=nf.get("name_kind"),
-                        origin_name=nf.get("origin_name"),
-                        name_error_ret=nf.get("name_error_ret"),
-                        entry_aic=(aic[0], aic[1], aic[2], aic[3]),
-                        entry_aiv=(aiv[0], aiv[1], aiv[2], aiv[3]),
-                        sources=nf.sources(),
+                    _build_dfx_node(
+                        nsrc,
+                        v("node"),
+                        v("bin_hdl"),
+                        v("func_hdl_ori"),
+                        v("aic_size"),
+                        v("aiv_size"),
+                        v("num_blocks"),
+                        v("cube_num"),
+                        v("vec_num"),
+                        v("name_kind"),
+                        v("origin_name"),
+                        v("name_error_ret"),
+                        (aic[0], aic[1], aic[2], aic[3]),
+                        (aiv[0], aiv[1], aiv[2], aiv[3]),
+                        nf.sources(),
                     )
                 )
             dfx = DfxTable(b.dfx[0], b.dfx[1], b.dfx[2], tuple(nodes))
@@ -1385,11 +1490,61 @@ class _Parser:
 
 
 def parse_sk_messages(messages: Iterable[SkMessage]) -> SkHandlerResult:
-    """Parse a stream of SK messages (one or several files, any order within a pid) into incidents."""
+    """Parse a stream of SK messages (one or several files, any order within a pid) into incidents.
+
+    The messages of a ``super_kernel.log`` read in runs (:meth:`SkLog.handler_messages` with
+    :meth:`SkMessage.from_filelog`, not started yet) are read from the log itself, a run at a time
+    (:meth:`_Parser._feed_run`): the same messages, without an object per table line."""
     p = _Parser()
-    for msg in messages:
-        p.feed(msg)
+    if (
+        isinstance(messages, HandlerLines)
+        and not messages.started
+        and messages.make == SkMessage.from_filelog
+    ):
+        p.feed_log(messages.log.handler_parts(), messages.log.file)
+    else:
+        for msg in messages:
+            p.feed(msg)
     return p.finish()
+
+
+#: the table function of each kind :meth:`_Parser._dispatch_into` tries first
+_TABLE: dict[str, Callable[[_Parser, _IncidentB, str, Groups, Source, str], bool]] = {
+    "queue_task": _Parser._queue_task,
+    "counter": _Parser._counter,
+    "counter_legacy": _Parser._counter,
+    "dfx_node": _Parser._dfx_node,
+    "dfx_node_legacy": _Parser._dfx_node,
+    **dict.fromkeys(
+        (
+            "origin_name",
+            "origin_name_failed",
+            "node_not_func",
+            "function_name",
+            "legacy_name_failed",
+            "entry_addr",
+        ),
+        _Parser._dfx_sub,
+    ),
+}
+#: the kinds :meth:`_Parser.feed` hands to _dispatch_into at once (the bulk path's table lines)
+_FAST_TABLE = {k: fn for k, fn in _TABLE.items() if k in TABLE_LINES}
+assert set(_FAST_TABLE) == TABLE_LINES  # a table kind without a table function would be misread
+
+#: a run line as text (runs are ASCII): the file-logger prefix with its blank, and the message
+_RUN_LINE = re.compile(PREFIXED_LINE.pattern.decode("ascii"))
+_RUN_PREFIX: dict[str, FileLogPrefix] = {}
+
+
+def _run_prefix(head: str) -> FileLogPrefix:
+    """The parsed prefix of a run line (what :func:`run_prefix` gives for its bytes), cached by text:
+    a burst of lines shares one prefix."""
+    if len(_RUN_PREFIX) >= 4096:
+        _RUN_PREFIX.clear()
+    parsed = split_prefix(head)[0]
+    assert parsed is not None  # the run regex matched the prefix already
+    _RUN_PREFIX[head] = parsed
+    return parsed
 
 
 def parse_plog_file(path: str) -> SkHandlerResult:

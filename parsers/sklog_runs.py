@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from skdbg.parsers import common
+from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import Source
 from skdbg.parsers.filelog import FORMAT_ERROR, FileLogPrefix, split_prefix
 from skdbg.parsers.skmeta_lines import MetaLine, raw_meta_line, to_meta_line
@@ -203,22 +204,68 @@ class SkLog:
         lines and, since nothing tells them apart, lines without a prefix; blank lines are left out."""
         return self.handler_messages(_triple)
 
-    def handler_messages(self, make: Callable[[FileLogPrefix | None, str, Source], T]) -> Iterator[T]:
+    def handler_messages(self, make: Callable[[FileLogPrefix | None, str, Source], T]) -> HandlerLines[T]:
         """:meth:`handler_lines`, each made into ``make(prefix, message, src)`` (no tuple per line)."""
-        file = self.file
+        return HandlerLines(self, make)
+
+    def handler_parts(self) -> Iterator[HandlerRun | tuple[FileLogPrefix | None, str, Source]]:
+        """The lines of :meth:`handler_lines` with each :class:`HandlerRun` left whole (its lines are
+        the run's lines, in order): a reader that knows the run format reads them without a
+        ``(prefix, message, src)`` per line."""
         for item in self.items:
             if isinstance(item, HandlerRun):
-                prefix_of = _PREFIX_CACHE.get
-                # finditer, not findall: one match alive at a time, so no list of 10⁴ tuples for the GC
-                for no, m in enumerate(PREFIXED_LINE.finditer(item.data), item.first_no):
-                    prefix, body = m.groups()
-                    yield make(
-                        prefix_of(prefix) or run_prefix(prefix), body.decode("ascii"), Source(file, no)
-                    )
+                yield item
             elif isinstance(item, MetaLine) and item.message.strip():
                 p = item.prefix
                 if p is None or p.src_file == HANDLER_FILE or p.func in HANDLER_FUNCS:
-                    yield make(p, item.message, item.src)
+                    yield p, item.message, item.src
+
+
+_build_source = frozen_builder(Source)  # a Source per handler line, without the frozen __init__
+
+
+class HandlerLines(Iterator[T]):
+    """The handler lines of one :class:`SkLog` made into ``make(prefix, message, src)``, one at a time.
+
+    Why an object rather than a generator: it keeps the log and ``make``, so that the handler parser,
+    given the messages of a log it has not started reading, reads the log's handler runs a run at a
+    time instead (:func:`skdbg.parsers.sk_parser.parse_sk_messages`); the messages are the same."""
+
+    __slots__ = ("log", "make", "_it")
+
+    def __init__(self, log: SkLog, make: Callable[[FileLogPrefix | None, str, Source], T]) -> None:
+        self.log = log
+        self.make = make
+        self._it: Iterator[T] | None = None
+
+    @property
+    def started(self) -> bool:
+        """True once a line was asked for (a reader of the whole log would read lines twice)."""
+        return self._it is not None
+
+    def __iter__(self) -> HandlerLines[T]:
+        return self
+
+    def __next__(self) -> T:
+        if self._it is None:
+            self._it = self._lines()
+        return next(self._it)
+
+    def _lines(self) -> Iterator[T]:
+        make, file = self.make, self.log.file
+        for part in self.log.handler_parts():
+            if not isinstance(part, HandlerRun):
+                yield make(*part)
+                continue
+            prefix_of = _PREFIX_CACHE.get
+            # finditer, not findall: one match alive at a time, so no list of 10⁴ tuples for the GC
+            for no, m in enumerate(PREFIXED_LINE.finditer(part.data), part.first_no):
+                prefix, body = m.groups()
+                yield make(
+                    prefix_of(prefix) or run_prefix(prefix),
+                    body.decode("ascii"),
+                    _build_source(file, no, None),
+                )
 
 
 def _triple(
