@@ -710,7 +710,9 @@ def _marker_line_lists(
                     return
                 block_end, final = end, True
             else:
-                cut = buf.rfind(b"\n", filled, end)
+                # from 0, not from ``filled``: after an over-long line is skipped, the bytes carried
+                # over can hold whole lines, which must not be taken for the head of a long line
+                cut = buf.rfind(b"\n", 0, end)
                 if cut < 0:
                     if end < len(buf):
                         filled = end
