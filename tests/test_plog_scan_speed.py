@@ -277,3 +277,21 @@ def test_lines_carried_after_a_skipped_long_line_stay_lines(tmp_path: Path) -> N
             (7, SK_SHORT, False),
         ]
         assert cuts == [(2, len(SK_LINE) + 1 + MAX_LINE)]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    sample=st.lists(
+        st.sampled_from((b"ab", b"cd", b"abcd", b"bcda", b"[SK][", b"\x00", b"\xff\xff")), max_size=60
+    ),
+    wanted=st.lists(
+        st.sampled_from((b"abcd", b"bcda", b"cdab", b"dabc", b"[SK]", b"SK][", b"\xff\xffab")), min_size=1
+    ),
+)
+def test_quad_counts_equal_a_count_at_every_offset(sample: list[bytes], wanted: list[bytes]) -> None:
+    """The halves-first count (only words whose low and high halves occur in some quad are searched)
+    counts every occurrence at every byte offset, like a brute-force count."""
+    data = b"".join(sample)
+    quads = [plog_mod._quad(w, 0) for w in wanted]
+    want = {q: sum(data[p : p + 4] == q.to_bytes(4, "little") for p in range(len(data) - 3)) for q in quads}
+    assert plog_mod._quad_counts(np.frombuffer(data, dtype=np.uint8), quads) == want
