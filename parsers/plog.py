@@ -447,7 +447,8 @@ def _words_at_every_offset(a: ByteArray) -> npt.NDArray[np.uint32]:
 
     if not a.flags.c_contiguous:
         a = np.ascontiguousarray(a)
-    return np.ndarray((len(a) - (_ANCHOR - 1),), dtype="<u4", buffer=a, strides=(1,))
+    words: npt.NDArray[np.uint32] = np.ndarray((len(a) - (_ANCHOR - 1),), dtype="<u4", buffer=a, strides=(1,))
+    return words
 
 
 def _bigram(m: bytes, j: int) -> int:
