@@ -433,7 +433,10 @@ def _quad_counts(sample: ByteArray, quads: list[int]) -> dict[int, int]:
         high = np.zeros(65536, dtype=np.bool_)
         high[wanted >> 16] = True
         words = _words_at_every_offset(sample)
-        maybe = words[low[(words & 0xFFFF).astype(np.uint16)] & high[(words >> 16).astype(np.uint16)]]
+        halves = np.take(low, (words & 0xFFFF).astype(np.uint16)) & np.take(
+            high, (words >> 16).astype(np.uint16)
+        )
+        maybe = words[halves]
         at = np.searchsorted(wanted, maybe)
         at[at == len(wanted)] = 0
         counts += np.bincount(at[wanted[at] == maybe], minlength=len(wanted))
