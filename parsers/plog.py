@@ -608,19 +608,37 @@ def _lines_at(
     and a few numpy scalar reads per line."""
     import numpy as np
 
-    bounds = np.concatenate((np.array([-1], dtype=np.int64), nl, np.array([n], dtype=np.int64)))
     breaks = np.flatnonzero(idxs[1:] != idxs[:-1] + 1) + 1
     firsts = idxs[np.concatenate((np.array([0]), breaks))]
     lasts = idxs[np.concatenate((breaks - 1, np.array([len(idxs) - 1])))]
     raws: list[bytes] = []
     with memoryview(buf) as mv:
-        for lo, hi in zip((bounds[firsts] + 1).tolist(), bounds[lasts + 1].tolist(), strict=True):
+        for lo, hi in zip(_line_starts(nl, firsts), _line_ends(nl, lasts, n), strict=True):
             raws.extend(bytes(mv[lo:hi]).split(b"\n"))
     completes = [True] * len(raws)
     if final and int(idxs[-1]) == len(nl):  # the block's last line, without its newline
         completes[-1] = False
-    starts = (bounds[idxs] + 1).tolist() if max(map(len, raws)) > MAX_LINE else []
+    starts = _line_starts(nl, idxs) if max(map(len, raws)) > MAX_LINE else []
     return (idxs + first_no).tolist(), raws, completes, starts
+
+
+def _line_starts(nl: IntArray, idxs: IntArray) -> list[int]:
+    """Where the lines ``idxs`` start: after the newline before each (0 for the first line). Read in
+    place, not from a copy of ``nl`` with both ends added (a block of newlines makes ``nl`` 64 MB)."""
+    import numpy as np
+
+    if not nl.size:
+        return [0] * len(idxs)
+    return cast("list[int]", np.where(idxs > 0, np.take(nl, idxs - 1, mode="clip") + 1, 0).tolist())
+
+
+def _line_ends(nl: IntArray, idxs: IntArray, n: int) -> list[int]:
+    """Where the lines ``idxs`` end: at their newline (``n`` for a last line without one)."""
+    import numpy as np
+
+    if not nl.size:
+        return [n] * len(idxs)
+    return cast("list[int]", np.where(idxs < len(nl), np.take(nl, idxs, mode="clip"), n).tolist())
 
 
 def _scan_small_block(
