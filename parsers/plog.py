@@ -12,14 +12,17 @@ this project's benchmark), so the prefilter instead makes one vectorised pass pe
 
 1. every marker contributes one 4-byte *anchor* taken where its leading bigram is rarest in the block
    the anchors were chosen on (an adaptive choice: a common bigram would make many false candidates);
-   a block where the anchors turn out common (lines full of "failed", "Dump", "The") has them
-   re-chosen on its own bytes;
+   a block where the anchors turn out common (lines full of "failed", "Dump", "The": many *false*
+   candidates) has them re-chosen on its own bytes for the blocks after it;
 2. a 64 K boolean table holding each anchor's first two bigrams is indexed with the block viewed as
-   16-bit words at even offsets (numpy): an anchor at an even offset shows its first bigram there, one
-   at an odd offset its second, so one lookup per two bytes gives every candidate position;
-3. candidates are confirmed on the full 4-byte anchor, then on the whole marker in place
-   (``startswith`` at the anchor's offset in its marker: one C call per candidate, never a scan of
-   the line against every marker), and mapped to their lines via the newline positions.
+   16-bit words at even offsets (numpy, a cache-sized slice at a time): an anchor at an even offset
+   shows its first bigram there, one at an odd offset its second, so one lookup per two bytes gives
+   every candidate position;
+3. candidates are confirmed on the full 4-byte anchor, then on the whole marker in place (at the
+   anchor's offset in its marker, never a scan of the line against every marker: one ``startswith``
+   per candidate when they are few, a numpy comparison per marker byte over all of them when they
+   are many, as in an SK handler block), and mapped to their lines via the newline positions; a run
+   of consecutive marker lines is copied out in one slice.
 
 Every marker occurrence contains its anchor, so no marker line can be missed; false candidates only
 cost a cheap check. Only confirmed lines are decoded and tokenised (no regex before that). The read
