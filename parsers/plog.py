@@ -12,14 +12,17 @@ this project's benchmark), so the prefilter instead makes one vectorised pass pe
 
 1. every marker contributes one 4-byte *anchor* taken where its leading bigram is rarest in the block
    the anchors were chosen on (an adaptive choice: a common bigram would make many false candidates);
-   a block where the anchors turn out common (lines full of "failed", "Dump", "The") has them
-   re-chosen on its own bytes;
+   a block where the anchors turn out common (lines full of "failed", "Dump", "The": many *false*
+   candidates) has them re-chosen on its own bytes for the blocks after it;
 2. a 64 K boolean table holding each anchor's first two bigrams is indexed with the block viewed as
-   16-bit words at even offsets (numpy): an anchor at an even offset shows its first bigram there, one
-   at an odd offset its second, so one lookup per two bytes gives every candidate position;
-3. candidates are confirmed on the full 4-byte anchor, then on the whole marker in place
-   (``startswith`` at the anchor's offset in its marker: one C call per candidate, never a scan of
-   the line against every marker), and mapped to their lines via the newline positions.
+   16-bit words at even offsets (numpy, a cache-sized slice at a time): an anchor at an even offset
+   shows its first bigram there, one at an odd offset its second, so one lookup per two bytes gives
+   every candidate position;
+3. candidates are confirmed on the full 4-byte anchor, then on the whole marker in place (at the
+   anchor's offset in its marker, never a scan of the line against every marker: one ``startswith``
+   per candidate when they are few, a numpy comparison per marker byte over all of them when they
+   are many, as in an SK handler block), and mapped to their lines via the newline positions; a run
+   of consecutive marker lines is copied out in one slice.
 
 Every marker occurrence contains its anchor, so no marker line can be missed; false candidates only
 cost a cheap check. Only confirmed lines are decoded and tokenised (no regex before that). The read
@@ -36,6 +39,7 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, cast
 
@@ -358,26 +362,56 @@ class _Prefilter:
         return self.anchors(a)[0]
 
     def anchors(self, a: ByteArray) -> tuple[IntArray, npt.NDArray[np.uint32]]:
-        """Anchor positions in ``a`` and the anchor (4 bytes, little-endian) found at each."""
+        """Anchor positions in ``a`` (ascending) and the anchor (4 bytes, little-endian) found at each."""
         import numpy as np
 
         n = len(a)
         if n < _ANCHOR:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.uint32)
-        even = a[: n & ~1].view("<u2")
-        at = np.flatnonzero(self.table[even]) * 2  # an anchor starts here (first bigram) or one before
-        pos = np.concatenate((at, at - 1))
+        at = np.flatnonzero(_table_hits(self.table, a[: n & ~1].view("<u2"))) * 2
+        # an anchor starts at such an even offset (its first bigram there) or one before (its second);
+        # ``at - 1, at`` per hit keeps the positions sorted (the hits are two bytes apart at least)
+        pos = (at[:, None] + np.array([-1, 0], dtype=at.dtype)).ravel()
         pos = pos[(pos >= 0) & (pos + (_ANCHOR - 1) < n)]
         if not pos.size:
             return pos, np.empty(0, dtype=np.uint32)
-        quad = (
-            a[pos].astype(np.uint32)
-            | (a[pos + 1].astype(np.uint32) << 8)
-            | (a[pos + 2].astype(np.uint32) << 16)
-            | (a[pos + 3].astype(np.uint32) << 24)
-        )
+        quad = _quads_at(a, pos)
         keep = np.isin(quad, self.quads)
-        return pos[keep].astype(np.int64), quad[keep].astype(np.uint32)
+        return pos[keep].astype(np.int64), quad[keep]
+
+
+def _quads_at(a: ByteArray, pos: IntArray) -> npt.NDArray[np.uint32]:
+    """The 4 bytes at each of ``pos`` (each ``<= len(a) - 4``) as a little-endian ``uint32``.
+
+    Why: one gather from a ``uint32`` view of ``a`` with a 1-byte stride (unaligned words at every
+    offset, no copy) instead of four byte gathers, three casts, three shifts and three ors."""
+    import numpy as np
+
+    return _words_at_every_offset(a)[pos].astype(np.uint32)
+
+
+#: words looked up per ``np.take`` call: the call casts its ``uint16`` indices to a temporary
+#: ``intp`` array (8 bytes a word); 64 K of them (512 KiB) stay in cache, where a whole 8 MiB block's
+#: 32 MiB do not (the lookup of 200 MB then costs ~110 ms instead of ~290 ms, measured)
+_GATHER = 1 << 16
+
+
+def _table_hits(table: npt.NDArray[np.bool_], words: npt.NDArray[np.uint16]) -> npt.NDArray[np.bool_]:
+    """``table[words]``, a cache-sized slice at a time, into the thread's reused buffer (valid until
+    the next call in this thread). ``words`` are 16-bit, so every index is inside the 64 K table and
+    ``mode="clip"`` (no bounds check) never clips."""
+    import numpy as np
+
+    n = len(words)
+    out = _STATE.hits
+    if out is None or len(out) < n:
+        out = np.empty(n, dtype=np.bool_)
+        if n <= CHUNK // 2:  # a block's worth is kept for the next block; a larger one-off is not
+            _STATE.hits = out
+    out = out[:n]
+    for i in range(0, n, _GATHER):
+        np.take(table, words[i : i + _GATHER], out=out[i : i + _GATHER], mode="clip")
+    return out
 
 
 def _quad(m: bytes, j: int) -> int:
@@ -386,20 +420,41 @@ def _quad(m: bytes, j: int) -> int:
 
 
 def _quad_counts(sample: ByteArray, quads: list[int]) -> dict[int, int]:
-    """How often each of ``quads`` occurs in ``sample``, at any byte offset (one sorted lookup)."""
+    """How often each of ``quads`` occurs in ``sample``, at any byte offset.
+
+    Why the two 64 K tables first: a binary search of every 4-byte word of the 1 MiB sample among a
+    few hundred quads cost ~20 ms per scan (it runs once per thread, so once per ``analyze``); the
+    words whose low and high halves both occur in some quad are a few percent of the sample, and
+    only those are searched (the counts are the same: a quad's own halves always pass)."""
     import numpy as np
 
     wanted = np.unique(np.array(quads, dtype=np.uint32))
     counts = np.zeros(len(wanted), dtype=np.int64)
-    for k in range(_ANCHOR):
-        usable = (len(sample) - k) // _ANCHOR * _ANCHOR
-        if usable <= 0:
-            continue
-        words = sample[k : k + usable].view("<u4")
-        at = np.searchsorted(wanted, words)
+    if len(sample) >= _ANCHOR:
+        low = np.zeros(65536, dtype=np.bool_)
+        low[wanted & 0xFFFF] = True
+        high = np.zeros(65536, dtype=np.bool_)
+        high[wanted >> 16] = True
+        words = _words_at_every_offset(sample)
+        halves = np.take(low, (words & 0xFFFF).astype(np.uint16)) & np.take(
+            high, (words >> 16).astype(np.uint16)
+        )
+        maybe = words[halves]
+        at = np.searchsorted(wanted, maybe)
         at[at == len(wanted)] = 0
-        counts += np.bincount(at[wanted[at] == words], minlength=len(wanted))
+        counts += np.bincount(at[wanted[at] == maybe], minlength=len(wanted))
     return dict(zip(wanted.tolist(), counts.tolist(), strict=True))
+
+
+def _words_at_every_offset(a: ByteArray) -> npt.NDArray[np.uint32]:
+    """The 4 bytes at every offset of ``a`` (``len(a) >= 4``) as little-endian ``uint32``: a view
+    with a 1-byte stride (unaligned words, no copy)."""
+    import numpy as np
+
+    if not a.flags.c_contiguous:
+        a = np.ascontiguousarray(a)
+    words: npt.NDArray[np.uint32] = np.ndarray((len(a) - (_ANCHOR - 1),), dtype="<u4", buffer=a, strides=(1,))
+    return words
 
 
 def _bigram(m: bytes, j: int) -> int:
@@ -430,6 +485,7 @@ class _ScanState(threading.local):
     def __init__(self) -> None:
         self.buf = bytearray(CHUNK)
         self.prefilters: dict[tuple[bytes, ...], _Prefilter] = {}
+        self.hits: npt.NDArray[np.bool_] | None = None  # _table_hits' output, made on first use
 
 
 _STATE = _ScanState()
@@ -443,54 +499,154 @@ def _prefilter_for(markers: Sequence[bytes], block: ByteArray) -> _Prefilter:
     return pf
 
 
-def _scan_block(
-    buf: bytearray, n: int, markers: Sequence[bytes], final: bool
-) -> tuple[int, list[tuple[int, int, bytes, bool]]]:
-    """Marker lines of ``buf[:n]`` (whole lines; the last one may lack its newline only when ``final``).
+#: what a block scan finds: the block's newline count and, per marker line in line order, its
+#: 1-based line number, its bytes, whether it is complete and — only when one of the lines is longer
+#: than :data:`MAX_LINE` (else empty) — its start in the buffer, where the cut is made
+BlockLines = tuple[int, list[int], list[bytes], list[bool], list[int]]
 
-    Returns the number of newlines in the block and
-    ``(0-based line index in block, line start in buf, raw line, complete)``.
-    numpy views of ``buf`` die on return, so the caller may reuse ``buf`` afterwards.
+#: candidates up to this many are confirmed one ``startswith`` call each; more, a few numpy passes
+#: per marker present (an SK handler block is tens of thousands of candidates in one block)
+_CONFIRM_EACH_MAX = 64
+
+
+def _scan_block(buf: bytearray, n: int, markers: Sequence[bytes], final: bool, first_no: int) -> BlockLines:
+    """Marker lines of ``buf[:n]`` (whole lines; the last one may lack its newline only when ``final``),
+    the block's first line being line ``first_no`` of the file.
+
+    Returns :data:`BlockLines`. numpy views of ``buf`` die on return, so the caller may reuse ``buf``
+    afterwards.
     """
     if n <= _SMALL_BLOCK:
-        return _scan_small_block(buf, n, markers, final)
+        return _scan_small_block(buf, n, markers, final, first_no)
     import numpy as np
 
     a = np.frombuffer(buf, dtype=np.uint8, count=n)
     prefilter = _prefilter_for(markers, a)
     cand, quad = prefilter.anchors(a)
-    if cand.size > n * _REANCHOR_DENSITY and cand.size > 4 * prefilter.density * n:
-        fresh = _Prefilter(markers, a)  # anchors chosen on the bytes that defeat the current ones
-        if fresh.density < cand.size / max(1, n):
-            _STATE.prefilters[tuple(markers)] = prefilter = fresh
-            cand, quad = prefilter.anchors(a)
     if not cand.size:
-        return int(np.count_nonzero(a == 10)), []
-    # confirm each candidate in place: the whole marker at (anchor position - anchor offset); one C
-    # call per candidate, whatever the line length and however many markers there are
+        return int(np.count_nonzero(a == 10)), [], [], [], []
+    if cand.size <= _CONFIRM_EACH_MAX:
+        hits = _confirm_each(buf, n, cand, quad, prefilter.anchored)
+    else:
+        hits = _confirm_vectorised(a, cand, quad, prefilter.anchored)
+    _reanchor_if_defeated(prefilter, markers, a, cand.size, cand.size - hits.size)
+    nl = np.flatnonzero(a == 10)
+    if not hits.size:
+        return len(nl), [], [], [], []
+    idxs = np.searchsorted(nl, hits)  # ascending, as the hits are: keep the first of each line's
+    idxs = idxs[np.concatenate((np.array([True]), idxs[1:] != idxs[:-1]))]
+    return (len(nl), *_lines_at(buf, n, nl, idxs, final, first_no))
+
+
+def _reanchor_if_defeated(
+    prefilter: _Prefilter, markers: Sequence[bytes], a: ByteArray, found: int, false: int
+) -> None:
+    """Re-choose the anchors on this block for the blocks after it when its *false* candidates are
+    dense (lines full of "failed", "Dump", "The"), so the prefilter stays a prefilter.
+
+    Why after confirming, on false candidates only: this block's hits are already exact (every
+    marker holds its anchor); an SK handler block is tens of thousands of true candidates, which no
+    choice of anchors can avoid, and re-deriving the tables there cost ~25 ms per scan for nothing."""
+    n = len(a)
+    if false > n * _REANCHOR_DENSITY and false > 4 * prefilter.density * n:
+        fresh = _Prefilter(markers, a)  # anchors chosen on the bytes that defeat the current ones
+        if fresh.density < found / max(1, n):
+            _STATE.prefilters[tuple(markers)] = fresh
+
+
+def _confirm_each(
+    buf: bytearray,
+    n: int,
+    cand: IntArray,
+    quad: npt.NDArray[np.uint32],
+    anchored: dict[int, list[tuple[bytes, int]]],
+) -> IntArray:
+    """The candidates holding a whole marker at (anchor position - anchor offset): one ``startswith``
+    call per candidate, whatever the line length and however many markers there are."""
+    import numpy as np
+
     hits: list[int] = []
-    anchored = prefilter.anchored
     for p, q in zip(cand.tolist(), quad.tolist(), strict=True):
         for m, k in anchored[q]:
             if p >= k and buf.startswith(m, p - k, n):
                 hits.append(p)
                 break
-    nl = np.flatnonzero(a == 10)
-    n_nl = len(nl)
-    if not hits:
-        return n_nl, []
-    idxs = np.unique(np.searchsorted(nl, np.array(hits, dtype=np.int64)))
-    found: list[tuple[int, int, bytes, bool]] = []
-    for i in idxs.tolist():
-        start = int(nl[i - 1]) + 1 if i > 0 else 0
-        end = int(nl[i]) if i < n_nl else n
-        found.append((i, start, bytes(buf[start:end]), i < n_nl or not final))
-    return n_nl, found
+    return np.array(hits, dtype=np.int64)
+
+
+def _confirm_vectorised(
+    a: ByteArray, cand: IntArray, quad: npt.NDArray[np.uint32], anchored: dict[int, list[tuple[bytes, int]]]
+) -> IntArray:
+    """:func:`_confirm_each` as numpy passes (same hits, same order): per anchor and per marker it
+    stands for, one comparison per marker byte over that anchor's candidates (those whose marker would
+    start before the block or run past its end are out). Why: tens of thousands of candidates (an SK
+    handler block) cost tens of milliseconds of Python one call each, well under one here."""
+    import numpy as np
+
+    n = len(a)
+    ok = np.zeros(len(cand), dtype=np.bool_)
+    for q, anchored_here in anchored.items():
+        sel = np.flatnonzero(quad == q)
+        if not sel.size:
+            continue
+        for m, k in anchored_here:
+            start = cand[sel] - k
+            fits = np.flatnonzero((start >= 0) & (start + len(m) <= n))
+            at = start[fits]
+            same = np.ones(len(at), dtype=np.bool_)
+            for j, byte in enumerate(m):
+                same &= a[at + j] == byte
+            ok[sel[fits[same]]] = True
+    return cand[ok]
+
+
+def _lines_at(
+    buf: bytearray, n: int, nl: IntArray, idxs: IntArray, final: bool, first_no: int
+) -> tuple[list[int], list[bytes], list[bool], list[int]]:
+    """:data:`BlockLines` (after the newline count) of the lines ``idxs`` (0-based, ascending,
+    distinct) of ``buf[:n]``, whose newlines are at ``nl``.
+
+    Why runs: the lines of an SK handler block follow one another; each run of consecutive lines is
+    copied out in one slice and split at its newlines (exactly the lines' ends) instead of one slice
+    and a few numpy scalar reads per line."""
+    import numpy as np
+
+    breaks = np.flatnonzero(idxs[1:] != idxs[:-1] + 1) + 1
+    firsts = idxs[np.concatenate((np.array([0]), breaks))]
+    lasts = idxs[np.concatenate((breaks - 1, np.array([len(idxs) - 1])))]
+    raws: list[bytes] = []
+    with memoryview(buf) as mv:
+        for lo, hi in zip(_line_starts(nl, firsts), _line_ends(nl, lasts, n), strict=True):
+            raws.extend(bytes(mv[lo:hi]).split(b"\n"))
+    completes = [True] * len(raws)
+    if final and int(idxs[-1]) == len(nl):  # the block's last line, without its newline
+        completes[-1] = False
+    starts = _line_starts(nl, idxs) if max(map(len, raws)) > MAX_LINE else []
+    return (idxs + first_no).tolist(), raws, completes, starts
+
+
+def _line_starts(nl: IntArray, idxs: IntArray) -> list[int]:
+    """Where the lines ``idxs`` start: after the newline before each (0 for the first line). Read in
+    place, not from a copy of ``nl`` with both ends added (a block of newlines makes ``nl`` 64 MB)."""
+    import numpy as np
+
+    if not nl.size:
+        return [0] * len(idxs)
+    return cast("list[int]", np.where(idxs > 0, np.take(nl, idxs - 1, mode="clip") + 1, 0).tolist())
+
+
+def _line_ends(nl: IntArray, idxs: IntArray, n: int) -> list[int]:
+    """Where the lines ``idxs`` end: at their newline (``n`` for a last line without one)."""
+    import numpy as np
+
+    if not nl.size:
+        return [n] * len(idxs)
+    return cast("list[int]", np.where(idxs < len(nl), np.take(nl, idxs, mode="clip"), n).tolist())
 
 
 def _scan_small_block(
-    buf: bytearray, n: int, markers: Sequence[bytes], final: bool
-) -> tuple[int, list[tuple[int, int, bytes, bool]]]:
+    buf: bytearray, n: int, markers: Sequence[bytes], final: bool, first_no: int
+) -> BlockLines:
     """:func:`_scan_block` for a small block, with ``bytes.find``: the same lines (every line holding
     a whole marker inside ``buf[:n]``), without importing numpy for a few kilobytes of plog."""
     for m in markers:
@@ -507,13 +663,34 @@ def _scan_small_block(
                 break
             pos = buf.find(m, end + 1, n)
     n_nl = buf.count(b"\n", 0, n)
-    found: list[tuple[int, int, bytes, bool]] = []
+    starts = sorted(ends)
+    nos: list[int] = []
+    raws: list[bytes] = []
+    completes: list[bool] = []
     i, at = 0, 0
-    for start in sorted(ends):
+    for start in starts:
         i += buf.count(b"\n", at, start)
         at = start
-        found.append((i, start, bytes(buf[start : ends[start]]), i < n_nl or not final))
-    return n_nl, found
+        nos.append(first_no + i)
+        raws.append(bytes(buf[start : ends[start]]))
+        completes.append(i < n_nl or not final)
+    return n_nl, nos, raws, completes, starts
+
+
+def _numbered(
+    found: BlockLines, offset: int, cuts: list[tuple[int, int]] | None
+) -> list[tuple[int, bytes, bool]]:
+    """A block's marker lines as ``(1-based line number, raw line, complete)``, each line longer than
+    :data:`MAX_LINE` cut to it (and the cut recorded, see :func:`scan_marker_lines`); ``offset`` is
+    the file offset of the buffer's first byte."""
+    _, nos, raws, completes, starts = found
+    if starts:  # some line is longer than MAX_LINE (the small-block path gives the starts anyway)
+        for k, raw in enumerate(raws):
+            if len(raw) > MAX_LINE:
+                if cuts is not None:
+                    cuts.append((nos[k], offset + starts[k] + MAX_LINE))
+                raws[k] = raw[:MAX_LINE]
+    return list(zip(nos, raws, completes, strict=True))
 
 
 def scan_marker_lines(
@@ -530,6 +707,18 @@ def scan_marker_lines(
     the skipped rest)`` so the caller can record the ``line_too_long`` gap. ``hasher`` (a ``hashlib``
     object) is fed every byte read, so the scene's SHA-256 of the file (gate G5) needs no second read.
     """
+    for lines in _marker_line_lists(path, markers, cuts, hasher):
+        yield from lines
+
+
+def _marker_line_lists(
+    path: Path,
+    markers: Sequence[bytes],
+    cuts: list[tuple[int, int]] | None,
+    hasher: Hasher | None,
+) -> Iterator[list[tuple[int, bytes, bool]]]:
+    """:func:`scan_marker_lines`' lines, a list per block read (one generator step per block, not
+    per line: an SK handler block is tens of thousands of lines)."""
     if len(_STATE.buf) != CHUNK:  # grown by an earlier long line (or CHUNK changed): back to one block
         _STATE.buf = bytearray(CHUNK)
     buf = _STATE.buf
@@ -555,7 +744,7 @@ def scan_marker_lines(
                 if cuts is not None:
                     cuts.append((lines_before, long_cut))
                 if any(m in long_head for m in markers):
-                    yield lines_before, long_head, nl >= 0
+                    yield [(lines_before, long_head, nl >= 0)]
                 long_head = None
                 if nl < 0:
                     return
@@ -568,7 +757,9 @@ def scan_marker_lines(
                     return
                 block_end, final = end, True
             else:
-                cut = buf.rfind(b"\n", filled, end)
+                # from 0, not from ``filled``: after an over-long line is skipped, the bytes carried
+                # over can hold whole lines, which must not be taken for the head of a long line
+                cut = buf.rfind(b"\n", 0, end)
                 if cut < 0:
                     if end < len(buf):
                         filled = end
@@ -582,14 +773,10 @@ def scan_marker_lines(
                     offset, filled = offset + end, 0
                     continue
                 block_end, final = cut + 1, False
-            n_nl, found = _scan_block(buf, block_end, markers, final)
-            for i, start, raw, complete in found:
-                if len(raw) > MAX_LINE:
-                    if cuts is not None:
-                        cuts.append((lines_before + i + 1, offset + start + MAX_LINE))
-                    raw = raw[:MAX_LINE]
-                yield lines_before + i + 1, raw, complete
-            lines_before += n_nl
+            found = _scan_block(buf, block_end, markers, final, lines_before + 1)
+            if found[1]:
+                yield _numbered(found, offset, cuts)
+            lines_before += found[0]
             if final:
                 return
             rest = end - block_end
@@ -675,7 +862,7 @@ def _scan_records(
     lines is non-ASCII or holds a run of 17 hex digits, the common case; only then are the per-line
     checks skipped."""
     new_source = build_source
-    for batch in _batches(scan_marker_lines(p, markers, cuts, hasher)):
+    for batch in _batches(chain.from_iterable(_marker_line_lists(p, markers, cuts, hasher))):
         nos, raws, completes = zip(*batch, strict=True)
         blob = b"\n".join(raws)
         if b"\r" in blob:  # one \r off each line end (no raw line holds a \n: each \r\n is an end)
