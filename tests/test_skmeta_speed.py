@@ -1,0 +1,180 @@
+"""Fast paths of the sk_meta parsers against their general (line-by-line) readings.
+
+The general path is the oracle: super_kernel.log read as runs (``read_super_kernel_log``, whose
+other-function runs take the one-regex fact reader) must give the very result the line reader
+(``iter_meta_lines``, every line through ``_FactParser.step``) gives; the dedicated files read from a
+path (one pattern per chunk, ``skmeta_scan``) must give what their MetaLines give. The lines are
+written by hand from artifacts.md §3.2-§3.7 (file-logger prefix, fact and listing shapes), with
+variants: odd spacing, tabs, malformed or oversized numbers, upper-case hex, look-alike text, blocks
+opened and closed inside a run, CRLF, a cut last line and non-ASCII text.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skdbg.parsers.sklog_runs import read_super_kernel_log
+from skdbg.parsers.skmeta_lines import iter_meta_lines
+from skdbg.parsers.super_kernel_log import parse_super_kernel_log
+
+
+def _pfx(func: str, ts: str = "2026-06-10 14:01:02.345", pid: str = "48213") -> str:
+    return f"{ts} [{pid}:140425347876672] [INFO] [sk_node.cpp:33] [{func}] "
+
+
+NODE = (
+    "[nodeId:100, streamId:0, streamIdxInGraph:0, nodeIdxInStream:1] - KernelInfos{funcName:Op_a, "
+    "kernelType:AIV_ONLY, taskRatio:[0,1], cap:0, numBlocks:48, cubeNum:0, vecNum:48, isScheModeOn:0, "
+    "needMixKernelSplit:0, resolvedNum:1, binHdl:0xaaaaf3c00a50, funcHdl:0xaaaaf3c01110}"
+)
+EVENT = (
+    "[nodeId:101, streamId:0, streamIdxInGraph:0, nodeIdxInStream:2, "
+    "EventWait(eventId:3, eventFlag:0, eventTaskFlag:1)]"
+)
+
+#: super_kernel.log lines of every kind the fact reader sorts, and near misses of each fast shape
+SK_LINES = [
+    _pfx("GetSplitSymbol") + "split[0] AIV symbol=_Z16Op0000_000000_skILj0EEvv, size=0x1a0, bind=WEAK",
+    _pfx("GetSplitSymbol") + "split[3] AIC symbol=a b, size=0x1A0, bind=",  # empty bind, upper hex
+    _pfx("GetSplitSymbol") + " \t split[1] AIV symbol=x, size=0x1, y, size=0x2, bind=GLOBAL \t ",
+    _pfx("GetSplitSymbol") + "split[1] AIX symbol=x, size=0x2, bind=WEAK",  # not a core
+    _pfx("GetSplitSymbol") + "split[1] AIV symbol=x, size=0x2g, bind=WEAK",  # not hex
+    _pfx("GetSplitSymbol") + "split[-1] AIV symbol=x, size=0x2, bind=WEAK",
+    _pfx("GetSplitSymbol") + "split[1] AIV symbol=x, size=0x2, bind=WE-AK",
+    _pfx("GetSplitSymbol")
+    + "split[2] funcAddr[0]=0x10, funcAddr[1]=0x20, prefetchCnt[0]=0x1, prefetchCnt[1]=0x0, cap=1",
+    _pfx("GetSplitSymbol") + "split[0] rtGetBinBuffer failed for AIC, ret=-5",
+    _pfx("GetSubKernelAddr")
+    + "funcName=Op0000_000000, binDevAddr=0x124080b00000, binDevSize=3568, aicAddr=0x0, aivAddr=0x1",
+    _pfx("GetSubKernelAddr")
+    + "funcName=a, binDevAddr=0x1, b, binDevAddr=0x2, binDevSize=7, aicAddr=0xF, aivAddr=0x0  ",
+    _pfx("GetSubKernelAddr") + "funcName=a, binDevAddr=0x1, binDevSize=x7, aicAddr=0x0, aivAddr=0x0",
+    _pfx("GetSubKernelAddr") + "aicOffset=0x100, aivOffset=0x0",
+    _pfx("GetSubKernelAddr") + "\taicOffset=0xAb, aivOffset=0x10\t",
+    _pfx("GetSubKernelAddr") + "aicOffset=0x100, aivOffset=100",  # not an offsets line
+    _pfx("InitSuperKernelBindMap") + "binHdl=0xaaaaf3c00a50, metaNum=1, payloadSize=52",
+    _pfx("InitSuperKernelBindMap") + "binHdl=0x1, metaNum=-1, payloadSize=52",
+    _pfx("InitSuperKernelBindMap")
+    + "[0] cap=0, globalFunc=0x0, skFunc[0]=0x200, skFunc[1]=0x400, skFunc[2]=0x600, skFunc[3]=0x800",
+    _pfx("InitSuperKernelBindMap")
+    + "[7] cap=2, globalFunc=0xFF, skFunc[0]=0x2, skFunc[1]=0x4, skFunc[2]=0x6, skFunc[3]=0x8 ",
+    _pfx("InitSuperKernelBindMap")
+    + "[7] cap=2, globalFunc=0xFF, skFunc[0]=0x2, skFunc[1]=0x4, skFunc[3]=0x6, skFunc[2]=0x8",
+    _pfx("InitSuperKernelBindMap") + "binHdl is null for kernel Op_a",
+    _pfx("DumpKernelBinaries")
+    + "Dumped kernel binary: bin_files/Op_a.o, size=3568, codeSegAddr=20068246224896",
+    _pfx("DumpKernelBinaries") + "Dumped SK entry binary: bin, size=1, size=4096, codeSegAddr=77 ",
+    _pfx("DumpKernelBinaries") + "Dumped SK binary: bin, size=1, codeSegAddr=77",
+    _pfx("DumpKernelBinaries") + "Dumped kernel binary: b.o, size=1, codeSegAddr=0x77",
+    _pfx("BuildTaskQueue") + "index=0, nodeType=KERNEL, nodeInfo=" + NODE,
+    _pfx("BuildTaskQueue") + "index=-1, nodeType=EVENT, nodeInfo=" + EVENT + "  ",
+    _pfx("BuildTaskQueue") + "index=2, nodeType=KERNEL, nodeInfo=[nodeId:7, streamId:0] - Mystery{}",
+    _pfx("GenEntryInfo") + "GenEntryInfo: enableDebug=0, enableProfiling=1",
+    _pfx("ScheduleScope")
+    + "schedule scope: build finished, entryType=MIX_1_1, entryFuncHandle=0x55d0, skFuncName=sk_3",
+    _pfx("ReorderWaitNodesForTaskBuild") + "task reorder: place deferred wait node, waitIdx=3, placeIdx=7",
+    _pfx("PrintTaskNodesDetail") + "reordered task nodes: node count=2",
+    _pfx("PrintTaskNodesDetail") + "  [0] " + NODE,
+    _pfx("PrintTaskNodesDetail") + "[1]\t" + EVENT,
+    _pfx("PrintTaskNodesDetail") + "[2] [nodeId:9, streamId:0] - Mystery{}",
+    _pfx("DumpFusionFailReasons") + "Fusion fail reasons summary:",
+    _pfx("DumpFusionFailReasons") + "  Total nodes: 4",
+    _pfx("DumpFusionFailReasons") + "  Failure reason breakdown:",
+    _pfx("DumpFusionFailReasons") + "    OP_UNSUPPORT: 2 nodes",
+    _pfx("Process") + "profiling buffer is full, drop",
+    _pfx("Process") + "End aclskOptimize",
+    _pfx("PrintSKNodesDetail") + "  SK Function: sk_3_a, scope id: 3, Node Count: 3",
+    _pfx("PrintDfxInfo") + "  [node 0] binHdl=0xaaaaf3c00a50, numBlocks=48",
+    _pfx("GetSplitSymbol", ts="2026-06-10 14:01:02.999")
+    + "split[0] AIV symbol=s, size=0x1a0, bind=WEAK",  # another millisecond of the same second
+    _pfx("GetSplitSymbol", ts="2026-06-10 14:01:03.000") + "split[0] AIV symbol=s, size=0x1a0, bind=WEAK",
+    _pfx("GetSplitSymbol", ts="2026-13-10 14:01:03.000") + "split[0] AIV symbol=s, size=0x1a0, bind=WEAK",
+    _pfx("GetSubKernelAddr", ts="2026-02-30 00:00:00.001") + "aicOffset=0x1, aivOffset=0x2",
+    _pfx("GetSplitSymbol") + "split[0] AIV symbol=caf\u00e9, size=0x1a0, bind=WEAK",  # non-ASCII
+    _pfx("GetSplitSymbol") + "split[0] AIV symbol=s, size=0x" + "f" * 17 + ", bind=WEAK",  # oversized
+    _pfx("GetSplitSymbol", pid="7") + "split[0] AIV symbol=s, size=0x1a0, bind=WEAK",  # a new writer
+    "split[0] AIV symbol=s, size=0x1a0, bind=WEAK",  # no prefix
+    "",
+]
+
+
+def _same_as_line_reader(path: Path) -> None:
+    ours = parse_super_kernel_log(read_super_kernel_log(path), file=str(path))
+    oracle = parse_super_kernel_log(list(iter_meta_lines(path)), file=str(path))
+    assert ours == oracle
+
+
+def _write(path: Path, lines: list[str], eol: str = "\n", cut_last: bool = False) -> Path:
+    path.write_bytes((eol.join(lines) + ("" if cut_last else eol)).encode())
+    return path
+
+
+def test_every_super_kernel_shape_in_one_run(tmp_path: Path) -> None:
+    path = _write(tmp_path / "super_kernel.log", SK_LINES[:-5] * 2)
+    _same_as_line_reader(path)
+    res = parse_super_kernel_log(read_super_kernel_log(path), file=str(path))
+    # the hand-read values of the first lines (from §3.3's shapes)
+    sym = res.split_symbols[0]
+    assert (sym.split, sym.core, sym.symbol, sym.size, sym.bind, sym.func_name) == (
+        0,
+        "AIV",
+        "_Z16Op0000_000000_skILj0EEvv",
+        0x1A0,
+        "WEAK",
+        None,
+    )
+    assert [(s.symbol, s.size, s.bind) for s in res.split_symbols[1:3]] == [
+        ("a b", 0x1A0, ""),
+        ("x, size=0x1, y", 0x2, "GLOBAL"),
+    ]
+    child = res.child_binaries[0]
+    assert (child.func_name, child.bin_dev_size, child.aic_offset, child.aiv_offset) == (
+        "Op0000_000000",
+        3568,
+        None,
+        None,
+    )
+    # the second funcName line is completed by the first offsets line after it
+    assert (res.child_binaries[1].func_name, res.child_binaries[1].aic_offset) == (
+        "a, binDevAddr=0x1, b",
+        0x100,
+    )
+    assert [u.text for u in res.unrecognized][:1] == ["aicOffset=0xAb, aivOffset=0x10"]
+    assert len(res.reordered) == 2 and res.reordered[0].node_count == 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(range(len(SK_LINES))), st.integers(1, 3)), max_size=40),
+    st.sampled_from(["\n", "\r\n"]),
+    st.booleans(),
+)
+def test_super_kernel_facts_equal_the_line_reader(
+    tmp_path_factory: object, picks: list[tuple[int, int]], eol: str, cut_last: bool
+) -> None:
+    lines = [SK_LINES[i] for i, n in picks for _ in range(n)]
+    path = tmp_path_factory.mktemp("sk") / "super_kernel.log"  # type: ignore[attr-defined]
+    _same_as_line_reader(_write(path, lines, eol, cut_last))
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["GetSplitSymbol", "GetSubKernelAddr", "Process"]),
+            st.text(
+                st.sampled_from("split[0] AIVCsymbol=size0x1aFbind,WEAK \tfuncNamebinDevAddr"), max_size=60
+            ),
+        ),
+        max_size=20,
+    )
+)
+def test_arbitrary_bodies_equal_the_line_reader(
+    tmp_path_factory: object, bodies: list[tuple[str, str]]
+) -> None:
+    lines = [SK_LINES[0]] + [_pfx(func) + body for func, body in bodies]
+    path = tmp_path_factory.mktemp("skb") / "super_kernel.log"  # type: ignore[attr-defined]
+    _same_as_line_reader(_write(path, lines))
