@@ -16,8 +16,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skdbg.parsers.sklog_runs import read_super_kernel_log
-from skdbg.parsers.skmeta_lines import iter_meta_lines
+from skdbg.parsers.filelog import PIECE
+from skdbg.parsers.sklog_runs import HANDLER_FUNCS, _has_long_line, read_super_kernel_log
+from skdbg.parsers.skmeta_lines import MetaLine, iter_meta_lines
 from skdbg.parsers.super_kernel_log import parse_super_kernel_log
 
 
@@ -178,3 +179,101 @@ def test_arbitrary_bodies_equal_the_line_reader(
     lines = [SK_LINES[0]] + [_pfx(func) + body for func, body in bodies]
     path = tmp_path_factory.mktemp("skb") / "super_kernel.log"  # type: ignore[attr-defined]
     _same_as_line_reader(_write(path, lines))
+
+
+# ---------------------------------------------------------------- super_kernel.log runs (sklog_runs)
+
+#: lines at the edges of what a run may hold: the handler's file under other functions, format-error
+#: bodies and look-alikes, ``[CONT:n]`` markers in short and long lines (§3.2 rows 48/49)
+RUN_EDGES = [
+    _pfx("PrintSKNodesDetail") + "  SK Function: sk_3_a, scope id: 3, Node Count: 3",
+    _pfx("GetSplitSymbol") + "split[0] AIV symbol=s, size=0x1a0, bind=WEAK",
+    _pfx("PrintDfxInfo") + "  [node 0] binHdl=0xaaaaf3c00a50, numBlocks=48",
+    _pfx("GetSplitSymbol").replace("sk_node.cpp:33", "sk_dfx_exception_handler.cpp:12") + "split[0] x",
+    _pfx("PrintSKNodesDetail").replace("sk_node.cpp:33", "a/b/sk_dfx_exception_handler.cpp:7") + "repeat",
+    _pfx("Process").replace("sk_node.cpp:33", "xsk_dfx_exception_handler.cpp:7") + "not the handler's",
+    _pfx("Process").replace("sk_node.cpp:33", "sk_dfx_exception_handler.cpp:7:8") + "not the handler's",
+    _pfx("Process").replace("sk_node.cpp:33", "sk_dfx_exception_handler.cpp.bak:7") + "not the handler's",
+    _pfx("Process") + "mentions sk_dfx_exception_handler.cpp:12] in its body",
+    _pfx("Process") + "[FORMAT_ERROR] Failed to format log message",
+    _pfx("PrintSKNodesDetail") + " \t[FORMAT_ERROR] Failed to format log message \t",
+    _pfx("PrintDfxInfo") + "[FORMAT_ERROR] Failed to format log message",
+    _pfx("Process") + "[FORMAT_ERROR] Failed to format log message, and more",
+    _pfx("Process") + "x [FORMAT_ERROR] Failed to format log message",
+    _pfx("Process") + "a short line with [CONT:1] in it",
+    _pfx("Process") + "A" * 4000 + "[CONT:1] tail",
+    _pfx("Process") + "B" * 4100 + " no marker",
+    _pfx("Process") + "C" * (4096 - len(_pfx("Process")) - 1) + "[CONT:1] x",
+    _pfx("Process") + "D" * (4096 - len(_pfx("Process"))) + "[CONT:1] y",
+    _pfx("PrintDfxInfo") + "E" * 4090 + "[CONT:1] z",
+    # a marker exactly at byte 4096 (where the logger splices it): removed by the line layer
+    _pfx("PrintDfxInfo") + "E" * (4096 - len(_pfx("PrintDfxInfo"))) + "[CONT:1] z",
+    _pfx("GetSplitSymbol")
+    + "split[0] AIV symbol="
+    + "s" * (4096 - len(_pfx("GetSplitSymbol") + "split[0] AIV symbol="))
+    + "[CONT:1] t, size=0x1a0, bind=WEAK",
+]
+
+
+def _reference_handler(path: Path) -> list[object]:
+    """The handler parser's lines as the line reader selects them (handler lines and unprefixed ones)."""
+    return [
+        (ml.prefix, ml.message, ml.src)
+        for ml in iter_meta_lines(path)
+        if ml.message.strip()
+        and (
+            ml.prefix is None
+            or ml.prefix.src_file == "sk_dfx_exception_handler.cpp"
+            or ml.prefix.func in HANDLER_FUNCS
+        )
+    ]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(range(len(RUN_EDGES))), st.integers(1, 3)), max_size=25),
+    st.sampled_from(["\n", "\r\n"]),
+    st.booleans(),
+)
+def test_runs_with_edge_lines_equal_the_line_reader(
+    tmp_path_factory: object, picks: list[tuple[int, int]], eol: str, cut_last: bool
+) -> None:
+    lines = [RUN_EDGES[0]] + [RUN_EDGES[i] for i, n in picks for _ in range(n)]
+    path = _write(tmp_path_factory.mktemp("edge") / "super_kernel.log", lines, eol, cut_last)  # type: ignore[attr-defined]
+    _same_as_line_reader(path)
+    assert list(read_super_kernel_log(path).handler_lines()) == _reference_handler(path)
+
+
+def test_handler_file_and_format_error_lines_stay_out_of_runs(tmp_path: Path) -> None:
+    path = _write(tmp_path / "super_kernel.log", [RUN_EDGES[0], RUN_EDGES[0], RUN_EDGES[3], RUN_EDGES[4],
+                                                  RUN_EDGES[6], RUN_EDGES[9], RUN_EDGES[12], RUN_EDGES[0]])  # fmt: skip
+    kinds = [
+        (type(i).__name__, i.src.line) if isinstance(i, MetaLine) else (type(i).__name__, i.first_no, i.count)
+        for i in read_super_kernel_log(path)
+    ]
+    assert kinds == [
+        ("MetaLine", 1),  # the first line of the pid
+        ("PlainRun", 2, 1),
+        ("MetaLine", 3),  # the handler's file under GetSplitSymbol
+        ("MetaLine", 4),  # ... and under a repeat printer, with a directory
+        ("OtherRun", 5, 1),  # the field up to its last ":digits" is "sk_dfx_...cpp:7": another file
+        ("MetaLine", 6),  # a format-error body
+        ("OtherRun", 7, 1),  # the format-error text followed by more is an ordinary line
+        ("PlainRun", 8, 1),
+    ]
+    res = parse_super_kernel_log(read_super_kernel_log(path), file=str(path))
+    assert (res.handler_lines, len(res.format_errors), res.plain_text_lines) == (2, 1, 5)  # 1, 2, 5, 7, 8
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 9000), min_size=1, max_size=12))
+def test_long_line_check_is_the_longest_line(lengths: list[int]) -> None:
+    data = b"".join(b"a" * n + b"\n" for n in lengths)
+    assert _has_long_line(data) == (max(lengths) >= PIECE)
+
+
+def test_long_line_check_at_the_edge() -> None:
+    assert not _has_long_line(b"a" * (PIECE - 1) + b"\n")
+    assert _has_long_line(b"a" * PIECE + b"\n")
+    assert _has_long_line(b"x\n" + b"a" * (PIECE - 1) + b"b\nc\n")
+    assert not _has_long_line(b"")
