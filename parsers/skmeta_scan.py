@@ -134,7 +134,7 @@ class FastScan:
         self.max_line = max_line
         #: lines of the last match (``multiline`` patterns: 1 + its newlines)
         self.span = 1
-        self._match = ""
+        self._match: re.Match[str] | None = None
         self._match_no = 0
         self._check = False
         self._pid_text = ""
@@ -160,14 +160,14 @@ class FastScan:
                     for line in text[pos : start - 1].split("\n"):
                         yield _meta_line(line, no, file, check)
                         no += 1
-                group = m.group()
-                span = 1 + group.count("\n") if multiline else 1
-                if check and oversized_number(group) is not None:
+                # the lines of the match counted in the chunk (no copy of its text)
+                span = 1 + text.count("\n", start, end) if multiline else 1
+                if check and oversized_number(group := m.group()) is not None:
                     for line in group.split("\n"):
                         yield _meta_line(line, no, file, True)
                         no += 1
                 else:
-                    self.span, self._match, self._match_no = span, group, no
+                    self.span, self._match, self._match_no = span, m, no
                     yield m, no
                     no += span
                 pos = end + 1
@@ -180,7 +180,9 @@ class FastScan:
     def meta_line(self, no: int) -> MetaLine:
         """The line layer's MetaLine of line ``no`` of the current match (a matched line the parser
         hands to its general code)."""
-        line = self._match.split("\n")[no - self._match_no] if self.span > 1 else self._match
+        assert self._match is not None  # called for a line of the last match
+        text = self._match.group()
+        line = text.split("\n")[no - self._match_no] if self.span > 1 else text
         return _meta_line(line, no, self.file, self._check)
 
     def note(self, res: MetaResultBase, m: re.Match[str], no: int, span: int = 1) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from skdbg.parsers.device_args import parse_device_args
 from skdbg.parsers.filelog import PIECE
 from skdbg.parsers.sklog_runs import HANDLER_FUNCS, _has_long_line, read_super_kernel_log
 from skdbg.parsers.skmeta_lines import MetaLine, iter_meta_lines
@@ -277,3 +278,81 @@ def test_long_line_check_at_the_edge() -> None:
     assert _has_long_line(b"a" * PIECE + b"\n")
     assert _has_long_line(b"x\n" + b"a" * (PIECE - 1) + b"b\nc\n")
     assert not _has_long_line(b"")
+
+
+# ---------------------------------------------------------------- sk_device_args.log (device_args)
+
+
+def _dpfx(ts: str = "2026-06-10 14:01:02.445") -> str:
+    return f"{ts} [48213:140425347876672] [DEBUG] [sk_task_builder.cpp:33] [DumpTaskQueDetail] "
+
+
+#: §3.9 shapes by hand, with near misses: tasks with and without their entry lines, an entry beyond
+#: four, one out of order, dfx rows with four-per-line and one-per-line entries, damaged numbers
+DEVICE_LINES = [
+    _dpfx() + "Dumping device args for function: sk_7_decoder_start_Op0000_000000_end_Op0001_377a4f",
+    _dpfx() + "SkHeaderInfo: aicOff=48, aivOff=944, counterOff=2176, dfxOff=6976, eventConfigOff=426976, "
+    "nodeCnt=2, totalSize=427008",
+    _dpfx() + "AIC TaskQue: cap=3, tasks=3",
+    _dpfx() + "AIV TaskQue: cap=1, tasks=1",
+    _dpfx()
+    + "[0] type=FUNC, idx=1, nodeId=101, relatedType=AIC_ONLY, blk=24, entries=4, args=0x12c110002000, "
+    "debugOptions=0x0, extraInfo=0x0",
+    _dpfx() + "   entry[0]=0x124080b20200",
+    _dpfx() + "   entry[1]=0x124080b20400",
+    _dpfx() + "\tentry[2]=0x124080B20600 ",
+    _dpfx() + "   entry[3]=0x124080b20800",
+    _dpfx() + "   entry[4]=0x1",
+    _dpfx() + "   entry[9]=0x1",  # out of order
+    _dpfx() + "   entry[1]=0x12g",  # not hex
+    _dpfx() + "[1] type=SYNC, idx=1, blk=0, entries=0, args=0x4, debugOptions=0x3f",
+    _dpfx()
+    + "  [2] type=EVENT_WAIT, idx=2, nodeId=4294967295, blk=0, entries=2, args=0x0, debugOptions=0x40, "
+    "extraInfo=0x1  ",
+    _dpfx() + "[3] type=FUNC, idx=x, blk=0, entries=0, args=0x0, debugOptions=0x0",
+    _dpfx() + "dfx[0]: bin=0xaaaaf3c00a50, ori=0xaaaaf3c01110, aicSize=0x0, aivSize=0x1a0, numBlocks=48, "
+    "cubeNum=0, vecNum=48",
+    _dpfx() + "  entryAic[0]=0x0, entryAic[1]=0x0, entryAic[2]=0x0, entryAic[3]=0x0",
+    _dpfx() + "  entryAiv[0]=0x124080b00200, entryAiv[1]=0x124080b00400, entryAiv[2]=0x124080b00600, "
+    "entryAiv[3]=0x124080b00800",
+    _dpfx() + "  entryAiv[2]=0x5",
+    _dpfx() + "  entryAic[3]=0x7, entryAiv[0]=0x8",
+    _dpfx() + "dfx[1]: bin=0x1, ori=0x2, aicSize=0x3, aivSize=0x4",
+    _dpfx() + "dfx[2]: bin=0x1, ori=0x2, aicSize=0x3, aivSize=0x4, numBlocks=-1, cubeNum=0, vecNum=0",
+    _dpfx() + "something else entirely",
+    _dpfx() + "   entry[0]=0x" + "f" * 17,  # oversized
+    _dpfx() + "   entry[0]=0x1\u00e9",  # non-ASCII
+    "   entry[0]=0x10",  # no prefix
+    "",
+]
+
+
+def _device_same(path: Path) -> None:
+    assert parse_device_args(path) == parse_device_args(list(iter_meta_lines(path)), file=str(path))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(range(len(DEVICE_LINES))), st.integers(1, 2)), max_size=40),
+    st.sampled_from(["\n", "\r\n"]),
+    st.booleans(),
+)
+def test_device_args_fast_equals_general(
+    tmp_path_factory: object, picks: list[tuple[int, int]], eol: str, cut_last: bool
+) -> None:
+    lines = DEVICE_LINES[:3] + [DEVICE_LINES[i] for i, n in picks for _ in range(n)]
+    path = tmp_path_factory.mktemp("da") / "sk_device_args.log"  # type: ignore[attr-defined]
+    _device_same(_write(path, lines, eol, cut_last))
+
+
+def test_device_args_task_with_its_entries(tmp_path: Path) -> None:
+    path = _write(tmp_path / "sk_device_args.log", [*DEVICE_LINES[:3], *DEVICE_LINES[4:10], DEVICE_LINES[12]])
+    _device_same(path)
+    (block,) = parse_device_args(path).blocks
+    first, second = block.queues[0].tasks
+    assert (first.position, first.node_id, first.entries) == (
+        0,
+        101,
+        (0x124080B20200, 0x124080B20400, 0x124080B20600, 0x124080B20800, 0x1),
+    )
+    assert (second.type, second.args, second.debug_options, second.entries) == ("SYNC", 4, 0x3F, ())
