@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -418,13 +419,20 @@ _KEYS = re.compile(
 
 
 _HS = r"0x([0-9a-fA-F]+)"
+#: a run line's prefix (ts, pid) and the blanks before its body. Possessive where ``re`` knows the form
+#: (Python 3.11+; 3.10 gets the same matches with plain repeats): a field's ``[^\]\n]*`` is followed
+#: by its ``]``, and every body below starts with a non-blank, so giving characters back never matches.
+_P = "+" if sys.version_info >= (3, 11) else ""
+_FAST_PREFIX = r"(.{23}) \[([0-9]+):[^\]\n]*%s\] \[[^\]\n]*%s\] \[[^\]\n]*%s\] \[[^\]\n]*%s\] ?%s[ \t]*%s" % (
+    (_P,) * 6
+)
 #: the most frequent facts straight from a run's text (a run line is printable ASCII, so each branch
 #: matches exactly when its regex above matches the stripped message: `` ?[ \t]*`` and ``[ \t]*\n``
 #: stand for the strip, ``[^\n]`` for ``.``, ``[0-9]`` for ``\d``); each branch is the first regex its
 #: start (``_KEYS``) tries, so the cascade would pick it too. Any other line matches the last group
 #: (``line``, without its newline). ``findall`` gives one tuple of :data:`_FAST_GROUPS` per line.
 _FAST = re.compile(
-    r"(.{23}) \[([0-9]+):[^\]\n]*\](?: \[[^\]\n]*\]){3} ?[ \t]*(?:"
+    _FAST_PREFIX + r"(?:"
     r"(?P<sym>split\[([0-9]+)\] (AIC|AIV) symbol=([^\n]*), size=" + _HS + r", bind=(\w*))"
     r"|(?P<child>funcName=([^\n]*), binDevAddr=" + _HS + r", binDevSize=([0-9]+), aicAddr=" + _HS + r", "
     r"aivAddr=" + _HS + r")"
@@ -442,6 +450,8 @@ _FAST = re.compile(
     + _HS
     + r")"
     r"|(?P<dumped>Dumped (kernel|SK entry) binary: ([^\n]*), size=([0-9]+), codeSegAddr=([0-9]+))"
+    # the message up to its last non-blank (the strip); the empty group marks where the node starts
+    r"|(?P<index>index=(-?[0-9]+), nodeType=(\w+), nodeInfo=()(?=\[nodeId:)[^\n]*(?<![ \t]))"
     r")[ \t]*\n|(?P<line>[^\n]*)\n",
     re.ASCII,
 )
@@ -449,6 +459,7 @@ _SYM, _CHILD_F, _OFF, _HDR, _REC, _DUMPED_F = (
     tuple(range(_FAST.groupindex[name] + 1, _FAST.groupindex[name] + 1 + count))
     for name, count in (("sym", 5), ("child", 5), ("off", 2), ("hdr", 3), ("rec", 7), ("dumped", 4))
 )
+_INDEX_I, _INDEX_T, _INDEX_AT = (_FAST.groupindex["index"] + k for k in (1, 2, 3))
 #: a run line as ``(ts, pid, body)`` (the run regex checked its prefix already, so a field is just up
 #: to its ``]``)
 _LINE = re.compile(r"(.{23}) \[([0-9]+):[^\]\n]*\](?: \[[^\]\n]*\]){3} ?([^\n]*)")
@@ -642,6 +653,10 @@ class _FactParser:
                         src, t, int(pid), self.bin_hdl, int(i), int(cap), int(gfunc, 16), funcs
                     )
                 )
+            elif kind == "index":
+                msg = m[kind]
+                at = m.start(_INDEX_AT) - m.start(kind)
+                self.index_node(src, t, int(pid), msg, at, m[_INDEX_I], m[_INDEX_T])
             else:  # dumped
                 what, path, size, addr = m.group(*_DUMPED_F)
                 what = "kernel" if what == "kernel" else "entry"
@@ -675,6 +690,22 @@ class _FactParser:
         """The time of a run line's stamp (``ts_from_bytes`` of its text)."""
         base = _second(ts[:19])
         return None if base is None else base + _MILLIS[int(ts[20:23])]
+
+    def index_node(
+        self, src: Source, t: datetime | None, pid: int | None, msg: str, pos: int, index: str, node_type: str
+    ) -> None:
+        """``index=…, nodeType=…, nodeInfo=<node>`` (``msg``, the node at ``pos``): a task index node,
+        an unrecognized line when the node text does not parse, plain text when it is no node."""
+        res = self.res
+        try:
+            got = match_node(msg, pos, src)
+        except ParseError as exc:
+            res.unrecognized.append(Unrecognized(src, msg, f"super_kernel:index_node: {exc}"))
+            return
+        if got is None:
+            res.plain_text_lines += 1
+            return
+        res.task_index_nodes.append(_build_task_index_node(src, t, pid, int(index), node_type, got[0]))
 
     def offsets(self, src: Source, aic: int, aiv: int, msg: str) -> None:
         """``aicOffset=…, aivOffset=…`` (matched ``msg``): completes the child binary before it (the
@@ -894,16 +925,7 @@ class _FactParser:
         elif key == "index":
             if (m := _INDEX_NODE.match(msg)) is None:
                 return False
-            try:
-                got = match_node(msg, m.end(), src)
-            except ParseError as exc:
-                res.unrecognized.append(Unrecognized(src, msg, f"super_kernel:index_node: {exc}"))
-                return True
-            if got is None:
-                res.plain_text_lines += 1
-                return True
-            i, node_type = m.group("i", "t")
-            res.task_index_nodes.append(_build_task_index_node(src, t, pid, int(i), node_type, got[0]))
+            self.index_node(src, t, pid, msg, m.end(), *m.group("i", "t"))
         elif key == "defer":
             if (m := _DEFERRED.match(msg)) is None:
                 return False

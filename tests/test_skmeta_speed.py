@@ -74,6 +74,10 @@ SK_LINES = [
     _pfx("BuildTaskQueue") + "index=0, nodeType=KERNEL, nodeInfo=" + NODE,
     _pfx("BuildTaskQueue") + "index=-1, nodeType=EVENT, nodeInfo=" + EVENT + "  ",
     _pfx("BuildTaskQueue") + "index=2, nodeType=KERNEL, nodeInfo=[nodeId:7, streamId:0] - Mystery{}",
+    _pfx("BuildTaskQueue") + "index=3, nodeType=KERNEL, nodeInfo=[nodeId:x] \t",  # no node: plain text
+    _pfx("BuildTaskQueue") + "\tindex=04, nodeType=EVENT, nodeInfo=" + EVENT + " trailing words\t",
+    _pfx("BuildTaskQueue") + "index=5, nodeType=KER-NEL, nodeInfo=" + NODE,  # not an index line
+    _pfx("BuildTaskQueue") + "index=5, nodeType=KERNEL, nodeInfo= " + NODE,
     _pfx("GenEntryInfo") + "GenEntryInfo: enableDebug=0, enableProfiling=1",
     _pfx("ScheduleScope")
     + "schedule scope: build finished, entryType=MIX_1_1, entryFuncHandle=0x55d0, skFuncName=sk_3",
