@@ -133,7 +133,7 @@ def _has_long_line(data: bytes) -> bool:
     it: one ``rfind`` per ``PIECE`` bytes instead. The line at ``pos`` is shorter than ``PIECE`` when
     a newline ends it in the ``PIECE`` bytes from ``pos``, and so is every line up to the last one."""
     pos, end = 0, len(data)
-    while pos < end:
+    while end - pos >= PIECE:  # shorter rest: every line in it is shorter (a last line may lack its newline)
         nl = data.rfind(b"\n", pos, pos + PIECE)
         if nl < 0:
             return True

@@ -16,6 +16,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from skdbg.parsers import skmeta_scan
 from skdbg.parsers.device_args import parse_device_args
 from skdbg.parsers.filelog import PIECE
 from skdbg.parsers.sklog_runs import HANDLER_FUNCS, _has_long_line, read_super_kernel_log
@@ -275,6 +276,7 @@ def test_handler_file_and_format_error_lines_stay_out_of_runs(tmp_path: Path) ->
 def test_long_line_check_is_the_longest_line(lengths: list[int]) -> None:
     data = b"".join(b"a" * n + b"\n" for n in lengths)
     assert _has_long_line(data) == (max(lengths) >= PIECE)
+    assert _has_long_line(data[:-1]) == (max(lengths) >= PIECE)  # without the last newline
 
 
 def test_long_line_check_at_the_edge() -> None:
@@ -360,3 +362,11 @@ def test_device_args_task_with_its_entries(tmp_path: Path) -> None:
         (0x124080B20200, 0x124080B20400, 0x124080B20600, 0x124080B20800, 0x1),
     )
     assert (second.type, second.args, second.debug_options, second.entries) == ("SYNC", 4, 0x3F, ())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 9000), min_size=1, max_size=12), st.booleans())
+def test_chunk_long_line_check_is_the_longest_line(lengths: list[int], last_newline: bool) -> None:
+    # characters, not bytes: the chunk is decoded text, and rejoin_cont measures characters
+    text = "\n".join("\u00e9" * n for n in lengths) + ("\n" if last_newline else "")
+    assert skmeta_scan._has_long_line(text) == (max(lengths) >= PIECE)
