@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +23,7 @@ from skdbg.parsers.filelog import PIECE
 from skdbg.parsers.sklog_runs import HANDLER_FUNCS, _has_long_line, read_super_kernel_log
 from skdbg.parsers.skmeta_lines import MetaLine, iter_meta_lines
 from skdbg.parsers.super_kernel_log import parse_super_kernel_log
+from skdbg.parsers.task_queue import _task, _task_plain
 
 
 def _pfx(func: str, ts: str = "2026-06-10 14:01:02.345", pid: str = "48213") -> str:
@@ -370,3 +372,53 @@ def test_chunk_long_line_check_is_the_longest_line(lengths: list[int], last_newl
     # characters, not bytes: the chunk is decoded text, and rejoin_cont measures characters
     text = "\n".join("\u00e9" * n for n in lengths) + ("\n" if last_newline else "")
     assert skmeta_scan._has_long_line(text) == (max(lengths) >= PIECE)
+
+
+# ---------------------------------------------------------------- sk_task_queue.json (task_queue)
+
+
+def _queue_task(**over: object) -> dict[str, object]:
+    """A task entry as §3.10's sk_task_queue.json prints it, with members replaced or added."""
+    task: dict[str, object] = {
+        "nodeIndex": 4,
+        "type": "FUNC",
+        "numBlocks": 24,
+        "entryCnt": 2,
+        "args": "0x12c110008000",
+        "debugOptions": 5,
+        "entries": ["0x124080b80200", "0x124080B80400"],
+    }
+    task.update(over)
+    return {k: v for k, v in task.items() if v is not _DROP}
+
+
+_DROP = object()
+
+
+@pytest.mark.parametrize(
+    ("over", "plain"),
+    [
+        ({}, True),
+        ({"numBlocks": None}, False),  # an explicit null is not the plain shape
+        ({"numBlocks": _DROP, "entryCnt": _DROP, "debugOptions": _DROP}, True),
+        ({"entryCnt": False}, False),
+        ({"entryCnt": 7, "entries": ["0x1", "0x2", "0x3", "0x4"]}, True),
+        ({"debugOptions": -1}, True),
+        ({"debugOptions": 0x7F}, True),
+        ({"debugOptions": 1.0}, False),
+        ({"entries": ["0x1", "0xZ"]}, False),  # a bad digit after a good entry
+        ({"entries": ["0xZ", 5]}, False),  # a bad digit, then a bad shape
+        ({"entries": ["0x 1", "0x2"]}, True),
+        ({"entries": ["0x", "0x2"]}, False),
+        ({"args": "0x1_0"}, True),
+    ],
+)
+def test_plain_task_is_the_checked_reading_by_hand(over: dict[str, object], plain: bool) -> None:
+    obj = _queue_task(**over)
+    fast = _task_plain(obj, "q.json", "scopes[0].t[3]", 7, "aic", 3)
+    assert (fast is not None) == plain
+    if fast is not None:  # the plain reading answers only where the checked one reports nothing
+        unrec: list[object] = []
+        gaps: list[object] = []
+        checked = _task(obj, "q.json", "scopes[0].t[3]", 7, "aic", 3, unrec, gaps)  # type: ignore[arg-type]
+        assert (fast, unrec, gaps) == (checked, [], [])
