@@ -460,9 +460,9 @@ _SYM, _CHILD_F, _OFF, _HDR, _REC, _DUMPED_F = (
     for name, count in (("sym", 5), ("child", 5), ("off", 2), ("hdr", 3), ("rec", 7), ("dumped", 4))
 )
 _INDEX_I, _INDEX_T, _INDEX_AT = (_FAST.groupindex["index"] + k for k in (1, 2, 3))
-#: a run line as ``(ts, pid, body)`` (the run regex checked its prefix already, so a field is just up
-#: to its ``]``)
-_LINE = re.compile(r"(.{23}) \[([0-9]+):[^\]\n]*\](?: \[[^\]\n]*\]){3} ?([^\n]*)")
+#: a run line as ``(ts, pid, body)``, the body without its leading blanks (the run regex checked its
+#: prefix already, so a field is just up to its ``]``)
+_LINE = re.compile(_FAST_PREFIX + r"([^\n]*)")
 _MILLIS = [timedelta(milliseconds=i) for i in range(1000)]
 _SECONDS: dict[str, datetime | None] = {}
 _MISSING = datetime.min  # a cache-miss marker no log prints (year 1)
@@ -581,15 +581,19 @@ class _FactParser:
 
     def block_lines(self, text: str, no: int) -> tuple[str, int]:
         """Lines of a run (``text``, first line ``no``) inside an open block, one by one until the
-        block is closed; returns the rest of the run and its first line number."""
+        block is closed; returns the rest of the run and its first line number. A row of a reordered
+        block is taken without its time (:meth:`row`, what :meth:`step` does first)."""
         pos, end = 0, len(text)
         while pos < end:
             m = _LINE.match(text, pos)
             assert m is not None  # a run line
             pos = m.end() + 1
-            ts, pid, body = m.groups()
-            self.step(self.source(no), self.stamp(ts), int(pid), body.strip())
+            ts, pid, rest = m.groups()
+            msg = rest.rstrip()  # the prefix took the blanks before the body: body.strip()
+            src = self.source(no)
             no += 1
+            if self.reorder is None or not self.row(src, msg):
+                self.step(src, self.stamp(ts), int(pid), msg)
             if self.reorder is None and self.summary is None:
                 break
         return text[pos:], no
@@ -770,21 +774,28 @@ class _FactParser:
 
     # ------------------------------------------------------------------ one message
 
+    def row(self, src: Source, msg: str) -> bool:
+        """A stripped message while a reordered block is open: True when it is one of its rows (taken,
+        or unrecognized when its node does not parse); False leaves it to close the block."""
+        reorder = self.reorder
+        assert reorder is not None
+        rm = _REORDERED_ROW.match(msg)
+        if rm is not None and len(reorder[2]) < reorder[1]:
+            try:
+                got = match_node(msg, rm.end(), src)
+            except ParseError as exc:
+                self.res.unrecognized.append(Unrecognized(src, msg, f"super_kernel:reordered_row: {exc}"))
+                return True
+            if got is not None:
+                reorder[2].append((int(rm.group("i")), got[0]))
+                return True
+        return False
+
     def step(self, src: Source, t: datetime | None, pid: int | None, msg: str) -> None:
         """One stripped message that is not blank, a format error, a handler line nor a plain repeat."""
-        res = self.res
-        reorder = self.reorder
-        if reorder is not None:
-            rm = _REORDERED_ROW.match(msg)
-            if rm is not None and len(reorder[2]) < reorder[1]:
-                try:
-                    got = match_node(msg, rm.end(), src)
-                except ParseError as exc:
-                    res.unrecognized.append(Unrecognized(src, msg, f"super_kernel:reordered_row: {exc}"))
-                    return
-                if got is not None:
-                    reorder[2].append((int(rm.group("i")), got[0]))
-                    return
+        if self.reorder is not None:
+            if self.row(src, msg):
+                return
             self.close_reorder()
         summary = self.summary
         if summary is not None:

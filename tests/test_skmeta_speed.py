@@ -88,6 +88,8 @@ SK_LINES = [
     _pfx("PrintTaskNodesDetail") + "reordered task nodes: node count=2",
     _pfx("PrintTaskNodesDetail") + "  [0] " + NODE,
     _pfx("PrintTaskNodesDetail") + "[1]\t" + EVENT,
+    _pfx("PrintTaskNodesDetail") + " \t[1]  " + EVENT + " \t",
+    _pfx("PrintTaskNodesDetail") + "[1]" + EVENT,  # no blank before the node: not a row
     _pfx("PrintTaskNodesDetail") + "[2] [nodeId:9, streamId:0] - Mystery{}",
     _pfx("DumpFusionFailReasons") + "Fusion fail reasons summary:",
     _pfx("DumpFusionFailReasons") + "  Total nodes: 4",
