@@ -599,12 +599,14 @@ class _FactParser:
         return text[pos:], no
 
     def fast_lines(self, text: str, no: int) -> tuple[str, int]:
-        """Lines of a run (``text``, first line ``no``) outside blocks: one ``findall`` gives each
+        """Lines of a run (``text``, first line ``no``) outside blocks: one ``finditer`` gives each
         line's fact fields, records are built from them (what :meth:`keyed` makes of the message);
         other lines go to :meth:`general_line`. Stops after a line that opens a block and returns the
         rest of the run and its first line number (``""`` when the run is done)."""
         res, file, child = self.res, self.file, self.child
+        add_symbol = res.split_symbols.append  # the most frequent fact (four per child kernel)
         last_second, base = "", None
+        last_pid, p = "", 0  # a run's lines come from a few writers: int() once per change
         for k, m in enumerate(_FAST.finditer(text)):
             kind = m.lastgroup
             if kind == "line":
@@ -615,22 +617,22 @@ class _FactParser:
                 continue
             src = _build_source(file, no + k, None)
             ts, pid = m.group(1, 2)
+            if pid != last_pid:
+                last_pid, p = pid, int(pid)
             if ts[:19] != last_second:
                 last_second = ts[:19]
                 base = _second(last_second)
             t = None if base is None else base + _MILLIS[int(ts[20:23])]
             if kind == "sym":
                 i, core, symbol, size, bind = m.group(*_SYM)
-                res.split_symbols.append(
-                    _build_split_symbol(src, t, int(pid), child, int(i), core, symbol, int(size, 16), bind)
-                )
+                add_symbol(_build_split_symbol(src, t, p, child, int(i), core, symbol, int(size, 16), bind))
             elif kind == "child":
                 child, dev, size, aic, aiv = m.group(*_CHILD_F)
                 res.child_binaries.append(
                     _build_child_binary(
                         src,
                         t,
-                        int(pid),
+                        p,
                         child,
                         int(dev, 16),
                         int(size),
@@ -647,24 +649,22 @@ class _FactParser:
                 hdl, meta_num, payload = m.group(*_HDR)
                 self.bin_hdl = int(hdl, 16)
                 res.bind_map_headers.append(
-                    _build_bind_header(src, t, int(pid), self.bin_hdl, int(meta_num), int(payload))
+                    _build_bind_header(src, t, p, self.bin_hdl, int(meta_num), int(payload))
                 )
             elif kind == "rec":
                 i, cap, gfunc, s0, s1, s2, s3 = m.group(*_REC)
                 funcs = (int(s0, 16), int(s1, 16), int(s2, 16), int(s3, 16))
                 res.bind_records.append(
-                    _build_bind_record(
-                        src, t, int(pid), self.bin_hdl, int(i), int(cap), int(gfunc, 16), funcs
-                    )
+                    _build_bind_record(src, t, p, self.bin_hdl, int(i), int(cap), int(gfunc, 16), funcs)
                 )
             elif kind == "index":
                 msg = m[kind]
                 at = m.start(_INDEX_AT) - m.start(kind)
-                self.index_node(src, t, int(pid), msg, at, m[_INDEX_I], m[_INDEX_T])
+                self.index_node(src, t, p, msg, at, m[_INDEX_I], m[_INDEX_T])
             else:  # dumped
                 what, path, size, addr = m.group(*_DUMPED_F)
                 what = "kernel" if what == "kernel" else "entry"
-                res.dumped_binaries.append(_build_dumped(src, t, int(pid), what, path, int(size), int(addr)))
+                res.dumped_binaries.append(_build_dumped(src, t, p, what, path, int(size), int(addr)))
         self.child = child
         return "", no
 
