@@ -41,11 +41,13 @@ def frozen_builder(cls: type[T]) -> Callable[..., T]:
     arguments = ", ".join(names)
     body = "".join(f"    _fb_obj.{n} = {n}\n" for n in names)
     code = (
-        f"def build({arguments}):\n    _fb_obj = _fb_new(_fb_twin)\n{body}"
+        f"def build({arguments}):\n    _fb_obj = _fb_twin()\n{body}"
         "    _fb_obj.__class__ = _fb_cls\n    return _fb_obj\n"
     )
     scope: dict[str, Any] = {}
-    exec(code, {"_fb_new": object.__new__, "_fb_twin": twin, "_fb_cls": cls}, scope)  # noqa: S102
+    # ``_fb_twin()``, not ``object.__new__(_fb_twin)``: calling the class skips ``__new__``'s argument
+    # checks (the twin has no ``__init__`` of its own)
+    exec(code, {"_fb_twin": twin, "_fb_cls": cls}, scope)  # noqa: S102
     build: Callable[..., T] = scope["build"]
     build.__qualname__ = build.__name__ = f"build_{cls.__name__}"
     build.__doc__ = f"``{cls.__name__}(*values)`` without the frozen ``__init__``."

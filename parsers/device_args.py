@@ -309,9 +309,11 @@ class _TaskB:
 
     __slots__ = ("entries", "queue", "src", "values")
 
-    def __init__(self, src: Source, queue: str, values: tuple[str | None, ...]) -> None:
+    def __init__(
+        self, src: Source, queue: str, values: tuple[str | None, ...], entries: list[int] | None = None
+    ) -> None:
         self.src, self.queue, self.values = src, queue, values
-        self.entries: list[int] = []
+        self.entries: list[int] = [] if entries is None else entries
 
     def freeze(self) -> Task:
         i, typ, idx, nid, rt, blk, ent, args, dbg, extra = self.values
@@ -444,7 +446,7 @@ def parse_device_args(
             return
         queues: list[TaskQueue] = []
         for q in blk.queues:
-            tasks = tuple(t.freeze() for t in q.tasks)
+            tasks = tuple([t.freeze() for t in q.tasks])
             if len(tasks) != q.n:
                 res.gaps.append(
                     Gap(
@@ -454,7 +456,7 @@ def parse_device_args(
                     )
                 )
             for t in tasks:
-                if not t.entries_complete:
+                if len(t.entries) != t.entries_declared:  # not t.entries_complete (no call per task)
                     res.gaps.append(
                         Gap(
                             "entries_incomplete",
@@ -463,7 +465,7 @@ def parse_device_args(
                         )
                     )
             queues.append(TaskQueue(q.ml.src, q.name, q.cap, q.n, tasks))
-        dfx = tuple(d.freeze() for d in blk.dfx)
+        dfx = tuple([d.freeze() for d in blk.dfx])
         if blk.header is not None and len(dfx) != blk.header.node_cnt:
             res.gaps.append(
                 Gap(
@@ -572,10 +574,11 @@ def parse_device_args(
         if blk is not None and blk.queues and not blk.dfx:
             queue = blk.queues[-1]
             if kind == "TASK":
-                task = _TaskB(_build_source(file, no, None), queue.name, m.group(*_FAST_TASK))
-                queue.tasks.append(task)
-                if span > 1:  # entry[0]… in order: what the general branch appends one by one
-                    task.entries = [int(v, 16) for v in m.group(*_FAST_ENTRIES) if v is not None]
+                # entry[0]… in order (span > 1): what the general branch appends one by one
+                entries = [int(v, 16) for v in m.group(*_FAST_ENTRIES) if v is not None] if span > 1 else []
+                queue.tasks.append(
+                    _TaskB(_build_source(file, no, None), queue.name, m.group(*_FAST_TASK), entries)
+                )
                 note(res, m, no, span)
                 continue
             if kind == "ENTRY" and queue.tasks:

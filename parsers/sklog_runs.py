@@ -5,9 +5,11 @@ than everything triage then does with them. Most lines are ordinary: a file-logg
 writer pid already seen, printable ASCII, a non-blank body. Such lines only need counting (repeats of
 the dedicated files), a fact regex (build facts) or, for the exception handler's lines, a message each.
 One regex over the chunk sorts the lines into runs of those three kinds in C; every other line (no
-prefix, a new pid, blank, ``[CONT:n]`` pieces, ``[FORMAT_ERROR]``, non-ASCII or control bytes, an
-oversized number, a cut or unterminated line) becomes the :class:`~skdbg.parsers.skmeta_lines.MetaLine`
-the line-by-line reader makes, so each edge case keeps exactly its line-by-line treatment.
+prefix, a new pid, blank, ``[FORMAT_ERROR]``, a line of the handler's source file under another
+function, a cut or unterminated line) becomes the :class:`~skdbg.parsers.skmeta_lines.MetaLine` the
+line-by-line reader makes, and so does every line of a run that holds ``[CONT:n]`` pieces (in a line of
+``PIECE`` bytes or more), non-ASCII or control bytes or an oversized number (:func:`_clean`), so each
+edge case keeps exactly its line-by-line treatment.
 
 Provenance (first prefix, first line per pid; gate F4/F7) needs no work for a run: a run only holds
 pids an earlier :class:`MetaLine` of the same file wrote, so they are recorded already.
@@ -25,7 +27,7 @@ from typing import TypeVar
 from skdbg.parsers import common
 from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import Source
-from skdbg.parsers.filelog import FORMAT_ERROR, FileLogPrefix, split_prefix
+from skdbg.parsers.filelog import FORMAT_ERROR, PIECE, FileLogPrefix, split_prefix
 from skdbg.parsers.skmeta_lines import MetaLine, raw_meta_line, to_meta_line
 from skdbg.parsers.textio import TextLine, iter_line_chunks
 
@@ -75,7 +77,15 @@ OTHER_FILE_PRINTERS = frozenset(
 MAX_RUN_PIDS = 32
 
 _TS = rb"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}"
-_BODY = rb"\] ?[ \t]*[^ \t\n][^\n]*\n"  # end of the func field, then a body that is not blank
+#: end of the func field, then a body that is neither blank nor the format-error text (stripped, the
+#: only body the line layer turns into a format-error record); the blanks before it are all taken by
+#: ``[ \t]*`` (a non-blank must follow), so the lookahead sees the body's first character
+_BODY = rb"\] ?[ \t]*(?!" + re.escape(FORMAT_ERROR.encode()) + rb"[ \t]*\n)[^ \t\n][^\n]*\n"
+#: after the ``:`` of a source-file field: the field before it does not end with the exception
+#: handler's file name (``FileLogPrefix.src_file`` is the base name of the field up to its last
+#: ``:digits``, so every line of that file is left out, and a few others that are then read one by one
+#: as well). A lookbehind, tried only at a ``:``, costs less than a lookahead scanning the field.
+_NOT_HANDLER_FILE = rb"(?<!" + re.escape(HANDLER_FILE.encode()) + rb":)"
 
 
 def _alt(names: frozenset[str]) -> bytes:
@@ -86,17 +96,22 @@ def _pattern(pids: list[bytes]) -> re.Pattern[bytes]:
     """One match at a line start: a run of plain repeats (``p``), of handler lines (``h``), of other
     prefixed lines (``o``) — each line of a known pid, sorted by its function — or any single line
     (``x``). Runs are possessive (``++``) where ``re`` knows the form (Python 3.11+): nothing follows
-    them, so no backtracking state is kept per line; 3.10 gets the same matches with a plain ``+``. The source-file field is not looked at: a run that names the handler's file is read line
-    by line (:func:`_clean`)."""
+    them, so no backtracking state is kept per line; 3.10 gets the same matches with a plain ``+``. A
+    line of the handler's source file is never in a plain or other run (it is the handler parser's
+    whatever its function) and a format-error line in none: such a line is an ``x`` line."""
     if not pids:  # nothing is known yet: every line is read one by one
         return re.compile(rb"(?P<x>[^\n]*\n)")
-    head = _TS + rb" \[(?:" + b"|".join(pids) + rb"):\d+\] \[[A-Z]+\] \[[^\]\n]*:\d+\] \["
+    head = _TS + rb" \[(?:" + b"|".join(pids) + rb"):\d+\] \[[A-Z]+\] \[[^\]\n]*:%s\d+\] \["
     plain = rb"(?:" + _alt(OTHER_FILE_PRINTERS) + rb")"
     handler = rb"(?:" + _alt(HANDLER_FUNCS) + rb")"
     other = rb"(?!(?:" + _alt(HANDLER_FUNCS | OTHER_FILE_PRINTERS) + rb")\])[^\]\n]*"
     runs = [
-        rb"(?P<%s>(?:%s%s%s)%s)" % (name, head, func, _BODY, _RUN_REPEAT)
-        for name, func in ((b"p", plain), (b"h", handler), (b"o", other))
+        rb"(?P<%s>(?:%s%s%s)%s)" % (name, head % src, func, _BODY, _RUN_REPEAT)
+        for name, src, func in (
+            (b"p", _NOT_HANDLER_FILE, plain),
+            (b"h", b"", handler),
+            (b"o", _NOT_HANDLER_FILE, other),
+        )
     ]
     return re.compile(b"|".join([*runs, rb"(?P<x>[^\n]*\n)"]))
 
@@ -110,17 +125,27 @@ _CLASSES = bytes(
     for b in range(256)
 )
 _HEX_RUN = b"x" * common._MIN_RUN  # common.may_hold_oversized's shortest run of an oversized number
-_FORMAT_ERROR_B = FORMAT_ERROR.encode()
-_HANDLER_FILE_B = HANDLER_FILE.encode()
 
 
-def _clean(data: bytes, handler: bool) -> bool:
-    """True when no line of a run needs the line-by-line treatment (see the module docstring). The
-    regex sorts by function only: a run of other functions that names the handler's file is read line
-    by line too (its lines may be the handler's)."""
-    if (b"CONT:" in data and b"[CONT:" in data) or _FORMAT_ERROR_B in data:
-        return False  # ("CONT:" first: "[" is in every prefix, so the search for "[CONT:" is slow)
-    if not handler and _HANDLER_FILE_B in data:
+def _has_long_line(data: bytes) -> bool:
+    """True when a line of ``data`` (whole lines) has ``PIECE`` bytes or more. Only such a line can
+    hold a ``[CONT:n]`` marker the line layer removes (``rejoin_cont`` leaves a shorter line as it is,
+    and its characters are at most its bytes), and a marker search over the whole run costs a scan of
+    it: one ``rfind`` per ``PIECE`` bytes instead. The line at ``pos`` is shorter than ``PIECE`` when
+    a newline ends it in the ``PIECE`` bytes from ``pos``, and so is every line up to the last one."""
+    pos, end = 0, len(data)
+    while end - pos >= PIECE:  # shorter rest: every line in it is shorter (a last line may lack its newline)
+        nl = data.rfind(b"\n", pos, pos + PIECE)
+        if nl < 0:
+            return True
+        pos = nl + 1
+    return False
+
+
+def _clean(data: bytes) -> bool:
+    """True when no line of a run needs the line-by-line treatment (see the module docstring; the run
+    regex already left out format-error lines and, from plain and other runs, the handler file's)."""
+    if _has_long_line(data) and b"[CONT:" in data:
         return False
     classes = data.translate(_CLASSES)
     return b"\0" not in classes and _HEX_RUN not in classes
@@ -301,6 +326,7 @@ def read_super_kernel_log(path: str | os.PathLike[str]) -> SkLog:
             continue
         data, no, check = chunk.data, chunk.first_no, chunk.check
         pos, end = 0, len(data)
+        end_no = no + chunk.count  # the number of the line after the chunk
         while pos < end:
             m = match(data, pos)
             assert m is not None  # the x branch matches any whole line
@@ -313,8 +339,9 @@ def read_super_kernel_log(path: str | os.PathLike[str]) -> SkLog:
                     match = _pattern(pids).match
             else:
                 run = data[pos:stop]
-                count = run.count(b"\n")
-                if not _clean(run, kind == "h"):
+                # a run that ends the chunk holds the chunk's remaining lines (counted by the reader)
+                count = end_no - no if stop == end else run.count(b"\n")
+                if not _clean(run):
                     for i, raw in enumerate(run.split(b"\n")[:-1]):
                         items.append(raw_meta_line(raw, no + i, file, check=check))
                 elif kind == "p":

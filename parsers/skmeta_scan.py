@@ -11,7 +11,8 @@ it, so the parser's general code decides it exactly as before.
 The fast pattern must be a strict narrowing of the general reading: it only takes lines the general
 code would read the same way (ASCII digits, spaces/tabs as blanks, no ``\\n`` in any class) and the
 parser falls back to :meth:`FastScan.meta_line` for anything it cannot finish. Chunks holding a
-``[CONT:`` marker go through the line layer whole; so does a chunk that may hold an oversized number
+``[CONT:`` marker in a line of ``PIECE`` characters or more (the only lines the layer changes) go
+through the line layer whole; so does a chunk that may hold an oversized number
 unless the matched line itself is clean.
 """
 
@@ -23,7 +24,7 @@ from collections.abc import Iterator
 
 from skdbg.parsers import textio
 from skdbg.parsers.common import may_hold_oversized, oversized_number
-from skdbg.parsers.filelog import prefix_ts
+from skdbg.parsers.filelog import PIECE, prefix_ts
 from skdbg.parsers.fsguard import open_regular
 from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, raw_meta_line, to_meta_line
 from skdbg.parsers.textio import MAX_LINE, TextLine, check_text_file, iter_line_blocks
@@ -104,6 +105,21 @@ def _chunks(
                 yield raw_meta_line(raw, block.first_no + k, file, check=block.check)
 
 
+def _has_long_line(text: str) -> bool:
+    """True when a line of ``text`` (whole lines, decoded) has ``PIECE`` characters or more: only such a
+    line can hold a ``[CONT:n]`` marker the line layer removes (``rejoin_cont`` leaves a shorter line as
+    it is), so a chunk without one needs no search for markers. One ``rfind`` per ``PIECE``
+    characters: the line at ``pos`` is shorter when a newline ends it within them, and so is every line
+    up to the last newline there."""
+    pos, end = 0, len(text)
+    while end - pos >= PIECE:  # shorter rest: every line in it is shorter (a last line may lack its newline)
+        nl = text.rfind("\n", pos, pos + PIECE)
+        if nl < 0:
+            return True
+        pos = nl + 1
+    return False
+
+
 def _meta_line(line: str, no: int, file: str, check: bool) -> MetaLine:
     """``raw_meta_line`` of a whole line already decoded (decoding its UTF-8 again gives the same text)."""
     return raw_meta_line(line.encode("utf-8"), no, file, check=check)
@@ -134,7 +150,7 @@ class FastScan:
         self.max_line = max_line
         #: lines of the last match (``multiline`` patterns: 1 + its newlines)
         self.span = 1
-        self._match = ""
+        self._match: re.Match[str] | None = None
         self._match_no = 0
         self._check = False
         self._pid_text = ""
@@ -148,7 +164,8 @@ class FastScan:
                 continue
             text, first, check = chunk
             self._check = check
-            if "[CONT:" in text:  # pieces of a long record: the line layer rejoins them
+            # pieces of a long record: the line layer rejoins them
+            if _has_long_line(text) and "[CONT:" in text:
                 for k, line in enumerate(text.split("\n")):
                     yield _meta_line(line, first + k, file, check)
                 continue
@@ -160,14 +177,14 @@ class FastScan:
                     for line in text[pos : start - 1].split("\n"):
                         yield _meta_line(line, no, file, check)
                         no += 1
-                group = m.group()
-                span = 1 + group.count("\n") if multiline else 1
-                if check and oversized_number(group) is not None:
+                # the lines of the match counted in the chunk (no copy of its text)
+                span = 1 + text.count("\n", start, end) if multiline else 1
+                if check and oversized_number(group := m.group()) is not None:
                     for line in group.split("\n"):
                         yield _meta_line(line, no, file, True)
                         no += 1
                 else:
-                    self.span, self._match, self._match_no = span, group, no
+                    self.span, self._match, self._match_no = span, m, no
                     yield m, no
                     no += span
                 pos = end + 1
@@ -180,7 +197,9 @@ class FastScan:
     def meta_line(self, no: int) -> MetaLine:
         """The line layer's MetaLine of line ``no`` of the current match (a matched line the parser
         hands to its general code)."""
-        line = self._match.split("\n")[no - self._match_no] if self.span > 1 else self._match
+        assert self._match is not None  # called for a line of the last match
+        text = self._match.group()
+        line = text.split("\n")[no - self._match_no] if self.span > 1 else text
         return _meta_line(line, no, self.file, self._check)
 
     def note(self, res: MetaResultBase, m: re.Match[str], no: int, span: int = 1) -> None:

@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
-from skdbg.parsers.filelog import ts_from_bytes
+from skdbg.parsers.filelog import parse_filelog_ts, ts_from_bytes
 from skdbg.parsers.node_format import Node, match_node
 from skdbg.parsers.sklog_runs import (
     FACT_LINE,
@@ -417,37 +418,64 @@ _KEYS = re.compile(
 )
 
 
-_HB = rb"0x([0-9a-fA-F]+)"
-#: the most frequent facts straight from a run's bytes (a run line is printable ASCII, so each branch
-#: matches exactly when its text regex above matches the stripped message: `` ?[ \t]*`` and
-#: ``[ \t]*\n`` stand for the strip, ``[^\n]`` for ``.``); each branch is the first regex its start
-#: (``_KEYS``) tries, so the cascade would pick it too. Any other line matches ``line``.
-_FAST = re.compile(
-    rb"(.{23}) \[(\d+):[^\]]*\](?: \[[^\]]*\]){3} ?[ \t]*(?:"
-    rb"(?P<sym>split\[(\d+)\] (AIC|AIV) symbol=([^\n]*), size=" + _HB + rb", bind=(\w*))"
-    rb"|(?P<child>funcName=([^\n]*), binDevAddr=" + _HB + rb", binDevSize=(\d+), aicAddr=" + _HB + rb", "
-    rb"aivAddr=" + _HB + rb")"
-    rb"|(?P<off>aicOffset=" + _HB + rb", aivOffset=" + _HB + rb")"
-    rb"|(?P<hdr>binHdl=" + _HB + rb", metaNum=(\d+), payloadSize=(\d+))"
-    rb"|(?P<rec>\[(\d+)\] cap=(\d+), globalFunc="
-    + _HB
-    + rb", skFunc\[0\]="
-    + _HB
-    + rb", skFunc\[1\]="
-    + _HB
-    + rb", skFunc\[2\]="
-    + _HB
-    + rb", skFunc\[3\]="
-    + _HB
-    + rb")"
-    rb"|(?P<dumped>Dumped (kernel|SK entry) binary: ([^\n]*), size=(\d+), codeSegAddr=(\d+))"
-    rb")[ \t]*\n|(?P<line>[^\n]*\n)"
+_HS = r"0x([0-9a-fA-F]+)"
+#: a run line's prefix (ts, pid) and the blanks before its body. Possessive where ``re`` knows the form
+#: (Python 3.11+; 3.10 gets the same matches with plain repeats): a field's ``[^\]\n]*`` is followed
+#: by its ``]``, and every body below starts with a non-blank, so giving characters back never matches.
+_P = "+" if sys.version_info >= (3, 11) else ""
+_FAST_PREFIX = r"(.{23}) \[([0-9]+):[^\]\n]*%s\] \[[^\]\n]*%s\] \[[^\]\n]*%s\] \[[^\]\n]*%s\] ?%s[ \t]*%s" % (
+    (_P,) * 6
 )
-#: group numbers of each branch's fields (after ts=1, pid=2)
-_FAST_FIELDS = {
-    name: tuple(range(_FAST.groupindex[name] + 1, _FAST.groupindex[name] + 1 + count))
+#: the most frequent facts straight from a run's text (a run line is printable ASCII, so each branch
+#: matches exactly when its regex above matches the stripped message: `` ?[ \t]*`` and ``[ \t]*\n``
+#: stand for the strip, ``[^\n]`` for ``.``, ``[0-9]`` for ``\d``); each branch is the first regex its
+#: start (``_KEYS``) tries, so the cascade would pick it too. Any other line matches the last group
+#: (``line``, without its newline). ``findall`` gives one tuple of :data:`_FAST_GROUPS` per line.
+_FAST = re.compile(
+    _FAST_PREFIX + r"(?:"
+    r"(?P<sym>split\[([0-9]+)\] (AIC|AIV) symbol=([^\n]*), size=" + _HS + r", bind=(\w*))"
+    r"|(?P<child>funcName=([^\n]*), binDevAddr=" + _HS + r", binDevSize=([0-9]+), aicAddr=" + _HS + r", "
+    r"aivAddr=" + _HS + r")"
+    r"|(?P<off>aicOffset=" + _HS + r", aivOffset=" + _HS + r")"
+    r"|(?P<hdr>binHdl=" + _HS + r", metaNum=([0-9]+), payloadSize=([0-9]+))"
+    r"|(?P<rec>\[([0-9]+)\] cap=([0-9]+), globalFunc="
+    + _HS
+    + r", skFunc\[0\]="
+    + _HS
+    + r", skFunc\[1\]="
+    + _HS
+    + r", skFunc\[2\]="
+    + _HS
+    + r", skFunc\[3\]="
+    + _HS
+    + r")"
+    r"|(?P<dumped>Dumped (kernel|SK entry) binary: ([^\n]*), size=([0-9]+), codeSegAddr=([0-9]+))"
+    # the message up to its last non-blank (the strip); the empty group marks where the node starts
+    r"|(?P<index>index=(-?[0-9]+), nodeType=(\w+), nodeInfo=()(?=\[nodeId:)[^\n]*(?<![ \t]))"
+    r")[ \t]*\n|(?P<line>[^\n]*)\n",
+    re.ASCII,
+)
+_SYM, _CHILD_F, _OFF, _HDR, _REC, _DUMPED_F = (
+    tuple(range(_FAST.groupindex[name] + 1, _FAST.groupindex[name] + 1 + count))
     for name, count in (("sym", 5), ("child", 5), ("off", 2), ("hdr", 3), ("rec", 7), ("dumped", 4))
-}
+)
+_INDEX_I, _INDEX_T, _INDEX_AT = (_FAST.groupindex["index"] + k for k in (1, 2, 3))
+#: a run line as ``(ts, pid, body)``, the body without its leading blanks (the run regex checked its
+#: prefix already, so a field is just up to its ``]``)
+_LINE = re.compile(_FAST_PREFIX + r"([^\n]*)")
+_MILLIS = [timedelta(milliseconds=i) for i in range(1000)]
+_SECONDS: dict[str, datetime | None] = {}
+_MISSING = datetime.min  # a cache-miss marker no log prints (year 1)
+
+
+def _second(text: str) -> datetime | None:
+    """``YYYY-MM-DD HH:MM:SS`` of a run line's stamp, parsed once per distinct second (bounded)."""
+    got = _SECONDS.get(text, _MISSING)
+    if got is _MISSING:
+        if len(_SECONDS) >= 4096:
+            _SECONDS.clear()
+        got = _SECONDS[text] = parse_filelog_ts(text)
+    return got
 
 
 #: the fast facts come by the thousand (one per child kernel, four split symbols each): their records
@@ -458,6 +486,7 @@ _build_child_binary = frozen_builder(ChildBinary)
 _build_bind_header = frozen_builder(BindMapHeader)
 _build_bind_record = frozen_builder(BindRecord)
 _build_dumped = frozen_builder(DumpedBinary)
+_build_task_index_node = frozen_builder(TaskIndexNode)
 
 
 def parse_super_kernel_log(
@@ -540,103 +569,169 @@ class _FactParser:
                 self.step(Source(self.file, no), ts_from_bytes(ts), int(pid), body.decode().strip())
 
     def other_run(self, run: OtherRun) -> None:
-        """Other prefixed lines: the frequent facts straight from bytes (:data:`_FAST`); the rest only
-        when they may be a fact or sit in an open block."""
-        res = self.res
-        res.lines_read += run.count
-        keys, file, data, fields = _KEYS.match, self.file, run.data, _FAST_FIELDS
-        for no, m in enumerate(_FAST.finditer(data), run.first_no):
-            kind = m.lastgroup
-            if kind is not None and kind != "line" and self.reorder is None and self.summary is None:
-                src = _build_source(file, no, None)
-                self.fast(kind, m.group(*fields[kind]), src, ts_from_bytes(m[1]), int(m[2]))
-                continue
-            line = FACT_LINE.match(data, m.start())
-            assert line is not None  # a run line
-            ts, pid, body = line.groups()
-            msg = body.decode().strip()
-            if self.reorder is not None or self.summary is not None:
-                self.step(Source(file, no), ts_from_bytes(ts), int(pid), msg)
-            elif (k := keys(msg)) is not None:
-                key, src, t, p = k.lastgroup, Source(file, no), ts_from_bytes(ts), int(pid)
-                if not self.keyed(key, src, t, p, msg):  # type: ignore[arg-type]
-                    self.unkeyed(src, t, p, msg, key)
-            elif "buffer is full" in msg:
-                self.fact(Source(file, no), ts_from_bytes(ts), int(pid), msg, None)
+        """Other prefixed lines: the frequent facts straight from the run's text (:data:`_FAST`); the
+        rest only when they may be a fact. While a block is open every line goes to :meth:`step`."""
+        self.res.lines_read += run.count
+        text, no = run.data.decode("ascii"), run.first_no
+        while text:
+            if self.reorder is None and self.summary is None:
+                text, no = self.fast_lines(text, no)
             else:
-                res.plain_text_lines += 1
+                text, no = self.block_lines(text, no)
 
-    def fast(self, kind: str, g: tuple[bytes, ...], src: Source, t: datetime | None, pid: int) -> None:
-        """A :data:`_FAST` fact: what :meth:`keyed` makes of the same message."""
+    def block_lines(self, text: str, no: int) -> tuple[str, int]:
+        """Lines of a run (``text``, first line ``no``) inside an open block, one by one until the
+        block is closed; returns the rest of the run and its first line number. A row of a reordered
+        block is taken without its time (:meth:`row`, what :meth:`step` does first)."""
+        pos, end = 0, len(text)
+        while pos < end:
+            m = _LINE.match(text, pos)
+            assert m is not None  # a run line
+            pos = m.end() + 1
+            ts, pid, rest = m.groups()
+            msg = rest.rstrip()  # the prefix took the blanks before the body: body.strip()
+            src = self.source(no)
+            no += 1
+            if self.reorder is None or not self.row(src, msg):
+                self.step(src, self.stamp(ts), int(pid), msg)
+            if self.reorder is None and self.summary is None:
+                break
+        return text[pos:], no
+
+    def fast_lines(self, text: str, no: int) -> tuple[str, int]:
+        """Lines of a run (``text``, first line ``no``) outside blocks: one ``finditer`` gives each
+        line's fact fields, records are built from them (what :meth:`keyed` makes of the message);
+        other lines go to :meth:`general_line`. Stops after a line that opens a block and returns the
+        rest of the run and its first line number (``""`` when the run is done)."""
+        res, file, child = self.res, self.file, self.child
+        add_symbol = res.split_symbols.append  # the most frequent fact (four per child kernel)
+        last_second, base = "", None
+        last_pid, p = "", 0  # a run's lines come from a few writers: int() once per change
+        for k, m in enumerate(_FAST.finditer(text)):
+            kind = m.lastgroup
+            if kind == "line":
+                self.child = child
+                if self.general_line(m[kind], no + k):
+                    return text[m.end() :], no + k + 1
+                child = self.child
+                continue
+            src = _build_source(file, no + k, None)
+            ts, pid = m.group(1, 2)
+            if pid != last_pid:
+                last_pid, p = pid, int(pid)
+            if ts[:19] != last_second:
+                last_second = ts[:19]
+                base = _second(last_second)
+            t = None if base is None else base + _MILLIS[int(ts[20:23])]
+            if kind == "sym":
+                i, core, symbol, size, bind = m.group(*_SYM)
+                add_symbol(_build_split_symbol(src, t, p, child, int(i), core, symbol, int(size, 16), bind))
+            elif kind == "child":
+                child, dev, size, aic, aiv = m.group(*_CHILD_F)
+                res.child_binaries.append(
+                    _build_child_binary(
+                        src,
+                        t,
+                        p,
+                        child,
+                        int(dev, 16),
+                        int(size),
+                        int(aic, 16),
+                        int(aiv, 16),
+                        None,
+                        None,
+                    )
+                )
+            elif kind == "off":
+                aic, aiv = m.group(*_OFF)
+                self.offsets(src, int(aic, 16), int(aiv, 16), m[kind])
+            elif kind == "hdr":
+                hdl, meta_num, payload = m.group(*_HDR)
+                self.bin_hdl = int(hdl, 16)
+                res.bind_map_headers.append(
+                    _build_bind_header(src, t, p, self.bin_hdl, int(meta_num), int(payload))
+                )
+            elif kind == "rec":
+                i, cap, gfunc, s0, s1, s2, s3 = m.group(*_REC)
+                funcs = (int(s0, 16), int(s1, 16), int(s2, 16), int(s3, 16))
+                res.bind_records.append(
+                    _build_bind_record(src, t, p, self.bin_hdl, int(i), int(cap), int(gfunc, 16), funcs)
+                )
+            elif kind == "index":
+                msg = m[kind]
+                at = m.start(_INDEX_AT) - m.start(kind)
+                self.index_node(src, t, p, msg, at, m[_INDEX_I], m[_INDEX_T])
+            else:  # dumped
+                what, path, size, addr = m.group(*_DUMPED_F)
+                what = "kernel" if what == "kernel" else "entry"
+                res.dumped_binaries.append(_build_dumped(src, t, p, what, path, int(size), int(addr)))
+        self.child = child
+        return "", no
+
+    def general_line(self, line: str, no: int) -> bool:
+        """A run line outside blocks that is none of the :data:`_FAST` facts; True when it opened a
+        block."""
+        m = _LINE.match(line)
+        assert m is not None  # a run line
+        ts, pid, body = m.groups()
+        msg = body.strip()
+        if (k := _KEYS.match(msg)) is not None:
+            key, src, t, p = k.lastgroup, self.source(no), self.stamp(ts), int(pid)
+            if not self.keyed(key, src, t, p, msg):  # type: ignore[arg-type]
+                self.unkeyed(src, t, p, msg, key)
+            return self.reorder is not None or self.summary is not None
+        if "buffer is full" in msg:
+            self.fact(self.source(no), self.stamp(ts), int(pid), msg, None)
+        else:
+            self.res.plain_text_lines += 1
+        return False
+
+    def source(self, no: int) -> Source:
+        return _build_source(self.file, no, None)
+
+    @staticmethod
+    def stamp(ts: str) -> datetime | None:
+        """The time of a run line's stamp (``ts_from_bytes`` of its text)."""
+        base = _second(ts[:19])
+        return None if base is None else base + _MILLIS[int(ts[20:23])]
+
+    def index_node(
+        self, src: Source, t: datetime | None, pid: int | None, msg: str, pos: int, index: str, node_type: str
+    ) -> None:
+        """``index=…, nodeType=…, nodeInfo=<node>`` (``msg``, the node at ``pos``): a task index node,
+        an unrecognized line when the node text does not parse, plain text when it is no node."""
         res = self.res
-        if kind == "sym":
-            res.split_symbols.append(
-                _build_split_symbol(
-                    src,
-                    t,
-                    pid,
-                    self.child,
-                    int(g[0]),
-                    g[1].decode(),
-                    g[2].decode(),
-                    int(g[3], 16),
-                    g[4].decode(),
-                )
+        try:
+            got = match_node(msg, pos, src)
+        except ParseError as exc:
+            res.unrecognized.append(Unrecognized(src, msg, f"super_kernel:index_node: {exc}"))
+            return
+        if got is None:
+            res.plain_text_lines += 1
+            return
+        res.task_index_nodes.append(_build_task_index_node(src, t, pid, int(index), node_type, got[0]))
+
+    def offsets(self, src: Source, aic: int, aiv: int, msg: str) -> None:
+        """``aicOffset=…, aivOffset=…`` (matched ``msg``): completes the child binary before it (the
+        record rebuilt with every other field as it is, what ``dataclasses.replace`` gives), or is
+        left unrecognized when there is none without offsets."""
+        res = self.res
+        if res.child_binaries and res.child_binaries[-1].aic_offset is None:
+            c = res.child_binaries[-1]
+            res.child_binaries[-1] = _build_child_binary(
+                c.src,
+                c.ts,
+                c.pid,
+                c.func_name,
+                c.bin_dev_addr,
+                c.bin_dev_size,
+                c.aic_addr,
+                c.aiv_addr,
+                aic,
+                aiv,
             )
-        elif kind == "child":
-            self.child = g[0].decode()
-            res.child_binaries.append(
-                _build_child_binary(
-                    src,
-                    t,
-                    pid,
-                    self.child,
-                    int(g[1], 16),
-                    int(g[2]),
-                    int(g[3], 16),
-                    int(g[4], 16),
-                    None,
-                    None,
-                )
-            )
-        elif kind == "off":
-            if res.child_binaries and res.child_binaries[-1].aic_offset is None:
-                res.child_binaries[-1] = replace(
-                    res.child_binaries[-1], aic_offset=int(g[0], 16), aiv_offset=int(g[1], 16)
-                )
-            else:
-                msg = b"aicOffset=0x%s, aivOffset=0x%s" % g
-                res.unrecognized.append(
-                    Unrecognized(src, msg.decode(), "super_kernel:offsets_without_funcName")
-                )
-        elif kind == "hdr":
-            self.bin_hdl = int(g[0], 16)
-            res.bind_map_headers.append(_build_bind_header(src, t, pid, self.bin_hdl, int(g[1]), int(g[2])))
-        elif kind == "rec":
-            res.bind_records.append(
-                _build_bind_record(
-                    src,
-                    t,
-                    pid,
-                    self.bin_hdl,
-                    int(g[0]),
-                    int(g[1]),
-                    int(g[2], 16),
-                    (int(g[3], 16), int(g[4], 16), int(g[5], 16), int(g[6], 16)),
-                )
-            )
-        else:  # dumped
-            res.dumped_binaries.append(
-                _build_dumped(
-                    src,
-                    t,
-                    pid,
-                    "kernel" if g[0] == b"kernel" else "entry",
-                    g[1].decode(),
-                    int(g[2]),
-                    int(g[3]),
-                )
-            )
+        else:
+            res.unrecognized.append(Unrecognized(src, msg, "super_kernel:offsets_without_funcName"))
 
     # ------------------------------------------------------------------ blocks
 
@@ -679,21 +774,28 @@ class _FactParser:
 
     # ------------------------------------------------------------------ one message
 
+    def row(self, src: Source, msg: str) -> bool:
+        """A stripped message while a reordered block is open: True when it is one of its rows (taken,
+        or unrecognized when its node does not parse); False leaves it to close the block."""
+        reorder = self.reorder
+        assert reorder is not None
+        rm = _REORDERED_ROW.match(msg)
+        if rm is not None and len(reorder[2]) < reorder[1]:
+            try:
+                got = match_node(msg, rm.end(), src)
+            except ParseError as exc:
+                self.res.unrecognized.append(Unrecognized(src, msg, f"super_kernel:reordered_row: {exc}"))
+                return True
+            if got is not None:
+                reorder[2].append((int(rm.group("i")), got[0]))
+                return True
+        return False
+
     def step(self, src: Source, t: datetime | None, pid: int | None, msg: str) -> None:
         """One stripped message that is not blank, a format error, a handler line nor a plain repeat."""
-        res = self.res
-        reorder = self.reorder
-        if reorder is not None:
-            rm = _REORDERED_ROW.match(msg)
-            if rm is not None and len(reorder[2]) < reorder[1]:
-                try:
-                    got = match_node(msg, rm.end(), src)
-                except ParseError as exc:
-                    res.unrecognized.append(Unrecognized(src, msg, f"super_kernel:reordered_row: {exc}"))
-                    return
-                if got is not None:
-                    reorder[2].append((int(rm.group("i")), got[0]))
-                    return
+        if self.reorder is not None:
+            if self.row(src, msg):
+                return
             self.close_reorder()
         summary = self.summary
         if summary is not None:
@@ -834,15 +936,7 @@ class _FactParser:
         elif key == "index":
             if (m := _INDEX_NODE.match(msg)) is None:
                 return False
-            try:
-                got = match_node(msg, m.end(), src)
-            except ParseError as exc:
-                res.unrecognized.append(Unrecognized(src, msg, f"super_kernel:index_node: {exc}"))
-                return True
-            if got is None:
-                res.plain_text_lines += 1
-                return True
-            res.task_index_nodes.append(TaskIndexNode(src, t, pid, int(m.group("i")), m.group("t"), got[0]))
+            self.index_node(src, t, pid, msg, m.end(), *m.group("i", "t"))
         elif key == "defer":
             if (m := _DEFERRED.match(msg)) is None:
                 return False

@@ -340,22 +340,6 @@ def _debug_flags(debug: int) -> tuple[str, ...]:
     return hit
 
 
-class _NotPlain(Exception):
-    """A task entry off the usual shape: :func:`_task` reads it instead."""
-
-
-def _opt_int(obj: dict[str, Any], key: str) -> int | None:
-    """An optional integer member (absent: None); raises _NotPlain for anything but a JSON integer."""
-    value = obj.get(key)
-    if value is None:
-        if key in obj:
-            raise _NotPlain
-        return None
-    if type(value) is not int:
-        raise _NotPlain
-    return value
-
-
 def _task_plain(
     obj: Any, file: str, path: str, scope_id: int | None, queue: str, position: int
 ) -> QueueTask | None:
@@ -370,11 +354,15 @@ def _task_plain(
     ttype = obj.get("type")
     if type(node_index) is not int or type(ttype) is not str or ttype not in _TASK_TYPE_SET:
         return None
-    try:
-        num_blocks = _opt_int(obj, "numBlocks")
-        entry_cnt = _opt_int(obj, "entryCnt")
-        debug = _opt_int(obj, "debugOptions")
-    except _NotPlain:
+    # _opt_int inline (a call each costs more than the test): an integer, or absent; else not plain
+    num_blocks = obj.get("numBlocks")
+    if type(num_blocks) is not int and (num_blocks is not None or "numBlocks" in obj):
+        return None
+    entry_cnt = obj.get("entryCnt")
+    if type(entry_cnt) is not int and (entry_cnt is not None or "entryCnt" in obj):
+        return None
+    debug = obj.get("debugOptions")
+    if type(debug) is not int and (debug is not None or "debugOptions" in obj):
         return None
     args: int | None = None
     try:
@@ -388,14 +376,20 @@ def _task_plain(
             raw = obj["entries"]
             if type(raw) is not list:
                 return None
+            values: list[int] = []  # one pass: a bad shape or a bad digit both make the entry not plain
             for e in raw:
                 if type(e) is not str or e[:2] != "0x" or len(e.strip()) <= 2:
                     return None
-            entries = tuple(int(e[2:], 16) for e in raw)
+                values.append(int(e[2:], 16))
+            entries = tuple(values)
             if entry_cnt is not None and len(entries) != min(entry_cnt, 4):
                 return None
     except ValueError:
         return None
+    flags: tuple[str, ...] = ()
+    if debug is not None and debug >= 0:
+        cached = _DEBUG_FLAGS.get(debug)  # _debug_flags' cache read here: no call for a known value
+        flags = cached if cached is not None else _debug_flags(debug)
     return _build_task(
         _build_source(file, None, path),
         scope_id,
@@ -407,7 +401,7 @@ def _task_plain(
         entry_cnt,
         args,
         debug,
-        _debug_flags(debug) if debug is not None and debug >= 0 else (),
+        flags,
         entries,
     )
 
