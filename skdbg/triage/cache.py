@@ -53,8 +53,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import platformdirs
-
 from skdbg import __version__
 
 if TYPE_CHECKING:
@@ -78,6 +76,8 @@ def cache_dir(env: dict[str, str] | None = None) -> Path:
     explicit = environ.get(ENV_CACHE)
     if explicit:
         return Path(explicit).expanduser()
+    import platformdirs  # only when no $SKDBG_CACHE_DIR: `analyze --no-cache` never asks (3 ms of imports)
+
     return platformdirs.user_cache_path("skdbg") / "analysis"
 
 

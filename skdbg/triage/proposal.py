@@ -309,13 +309,13 @@ class ProposalBuilder:
                 self.lines[n.node_id] = ev_site.line
                 self.inferred.add(n.node_id)
         kernels = self.inst.kernels
+        keys = [tuple(op_tokens(k.func_name)) for k in kernels]  # once per kernel: a regex split each
         groups: dict[tuple[str, ...], list[int]] = {}
-        for k in kernels:
-            groups.setdefault(tuple(op_tokens(k.func_name)), []).append(k.node_id)
-        for k in kernels:
+        for k, key in zip(kernels, keys, strict=True):
+            groups.setdefault(key, []).append(k.node_id)
+        for k, key in zip(kernels, keys, strict=True):
             if k.node_id in self.lines:
                 continue
-            key = tuple(op_tokens(k.func_name))
             same = groups.get(key, [])
             site = src.infer_line(k.func_name, same.index(k.node_id), len(same), lo, hi)
             if site.line is not None:
