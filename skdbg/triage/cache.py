@@ -232,7 +232,9 @@ def analysis_json_text(analysis: Analysis) -> str:
     run renders the same (frozen) analysis for the cache entry and for stdout."""
     if _LAST_JSON and _LAST_JSON[0][0] is analysis:
         return _LAST_JSON[0][1]
-    text = json.dumps(analysis.to_json(), indent=2, ensure_ascii=False)
+    from skdbg.triage.jsontext import dumps_indented
+
+    text = dumps_indented(analysis.to_json())
     _LAST_JSON[:] = [(analysis, text)]
     return text
 

@@ -1,17 +1,26 @@
 """The triage stages' cheaper paths against the plain code they replaced (issue 18, analyze CPU).
 
 Each fast path keeps the general form as its oracle here: the slice-and-search neighbour lookup
-of a barrier.
+of a barrier, the pure-Python indented ``json.dumps`` of the analysis.
 """
 
 from __future__ import annotations
 
+import enum
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from skdbg.triage.context import open_context
+from skdbg.triage.engine import analyze_context
 from skdbg.triage.fragment import func_neighbours
+from skdbg.triage.jsontext import dumps_indented
+
+SCENES = Path(__file__).resolve().parents[2] / "examples" / "scenes"
 
 
 @dataclass(frozen=True)
@@ -44,3 +53,64 @@ def test_func_neighbours_on_a_hand_written_queue() -> None:
     before, after = func_neighbours(q)
     assert [b.slot if b else None for b in before] == [None, None, 1, 1, 3, 3]
     assert [a.slot if a else None for a in after] == [1, 3, 3, None, None, None]
+
+
+_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text()
+    | st.sampled_from(["", "\u2028", 'a"b\\c\n\t\x00', "中文", "\ud800", "€ / \x7f"])
+)
+_KEYS = st.text() | st.sampled_from(["kind", "path", "", '"', "é"])
+_TREES = st.recursive(
+    _SCALARS,
+    lambda kids: (
+        st.lists(kids, max_size=5)
+        | st.lists(kids, max_size=3).map(tuple)
+        | st.dictionaries(_KEYS, kids, max_size=5)
+    ),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_TREES)
+def test_dumps_indented_is_json_dumps(doc: object) -> None:
+    assert dumps_indented(doc) == json.dumps(doc, indent=2, ensure_ascii=False)
+
+
+class _Level(enum.IntEnum):
+    LOW = 1
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {1: "int key", None: "null key"},  # non-str keys: the standard encoder converts them
+        {"level": _Level.LOW, "ratio": 0.5},  # an int subclass: the standard encoder's own text
+        {"n": [float("nan"), float("inf"), -float("inf"), 1e300, -0.0]},
+        {"a": [], "b": {}, "c": [[], [{}]], "d": ()},
+        [True, False, None, 0, -1, 2**70],
+    ],
+)
+def test_dumps_indented_hand_written(doc: object) -> None:
+    assert dumps_indented(doc) == json.dumps(doc, indent=2, ensure_ascii=False)
+
+
+def test_dumps_indented_refuses_what_json_refuses() -> None:
+    """A value JSON cannot encode raises the standard encoder's TypeError, not a fast-path error."""
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        dumps_indented({"ok": 1, "bad": {1, 2}})
+    loop: list[object] = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match="Circular reference"):
+        dumps_indented({"loop": loop})
+
+
+def test_dumps_indented_on_a_bundled_scene_analysis() -> None:
+    """The analysis JSON of a bundled scene, as ``analyze --format json`` printed it before."""
+    ctx = open_context(SCENES / "event-bound-split")
+    doc = analyze_context(ctx).to_json()
+    assert dumps_indented(doc) == json.dumps(doc, indent=2, ensure_ascii=False)
