@@ -1,7 +1,8 @@
 """The triage stages' cheaper paths against the plain code they replaced (issue 18, analyze CPU).
 
 Each fast path keeps the general form as its oracle here: the slice-and-search neighbour lookup
-of a barrier, the pure-Python indented ``json.dumps`` of the analysis.
+of a barrier, the pure-Python indented ``json.dumps`` of the analysis, the
+timestamp map of every scanned plog line.
 """
 
 from __future__ import annotations
@@ -9,16 +10,20 @@ from __future__ import annotations
 import enum
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from skdbg.parsers.common import Source
 from skdbg.triage.context import open_context
 from skdbg.triage.engine import analyze_context
 from skdbg.triage.fragment import func_neighbours
 from skdbg.triage.jsontext import dumps_indented
+from skdbg.triage.localize import _times_of_lines, _ts_of
 
 SCENES = Path(__file__).resolve().parents[2] / "examples" / "scenes"
 
@@ -114,3 +119,50 @@ def test_dumps_indented_on_a_bundled_scene_analysis() -> None:
     ctx = open_context(SCENES / "event-bound-split")
     doc = analyze_context(ctx).to_json()
     assert dumps_indented(doc) == json.dumps(doc, indent=2, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class _Line:
+    src: Source
+    ts: datetime | None
+
+
+@dataclass(frozen=True)
+class _Plog:
+    lines: list[_Line]
+
+
+def _every_line_time(plogs: list[_Plog]) -> dict[tuple[str, int], datetime]:
+    """The map of every scanned line that localisation built before (the oracle)."""
+    out: dict[tuple[str, int], datetime] = {}
+    for pe in plogs:
+        for line in pe.lines:
+            if line.ts is not None and line.src.line is not None:
+                out[(line.src.file, line.src.line)] = line.ts
+    return out
+
+
+_SRCS = st.builds(
+    Source, st.sampled_from(["log/plog/a.log", "log/plog/b.log"]), st.none() | st.integers(1, 6)
+)
+_LINES = st.builds(
+    _Line, _SRCS, st.none() | st.integers(0, 50).map(lambda s: datetime(2026, 5, 1, 8, 0, s % 60))
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(_LINES, max_size=8).map(_Plog), max_size=3), st.lists(_SRCS, max_size=5))
+def test_times_of_lines_match_the_map_of_every_line(plogs: list[_Plog], wanted: list[Source]) -> None:
+    every = _every_line_time(plogs)
+    got = _times_of_lines(cast(Any, plogs), wanted)
+    assert got == {k: v for k, v in every.items() if k in {(s.file, s.line) for s in wanted}}
+    for s in wanted:  # what localisation asks: the same answer for every fault line
+        assert _ts_of(got, s) == _ts_of(every, s)
+
+
+def test_times_of_lines_hand_written() -> None:
+    """A line scanned twice (a copied block): the later stamp wins; a line without a stamp is skipped."""
+    a1, a2, b1 = Source("p.log", 1), Source("p.log", 2), Source("q.log", 1)
+    t0, t1 = datetime(2026, 5, 1, 8, 0, 0), datetime(2026, 5, 1, 8, 0, 1)
+    plogs = [_Plog([_Line(a1, t0), _Line(a2, None), _Line(b1, t0)]), _Plog([_Line(a1, t1)])]
+    assert _times_of_lines(cast(Any, plogs), [a1, a2]) == {("p.log", 1): t1}
