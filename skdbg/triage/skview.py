@@ -10,6 +10,7 @@ stages all need them joined on (model dir, scope id); this module does the join 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -41,6 +42,8 @@ COLLECTIVE_MARKERS = (
     "allgathermatmul",
     "matmulreducescatter",
 )
+#: any of the markers inside a name (one regex search instead of a substring test per marker)
+_COLLECTIVE_RE = re.compile("|".join(re.escape(m) for m in COLLECTIVE_MARKERS))
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,8 +72,10 @@ class SkNode:
 
     @property
     def is_collective(self) -> bool:
+        if not self.node.is_kernel:
+            return False
         name = (self.node.func_name or "").lower().replace("-", "")
-        return self.is_kernel and any(m in name for m in COLLECTIVE_MARKERS)
+        return _COLLECTIVE_RE.search(name) is not None
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,7 @@
 
 Each fast path keeps the general form as its oracle here: the slice-and-search neighbour lookup
 of a barrier, the pure-Python indented ``json.dumps`` of the analysis, the
-timestamp map of every scanned plog line.
+timestamp map of every scanned plog line, the substring test per collective marker.
 """
 
 from __future__ import annotations
@@ -19,11 +19,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skdbg.parsers.common import Source
+from skdbg.parsers.node_format import Node
 from skdbg.triage.context import open_context
 from skdbg.triage.engine import analyze_context
 from skdbg.triage.fragment import func_neighbours
 from skdbg.triage.jsontext import dumps_indented
 from skdbg.triage.localize import _times_of_lines, _ts_of
+from skdbg.triage.skview import COLLECTIVE_MARKERS, SkNode
 
 SCENES = Path(__file__).resolve().parents[2] / "examples" / "scenes"
 
@@ -166,3 +168,42 @@ def test_times_of_lines_hand_written() -> None:
     t0, t1 = datetime(2026, 5, 1, 8, 0, 0), datetime(2026, 5, 1, 8, 0, 1)
     plogs = [_Plog([_Line(a1, t0), _Line(a2, None), _Line(b1, t0)]), _Plog([_Line(a1, t1)])]
     assert _times_of_lines(cast(Any, plogs), [a1, a2]) == {("p.log", 1): t1}
+
+
+def _node(kind: str, func_name: str | None) -> SkNode:
+    node = Node(Source("f.log", 1), kind, 7, 0, None, None, "x", "x", func_name=func_name)
+    return SkNode(0, node, Source("f.log", 1))
+
+
+def _collective_by_substrings(kind: str, func_name: str | None) -> bool:
+    """``is_collective`` as a substring test per marker (the oracle)."""
+    name = (func_name or "").lower().replace("-", "")
+    return kind == "kernel" and any(m in name for m in COLLECTIVE_MARKERS)
+
+
+_NAMES = st.none() | st.lists(
+    st.sampled_from(
+        [*COLLECTIVE_MARKERS, "All-Reduce", "HCCL", "MatMul", "_", "-", "a", "Mc", "2", "reduce"]
+    ),
+    max_size=4,
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(["kernel", "event", "memory_wait", "default"]), _NAMES)
+def test_is_collective_matches_the_substring_test(kind: str, func_name: str | None) -> None:
+    assert _node(kind, func_name).is_collective == _collective_by_substrings(kind, func_name)
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "expected"),
+    [
+        ("kernel", "MatmulAllReduce_9f3a", True),
+        ("kernel", "all-gather_matmul", True),  # the hyphen is dropped: allgather
+        ("kernel", "HcclBroadcast", True),
+        ("kernel", "AddCustom_1", False),
+        ("event", "AllReduce", False),  # only a kernel is a collective
+    ],
+)
+def test_is_collective_hand_written(kind: str, name: str, expected: bool) -> None:
+    assert _node(kind, name).is_collective is expected
