@@ -309,6 +309,8 @@ class ProposalBuilder:
                 self.lines[n.node_id] = ev_site.line
                 self.inferred.add(n.node_id)
         kernels = self.inst.kernels
+        if all(k.node_id in self.lines for k in kernels):
+            return  # every kernel has its statement (source_sites.json): nothing to infer, no op tokens
         keys = [tuple(op_tokens(k.func_name)) for k in kernels]  # once per kernel: a regex split each
         groups: dict[tuple[str, ...], list[int]] = {}
         for k, key in zip(kernels, keys, strict=True):
