@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skdbg import __version__
+from skdbg.triage.jsontext import analysis_json_text  # re-exported: the entry stores the printed text
 
 if TYPE_CHECKING:
     from skdbg.triage.context import TriageContext
@@ -219,24 +220,6 @@ class CachedAnalysis:
         if not isinstance(analysis, Analysis):
             raise TypeError("the cache entry does not hold an analysis")
         return analysis
-
-
-#: the last rendered analysis and its text: ``analyze`` stores the text with a new entry, then prints it
-_LAST_JSON: list[tuple[Analysis, str]] = []
-
-
-def analysis_json_text(analysis: Analysis) -> str:
-    """The analysis JSON exactly as ``analyze --format json`` prints it (before the final newline).
-
-    Why remembered: the indented encoder is pure Python (0.1 s on a 2,000-child verdict), and a first
-    run renders the same (frozen) analysis for the cache entry and for stdout."""
-    if _LAST_JSON and _LAST_JSON[0][0] is analysis:
-        return _LAST_JSON[0][1]
-    from skdbg.triage.jsontext import dumps_indented
-
-    text = dumps_indented(analysis.to_json())
-    _LAST_JSON[:] = [(analysis, text)]
-    return text
 
 
 def _extras(ctx: TriageContext) -> list[Path]:
