@@ -2,7 +2,8 @@
 
 Each fast path keeps the general form as its oracle here: the slice-and-search neighbour lookup
 of a barrier, the pure-Python indented ``json.dumps`` of the analysis, the
-timestamp map of every scanned plog line, the substring test per collective marker.
+timestamp map of every scanned plog line, the substring test per collective marker,
+the keyword construction of a task.
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ from hypothesis import strategies as st
 
 from skdbg.parsers.common import Source
 from skdbg.parsers.node_format import Node
+from skdbg.parsers.task_queue import QueueTask
 from skdbg.triage.context import open_context
 from skdbg.triage.engine import analyze_context
 from skdbg.triage.fragment import func_neighbours
 from skdbg.triage.jsontext import dumps_indented
 from skdbg.triage.localize import _times_of_lines, _ts_of
-from skdbg.triage.skview import COLLECTIVE_MARKERS, SkNode
+from skdbg.triage.skview import COLLECTIVE_MARKERS, SkNode, SkTask, _from_tq
 
 SCENES = Path(__file__).resolve().parents[2] / "examples" / "scenes"
 
@@ -207,3 +209,22 @@ def test_is_collective_matches_the_substring_test(kind: str, func_name: str | No
 )
 def test_is_collective_hand_written(kind: str, name: str, expected: bool) -> None:
     assert _node(kind, name).is_collective is expected
+
+
+def test_task_from_the_queue_names_each_field() -> None:
+    """``_from_tq`` builds positionally: every field lands where the keyword form put it (distinct
+    values, so a swapped pair of fields shows)."""
+    src = Source("sk_task_queue.json", json_path="scopes[0].taskQueues.aiv.taskInfos[3]")
+    t = QueueTask(src, 7, "aiv", 3, 11, "FUNC", 2, 1, 5, 0x6, ("dcci",), (0x1000,))
+    assert _from_tq(t, 42) == SkTask(
+        index=11,
+        queue="aiv",
+        slot=3,
+        type="FUNC",
+        args=5,
+        debug_options=0x6,
+        entries=(0x1000,),
+        node_id=42,
+        src=src,
+        origin="task_queue",
+    )
