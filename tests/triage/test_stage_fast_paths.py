@@ -3,7 +3,8 @@
 Each fast path keeps the general form as its oracle here: the slice-and-search neighbour lookup
 of a barrier, the pure-Python indented ``json.dumps`` of the analysis, the
 timestamp map of every scanned plog line, the substring test per collective marker,
-the keyword construction of a task.
+the keyword construction of a task, the
+citation index with one (file, line) key per scanned plog line.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skdbg.parsers.common import Source
+from skdbg.parsers.fsguard import real_path
 from skdbg.parsers.node_format import Node
 from skdbg.parsers.task_queue import QueueTask
 from skdbg.triage.context import open_context
@@ -228,3 +230,47 @@ def test_task_from_the_queue_names_each_field() -> None:
         src=src,
         origin="task_queue",
     )
+
+
+def _flat_plog_index(plogs: list[Any]) -> dict[tuple[str, int], Any]:
+    """The citation index as one (resolved file, line) key per scanned line (the oracle)."""
+    out: dict[tuple[str, int], Any] = {}
+    for pe in plogs:
+        for line in pe.lines:
+            if line.src.line is not None:
+                out[(str(real_path(line.src.file)), line.src.line)] = line
+    return out
+
+
+def _nested_as_flat(index: dict[str, dict[int, Any]]) -> dict[tuple[str, int], Any]:
+    return {(f, n): line for f, by_number in index.items() for n, line in by_number.items()}
+
+
+@pytest.mark.parametrize("scene", ["high-single-stream", "event-bound-split", "non-sk-fault"])
+def test_plog_index_holds_what_the_flat_index_held(scene: str) -> None:
+    ctx = open_context(SCENES / scene)
+    flat = _flat_plog_index(ctx.evidence.plogs)
+    assert flat  # the scene has scanned plog lines to cite
+    assert _nested_as_flat(ctx._plog_index) == flat
+    for (file, number), line in flat.items():  # a citation quotes the same line, however it is spelled
+        assert ctx.line_text(Source(file, number)) == ctx.line_text(line.src)
+
+
+def test_plog_index_two_spellings_of_one_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One plog reached under two names (a link): the later scanned line of a number wins, as with
+    one key per (resolved file, line); a line without a number is not indexed."""
+    real = tmp_path / "plog-1.log"
+    real.write_text("x\n")
+    link = tmp_path / "alias.log"
+    link.symlink_to(real)
+    first = _Line(Source(str(real), 3), None)
+    second = _Line(Source(str(link), 3), None)
+    other = _Line(Source(str(link), 4), None)
+    early = _Line(Source(str(real), 5), None)  # only under the first name: kept beside the second's
+    loose = _Line(Source(str(real), None), None)
+    plogs = [_Plog([first, early, loose]), _Plog([second, other])]
+    ctx = open_context(SCENES / "non-sk-fault")
+    monkeypatch.setattr(type(ctx.evidence), "plogs", property(lambda self: plogs))
+    index = ctx._plog_index
+    assert _nested_as_flat(index) == _flat_plog_index(plogs)
+    assert index[str(real.resolve())] == {3: second, 5: early, 4: other}
