@@ -395,7 +395,7 @@ def _print_analysis(analysis: Any, fmt: str) -> None:
     for warning in analysis.warnings:
         click.echo(f"skdbg: warning: {warning}", err=True)
     if fmt == "json":
-        from skdbg.triage.cache import analysis_json_text
+        from skdbg.triage.jsontext import analysis_json_text
 
         click.echo(analysis_json_text(analysis))
         return

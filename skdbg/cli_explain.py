@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import click
 
-from skdbg.glossary import AREAS, closest, entries, lookup, markdown
-
 EXIT_USAGE = 2
 
 
@@ -22,6 +20,10 @@ def explain(code: str | None, as_markdown: bool) -> None:
     """Explain CODE (a rule, route, next step, status, gap or codegen finding id; case-insensitive),
     e.g. `skdbg explain T4`, `skdbg explain R5`, `skdbg explain "§4.4 rule 3"`. Without CODE: list
     every id with its title."""
+    # the glossary (JSON package data, importlib.resources, difflib) loads when asked: every other
+    # command imports this module to register `explain`
+    from skdbg.glossary import AREAS, closest, entries, lookup, markdown
+
     if as_markdown:
         click.echo(markdown(), nl=False)
         return

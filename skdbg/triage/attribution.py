@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from skdbg.parsers.binfiles import ImageTable, PcLocation, matches_func_name
 from skdbg.parsers.common import Source
@@ -28,7 +29,9 @@ from skdbg.triage.localize import plogs_of
 from skdbg.triage.model import ChildRef, CoreFinding, EvidenceItem
 from skdbg.triage.skview import SkInstance, SkTask
 from skdbg.triage.stages import Localization
-from skdbg.triage.waitfor import Blocked, CounterRow, WaitFor, build_wait_for, first_blocking
+
+if TYPE_CHECKING:
+    from skdbg.triage.waitfor import Blocked, WaitFor
 
 #: trace states (§3.3)
 ORIGIN, ENTRY_LAUNCHED, OP_LAUNCHED, OP_FINISHED, ENTRY_FINISHED = 0, 1, 2, 3, 4
@@ -544,6 +547,9 @@ class _Builder:
     def blocking(self, c: ExceptionCore, qtype: str | None, states: list[_Reading]) -> str | None:
         if self.inst is None or qtype is None or not self.inst.tasks:
             return None
+        # the wait-for module loads with the first bystander core (a hang): most faults have none
+        from skdbg.triage.waitfor import Blocked, first_blocking
+
         queue = self.inst.queue(qtype)
         finished = [r for r in states if r.state == OP_FINISHED]
         if any(r.state == ENTRY_FINISHED for r in states) and not finished:
@@ -979,6 +985,10 @@ def _ge_dumps(ctx: TriageContext, loc: Localization) -> tuple[DumpException, ...
 def _wait_for(ctx: TriageContext, findings: list[CoreFinding], b: _Builder) -> WaitFor | None:
     """X5: the wait-for graph of the bystander cores (:mod:`skdbg.triage.waitfor`). A circular wait
     flags its cores ``circular_wait`` and says so in their ``blocking`` text."""
+    if not b.blocked:
+        return None  # no bystander core: no graph (build_wait_for's first answer), no waitfor import
+    from skdbg.triage.waitfor import CounterRow, build_wait_for
+
     counters: list[CounterRow] = []
     if b.inc is not None and b.inc.counters is not None and b.op_trace:
         counters = [CounterRow(e.core, e.op_state, e.index, e.src) for e in b.inc.counters.entries]

@@ -53,9 +53,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import platformdirs
-
 from skdbg import __version__
+from skdbg.triage.jsontext import analysis_json_text  # re-exported: the entry stores the printed text
 
 if TYPE_CHECKING:
     from skdbg.triage.context import TriageContext
@@ -78,6 +77,8 @@ def cache_dir(env: dict[str, str] | None = None) -> Path:
     explicit = environ.get(ENV_CACHE)
     if explicit:
         return Path(explicit).expanduser()
+    import platformdirs  # only when no $SKDBG_CACHE_DIR: `analyze --no-cache` never asks (3 ms of imports)
+
     return platformdirs.user_cache_path("skdbg") / "analysis"
 
 
@@ -219,22 +220,6 @@ class CachedAnalysis:
         if not isinstance(analysis, Analysis):
             raise TypeError("the cache entry does not hold an analysis")
         return analysis
-
-
-#: the last rendered analysis and its text: ``analyze`` stores the text with a new entry, then prints it
-_LAST_JSON: list[tuple[Analysis, str]] = []
-
-
-def analysis_json_text(analysis: Analysis) -> str:
-    """The analysis JSON exactly as ``analyze --format json`` prints it (before the final newline).
-
-    Why remembered: the indented encoder is pure Python (0.1 s on a 2,000-child verdict), and a first
-    run renders the same (frozen) analysis for the cache entry and for stdout."""
-    if _LAST_JSON and _LAST_JSON[0][0] is analysis:
-        return _LAST_JSON[0][1]
-    text = json.dumps(analysis.to_json(), indent=2, ensure_ascii=False)
-    _LAST_JSON[:] = [(analysis, text)]
-    return text
 
 
 def _extras(ctx: TriageContext) -> list[Path]:

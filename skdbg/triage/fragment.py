@@ -19,9 +19,9 @@ list it as a safety note (§4.3).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from skdbg.parsers.common import Source
 from skdbg.triage.skview import SkInstance
@@ -481,6 +481,34 @@ def _task_node(inst: SkInstance, index: int, node_id: int | None) -> int | None:
     return inst.child(index).node_id
 
 
+_T = TypeVar("_T", bound="_Typed")
+
+
+class _Typed(Protocol):
+    @property
+    def type(self) -> str: ...
+
+
+def func_neighbours(queue: Sequence[_T]) -> tuple[list[_T | None], list[_T | None]]:
+    """For every slot of ``queue``: the nearest FUNC task before it and the nearest one after it.
+
+    Why one pass each way: a barrier's neighbours were searched by slicing the queue at every SYNC,
+    quadratic in the queue (17 ms on a 2,500-task queue with a SYNC after every FUNC)."""
+    before: list[_T | None] = []
+    last: _T | None = None
+    for t in queue:
+        before.append(last)
+        if t.type == "FUNC":
+            last = t
+    after: list[_T | None] = [None] * len(queue)
+    last = None
+    for i in range(len(queue) - 1, -1, -1):
+        after[i] = last
+        if queue[i].type == "FUNC":
+            last = queue[i]
+    return before, after
+
+
 def barrier_groups_of(inst: SkInstance) -> tuple[BarrierGroup, ...]:
     """(c) groups: each ALL_SYNC SYNC task joins the FUNCs around it in its queue (and the node it
     belongs to); ``syncAllNodes`` and ``SYNCALL_OP_DROP`` break infos join their listed nodes."""
@@ -488,12 +516,14 @@ def barrier_groups_of(inst: SkInstance) -> tuple[BarrierGroup, ...]:
     groups: list[BarrierGroup] = []
     for qname in ("aic", "aiv"):
         q = inst.queue(qname)
+        if not any(t.type == "SYNC" and t.args == ALL_SYNC for t in q):
+            continue
+        before, after = func_neighbours(q)
         for i, t in enumerate(q):
             if t.type != "SYNC" or t.args != ALL_SYNC:
                 continue
             members: set[int] = set()
-            prev = next((x for x in reversed(q[:i]) if x.type == "FUNC"), None)
-            nxt = next((x for x in q[i + 1 :] if x.type == "FUNC"), None)
+            prev, nxt = before[i], after[i]
             for x in (prev, nxt):
                 if x is not None:
                     nid = _task_node(inst, x.index, x.node_id)

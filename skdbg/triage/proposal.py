@@ -309,13 +309,15 @@ class ProposalBuilder:
                 self.lines[n.node_id] = ev_site.line
                 self.inferred.add(n.node_id)
         kernels = self.inst.kernels
+        if all(k.node_id in self.lines for k in kernels):
+            return  # every kernel has its statement (source_sites.json): nothing to infer, no op tokens
+        keys = [tuple(op_tokens(k.func_name)) for k in kernels]  # once per kernel: a regex split each
         groups: dict[tuple[str, ...], list[int]] = {}
-        for k in kernels:
-            groups.setdefault(tuple(op_tokens(k.func_name)), []).append(k.node_id)
-        for k in kernels:
+        for k, key in zip(kernels, keys, strict=True):
+            groups.setdefault(key, []).append(k.node_id)
+        for k, key in zip(kernels, keys, strict=True):
             if k.node_id in self.lines:
                 continue
-            key = tuple(op_tokens(k.func_name))
             same = groups.get(key, [])
             site = src.infer_line(k.func_name, same.index(k.node_id), len(same), lo, hi)
             if site.line is not None:
@@ -446,18 +448,22 @@ class ProposalBuilder:
         By source line when the node and F have lines (the markers decide scope membership), else
         by fused-node position relative to F's first and last member."""
         members = set(frag.members)
-        fpos = [n.position for n in self.inst.nodes if n.node_id in members]
-        flines = [self.lines[i] for i in members if i in self.lines]
+        nodes = self.inst.nodes
+        lines = self.lines
+        fpos = [n.position for n in nodes if n.node_id in members]
+        flines = [lines[i] for i in members if i in lines]
         lo_p, hi_p = min(fpos), max(fpos)
+        lo_l, hi_l = (min(flines), max(flines)) if flines else (0, 0)  # once, not per node
         out: dict[int, str] = {}
-        for n in self.inst.nodes:
-            if n.node_id in members:
+        for n in nodes:
+            nid = n.node_id
+            if nid in members:
                 continue
-            ln = self.lines.get(n.node_id)
+            ln = lines.get(nid)
             if ln is not None and flines:
-                out[n.node_id] = "before" if ln < min(flines) else "after" if ln > max(flines) else "inside"
+                out[nid] = "before" if ln < lo_l else "after" if ln > hi_l else "inside"
             else:
-                out[n.node_id] = "before" if n.position < lo_p else "after" if n.position > hi_p else "inside"
+                out[nid] = "before" if n.position < lo_p else "after" if n.position > hi_p else "inside"
         return out
 
     def ranges(self, frag: Fragment) -> Ranges:
