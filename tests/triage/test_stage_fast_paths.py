@@ -1,7 +1,7 @@
 """The triage stages' cheaper paths against the plain code they replaced (issue 18, analyze CPU).
 
 Each fast path keeps the general form as its oracle here: the slice-and-search neighbour lookup
-of a barrier, the pure-Python indented ``json.dumps`` of the analysis, the
+of a barrier, the
 timestamp map of every scanned plog line, the substring test per collective marker,
 the keyword construction of a task, the
 citation index with one (file, line) key per scanned plog line.
@@ -9,8 +9,6 @@ citation index with one (file, line) key per scanned plog line.
 
 from __future__ import annotations
 
-import enum
-import json
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -25,9 +23,7 @@ from skdbg.parsers.fsguard import real_path
 from skdbg.parsers.node_format import Node
 from skdbg.parsers.task_queue import QueueTask
 from skdbg.triage.context import open_context
-from skdbg.triage.engine import analyze_context
 from skdbg.triage.fragment import func_neighbours
-from skdbg.triage.jsontext import dumps_indented
 from skdbg.triage.localize import _times_of_lines, _ts_of
 from skdbg.triage.skview import COLLECTIVE_MARKERS, SkNode, SkTask, _from_tq
 
@@ -64,67 +60,6 @@ def test_func_neighbours_on_a_hand_written_queue() -> None:
     before, after = func_neighbours(q)
     assert [b.slot if b else None for b in before] == [None, None, 1, 1, 3, 3]
     assert [a.slot if a else None for a in after] == [1, 3, 3, None, None, None]
-
-
-_SCALARS = (
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=True, allow_infinity=True)
-    | st.text()
-    | st.sampled_from(["", "\u2028", 'a"b\\c\n\t\x00', "中文", "\ud800", "€ / \x7f"])
-)
-_KEYS = st.text() | st.sampled_from(["kind", "path", "", '"', "é"])
-_TREES = st.recursive(
-    _SCALARS,
-    lambda kids: (
-        st.lists(kids, max_size=5)
-        | st.lists(kids, max_size=3).map(tuple)
-        | st.dictionaries(_KEYS, kids, max_size=5)
-    ),
-    max_leaves=40,
-)
-
-
-@settings(max_examples=400, deadline=None)
-@given(_TREES)
-def test_dumps_indented_is_json_dumps(doc: object) -> None:
-    assert dumps_indented(doc) == json.dumps(doc, indent=2, ensure_ascii=False)
-
-
-class _Level(enum.IntEnum):
-    LOW = 1
-
-
-@pytest.mark.parametrize(
-    "doc",
-    [
-        {1: "int key", None: "null key"},  # non-str keys: the standard encoder converts them
-        {"level": _Level.LOW, "ratio": 0.5},  # an int subclass: the standard encoder's own text
-        {"n": [float("nan"), float("inf"), -float("inf"), 1e300, -0.0]},
-        {"a": [], "b": {}, "c": [[], [{}]], "d": ()},
-        [True, False, None, 0, -1, 2**70],
-    ],
-)
-def test_dumps_indented_hand_written(doc: object) -> None:
-    assert dumps_indented(doc) == json.dumps(doc, indent=2, ensure_ascii=False)
-
-
-def test_dumps_indented_refuses_what_json_refuses() -> None:
-    """A value JSON cannot encode raises the standard encoder's TypeError, not a fast-path error."""
-    with pytest.raises(TypeError, match="not JSON serializable"):
-        dumps_indented({"ok": 1, "bad": {1, 2}})
-    loop: list[object] = []
-    loop.append(loop)
-    with pytest.raises(ValueError, match="Circular reference"):
-        dumps_indented({"loop": loop})
-
-
-def test_dumps_indented_on_a_bundled_scene_analysis() -> None:
-    """The analysis JSON of a bundled scene, as ``analyze --format json`` printed it before."""
-    ctx = open_context(SCENES / "event-bound-split")
-    doc = analyze_context(ctx).to_json()
-    assert dumps_indented(doc) == json.dumps(doc, indent=2, ensure_ascii=False)
 
 
 @dataclass(frozen=True)
