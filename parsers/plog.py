@@ -390,10 +390,13 @@ def _quads_at(a: ByteArray, pos: IntArray) -> npt.NDArray[np.uint32]:
     return _words_at_every_offset(a)[pos].astype(np.uint32)
 
 
-#: words looked up per ``np.take`` call: the call casts its ``uint16`` indices to a temporary
-#: ``intp`` array (8 bytes a word); 64 K of them (512 KiB) stay in cache, where a whole 8 MiB block's
-#: 32 MiB do not (the lookup of 200 MB then costs ~110 ms instead of ~290 ms, measured)
-_GATHER = 1 << 16
+#: words looked up per ``np.take`` call. Why sliced: the call casts its ``uint16`` indices to a
+#: temporary ``intp`` array (8 bytes a word), and a whole 8 MiB block's 32 MiB temporary costs ~2.5x
+#: a sliced lookup alone. Why not smaller: each call gives up the GIL and must take it back, and beside
+#: the main thread's parsing every take-back waits up to the switch interval; measured on the 200 MB
+#: bench plog beside a busy Python thread, 64 K words a call scanned in ~2.7 s, 1 M in ~1.4 s, a whole
+#: block in ~1.7 s (alone: 0.77, 0.80, 1.2 s)
+_GATHER = 1 << 20
 
 
 def _table_hits(table: npt.NDArray[np.bool_], words: npt.NDArray[np.uint16]) -> npt.NDArray[np.bool_]:
