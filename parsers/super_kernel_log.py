@@ -430,7 +430,7 @@ _FAST_PREFIX = r"(.{23}) \[([0-9]+):[^\]\n]*%s\] \[[^\]\n]*%s\] \[[^\]\n]*%s\] \
 #: matches exactly when its regex above matches the stripped message: `` ?[ \t]*`` and ``[ \t]*\n``
 #: stand for the strip, ``[^\n]`` for ``.``, ``[0-9]`` for ``\d``); each branch is the first regex its
 #: start (``_KEYS``) tries, so the cascade would pick it too. Any other line matches the last group
-#: (``line``, without its newline). ``findall`` gives one tuple of :data:`_FAST_GROUPS` per line.
+#: (``line``, without its newline); ``finditer`` names the branch of each line (``lastgroup``).
 _FAST = re.compile(
     _FAST_PREFIX + r"(?:"
     r"(?P<sym>split\[([0-9]+)\] (AIC|AIV) symbol=([^\n]*), size=" + _HS + r", bind=(\w*))"
@@ -572,18 +572,21 @@ class _FactParser:
         """Other prefixed lines: the frequent facts straight from the run's text (:data:`_FAST`); the
         rest only when they may be a fact. While a block is open every line goes to :meth:`step`."""
         self.res.lines_read += run.count
-        text, no = run.data.decode("ascii"), run.first_no
-        while text:
+        text, no, pos = run.data.decode("ascii"), run.first_no, 0
+        # a position into the run, not the rest sliced off: a run with a block every few lines would
+        # otherwise be copied once per block opened or closed
+        while pos < len(text):
             if self.reorder is None and self.summary is None:
-                text, no = self.fast_lines(text, no)
+                pos, no = self.fast_lines(text, pos, no)
             else:
-                text, no = self.block_lines(text, no)
+                pos, no = self.block_lines(text, pos, no)
 
-    def block_lines(self, text: str, no: int) -> tuple[str, int]:
-        """Lines of a run (``text``, first line ``no``) inside an open block, one by one until the
-        block is closed; returns the rest of the run and its first line number. A row of a reordered
-        block is taken without its time (:meth:`row`, what :meth:`step` does first)."""
-        pos, end = 0, len(text)
+    def block_lines(self, text: str, pos: int, no: int) -> tuple[int, int]:
+        """Lines of a run (``text`` from ``pos``, that line numbered ``no``) inside an open block, one
+        by one until the block is closed; returns where the rest of the run starts and its first line
+        number. A row of a reordered block is taken without its time (:meth:`row`, what :meth:`step`
+        does first)."""
+        end = len(text)
         while pos < end:
             m = _LINE.match(text, pos)
             assert m is not None  # a run line
@@ -596,23 +599,24 @@ class _FactParser:
                 self.step(src, self.stamp(ts), int(pid), msg)
             if self.reorder is None and self.summary is None:
                 break
-        return text[pos:], no
+        return pos, no
 
-    def fast_lines(self, text: str, no: int) -> tuple[str, int]:
-        """Lines of a run (``text``, first line ``no``) outside blocks: one ``finditer`` gives each
-        line's fact fields, records are built from them (what :meth:`keyed` makes of the message);
-        other lines go to :meth:`general_line`. Stops after a line that opens a block and returns the
-        rest of the run and its first line number (``""`` when the run is done)."""
+    def fast_lines(self, text: str, pos: int, no: int) -> tuple[int, int]:
+        """Lines of a run (``text`` from ``pos``, that line numbered ``no``) outside blocks: one
+        ``finditer`` gives each line's fact fields, records are built from them (what :meth:`keyed`
+        makes of the message); other lines go to :meth:`general_line`. Stops after a line that opens a
+        block and returns where the rest of the run starts and its first line number (``len(text)``
+        when the run is done)."""
         res, file, child = self.res, self.file, self.child
         add_symbol = res.split_symbols.append  # the most frequent fact (four per child kernel)
         last_second, base = "", None
         last_pid, p = "", 0  # a run's lines come from a few writers: int() once per change
-        for k, m in enumerate(_FAST.finditer(text)):
+        for k, m in enumerate(_FAST.finditer(text, pos)):
             kind = m.lastgroup
             if kind == "line":
                 self.child = child
                 if self.general_line(m[kind], no + k):
-                    return text[m.end() :], no + k + 1
+                    return m.end(), no + k + 1
                 child = self.child
                 continue
             src = _build_source(file, no + k, None)
@@ -666,7 +670,7 @@ class _FactParser:
                 what = "kernel" if what == "kernel" else "entry"
                 res.dumped_binaries.append(_build_dumped(src, t, p, what, path, int(size), int(addr)))
         self.child = child
-        return "", no
+        return len(text), no
 
     def general_line(self, line: str, no: int) -> bool:
         """A run line outside blocks that is none of the :data:`_FAST` facts; True when it opened a
