@@ -15,7 +15,7 @@ this project's benchmark), so the prefilter instead makes one vectorised pass pe
    a block where the anchors turn out common (lines full of "failed", "Dump", "The": many *false*
    candidates) has them re-chosen on its own bytes for the blocks after it;
 2. a 64 K boolean table holding each anchor's first two bigrams is indexed with the block viewed as
-   16-bit words at even offsets (numpy, a cache-sized slice at a time): an anchor at an even offset
+   16-bit words at even offsets (numpy, :data:`_GATHER` words a call): an anchor at an even offset
    shows its first bigram there, one at an odd offset its second, so one lookup per two bytes gives
    every candidate position;
 3. candidates are confirmed on the full 4-byte anchor, then on the whole marker in place (at the
@@ -400,7 +400,7 @@ _GATHER = 1 << 20
 
 
 def _table_hits(table: npt.NDArray[np.bool_], words: npt.NDArray[np.uint16]) -> npt.NDArray[np.bool_]:
-    """``table[words]``, a cache-sized slice at a time, into the thread's reused buffer (valid until
+    """``table[words]``, :data:`_GATHER` words a call, into the thread's reused buffer (valid until
     the next call in this thread). ``words`` are 16-bit, so every index is inside the 64 K table and
     ``mode="clip"`` (no bounds check) never clips."""
     import numpy as np
@@ -547,9 +547,12 @@ def _reanchor_if_defeated(
     """Re-choose the anchors on this block for the blocks after it when its *false* candidates are
     dense (lines full of "failed", "Dump", "The"), so the prefilter stays a prefilter.
 
-    Why after confirming, on false candidates only: this block's hits are already exact (every
-    marker holds its anchor); an SK handler block is tens of thousands of true candidates, which no
-    choice of anchors can avoid, and re-deriving the tables there cost ~25 ms per scan for nothing."""
+    Why after confirming, and triggered by false candidates only: this block's hits are already
+    exact (every marker holds its anchor); an SK handler block is tens of thousands of true
+    candidates, which no choice of anchors can avoid, and re-deriving the tables there cost ~25 ms
+    per scan for nothing. Once triggered, the fresh tables are kept when they give fewer candidates
+    of either kind on this block than the current ones (``found``): the true ones are the same for
+    both, so that compares the false ones."""
     n = len(a)
     if false > n * _REANCHOR_DENSITY and false > 4 * prefilter.density * n:
         fresh = _Prefilter(markers, a)  # anchors chosen on the bytes that defeat the current ones
