@@ -224,6 +224,38 @@ def test_block_parses_the_same_and_table_rows_skip_the_general_way(tmp_path: Pat
     assert assert_same(log) == res
 
 
+PINNED = Path(__file__).resolve().parent / "data" / "golden" / "sk_handler" / "bulk-cases.txt"
+
+
+def pinned_cases() -> list[tuple[str, list[tuple[str, str]]]]:
+    """The hand-written blocks whose parse is pinned: the block; the block with the EXTRA lines put
+    after every second line; the block without its counter and DfxInfo headers."""
+    mixed: list[tuple[str, str]] = []
+    for i, item in enumerate(BLOCK):
+        mixed.append(item)
+        if i % 2 == 1:
+            mixed.append(EXTRA[(i // 2) % len(EXTRA)])
+    no_headers = HEAD + AIC_QUEUE + COUNTERS[1:] + DFX[1:] + TAIL
+    return [("block", BLOCK), ("block-with-extras", mixed), ("no-headers", no_headers)]
+
+
+def test_both_ways_give_what_the_parser_gave_before_the_run_at_a_time_parse(tmp_path: Path) -> None:
+    """The two ways share the table functions, so comparing them cannot catch a change in those:
+    here both are held to the text the message-at-a-time parser gave before this change (d124faf,
+    tests/data/README.md)."""
+    expected = PINNED.read_text(encoding="utf-8")
+    for parse in ("bulk", "one_by_one"):
+        out = []
+        for name, items in pinned_cases():
+            path = tmp_path / "super_kernel.log"
+            log = write_log(path, [line(f, m) for f, m in items])
+            bulk, ref = both(log)
+            r = bulk if parse == "bulk" else ref
+            text = repr((r.incidents, r.non_aot, r.unrecognized, r.gaps, r.foreign_lines, trace_fields(r)))
+            out.append(f"=== {name}\n" + text.replace(str(path), "<log>") + "\n")
+        assert "".join(out) == expected, parse
+
+
 def test_rows_without_headers_are_gaps_both_ways(tmp_path: Path) -> None:
     """counter_header_missing / dfx_header_missing: the row itself opens the table (both paths)."""
     lines = HEAD + AIC_QUEUE + COUNTERS[1:] + DFX[1:] + TAIL
