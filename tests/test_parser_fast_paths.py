@@ -24,6 +24,7 @@ from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import ParseError, Source, Unrecognized
 from skdbg.parsers.node_format import Node, match_node
 from skdbg.parsers.task_queue import _task, _task_plain
+from tests.support.task_entries import task_entry
 
 SRC = Source("sk_scope_split.log", 3)
 SPEC_KERNEL = (
@@ -172,20 +173,6 @@ _keys = st.sampled_from(
 )
 
 
-def _plain_task(**over: Any) -> dict[str, Any]:
-    task: dict[str, Any] = {
-        "nodeIndex": 4,
-        "type": "FUNC",
-        "numBlocks": 24,
-        "entryCnt": 2,
-        "args": "0x12c110008000",
-        "debugOptions": 5,
-        "entries": ["0x124080b80200", "0x124080b80400"],
-    }
-    task.update(over)
-    return task
-
-
 def _checked(obj: Any) -> tuple[Any, list[Unrecognized], list[Any]]:
     unrec: list[Unrecognized] = []
     gaps: list[Any] = []
@@ -197,7 +184,7 @@ def _checked(obj: Any) -> tuple[Any, list[Unrecognized], list[Any]]:
 
 
 def test_plain_task_exact_values() -> None:
-    t = _task_plain(_plain_task(), "q.json", "scopes[0].t[3]", 7, "aic", 3)
+    t = _task_plain(task_entry(), "q.json", "scopes[0].t[3]", 7, "aic", 3)
     assert t is not None
     assert (t.src, t.scope_id, t.queue, t.position, t.node_index, t.type) == (
         Source("q.json", json_path="scopes[0].t[3]"),
@@ -215,7 +202,7 @@ def test_plain_task_exact_values() -> None:
 @settings(max_examples=400, deadline=None)
 @given(st.dictionaries(_keys, _value, max_size=8), st.booleans())
 def test_plain_task_is_the_checked_reading(over: dict[str, Any], drop: bool) -> None:
-    obj = _plain_task(**over)
+    obj = task_entry(**over)
     if drop:
         obj.pop("entries", None)
     fast = _task_plain(obj, "q.json", "scopes[0].t[3]", 7, "aic", 3)
@@ -225,13 +212,13 @@ def test_plain_task_is_the_checked_reading(over: dict[str, Any], drop: bool) -> 
 
 def test_plain_task_leaves_damaged_entries_to_the_checked_reading() -> None:
     for bad in (
-        _plain_task(extra=1),
-        _plain_task(type="BOGUS"),
-        _plain_task(numBlocks=None),
-        _plain_task(numBlocks=True),
-        _plain_task(args="0X10"),
-        _plain_task(entries=["0x1"]),  # entryCnt=2: a count gap
-        _plain_task(entries=[1, 2]),
+        task_entry(extra=1),
+        task_entry(type="BOGUS"),
+        task_entry(numBlocks=None),
+        task_entry(numBlocks=True),
+        task_entry(args="0X10"),
+        task_entry(entries=["0x1"]),  # entryCnt=2: a count gap
+        task_entry(entries=[1, 2]),
         [],
     ):
         assert _task_plain(bad, "q.json", "p", 7, "aic", 3) is None

@@ -24,6 +24,7 @@ from skdbg.parsers.sklog_runs import HANDLER_FUNCS, _has_long_line, read_super_k
 from skdbg.parsers.skmeta_lines import MetaLine, iter_meta_lines
 from skdbg.parsers.super_kernel_log import parse_super_kernel_log
 from skdbg.parsers.task_queue import _task, _task_plain
+from tests.support.task_entries import DROP, task_entry
 
 
 def _pfx(func: str, ts: str = "2026-06-10 14:01:02.345", pid: str = "48213") -> str:
@@ -379,30 +380,13 @@ def test_chunk_long_line_check_is_the_longest_line(lengths: list[int], last_newl
 # ---------------------------------------------------------------- sk_task_queue.json (task_queue)
 
 
-def _queue_task(**over: object) -> dict[str, object]:
-    """A task entry as §3.10's sk_task_queue.json prints it, with members replaced or added."""
-    task: dict[str, object] = {
-        "nodeIndex": 4,
-        "type": "FUNC",
-        "numBlocks": 24,
-        "entryCnt": 2,
-        "args": "0x12c110008000",
-        "debugOptions": 5,
-        "entries": ["0x124080b80200", "0x124080B80400"],
-    }
-    task.update(over)
-    return {k: v for k, v in task.items() if v is not _DROP}
-
-
-_DROP = object()
-
-
 @pytest.mark.parametrize(
     ("over", "plain"),
     [
         ({}, True),
+        ({"entries": ["0x124080b80200", "0x124080B80400"]}, True),  # upper-case hex digits
         ({"numBlocks": None}, False),  # an explicit null is not the plain shape
-        ({"numBlocks": _DROP, "entryCnt": _DROP, "debugOptions": _DROP}, True),
+        ({"numBlocks": DROP, "entryCnt": DROP, "debugOptions": DROP}, True),
         ({"entryCnt": False}, False),
         ({"entryCnt": 7, "entries": ["0x1", "0x2", "0x3", "0x4"]}, True),
         ({"debugOptions": -1}, True),
@@ -416,7 +400,7 @@ _DROP = object()
     ],
 )
 def test_plain_task_is_the_checked_reading_by_hand(over: dict[str, object], plain: bool) -> None:
-    obj = _queue_task(**over)
+    obj = task_entry(**over)
     fast = _task_plain(obj, "q.json", "scopes[0].t[3]", 7, "aic", 3)
     assert (fast is not None) == plain
     if fast is not None:  # the plain reading answers only where the checked one reports nothing
