@@ -25,8 +25,9 @@ def analysis_json_text(analysis: Analysis) -> str:
     Why remembered: the indented text is encoded in Python (``json`` has no C path with ``indent``
     before 3.14; ~12 ms on a 2,000-ELF scene), and a first run renders the same (frozen) analysis for
     the cache entry and for stdout."""
-    if _LAST_JSON and _LAST_JSON[0][0] is analysis:
-        return _LAST_JSON[0][1]
+    last = _LAST_JSON[0] if _LAST_JSON else None  # one read: another thread may replace the entry
+    if last is not None and last[0] is analysis:
+        return last[1]
     text = json.dumps(analysis.to_json(), indent=2, ensure_ascii=False)
     _LAST_JSON[:] = [(analysis, text)]
     return text
