@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -41,8 +41,8 @@ if TYPE_CHECKING:
     from skdbg.parsers.run_identity import EnvProbeFile, RunFile, SourceSitesFile
     from skdbg.parsers.runtime_faults import ErrorManagerLine, RuntimeRecord
     from skdbg.parsers.scope_split import ScopeSplitResult
-    from skdbg.parsers.sk_handler import Incident, NonSkFault, SkHandlerResult, SkMessage
-    from skdbg.parsers.super_kernel_log import SkLog, SuperKernelLogResult
+    from skdbg.parsers.sk_handler import Incident, NonSkFault, SkHandlerResult
+    from skdbg.parsers.super_kernel_log import SuperKernelLogResult
     from skdbg.parsers.task_queue import TaskQueueFile
 
 T = TypeVar("T")
@@ -263,7 +263,7 @@ class Evidence:
         from skdbg.parsers.fused_nodes import parse_fused_nodes
         from skdbg.parsers.node_detail import parse_node_detail
         from skdbg.parsers.scope_split import parse_scope_split
-        from skdbg.parsers.sk_handler import parse_sk_messages
+        from skdbg.parsers.sk_handler import parse_sk_log
         from skdbg.parsers.super_kernel_log import parse_super_kernel_log, read_super_kernel_log
         from skdbg.parsers.task_queue import parse_task_queue
 
@@ -283,7 +283,7 @@ class Evidence:
             lines = self._guard("super_kernel_log", lambda: read_super_kernel_log(f["super_kernel_log"]))
             if lines is not None:
                 me.super_kernel_log = parse_super_kernel_log(lines, file=str(f["super_kernel_log"]))
-                me.handler = parse_sk_messages(_filelog_messages(lines))
+                me.handler = parse_sk_log(lines)  # the handler's lines, a run at a time
         if "task_queue" in f:
             me.task_queue = self._guard("task_queue", lambda: parse_task_queue(f["task_queue"]))
         if "graph_origin" in f or "graph_updated" in f:
@@ -738,16 +738,6 @@ class _PlogScan:
         ev.errors.clear()
         ev.errors.update(merged)
         return out
-
-
-def _filelog_messages(lines: SkLog) -> Iterator[SkMessage]:
-    """The exception-handler lines of super_kernel.log (build facts are most of the file and are skipped
-    here: their prefix names another source file/function; the reader keeps the handler's lines in
-    runs of their own). Lines without a prefix are kept: nothing tells them apart, and the handler
-    parser sorts them itself."""
-    from skdbg.parsers.sk_handler import SkMessage
-
-    return lines.handler_messages(SkMessage.from_filelog)
 
 
 def _model_parts(me: ModelEvidence) -> list[Any]:

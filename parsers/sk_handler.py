@@ -28,6 +28,7 @@ from skdbg.parsers.sk_parser import (
     iter_filelog_messages,
     iter_plog_messages,
     parse_plog_file,
+    parse_sk_log,
     parse_sk_messages,
     parse_super_kernel_log,
 )
@@ -98,6 +99,7 @@ __all__ = [
     "iter_filelog_messages",
     "iter_plog_messages",
     "parse_plog_file",
+    "parse_sk_log",
     "parse_sk_messages",
     "parse_super_kernel_log",
 ]

@@ -16,7 +16,6 @@ fault (row 43) unless callback-A-only lines (DfxInfo, header, A25 banner) follow
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -56,7 +55,7 @@ from skdbg.parsers.sk_records import (
     TaskQueue,
     TraceSymbol,
 )
-from skdbg.parsers.sklog_runs import PREFIXED_LINE, HandlerLines, HandlerRun
+from skdbg.parsers.sklog_runs import RUN_LINE_TEXT, HandlerRun, SkLog, run_prefix_text
 from skdbg.parsers.textio import iter_lines
 
 # the records made per table line, built without the frozen __init__ (same objects, see bulk.py)
@@ -439,9 +438,9 @@ class _Parser:
         known = False  # ``cur`` is the open incident of ``key`` (None: none open, or it takes no table)
         counted: _IncidentB | None = None  # the incident counted in full last, with the prefix ``at``
         at: FileLogPrefix | None = None
-        for no, m in enumerate(_RUN_LINE.finditer(run.data.decode("ascii")), run.first_no):
+        for no, m in enumerate(RUN_LINE_TEXT.finditer(run.data.decode("ascii")), run.first_no):
             head, text = m.groups()
-            got = _RUN_PREFIX.get(head) or _run_prefix(head)
+            got = run_prefix_text(head)
             src = _build_source(file, no, None)
             if got is not pfx:
                 pfx = got
@@ -1490,21 +1489,19 @@ class _Parser:
 
 
 def parse_sk_messages(messages: Iterable[SkMessage]) -> SkHandlerResult:
-    """Parse a stream of SK messages (one or several files, any order within a pid) into incidents.
-
-    The messages of a ``super_kernel.log`` read in runs (:meth:`SkLog.handler_messages` with
-    :meth:`SkMessage.from_filelog`, not started yet) are read from the log itself, a run at a time
-    (:meth:`_Parser._feed_run`): the same messages, without an object per table line."""
+    """Parse a stream of SK messages (one or several files, any order within a pid) into incidents."""
     p = _Parser()
-    if (
-        isinstance(messages, HandlerLines)
-        and not messages.started
-        and messages.make == SkMessage.from_filelog
-    ):
-        p.feed_log(messages.log.handler_parts(), messages.log.file)
-    else:
-        for msg in messages:
-            p.feed(msg)
+    for msg in messages:
+        p.feed(msg)
+    return p.finish()
+
+
+def parse_sk_log(log: SkLog) -> SkHandlerResult:
+    """:func:`parse_sk_messages` of a ``super_kernel.log``'s handler lines (the messages
+    ``log.handler_messages(SkMessage.from_filelog)`` gives), its runs read a run at a time
+    (:meth:`_Parser._feed_run`): the same result, without a message object per table line."""
+    p = _Parser()
+    p.feed_log(log.handler_parts(), log.file)
     return p.finish()
 
 
@@ -1530,21 +1527,6 @@ _TABLE: dict[str, Callable[[_Parser, _IncidentB, str, Groups, Source, str], bool
 #: the kinds :meth:`_Parser.feed` hands to _dispatch_into at once (the bulk path's table lines)
 _FAST_TABLE = {k: fn for k, fn in _TABLE.items() if k in TABLE_LINES}
 assert set(_FAST_TABLE) == TABLE_LINES  # a table kind without a table function would be misread
-
-#: a run line as text (runs are ASCII): the file-logger prefix with its blank, and the message
-_RUN_LINE = re.compile(PREFIXED_LINE.pattern.decode("ascii"))
-_RUN_PREFIX: dict[str, FileLogPrefix] = {}
-
-
-def _run_prefix(head: str) -> FileLogPrefix:
-    """The parsed prefix of a run line (what :func:`run_prefix` gives for its bytes), cached by text:
-    a burst of lines shares one prefix."""
-    if len(_RUN_PREFIX) >= 4096:
-        _RUN_PREFIX.clear()
-    parsed = split_prefix(head)[0]
-    assert parsed is not None  # the run regex matched the prefix already
-    _RUN_PREFIX[head] = parsed
-    return parsed
 
 
 def parse_plog_file(path: str) -> SkHandlerResult:

@@ -196,21 +196,35 @@ _FIELD = rb" \[[^\]]*\]"
 FACT_LINE = re.compile(rb"(.{23}) \[(\d+):[^\]]*\]" + _FIELD * 3 + rb" ?([^\n]*)\n")
 PREFIXED_LINE = re.compile(rb"(.{23}" + _FIELD * 4 + rb" ?)([^\n]*)\n")
 T = TypeVar("T")
+K = TypeVar("K")
 _PREFIX_CACHE: dict[bytes, FileLogPrefix] = {}
+_TEXT_PREFIX_CACHE: dict[str, FileLogPrefix] = {}
 _CACHE_MAX = 4096
+#: :data:`PREFIXED_LINE` over a run decoded as text (runs are ASCII): a reader that decodes a whole run
+#: at once (the handler parser's run path) matches its lines with this
+RUN_LINE_TEXT = re.compile(PREFIXED_LINE.pattern.decode("ascii"))
+
+
+def _remember_prefix(cache: dict[K, FileLogPrefix], key: K, text: str) -> FileLogPrefix:
+    if len(cache) >= _CACHE_MAX:
+        cache.clear()
+    parsed = split_prefix(text)[0]
+    assert parsed is not None  # a run line's prefix matched the run regex already
+    cache[key] = parsed
+    return parsed
 
 
 def run_prefix(prefix: bytes) -> FileLogPrefix:
     """The parsed prefix of a run line (ASCII, so the text regex sees what the bytes regex saw);
     bursts share their prefix text, so it is parsed once per distinct text."""
     got = _PREFIX_CACHE.get(prefix)
-    if got is None:
-        if len(_PREFIX_CACHE) >= _CACHE_MAX:
-            _PREFIX_CACHE.clear()
-        parsed = split_prefix(prefix.decode("ascii"))[0]
-        assert parsed is not None  # a bytes prefix match of ASCII text is a text prefix match
-        got = _PREFIX_CACHE[prefix] = parsed
-    return got
+    return got if got is not None else _remember_prefix(_PREFIX_CACHE, prefix, prefix.decode("ascii"))
+
+
+def run_prefix_text(prefix: str) -> FileLogPrefix:
+    """:func:`run_prefix` of a prefix matched by :data:`RUN_LINE_TEXT`."""
+    got = _TEXT_PREFIX_CACHE.get(prefix)
+    return got if got is not None else _remember_prefix(_TEXT_PREFIX_CACHE, prefix, prefix)
 
 
 @dataclass
@@ -229,56 +243,10 @@ class SkLog:
         lines and, since nothing tells them apart, lines without a prefix; blank lines are left out."""
         return self.handler_messages(_triple)
 
-    def handler_messages(self, make: Callable[[FileLogPrefix | None, str, Source], T]) -> HandlerLines[T]:
+    def handler_messages(self, make: Callable[[FileLogPrefix | None, str, Source], T]) -> Iterator[T]:
         """:meth:`handler_lines`, each made into ``make(prefix, message, src)`` (no tuple per line)."""
-        return HandlerLines(self, make)
-
-    def handler_parts(self) -> Iterator[HandlerRun | tuple[FileLogPrefix | None, str, Source]]:
-        """The lines of :meth:`handler_lines` with each :class:`HandlerRun` left whole (its lines are
-        the run's lines, in order): a reader that knows the run format reads them without a
-        ``(prefix, message, src)`` per line."""
-        for item in self.items:
-            if isinstance(item, HandlerRun):
-                yield item
-            elif isinstance(item, MetaLine) and item.message.strip():
-                p = item.prefix
-                if p is None or p.src_file == HANDLER_FILE or p.func in HANDLER_FUNCS:
-                    yield p, item.message, item.src
-
-
-_build_source = frozen_builder(Source)  # a Source per handler line, without the frozen __init__
-
-
-class HandlerLines(Iterator[T]):
-    """The handler lines of one :class:`SkLog` made into ``make(prefix, message, src)``, one at a time.
-
-    Why an object rather than a generator: it keeps the log and ``make``, so that the handler parser,
-    given the messages of a log it has not started reading, reads the log's handler runs a run at a
-    time instead (:func:`skdbg.parsers.sk_parser.parse_sk_messages`); the messages are the same."""
-
-    __slots__ = ("log", "make", "_it")
-
-    def __init__(self, log: SkLog, make: Callable[[FileLogPrefix | None, str, Source], T]) -> None:
-        self.log = log
-        self.make = make
-        self._it: Iterator[T] | None = None
-
-    @property
-    def started(self) -> bool:
-        """True once a line was asked for (a reader of the whole log would read lines twice)."""
-        return self._it is not None
-
-    def __iter__(self) -> HandlerLines[T]:
-        return self
-
-    def __next__(self) -> T:
-        if self._it is None:
-            self._it = self._lines()
-        return next(self._it)
-
-    def _lines(self) -> Iterator[T]:
-        make, file = self.make, self.log.file
-        for part in self.log.handler_parts():
+        file = self.file
+        for part in self.handler_parts():
             if not isinstance(part, HandlerRun):
                 yield make(*part)
                 continue
@@ -291,6 +259,21 @@ class HandlerLines(Iterator[T]):
                     body.decode("ascii"),
                     _build_source(file, no, None),
                 )
+
+    def handler_parts(self) -> Iterator[HandlerRun | tuple[FileLogPrefix | None, str, Source]]:
+        """The lines of :meth:`handler_lines` with each :class:`HandlerRun` left whole (its lines are
+        the run's lines, in order): a reader that knows the run format reads them without a
+        ``(prefix, message, src)`` per line (:func:`skdbg.parsers.sk_parser.parse_sk_log`)."""
+        for item in self.items:
+            if isinstance(item, HandlerRun):
+                yield item
+            elif isinstance(item, MetaLine) and item.message.strip():
+                p = item.prefix
+                if p is None or p.src_file == HANDLER_FILE or p.func in HANDLER_FUNCS:
+                    yield p, item.message, item.src
+
+
+_build_source = frozen_builder(Source)  # a Source per handler line, without the frozen __init__
 
 
 def _triple(

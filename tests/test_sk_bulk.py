@@ -1,7 +1,6 @@
 """The run-at-a-time parse of super_kernel.log's handler lines against the message-at-a-time parse.
 
-``parse_sk_messages(log.handler_messages(SkMessage.from_filelog))`` reads the log's handler runs itself
-(sk_parser._Parser._feed_run); the same messages as a list go through ``_Parser.feed`` one by one, the
+``parse_sk_log(log)`` reads the log's handler runs a run at a time (sk_parser._Parser._feed_run); the same messages as a list go through ``_Parser.feed`` one by one, the
 state machine that is the oracle. Both must give the same result, field for field, and the same
 ParseTrace (which the plog copy is derived from). The lines are hand-written in the formats of the
 handler's catalogue (artifacts.md §1.4, file-logger prefix §3.2); hypothesis breaks the table runs up:
@@ -19,7 +18,7 @@ from hypothesis import strategies as st
 
 from skdbg.parsers import sk_parser
 from skdbg.parsers.common import Source
-from skdbg.parsers.sk_handler import SkHandlerResult, SkMessage, parse_sk_messages
+from skdbg.parsers.sk_handler import SkHandlerResult, SkMessage, parse_sk_log, parse_sk_messages
 from skdbg.parsers.sklog_runs import HandlerRun, SkLog, read_super_kernel_log
 
 PID = 48213
@@ -158,7 +157,7 @@ def trace_fields(r: SkHandlerResult) -> tuple[Any, ...]:
 
 def both(log: SkLog) -> tuple[SkHandlerResult, SkHandlerResult]:
     """The run-at-a-time parse and the message-at-a-time one of the same log."""
-    bulk = parse_sk_messages(log.handler_messages(SkMessage.from_filelog))
+    bulk = parse_sk_log(log)
     one_by_one = parse_sk_messages(list(log.handler_messages(SkMessage.from_filelog)))
     return bulk, one_by_one
 
@@ -202,7 +201,7 @@ def test_block_parses_the_same_and_table_rows_skip_the_general_way(tmp_path: Pat
     log = write_log(tmp_path / "super_kernel.log", [line(f, m) for f, m in BLOCK])
     assert any(isinstance(i, HandlerRun) for i in log.items)
     with _Routed() as routed:
-        res = parse_sk_messages(log.handler_messages(SkMessage.from_filelog))
+        res = parse_sk_log(log)
     rows = len(AIC_QUEUE) + len(AIV_QUEUE) + len(COUNTERS) + len(DFX) - 6  # minus headers and counts
     assert routed.count == len(BLOCK) - rows
     (inc,) = res.incidents
@@ -319,16 +318,6 @@ def test_pid_zero_and_stamps_out_of_order(tmp_path: Path) -> None:
     lines[21] = lines[21].replace(TS, "2026-06-10 14:03:22.999")
     res = assert_same(write_log(tmp_path / "super_kernel.log", lines))
     assert len(res.incidents) >= 1
-
-
-def test_a_partly_read_message_stream_is_read_from_where_it_stands(tmp_path: Path) -> None:
-    """Messages already taken from the stream are not parsed again (nor is the log read whole)."""
-    log = write_log(tmp_path / "super_kernel.log", [line(f, m) for f, m in BLOCK])
-    msgs = log.handler_messages(SkMessage.from_filelog)
-    first = next(msgs)
-    rest = parse_sk_messages(msgs)
-    assert rest.trace is not None and rest.trace.srcs[0].line == first.src.line + 1
-    assert rest == parse_sk_messages(list(log.handler_messages(SkMessage.from_filelog))[1:])
 
 
 def test_handler_lines_are_the_messages_fields(tmp_path: Path) -> None:
