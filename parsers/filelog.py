@@ -71,6 +71,17 @@ _SECOND_CACHE: dict[str, datetime | None] = {}
 _MISSING = datetime.min  # a cache-miss marker no log prints (year 1)
 
 
+def second_of(text: str) -> datetime | None:
+    """The datetime of a stamp's whole second (``YYYY-MM-DD HH:MM:SS``; None when out of range),
+    parsed once per distinct second: the lines of one burst share it."""
+    base = _SECOND_CACHE.get(text, _MISSING)
+    if base is _MISSING:
+        if len(_SECOND_CACHE) >= _CACHE_MAX:
+            _SECOND_CACHE.clear()
+        base = _SECOND_CACHE[text] = parse_filelog_ts(text)
+    return base
+
+
 def prefix_ts(text: str) -> datetime | None:
     """``text`` as PREFIX_RE matched it (``YYYY-MM-DD HH:MM:SS.mmm``): the whole second is converted
     once per distinct second, the milliseconds are put in (lines of one burst share their second)."""
@@ -78,18 +89,13 @@ def prefix_ts(text: str) -> datetime | None:
         return _TS_CACHE[text]
     if len(_TS_CACHE) >= _CACHE_MAX:
         _TS_CACHE.clear()
-    second = text[:19]
-    if second in _SECOND_CACHE:
-        base = _SECOND_CACHE[second]
-    else:
-        if len(_SECOND_CACHE) >= _CACHE_MAX:
-            _SECOND_CACHE.clear()
-        base = _SECOND_CACHE[second] = parse_filelog_ts(second)
+    base = second_of(text[:19])
     ts = _TS_CACHE[text] = None if base is None else base.replace(microsecond=int(text[20:]) * 1000)
     return ts
 
 
-_MILLIS = [timedelta(milliseconds=i) for i in range(1000)]
+#: ``timedelta`` of each millisecond count (a stamp is its whole second plus these)
+MILLIS = [timedelta(milliseconds=i) for i in range(1000)]
 _SECOND_B_CACHE: dict[bytes, datetime | None] = {}
 
 
@@ -103,7 +109,13 @@ def ts_from_bytes(ts: bytes) -> datetime | None:
         if len(_SECOND_B_CACHE) >= _CACHE_MAX:
             _SECOND_B_CACHE.clear()
         base = _SECOND_B_CACHE[second] = parse_filelog_ts(second.decode("ascii"))
-    return None if base is None else base + _MILLIS[int(ts[20:23])]
+    return None if base is None else base + MILLIS[int(ts[20:23])]
+
+
+def ts_from_text(ts: str) -> datetime | None:
+    """:func:`ts_from_bytes` for a decoded stamp (``YYYY-MM-DD HH:MM:SS.mmm``)."""
+    base = second_of(ts[:19])
+    return None if base is None else base + MILLIS[int(ts[20:23])]
 
 
 def split_prefix(line: str) -> tuple[FileLogPrefix | None, str]:

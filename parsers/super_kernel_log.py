@@ -18,12 +18,12 @@ import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
-from skdbg.parsers.filelog import parse_filelog_ts, ts_from_bytes
+from skdbg.parsers.filelog import MILLIS, second_of, ts_from_bytes, ts_from_text
 from skdbg.parsers.node_format import Node, match_node
 from skdbg.parsers.sklog_runs import (
     FACT_LINE,
@@ -463,20 +463,6 @@ _INDEX_I, _INDEX_T, _INDEX_AT = (_FAST.groupindex["index"] + k for k in (1, 2, 3
 #: a run line as ``(ts, pid, body)``, the body without its leading blanks (the run regex checked its
 #: prefix already, so a field is just up to its ``]``)
 _LINE = re.compile(_FAST_PREFIX + r"([^\n]*)")
-_MILLIS = [timedelta(milliseconds=i) for i in range(1000)]
-_SECONDS: dict[str, datetime | None] = {}
-_MISSING = datetime.min  # a cache-miss marker no log prints (year 1)
-
-
-def _second(text: str) -> datetime | None:
-    """``YYYY-MM-DD HH:MM:SS`` of a run line's stamp, parsed once per distinct second (bounded)."""
-    got = _SECONDS.get(text, _MISSING)
-    if got is _MISSING:
-        if len(_SECONDS) >= 4096:
-            _SECONDS.clear()
-        got = _SECONDS[text] = parse_filelog_ts(text)
-    return got
-
 
 #: the fast facts come by the thousand (one per child kernel, four split symbols each): their records
 #: and sources are built without the frozen ``__init__`` (see :mod:`skdbg.parsers.bulk`)
@@ -596,7 +582,7 @@ class _FactParser:
             src = self.source(no)
             no += 1
             if self.reorder is None or not self.row(src, msg):
-                self.step(src, self.stamp(ts), int(pid), msg)
+                self.step(src, ts_from_text(ts), int(pid), msg)
             if self.reorder is None and self.summary is None:
                 break
         return pos, no
@@ -625,8 +611,8 @@ class _FactParser:
                 last_pid, p = pid, int(pid)
             if ts[:19] != last_second:
                 last_second = ts[:19]
-                base = _second(last_second)
-            t = None if base is None else base + _MILLIS[int(ts[20:23])]
+                base = second_of(last_second)
+            t = None if base is None else base + MILLIS[int(ts[20:23])]
             if kind == "sym":
                 i, core, symbol, size, bind = m.group(*_SYM)
                 add_symbol(_build_split_symbol(src, t, p, child, int(i), core, symbol, int(size, 16), bind))
@@ -680,24 +666,18 @@ class _FactParser:
         ts, pid, body = m.groups()
         msg = body.strip()
         if (k := _KEYS.match(msg)) is not None:
-            key, src, t, p = k.lastgroup, self.source(no), self.stamp(ts), int(pid)
+            key, src, t, p = k.lastgroup, self.source(no), ts_from_text(ts), int(pid)
             if not self.keyed(key, src, t, p, msg):  # type: ignore[arg-type]
                 self.unkeyed(src, t, p, msg, key)
             return self.reorder is not None or self.summary is not None
         if "buffer is full" in msg:
-            self.fact(self.source(no), self.stamp(ts), int(pid), msg, None)
+            self.fact(self.source(no), ts_from_text(ts), int(pid), msg, None)
         else:
             self.res.plain_text_lines += 1
         return False
 
     def source(self, no: int) -> Source:
         return _build_source(self.file, no, None)
-
-    @staticmethod
-    def stamp(ts: str) -> datetime | None:
-        """The time of a run line's stamp (``ts_from_bytes`` of its text)."""
-        base = _second(ts[:19])
-        return None if base is None else base + _MILLIS[int(ts[20:23])]
 
     def index_node(
         self, src: Source, t: datetime | None, pid: int | None, msg: str, pos: int, index: str, node_type: str
