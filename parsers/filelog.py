@@ -145,6 +145,23 @@ def split_prefix(line: str) -> tuple[FileLogPrefix | None, str]:
     return prefix, line[m.end() :]
 
 
+def has_long_line(data: str | bytes) -> bool:
+    """True when a line of ``data`` (whole lines, text or ASCII-compatible bytes) has ``PIECE``
+    characters or bytes or more. Only such a line can hold a ``[CONT:n]`` marker that
+    :func:`rejoin_cont` removes (it leaves a shorter line as it is, and a line's characters are at
+    most its bytes), so a chunk without one needs no marker search, which would cost a scan of it:
+    one ``rfind`` per ``PIECE`` instead. The line at ``pos`` is shorter when a newline ends it within
+    ``PIECE`` of ``pos``, and so is every line up to the last newline there."""
+    newline = "\n" if isinstance(data, str) else b"\n"
+    pos, end = 0, len(data)
+    while end - pos >= PIECE:  # shorter rest: every line in it is shorter (a last line may lack its newline)
+        nl = data.rfind(newline, pos, pos + PIECE)  # type: ignore[arg-type]  # same type as data
+        if nl < 0:
+            return True
+        pos = nl + 1
+    return False
+
+
 def rejoin_cont(line: str) -> str:
     """Remove ``[CONT:n] `` markers that the file logger spliced in at 4096-byte piece borders."""
     if len(line) < PIECE or "[CONT:" not in line:

@@ -27,7 +27,7 @@ from typing import TypeVar
 from skdbg.parsers import common
 from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import Source
-from skdbg.parsers.filelog import FORMAT_ERROR, PIECE, FileLogPrefix, split_prefix
+from skdbg.parsers.filelog import FORMAT_ERROR, FileLogPrefix, has_long_line, split_prefix
 from skdbg.parsers.skmeta_lines import MetaLine, raw_meta_line, to_meta_line
 from skdbg.parsers.textio import TextLine, iter_line_chunks
 
@@ -127,25 +127,10 @@ _CLASSES = bytes(
 _HEX_RUN = b"x" * common._MIN_RUN  # common.may_hold_oversized's shortest run of an oversized number
 
 
-def _has_long_line(data: bytes) -> bool:
-    """True when a line of ``data`` (whole lines) has ``PIECE`` bytes or more. Only such a line can
-    hold a ``[CONT:n]`` marker the line layer removes (``rejoin_cont`` leaves a shorter line as it is,
-    and its characters are at most its bytes), and a marker search over the whole run costs a scan of
-    it: one ``rfind`` per ``PIECE`` bytes instead. The line at ``pos`` is shorter than ``PIECE`` when
-    a newline ends it in the ``PIECE`` bytes from ``pos``, and so is every line up to the last one."""
-    pos, end = 0, len(data)
-    while end - pos >= PIECE:  # shorter rest: every line in it is shorter (a last line may lack its newline)
-        nl = data.rfind(b"\n", pos, pos + PIECE)
-        if nl < 0:
-            return True
-        pos = nl + 1
-    return False
-
-
 def _clean(data: bytes) -> bool:
     """True when no line of a run needs the line-by-line treatment (see the module docstring; the run
     regex already left out format-error lines and, from plain and other runs, the handler file's)."""
-    if _has_long_line(data) and b"[CONT:" in data:
+    if has_long_line(data) and b"[CONT:" in data:
         return False
     classes = data.translate(_CLASSES)
     return b"\0" not in classes and _HEX_RUN not in classes

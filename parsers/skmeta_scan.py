@@ -24,7 +24,7 @@ from collections.abc import Iterator
 
 from skdbg.parsers import textio
 from skdbg.parsers.common import may_hold_oversized, oversized_number
-from skdbg.parsers.filelog import PIECE, prefix_ts
+from skdbg.parsers.filelog import has_long_line, prefix_ts
 from skdbg.parsers.fsguard import open_regular
 from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, raw_meta_line, to_meta_line
 from skdbg.parsers.textio import MAX_LINE, TextLine, check_text_file, iter_line_blocks
@@ -105,21 +105,6 @@ def _chunks(
                 yield raw_meta_line(raw, block.first_no + k, file, check=block.check)
 
 
-def _has_long_line(text: str) -> bool:
-    """True when a line of ``text`` (whole lines, decoded) has ``PIECE`` characters or more: only such a
-    line can hold a ``[CONT:n]`` marker the line layer removes (``rejoin_cont`` leaves a shorter line as
-    it is), so a chunk without one needs no search for markers. One ``rfind`` per ``PIECE``
-    characters: the line at ``pos`` is shorter when a newline ends it within them, and so is every line
-    up to the last newline there."""
-    pos, end = 0, len(text)
-    while end - pos >= PIECE:  # shorter rest: every line in it is shorter (a last line may lack its newline)
-        nl = text.rfind("\n", pos, pos + PIECE)
-        if nl < 0:
-            return True
-        pos = nl + 1
-    return False
-
-
 def _meta_line(line: str, no: int, file: str, check: bool) -> MetaLine:
     """``raw_meta_line`` of a whole line already decoded (decoding its UTF-8 again gives the same text)."""
     return raw_meta_line(line.encode("utf-8"), no, file, check=check)
@@ -165,7 +150,7 @@ class FastScan:
             text, first, check = chunk
             self._check = check
             # pieces of a long record: the line layer rejoins them
-            if _has_long_line(text) and "[CONT:" in text:
+            if has_long_line(text) and "[CONT:" in text:
                 for k, line in enumerate(text.split("\n")):
                     yield _meta_line(line, first + k, file, check)
                 continue

@@ -17,10 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skdbg.parsers import skmeta_scan
 from skdbg.parsers.device_args import parse_device_args
-from skdbg.parsers.filelog import PIECE
-from skdbg.parsers.sklog_runs import HANDLER_FUNCS, _has_long_line, read_super_kernel_log
+from skdbg.parsers.filelog import PIECE, has_long_line
+from skdbg.parsers.sklog_runs import HANDLER_FUNCS, read_super_kernel_log
 from skdbg.parsers.skmeta_lines import MetaLine, iter_meta_lines
 from skdbg.parsers.super_kernel_log import parse_super_kernel_log
 from skdbg.parsers.task_queue import _task, _task_plain
@@ -280,15 +279,15 @@ def test_handler_file_and_format_error_lines_stay_out_of_runs(tmp_path: Path) ->
 @given(st.lists(st.integers(0, 9000), min_size=1, max_size=12))
 def test_long_line_check_is_the_longest_line(lengths: list[int]) -> None:
     data = b"".join(b"a" * n + b"\n" for n in lengths)
-    assert _has_long_line(data) == (max(lengths) >= PIECE)
-    assert _has_long_line(data[:-1]) == (max(lengths) >= PIECE)  # without the last newline
+    assert has_long_line(data) == (max(lengths) >= PIECE)
+    assert has_long_line(data[:-1]) == (max(lengths) >= PIECE)  # without the last newline
 
 
 def test_long_line_check_at_the_edge() -> None:
-    assert not _has_long_line(b"a" * (PIECE - 1) + b"\n")
-    assert _has_long_line(b"a" * PIECE + b"\n")
-    assert _has_long_line(b"x\n" + b"a" * (PIECE - 1) + b"b\nc\n")
-    assert not _has_long_line(b"")
+    assert not has_long_line(b"a" * (PIECE - 1) + b"\n")
+    assert has_long_line(b"a" * PIECE + b"\n")
+    assert has_long_line(b"x\n" + b"a" * (PIECE - 1) + b"b\nc\n")
+    assert not has_long_line(b"")
 
 
 # ---------------------------------------------------------------- sk_device_args.log (device_args)
@@ -374,7 +373,7 @@ def test_device_args_task_with_its_entries(tmp_path: Path) -> None:
 def test_chunk_long_line_check_is_the_longest_line(lengths: list[int], last_newline: bool) -> None:
     # characters, not bytes: the chunk is decoded text, and rejoin_cont measures characters
     text = "\n".join("\u00e9" * n for n in lengths) + ("\n" if last_newline else "")
-    assert skmeta_scan._has_long_line(text) == (max(lengths) >= PIECE)
+    assert has_long_line(text) == (max(lengths) >= PIECE)
 
 
 # ---------------------------------------------------------------- sk_task_queue.json (task_queue)
