@@ -48,6 +48,7 @@ from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized, may_hold
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.fsguard import open_regular
 from skdbg.parsers.plog_line import PlogLine, fast_plog_lines, parse_plog_line
+from skdbg.parsers.readahead import ReadAhead
 from skdbg.parsers.runtime_faults import (
     ErrorManagerLine,
     RuntimeRecord,
@@ -730,6 +731,7 @@ def _marker_line_lists(
     buf = _STATE.buf
     with open_regular(path, what=WHAT) as fh:
         reader = cast(io.BufferedIOBase, fh)
+        ahead = ReadAhead(fh.fileno())  # the disk reads the next blocks while this one is scanned
         filled = 0  # bytes carried over from the previous block (a partial line)
         offset = 0  # file offset of buf[0]
         lines_before = 0
@@ -741,6 +743,7 @@ def _marker_line_lists(
                 if hasher is not None and got:
                     hasher.update(mv[filled : filled + got])  # every byte once, in file order
             end = filled + got
+            ahead.reached(offset + end)
             if long_head is not None:  # skipping the rest of an over-long line
                 nl = buf.find(b"\n", 0, end)
                 if nl < 0 and got:
