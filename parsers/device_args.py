@@ -632,7 +632,7 @@ def _fast_lines(scan: FastScan, res: DeviceArgsResult, general: Callable[[MetaLi
     pid = None
     counted = 0
     for item in scan:
-        if type(item) is not tuple:  # a MetaLine
+        if isinstance(item, MetaLine):
             blk = general(item)
             tasks, queue = blk.open_tasks() if blk is not None else (None, "")
             dfx = blk.dfx if blk is not None else None
