@@ -313,9 +313,10 @@ _NO_ENTRIES: tuple[int | None, int | None, int | None, int | None] = (None, None
 
 def _task(src: Source, queue: str, values: Sequence[str | None], entries: tuple[int, ...]) -> Task:
     """The task of a task line's groups (position, type, idx, nodeId, relatedType, blk, entries, args,
-    debugOptions, extraInfo) and the entries read so far. Built when the line is read, not at the end of
-    its block: the fast branch has its entry lines in the same match, so nearly every task is final here
-    (a later entry line rebuilds it, :func:`_with_entry`), and no builder object is made and dropped."""
+    debugOptions, extraInfo) and the entries read so far (the fast branch builds the same inline). Built
+    when the line is read, not at the end of its block: the fast branch has a task's entry lines in its
+    match, so nearly every task is final when read (a later entry line rebuilds it, :func:`_with_entry`),
+    and no builder object is made and dropped."""
     i, typ, idx, nid, rt, blk, ent, args, dbg, extra = values
     assert i is not None and typ is not None and idx is not None and blk is not None
     assert ent is not None and args is not None and dbg is not None
@@ -355,14 +356,10 @@ def _with_entry(t: Task, value: int) -> Task:
     )
 
 
-def _dfx(
-    src: Source,
-    values: Sequence[str | None],
-    aic: tuple[int | None, int | None, int | None, int | None] = _NO_ENTRIES,
-    aiv: tuple[int | None, int | None, int | None, int | None] = _NO_ENTRIES,
-) -> DfxEntry:
-    """The dfx row of a dfx line's groups (index, bin, ori, aicSize, aivSize, numBlocks, cubeNum, vecNum)
-    and its entry values so far; built when read, like :func:`_task` (entry lines after it rebuild it)."""
+def _dfx(src: Source, values: Sequence[str | None]) -> DfxEntry:
+    """The dfx row of a dfx line's groups (index, bin, ori, aicSize, aivSize, numBlocks, cubeNum, vecNum),
+    its entry values not read yet (its entry lines rebuild it, :func:`_dfx_items`); the fast branch
+    builds the same inline, with the entry values its match took."""
     i, bin_, ori, aic_size, aiv_size, nb, cube, vec = values
     assert i is not None and bin_ is not None and ori is not None
     assert aic_size is not None and aiv_size is not None
@@ -376,16 +373,9 @@ def _dfx(
         int(nb) if nb is not None else None,
         int(cube) if cube is not None else None,
         int(vec) if vec is not None else None,
-        aic,
-        aiv,
+        _NO_ENTRIES,
+        _NO_ENTRIES,
     )
-
-
-def _four_values(values: Sequence[str | None]) -> tuple[int | None, int | None, int | None, int | None]:
-    """The four hex values of a four-per-line dfx entry line (all present once its group matched)."""
-    a, b, c, d = values
-    assert a is not None and b is not None and c is not None and d is not None
-    return int(a, 16), int(b, 16), int(c, 16), int(d, 16)
 
 
 class _QueueB:
@@ -463,9 +453,7 @@ def _at(*names: str) -> int:
 _G_PID = _at("pid")
 _G_TASK = _at(*_FAST_TASK, *_FAST_ENTRIES)  # the entries follow the task values
 _G_ENTRY = _at("ej", "ev")
-_G_DFX = _at(*_FAST_DFX)
-_G_AIC = _at(*_FAST_AIC)
-_G_AIV = _at(*_FAST_AIV)
+_G_DFX = _at(*_FAST_DFX, *_FAST_AIC, *_FAST_AIV)  # the entry values follow the row values
 _G_DFXE = _at("xs")
 #: ``m.lastindex`` of each alternative: its marker group closes last
 _IS_TASK, _IS_ENTRY, _IS_DFX, _IS_DFXE = (_FAST.groupindex[k] for k in ("TASK", "ENTRY", "DFX", "DFXE"))
@@ -642,25 +630,52 @@ def _fast_lines(scan: FastScan, res: DeviceArgsResult, general: Callable[[MetaLi
         span = scan.span
         g = m.groups()
         if kind == _IS_TASK and tasks is not None:
-            # entry[0]… in order (span - 1 of them): what the general branch appends one by one
+            # _task inline (a call per task costs more than its checks): the line's values, then its
+            # entry[0]… lines in order (span - 1 of them), which the general branch appends one by one
+            i, typ, idx, nid, rt, blocks, ent, args, dbg, extra, e0, e1, e2, e3 = g[_G_TASK : _G_TASK + 14]
             if span == 5:
-                e0, e1, e2, e3 = g[_G_TASK + 10 : _G_TASK + 14]
                 entries: tuple[int, ...] = (int(e0, 16), int(e1, 16), int(e2, 16), int(e3, 16))
             elif span == 1:
                 entries = ()
             else:
-                entries = tuple([int(v, 16) for v in g[_G_TASK + 10 : _G_TASK + 9 + span]])
-            tasks.append(_task(_build_source(file, no, None), queue, g[_G_TASK : _G_TASK + 10], entries))
+                entries = tuple([int(v, 16) for v in (e0, e1, e2)[: span - 1]])
+            tasks.append(
+                _build_task(
+                    _build_source(file, no, None),
+                    queue,
+                    int(i),
+                    typ,
+                    int(idx),
+                    None if nid is None else int(nid),
+                    rt,
+                    int(blocks),
+                    int(ent),
+                    int(args, 16),
+                    int(dbg, 16),
+                    None if extra is None else int(extra, 16),
+                    entries,
+                )
+            )
         elif kind == _IS_ENTRY and tasks and int(g[_G_ENTRY]) == len(tasks[-1].entries):
             tasks[-1] = _with_entry(tasks[-1], int(g[_G_ENTRY + 1], 16))
         elif kind == _IS_DFX and dfx is not None:
+            # _dfx inline, with its entryAic / entryAiv lines (four values each) when the match took them
+            i, bin_, ori, aic_size, aiv_size, nb, cube, vec, c0, c1, c2, c3, v0, v1, v2, v3 = g[
+                _G_DFX : _G_DFX + 16
+            ]
             dfx.append(
-                _dfx(
+                _build_dfx(
                     _build_source(file, no, None),
-                    g[_G_DFX : _G_DFX + 8],
-                    # its entryAic / entryAiv lines, four values each
-                    _NO_ENTRIES if g[_G_AIC] is None else _four_values(g[_G_AIC : _G_AIC + 4]),
-                    _NO_ENTRIES if g[_G_AIV] is None else _four_values(g[_G_AIV : _G_AIV + 4]),
+                    int(i),
+                    int(bin_, 16),
+                    int(ori, 16),
+                    int(aic_size, 16),
+                    int(aiv_size, 16),
+                    None if nb is None else int(nb),
+                    None if cube is None else int(cube),
+                    None if vec is None else int(vec),
+                    _NO_ENTRIES if c0 is None else (int(c0, 16), int(c1, 16), int(c2, 16), int(c3, 16)),
+                    _NO_ENTRIES if v0 is None else (int(v0, 16), int(v1, 16), int(v2, 16), int(v3, 16)),
                 )
             )
             tasks = None  # task and entry lines after a dfx row are the general branch's
