@@ -166,3 +166,34 @@ def test_branch_optionals_match_like_repeat_optionals(lines: list[str]) -> None:
     assert [(m.span(), m.groups()) for m in _FAST.finditer(text)] == [
         (m.span(), m.groups()) for m in repeat_form.finditer(text)
     ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 4), st.sampled_from([None, 0, 7, 18446744073709551615, 18446744073709551614])
+        ),
+        max_size=10,
+    ),
+    st.integers(0, 10),
+)
+def test_task_index_to_node_id_is_its_definition(
+    tmp_path_factory: object, tasks: list[tuple[int, int | None]], cut: int
+) -> None:
+    """First task per index wins (setdefault), tasks without nodeId skipped, the out-of-range sentinel
+    read as None, across both queues, in first-seen order."""
+    bodies = [*HEAD[:3], f"AIC TaskQue: cap=9, tasks={cut}"]
+    for k, (idx, nid) in enumerate(tasks):
+        if k == cut:
+            bodies.append("AIV TaskQue: cap=9, tasks=9")
+        node = "" if nid is None else f", nodeId={nid}"
+        bodies.append(f"[{k}] type=FUNC, idx={idx}{node}, blk=1, entries=0, args=0x1, debugOptions=0x0")
+    path = tmp_path_factory.mktemp("da") / "sk_device_args.log"  # type: ignore[attr-defined]
+    (block,) = parse_device_args(_write(path, [_p() + b if b else "" for b in bodies])).blocks
+    expected: dict[int, int | None] = {}
+    for t in block.tasks:
+        if t.node_id_raw is not None:
+            expected.setdefault(t.idx, t.node_id)
+    assert list(block.task_index_to_node_id().items()) == list(expected.items())
+    assert len(block.tasks) == len(tasks)
