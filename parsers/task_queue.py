@@ -18,8 +18,11 @@ queue was never created). ``args`` and ``entries`` are ``"0x…"`` strings; ``de
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import chain, repeat
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from skdbg.parsers.bulk import frozen_builder
@@ -305,12 +308,16 @@ def _queue(
         task_cnt = get_int(que, "taskCnt", file, que_path)
         infos_path = join(que_path, "taskInfos")
         infos = as_list(que.get("taskInfos", []), file, infos_path)
-        for k, item in enumerate(infos):
-            task_path = f"{infos_path}[{k}]"  # jsonload.join of an index
-            task = _task_plain(item, file, task_path, scope_id, name, k)
-            if task is None:
-                task = _task(item, file, task_path, scope_id, name, k, unrec, gaps)
-            tasks.append(task)
+        bulk = _tasks_bulk(infos, file, infos_path, scope_id, name)
+        if bulk is not None:
+            tasks = bulk
+        else:
+            for k, item in enumerate(infos):
+                task_path = f"{infos_path}[{k}]"  # jsonload.join of an index
+                task = _task_plain(item, file, task_path, scope_id, name, k)
+                if task is None:
+                    task = _task(item, file, task_path, scope_id, name, k, unrec, gaps)
+                tasks.append(task)
         if task_cnt is not None and task_cnt != len(tasks):
             gaps.append(
                 Gap(
@@ -404,6 +411,79 @@ def _task_plain(
         flags,
         entries,
     )
+
+
+#: the seven members of a task entry, in the producer's order (one C call reads them all)
+_TASK_MEMBERS = itemgetter("nodeIndex", "type", "numBlocks", "entryCnt", "args", "debugOptions", "entries")
+#: a run of ``"0x…"`` strings joined by commas: each is then a plain hex string (``int(s, 16)`` reads it)
+_HEX_RUN = re.compile(r"0x[0-9a-fA-F]+(?:,0x[0-9a-fA-F]+)*")
+_BASE16 = repeat(16)
+
+
+def _all_hex(values: Sequence[Any]) -> bool:
+    """Every value a ``"0x<hex digits>"`` string, checked over all of them at once: the joined text
+    matches and holds no comma but the separators (so no value held one)."""
+    try:
+        text = ",".join(values)
+    except TypeError:  # a value that is not a string
+        return False
+    return text.count(",") == len(values) - 1 and _HEX_RUN.fullmatch(text) is not None
+
+
+def _tasks_bulk(
+    infos: list[Any], file: str, infos_path: str, scope_id: int | None, queue: str
+) -> list[QueueTask] | None:
+    """All of a queue's ``taskInfos`` at once when each is :func:`_task_plain`'s usual shape with every
+    member present and hex values of the form ``0x<digits>``; None (read them one by one) otherwise.
+
+    Why: each check runs once per column in C (``map``/``set``/one regex over the joined hex strings)
+    rather than as a dozen Python steps per task; the records are the ones the per-task reading gives,
+    which found nothing to report for any of them."""
+    if not infos:
+        return None
+    if set(map(type, infos)) != {dict} or set(map(len, infos)) != {len(_TASK_KEYS)}:
+        return None  # a non-object, or a member missing or unknown (seven members, all ours: see below)
+    try:
+        rows = list(map(_TASK_MEMBERS, infos))
+    except KeyError:
+        return None
+    nodes, types, num_blocks, entry_cnts, args, debugs, entries = zip(
+        *rows, strict=True
+    )  # every row has seven members
+    if (
+        set(map(type, nodes)) != {int}  # not bool: type(True) is bool
+        or set(map(type, types)) != {str}
+        or not _TASK_TYPE_SET.issuperset(types)
+        or set(map(type, num_blocks)) != {int}
+        or set(map(type, entry_cnts)) != {int}
+        or set(map(type, debugs)) != {int}
+        or set(map(type, entries)) != {list}
+        or list(map(len, entries)) != list(map(min, entry_cnts, repeat(4)))  # §3.10: the first min(cnt, 4)
+        or not _all_hex(args)
+    ):
+        return None
+    flat = list(chain.from_iterable(entries))
+    if flat and not _all_hex(flat):
+        return None
+    flags = {d: _debug_flags(d) if d >= 0 else () for d in set(debugs)}
+    build, source = _build_task, _build_source
+    return [
+        build(
+            source(file, None, f"{infos_path}[{k}]"),  # jsonload.join of an index
+            scope_id,
+            queue,
+            k,
+            node,
+            ttype,
+            blocks,
+            cnt,
+            int(arg, 16),
+            debug,
+            flags[debug],
+            tuple(map(int, ents, _BASE16)),
+        )
+        for k, (node, ttype, blocks, cnt, arg, debug, ents) in enumerate(rows)
+    ]
 
 
 def _task(
