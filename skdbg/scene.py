@@ -67,9 +67,8 @@ def _find_plogs(root: Path, gaps: list[Gap]) -> list[PlogFile]:
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
         in_sk_meta = "sk_meta" in Path(dirpath).relative_to(root).parts
-        for name in sorted(filenames):
-            if not name.endswith(".log"):
-                continue  # no Path for the thousands of kernel ELFs a scene holds
+        # only the *.log names are sorted and made Paths, not the thousands of kernel ELFs a scene holds
+        for name in sorted(n for n in filenames if n.endswith(".log")):
             p = Path(dirpath) / name
             if (problem := file_problem(p, root)) is not None:
                 if not in_sk_meta:  # sk_meta's own files are checked by discovery
