@@ -122,13 +122,16 @@ def _model_children(p: Path) -> list[Path]:
     return [c for c in kids if MODEL_DIR_RE.match(c.name)]
 
 
-def _usable(p: Path, layout: SkMetaLayout, real_dir: Path | None = None) -> bool:
+def _usable(
+    p: Path, layout: SkMetaLayout, real_dir: Path | None = None, *, regular: bool | None = None
+) -> bool:
     """True for a regular file inside the scene; anything else present is recorded as a gap.
 
-    ``real_dir``: ``p.parent`` resolved once by the caller (see :func:`file_problem`)."""
-    if p in layout.refused:
+    ``real_dir``: ``p.parent`` resolved once by the caller; ``regular``: what its listing said of ``p``
+    (see :func:`file_problem`)."""
+    if layout.refused and p in layout.refused:  # no hash of the path while nothing is refused
         return False
-    gap = file_problem(p, layout.resolved_root, real_dir=real_dir)
+    gap = file_problem(p, layout.resolved_root, real_dir=real_dir, regular=regular)
     if gap is not None:
         layout.refused.add(p)
         layout.gaps.append(gap)
@@ -147,10 +150,7 @@ def _load_model(path: Path, pid_label: str, layout: SkMetaLayout) -> ModelDir:
         if _present(path / name) and _usable(path / name, layout)
     }
     bin_dir, cc_dir = path / "bin_files", path / "constant_codegen"
-    bins: tuple[Path, ...] = ()
-    if bin_dir.is_dir():
-        real_bin = real_path(bin_dir)
-        bins = tuple(p for p in sorted(bin_dir.glob("*.o")) if _usable(p, layout, real_bin))
+    bins = _bin_files(bin_dir, layout) if bin_dir.is_dir() else ()
     cc = tuple(p for p in sorted(cc_dir.iterdir()) if _usable(p, layout)) if cc_dir.is_dir() else ()
     return ModelDir(
         pid=int(pid_label) if pid_label.isdigit() else None,
@@ -161,6 +161,36 @@ def _load_model(path: Path, pid_label: str, layout: SkMetaLayout) -> ModelDir:
         bin_files=bins,
         constant_codegen=cc,
     )
+
+
+def _bin_files(bin_dir: Path, layout: SkMetaLayout) -> tuple[Path, ...]:
+    """The usable kernel ELFs of ``bin_dir``: what ``sorted(bin_dir.glob("*.o"))`` lists (every entry
+    whose name ends in ``.o``, dot-files too; none when the folder cannot be listed), each checked.
+
+    Why a listing of our own: a scene holds thousands of ELFs in one folder; ``glob`` and sorting
+    ``Path`` objects (one parent: the order of the names) cost ~10 ms on 2,000, and the listing's file
+    type spares the ``lstat`` of each plain regular file (see :func:`file_problem`)."""
+    try:
+        with os.scandir(bin_dir) as it:
+            kinds = {e.name: _plain_file(e) for e in it if e.name.endswith(".o")}
+    except PermissionError:
+        return ()  # as glob: an unlistable folder lists nothing
+    real_bin = real_path(bin_dir)
+    usable: list[Path] = []
+    for name in sorted(kinds):
+        p = bin_dir / name
+        if _usable(p, layout, real_bin, regular=kinds[name]):
+            usable.append(p)
+    return tuple(usable)
+
+
+def _plain_file(entry: os.DirEntry[str]) -> bool:
+    """A regular file and not a link, by the listing's file type (an ``lstat`` only where the file
+    system gives none); False when that fails, which takes the full check."""
+    try:
+        return entry.is_file(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def _add_pid_dir(layout: SkMetaLayout, pid_dir: Path) -> None:

@@ -44,26 +44,24 @@ def _inside(real_dir: Path, root: Path) -> bool:
     return real_dir.is_relative_to(root)
 
 
-def file_problem(path: Path, root: Path | None = None, *, real_dir: Path | None = None) -> Gap | None:
+def file_problem(
+    path: Path, root: Path | None = None, *, real_dir: Path | None = None, regular: bool | None = None
+) -> Gap | None:
     """None when ``path`` is a readable regular file (inside ``root`` if given); else the gap to record.
 
     ``root`` must be resolved. Links inside the scene are followed; a link whose target lies outside
     ``root`` is refused, as are dangling links, link loops and anything that is not a regular file.
     ``real_dir`` is ``path.parent`` already resolved by the caller (a folder of two thousand kernel
     ELFs): a plain regular file (no link) then needs one ``lstat`` instead of resolving its whole path.
+    ``regular`` (with ``real_dir``) is what a directory listing already said of ``path``: a regular file
+    and not a link (``DirEntry.is_file(follow_symlinks=False)``), which spares that ``lstat`` too; None
+    asks ``lstat``. False (a link, a special file) takes the full check, as a failed ``lstat`` does.
     """
     if real_dir is not None:
-        try:
-            st = os.lstat(path)
-        except OSError:
-            st = None
+        if regular is None:
+            regular = _lstat_regular(path)
         # real_dir/<name> lies inside root exactly when real_dir does: asked once per folder
-        if (
-            st is not None
-            and stat.S_ISREG(st.st_mode)
-            and (root is None or _inside(real_dir, root))
-            and os.access(path, os.R_OK)
-        ):
+        if regular and (root is None or _inside(real_dir, root)) and os.access(path, os.R_OK):
             return None
         # anything else (a link, a special file, trouble): the full check below names the problem
     src = Source(str(path))
@@ -88,6 +86,14 @@ def file_problem(path: Path, root: Path | None = None, *, real_dir: Path | None 
     if not os.access(target, os.R_OK):
         return Gap("unreadable_file", f"{path}: permission denied", src, _COLLECT)
     return None
+
+
+def _lstat_regular(path: Path) -> bool:
+    """``path`` itself (not a link's target) is a regular file; False when ``lstat`` fails."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def real_path(path: str | os.PathLike[str]) -> Path:

@@ -67,9 +67,8 @@ def _find_plogs(root: Path, gaps: list[Gap]) -> list[PlogFile]:
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
         in_sk_meta = "sk_meta" in Path(dirpath).relative_to(root).parts
-        for name in sorted(filenames):
-            if not name.endswith(".log"):
-                continue  # no Path for the thousands of kernel ELFs a scene holds
+        # only the *.log names are sorted and made Paths, not the thousands of kernel ELFs a scene holds
+        for name in sorted(n for n in filenames if n.endswith(".log")):
             p = Path(dirpath) / name
             if (problem := file_problem(p, root)) is not None:
                 if not in_sk_meta:  # sk_meta's own files are checked by discovery
@@ -93,6 +92,8 @@ class Artifact:
     pid_label: str | None = None
     model_label: str | None = None
     _digest: tuple[int, str] | None = field(default=None, repr=False)
+    #: the file's mtime when :meth:`digest` hashed it (None: hashed by another reader, or not yet)
+    _hashed_mtime: float | None = field(default=None, repr=False)
     _error: Exception | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
@@ -119,6 +120,21 @@ class Artifact:
         st = os.stat(self.path)
         return st.st_size, datetime.fromtimestamp(st.st_mtime)
 
+    def size_and_stamp(self) -> tuple[int, float]:
+        """The size and mtime (seconds since the epoch) the file had when :meth:`digest` hashed it, else
+        those of a ``stat`` now.
+
+        Why: G5 lists thousands of artifacts, each hashed by :meth:`Scene.start_hashing`'s worker, which
+        ``fstat``-ed the open file already; a ``stat`` each on the main thread was ~5 ms of the bench
+        scene. The size is the one :meth:`digest` reports; a file hashed by another reader (the plog
+        scan, a ledger copy) is ``stat``-ed as before."""
+        with self._lock:
+            digest, mtime = self._digest, self._hashed_mtime
+        if digest is not None and mtime is not None:
+            return digest[0], mtime
+        st = os.stat(self.path)
+        return st.st_size, st.st_mtime
+
     def digest(self) -> tuple[int, str]:
         """``(size as read, SHA-256)``; the file is read for it at most once per scene opening.
 
@@ -129,10 +145,10 @@ class Artifact:
                 try:
                     h = hashlib.sha256()
                     with open_regular(self.path, what=f"the {self.kind} artifact") as fh:
-                        size = os.fstat(fh.fileno()).st_size
+                        st = os.fstat(fh.fileno())
                         while chunk := fh.read(_HASH_CHUNK):
                             h.update(chunk)  # hashlib and read() release the GIL: the worker runs alongside
-                    self._digest = (size, h.hexdigest())
+                    self._digest, self._hashed_mtime = (st.st_size, h.hexdigest()), st.st_mtime
                 except (ParseError, OSError) as exc:
                     self._error = exc
             if self._error is not None:
@@ -154,6 +170,24 @@ class Artifact:
     @property
     def sha256(self) -> str:
         return self.digest()[1]
+
+
+def iso_seconds(stamp: float, memo: dict[int, str]) -> str:
+    """``datetime.fromtimestamp(stamp).isoformat(timespec="seconds")``, converted once per second.
+
+    Why: the scene block lists thousands of artifacts written within a few seconds; a local-time
+    conversion each was ~3 ms of the bench scene. Exact: ``fromtimestamp`` splits a non-negative stamp
+    into its whole seconds and a fraction rounded to microseconds, which carries into the next second
+    only for a fraction of at least 0.9999995; below 0.999 the whole second alone decides the local
+    time and so the text (the fold too). Any other stamp is converted whole. ``memo`` is the caller's
+    (one listing: a time-zone change between two analyses is seen)."""
+    whole = int(stamp)
+    if stamp >= 0 and stamp - whole < 0.999:
+        text = memo.get(whole)
+        if text is None:
+            text = memo[whole] = datetime.fromtimestamp(whole).isoformat(timespec="seconds")
+        return text
+    return datetime.fromtimestamp(stamp).isoformat(timespec="seconds")
 
 
 @dataclass(slots=True)
@@ -347,6 +381,7 @@ __all__ = [
     "NotASceneError",
     "Scene",
     "evidence_for",
+    "iso_seconds",
     "load_evidence",
     "open_scene",
 ]

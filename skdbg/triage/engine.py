@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from skdbg.parsers.run_identity import RunIdentity
+from skdbg.scene import iso_seconds
 from skdbg.triage.attribution import attribute
 from skdbg.triage.confidence import grade
 from skdbg.triage.context import TriageContext, TriageOptions, check_run_json, open_context, start_reading
@@ -28,15 +29,16 @@ def scene_info(ctx: TriageContext, pid: int | None, device: int | None) -> Scene
     """The scene block of the analysis JSON: identity plus every artifact with its SHA-256 (G5)."""
     run = ctx.run
     refs = []
+    seconds: dict[int, str] = {}
     for a in ctx.scene.artifacts:
         sha256 = a.sha256  # first, as before: an unreadable artifact raises its ParseError, not stat's
-        size, mtime = a.size_and_mtime()
+        size, stamp = a.size_and_stamp()
         refs.append(
             ArtifactRef(
                 kind=a.kind,
                 path=a.relpath,
                 sha256=sha256,
-                mtime=mtime.isoformat(timespec="seconds"),
+                mtime=iso_seconds(stamp, seconds),
                 size=size,
             )
         )
