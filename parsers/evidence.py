@@ -15,9 +15,11 @@ import hashlib
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
+from itertools import filterfalse
+from operator import attrgetter, is_
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.frames import SRC_COLS, Col, concat_frames, empty_frame, records_frame, rows_frame
@@ -217,36 +219,21 @@ class Evidence:
             pe = PlogEvidence(pid=pid, kind=kind, files=[f.path for f in files])
             for f in files:
                 self._guard("plog", lambda f=f, pe=pe: self._scan_one(f, pe, sink[0]), sink)  # type: ignore[misc]
-            pe.lines.sort(key=lambda r: r.ts_key)
+            _sort_by_time(pe.lines)
             out.append(pe)
         return out
 
     def _scan_one(self, f: PlogFile, pe: PlogEvidence, gaps: list[Gap]) -> None:
-        from skdbg.parsers.plog import scan_plog_batches
-        from skdbg.parsers.plog_line import PlogLine
-        from skdbg.parsers.runtime_faults import classify_runtime, parse_error_manager_line
+        from skdbg.parsers.plog import scan_plog_parts
 
         on_digest = self._on_digest
         hasher = _CountingSha256() if on_digest is not None else None
-        keep, pid = pe.lines.append, pe.pid
         # scan_plog's items a batch at a time (a line over MAX_LINE is a recorded gap)
-        for batch in scan_plog_batches(f.path, gaps=gaps, hasher=hasher):
-            for item in batch:
-                if type(item) is PlogLine:
-                    if item.pid != pid:
-                        pe.foreign.append(item)
-                        continue
-                    keep(item)
-                    rec = classify_runtime(item)
-                    if rec is not None:
-                        pe.faults.append(rec)
-                else:
-                    assert isinstance(item, Unrecognized)
-                    em = parse_error_manager_line(item.text, item.src)
-                    if em is not None:
-                        pe.error_manager.append(em)
-                    else:
-                        pe.unrecognized.append(item)
+        for items, records_only in scan_plog_parts(f.path, gaps=gaps, hasher=hasher):
+            if records_only:
+                _file_records(cast("list[PlogLine]", items), pe)
+            else:
+                _file_items(items, pe)
         if hasher is not None and on_digest is not None:
             on_digest(f.path, hasher.size, hasher.sha.hexdigest())
 
@@ -685,6 +672,76 @@ def _tag(frame: pd.DataFrame, **columns: Any) -> pd.DataFrame:
             frame = frame.rename(columns={name: f"{name}_rec"})
         frame.insert(pos, name, value)
     return frame
+
+
+def _sort_by_time(lines: list[PlogLine]) -> None:
+    """Sort plog records by :attr:`PlogLine.ts_key`, stably.
+
+    Why the shortcut: the key is a Python property (a tuple per record, tens of thousands of calls);
+    when no record lacks its time, ``(1, ts)`` orders as ``ts`` does and ties stay tied, so the C-level
+    ``attrgetter("ts")`` gives the same order."""
+    stamps = list(map(_TS, lines))
+    if any(map(_IS_NONE, stamps)):
+        lines.sort(key=lambda r: r.ts_key)
+    else:
+        lines.sort(key=_TS)
+
+
+def _file_items(items: Sequence[PlogLine | Unrecognized], pe: PlogEvidence) -> None:
+    """File a batch of :func:`~skdbg.parsers.plog.scan_plog` items one at a time (the general path):
+    records of ``pe``'s pid with their fault, other pids' records apart (F1), and error-manager text
+    among the lines that are no record."""
+    from skdbg.parsers.plog_line import PlogLine
+    from skdbg.parsers.runtime_faults import classify_runtime, parse_error_manager_line
+
+    for item in items:
+        if type(item) is PlogLine:
+            if item.pid != pe.pid:
+                pe.foreign.append(item)
+                continue
+            pe.lines.append(item)
+            rec = classify_runtime(item)
+            if rec is not None:
+                pe.faults.append(rec)
+        else:
+            assert isinstance(item, Unrecognized)
+            em = parse_error_manager_line(item.text, item.src)
+            if em is not None:
+                pe.error_manager.append(em)
+            else:
+                pe.unrecognized.append(item)
+
+
+def _file_records(records: list[PlogLine], pe: PlogEvidence) -> None:
+    """:func:`_file_items` for a batch known to hold records only, with C-level passes instead of a
+    Python step per record (the scan thread holds the GIL for every such step, beside the main thread).
+
+    Same lists, same order: the pid filter keeps the batch whole when every record is ``pe``'s (the
+    common case: one count), else splits it in order; only the records that are not SK handler lines
+    and whose text may classify (:func:`~skdbg.parsers.runtime_faults.may_classify`) are classified:
+    :func:`~skdbg.parsers.runtime_faults.classify_runtime` returns None for every other one."""
+    from skdbg.parsers.runtime_faults import classify_runtime, may_classify
+
+    pids = list(map(_PID, records))
+    if pids.count(pe.pid) == len(pids):
+        own = records
+    else:
+        own = [r for r, p in zip(records, pids, strict=True) if p == pe.pid]
+        pe.foreign.extend(r for r, p in zip(records, pids, strict=True) if p != pe.pid)
+    pe.lines.extend(own)
+    plain = list(filterfalse(_IS_SK, own))  # SK handler lines are the SK parser's, never a runtime fault
+    if plain and may_classify("\n".join(map(_TEXT, plain))):
+        for line in plain:
+            rec = classify_runtime(line)
+            if rec is not None:
+                pe.faults.append(rec)
+
+
+_TS = attrgetter("ts")
+_PID = attrgetter("pid")
+_IS_SK = attrgetter("is_sk")
+_TEXT = attrgetter("text")
+_IS_NONE = partial(is_, None)
 
 
 class _CountingSha256:

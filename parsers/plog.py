@@ -36,10 +36,11 @@ import io
 import os
 import re
 import threading
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from itertools import chain
+from itertools import accumulate, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, cast
 
@@ -47,7 +48,7 @@ from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized, may_hold_oversized, oversized_number
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.fsguard import open_regular
-from skdbg.parsers.plog_line import PlogLine, fast_plog_lines, parse_plog_line
+from skdbg.parsers.plog_line import PlogLine, fast_plog_block, fast_plog_lines, parse_plog_line
 from skdbg.parsers.readahead import ReadAhead
 from skdbg.parsers.runtime_faults import (
     ErrorManagerLine,
@@ -508,6 +509,10 @@ def _prefilter_for(markers: Sequence[bytes], block: ByteArray) -> _Prefilter:
 #: than :data:`MAX_LINE` (else empty) — its start in the buffer, where the cut is made
 BlockLines = tuple[int, list[int], list[bytes], list[bool], list[int]]
 
+#: marker lines as columns: their 1-based line numbers, their bytes (no newline, cut to
+#: :data:`MAX_LINE`) and whether each is complete; one entry per line in each, in line order
+MarkerColumns = tuple[list[int], list[bytes], list[bool]]
+
 #: candidates up to this many are confirmed one ``startswith`` call each; more, a few numpy passes
 #: per marker present (an SK handler block is tens of thousands of candidates in one block)
 _CONFIRM_EACH_MAX = 64
@@ -684,12 +689,10 @@ def _scan_small_block(
     return n_nl, nos, raws, completes, starts
 
 
-def _numbered(
-    found: BlockLines, offset: int, cuts: list[tuple[int, int]] | None
-) -> list[tuple[int, bytes, bool]]:
-    """A block's marker lines as ``(1-based line number, raw line, complete)``, each line longer than
-    :data:`MAX_LINE` cut to it (and the cut recorded, see :func:`scan_marker_lines`); ``offset`` is
-    the file offset of the buffer's first byte."""
+def _numbered(found: BlockLines, offset: int, cuts: list[tuple[int, int]] | None) -> MarkerColumns:
+    """A block's marker lines as :data:`MarkerColumns`, each line longer than :data:`MAX_LINE` cut to
+    it (and the cut recorded, see :func:`scan_marker_lines`); ``offset`` is the file offset of the
+    buffer's first byte."""
     _, nos, raws, completes, starts = found
     if starts:  # some line is longer than MAX_LINE (the small-block path gives the starts anyway)
         for k, raw in enumerate(raws):
@@ -697,7 +700,7 @@ def _numbered(
                 if cuts is not None:
                     cuts.append((nos[k], offset + starts[k] + MAX_LINE))
                 raws[k] = raw[:MAX_LINE]
-    return list(zip(nos, raws, completes, strict=True))
+    return nos, raws, completes
 
 
 def scan_marker_lines(
@@ -714,18 +717,18 @@ def scan_marker_lines(
     the skipped rest)`` so the caller can record the ``line_too_long`` gap. ``hasher`` (a ``hashlib``
     object) is fed every byte read, so the scene's SHA-256 of the file (gate G5) needs no second read.
     """
-    for lines in _marker_line_lists(path, markers, cuts, hasher):
-        yield from lines
+    for nos, raws, completes in _marker_line_columns(path, markers, cuts, hasher):
+        yield from zip(nos, raws, completes, strict=True)
 
 
-def _marker_line_lists(
+def _marker_line_columns(
     path: Path,
     markers: Sequence[bytes],
     cuts: list[tuple[int, int]] | None,
     hasher: Hasher | None,
-) -> Iterator[list[tuple[int, bytes, bool]]]:
-    """:func:`scan_marker_lines`' lines, a list per block read (one generator step per block, not
-    per line: an SK handler block is tens of thousands of lines)."""
+) -> Iterator[MarkerColumns]:
+    """:func:`scan_marker_lines`' lines as columns, one :data:`MarkerColumns` per block read (one
+    generator step per block, not per line: an SK handler block is tens of thousands of lines)."""
     if len(_STATE.buf) != CHUNK:  # grown by an earlier long line (or CHUNK changed): back to one block
         _STATE.buf = bytearray(CHUNK)
     buf = _STATE.buf
@@ -753,7 +756,7 @@ def _marker_line_lists(
                 if cuts is not None:
                     cuts.append((lines_before, long_cut))
                 if any(m in long_head for m in markers):
-                    yield [(lines_before, long_head, nl >= 0)]
+                    yield [lines_before], [long_head], [nl >= 0]
                 long_head = None
                 if nl < 0:
                     return
@@ -822,12 +825,34 @@ def scan_plog_batches(
 ) -> Iterator[list[PlogLine | Unrecognized]]:
     """:func:`scan_plog`'s items, a list at a time (in order; a list may be empty).
 
-    Why: a caller that keeps tens of thousands of records (``Evidence``) pays a generator step per
-    item with :func:`scan_plog`; here it pays one per batch of lines."""
+    Why: a caller that keeps tens of thousands of records pays a generator step per item with
+    :func:`scan_plog`; here it pays one per batch of lines."""
+    for items, _records_only in scan_plog_parts(path, pid, markers=markers, gaps=gaps, hasher=hasher):
+        yield items
+
+
+#: a batch of :func:`scan_plog`'s items, and True when every one of them is a :class:`PlogLine`
+PlogBatch = tuple[list[PlogLine | Unrecognized], bool]
+
+
+def scan_plog_parts(
+    path: PathLike,
+    pid: int | None = None,
+    *,
+    markers: Sequence[bytes] = FAULT_MARKERS,
+    gaps: list[Gap] | None = None,
+    hasher: Hasher | None = None,
+) -> Iterator[PlogBatch]:
+    """:func:`scan_plog_batches`' lists, each with a flag saying it holds records only.
+
+    Why the flag: ``Evidence`` files a batch of records with a few C-level passes (pid filter,
+    SK lines left out of the fault classifier) instead of a type check per item; the scan knows the
+    answer for free in the common case (every line of the batch taken by the bulk tokenizer)."""
     p = check_text_file(path, what=WHAT)
     file = str(path)
     cuts: list[tuple[int, int]] = []
-    yield from _scan_records(file, p, pid, markers, cuts, hasher)
+    for nos, raws, completes in _batches(_marker_line_columns(p, markers, cuts, hasher)):
+        yield _batch_records(file, nos, raws, completes, pid)
     if gaps is not None:
         for no, at in cuts:
             gaps.append(
@@ -839,70 +864,71 @@ def scan_plog_batches(
             )
 
 
-def _batches(lines: Iterator[tuple[int, bytes, bool]]) -> Iterator[list[tuple[int, bytes, bool]]]:
-    """``lines`` in lists of at most :data:`_BATCH_LINES` lines, each list closed as soon as its lines
-    reach :data:`_BATCH_BYTES` (a list of 64 one-MiB lines, copied four ways, would take hundreds of MB)."""
-    batch: list[tuple[int, bytes, bool]] = []
-    size = 0
-    for item in lines:
-        batch.append(item)
-        size += len(item[1])
-        if len(batch) >= _BATCH_LINES or size >= _BATCH_BYTES:
-            yield batch
-            batch, size = [], 0
-    if batch:
-        yield batch
+def _batches(blocks: Iterable[MarkerColumns]) -> Iterator[MarkerColumns]:
+    """Each block's marker lines in slices of at most :data:`_BATCH_LINES` lines, each slice closed
+    as soon as its lines reach :data:`_BATCH_BYTES` (a list of a thousand one-MiB lines, copied four
+    ways, would take gigabytes). Slices of the block's columns, cut where the running byte count
+    crosses the budget: no step per line."""
+    for nos, raws, completes in blocks:
+        n = len(raws)
+        ends = list(accumulate(map(len, raws)))  # bytes of the block's lines up to and including each
+        lo = 0
+        while lo < n:
+            budget = (ends[lo - 1] if lo else 0) + _BATCH_BYTES
+            hi = min(bisect_left(ends, budget, lo) + 1, lo + _BATCH_LINES, n)
+            yield nos[lo:hi], raws[lo:hi], completes[lo:hi]
+            lo = hi
 
 
-def _scan_records(
-    file: str,
-    p: Path,
-    pid: int | None,
-    markers: Sequence[bytes],
-    cuts: list[tuple[int, int]],
-    hasher: Hasher | None,
-) -> Iterator[list[PlogLine | Unrecognized]]:
-    """The records of the marker lines, a batch of lines at a time (see :data:`_BATCH_LINES`).
+def _batch_records(
+    file: str, nos: list[int], raws: list[bytes], completes: list[bool], pid: int | None
+) -> PlogBatch:
+    """The records of one batch of marker lines (see :data:`_BATCH_LINES`).
 
-    Each line is what the line-at-a-time loop made of it: one trailing ``\\r`` removed, decoded as
-    UTF-8 with replacement, then :func:`parse_plog_line` — asked only for the lines
-    :func:`fast_plog_lines` does not recognise, and for every line holding a number that may be
-    oversized (the general path refuses those). Two C passes over the batch tell that none of its
-    lines is non-ASCII or holds a run of 17 hex digits, the common case; only then are the per-line
-    checks skipped."""
-    new_source = build_source
-    for batch in _batches(chain.from_iterable(_marker_line_lists(p, markers, cuts, hasher))):
-        nos, raws, completes = zip(*batch, strict=True)
-        blob = b"\n".join(raws)
-        if b"\r" in blob:  # one \r off each line end (no raw line holds a \n: each \r\n is an end)
-            blob = (blob + b"\n").replace(b"\r\n", b"\n")[:-1]
-        if blob.isascii():
-            texts = blob.decode("ascii").split("\n")
-            cleared = not may_hold_oversized(blob)
-        else:
-            texts = [raw.decode("utf-8", errors="replace") for raw in blob.split(b"\n")]
-            cleared = False
-        sources = [new_source(file, no, None) for no in nos]
-        if cleared:
-            recs = fast_plog_lines(texts, sources, completes)
-        else:  # the fast path's precondition, line by line ("" is no record: the grammar refuses the line)
-            fits = [t if oversized_number(t) is None else "" for t in texts]
-            recs = fast_plog_lines(fits, sources, completes)
-        if cleared and all(recs):  # every line a record (PlogLine is always true): the common case
+    Each line is what the line-at-a-time loop made of it: one trailing ``\r`` removed, decoded as
+    UTF-8 with replacement, then :func:`parse_plog_line`. Two C passes over the batch tell that none
+    of its lines is non-ASCII or holds a run of 17 hex digits (the common case); the bulk tokenizer
+    :func:`fast_plog_block` then takes the whole batch, or says that some line is not its shape.
+    Otherwise :func:`fast_plog_lines` is asked line by line, with the lines that may hold an
+    oversized number left to the general path (which refuses those), and :func:`parse_plog_line`
+    for every line it does not recognise."""
+    n = len(nos)
+    blob = b"\n".join(raws)
+    if b"\r" in blob:  # one \r off each line end (no raw line holds a \n: each \r\n is an end)
+        blob = (blob + b"\n").replace(b"\r\n", b"\n")[:-1]
+    sources: list[Source] = list(map(build_source, repeat(file, n), nos, repeat(None, n)))
+    if blob.isascii():
+        text = blob.decode("ascii")
+        # a run of 17 hex digits somewhere (an address, a 20-digit hash): one scan of the whole batch
+        # for an oversized number; none in the batch is none in any of its lines (see _none_oversized)
+        cleared = not may_hold_oversized(blob) or _none_oversized(text)
+        if cleared and (block := fast_plog_block(text, sources, completes)) is not None:
             if pid is None:
-                yield cast("list[PlogLine | Unrecognized]", recs)
-            else:
-                kept: list[PlogLine | Unrecognized] = [
-                    r for r in cast("list[PlogLine]", recs) if r.pid == pid
-                ]
-                yield kept
-            continue
-        out: list[PlogLine | Unrecognized] = []
-        for text, src, complete, rec in zip(texts, sources, completes, recs, strict=True):
-            if rec is None:
-                rec = parse_plog_line(text, src, complete=complete)
-            if rec is None:
-                out.append(Unrecognized(src, text, "plog_scan"))
-            elif pid is None or rec.pid == pid:
-                out.append(rec)
-        yield out
+                return cast("list[PlogLine | Unrecognized]", block), True
+            return [r for r in block if r.pid == pid], True
+        texts = text.split("\n")
+    else:
+        texts = [raw.decode("utf-8", errors="replace") for raw in blob.split(b"\n")]
+        cleared = False
+    # the fast path's precondition, line by line ("" is no record: the grammar refuses the line)
+    fits = texts if cleared else [t if oversized_number(t) is None else "" for t in texts]
+    recs = fast_plog_lines(fits, sources, completes)
+    out: list[PlogLine | Unrecognized] = []
+    for text, src, complete, rec in zip(texts, sources, completes, recs, strict=True):
+        if rec is None:
+            rec = parse_plog_line(text, src, complete=complete)
+        if rec is None:
+            out.append(Unrecognized(src, text, "plog_scan"))
+        elif pid is None or rec.pid == pid:
+            out.append(rec)
+    return out, False
+
+
+def _none_oversized(text: str) -> bool:
+    """True when no line of ``text`` (lines joined by ``\\n``) holds an oversized number, in one
+    :func:`~skdbg.parsers.common.oversized_number` call instead of one per line.
+
+    Why equivalent: the number pattern cannot match a ``\\n`` (digits, ``0x``) and its lookarounds
+    refuse ``[\\w.]`` only, so a ``\\n`` bounds a number as a line's start or end does; the matches
+    in the joined text are the lines' matches, and each is judged the same way."""
+    return oversized_number(text) is None

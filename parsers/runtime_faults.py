@@ -610,6 +610,37 @@ def _extend(text: str, src: Source) -> CoreErrorExtend | None:
     return CoreErrorExtend(src=src, errcodes=codes, error_str=error_str, sub_err_type=_int(sub), fields=pairs)
 
 
+#: every substring :func:`classify_message` tests before trying a pattern: a text holding none of
+#: them is none of the §1.5 lines (each branch is guarded by one of them). Kept beside the function;
+#: ``tests/test_plog_thread_fast.py`` checks that the guards and this tuple name the same strings.
+CLASSIFY_NEEDLES: tuple[str, ...] = (
+    "fault kernel_name",
+    "there is a",
+    "the error is",
+    "The extend info",
+    "fftsplus task execute failed",
+    "Kernel task happen error",
+    "An error occurred in the kernel task",
+    "ynchronize failed",
+    "ErrCode=",
+    "origin_op_name",
+    "[Dump][Exception]",
+    "Begin to dump callback exception",
+    "dump exception to file",
+    "report error module_type",
+)
+
+
+def may_classify(text: str) -> bool:
+    """False when :func:`classify_message` (and so :func:`classify_runtime`) returns None for ``text``
+    and for any line of it (no needle holds a ``\n``, so texts joined by ``\n`` can be asked at once).
+
+    Why: a plog scan keeps tens of thousands of records, almost none of them runtime faults; one
+    C-level search per batch spares a classifier call per record. ``[DFX_INFO]`` put in front of a
+    text (:func:`classify_runtime`) cannot complete a needle: none starts with a suffix of it."""
+    return any(map(text.__contains__, CLASSIFY_NEEDLES))
+
+
 def classify_message(text: str, src: Source, *, func: str | None = None) -> RuntimeRecord | None:
     """Classify one runtime/GE/adump message body; None when it is none of the §1.5 lines.
 

@@ -568,8 +568,13 @@ def test_batches_close_at_their_byte_budget() -> None:
 
     big = b"x" * (plog._BATCH_BYTES // 2)
     items = [(i, big if i % 2 else b"short", True) for i in range(1, 11)]
-    batches = list(plog._batches(iter(items)))
-    assert [len(b) for b in batches] == [3, 4, 3]  # big, short, big | short, big, short, big | rest
-    assert [it for b in batches for it in b] == items
+    batches = list(plog._batches([_columns(items)]))
+    assert [len(b[0]) for b in batches] == [3, 4, 3]  # big, short, big | short, big, short, big | rest
+    assert [it for b in batches for it in zip(*b, strict=True)] == items
     many = [(i, b"s", True) for i in range(1, plog._BATCH_LINES * 2 + 2)]
-    assert [len(b) for b in plog._batches(iter(many))] == [plog._BATCH_LINES, plog._BATCH_LINES, 1]
+    assert [len(b[0]) for b in plog._batches([_columns(many)])] == [plog._BATCH_LINES, plog._BATCH_LINES, 1]
+
+
+def _columns(items: list[tuple[int, bytes, bool]]) -> tuple[list[int], list[bytes], list[bool]]:
+    nos, raws, completes = zip(*items, strict=True)
+    return list(nos), list(raws), list(completes)
