@@ -24,8 +24,9 @@ SCENE = Path(__file__).resolve().parents[2] / "examples" / "scenes" / "event-bou
 
 
 def test_each_artifact_is_read_for_its_hash_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Counts the whole-file reads of the hasher and of the plog scan, which hashes what it reads:
-    each artifact is read once for its hash, a plog once in all."""
+    """Counts the whole-file reads of the hasher (a small file in one read, a larger one through
+    ``open_regular``) and of the plog scan, which hashes what it reads: each artifact is read once
+    for its hash, a plog once in all."""
     opened: Counter[str] = Counter()
     real = scene_mod.open_regular
 
@@ -33,8 +34,17 @@ def test_each_artifact_is_read_for_its_hash_once(monkeypatch: pytest.MonkeyPatch
         opened[str(path)] += 1
         return real(path, what=what)
 
+    real_small = scene_mod.Artifact._small_digest
+
+    def counting_small(path: Any) -> Any:  # a small file is read whole without open_regular
+        got = real_small(path)
+        if got is not None:
+            opened[str(path)] += 1
+        return got
+
     monkeypatch.setattr(scene_mod, "open_regular", counting)
     monkeypatch.setattr(plog_mod, "open_regular", counting)
+    monkeypatch.setattr(scene_mod.Artifact, "_small_digest", staticmethod(counting_small))
     ctx = open_context(SCENE)
     analysis = analyze_context(ctx)
     index = evidence_index(ctx)

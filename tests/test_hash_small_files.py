@@ -1,0 +1,55 @@
+"""The hashing worker's one-read digest of a small artifact against the general path it shortcuts.
+
+``Artifact._small_digest`` reads a file under ``_HASH_CHUNK`` bytes whole and hashes it in one call;
+the oracle is ``hashlib`` over the file's bytes (sizes around hashlib's GIL threshold and the chunk
+size), and for everything it declines (missing file, directory, FIFO, link to a directory) the
+general path must still raise the very error it always raised.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+from skdbg.parsers.common import ParseError
+from skdbg.scene import _HASH_CHUNK, Artifact
+
+
+@pytest.mark.parametrize("size", [0, 1, 2047, 2048, 3568, _HASH_CHUNK - 1, _HASH_CHUNK, _HASH_CHUNK + 1])
+def test_small_digest_is_the_files_sha256(tmp_path: Path, size: int) -> None:
+    f = tmp_path / "k.o"
+    data = bytes(range(256)) * (size // 256) + bytes(size % 256)
+    f.write_bytes(data)
+    small = Artifact._small_digest(f)
+    want = (size, hashlib.sha256(data).hexdigest())
+    mtime = f.stat().st_mtime
+    assert small == ((want, mtime) if size < _HASH_CHUNK else None)
+    art = Artifact("bin_file", f, tmp_path)
+    assert art.digest() == want
+    assert art._hashed_mtime == mtime and art.size_and_stamp() == (size, mtime)  # the stat it spares
+
+
+def test_small_digest_declines_what_the_general_path_refuses(tmp_path: Path) -> None:
+    """A missing file, a directory and a FIFO: the one-read path declines (without blocking on the
+    FIFO) and the general path raises the error it always raised."""
+    fifo = tmp_path / "fifo.o"
+    os.mkfifo(fifo)
+    (tmp_path / "dir.o").mkdir()
+    (tmp_path / "link.o").symlink_to(tmp_path / "dir.o")
+    cases = {"missing.o": "file does not exist", "dir.o": "got a directory", "fifo.o": "got a FIFO"}
+    for name, message in {**cases, "link.o": "got a directory"}.items():
+        path = tmp_path / name
+        assert Artifact._small_digest(path) is None
+        with pytest.raises(ParseError, match=message):
+            Artifact("bin_file", path, tmp_path).digest()
+
+
+def test_small_digest_follows_a_link_to_a_file_like_the_general_path(tmp_path: Path) -> None:
+    (tmp_path / "real.o").write_bytes(b"\x7fELF" * 100)
+    (tmp_path / "link.o").symlink_to(tmp_path / "real.o")
+    got = Artifact._small_digest(tmp_path / "link.o")
+    want = (400, hashlib.sha256(b"\x7fELF" * 100).hexdigest())
+    assert got == (want, (tmp_path / "real.o").stat().st_mtime)
