@@ -44,11 +44,10 @@ from itertools import accumulate, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, cast
 
-from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized, may_hold_oversized, oversized_number
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.fsguard import open_regular
-from skdbg.parsers.plog_line import PlogLine, fast_plog_block, fast_plog_lines, parse_plog_line
+from skdbg.parsers.plog_line import PlogLine, build_source, fast_plog_block, fast_plog_lines, parse_plog_line
 from skdbg.parsers.readahead import ReadAhead
 from skdbg.parsers.runtime_faults import (
     ErrorManagerLine,
@@ -108,9 +107,6 @@ _ANCHOR = 4
 #: (joined, ``\r``-stripped, decoded, split) then hold a few times that, or one ``MAX_LINE`` line's worth
 _BATCH_LINES = 64
 _BATCH_BYTES = 256 << 10
-
-#: ``Source(file, line, None)`` without the frozen ``__init__`` (one per marker line)
-build_source = frozen_builder(Source)
 
 #: blocks up to this size are searched with ``bytes.find`` (no numpy import for a small scene's plogs)
 _SMALL_BLOCK = 1 << 20
@@ -896,13 +892,12 @@ def _batch_records(
     blob = b"\n".join(raws)
     if b"\r" in blob:  # one \r off each line end (no raw line holds a \n: each \r\n is an end)
         blob = (blob + b"\n").replace(b"\r\n", b"\n")[:-1]
-    sources: list[Source] = list(map(build_source, repeat(file, n), nos, repeat(None, n)))
     if blob.isascii():
         text = blob.decode("ascii")
         # a run of 17 hex digits somewhere (an address, a 20-digit hash): one scan of the whole batch
         # for an oversized number; none in the batch is none in any of its lines (see _none_oversized)
         cleared = not may_hold_oversized(blob) or _none_oversized(text)
-        if cleared and (block := fast_plog_block(text, sources, completes)) is not None:
+        if cleared and (block := fast_plog_block(text, file, nos, completes)) is not None:
             if pid is None:
                 return cast("list[PlogLine | Unrecognized]", block), True
             return [r for r in block if r.pid == pid], True
@@ -910,6 +905,7 @@ def _batch_records(
     else:
         texts = [raw.decode("utf-8", errors="replace") for raw in blob.split(b"\n")]
         cleared = False
+    sources: list[Source] = list(map(build_source, repeat(file, n), nos, repeat(None, n)))
     # the fast path's precondition, line by line ("" is no record: the grammar refuses the line)
     fits = texts if cleared else [t if oversized_number(t) is None else "" for t in texts]
     recs = fast_plog_lines(fits, sources, completes)

@@ -231,6 +231,8 @@ _HEAD_RE = re.compile(r"\[([A-Z]+)\] *([A-Za-z_][A-Za-z0-9_]*)\(([0-9]+),([^)]*)
 
 #: ``PlogLine(*values)`` without the frozen ``__init__`` (same object, ~5x cheaper)
 build_plog_line = frozen_builder(PlogLine)
+#: ``Source(file, line, None)`` without the frozen ``__init__`` (one per record)
+build_source = frozen_builder(Source)
 
 #: what repeats from line to line, by its text: head → (level, module, pid, proc), ``file:line`` →
 #: (basename, line), tag run (``[INIT][DEFAULT]``) → tags. A log holds a handful of heads and tag
@@ -379,14 +381,14 @@ def fast_plog_lines(
 # line holds at most one match (the next one can start only after a ``\n``). ``findall`` giving as
 # many matches as there are lines therefore means every line matched, in order; anything else sends
 # the batch back to :func:`fast_plog_lines`. ``findall`` gives ``""`` for a group that did not take
-# part, so the SK alternative has a group of its own (``sk``, never empty when taken) and the other
-# two are told apart by their tids (``[0-9]+``, never empty when taken).
+# part: the RUNTIME/GE and IDEDD alternatives are told by their tids (``[0-9]+``, never empty when
+# taken), and the SK alternative is the one where both are empty.
 
 BLOCK_LINE_RE = re.compile(
     r"^(\[[A-Z]+\] *[A-Za-z_][A-Za-z0-9_]*\([0-9]+,[^)\n]*\)):"
     r"(([0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9]{2}:[0-9]{2}:[0-9]{2})\.([0-9]{3})\.([0-9]{3})) *"
     r"\[([A-Za-z0-9_.+\-/]*:[0-9]+)\]"
-    r"(?:(\[SK\]\[([^\]\n]*)\] ?)"
+    r"(?:\[SK\]\[([^\]\n]*)\] ?"
     r"|([0-9]+) +([A-Za-z_~][A-Za-z0-9_~<>]*):(?![\w:~<>]|[^\S\n]*:)"
     r"((?:\[[A-Z_]+\])*)[^\S\n]?"
     r"|\[tid:([0-9]+)\][^\S\n]?)"
@@ -396,28 +398,29 @@ BLOCK_LINE_RE = re.compile(
 
 
 def fast_plog_block(
-    block: str, sources: Sequence[Source], completes: Sequence[bool]
+    block: str, file: str, nos: Sequence[int], completes: Sequence[bool]
 ) -> list[PlogLine] | None:
-    """:func:`fast_plog_lines` of ``block.split("\\n")`` when it recognises every one of those lines
-    (the common case), else None (nothing recognised: ask :func:`fast_plog_lines`).
+    """:func:`fast_plog_lines` of ``block.split("\\n")``, line ``k`` coming from ``Source(file,
+    nos[k])``, when it recognises every one of those lines (the common case); else None (nothing
+    recognised: ask :func:`fast_plog_lines`).
 
-    Same preconditions as :func:`fast_plog_lines` for each line; ``sources`` and ``completes`` have
-    one entry per line. See the comment above for why the records are the same."""
+    Same preconditions as :func:`fast_plog_lines` for each line; ``nos`` and ``completes`` have one
+    entry per line. See the comment above for why the records are the same."""
     found = BLOCK_LINE_RE.findall(block)
-    if len(found) != len(sources) or len(completes) != len(sources):
+    if len(found) != len(nos) or len(completes) != len(nos):
         return None
     strip_cr = "\r" in block  # else no body can end in one: no rstrip per line
     out: list[PlogLine] = []
     append = out.append
-    build = build_plog_line
+    build, new_source = build_plog_line, build_source
     heads, places, tag_runs, digits3 = _HEADS, _PLACES, _TAGS, _DIGITS3
     last_head = last_at = last_second = None
     level = module = proc = src_file = ""
     pid = src_line = 0
     fields: tuple[int, int, int, int, int, int] | None = None
-    tags: tuple[str, ...]
-    for row, src, complete in zip(found, sources, completes, strict=True):
-        head, ts_text, second, milli, micro, at, sk, sk_func, tid, func, tag_text, idedd_tid, body = row
+    tags: tuple[str, ...] | None
+    for row, no, complete in zip(found, nos, completes, strict=True):
+        head, ts_text, second, milli, micro, at, sk_func, tid, func, tag_text, idedd_tid, body = row
         if head != last_head:
             last_head = head
             level, module, pid, proc = heads.get(head) or _head(head)
@@ -430,17 +433,19 @@ def fast_plog_block(
         if strip_cr:
             body = body.rstrip("\r")
         # the three rest shapes differ only in tid, function, tags and the SK flag
-        if sk:
-            line_tid, line_func, tags, is_sk = None, sk_func, (), True
-        elif tid:
-            tags = tag_runs.get(tag_text) or _tags(tag_text)
+        if tid:
+            tags = tag_runs.get(tag_text)
+            if tags is None:  # () for a line without tags is a cached value too
+                tags = _tags(tag_text)
             line_tid, line_func, is_sk = int(tid), func, False
-        else:
+        elif idedd_tid:
             line_tid, line_func, tags, is_sk = int(idedd_tid), None, (), False
+        else:
+            line_tid, line_func, tags, is_sk = None, sk_func, (), True
         append(
             build(
-                src, level, module, pid, proc, ts, ts_text, src_file, src_line, line_tid, line_func, tags, body,
-                is_sk, complete,
+                new_source(file, no, None), level, module, pid, proc, ts, ts_text, src_file, src_line,
+                line_tid, line_func, tags, body, is_sk, complete,
             )
         )  # fmt: skip
     return out

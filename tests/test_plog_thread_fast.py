@@ -179,7 +179,7 @@ def _line_at_a_time(lines: list[str], completes: list[bool]) -> list[PlogLine | 
 def _check_block(lines: list[str], completes: list[bool]) -> list[PlogLine] | None:
     """The property: the bulk tokenizer takes the batch exactly when the line-at-a-time fast path
     recognises every line, and then builds the same records (the grammar's, field for field)."""
-    got = fast_plog_block("\n".join(lines), _sources(len(lines)), completes)
+    got = fast_plog_block("\n".join(lines), FILE, list(range(1, len(lines) + 1)), completes)
     want = _line_at_a_time(lines, completes)
     if not lines or not all(want):
         assert got is None or not lines
