@@ -416,7 +416,7 @@ def fast_plog_block(
     heads, places, tag_runs, digits3 = _HEADS, _PLACES, _TAGS, _DIGITS3
     last_head = last_at = last_second = None
     level = module = proc = src_file = ""
-    pid = src_line = 0
+    pid = src_line = year = month = day = hour = minute = sec = 0
     fields: tuple[int, int, int, int, int, int] | None = None
     tags: tuple[str, ...] | None
     for row, no, complete in zip(found, nos, completes, strict=True):
@@ -427,9 +427,15 @@ def fast_plog_block(
         if at != last_at:
             last_at = at
             src_file, src_line = places.get(at) or _place(at)
-        if second != last_second:
+        if second != last_second:  # the second's fields as locals: no argument tuple per record
             last_second, fields = second, _second(second)
-        ts = None if fields is None else datetime(*fields, digits3[milli] * 1000 + digits3[micro])
+            if fields is not None:
+                year, month, day, hour, minute, sec = fields
+        ts = (
+            None
+            if fields is None
+            else datetime(year, month, day, hour, minute, sec, digits3[milli] * 1000 + digits3[micro])
+        )
         if strip_cr:
             body = body.rstrip("\r")
         # the three rest shapes differ only in tid, function, tags and the SK flag
