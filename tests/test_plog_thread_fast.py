@@ -14,6 +14,7 @@ import ast
 import inspect
 import tempfile
 import textwrap
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -400,25 +401,33 @@ def test_filing_the_spec_lines_finds_their_faults() -> None:
 
 
 def test_the_scan_files_as_the_general_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Evidence's plog load with the batch flag as the scan sets it, and with every batch filed one
-    item at a time (the general path): the same evidence."""
+    """Evidence's plog load with the batch flag as the scan sets it (batches of records only, and
+    batches holding error-manager text), and with every batch filed one item at a time (the general
+    path): the same evidence."""
     from skdbg.scene import evidence_for, open_scene
 
     plog = tmp_path / "log" / FILE
     plog.parent.mkdir()
     em = ["EZ9999: Inner Error!", "TraceBack (most recent call last):", "ErrCode=1 odd line [FUNC:x]"]
-    plog.write_text("\n".join([*SPEC_LINES, *em, SPEC_LINES[1]] * 40) + "\n")
-
-    def load() -> list[PlogEvidence]:
-        ev = evidence_for(open_scene(tmp_path))
-        return ev.plogs
-
-    fast = load()
+    records = list(SPEC_LINES) * 30  # 240 records: whole batches of records only
+    lines = [*records, *em, *records[:20], *em, *records]
+    plog.write_text("\n".join(lines) + "\n")
     real = scan_plog_parts
+    flags: list[bool] = []
+
+    def spied(*a: object, **k: object) -> Iterator[tuple[list[PlogLine | Unrecognized], bool]]:
+        for items, flag in real(*a, **k):  # type: ignore[arg-type]
+            flags.append(flag)
+            yield items, flag
+
+    monkeypatch.setattr(plog_mod, "scan_plog_parts", spied)
+    fast = evidence_for(open_scene(tmp_path)).plogs
+    assert True in flags and False in flags  # both filings were taken
     monkeypatch.setattr(plog_mod, "scan_plog_parts", lambda *a, **k: ((i, False) for i, _ in real(*a, **k)))
-    general = load()
+    general = evidence_for(open_scene(tmp_path)).plogs
     assert fast == general
-    assert len(fast[0].faults) == 5 * 40 and len(fast[0].foreign) == 40 and fast[0].error_manager
+    faults = sum(t in SPEC_LINES[2:7] for t in lines)  # the five fault lines of the spec
+    assert len(fast[0].faults) == faults and len(fast[0].foreign) == 62 and len(fast[0].error_manager) == 4
 
 
 # ----------------------------------------------------------------------------- sorting by time
