@@ -138,7 +138,9 @@ class FastScan:
         self._match: re.Match[str] | None = None
         self._match_no = 0
         self._check = False
-        self._pid_text = ""
+        #: the pid text of the last match :meth:`note` recorded: a parser may count a further match of
+        #: that pid itself (``res.lines_read += 1``, all :meth:`note` does for it) and save the call
+        self.pid_text = ""
 
     def __iter__(self) -> Iterator[MetaLine | tuple[re.Match[str], int]]:
         file = self.file
@@ -192,8 +194,8 @@ class FastScan:
         none is blank, a format error, a comment or oversized)."""
         res.lines_read += span
         pid_text = m.group("pid")
-        if pid_text != self._pid_text:  # a pid already seen on the last matched line is recorded
-            self._pid_text = pid_text
+        if pid_text != self.pid_text:  # a pid already seen on the last matched line is recorded
+            self.pid_text = pid_text
             pid = int(pid_text)
             if res.first_prefix is None:
                 res.first_prefix = (prefix_ts(m.group("ts")), pid, no)
