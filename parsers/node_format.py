@@ -354,25 +354,30 @@ def _fast_kernel(text: str, pos: int, key: str | None = None) -> tuple[tuple[obj
     return hit
 
 
-def match_node(text: str, pos: int, src: Source) -> tuple[Node, int] | None:
+def match_node(text: str, pos: int, src: Source, end: int | None = None) -> tuple[Node, int] | None:
     """Parse a node starting at ``text[pos]``; return ``(node, end)`` or None if no ``[nodeId:``.
 
     Raises :class:`ParseError` (with the file/line of ``src``) when the text opens a node but
     its payload does not follow any known ``Format()`` form.
+
+    ``end`` is where the caller expects the node to end (before a tail of its own grammar, e.g. node
+    detail's ``: type=…``): a guess only, tried against the kernel cache before the line is parsed; a
+    wrong guess costs one lookup and changes no answer.
     """
+    # a kernel node text read before (by this or another listing) that the rest begins with: the
+    # one-match form reads any text beginning with that node the same way (every field is delimited
+    # by fixed text, and no other reading of the node reaches past its closing ``}``)
+    if end is not None and (hit := _KERNEL_CACHE.get(text[pos:end])) is not None:
+        return _build_node(src, *hit[0]), pos + hit[1]
     key = text[pos:]
-    hit = _NODE_CACHE.get(key)
+    hit = _KERNEL_CACHE.get(key) or _NODE_CACHE.get(key)
     if hit is None:
-        # the rest is exactly a kernel node text read before (by this or another listing): the
-        # one-match form reads any text that begins with that node the same way, so this one too
-        hit = _KERNEL_CACHE.get(key)
-        if hit is None:
-            hit = _fast_kernel(text, pos, key)
-            if hit is None or hit[1] != len(key):  # a kernel filling the rest is in the kernel cache
-                hit = hit or _fast_event(text, pos)
-                if hit is None:
-                    return _match_node_general(text, pos, src, key)
-                _remember(key, hit)
+        hit = _fast_kernel(text, pos, key)
+        if hit is None or hit[1] != len(key):  # a kernel filling the rest is in the kernel cache
+            hit = hit or _fast_event(text, pos)
+            if hit is None:
+                return _match_node_general(text, pos, src, key)
+            _remember(key, hit)
     # the same node text, printed by another file or printer: only src differs
     return _build_node(src, *hit[0]), pos + hit[1]
 

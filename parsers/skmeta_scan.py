@@ -150,7 +150,9 @@ class FastScan:
         file = self.file
         multiline = self.multiline
         no = 1  # number of the next line of a chunk
-        for chunk in _chunks(self.path, lambda: no - 1, what=self.what, max_line=self.max_line):
+        # the reader asks how many lines were taken when it resumes: ``no`` as it is then (late binding)
+        lines_done = lambda: no - 1  # noqa: E731
+        for chunk in _chunks(self.path, lines_done, what=self.what, max_line=self.max_line):
             if isinstance(chunk, MetaLine):
                 yield chunk
                 continue

@@ -171,3 +171,42 @@ def test_any_listing_order_equals_the_general_grammar(
             text = text.replace(", devArgs:", ", launchKernelCfg:0x7, devArgs:")
         texts.append(text)
     _check_in_listing_order(texts)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(["Op0000_000000", "a}: type=b", "x, kernelType:Y}"]),
+    st.sampled_from([": type=KERNEL, scopeFlags=01, isFusible=1, stackSize=2", "}: type=3", " trailing", ""]),
+    st.integers(-3, 400),
+)
+def test_end_guess_changes_no_answer(func: str, tail: str, guess: int) -> None:
+    """A guessed node end (right, short, long, past the text, inside the name) never changes the answer."""
+    _clear()
+    fused = FUSED.format(nid=5, f=func)
+    bare = _without_dev_args(fused)
+    match_node(fused, 0, SRC)  # fills the kernel cache as sk_fused_nodes.log does
+    text = "Processed node " + bare + tail
+    pos = len("Processed node ")
+    for end in (pos + guess, pos + len(bare), text.rfind("}: type=") + 1 or None):
+        try:
+            got: object = match_node(text, pos, SRC, end)
+        except ParseError as exc:
+            got = f"error: {exc}"
+        saved = dict(node_format._NODE_CACHE)
+        node_format._NODE_CACHE.clear()
+        try:
+            want: object = node_format._match_node_general(text, pos, SRC, text[pos:])
+        except ParseError as exc:
+            want = f"error: {exc}"
+        node_format._NODE_CACHE.update(saved)
+        assert got == want, (text, end)
+
+
+def test_end_guess_is_tried_on_current_kernel_nodes_only() -> None:
+    """A legacy ``- Kernel:<func>`` node seen before is no prefix answer: its name runs on (§3.6 legacy)."""
+    _clear()
+    legacy = "[nodeId:5, streamIdxInGraph:0, nodeIdxInStream:1] - Kernel:foo"
+    match_node(legacy, 0, SRC)
+    text = legacy + "bar: type=0"
+    got = match_node(text, 0, SRC, len(legacy))
+    assert got is not None and got[0].func_name == "foobar" and got == _general(text)
