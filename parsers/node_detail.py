@@ -40,7 +40,7 @@ LEGACY_TYPE_CODES = {
 _LEAD = re.compile(r"^\s*Processed node (?=\[nodeId:)")
 #: a ``Processed node <node>…`` line, as ``_LEAD`` reads it (skmeta_scan)
 _FAST = fast_pattern(r"[ \t]*Processed node (?P<node>\[nodeId:[^\n]*)")
-_TAIL_OPEN = "}: type="  # a kernel node's closing brace and the start of the tail
+_TAIL_OPEN = ": type="  # the start of the tail
 _TAIL = re.compile(
     r"^: type=(?P<type>\w+)"
     r"(?:, scopeFlags=(?P<flags>[01]+))?"
@@ -177,8 +177,9 @@ def parse_node_detail(
         src = _build_source(file, no, None)
         # what ``add`` records for the line, without the line layer's MetaLine; anything else (an
         # error to word, a tail it does not read) is the general branch's
-        try:  # the node ends before the tail, which holds no ``}``: the last ``}: type=`` is the guess
-            got = match_node(text, 0, src, text.rfind(_TAIL_OPEN) + 1 or None)
+        tail_at = text.rfind(_TAIL_OPEN)  # the node ends where the tail starts: match_node's guess
+        try:
+            got = match_node(text, 0, src, tail_at if tail_at > 0 else None)
         except ParseError:
             got = None
         if got is None or (tail := _TAIL.match(text[got[1] :])) is None:

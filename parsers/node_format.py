@@ -258,25 +258,34 @@ _FAST_EVENT = re.compile(
 )
 
 
-def _fast_event(text: str, pos: int) -> tuple[tuple[object, ...], int] | None:
+def _fast_event(text: str, pos: int, key: str | None = None) -> tuple[tuple[object, ...], int] | None:
     """:func:`_fast_kernel` for an event node (all its fields come from fixed-text-delimited groups)."""
     m = _FAST_EVENT.match(text, pos)
     if m is None:
         return None
+    node_text = key if key is not None and m.end() - pos == len(key) else m.group()
+    hit = _TEXT_CACHE.get(node_text)
+    if hit is not None:
+        return hit
     nid, sid, sidx, nidx, et, eid, eflag, etask = m.groups()
-    node_text = m.group()
     args = (
         "event", int(nid), int(sid), int(sidx), int(nidx), "current", node_text,
         None, None, None, None, None, None, None, None, None, False, None, None, None,
         None, None, None, None, (),
         et, _num(eid), _num(eflag), _num(etask), None, None,
     )  # fmt: skip
-    return args, len(node_text)
+    if len(_TEXT_CACHE) >= _NODE_CACHE_MAX:
+        _TEXT_CACHE.clear()
+    hit = _TEXT_CACHE[node_text] = (args, len(node_text))
+    return hit
 
 
-#: the Node fields of a current-form kernel node by its exact text (fused nodes print ``devArgs``, node
-#: detail and the scope split passes the same node without): conversions done once per distinct node
-_KERNEL_CACHE: dict[str, tuple[tuple[object, ...], int]] = {}
+#: the Node fields of a current-form kernel or event node by its exact text (fused nodes print
+#: ``devArgs``, node detail and the scope split passes the same node without): conversions done once per
+#: distinct node. Every text here is what _fast_kernel (or, where it does not match, _fast_event) reads
+#: from any text that begins with it: both forms are delimited by fixed text to their closing ``}`` or
+#: ``)]``, and a kernel node cannot read as an event node or the reverse (``]`` vs ``,`` after the ids).
+_TEXT_CACHE: dict[str, tuple[tuple[object, ...], int]] = {}
 #: the Node fields ``kernel_type`` … ``resolved_num`` by the text printing them (group 6 of
 #: _FAST_KERNEL): a graph's kernels share a handful of launch shapes, converted once each
 _MID_CACHE: dict[str, tuple[object, ...]] = {}
@@ -319,7 +328,7 @@ def _fast_kernel(text: str, pos: int, key: str | None = None) -> tuple[tuple[obj
     if m is None:
         return None
     node_text = key if key is not None and m.end() - pos == len(key) else m.group()
-    hit = _KERNEL_CACHE.get(node_text)
+    hit = _TEXT_CACHE.get(node_text)
     if hit is not None:
         return hit
     nid, sid, sidx, nidx, func, mid = m.group(*_ID_GROUPS)
@@ -336,9 +345,9 @@ def _fast_kernel(text: str, pos: int, key: str | None = None) -> tuple[tuple[obj
         bin_, fh_, cfg_, dev_ = (_num(bin_hdl), _num(func_hdl), _num(cfg), _num(dev))
     ids = (int(nid), int(sid), int(sidx), int(nidx))
     args = ("kernel", *ids, "current", node_text, func, *mid_fields, bin_, fh_, cfg_, dev_, (), *_NO_EVENT)
-    if len(_KERNEL_CACHE) >= _NODE_CACHE_MAX - 1:
-        _KERNEL_CACHE.clear()
-    hit = _KERNEL_CACHE[node_text] = (args, len(node_text))
+    if len(_TEXT_CACHE) >= _NODE_CACHE_MAX - 1:
+        _TEXT_CACHE.clear()
+    hit = _TEXT_CACHE[node_text] = (args, len(node_text))
     if dev is not None:
         # the same node as the listings printed before the device args were set show it: node detail
         # and the scope split print the very nodes ``sk_fused_nodes.log`` (parsed first) lists with
@@ -346,8 +355,8 @@ def _fast_kernel(text: str, pos: int, key: str | None = None) -> tuple[tuple[obj
         # the devArgs group is the match of the shorter one (every field is delimited by fixed text;
         # the optional group is left out and the closing ``}`` follows).
         short = node_text[: m.start(_DEV_GROUP) - m.start() - len(_DEV_ARGS)] + "}"
-        if short not in _KERNEL_CACHE:
-            _KERNEL_CACHE[short] = (
+        if short not in _TEXT_CACHE:
+            _TEXT_CACHE[short] = (
                 ("kernel", *ids, "current", short, func, *mid_fields, bin_, fh_, cfg_, None, (), *_NO_EVENT),
                 len(short),
             )
@@ -364,19 +373,17 @@ def match_node(text: str, pos: int, src: Source, end: int | None = None) -> tupl
     detail's ``: type=…``): a guess only, tried against the kernel cache before the line is parsed; a
     wrong guess costs one lookup and changes no answer.
     """
-    # a kernel node text read before (by this or another listing) that the rest begins with: the
-    # one-match form reads any text beginning with that node the same way (every field is delimited
-    # by fixed text, and no other reading of the node reaches past its closing ``}``)
-    if end is not None and (hit := _KERNEL_CACHE.get(text[pos:end])) is not None:
+    # a node text read before (by this or another listing) that the rest begins with: the one-match
+    # forms read any text beginning with that node the same way (see _TEXT_CACHE)
+    if end is not None and (hit := _TEXT_CACHE.get(text[pos:end])) is not None:
         return _build_node(src, *hit[0]), pos + hit[1]
     key = text[pos:]
-    hit = _KERNEL_CACHE.get(key) or _NODE_CACHE.get(key)
+    hit = _TEXT_CACHE.get(key) or _NODE_CACHE.get(key)
     if hit is None:
-        hit = _fast_kernel(text, pos, key)
-        if hit is None or hit[1] != len(key):  # a kernel filling the rest is in the kernel cache
-            hit = hit or _fast_event(text, pos)
-            if hit is None:
-                return _match_node_general(text, pos, src, key)
+        hit = _fast_kernel(text, pos, key) or _fast_event(text, pos, key)
+        if hit is None:
+            return _match_node_general(text, pos, src, key)
+        if hit[1] != len(key):  # a node filling the rest is in the text cache
             _remember(key, hit)
     # the same node text, printed by another file or printer: only src differs
     return _build_node(src, *hit[0]), pos + hit[1]

@@ -1,7 +1,7 @@
 """The node caches of ``node_format`` give what the general ``Format()`` grammar gives, in any order.
 
 ``match_node`` answers a node text from three caches before any grammar runs: the rest of the line
-(``_NODE_CACHE``), the exact text of a current-form kernel node (``_KERNEL_CACHE``, which a node printed
+(``_NODE_CACHE``), the exact text of a current-form kernel node (``_TEXT_CACHE``, which a node printed
 with ``devArgs`` also fills for the same node printed without them) and the ``kernelType`` …
 ``resolvedNum`` fields (``_MID_CACHE``). Each test fills them by parsing texts in the order the
 listings come (fused nodes with devArgs, then node detail with a tail, then the scope split's bare
@@ -39,7 +39,7 @@ def _without_dev_args(text: str) -> str:
 
 def _clear() -> None:
     node_format._NODE_CACHE.clear()
-    node_format._KERNEL_CACHE.clear()
+    node_format._TEXT_CACHE.clear()
     node_format._MID_CACHE.clear()
 
 
@@ -83,7 +83,7 @@ def test_bare_node_after_its_fused_form_has_no_dev_args() -> None:
     fused = FUSED.format(nid=100, f="Op0000_000000")
     bare = _without_dev_args(fused)
     node_format._fast_kernel(fused, 0)
-    assert bare in node_format._KERNEL_CACHE  # filled by the fused form, before any bare text is read
+    assert bare in node_format._TEXT_CACHE  # filled by the fused form, before any bare text is read
     node, end = match_node(bare + ": type=KERNEL", 0, SRC)  # type: ignore[misc]
     assert (end, node.text, node.dev_args, node.func_hdl, node.num_blocks) == (
         len(bare),
@@ -128,7 +128,7 @@ def test_mid_fields_with_a_leading_zero_decimal() -> None:
 def test_a_full_cache_is_emptied_and_refilled(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(node_format, "_NODE_CACHE_MAX", 4)
     _check_in_listing_order([FUSED.format(nid=n, f=f"Op{n % 3}") for n in range(9)])
-    assert len(node_format._KERNEL_CACHE) <= 4 and len(node_format._MID_CACHE) <= 4
+    assert len(node_format._TEXT_CACHE) <= 4 and len(node_format._MID_CACHE) <= 4
 
 
 _value = st.sampled_from(
@@ -187,7 +187,7 @@ def test_end_guess_changes_no_answer(func: str, tail: str, guess: int) -> None:
     match_node(fused, 0, SRC)  # fills the kernel cache as sk_fused_nodes.log does
     text = "Processed node " + bare + tail
     pos = len("Processed node ")
-    for end in (pos + guess, pos + len(bare), text.rfind("}: type=") + 1 or None):
+    for end in (pos + guess, pos + len(bare), text.rfind(": type=")):
         try:
             got: object = match_node(text, pos, SRC, end)
         except ParseError as exc:
@@ -210,3 +210,39 @@ def test_end_guess_is_tried_on_current_kernel_nodes_only() -> None:
     text = legacy + "bar: type=0"
     got = match_node(text, 0, SRC, len(legacy))
     assert got is not None and got[0].func_name == "foobar" and got == _general(text)
+
+
+EVENT = (
+    "[nodeId:108, streamId:0, streamIdxInGraph:0, nodeIdxInStream:9, EventNotify(eventId:0x1, eventFlag:0x0, "
+    "eventTaskFlag:0x0)]"
+)
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        ": type=NOTIFY, scopeFlags=1, isFusible=1, stackSize=0",
+        ")]: type=2",
+        "",
+        " x",
+        ", EventWait(eventId:1)]",
+    ],
+)
+def test_event_node_read_before_answers_a_text_beginning_with_it(tail: str) -> None:
+    """Event nodes (§3.5) are cached by their text too: the scope split's bare node, then node detail's."""
+    _clear()
+    assert match_node(EVENT, 0, SRC) == _general(EVENT)
+    assert EVENT in node_format._TEXT_CACHE
+    text = EVENT + tail
+    for end in (len(EVENT), text.rfind(": type="), None):
+        got = match_node(text, 0, SRC, end)
+        assert got == _general(text) and got is not None and got[0].event_id == 1
+
+
+def test_event_and_kernel_texts_never_answer_each_other() -> None:
+    _clear()
+    kernel = _without_dev_args(FUSED.format(nid=108, f="Op"))
+    for first, second in ((EVENT, kernel), (kernel, EVENT)):
+        match_node(first, 0, SRC)
+        got = match_node(second + ": type=0", 0, SRC, len(second))
+        assert got == _general(second + ": type=0") and got is not None and got[1] == len(second)
