@@ -282,9 +282,10 @@ def _fast_event(text: str, pos: int, key: str | None = None) -> tuple[tuple[obje
 
 #: the Node fields of a current-form kernel or event node by its exact text (fused nodes print
 #: ``devArgs``, node detail and the scope split passes the same node without): conversions done once per
-#: distinct node. Every text here is what _fast_kernel (or, where it does not match, _fast_event) reads
-#: from any text that begins with it: both forms are delimited by fixed text to their closing ``}`` or
-#: ``)]``, and a kernel node cannot read as an event node or the reverse (``]`` vs ``,`` after the ids).
+#: distinct node. An entry is also what _fast_kernel (or _fast_event, tried where it gives None) reads
+#: from any longer text that begins with its text: both forms are delimited by fixed text up to their
+#: closing ``}`` or ``)]``, no other reading of them reaches past it, and a kernel node cannot read as an
+#: event node or the reverse (``]`` vs ``,`` after the ids).
 _TEXT_CACHE: dict[str, tuple[tuple[object, ...], int]] = {}
 #: the Node fields ``kernel_type`` … ``resolved_num`` by the text printing them (group 6 of
 #: _FAST_KERNEL): a graph's kernels share a handful of launch shapes, converted once each
@@ -370,7 +371,7 @@ def match_node(text: str, pos: int, src: Source, end: int | None = None) -> tupl
     its payload does not follow any known ``Format()`` form.
 
     ``end`` is where the caller expects the node to end (before a tail of its own grammar, e.g. node
-    detail's ``: type=…``): a guess only, tried against the kernel cache before the line is parsed; a
+    detail's ``: type=…``): a guess only, tried against the text cache before the line is parsed; a
     wrong guess costs one lookup and changes no answer.
     """
     # a node text read before (by this or another listing) that the rest begins with: the one-match
