@@ -427,15 +427,18 @@ def parse_fused_nodes(
             continue
         m, no = item
         if cur is not None:  # a ``[i] <node>`` line inside a block: the general branch's reading
-            text = m.group("node")
+            position, text, pid_text = m.group("i", "node", "pid")
             src = _build_source(file, no, None)
             try:
                 got = match_node(text, 0, src)
             except ParseError:
                 got = None  # the general branch words the error
-            if got is not None and not text[got[1] :].strip():
-                note(res, m, no)
-                cur.nodes.append(_build_fused_node(src, int(m.group("i")), got[0]))
+            if got is not None and (got[1] == len(text) or not text[got[1] :].strip()):
+                if pid_text == scan.pid_text:  # all ``note`` does for a further line of that pid
+                    res.lines_read += 1
+                else:
+                    note(res, m, no)
+                cur.nodes.append(_build_fused_node(src, int(position), got[0]))
                 continue
         general(scan.meta_line(no))
     close()

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import ParseError, Source, Unrecognized
-from skdbg.parsers.filelog import prefix_ts
+from skdbg.parsers.filelog import ts_from_text
 from skdbg.parsers.node_format import Node, match_node
 from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, frame, record_row
 from skdbg.parsers.skmeta_scan import FastScan, fast_pattern
@@ -40,6 +40,7 @@ LEGACY_TYPE_CODES = {
 _LEAD = re.compile(r"^\s*Processed node (?=\[nodeId:)")
 #: a ``Processed node <node>…`` line, as ``_LEAD`` reads it (skmeta_scan)
 _FAST = fast_pattern(r"[ \t]*Processed node (?P<node>\[nodeId:[^\n]*)")
+_TAIL_OPEN = ": type="  # the start of the tail
 _TAIL = re.compile(
     r"^: type=(?P<type>\w+)"
     r"(?:, scopeFlags=(?P<flags>[01]+))?"
@@ -123,28 +124,24 @@ def parse_node_detail(
     )
     res = NodeDetailResult(fname)
 
-    def add(ml: MetaLine | None, src: Source, msg: str, pos: int) -> bool:
-        """Record the ``Processed node`` line ``msg`` whose node starts at ``pos``; False (nothing
-        recorded) when it does not read as one — only then the line layer's ``ml`` is needed."""
+    def add(ml: MetaLine, pos: int) -> None:
+        """Record the ``Processed node`` line ``ml`` whose node starts at ``pos`` (or why it is not one)."""
+        src, msg = ml.src, ml.message
         try:
             got = match_node(msg, pos, src)
         except ParseError as exc:
-            if ml is None:
-                return False
             res.unrecognized.append(Unrecognized(src, msg, f"sk_node_detail:malformed_node: {exc}"))
-            return True
+            return
         tail = _TAIL.match(msg[got[1] :]) if got is not None else None
         if got is None or tail is None:
-            if ml is None:
-                return False
             res.unrecognized.append(Unrecognized(src, msg, "sk_node_detail:tail"))
-            return True
+            return
         raw_type, flags, fus, stack = tail.group("type", "flags", "fus", "stack")
         res.nodes.append(
             _build_detail(
                 src,
-                ml.ts if ml is not None else ts,
-                ml.pid if ml is not None else pid,
+                ml.ts,
+                ml.pid,
                 got[0],
                 LEGACY_TYPE_CODES.get(raw_type, raw_type),
                 raw_type,
@@ -153,7 +150,6 @@ def parse_node_detail(
                 None if stack is None else int(stack),
             )
         )
-        return True
 
     def general(ml: MetaLine) -> None:
         res.note_truncated(ml, "sk_node_detail.log")
@@ -164,24 +160,47 @@ def parse_node_detail(
         if lead is None:
             res.unrecognized.append(Unrecognized(ml.src, msg, "sk_node_detail"))
             return
-        add(ml, ml.src, msg, lead.end())
+        add(ml, lead.end())
 
     if not isinstance(source, (str, os.PathLike)):
         for ml in source:
             general(ml)
         return res
     scan = FastScan(source, _FAST, what="sk_node_detail.log")
-    note, file = scan.note, scan.file
-    ts: datetime | None = None
-    pid: int | None = None
+    note, file, nodes = scan.note, scan.file, res.nodes
     for item in scan:
         if isinstance(item, MetaLine):
             general(item)
             continue
         m, no = item
-        ts, pid = prefix_ts(m.group("ts")), int(m.group("pid"))
-        if add(None, _build_source(file, no, None), m.group("node"), 0):
-            note(res, m, no)
-        else:
+        ts_text, pid_text, text = m.group("ts", "pid", "node")
+        src = _build_source(file, no, None)
+        # what ``add`` records for the line, without the line layer's MetaLine; anything else (an
+        # error to word, a tail it does not read) is the general branch's
+        tail_at = text.rfind(_TAIL_OPEN)  # the node ends where the tail starts: match_node's guess
+        try:
+            got = match_node(text, 0, src, tail_at if tail_at > 0 else None)
+        except ParseError:
+            got = None
+        if got is None or (tail := _TAIL.match(text[got[1] :])) is None:
             general(scan.meta_line(no))
+            continue
+        raw_type, flags, fus, stack = tail.group("type", "flags", "fus", "stack")
+        nodes.append(
+            _build_detail(
+                src,
+                ts_from_text(ts_text),
+                int(pid_text),
+                got[0],
+                LEGACY_TYPE_CODES.get(raw_type, raw_type),
+                raw_type,
+                flags,
+                None if fus is None else fus == "1",
+                None if stack is None else int(stack),
+            )
+        )
+        if pid_text == scan.pid_text:  # all ``note`` does for a further line of that pid
+            res.lines_read += 1
+        else:
+            note(res, m, no)
     return res

@@ -230,14 +230,18 @@ _D = r"([0-9]{1,19})"
 #: the current printer's kernel node with its fields in the printer's order (artifacts.md §3.5) and
 #: plain values: one match instead of a field loop. Anything else (other order, unknown keys, spaces,
 #: events, legacy forms, long numbers) falls through to the general grammar, which decides alone.
+#: Group 6 holds the fields from ``kernelType`` to ``resolvedNum`` (a capture changes no match).
 _FAST_KERNEL = re.compile(
     rf"\[nodeId:{_D}, streamId:(-?[0-9]{{1,19}}), streamIdxInGraph:{_D}, nodeIdxInStream:{_D}\]"
-    r" - KernelInfos\{funcName:(.*?), kernelType:([A-Za-z0-9_]*), "
+    r" - KernelInfos\{funcName:(.*?), kernelType:(([A-Za-z0-9_]*), "
     rf"taskRatio:\[{_D}, *{_D}\], cap:{_N}, numBlocks:{_N}, cubeNum:{_N}, vecNum:{_N}, "
     r"isScheModeOn:([01]), needMixKernelSplit:([01])(?:, isSimtOp:([01]))?"
-    rf"(?:, dynUbufSize:{_N})?(?:, allocUbufSize:{_N})?, resolvedNum:{_N}"
+    rf"(?:, dynUbufSize:{_N})?(?:, allocUbufSize:{_N})?, resolvedNum:{_N})"
     rf"(?:, binHdl:{_N})?(?:, funcHdl:{_N})?(?:, launchKernelCfg:{_N})?(?:, devArgs:{_N})?\}}"
 )
+_ID_GROUPS = (1, 2, 3, 4, 5, 6)  # nodeId, streamId, streamIdxInGraph, nodeIdxInStream, funcName, the middle
+_MID_GROUPS = tuple(range(7, 20))  # kernelType … resolvedNum
+_HANDLE_GROUPS = (20, 21, 22, 23)  # binHdl, funcHdl, launchKernelCfg, devArgs
 
 
 def _num(v: str | None) -> int | None:
@@ -254,81 +258,134 @@ _FAST_EVENT = re.compile(
 )
 
 
-def _fast_event(text: str, pos: int) -> tuple[tuple[object, ...], int] | None:
+def _fast_event(text: str, pos: int, key: str | None = None) -> tuple[tuple[object, ...], int] | None:
     """:func:`_fast_kernel` for an event node (all its fields come from fixed-text-delimited groups)."""
     m = _FAST_EVENT.match(text, pos)
     if m is None:
         return None
+    node_text = key if key is not None and m.end() - pos == len(key) else m.group()
+    hit = _TEXT_CACHE.get(node_text)
+    if hit is not None:
+        return hit
     nid, sid, sidx, nidx, et, eid, eflag, etask = m.groups()
-    node_text = m.group()
     args = (
         "event", int(nid), int(sid), int(sidx), int(nidx), "current", node_text,
         None, None, None, None, None, None, None, None, None, False, None, None, None,
         None, None, None, None, (),
         et, _num(eid), _num(eflag), _num(etask), None, None,
     )  # fmt: skip
-    return args, len(node_text)
+    if len(_TEXT_CACHE) >= _NODE_CACHE_MAX:
+        _TEXT_CACHE.clear()
+    hit = _TEXT_CACHE[node_text] = (args, len(node_text))
+    return hit
 
 
-#: the Node fields of a current-form kernel node by its exact text (fused nodes print ``devArgs``, node
-#: detail and the scope split passes the same node without): conversions done once per distinct node
-_KERNEL_CACHE: dict[str, tuple[tuple[object, ...], int]] = {}
+#: the Node fields of a current-form kernel or event node by its exact text (fused nodes print
+#: ``devArgs``, node detail and the scope split passes the same node without): conversions done once per
+#: distinct node. An entry is also what _fast_kernel (or _fast_event, tried where it gives None) reads
+#: from any longer text that begins with its text: both forms are delimited by fixed text up to their
+#: closing ``}`` or ``)]``, no other reading of them reaches past it, and a kernel node cannot read as an
+#: event node or the reverse (``]`` vs ``,`` after the ids).
+_TEXT_CACHE: dict[str, tuple[tuple[object, ...], int]] = {}
+#: the Node fields ``kernel_type`` … ``resolved_num`` by the text printing them (group 6 of
+#: _FAST_KERNEL): a graph's kernels share a handful of launch shapes, converted once each
+_MID_CACHE: dict[str, tuple[object, ...]] = {}
+_DEV_ARGS = ", devArgs:"
+_DEV_GROUP = 23  # the ``devArgs`` value's group in _FAST_KERNEL
+#: the event fields of a kernel node
+_NO_EVENT = (None,) * 6
 
 
-def _fast_kernel(text: str, pos: int) -> tuple[tuple[object, ...], int] | None:
-    """The Node fields (all but ``src``) and the length of a current-form kernel node at ``text[pos]``,
-    or None when the text is not in that exact form (the caller then runs the general grammar).
-
-    Equal to the general grammar wherever it answers: every field is delimited by fixed text, so the
-    match is the only reading, and ``funcName`` ends at the first ``, kernelType:`` as there."""
-    m = _FAST_KERNEL.match(text, pos)
-    if m is None:
-        return None
-    node_text = m.group()
-    hit = _KERNEL_CACHE.get(node_text)
-    if hit is not None:
-        return hit
-    (nid, sid, sidx, nidx, func, ktype, ra, rb, cap, nb, cube, vec, sche, mix, simt,
-     dyn, alloc, resolved, bin_hdl, func_hdl, cfg, dev) = m.groups()  # fmt: skip
-    if ", kernelType:" in func:  # the lazy name stopped at a later marker: not the general reading
-        return None
+def _mid_fields(m: re.Match[str], mid: str) -> tuple[object, ...]:
+    """``kernel_type`` … ``resolved_num`` of a _FAST_KERNEL match, remembered by their text ``mid``."""
+    ktype, ra, rb, cap, nb, cube, vec, sche, mix, simt, dyn, alloc, resolved = m.group(*_MID_GROUPS)
     nums: tuple[int | None, ...]
     try:  # int(v, 0) reads 0x… and plain decimal alike; a decimal with a leading zero raises
         nums = (
             int(cap, 0), int(nb, 0), int(cube, 0), int(vec, 0),
             None if dyn is None else int(dyn, 0), None if alloc is None else int(alloc, 0), int(resolved, 0),
+        )  # fmt: skip
+    except ValueError:
+        nums = tuple(_num(v) for v in (cap, nb, cube, vec, dyn, alloc, resolved))
+    c_, nb_, cube_, vec_, dyn_, alloc_, res_ = nums
+    fields = (
+        ktype, (int(ra), int(rb)), c_, nb_, cube_, vec_, sche == "1", mix == "1", simt == "1", dyn_, alloc_, res_,
+    )  # fmt: skip
+    if len(_MID_CACHE) >= _NODE_CACHE_MAX:
+        _MID_CACHE.clear()
+    _MID_CACHE[mid] = fields
+    return fields
+
+
+def _fast_kernel(text: str, pos: int, key: str | None = None) -> tuple[tuple[object, ...], int] | None:
+    """The Node fields (all but ``src``) and the length of a current-form kernel node at ``text[pos]``,
+    or None when the text is not in that exact form (the caller then runs the general grammar).
+
+    Equal to the general grammar wherever it answers: every field is delimited by fixed text, so the
+    match is the only reading, and ``funcName`` ends at the first ``, kernelType:`` as there. ``key``
+    (``text[pos:]``, when the caller has it) stands for the node text when the node fills it: the same
+    characters, whose hash the caller's own lookup has already computed, instead of a copy."""
+    m = _FAST_KERNEL.match(text, pos)
+    if m is None:
+        return None
+    node_text = key if key is not None and m.end() - pos == len(key) else m.group()
+    hit = _TEXT_CACHE.get(node_text)
+    if hit is not None:
+        return hit
+    nid, sid, sidx, nidx, func, mid = m.group(*_ID_GROUPS)
+    if ", kernelType:" in func:  # the lazy name stopped at a later marker: not the general reading
+        return None
+    mid_fields = _MID_CACHE.get(mid) or _mid_fields(m, mid)
+    bin_hdl, func_hdl, cfg, dev = m.group(*_HANDLE_GROUPS)
+    try:  # int(v, 0) reads 0x… and plain decimal alike; a decimal with a leading zero raises
+        bin_, fh_, cfg_, dev_ = (
             None if bin_hdl is None else int(bin_hdl, 0), None if func_hdl is None else int(func_hdl, 0),
             None if cfg is None else int(cfg, 0), None if dev is None else int(dev, 0),
         )  # fmt: skip
     except ValueError:
-        nums = tuple(_num(v) for v in (cap, nb, cube, vec, dyn, alloc, resolved, bin_hdl, func_hdl, cfg, dev))
-    c_, nb_, cube_, vec_, dyn_, alloc_, res_, bin_, fh_, cfg_, dev_ = nums
-    args = (
-        "kernel", int(nid), int(sid), int(sidx), int(nidx), "current", node_text,
-        func, ktype, (int(ra), int(rb)), c_, nb_, cube_, vec_,
-        sche == "1", mix == "1", simt == "1", dyn_, alloc_, res_,
-        bin_, fh_, cfg_, dev_, (),
-        None, None, None, None, None, None,
-    )  # fmt: skip
-    if len(_KERNEL_CACHE) >= _NODE_CACHE_MAX:
-        _KERNEL_CACHE.clear()
-    hit = _KERNEL_CACHE[node_text] = (args, len(node_text))
+        bin_, fh_, cfg_, dev_ = (_num(bin_hdl), _num(func_hdl), _num(cfg), _num(dev))
+    ids = (int(nid), int(sid), int(sidx), int(nidx))
+    args = ("kernel", *ids, "current", node_text, func, *mid_fields, bin_, fh_, cfg_, dev_, (), *_NO_EVENT)
+    if len(_TEXT_CACHE) >= _NODE_CACHE_MAX - 1:
+        _TEXT_CACHE.clear()
+    hit = _TEXT_CACHE[node_text] = (args, len(node_text))
+    if dev is not None:
+        # the same node as the listings printed before the device args were set show it: node detail
+        # and the scope split print the very nodes ``sk_fused_nodes.log`` (parsed first) lists with
+        # them. It is the reading this function gives that text: the match of the longer text up to
+        # the devArgs group is the match of the shorter one (every field is delimited by fixed text;
+        # the optional group is left out and the closing ``}`` follows).
+        short = node_text[: m.start(_DEV_GROUP) - m.start() - len(_DEV_ARGS)] + "}"
+        if short not in _TEXT_CACHE:
+            _TEXT_CACHE[short] = (
+                ("kernel", *ids, "current", short, func, *mid_fields, bin_, fh_, cfg_, None, (), *_NO_EVENT),
+                len(short),
+            )
     return hit
 
 
-def match_node(text: str, pos: int, src: Source) -> tuple[Node, int] | None:
+def match_node(text: str, pos: int, src: Source, end: int | None = None) -> tuple[Node, int] | None:
     """Parse a node starting at ``text[pos]``; return ``(node, end)`` or None if no ``[nodeId:``.
 
     Raises :class:`ParseError` (with the file/line of ``src``) when the text opens a node but
     its payload does not follow any known ``Format()`` form.
+
+    ``end`` is where the caller expects the node to end (before a tail of its own grammar, e.g. node
+    detail's ``: type=…``): a guess only, tried against the text cache before the line is parsed; a
+    wrong guess costs one lookup and changes no answer.
     """
+    # a node text read before (by this or another listing) that the rest begins with: the one-match
+    # forms read any text beginning with that node the same way (see _TEXT_CACHE)
+    if end is not None and (hit := _TEXT_CACHE.get(text[pos:end])) is not None:
+        return _build_node(src, *hit[0]), pos + hit[1]
     key = text[pos:]
-    hit = _NODE_CACHE.get(key)
+    hit = _TEXT_CACHE.get(key) or _NODE_CACHE.get(key)
     if hit is None:
-        hit = _fast_kernel(text, pos) or _fast_event(text, pos)
+        hit = _fast_kernel(text, pos, key) or _fast_event(text, pos, key)
         if hit is None:
             return _match_node_general(text, pos, src, key)
-        _remember(key, hit)
+        if hit[1] != len(key):  # a node filling the rest is in the text cache
+            _remember(key, hit)
     # the same node text, printed by another file or printer: only src differs
     return _build_node(src, *hit[0]), pos + hit[1]
 

@@ -517,7 +517,7 @@ def parse_scope_split(
             general(item)
             continue
         m, no = item
-        text = m.group("node")
+        position, text, pid_text = m.group("j", "node", "pid")
         # a node line of the current scope; the pass/iteration markers are searched anywhere in a line
         if (
             snap is not None
@@ -531,9 +531,12 @@ def parse_scope_split(
                 got = match_node(text, 0, src)
             except ParseError:
                 got = None  # the general branch words the error
-            if got is not None and not text[got[1] :].strip():
-                note(res, m, no)
-                snap.scopes[-1].nodes.append(_build_scope_node(src, int(m.group("j")), got[0]))
+            if got is not None and (got[1] == len(text) or not text[got[1] :].strip()):
+                if pid_text == scan.pid_text:  # all ``note`` does for a further line of that pid
+                    res.lines_read += 1
+                else:
+                    note(res, m, no)
+                snap.scopes[-1].nodes.append(_build_scope_node(src, int(position), got[0]))
                 continue
         general(scan.meta_line(no))
     close(snap is not None and snap.old)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from skdbg.parsers import textio
 from skdbg.parsers.common import may_hold_oversized, oversized_number
@@ -51,16 +51,19 @@ def fast_pattern(body: str) -> re.Pattern[str]:
 
 
 def _chunks(
-    path: str | os.PathLike[str], *, what: str, max_line: int = MAX_LINE
-) -> Iterator[tuple[str, int, bool] | MetaLine]:
-    """The file as ``(text, first_no, check)`` per chunk of whole lines — the very blocks of
+    path: str | os.PathLike[str], lines_done: Callable[[], int], *, what: str, max_line: int = MAX_LINE
+) -> Iterator[tuple[str, bool] | MetaLine]:
+    """The file as ``(text, check)`` per chunk of whole lines — the very blocks of
     ``textio.iter_line_blocks`` (same reads, same ``check``), decoded, ``\\r`` before ``\\n`` dropped —
     without making a bytes object per line. A line that may be over ``max_line`` bytes, and everything
     after it, comes from the line layer itself (resumed at that line), as does the last line when the
-    file does not end with a newline."""
+    file does not end with a newline.
+
+    ``lines_done()`` is the number of lines the consumer has taken from the chunks so far: it numbers
+    them as it goes (it splits every chunk into its lines anyway), so the lines of a chunk are not
+    counted a second time here; only the resumed and last lines need the count."""
     p = check_text_file(path, what=what)
     file = str(path)
-    no = 0  # lines yielded so far
     carry = b""
     with open_regular(p, what=what) as fh:
         while chunk := fh.read(textio.CHUNK):
@@ -82,19 +85,20 @@ def _chunks(
             text = body.decode("utf-8", "replace")
             if "\r" in text:  # CRLF: the line layer drops a CR before LF
                 text = (text + "\n").replace("\r\n", "\n")[:-1]
-            yield text, no + 1, check
-            no += 1 + text.count("\n")
+            yield text, check
         else:
             if len(carry) <= max_line:
                 if carry:
                     if carry.endswith(b"\r"):
                         carry = carry[:-1]
-                    yield to_meta_line(TextLine(no + 1, carry.decode("utf-8", "replace"), False), file)
+                    line = TextLine(lines_done() + 1, carry.decode("utf-8", "replace"), False)
+                    yield to_meta_line(line, file)
                 return
             # an unterminated last line over the limit: the line layer cuts it (below)
-    # rare: resume with the line layer after line ``no`` (this reader's buffers let go first)
+    # rare: resume with the line layer after the lines yielded so far (this reader's buffers let go first)
     chunk = data = carry = body = b""
     text = ""
+    no = lines_done()
     for block in iter_line_blocks(path, what=what, max_line=max_line):
         if isinstance(block, TextLine):
             if block.no > no:
@@ -138,24 +142,29 @@ class FastScan:
         self._match: re.Match[str] | None = None
         self._match_no = 0
         self._check = False
-        self._pid_text = ""
+        #: the pid text of the last match :meth:`note` recorded: a parser may count a further match of
+        #: that pid itself (``res.lines_read += 1``, all :meth:`note` does for it) and save the call
+        self.pid_text = ""
 
     def __iter__(self) -> Iterator[MetaLine | tuple[re.Match[str], int]]:
         file = self.file
         multiline = self.multiline
-        for chunk in _chunks(self.path, what=self.what, max_line=self.max_line):
+        no = 1  # number of the next line of a chunk
+        # the reader asks how many lines were taken when it resumes: ``no`` as it is then (late binding)
+        lines_done = lambda: no - 1  # noqa: E731
+        for chunk in _chunks(self.path, lines_done, what=self.what, max_line=self.max_line):
             if isinstance(chunk, MetaLine):
                 yield chunk
                 continue
-            text, first, check = chunk
+            text, check = chunk
             self._check = check
             # pieces of a long record: the line layer rejoins them
             if has_long_line(text) and "[CONT:" in text:
-                for k, line in enumerate(text.split("\n")):
-                    yield _meta_line(line, first + k, file, check)
+                for line in text.split("\n"):
+                    yield _meta_line(line, no, file, check)
+                    no += 1
                 continue
-            no = first  # number of the line that starts at ``pos``
-            pos = 0
+            pos = 0  # ``no`` is the number of the line that starts at ``pos``
             for m in self.pattern.finditer(text):
                 start, end = m.span()
                 if start != pos:
@@ -192,8 +201,8 @@ class FastScan:
         none is blank, a format error, a comment or oversized)."""
         res.lines_read += span
         pid_text = m.group("pid")
-        if pid_text != self._pid_text:  # a pid already seen on the last matched line is recorded
-            self._pid_text = pid_text
+        if pid_text != self.pid_text:  # a pid already seen on the last matched line is recorded
+            self.pid_text = pid_text
             pid = int(pid_text)
             if res.first_prefix is None:
                 res.first_prefix = (prefix_ts(m.group("ts")), pid, no)
