@@ -165,15 +165,16 @@ class Artifact:
 
     @staticmethod
     def _small_digest(path: Path) -> tuple[tuple[int, str], float] | None:
-        """:meth:`digest`'s ``(size, SHA-256)`` of a regular file under :data:`_HASH_CHUNK` bytes and
-        the mtime its ``fstat`` gave, in a handful of C calls; None for anything else (a larger file, a non-regular one, any error: the
-        general path then reads it, or raises the error it always raised).
+        """:meth:`digest`'s ``(size, SHA-256)`` of a regular file under :data:`_HASH_CHUNK` bytes and the
+        mtime its ``fstat`` gave, in a handful of C calls; None for anything else (a larger file, a
+        non-regular one, any error, a read that did not return exactly the file's size): the general
+        path then reads it, or raises the error it always raised.
 
         Why: a scene is mostly two thousand kernel ELFs of a few KB, hashed in a worker thread beside
         the main thread's parsing; the general path's file objects cost ~25 Python-level calls a file
-        with the GIL held. Same bytes: the size is ``fstat``'s, and one read of size + 1 bytes returns
-        the whole file (a regular file's read returns less than asked only at its end); a file that
-        grew meanwhile (more bytes than its size) is left to the general path."""
+        with the GIL held. Same bytes: the size is ``fstat``'s, and one read of size + 1 bytes must
+        return exactly that many; a file that grew meanwhile (more bytes) or a short read (a file cut
+        meanwhile, a network file system) is left to the general path, which reads until the end."""
         try:
             fd = os.open(path, _SMALL_OPEN_FLAGS)
         except OSError:
@@ -187,7 +188,7 @@ class Artifact:
             return None
         finally:
             os.close(fd)
-        if len(data) > st.st_size:
+        if len(data) != st.st_size:
             return None
         return (st.st_size, hashlib.sha256(data).hexdigest()), st.st_mtime
 

@@ -53,3 +53,27 @@ def test_small_digest_follows_a_link_to_a_file_like_the_general_path(tmp_path: P
     got = Artifact._small_digest(tmp_path / "link.o")
     want = (400, hashlib.sha256(b"\x7fELF" * 100).hexdigest())
     assert got == (want, (tmp_path / "real.o").stat().st_mtime)
+
+
+@pytest.mark.parametrize("got", ["short", "long"])
+def test_a_read_of_another_size_than_fstat_said_goes_to_the_general_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, got: str
+) -> None:
+    """A short read (a file cut meanwhile, a network file system) or a long one (a file that grew)
+    must not be hashed as the whole file: the one-read path declines, and the general path, which reads
+    to the end, gives the file's hash."""
+    import skdbg.scene as scene_mod
+
+    f = tmp_path / "k.o"
+    data = b"\x7fELF" + bytes(range(200)) * 20
+    f.write_bytes(data)
+    real_read = os.read
+
+    def odd_read(fd: int, n: int) -> bytes:
+        out = real_read(fd, n)
+        return out[:-7] if got == "short" else out + b"more"
+
+    monkeypatch.setattr(scene_mod.os, "read", odd_read)
+    assert Artifact._small_digest(f) is None
+    monkeypatch.setattr(scene_mod.os, "read", real_read)
+    assert Artifact("bin_file", f, tmp_path).digest() == (len(data), hashlib.sha256(data).hexdigest())
