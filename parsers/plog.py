@@ -101,7 +101,7 @@ CHUNK = 8 << 20
 _SAMPLE = 1 << 20  # bytes of a block the anchor choice looks at
 _ANCHOR = 4
 
-#: marker lines turned into records together (:func:`_scan_records`): enough to make the batch's
+#: marker lines turned into records together (:func:`_batch_records`): enough to make the batch's
 #: checks cheap per line (~10 KB of typical lines), few enough to bound memory whatever the lines. A
 #: batch ends at this many lines or once its lines reach :data:`_BATCH_BYTES`; the batch's copies
 #: (joined, ``\r``-stripped, decoded, split) then hold a few times that, or one ``MAX_LINE`` line's worth

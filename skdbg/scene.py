@@ -117,11 +117,6 @@ class Artifact:
     def mtime(self) -> datetime:
         return datetime.fromtimestamp(self.path.stat().st_mtime)
 
-    def size_and_mtime(self) -> tuple[int, datetime]:
-        """:attr:`size` and :attr:`mtime` from one ``stat`` (the report lists thousands of artifacts)."""
-        st = os.stat(self.path)
-        return st.st_size, datetime.fromtimestamp(st.st_mtime)
-
     def size_and_stamp(self) -> tuple[int, float]:
         """The size and mtime (seconds since the epoch) the file had when :meth:`digest` hashed it, else
         those of a ``stat`` now.
