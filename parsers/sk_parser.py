@@ -16,6 +16,7 @@ fault (row 43) unless callback-A-only lines (DfxInfo, header, A25 banner) follow
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -27,7 +28,15 @@ from skdbg.parsers.cond import decode_cond, state_name
 from skdbg.parsers.filelog import FileLogPrefix, rejoin_cont, split_prefix
 from skdbg.parsers.plog_line import PlogLine, parse_plog_line
 from skdbg.parsers.sk_fields import CORE_KEY, CORE_LINE, TRACE_HEADER, TRACE_STEP, TRACE_SYMBOL, Groups
-from skdbg.parsers.sk_lines import HANDLER_FUNCS, Classified, classify
+from skdbg.parsers.sk_lines import (
+    HANDLER_FUNCS,
+    RUN_OTHER,
+    Classified,
+    RunLineRegex,
+    _classified,
+    classify,
+    run_line_regex,
+)
 from skdbg.parsers.sk_records import (
     DIALECTS,
     NON_AOT_DETAIL,
@@ -55,7 +64,7 @@ from skdbg.parsers.sk_records import (
     TaskQueue,
     TraceSymbol,
 )
-from skdbg.parsers.sklog_runs import RUN_LINE_TEXT, HandlerRun, SkLog, run_prefix_text
+from skdbg.parsers.sklog_runs import RUN_PREFIX_TEXT, HandlerRun, SkLog, run_prefix_text
 from skdbg.parsers.textio import iter_lines
 
 # the records made per table line, built without the frozen __init__ (same objects, see bulk.py)
@@ -438,9 +447,13 @@ class _Parser:
         known = False  # ``cur`` is the open incident of ``key`` (None: none open, or it takes no table)
         counted: _IncidentB | None = None  # the incident counted in full last, with the prefix ``at``
         at: FileLogPrefix | None = None
-        for no, m in enumerate(RUN_LINE_TEXT.finditer(run.data.decode("ascii")), run.first_no):
-            head, text = m.groups()
-            got = run_prefix_text(head)
+        run_lines = _run_lines()
+        kind_groups = run_lines.groups
+        for no, m in enumerate(run_lines.regex.finditer(run.data.decode("ascii")), run.first_no):
+            kind = m.lastgroup
+            assert kind is not None  # a branch or RUN_OTHER
+            text = m[kind]
+            got = run_prefix_text(m[1])
             src = _build_source(file, no, None)
             if got is not pfx:
                 pfx = got
@@ -456,7 +469,8 @@ class _Parser:
             add_text(text)
             add_func(pfx.func)
             add_src(src)
-            c = classify(text)
+            # classify leaves a body over 4000 characters unknown when a group is an oversized number
+            c = _run_kind(kind, m, kind_groups) if kind != RUN_OTHER and len(text) <= 4000 else classify(text)
             if c is not None:
                 if not known:
                     cur = self.open.get(key)
@@ -1494,6 +1508,27 @@ def parse_sk_messages(messages: Iterable[SkMessage]) -> SkHandlerResult:
     for msg in messages:
         p.feed(msg)
     return p.finish()
+
+
+_RUN_LINES: list[RunLineRegex] = []
+
+
+def _run_lines() -> RunLineRegex:
+    """The handler runs' line regex (:func:`run_line_regex`), compiled on first use: a process that
+    reads no super_kernel.log does not pay for it."""
+    if not _RUN_LINES:
+        _RUN_LINES.append(run_line_regex(RUN_PREFIX_TEXT))
+    return _RUN_LINES[0]
+
+
+def _run_kind(
+    kind: str, m: re.Match[str], kind_groups: dict[str, tuple[tuple[int, ...], tuple[int, int] | None]]
+) -> Classified:
+    """:func:`classify` of a run line whose body the run regex matched as ``kind`` (one of
+    :data:`RUN_KINDS`, its body at most 4000 characters): the same kind, groups and dialects."""
+    idx, dialects = kind_groups[kind]
+    groups = m.group(*idx) if len(idx) > 1 else (m[idx[0]],)
+    return _classified(Classified, (kind, None, groups, dialects))
 
 
 def parse_sk_log(log: SkLog) -> SkHandlerResult:
