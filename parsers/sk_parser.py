@@ -16,7 +16,6 @@ fault (row 43) unless callback-A-only lines (DfxInfo, header, A25 banner) follow
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -30,7 +29,6 @@ from skdbg.parsers.plog_line import PlogLine, parse_plog_line
 from skdbg.parsers.sk_fields import CORE_KEY, CORE_LINE, TRACE_HEADER, TRACE_STEP, TRACE_SYMBOL, Groups
 from skdbg.parsers.sk_lines import (
     HANDLER_FUNCS,
-    RUN_OTHER,
     Classified,
     RunLineRegex,
     _classified,
@@ -448,13 +446,17 @@ class _Parser:
         counted: _IncidentB | None = None  # the incident counted in full last, with the prefix ``at``
         at: FileLogPrefix | None = None
         run_lines = _run_lines()
-        kind_groups = run_lines.groups
+        kind_of = _run_kinds().get
+        last_head = ""  # the prefix text of the last line (a burst's lines share it: parsed once)
         for no, m in enumerate(run_lines.regex.finditer(run.data.decode("ascii")), run.first_no):
             kind = m.lastgroup
             assert kind is not None  # a branch or RUN_OTHER
             text = m[kind]
-            got = run_prefix_text(m[1])
             src = _build_source(file, no, None)
+            head = m[1]
+            if head != last_head:
+                last_head = head
+                got = run_prefix_text(head)
             if got is not pfx:
                 pfx = got
                 pid = pfx.pid if pfx.pid != 0 else None  # as from_filelog: pid 0 = not cached yet
@@ -470,7 +472,13 @@ class _Parser:
             add_func(pfx.func)
             add_src(src)
             # classify leaves a body over 4000 characters unknown when a group is an oversized number
-            c = _run_kind(kind, m, kind_groups) if kind != RUN_OTHER and len(text) <= 4000 else classify(text)
+            c: Classified | None
+            spec = kind_of(kind)
+            if spec is not None and len(text) <= 4000:  # what classify makes of it (see _run_kinds)
+                idx, many, d = spec
+                c = _classified(Classified, (kind, None, m.group(*idx) if many else (m[idx[0]],), d))
+            else:
+                c = classify(text)
             if c is not None:
                 if not known:
                     cur = self.open.get(key)
@@ -1521,14 +1529,18 @@ def _run_lines() -> RunLineRegex:
     return _RUN_LINES[0]
 
 
-def _run_kind(
-    kind: str, m: re.Match[str], kind_groups: dict[str, tuple[tuple[int, ...], tuple[int, int] | None]]
-) -> Classified:
-    """:func:`classify` of a run line whose body the run regex matched as ``kind`` (one of
-    :data:`RUN_KINDS`, its body at most 4000 characters): the same kind, groups and dialects."""
-    idx, dialects = kind_groups[kind]
-    groups = m.group(*idx) if len(idx) > 1 else (m[idx[0]],)
-    return _classified(Classified, (kind, None, groups, dialects))
+_RunKind = tuple[tuple[int, ...], bool, tuple[int, int] | None]
+_RUN_KIND_SPECS: list[dict[str, _RunKind]] = []
+
+
+def _run_kinds() -> dict[str, _RunKind]:
+    """Per :data:`RUN_KINDS` kind, what the run reader needs to make :func:`classify`'s answer for a
+    line the run regex named it (a body of at most 4000 characters, so no group is left unknown as
+    an oversized number): the indices of its groups, whether there is more than one (``m.group`` of
+    one index gives a string, not a tuple) and its dialect range. ``RUN_OTHER`` has no entry."""
+    if not _RUN_KIND_SPECS:
+        _RUN_KIND_SPECS.append({k: (idx, len(idx) > 1, d) for k, (idx, d) in _run_lines().groups.items()})
+    return _RUN_KIND_SPECS[0]
 
 
 def parse_sk_log(log: SkLog) -> SkHandlerResult:

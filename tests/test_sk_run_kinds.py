@@ -56,8 +56,12 @@ def _match(body: str) -> tuple[str, object]:
     kind = m.lastgroup
     assert kind is not None
     assert m[1] + m[kind] == PREFIX + body  # the prefix and body RUN_LINE_TEXT gives
-    c = sk_parser._run_kind(kind, m, rl.groups) if kind != RUN_OTHER else classify(m[kind])
-    return kind, c
+    spec = sk_parser._run_kinds().get(kind)
+    if spec is None:
+        assert kind == RUN_OTHER
+        return kind, classify(m[kind])
+    idx, many, d = spec  # as _feed_run makes the Classified
+    return kind, (kind, None, m.group(*idx) if many else (m[idx[0]],), d)
 
 
 def test_examples_take_the_regex_kind() -> None:
