@@ -440,11 +440,10 @@ _CHILD_TEXT = (
 _OFFSETS_TEXT = r"aicOffset=" + _HS + r", aivOffset=" + _HS
 _FAST = re.compile(
     _FAST_HEAD + r"(?:"
-    # a child kernel's line with the offsets line that completes it (the usual pair): one record built
-    # once, not built and rebuilt (see offsets); the second line's prefix is checked as a run line's
-    r"(?P<pair>" + _CHILD_TEXT + r"[ \t]*\n" + _FAST_PREFIX + _OFFSETS_TEXT + r")"
-    r"|(?P<sym>split\[([0-9]+)\] (AIC|AIV) symbol=([^\n]*), size=" + _HS + r", bind=(\w*))"
-    r"|(?P<child>" + _CHILD_TEXT + r")"
+    r"(?P<sym>split\[([0-9]+)\] (AIC|AIV) symbol=([^\n]*), size=" + _HS + r", bind=(\w*))"
+    # a child kernel's line, with the offsets line that completes it when that comes next (the usual
+    # pair): one record built once, not built and rebuilt (see offsets)
+    r"|(?P<child>" + _CHILD_TEXT + r"(?:[ \t]*\n" + _FAST_PREFIX + _OFFSETS_TEXT + r")?)"
     r"|(?P<off>" + _OFFSETS_TEXT + r")"
     r"|(?P<hdr>binHdl=" + _HS + r", metaNum=([0-9]+), payloadSize=([0-9]+))"
     r"|(?P<rec>\[([0-9]+)\] cap=([0-9]+), globalFunc="
@@ -464,20 +463,14 @@ _FAST = re.compile(
     r")[ \t]*\n|(?P<line>[^\n]*)\n",
     re.ASCII,
 )
-_SYM, _CHILD_F, _OFF, _HDR, _REC, _DUMPED_F, _PAIR = (
+_SYM, _CHILD_F, _OFF, _HDR, _REC, _DUMPED_F = (
     tuple(range(_FAST.groupindex[name] + 1, _FAST.groupindex[name] + 1 + count))
-    for name, count in (
-        ("sym", 5),
-        ("child", 5),
-        ("off", 2),
-        ("hdr", 3),
-        ("rec", 7),
-        ("dumped", 4),
-        ("pair", 5),
-    )
+    for name, count in (("sym", 5), ("child", 5), ("off", 2), ("hdr", 3), ("rec", 7), ("dumped", 4))
 )
-#: the offsets of a pair: its last two groups (after the second line's ts and pid)
-_PAIR_OFF = (_FAST.groupindex["pair"] + 8, _FAST.groupindex["pair"] + 9)
+#: the offsets of a child line's pair: the child branch's last two groups (after the five of the child
+#: line and the two of the offsets line's prefix); None when no offsets line came with it
+assert re.compile(_FAST_PREFIX).groups == 2
+_CHILD_OFF = (_FAST.groupindex["child"] + 8, _FAST.groupindex["child"] + 9)
 _INDEX_I, _INDEX_T, _INDEX_AT = (_FAST.groupindex["index"] + k for k in (1, 2, 3))
 #: a run line as ``(ts, pid, body)``, the body without its leading blanks (the run regex checked its
 #: prefix already, so a field is just up to its ``]``)
@@ -616,7 +609,8 @@ class _FactParser:
         add_symbol = res.split_symbols.append  # the most frequent fact (four per child kernel)
         last_second, base = "", None
         last_pid, p = "", 0  # a run's lines come from a few writers: int() once per change
-        # the k-th match starts at line no + k; each pair (two lines in one match) moves the rest on
+        # the k-th match starts at line no + k; each child line with its offsets
+        # line (two lines in one match) moves the rest on
         for k, m in enumerate(_FAST.finditer(text, pos)):
             kind = m.lastgroup
             if kind == "line":
@@ -633,29 +627,13 @@ class _FactParser:
                 last_second = second
                 base = second_of(second)
             t = None if base is None else base + MILLIS[int(ms)]
-            if kind == "pair":  # a child line and its offsets line: the record offsets would make
-                child, dev, size, aic, aiv = m.group(*_PAIR)
-                aic_off, aiv_off = m.group(*_PAIR_OFF)
-                res.child_binaries.append(
-                    _build_child_binary(
-                        src,
-                        t,
-                        p,
-                        child,
-                        int(dev, 16),
-                        int(size),
-                        int(aic, 16),
-                        int(aiv, 16),
-                        int(aic_off, 16),
-                        int(aiv_off, 16),
-                    )
-                )
-                no += 1
-            elif kind == "sym":
+            if kind == "sym":
                 i, core, symbol, size, bind = m.group(*_SYM)
                 add_symbol(_build_split_symbol(src, t, p, child, int(i), core, symbol, int(size, 16), bind))
             elif kind == "child":
                 child, dev, size, aic, aiv = m.group(*_CHILD_F)
+                aic_off, aiv_off = m.group(*_CHILD_OFF)
+                paired = aic_off is not None  # the record offsets would make of the two lines
                 res.child_binaries.append(
                     _build_child_binary(
                         src,
@@ -666,10 +644,12 @@ class _FactParser:
                         int(size),
                         int(aic, 16),
                         int(aiv, 16),
-                        None,
-                        None,
+                        int(aic_off, 16) if paired else None,
+                        int(aiv_off, 16) if paired else None,
                     )
                 )
+                if paired:
+                    no += 1
             elif kind == "off":
                 aic, aiv = m.group(*_OFF)
                 self.offsets(src, int(aic, 16), int(aiv, 16), m[kind])

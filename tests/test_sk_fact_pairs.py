@@ -1,5 +1,5 @@
-"""super_kernel.log facts: a child kernel's line and its offsets line read as one match (the pair
-branch of super_kernel_log._FAST) against the line-by-line reader, the oracle.
+"""super_kernel.log facts: a child kernel's line and its offsets line read as one match (the child
+branch of super_kernel_log._FAST with its optional offsets line) against the line-by-line reader, the oracle.
 
 The line reader (skmeta_lines.iter_meta_lines, each line through _FactParser.step) builds the child
 binary from the ``funcName=`` line and rebuilds it with the offsets of the ``aicOffset=`` line after
@@ -59,7 +59,8 @@ def _same_as_line_reader(path: Path) -> None:
 def _pairs(path: Path) -> int:
     """Matches of the pair branch over the file's runs: the path under test was taken."""
     runs = [item for item in read_super_kernel_log(path) if isinstance(item, OtherRun)]
-    return sum(m.lastgroup == "pair" for run in runs for m in skl._FAST.finditer(run.data.decode()))
+    matches = (m for run in runs for m in skl._FAST.finditer(run.data.decode()))
+    return sum(m.lastgroup == "child" and m[skl._CHILD_OFF[0]] is not None for m in matches)
 
 
 def test_pairs_give_what_the_line_reader_gives(tmp_path: Path) -> None:
