@@ -620,9 +620,11 @@ def run_line_regex(prefix: str) -> RunLineRegex:
         assert "(?P" not in pattern and not re.search(r"\\[1-9]", pattern)  # numbered groups only
         branches.append(rf"(?P<{kind}>[ \t]*(?:{pattern})(?<![ \t]))")
     regex = re.compile(rf"{prefix}(?:{'|'.join(branches)}|(?P<{RUN_OTHER}>[^\n]*))\n")
-    groups = {}
-    for kind in RUN_KINDS:
-        lk = by_kind[kind]
-        first = regex.groupindex[kind] + 1
-        groups[kind] = (tuple(range(first, first + lk.regex.groups)), lk.dialects)
+    # a kind's groups are those between its branch's group and the next branch's (counted from the
+    # one regex: compiling a catalogue pattern alone only to count them would cost its compile)
+    ends = [regex.groupindex[kind] for kind in (*RUN_KINDS, RUN_OTHER)]
+    groups = {
+        kind: (tuple(range(ends[i] + 1, ends[i + 1])), by_kind[kind].dialects)
+        for i, kind in enumerate(RUN_KINDS)
+    }
     return RunLineRegex(regex, groups)
