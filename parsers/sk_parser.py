@@ -435,7 +435,12 @@ class _Parser:
         whether it takes table lines (only the general way changes which incident is open, its
         second-anchor wait or callback B; a table function never does), and the incident last
         counted in full with the prefix it was counted with (``touch_at`` of a second line with the
-        same prefix only counts it). tests/test_sk_bulk.py holds this to feed, line by line."""
+        same prefix only counts it). tests/test_sk_bulk.py holds this to feed, line by line.
+
+        The lines are split by the run regex of :func:`skdbg.parsers.sk_lines.run_line_regex`, which
+        also names the kind of the most frequent table rows (:data:`~skdbg.parsers.sk_lines.RUN_KINDS`):
+        those take their :class:`Classified` from the match, every other line from :func:`classify`
+        (tests/test_sk_run_kinds.py holds the two to each other)."""
         add_text, add_func, add_src = self.texts.append, self.funcs.append, self.srcs.append
         fast_of = _FAST_TABLE.get
         key = self.key

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from skdbg.parsers import sk_parser
 from skdbg.parsers.sk_lines import RUN_KINDS, RUN_OTHER, classify
+from skdbg.parsers.sklog_runs import RUN_LINE_TEXT
 
 PREFIX = "2026-06-10 14:03:21.635 [48213:140425347876672] [ERROR] [sk_dfx_exception_handler.cpp:1411] [PrintDfxInfo] "
 
@@ -55,7 +56,9 @@ def _match(body: str) -> tuple[str, object]:
     assert m is not None  # any body of a run line
     kind = m.lastgroup
     assert kind is not None
-    assert m[1] + m[kind] == PREFIX + body  # the prefix and body RUN_LINE_TEXT gives
+    ref = RUN_LINE_TEXT.fullmatch(PREFIX + body + "\n")
+    assert ref is not None
+    assert (m[1], m[kind]) == ref.groups()  # the prefix and body the plain run-line regex gives
     spec = sk_parser._run_kinds().get(kind)
     if spec is None:
         assert kind == RUN_OTHER
