@@ -584,3 +584,47 @@ def _oversized(groups: tuple[str | None, ...]) -> bool:
     """Decimal fields past the int-conversion limit are garbage, not values: keep the line as unknown.
     (Groups are parts of the matched text, so callers ask only for texts over 4000 characters.)"""
     return any(g is not None and len(g) > 4000 and g.lstrip("-").isdigit() for g in groups)
+
+
+#: the table rows that make most of a handler block (task queue, DfxInfo): the run reader takes
+#: their kind and groups from its run regex (:func:`run_line_regex`) instead of :func:`classify`.
+#: Each is the first kind :func:`classify` tries for any text it matches (``tests/test_sk_run_kinds.py``
+#: holds the two to each other).
+RUN_KINDS = ("entry_addr", "queue_task", "dfx_node", "origin_name", "node_not_func")
+#: the group of :func:`run_line_regex` that takes any other body
+RUN_OTHER = "other"
+
+
+class RunLineRegex(NamedTuple):
+    """A run regex that classifies the :data:`RUN_KINDS` as it splits lines: ``regex`` and, per kind,
+    the indices of its catalogue groups and its dialect range."""
+
+    regex: re.Pattern[str]
+    groups: dict[str, tuple[tuple[int, ...], tuple[int, int] | None]]
+
+
+def run_line_regex(prefix: str) -> RunLineRegex:
+    """``prefix`` (one capturing group: the line's prefix and the one blank before its body), then
+    the body: a :data:`RUN_KINDS` branch (named after its kind) or :data:`RUN_OTHER`, then ``\\n``.
+
+    Why it equals :func:`classify` of the body: a run line is printable ASCII and tabs, so
+    ``strip()`` removes blanks and tabs only. A branch is its catalogue pattern after leading blanks
+    (each pattern starts with a non-blank, so ``[ \\t]*`` takes exactly them) and ends with a
+    non-blank (a body with trailing blanks is left to ``classify``): it matches exactly when the
+    pattern fully matches the stripped body, with the same groups. The branch's name is the
+    outermost group, so ``lastgroup`` names the kind."""
+    by_kind = {lk.kind: lk for lk in PLAIN}
+    branches = []
+    for kind in RUN_KINDS:
+        pattern = by_kind[kind].pattern
+        assert "(?P" not in pattern and not re.search(r"\\[1-9]", pattern)  # numbered groups only
+        branches.append(rf"(?P<{kind}>[ \t]*(?:{pattern})(?<![ \t]))")
+    regex = re.compile(rf"{prefix}(?:{'|'.join(branches)}|(?P<{RUN_OTHER}>[^\n]*))\n")
+    # a kind's groups are those between its branch's group and the next branch's (counted from the
+    # one regex: compiling a catalogue pattern alone only to count them would cost its compile)
+    ends = [regex.groupindex[kind] for kind in (*RUN_KINDS, RUN_OTHER)]
+    groups = {
+        kind: (tuple(range(ends[i] + 1, ends[i + 1])), by_kind[kind].dialects)
+        for i, kind in enumerate(RUN_KINDS)
+    }
+    return RunLineRegex(regex, groups)

@@ -27,7 +27,14 @@ from skdbg.parsers.cond import decode_cond, state_name
 from skdbg.parsers.filelog import FileLogPrefix, rejoin_cont, split_prefix
 from skdbg.parsers.plog_line import PlogLine, parse_plog_line
 from skdbg.parsers.sk_fields import CORE_KEY, CORE_LINE, TRACE_HEADER, TRACE_STEP, TRACE_SYMBOL, Groups
-from skdbg.parsers.sk_lines import HANDLER_FUNCS, Classified, classify
+from skdbg.parsers.sk_lines import (
+    HANDLER_FUNCS,
+    Classified,
+    RunLineRegex,
+    _classified,
+    classify,
+    run_line_regex,
+)
 from skdbg.parsers.sk_records import (
     DIALECTS,
     NON_AOT_DETAIL,
@@ -55,7 +62,7 @@ from skdbg.parsers.sk_records import (
     TaskQueue,
     TraceSymbol,
 )
-from skdbg.parsers.sklog_runs import RUN_LINE_TEXT, HandlerRun, SkLog, run_prefix_text
+from skdbg.parsers.sklog_runs import RUN_PREFIX_TEXT, HandlerRun, SkLog, run_prefix_text
 from skdbg.parsers.textio import iter_lines
 
 # the records made per table line, built without the frozen __init__ (same objects, see bulk.py)
@@ -428,7 +435,12 @@ class _Parser:
         whether it takes table lines (only the general way changes which incident is open, its
         second-anchor wait or callback B; a table function never does), and the incident last
         counted in full with the prefix it was counted with (``touch_at`` of a second line with the
-        same prefix only counts it). tests/test_sk_bulk.py holds this to feed, line by line."""
+        same prefix only counts it). tests/test_sk_bulk.py holds this to feed, line by line.
+
+        The lines are split by the run regex of :func:`skdbg.parsers.sk_lines.run_line_regex`, which
+        also names the kind of the most frequent table rows (:data:`~skdbg.parsers.sk_lines.RUN_KINDS`):
+        those take their :class:`Classified` from the match, every other line from :func:`classify`
+        (tests/test_sk_run_kinds.py holds the two to each other)."""
         add_text, add_func, add_src = self.texts.append, self.funcs.append, self.srcs.append
         fast_of = _FAST_TABLE.get
         key = self.key
@@ -438,10 +450,18 @@ class _Parser:
         known = False  # ``cur`` is the open incident of ``key`` (None: none open, or it takes no table)
         counted: _IncidentB | None = None  # the incident counted in full last, with the prefix ``at``
         at: FileLogPrefix | None = None
-        for no, m in enumerate(RUN_LINE_TEXT.finditer(run.data.decode("ascii")), run.first_no):
-            head, text = m.groups()
-            got = run_prefix_text(head)
+        run_lines = _run_lines()
+        kind_of = _run_kinds().get
+        last_head = ""  # the prefix text of the last line (a burst's lines share it: parsed once)
+        for no, m in enumerate(run_lines.regex.finditer(run.data.decode("ascii")), run.first_no):
+            kind = m.lastgroup
+            assert kind is not None  # a branch or RUN_OTHER
+            text = m[kind]
             src = _build_source(file, no, None)
+            head = m[1]
+            if head != last_head:
+                last_head = head
+                got = run_prefix_text(head)
             if got is not pfx:
                 pfx = got
                 pid = pfx.pid if pfx.pid != 0 else None  # as from_filelog: pid 0 = not cached yet
@@ -456,7 +476,14 @@ class _Parser:
             add_text(text)
             add_func(pfx.func)
             add_src(src)
-            c = classify(text)
+            # classify leaves a body over 4000 characters unknown when a group is an oversized number
+            c: Classified | None
+            spec = kind_of(kind)
+            if spec is not None and len(text) <= 4000:  # what classify makes of it (see _run_kinds)
+                idx, many, d = spec
+                c = _classified(Classified, (kind, None, m.group(*idx) if many else (m[idx[0]],), d))
+            else:
+                c = classify(text)
             if c is not None:
                 if not known:
                     cur = self.open.get(key)
@@ -1494,6 +1521,31 @@ def parse_sk_messages(messages: Iterable[SkMessage]) -> SkHandlerResult:
     for msg in messages:
         p.feed(msg)
     return p.finish()
+
+
+_RUN_LINES: list[RunLineRegex] = []
+
+
+def _run_lines() -> RunLineRegex:
+    """The handler runs' line regex (:func:`run_line_regex`), compiled on first use: a process that
+    reads no super_kernel.log does not pay for it."""
+    if not _RUN_LINES:
+        _RUN_LINES.append(run_line_regex(RUN_PREFIX_TEXT))
+    return _RUN_LINES[0]
+
+
+_RunKind = tuple[tuple[int, ...], bool, tuple[int, int] | None]
+_RUN_KIND_SPECS: list[dict[str, _RunKind]] = []
+
+
+def _run_kinds() -> dict[str, _RunKind]:
+    """Per :data:`RUN_KINDS` kind, what the run reader needs to make :func:`classify`'s answer for a
+    line the run regex named it (a body of at most 4000 characters, so no group is left unknown as
+    an oversized number): the indices of its groups, whether there is more than one (``m.group`` of
+    one index gives a string, not a tuple) and its dialect range. ``RUN_OTHER`` has no entry."""
+    if not _RUN_KIND_SPECS:
+        _RUN_KIND_SPECS.append({k: (idx, len(idx) > 1, d) for k, (idx, d) in _run_lines().groups.items()})
+    return _RUN_KIND_SPECS[0]
 
 
 def parse_sk_log(log: SkLog) -> SkHandlerResult:

@@ -188,6 +188,9 @@ _CACHE_MAX = 4096
 #: :data:`PREFIXED_LINE` over a run decoded as text (runs are ASCII): a reader that decodes a whole run
 #: at once (the handler parser's run path) matches its lines with this
 RUN_LINE_TEXT = re.compile(PREFIXED_LINE.pattern.decode("ascii"))
+#: the prefix group of :data:`RUN_LINE_TEXT` (a reader's own run regex starts with it)
+RUN_PREFIX_TEXT = PREFIXED_LINE.pattern.decode("ascii").removesuffix(r"([^\n]*)\n")
+assert RUN_LINE_TEXT.pattern == RUN_PREFIX_TEXT + r"([^\n]*)\n"
 
 
 def _remember_prefix(cache: dict[K, FileLogPrefix], key: K, text: str) -> FileLogPrefix:

@@ -431,12 +431,20 @@ _FAST_PREFIX = r"(.{23}) \[([0-9]+):[^\]\n]*%s\] \[[^\]\n]*%s\] \[[^\]\n]*%s\] \
 #: stand for the strip, ``[^\n]`` for ``.``, ``[0-9]`` for ``\d``); each branch is the first regex its
 #: start (``_KEYS``) tries, so the cascade would pick it too. Any other line matches the last group
 #: (``line``, without its newline); ``finditer`` names the branch of each line (``lastgroup``).
+#: :data:`_FAST_PREFIX` with the stamp as its second and its milliseconds (two groups, not one): a
+#: fact's time is made from both, so the stamp is not sliced per line
+_FAST_HEAD = _FAST_PREFIX.replace("(.{23})", "(.{19}).(.{3})", 1)
+_CHILD_TEXT = (
+    r"funcName=([^\n]*), binDevAddr=" + _HS + r", binDevSize=([0-9]+), aicAddr=" + _HS + r", aivAddr=" + _HS
+)
+_OFFSETS_TEXT = r"aicOffset=" + _HS + r", aivOffset=" + _HS
 _FAST = re.compile(
-    _FAST_PREFIX + r"(?:"
+    _FAST_HEAD + r"(?:"
     r"(?P<sym>split\[([0-9]+)\] (AIC|AIV) symbol=([^\n]*), size=" + _HS + r", bind=(\w*))"
-    r"|(?P<child>funcName=([^\n]*), binDevAddr=" + _HS + r", binDevSize=([0-9]+), aicAddr=" + _HS + r", "
-    r"aivAddr=" + _HS + r")"
-    r"|(?P<off>aicOffset=" + _HS + r", aivOffset=" + _HS + r")"
+    # a child kernel's line, with the offsets line that completes it when that comes next (the usual
+    # pair): one record built once, not built and rebuilt (see offsets)
+    r"|(?P<child>" + _CHILD_TEXT + r"(?:[ \t]*\n" + _FAST_PREFIX + _OFFSETS_TEXT + r")?)"
+    r"|(?P<off>" + _OFFSETS_TEXT + r")"
     r"|(?P<hdr>binHdl=" + _HS + r", metaNum=([0-9]+), payloadSize=([0-9]+))"
     r"|(?P<rec>\[([0-9]+)\] cap=([0-9]+), globalFunc="
     + _HS
@@ -459,6 +467,10 @@ _SYM, _CHILD_F, _OFF, _HDR, _REC, _DUMPED_F = (
     tuple(range(_FAST.groupindex[name] + 1, _FAST.groupindex[name] + 1 + count))
     for name, count in (("sym", 5), ("child", 5), ("off", 2), ("hdr", 3), ("rec", 7), ("dumped", 4))
 )
+#: the offsets of a child line's pair: the child branch's last two groups (after the five of the child
+#: line and the two of the offsets line's prefix); None when no offsets line came with it
+assert re.compile(_FAST_PREFIX).groups == 2
+_CHILD_OFF = (_FAST.groupindex["child"] + 8, _FAST.groupindex["child"] + 9)
 _INDEX_I, _INDEX_T, _INDEX_AT = (_FAST.groupindex["index"] + k for k in (1, 2, 3))
 #: a run line as ``(ts, pid, body)``, the body without its leading blanks (the run regex checked its
 #: prefix already, so a field is just up to its ``]``)
@@ -597,6 +609,8 @@ class _FactParser:
         add_symbol = res.split_symbols.append  # the most frequent fact (four per child kernel)
         last_second, base = "", None
         last_pid, p = "", 0  # a run's lines come from a few writers: int() once per change
+        # the k-th match starts at line no + k; each child line with its offsets
+        # line (two lines in one match) moves the rest on
         for k, m in enumerate(_FAST.finditer(text, pos)):
             kind = m.lastgroup
             if kind == "line":
@@ -606,18 +620,20 @@ class _FactParser:
                 child = self.child
                 continue
             src = _build_source(file, no + k, None)
-            ts, pid = m.group(1, 2)
+            second, ms, pid = m.group(1, 2, 3)
             if pid != last_pid:
                 last_pid, p = pid, int(pid)
-            if ts[:19] != last_second:
-                last_second = ts[:19]
-                base = second_of(last_second)
-            t = None if base is None else base + MILLIS[int(ts[20:23])]
+            if second != last_second:
+                last_second = second
+                base = second_of(second)
+            t = None if base is None else base + MILLIS[int(ms)]
             if kind == "sym":
                 i, core, symbol, size, bind = m.group(*_SYM)
                 add_symbol(_build_split_symbol(src, t, p, child, int(i), core, symbol, int(size, 16), bind))
             elif kind == "child":
                 child, dev, size, aic, aiv = m.group(*_CHILD_F)
+                aic_off, aiv_off = m.group(*_CHILD_OFF)
+                paired = aic_off is not None  # the record offsets would make of the two lines
                 res.child_binaries.append(
                     _build_child_binary(
                         src,
@@ -628,10 +644,12 @@ class _FactParser:
                         int(size),
                         int(aic, 16),
                         int(aiv, 16),
-                        None,
-                        None,
+                        int(aic_off, 16) if paired else None,
+                        int(aiv_off, 16) if paired else None,
                     )
                 )
+                if paired:
+                    no += 1
             elif kind == "off":
                 aic, aiv = m.group(*_OFF)
                 self.offsets(src, int(aic, 16), int(aiv, 16), m[kind])
