@@ -3,8 +3,9 @@
 Why: every module imported on the analyze path costs its class creation (Python 3.11 compiles each
 dataclass method one by one) on every first run. The result cache (its snapshot classes, pickle,
 platformdirs), the glossary (``skdbg explain``'s JSON package data) and the wait-for graph of a hang
-(six dataclasses) are used only on their own paths: a ``--no-cache`` analysis of a scene without a
-bystander core must not load them. Each probe runs in a fresh interpreter so modules imported by other
+(six dataclasses) are used only on their own paths, and :mod:`skdbg.atomic` (``tempfile``) only by the
+commands that write a folder: a ``--no-cache`` analysis of a scene without a bystander core must not
+load them. Each probe runs in a fresh interpreter so modules imported by other
 tests cannot hide a violation.
 """
 
@@ -20,7 +21,13 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SCENES = REPO / "examples" / "scenes"
-WATCHED = ("skdbg.triage.cache", "platformdirs", "skdbg.glossary", "skdbg.triage.waitfor")
+WATCHED = (
+    "skdbg.triage.cache",
+    "platformdirs",
+    "skdbg.glossary",
+    "skdbg.triage.waitfor",
+    "skdbg.atomic",
+)
 
 _PROBE = """
 import json, sys
