@@ -27,6 +27,19 @@ WATCHED = (
     "skdbg.glossary",
     "skdbg.triage.waitfor",
     "skdbg.atomic",
+    # the command modules of the other commands (skdbg.cli's lazy group)
+    "skdbg.tui.cli",
+    "skdbg.cli_codegen",
+    "skdbg.cli_codegen_fusion",
+    "skdbg.cli_codegen_candidate",
+    "skdbg.cli_collect",
+    "skdbg.cli_explain",
+    "skdbg.cli_loop",
+    "skdbg.cli_bisect",
+    "skdbg.cli_sim",
+    "skdbg.cli_demo",
+    "skdbg.cli_diff",
+    "skdbg.cli_scan",
 )
 
 _PROBE = """
