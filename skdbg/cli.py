@@ -32,7 +32,6 @@ from skdbg.cli_errors import EXIT_INTERNAL as EXIT_INTERNAL  # re-exported: the 
 from skdbg.cli_errors import EXIT_OK as EXIT_OK
 from skdbg.output import FORMATS, write_frame
 from skdbg.parsers.common import ParseError
-from skdbg.sessions.errors import LedgerError
 from skdbg.show import one_line
 
 if TYPE_CHECKING:
@@ -50,6 +49,7 @@ _fail = fail
 #: (an existing output folder: exit 2) as every command does
 def _triage_bad_input() -> tuple[type[BaseException], ...]:
     from skdbg.diffing import DiffInputError  # a scene `verify --diff` cannot compare (exit 3)
+    from skdbg.sessions.errors import LedgerError  # here, on an error: analyze never opens the ledger
 
     return (ParseError, LedgerError, DiffInputError)
 

@@ -27,6 +27,7 @@ WATCHED = (
     "skdbg.glossary",
     "skdbg.triage.waitfor",
     "skdbg.atomic",
+    "skdbg.sessions",
     # the command modules of the other commands (skdbg.cli's lazy group)
     "skdbg.tui.cli",
     "skdbg.cli_codegen",
