@@ -7,7 +7,9 @@ file, line and what was expected) and keeps lines it does not understand as
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -128,3 +130,19 @@ def parse_int(text: str) -> int:
     if abs(value) > MAX_U64:
         raise ValueError(f"number out of the 64-bit range: {t}")
     return value
+
+
+def lazy_regex(pattern: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
+    """An accessor that compiles ``pattern`` on its first call and returns the same object after.
+
+    Why: a module-level ``re.compile`` is paid at every import of ``skdbg analyze`` (~0.2 ms a
+    pattern) even when the scene never has the line kind, the bad input or the command the pattern
+    serves. A pattern used only on such a rare path is held as ``NAME = lazy_regex(...)`` and used as
+    ``NAME().search(text)``; the compiled pattern is the one ``re.compile`` would have built.
+    """
+
+    @functools.cache
+    def compiled() -> re.Pattern[str]:
+        return re.compile(pattern, flags)
+
+    return compiled

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
+from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized, lazy_regex
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.node_format import Node, match_node
 from skdbg.parsers.scope_split import BreakInfo, parse_break_info
@@ -65,7 +65,8 @@ _STATUS = re.compile(
     r"^\s*(?P<key>scopeStatus|fusionStatus)=(?P<s>[A-Za-z_]+)"
     r"(?:, (?:scopeStatusDetail|failReason)=(?P<d>.*))?\s*$"
 )
-_BREAK = re.compile(r"^\s*breakReason=(?P<rest>.*)$")
+#: a break reason under a fused scope: rare (a scope split by a barrier), so compiled on first use
+_BREAK = lazy_regex(r"^\s*breakReason=(?P<rest>.*)$")
 _IDS_OK = re.compile(r"^[\d,\s]*$")
 
 
@@ -411,7 +412,7 @@ def parse_fail_reasons(
                     Gap("unknown_scope_status", f"scope {fused.sid}: status {fused.status!r}", src=ml.src)
                 )
             continue
-        if (m := _BREAK.match(msg)) is not None and fused is not None:
+        if (m := _BREAK().match(msg)) is not None and fused is not None:
             text, detail, names = split_break_line(m.group("rest"))
             fused.brk = parse_break_info(text, ml.src)
             fused.brk_detail = detail

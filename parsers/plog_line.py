@@ -21,18 +21,18 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from skdbg.parsers.bulk import frozen_builder
-from skdbg.parsers.common import Source, oversized_number
+from skdbg.parsers.common import Source, lazy_regex, oversized_number
 
-LINE_RE = re.compile(
+LINE_RE = lazy_regex(
     r"^\[\s*(?P<level>[A-Z]+)\s*\]\s*(?P<module>[A-Za-z_][A-Za-z0-9_]*)\s*\(\s*(?P<pid>\d+)\s*,(?P<proc>[^)]*)\)\s*:\s*"
     r"(?P<ts>\d{4}-\d{2}-\d{2}-\d{2}:\d{2}:\d{2}\.\d{3}\.\d{3})\s*(?P<pre>(?:\[[^\]]*\]\s*)*?)\[\s*(?P<src>[^\]]*?):(?P<line>\d+)\s*\](?P<rest>.*)$"
 )
-SK_REST_RE = re.compile(r"^\s*\[SK\]\[(?P<func>[^\]]*)\] ?(?P<text>.*)$")
-IDEDD_REST_RE = re.compile(r"^\s*\[tid:\s*(?P<tid>\d+)\]\s?(?P<text>.*)$")
-TID_FUNC_RE = re.compile(
+SK_REST_RE = lazy_regex(r"^\s*\[SK\]\[(?P<func>[^\]]*)\] ?(?P<text>.*)$")
+IDEDD_REST_RE = lazy_regex(r"^\s*\[tid:\s*(?P<tid>\d+)\]\s?(?P<text>.*)$")
+TID_FUNC_RE = lazy_regex(
     r"^\s*(?P<tid>\d+)\s+(?P<func>[A-Za-z_~][\w:~<>]*)\s*:(?P<tags>(?:\[[A-Z_]+\])*)\s?(?P<text>.*)$"
 )
-TS_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})-(\d{2}):(\d{2}):(\d{2})\.(\d{3})\.(\d{3})$")
+TS_RE = lazy_regex(r"^(\d{4})-(\d{2})-(\d{2})-(\d{2}):(\d{2}):(\d{2})\.(\d{3})\.(\d{3})$")
 TAG_RE = re.compile(r"\[([A-Z_]+)\]")
 
 
@@ -64,7 +64,7 @@ class PlogLine:
 
 def parse_plog_ts(text: str) -> datetime | None:
     """``2026-03-28-11:32:18.888.239`` -> naive datetime with microsecond precision."""
-    if TS_RE.match(text) is None:
+    if TS_RE().match(text) is None:
         return None
     # the pattern fixed every field's position (each \d is one character): slice, no group tuple
     try:
@@ -132,7 +132,7 @@ def parse_plog_line(text: str, src: Source, *, complete: bool = True) -> PlogLin
     """
     if oversized_number(text) is not None:
         return None
-    m = LINE_RE.match(text)
+    m = LINE_RE().match(text)
     if m is None:
         return None
     level, module, pid, proc, ts_text, _pre, src_path, line_no, rest = m.groups()
@@ -141,14 +141,14 @@ def parse_plog_line(text: str, src: Source, *, complete: bool = True) -> PlogLin
     tags: tuple[str, ...] = ()
     body = rest
     is_sk = False
-    sk = SK_REST_RE.match(rest)
+    sk = SK_REST_RE().match(rest)
     if sk is not None:
         is_sk = True
         func, body = sk.groups()
-    elif (ide := IDEDD_REST_RE.match(rest)) is not None:
+    elif (ide := IDEDD_REST_RE().match(rest)) is not None:
         tid = int(ide.group("tid"))
         body = ide.group("text")
-    elif (tf := TID_FUNC_RE.match(rest)) is not None:
+    elif (tf := TID_FUNC_RE().match(rest)) is not None:
         tid = int(tf.group("tid"))
         func = tf.group("func")
         tags = tuple(TAG_RE.findall(tf.group("tags")))
@@ -217,7 +217,7 @@ def parse_plog_line(text: str, src: Source, *, complete: bool = True) -> PlogLin
 #   :func:`_second`, ``TAG_RE.findall``, ``rstrip("\r")``) from the same substrings; the stamp's
 #   milli- and microseconds (three ASCII digits each) by a table of ``int`` of every such text.
 
-FAST_LINE_RE = re.compile(
+FAST_LINE_RE = lazy_regex(
     r"(?P<head>\[[A-Z]+\] *[A-Za-z_][A-Za-z0-9_]*\([0-9]+,[^)]*\)):"
     r"(?P<ts>[0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}\.[0-9]{3}) *"
     r"\[(?P<at>[A-Za-z0-9_.+\-/]*:[0-9]+)\]"
@@ -309,7 +309,7 @@ def fast_plog_lines(
     number of thousands of digits would make ``int`` raise."""
     out: list[PlogLine | None] = []
     append = out.append
-    match = FAST_LINE_RE.match
+    match = FAST_LINE_RE().match
     build = build_plog_line
     heads, places, tag_runs, digits3 = _HEADS, _PLACES, _TAGS, _DIGITS3
     last_second = None  # the stamp's second of the line before (lines come in time order)

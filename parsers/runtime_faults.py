@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, Literal
 
-from skdbg.parsers.common import Source, oversized_number
+from skdbg.parsers.common import Source, lazy_regex, oversized_number
 from skdbg.parsers.frames import rows_frame
 from skdbg.parsers.plog_line import PlogLine
 
@@ -71,13 +71,13 @@ KERNEL_FAULT_RE = re.compile(
 # Lenient fallback for a kernel-identification line whose layout is not one of the above (MSA's own regex
 # only relies on these keys).
 _KV_INT_RE = {
-    key: re.compile(rf"(?<![A-Za-z_]){key}\s*=\s*(-?\d+)")
+    key: lazy_regex(rf"(?<![A-Za-z_]){key}\s*=\s*(-?\d+)")
     for key in ("device_id", "stream_id", "report_stream_id", "task_id", "flip_num")
 }
-_LENIENT_KERNEL_RE = re.compile(r"fault kernel_name=(?P<kernel>[^,]*)")
-_LENIENT_EXT_RE = re.compile(r"fault kernel info ext=(?P<ext>[^,]*)")
-_LENIENT_HASH_RE = re.compile(r"hash=(?P<hash>[^,]*?)\.?\s*$")
-_LENIENT_PROGRAM_RE = re.compile(r"program id=(?P<pid>\d+)")
+_LENIENT_KERNEL_RE = lazy_regex(r"fault kernel_name=(?P<kernel>[^,]*)")
+_LENIENT_EXT_RE = lazy_regex(r"fault kernel info ext=(?P<ext>[^,]*)")
+_LENIENT_HASH_RE = lazy_regex(r"hash=(?P<hash>[^,]*?)\.?\s*$")
+_LENIENT_PROGRAM_RE = lazy_regex(r"program id=(?P<pid>\d+)")
 
 # §1.5 item 1 — device core report. Two wordings:
 # `The error from device(chipId:…, dieId:…), serial number is N,
@@ -113,7 +113,7 @@ KERNEL_TASK_RE = re.compile(
     + r")"
     r"\s*,\s*\[(?P<reason>[^\]]*)\]"
 )
-FFTS_RE = re.compile(
+FFTS_RE = lazy_regex(
     r"fftsplus task execute "
     r"failed,\s*dev_id=(?P<dev>\d+),\s*stream_id=(?P<stream>\d+),\s*task_id=(?P<task>\d+)"
     r"(?:,\s*context_id=(?P<ctx>\d+))?(?:,\s*thread_id=(?P<thread>\d+))?"
@@ -131,13 +131,13 @@ ERRCODE_RE = re.compile(
     r"(?:,\s*InnerCode=(?P<inner>" + _HEX_OR_DEC + r"))?"
 )
 # §1.5 item 7 (GE graph mode) and triage §3.1.4.
-ERROR_TRACKING_RE = re.compile(
+ERROR_TRACKING_RE = lazy_regex(
     r"origin_op_name \[(?P<origin>[^\]]*)\],\s*op_name \[(?P<op>[^\]]*)\]"
     r"(?:,\s*task_id (?P<task>\d+))?(?:,\s*stream_id (?P<stream>\d+))?"
 )
-_ERRNO_RE = re.compile(r"ErrorNo:\s*(?P<no>-?\d+)(?:\((?P<desc>[^)]*)\))?")
+_ERRNO_RE = lazy_regex(r"ErrorNo:\s*(?P<no>-?\d+)(?:\((?P<desc>[^)]*)\))?")
 # §1.5 item 8 (adump / IDEDD). PCs, offsets and sizes print as hex without 0x.
-DUMP_EXCEPTION_RE = re.compile(
+DUMP_EXCEPTION_RE = lazy_regex(
     r"\[Dump\]\[Exception\]\s*coreId=(?P<core>\d+),\s*coreType=(?P<ctype>\d+),\s*"
     r""
     rf"startPC=(?P<start>{_HEX_NO_PREFIX}),\s*currentPC=(?P<cur>{_HEX_NO_PREFIX}),\s*offset=(?P<off>{_HEX_NO_PREFIX}),\s*"
@@ -146,16 +146,16 @@ DUMP_EXCEPTION_RE = re.compile(
 )
 # MSA (oam-tools collection.py `get_sk_kernel_name`): `kernelName=([^\n]*?)\.\s*$` — the trailing dot is not
 # part of the name.
-DUMP_CALLBACK_RE = re.compile(r"Begin to dump callback exception.*?kernelName=(?P<name>.*?)\.?\s*$")
-DUMP_TO_FILE_RE = re.compile(r"dump exception to file[\s,:]*(?P<path>\S+)?")
-_DATA_DUMP_RE = re.compile(r"extra-info/data-dump/(?P<dev>\d+)/(?P<name>[\w.]+)")
+DUMP_CALLBACK_RE = lazy_regex(r"Begin to dump callback exception.*?kernelName=(?P<name>.*?)\.?\s*$")
+DUMP_TO_FILE_RE = lazy_regex(r"dump exception to file[\s,:]*(?P<path>\S+)?")
+_DATA_DUMP_RE = lazy_regex(r"extra-info/data-dump/(?P<dev>\d+)/(?P<name>[\w.]+)")
 REPORT_MODULE_RE = re.compile(r"report error module_type=(?P<type>\d+),\s*module_name=(?P<name>\w+)")
 
 # §1.5 item 9 — error-manager text.
-EM_CODE_RE = re.compile(
+EM_CODE_RE = lazy_regex(
     r"^(?P<code>E[A-Z0-9]\d{4})(?:\[PID:\s*(?P<pid>\d+)\][^()]*\((?P=code)\))?\s*:\s*(?P<body>.*)$"
 )
-EM_SUFFIX_RE = re.compile(r"\[FUNC:(?P<func>[^\]]*)\]\[FILE:(?P<file>[^\]]*)\]\[LINE:(?P<line>\d+)\]\s*$")
+EM_SUFFIX_RE = lazy_regex(r"\[FUNC:(?P<func>[^\]]*)\]\[FILE:(?P<file>[^\]]*)\]\[LINE:(?P<line>\d+)\]\s*$")
 TRACEBACK_HEADER = "TraceBack (most recent call last):"
 
 
@@ -479,16 +479,16 @@ def _kernel_fault(text: str, src: Source, func: str | None) -> KernelFaultLine |
             hash_value,
             m.group("ending"),
         )
-    km = _LENIENT_KERNEL_RE.search(text)
+    km = _LENIENT_KERNEL_RE().search(text)
     if km is None:
         return None
     ints: list[int | None] = []
     for key in ("device_id", "stream_id", "report_stream_id", "task_id", "flip_num"):
-        vm = _KV_INT_RE[key].search(text)
+        vm = _KV_INT_RE[key]().search(text)
         ints.append(int(vm.group(1)) if vm else None)
-    em = _LENIENT_EXT_RE.search(text)
-    hm = _LENIENT_HASH_RE.search(text)
-    pm = _LENIENT_PROGRAM_RE.search(text)
+    em = _LENIENT_EXT_RE().search(text)
+    hm = _LENIENT_HASH_RE().search(text)
+    pm = _LENIENT_PROGRAM_RE().search(text)
     ending = next((e for e in KERNEL_FAULT_ENDINGS if text.rstrip().endswith(e)), None)
     return _make_kernel_fault(
         src,
@@ -655,7 +655,7 @@ def classify_message(text: str, src: Source, *, func: str | None = None) -> Runt
     if "The extend info" in text:
         return _extend(text, src)
     if "fftsplus task execute failed" in text:
-        fm = FFTS_RE.search(text)
+        fm = FFTS_RE().search(text)
         if fm is not None:
             kn = fm.group("kn")
             return FftsPlusFault(
@@ -708,10 +708,10 @@ def classify_message(text: str, src: Source, *, func: str | None = None) -> Runt
             meaning=ERROR_CODES.get(code),
         )
     if "origin_op_name" in text:
-        gm = ERROR_TRACKING_RE.search(text)
+        gm = ERROR_TRACKING_RE().search(text)
         if gm is None:
             return None
-        no = _ERRNO_RE.search(text)
+        no = _ERRNO_RE().search(text)
         origin, op = gm.group("origin"), gm.group("op")
         return ErrorTracking(
             src=src,
@@ -724,7 +724,7 @@ def classify_message(text: str, src: Source, *, func: str | None = None) -> Runt
             sk_name=split_sk_scope_name(origin) or split_sk_scope_name(op),
         )
     if "[Dump][Exception]" in text:
-        dm = DUMP_EXCEPTION_RE.search(text)
+        dm = DUMP_EXCEPTION_RE().search(text)
         if dm is None:
             return DumpExceptionNote(src=src, text=text)
         start, cur, off = _hex(dm.group("start")), _hex(dm.group("cur")), _hex(dm.group("off"))
@@ -750,15 +750,15 @@ def classify_message(text: str, src: Source, *, func: str | None = None) -> Runt
             symbol_contains_offset=soff <= off < soff + size,
         )
     if "Begin to dump callback exception" in text:
-        bm = DUMP_CALLBACK_RE.search(text)
+        bm = DUMP_CALLBACK_RE().search(text)
         if bm is None:
             return None
         name = bm.group("name").strip()
         return DumpCallbackBegin(src=src, kernel_name=name, kind=fault_kind(name))
     if "dump exception to file" in text:
-        pm = DUMP_TO_FILE_RE.search(text)
+        pm = DUMP_TO_FILE_RE().search(text)
         path = pm.group("path") if pm else None
-        dd = _DATA_DUMP_RE.search(text)
+        dd = _DATA_DUMP_RE().search(text)
         return DumpToFile(
             src=src,
             path=path,
@@ -808,14 +808,14 @@ def parse_error_manager_line(text: str, src: Source) -> ErrorManagerLine | None:
     code: str | None = None
     pid: int | None = None
     body = s
-    cm = EM_CODE_RE.match(s)
+    cm = EM_CODE_RE().match(s)
     if cm is not None:
         code = cm.group("code")
         pid = _int(cm.group("pid"))
         body = cm.group("body").strip()
     func = file = None
     line_no: int | None = None
-    sm = EM_SUFFIX_RE.search(body)
+    sm = EM_SUFFIX_RE().search(body)
     if sm is not None:
         func, file, line_no = sm.group("func"), sm.group("file"), int(sm.group("line"))
         body = body[: sm.start()].rstrip()

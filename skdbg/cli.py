@@ -32,7 +32,6 @@ from skdbg.cli_errors import EXIT_INTERNAL as EXIT_INTERNAL  # re-exported: the 
 from skdbg.cli_errors import EXIT_OK as EXIT_OK
 from skdbg.output import FORMATS, write_frame
 from skdbg.parsers.common import ParseError
-from skdbg.sessions.errors import LedgerError
 from skdbg.show import one_line
 
 if TYPE_CHECKING:
@@ -50,6 +49,7 @@ _fail = fail
 #: (an existing output folder: exit 2) as every command does
 def _triage_bad_input() -> tuple[type[BaseException], ...]:
     from skdbg.diffing import DiffInputError  # a scene `verify --diff` cannot compare (exit 3)
+    from skdbg.sessions.errors import LedgerError  # here, on an error: analyze never opens the ledger
 
     return (ParseError, LedgerError, DiffInputError)
 
@@ -98,7 +98,41 @@ def _tune_for_batch() -> None:
     atexit.register(_skip_exit_collection)
 
 
+#: the commands defined in their own modules: name -> the loader that adds it (and its subcommands) to
+#: the group. Filled below, once the loaders are defined.
+_LAZY_COMMANDS: dict[str, Callable[[click.Group], None]] = {}
+
+
+class _LazyGroup(click.Group):
+    """The top-level group: a command of :data:`_LAZY_COMMANDS` is imported when it is first looked up.
+
+    Why: importing the ten command modules (and building their options) cost every command ~4.5 ms of
+    CPU, ``analyze`` included, which uses none of them. Help, completion and dispatch go through
+    :meth:`list_commands` and :meth:`get_command` (click's own contract for groups), so ``--help`` loads
+    them all and lists the same commands in the same (sorted) order.
+    """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *_LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        load = _LAZY_COMMANDS.get(cmd_name)
+        if load is not None and cmd_name not in self.commands:
+            load(self)
+        return self.commands.get(cmd_name)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        # an unknown name: click suggests the close matches among ``self.commands``, so load them all
+        if args and self.get_command(ctx, args[0]) is None:
+            for name in _LAZY_COMMANDS:
+                self.get_command(ctx, name)
+        return super().resolve_command(ctx, args)
+
+
 @click.group(
+    cls=_LazyGroup,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110},
     epilog=EXIT_CODES_HELP,
     invoke_without_command=True,
@@ -795,54 +829,85 @@ def session_note(session_id: str, text: str, attempt: str | None, session_dir: P
     _emit(fmt, {"notes": count}, f"{count} note(s)")
 
 
-# the TUI entry point imports only click at module level; textual loads inside launch()
-from skdbg.tui.cli import tui as _tui  # noqa: E402
+def _add_tui(group: click.Group) -> None:
+    # the TUI entry point imports only click at module level; textual loads inside launch()
+    from skdbg.tui.cli import tui
 
-main.add_command(_tui)
+    group.add_command(tui)
 
-from skdbg.cli_codegen import codegen as _codegen  # noqa: E402
 
-main.add_command(_codegen)
+def _add_codegen(group: click.Group) -> None:
+    from skdbg.cli_codegen import codegen
+    from skdbg.cli_codegen_candidate import register
+    from skdbg.cli_codegen_fusion import superkernel
 
-from skdbg.cli_codegen_fusion import superkernel as _superkernel  # noqa: E402
+    group.add_command(codegen)
+    codegen.add_command(superkernel)
+    register(group)
 
-_codegen.add_command(_superkernel)
 
-from skdbg.cli_codegen_candidate import register as _register_candidate  # noqa: E402
+def _add_collect(group: click.Group) -> None:
+    from skdbg.cli_collect import collect
 
-_register_candidate(main)
+    group.add_command(collect)
 
-from skdbg.cli_collect import collect as _collect  # noqa: E402
 
-main.add_command(_collect)
+def _add_explain(group: click.Group) -> None:
+    from skdbg.cli_explain import register
 
-from skdbg.cli_explain import register as _register_explain  # noqa: E402
+    register(group)
 
-_register_explain(main)
 
-from skdbg.cli_loop import register as _register_loop  # noqa: E402
+def _add_relaunch(group: click.Group) -> None:
+    from skdbg.cli_loop import register
 
-_register_loop(main)
+    register(group)
 
-from skdbg.cli_bisect import bisect_command as _bisect  # noqa: E402
 
-main.add_command(_bisect)
+def _add_bisect(group: click.Group) -> None:
+    from skdbg.cli_bisect import bisect_command
 
-from skdbg.cli_sim import sim as _sim  # noqa: E402
+    group.add_command(bisect_command)
 
-main.add_command(_sim)
 
-from skdbg.cli_demo import demo as _demo  # noqa: E402
+def _add_sim(group: click.Group) -> None:
+    from skdbg.cli_sim import sim
 
-main.add_command(_demo)
+    group.add_command(sim)
 
-from skdbg.cli_diff import diff_command as _diff  # noqa: E402
 
-main.add_command(_diff)
+def _add_demo(group: click.Group) -> None:
+    from skdbg.cli_demo import demo
 
-from skdbg.cli_scan import scan as _scan  # noqa: E402
+    group.add_command(demo)
 
-main.add_command(_scan)
+
+def _add_diff(group: click.Group) -> None:
+    from skdbg.cli_diff import diff_command
+
+    group.add_command(diff_command)
+
+
+def _add_scan(group: click.Group) -> None:
+    from skdbg.cli_scan import scan
+
+    group.add_command(scan)
+
+
+_LAZY_COMMANDS.update(
+    {
+        "tui": _add_tui,
+        "codegen": _add_codegen,
+        "collect": _add_collect,
+        "explain": _add_explain,
+        "relaunch": _add_relaunch,
+        "bisect": _add_bisect,
+        "sim": _add_sim,
+        "demo": _add_demo,
+        "diff": _add_diff,
+        "scan": _add_scan,
+    }
+)
 
 
 if __name__ == "__main__":  # pragma: no cover

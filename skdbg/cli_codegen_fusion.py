@@ -13,7 +13,6 @@ from pathlib import Path
 
 import click
 
-from skdbg.atomic import write_tree
 from skdbg.cli_codegen import OUTPUT_CODEGEN_HELP
 from skdbg.cli_errors import cli_errors, output_folder_option
 
@@ -44,6 +43,7 @@ def superkernel(ops_json: Path, out: Path, force: bool) -> None:
     `json` paths are relative to OPS.json; text_size (the child's .text bytes) gives the preload pages
     ceil(min(size, 16384) / 2048); vector_core_cnt / ai_core_cnt default per SoC (dynamic children).
     """
+    from skdbg.atomic import write_tree  # here: every command loads this module, only this one writes
     from skdbg.codegen.fusion.generate import generate_superkernel
     from skdbg.codegen.fusion.model import load_ops_json
 

@@ -8,7 +8,6 @@ an honest "the exclusion did not fix it" — 2 for a usage error (unknown story,
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 
 import click
@@ -52,6 +51,8 @@ def demo(
     from skdbg.loop.demo import DemoError, DemoStep, run_demo
 
     if folder is None:
+        import tempfile  # here: every command loads this module (tempfile ~1 ms), only demo uses it
+
         folder = Path(tempfile.mkdtemp(prefix="skdbg-demo-"))
 
     def say(step: DemoStep) -> None:

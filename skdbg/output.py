@@ -18,6 +18,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from skdbg.parsers.common import lazy_regex
 from skdbg.parsers.frames import rows_frame
 
 if TYPE_CHECKING:
@@ -62,8 +63,9 @@ def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return [dict(zip(cols, (_plain(v) for v in row), strict=True)) for row in frame.itertuples(index=False)]
 
 
-#: columns people read as addresses/handles/bit patterns: shown in hex in the human table
-HEX_COLUMN_RE = re.compile(
+#: columns people read as addresses/handles/bit patterns: shown in hex in the human table (compiled on
+#: first use: ``analyze --format json`` imports this module for its format names only)
+HEX_COLUMN_RE = lazy_regex(
     r"(?:^|_)(?:pc|addr|address|hdl|handle|base|cond_value|args|devargs|para_base|entry_ai[cv]\d|entry\d)$"
     r"|^(?:binHdl|funcHdl|devArgs|launchKernelCfg|start_pc|current_pc|pc_start|pc_current|offset|sym_start|offset_in_symbol)$",
     re.IGNORECASE,
@@ -105,7 +107,7 @@ def write_frame(
         table = Table(title=title or None, show_lines=False, header_style="bold")
         for col in frame.columns:
             table.add_column(str(col), overflow="fold")
-        hexes = [bool(HEX_COLUMN_RE.search(str(c))) for c in frame.columns]
+        hexes = [bool(HEX_COLUMN_RE().search(str(c))) for c in frame.columns]
         for row in frame.itertuples(index=False):
             table.add_row(*(_cell(v, hex_int=h) for v, h in zip(row, hexes, strict=True)))
         console.print(table)
@@ -173,7 +175,7 @@ def _print_records(console: Console, frame: pd.DataFrame, title: str) -> None:
 
     cols = [str(c) for c in frame.columns]
     for i, row in enumerate(frame.itertuples(index=False)):
-        cells = {c: _cell(v, hex_int=bool(HEX_COLUMN_RE.search(c))) for c, v in zip(cols, row, strict=True)}
+        cells = {c: _cell(v, hex_int=bool(HEX_COLUMN_RE().search(c))) for c, v in zip(cols, row, strict=True)}
         where = f" {cells['file']}:{cells['line']}" if cells.get("file") and cells.get("line") else ""
         record = Table(title=f"{title} [{i}]{where}", show_header=False, title_justify="left", box=None)
         record.add_column("field", style="bold")

@@ -3,8 +3,9 @@
 Why: every module imported on the analyze path costs its class creation (Python 3.11 compiles each
 dataclass method one by one) on every first run. The result cache (its snapshot classes, pickle,
 platformdirs), the glossary (``skdbg explain``'s JSON package data) and the wait-for graph of a hang
-(six dataclasses) are used only on their own paths: a ``--no-cache`` analysis of a scene without a
-bystander core must not load them. Each probe runs in a fresh interpreter so modules imported by other
+(six dataclasses) are used only on their own paths, and :mod:`skdbg.atomic` (``tempfile``) only by the
+commands that write a folder: a ``--no-cache`` analysis of a scene without a bystander core must not
+load them. Each probe runs in a fresh interpreter so modules imported by other
 tests cannot hide a violation.
 """
 
@@ -20,7 +21,27 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SCENES = REPO / "examples" / "scenes"
-WATCHED = ("skdbg.triage.cache", "platformdirs", "skdbg.glossary", "skdbg.triage.waitfor")
+WATCHED = (
+    "skdbg.triage.cache",
+    "platformdirs",
+    "skdbg.glossary",
+    "skdbg.triage.waitfor",
+    "skdbg.atomic",
+    "skdbg.sessions",
+    # the command modules of the other commands (skdbg.cli's lazy group)
+    "skdbg.tui.cli",
+    "skdbg.cli_codegen",
+    "skdbg.cli_codegen_fusion",
+    "skdbg.cli_codegen_candidate",
+    "skdbg.cli_collect",
+    "skdbg.cli_explain",
+    "skdbg.cli_loop",
+    "skdbg.cli_bisect",
+    "skdbg.cli_sim",
+    "skdbg.cli_demo",
+    "skdbg.cli_diff",
+    "skdbg.cli_scan",
+)
 
 _PROBE = """
 import json, sys
@@ -60,3 +81,73 @@ def test_analyze_with_the_cache_loads_the_cache(tmp_path: Path) -> None:
     args = ["analyze", str(SCENES / "high-single-stream"), "--format", "json"]
     assert "skdbg.triage.cache" in _loaded(args, tmp_path)
     assert any(tmp_path.iterdir())  # an entry was stored
+
+
+#: module-level patterns of rare line kinds, bad input or other commands, compiled on first use
+#: (``lazy_regex``): a scene without such lines must not compile them
+LAZY_REGEXES = {
+    "skdbg.parsers.runtime_faults": (
+        "FFTS_RE",
+        "ERROR_TRACKING_RE",
+        "_ERRNO_RE",
+        "DUMP_EXCEPTION_RE",
+        "DUMP_CALLBACK_RE",
+        "DUMP_TO_FILE_RE",
+        "_DATA_DUMP_RE",
+        "EM_CODE_RE",
+        "EM_SUFFIX_RE",
+        "_LENIENT_KERNEL_RE",
+        "_LENIENT_EXT_RE",
+        "_LENIENT_HASH_RE",
+        "_LENIENT_PROGRAM_RE",
+    ),
+    "skdbg.parsers.plog_line": (
+        "LINE_RE",
+        "SK_REST_RE",
+        "IDEDD_REST_RE",
+        "TID_FUNC_RE",
+        "TS_RE",
+        "FAST_LINE_RE",
+    ),
+    "skdbg.parsers.fail_reasons": ("_BREAK",),
+    "skdbg.output": ("HEX_COLUMN_RE",),
+}
+
+_REGEX_PROBE = """
+import importlib, json, sys
+from click.testing import CliRunner
+from skdbg.cli import main
+watched = json.loads(sys.argv[1])
+result = CliRunner().invoke(main, sys.argv[2:])
+compiled = []
+for mod, names in watched.items():
+    m = importlib.import_module(mod)
+    for name in names:
+        accessor = getattr(m, name)
+        if accessor.cache_info().currsize:
+            compiled.append(mod + "." + name)
+    if mod.endswith("runtime_faults"):
+        compiled += ["_KV_INT_RE." + k for k, a in m._KV_INT_RE.items() if a.cache_info().currsize]
+print(json.dumps({"exit": result.exit_code, "output": result.output[:300], "compiled": compiled}))
+"""
+
+
+def test_analyze_compiles_no_rare_line_regex(tmp_path: Path) -> None:
+    """The scene's plog holds a kernel fault and a core report in the standard layout only (no dump
+    exception, no FFTS+ or GE line, every line the fast path's), its fail-reasons file no break reason,
+    and JSON output prints no table: none of the lazily compiled patterns may be compiled. The probe
+    calls each accessor's ``cache_info``, so a pattern moved back to a plain ``re.compile`` fails too."""
+    scene = SCENES / "aiv-fault-add-custom"
+    args = ["analyze", str(scene), "--format", "json", "--no-cache"]
+    env = {**os.environ, "SKDBG_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-c", _REGEX_PROBE, json.dumps(LAZY_REGEXES), *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+        env=env,
+    )
+    doc = json.loads(out.stdout.strip().splitlines()[-1])
+    assert doc["exit"] == 0, doc["output"]
+    assert doc["compiled"] == []
