@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import Source
 from skdbg.parsers.device_args import DeviceArgsBlock, DfxEntry
 from skdbg.parsers.evidence import Evidence, ModelEvidence
@@ -363,10 +364,14 @@ class SkInstance:
         return [s for s in snap.scopes if s.scope_id == self.scope_id]
 
 
+#: SkTask without the frozen ``__init__`` (ten ``object.__setattr__`` calls a task, 5,000 tasks a scene)
+_new_task = frozen_builder(SkTask)
+
+
 def _from_tq(t: QueueTask, node_id: int | None) -> SkTask:
     # positional, in SkTask's field order: keywords cost a third more over 5,000 tasks
     # (index, queue, slot, type, args, debug_options, entries, node_id, src, origin)
-    return SkTask(
+    return _new_task(
         t.node_index,
         t.queue,
         t.position,
