@@ -161,10 +161,11 @@ class SkInstance:
     def nodes(self) -> list[SkNode]:
         if self.block is None:
             return []
+        new = _new_node  # SkNode(position, node, src) without the frozen __init__ (2,500 nodes)
         out = []
         for i, fn in enumerate(self.block.nodes):
             pos = fn.position if fn.position is not None else i
-            out.append(SkNode(pos, fn.node, fn.src))
+            out.append(new(pos, fn.node, fn.src))
         return out
 
     @property
@@ -173,7 +174,7 @@ class SkInstance:
 
     def node_by_id(self, node_id: int) -> SkNode | None:
         for n in self.nodes:
-            if n.node_id == node_id:
+            if n.node.node_id == node_id:  # the node's own field: no property call per node
                 return n
         return None
 
@@ -364,6 +365,8 @@ class SkInstance:
         return [s for s in snap.scopes if s.scope_id == self.scope_id]
 
 
+#: SkNode without the frozen ``__init__`` (its fields set through ``object.__setattr__``)
+_new_node = frozen_builder(SkNode)
 #: SkTask without the frozen ``__init__`` (ten ``object.__setattr__`` calls a task, 5,000 tasks a scene)
 _new_task = frozen_builder(SkTask)
 
