@@ -418,6 +418,15 @@ class _TreeIndex:
 
     __slots__ = ("calls", "depth", "imports", "parent", "simple", "up")
 
+    #: fields that hold only names, numbers, flags or leaf nodes in every Python's grammar (identifiers,
+    #: ``ctx``, operators, import aliases): the walk never descends from them, so it does not read them
+    _NO_CHILDREN = frozenset(
+        {
+            "arg", "attr", "conversion", "ctx", "id", "is_async", "kind", "kwd_attrs", "level", "module",
+            "name", "names", "op", "ops", "rest", "simple", "tag", "type_comment",
+        }
+    )  # fmt: skip
+
     def __init__(self, tree: ast.AST) -> None:
         calls: list[tuple[ast.Call, ast.stmt | None]] = []
         simple: list[ast.stmt] = []
@@ -427,9 +436,12 @@ class _TreeIndex:
         imports: list[tuple[int, int, int, ast.Import | ast.ImportFrom]] = []
         stmt_t, call_t = ast.stmt, ast.Call
         import_t = (ast.Import, ast.ImportFrom)
-        # type → role, filled on first sight (the roles depend on the type only)
+        # type → role, filled on first sight (the roles depend on the type only); type → its fields
+        # that may hold a child
         roles: dict[type, int] = {}
         role_of = roles.get
+        walked: dict[type, tuple[str, ...]] = {}
+        no_children = self._NO_CHILDREN
         stack: list[tuple[ast.AST, ast.stmt | None, int]] = [(tree, None, 0)]
         pop, push = stack.pop, stack.append
         while stack:
@@ -445,7 +457,10 @@ class _TreeIndex:
             elif type(node) is call_t:
                 calls.append((node, stmt))
             level += 1
-            for name in node._fields:
+            names = walked.get(type(node))
+            if names is None:
+                names = walked[type(node)] = tuple(f for f in node._fields if f not in no_children)
+            for name in names:
                 value = getattr(node, name, None)
                 t = type(value)
                 if t is list:

@@ -102,6 +102,15 @@ class M(Base, metaclass=Meta):
             case Point(x=0, y=yy):
                 sc.super_kernel(f"{x!r:>{w(3)}}")
         return x[s(1):t(2), ...]
+
+
+async def agen(n, *, step=inc(1)):
+    from . import sibling as sib
+    def inner():
+        nonlocal n
+        n += bump(n)
+        n = -neg(n) if n is not None else pos(n)
+    return [a async for a in stream(sib.f(n)) if await ok(a)]
 """
 
 
@@ -109,10 +118,29 @@ def test_hand_written_source_every_field_kind() -> None:
     tree = ast.parse(HAND_WRITTEN)
     got = answers(_TreeIndex(tree))
     assert got == reference(tree)
-    assert len(got["calls"]) == 24 and got["imports"] == {"tn": "torchair", "sc": "torchair.scope"}
+    assert len(got["calls"]) == 31
+    assert (got["imports"]["tn"], got["imports"]["sc"]) == ("torchair", "torchair.scope")
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "parsers").glob("*.py")), ids=lambda p: p.name)
 def test_this_repository_s_parsers(path: Path) -> None:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     assert answers(_TreeIndex(tree)) == reference(tree)
+
+
+def test_the_skipped_fields_never_hold_a_node_to_walk() -> None:
+    """The fields the walk does not read hold no node it would descend into, in any source read here."""
+    trees = [ast.parse(HAND_WRITTEN)] + [
+        ast.parse(p.read_text(encoding="utf-8")) for p in (ROOT / "skdbg").rglob("*.py")
+    ]
+    seen: set[str] = set()
+    for tree in trees:
+        for node in ast.walk(tree):
+            for name in node._fields:
+                if name not in _TreeIndex._NO_CHILDREN:
+                    continue
+                seen.add(name)
+                value = getattr(node, name, None)
+                for v in value if isinstance(value, list) else [value]:
+                    assert not isinstance(v, ast.AST) or isinstance(v, _LEAVES), (type(node).__name__, name)
+    assert {"ctx", "op", "ops", "names", "name", "attr", "id", "arg", "level"} <= seen
