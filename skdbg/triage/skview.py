@@ -170,7 +170,7 @@ class SkInstance:
 
     @property
     def kernels(self) -> list[SkNode]:
-        return [n for n in self.nodes if n.is_kernel]
+        return [n for n in self.nodes if n.node.is_kernel]
 
     def node_by_id(self, node_id: int) -> SkNode | None:
         for n in self.nodes:
@@ -181,8 +181,9 @@ class SkInstance:
     def streams(self) -> list[int]:
         seen: dict[int, None] = {}
         for n in self.nodes:
-            if n.stream_id is not None:
-                seen.setdefault(n.stream_id, None)
+            sid = n.node.stream_id  # the node's own field: no property call per node
+            if sid is not None:
+                seen.setdefault(sid, None)
         return list(seen)
 
     def occurrence_of(self, node: SkNode) -> int | None:
