@@ -461,7 +461,7 @@ class _TreeIndex:
             if names is None:
                 names = walked[type(node)] = tuple(f for f in node._fields if f not in no_children)
             for name in names:
-                value = getattr(node, name, None)
+                value: Any = getattr(node, name, None)  # a node, a list, a name, a number or None
                 t = type(value)
                 if t is list:
                     if value and isinstance(value[0], stmt_t):
