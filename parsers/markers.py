@@ -418,6 +418,15 @@ class _TreeIndex:
 
     __slots__ = ("calls", "depth", "imports", "parent", "simple", "up")
 
+    #: fields that hold only names, numbers, flags or leaf nodes in every Python's grammar (identifiers,
+    #: ``ctx``, operators, import aliases): the walk never descends from them, so it does not read them
+    _NO_CHILDREN = frozenset(
+        {
+            "arg", "attr", "conversion", "ctx", "id", "is_async", "kind", "kwd_attrs", "level", "module",
+            "name", "names", "op", "ops", "rest", "simple", "tag", "type_comment",
+        }
+    )  # fmt: skip
+
     def __init__(self, tree: ast.AST) -> None:
         calls: list[tuple[ast.Call, ast.stmt | None]] = []
         simple: list[ast.stmt] = []
@@ -425,8 +434,14 @@ class _TreeIndex:
         up: dict[ast.stmt, ast.stmt | None] = {}
         depth: dict[ast.stmt, int] = {}
         imports: list[tuple[int, int, int, ast.Import | ast.ImportFrom]] = []
-        stmt_t, call_t, ast_t, leaves = ast.stmt, ast.Call, ast.AST, _LEAVES
+        stmt_t, call_t = ast.stmt, ast.Call
         import_t = (ast.Import, ast.ImportFrom)
+        # type → role, filled on first sight (the roles depend on the type only); type → its fields
+        # that may hold a child
+        roles: dict[type, int] = {}
+        role_of = roles.get
+        walked: dict[type, tuple[str, ...]] = {}
+        no_children = self._NO_CHILDREN
         stack: list[tuple[ast.AST, ast.stmt | None, int]] = [(tree, None, 0)]
         pop, push = stack.pop, stack.append
         while stack:
@@ -442,17 +457,28 @@ class _TreeIndex:
             elif type(node) is call_t:
                 calls.append((node, stmt))
             level += 1
-            for name in node._fields:
-                value = getattr(node, name, None)
-                if type(value) is list:
+            names = walked.get(type(node))
+            if names is None:
+                names = walked[type(node)] = tuple(f for f in node._fields if f not in no_children)
+            for name in names:
+                value: Any = getattr(node, name, None)  # a node, a list, a name, a number or None
+                t = type(value)
+                if t is list:
                     if value and isinstance(value[0], stmt_t):
                         for child in value:
                             parent[child] = (value, node)
                     for child in value:
-                        if isinstance(child, ast_t) and not isinstance(child, leaves):
+                        r = role_of(type(child))
+                        if r is None:
+                            r = roles[type(child)] = _role(child)
+                        if r:
                             push((child, stmt, level))
-                elif isinstance(value, ast_t) and not isinstance(value, leaves):
-                    push((value, stmt, level))
+                else:
+                    r = role_of(t)
+                    if r is None:
+                        r = roles[t] = _role(value)
+                    if r:
+                        push((value, stmt, level))
         self.calls = calls
         self.simple = simple
         self.parent = parent
@@ -483,6 +509,12 @@ class _TreeIndex:
             out.append(cur)
             cur = self.up.get(cur)
         return out[::-1]
+
+
+def _role(value: object) -> int:
+    """1 when the traversal descends into ``value`` (a node that may hold a call or a statement),
+    else 0 (a leaf node, or a plain value: str, int, None); the same for every value of its type."""
+    return int(isinstance(value, ast.AST) and not isinstance(value, _LEAVES))
 
 
 def _marker(

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from skdbg.parsers.binfiles import ImageTable, PcLocation, matches_func_name
+from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import Source
 from skdbg.parsers.cond import CondCheck, check_cond, state_name
 from skdbg.parsers.runtime_faults import CoreErrorReport, DumpException
@@ -128,6 +129,10 @@ class _Range:
     origin: str  # dfx | device_args | task_queue+elf
 
 
+#: _Range without the frozen ``__init__``: a DFX table gives one per node, core type and entry (~5,000)
+_new_range = frozen_builder(_Range)
+
+
 @dataclass
 class _Reading:
     """One state report for a core: counter row, trace block or COND."""
@@ -150,13 +155,18 @@ def _ranges(inc: Incident | None, inst: SkInstance | None, qtype: str | None) ->
     types = (qtype,) if qtype is not None else ("aic", "aiv")
     out: list[_Range] = []
     if inc is not None and inc.dfx is not None and inc.dfx.nodes:
+        new = _new_range
         for n in inc.dfx.nodes:
             for t in types:
                 size = n.aic_size if t == "aic" else n.aiv_size
-                entries = n.entry_aic if t == "aic" else n.entry_aiv
-                for e in entries:
-                    if e and size:
-                        out.append(_Range(n.node, e, e + size, "dfx"))
+                if size:
+                    out.extend(
+                        [
+                            new(n.node, e, e + size, "dfx")
+                            for e in (n.entry_aic if t == "aic" else n.entry_aiv)
+                            if e
+                        ]
+                    )
         return out
     if inst is not None and inst.dfx_entries():
         for d in inst.dfx_entries():

@@ -169,8 +169,9 @@ def replan(
     fin = fragment_input(inst, anchor)
     b.edge_notes(frag)
     b.extra_notes(frag, dict(fin.dcci))
-    b.straddles(frag, fin.nodes)
-    rng = b.ranges(frag)
+    sides = b.sides(frag)  # straddles and ranges ask it of the same fragment and sites
+    b.straddles(frag, fin.nodes, sides)
+    rng = b.ranges(frag, sides)
     decision = Decision("proposed", mechanism, None if frag.single else "R5")
     if automatic and mechanism != "explicit_none_exclusion":
         decision = Decision(

@@ -450,26 +450,36 @@ def _fill_between(inp: FragmentInput, members: set[int], record: _Recorder) -> b
 
 
 def fnodes_of(inst: SkInstance) -> tuple[FNode, ...]:
-    """The SK's fused nodes as :class:`FNode` records."""
+    """The SK's fused nodes as :class:`FNode` records.
+
+    Built positionally through :func:`frozen_builder` (FNode's field order): the frozen ``__init__``
+    set each of the nine fields through ``object.__setattr__`` (2,500 nodes: 4.8 -> 1.5 ms)."""
+    from skdbg.parsers.bulk import frozen_builder
+
+    new = frozen_builder(FNode)
     out = []
     for n in inst.nodes:
         nd = n.node
+        kind = nd.kind
         et = nd.event_type
-        if nd.kind == "memory_write":
+        if kind == "memory_write":
             et = "MemoryWrite"
-        elif nd.kind == "memory_wait":
+        elif kind == "memory_wait":
             et = "MemoryWait"
+        elif kind == "kernel" or kind == "default":
+            et = None
+        # (node_id, position, kind, stream_id, event_type, event_id, func_name, collective, src)
         out.append(
-            FNode(
-                node_id=nd.node_id,
-                position=n.position,
-                kind=nd.kind,
-                stream_id=nd.stream_id,
-                event_type=et if nd.kind != "kernel" and nd.kind != "default" else None,
-                event_id=nd.event_id,
-                func_name=nd.func_name,
-                collective=n.is_collective,
-                src=n.src,
+            new(
+                nd.node_id,
+                n.position,
+                kind,
+                nd.stream_id,
+                et,
+                nd.event_id,
+                nd.func_name,
+                n.is_collective,
+                n.src,
             )
         )
     return tuple(out)

@@ -450,13 +450,13 @@ class ProposalBuilder:
         members = set(frag.members)
         nodes = self.inst.nodes
         lines = self.lines
-        fpos = [n.position for n in nodes if n.node_id in members]
+        fpos = [n.position for n in nodes if n.node.node_id in members]
         flines = [lines[i] for i in members if i in lines]
         lo_p, hi_p = min(fpos), max(fpos)
         lo_l, hi_l = (min(flines), max(flines)) if flines else (0, 0)  # once, not per node
         out: dict[int, str] = {}
         for n in nodes:
-            nid = n.node_id
+            nid = n.node.node_id
             if nid in members:
                 continue
             ln = lines.get(nid)
@@ -466,13 +466,15 @@ class ProposalBuilder:
                 out[nid] = "before" if n.position < lo_p else "after" if n.position > hi_p else "inside"
         return out
 
-    def ranges(self, frag: Fragment) -> Ranges:
+    def ranges(self, frag: Fragment, sides: dict[int, str] | None = None) -> Ranges:
         """§4.1 element 2: every child node (kernels, events, memory wait/write) in SK order.
 
         ``excluded`` is F, ``before``/``after`` the nodes left on each side of the cut; when F is
-        contiguous and source and SK order agree, before + excluded + after is the original list."""
+        contiguous and source and SK order agree, before + excluded + after is the original list.
+        ``sides``: :meth:`sides` of ``frag`` when the caller already has it."""
         members = set(frag.members)
-        sides = self.sides(frag)
+        if sides is None:
+            sides = self.sides(frag)
         original = tuple(n.node_id for n in self.inst.nodes)
         return Ranges(
             original=original,
@@ -482,10 +484,14 @@ class ProposalBuilder:
             inside=tuple(i for i in original if sides.get(i) == "inside"),
         )
 
-    def straddles(self, frag: Fragment, nodes: tuple[FNode, ...]) -> None:
-        """Event pairs whose notify ends up before the cut and whose wait after it (§4.3, V3)."""
+    def straddles(
+        self, frag: Fragment, nodes: tuple[FNode, ...], sides: dict[int, str] | None = None
+    ) -> None:
+        """Event pairs whose notify ends up before the cut and whose wait after it (§4.3, V3).
+        ``sides``: :meth:`sides` of ``frag`` when the caller already has it."""
         members = set(frag.members)
-        sides = self.sides(frag)
+        if sides is None:
+            sides = self.sides(frag)
 
         def side(n: FNode) -> str:
             return sides.get(n.node_id, "inside")
@@ -558,9 +564,10 @@ class ProposalBuilder:
                 "debugOptions 0x2, a diagnostic attempt — F9) and are not edges of the clean candidate; retest clean"
             )
         self.extra_notes(frag, dict(fin.dcci))
-        self.straddles(frag, fin.nodes)
+        sides = self.sides(frag)  # straddles and ranges ask it of the same fragment and sites (2,500 nodes)
+        self.straddles(frag, fin.nodes, sides)
 
-        rng = self.ranges(frag)
+        rng = self.ranges(frag, sides)
         none_ok = ctx.probe is not None and ctx.probe.explicit_none_exclusion_accepted is True
         probe_evidence = self.probe_evidence()
         decision = self.decide(frag, rng, automatic, none_ok)

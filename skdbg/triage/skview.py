@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import Source
 from skdbg.parsers.device_args import DeviceArgsBlock, DfxEntry
 from skdbg.parsers.evidence import Evidence, ModelEvidence
@@ -160,27 +161,29 @@ class SkInstance:
     def nodes(self) -> list[SkNode]:
         if self.block is None:
             return []
+        new = _new_node  # SkNode(position, node, src) without the frozen __init__ (2,500 nodes)
         out = []
         for i, fn in enumerate(self.block.nodes):
             pos = fn.position if fn.position is not None else i
-            out.append(SkNode(pos, fn.node, fn.src))
+            out.append(new(pos, fn.node, fn.src))
         return out
 
     @property
     def kernels(self) -> list[SkNode]:
-        return [n for n in self.nodes if n.is_kernel]
+        return [n for n in self.nodes if n.node.is_kernel]
 
     def node_by_id(self, node_id: int) -> SkNode | None:
         for n in self.nodes:
-            if n.node_id == node_id:
+            if n.node.node_id == node_id:  # the node's own field: no property call per node
                 return n
         return None
 
     def streams(self) -> list[int]:
         seen: dict[int, None] = {}
         for n in self.nodes:
-            if n.stream_id is not None:
-                seen.setdefault(n.stream_id, None)
+            sid = n.node.stream_id  # the node's own field: no property call per node
+            if sid is not None:
+                seen.setdefault(sid, None)
         return list(seen)
 
     def occurrence_of(self, node: SkNode) -> int | None:
@@ -363,10 +366,16 @@ class SkInstance:
         return [s for s in snap.scopes if s.scope_id == self.scope_id]
 
 
+#: SkNode without the frozen ``__init__`` (its fields set through ``object.__setattr__``)
+_new_node = frozen_builder(SkNode)
+#: SkTask without the frozen ``__init__`` (ten ``object.__setattr__`` calls a task, 5,000 tasks a scene)
+_new_task = frozen_builder(SkTask)
+
+
 def _from_tq(t: QueueTask, node_id: int | None) -> SkTask:
     # positional, in SkTask's field order: keywords cost a third more over 5,000 tasks
     # (index, queue, slot, type, args, debug_options, entries, node_id, src, origin)
-    return SkTask(
+    return _new_task(
         t.node_index,
         t.queue,
         t.position,
