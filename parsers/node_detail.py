@@ -115,6 +115,23 @@ class NodeDetailResult(MetaResultBase):
         return frame(rows, COLUMNS)
 
 
+def _detail(src: Source, ts: datetime | None, pid: int | None, node: Node, tail: re.Match[str]) -> NodeDetail:
+    """The record of a ``Processed node`` line: its node and the tail after it (type, flags, fusion,
+    stack), as both the line-at-a-time branch and the fast one read them."""
+    raw_type, flags, fus, stack = tail.group("type", "flags", "fus", "stack")
+    return _build_detail(
+        src,
+        ts,
+        pid,
+        node,
+        LEGACY_TYPE_CODES.get(raw_type, raw_type),
+        raw_type,
+        flags,
+        None if fus is None else fus == "1",
+        None if stack is None else int(stack),
+    )
+
+
 def parse_node_detail(
     source: str | os.PathLike[str] | Iterable[MetaLine], *, file: str | None = None
 ) -> NodeDetailResult:
@@ -136,20 +153,7 @@ def parse_node_detail(
         if got is None or tail is None:
             res.unrecognized.append(Unrecognized(src, msg, "sk_node_detail:tail"))
             return
-        raw_type, flags, fus, stack = tail.group("type", "flags", "fus", "stack")
-        res.nodes.append(
-            _build_detail(
-                src,
-                ml.ts,
-                ml.pid,
-                got[0],
-                LEGACY_TYPE_CODES.get(raw_type, raw_type),
-                raw_type,
-                flags,
-                None if fus is None else fus == "1",
-                None if stack is None else int(stack),
-            )
-        )
+        res.nodes.append(_detail(src, ml.ts, ml.pid, got[0], tail))
 
     def general(ml: MetaLine) -> None:
         res.note_truncated(ml, "sk_node_detail.log")
@@ -185,20 +189,7 @@ def parse_node_detail(
         if got is None or (tail := _TAIL.match(text[got[1] :])) is None:
             general(scan.meta_line(no))
             continue
-        raw_type, flags, fus, stack = tail.group("type", "flags", "fus", "stack")
-        nodes.append(
-            _build_detail(
-                src,
-                ts_from_text(ts_text),
-                int(pid_text),
-                got[0],
-                LEGACY_TYPE_CODES.get(raw_type, raw_type),
-                raw_type,
-                flags,
-                None if fus is None else fus == "1",
-                None if stack is None else int(stack),
-            )
-        )
+        nodes.append(_detail(src, ts_from_text(ts_text), int(pid_text), got[0], tail))
         if pid_text == scan.pid_text:  # all ``note`` does for a further line of that pid
             res.lines_read += 1
         else:

@@ -17,8 +17,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from skdbg.parsers.common import Source, Unrecognized
-from skdbg.parsers.plog import FAULT_MARKERS, scan_plog
+from skdbg.parsers.plog import scan_plog
 from skdbg.parsers.plog_line import PlogLine, fast_plog_line, parse_plog_line
+from tests.support.plog_reference import plog_reference
 
 SRC = Source("plog-48213_20260610140321518.log", 7)
 
@@ -409,29 +410,6 @@ def plog_files(draw: st.DrawFn) -> list[bytes]:
     return lines
 
 
-def _reference(path: Path, data: bytes, pid: int | None) -> list[PlogLine | Unrecognized]:
-    """What the line-at-a-time scan yields: every marker line, one ``\\r`` off, decoded, the grammar."""
-    out: list[PlogLine | Unrecognized] = []
-    lines = data.split(b"\n")
-    final_complete = data.endswith(b"\n")
-    if final_complete:
-        lines.pop()
-    for i, raw in enumerate(lines):
-        if not any(m in raw for m in FAULT_MARKERS):
-            continue
-        complete = i < len(lines) - 1 or final_complete
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
-        text = raw.decode("utf-8", errors="replace")
-        src = Source(str(path), i + 1)
-        rec = parse_plog_line(text, src, complete=complete)
-        if rec is None:
-            out.append(Unrecognized(src, text, "plog_scan"))
-        elif pid is None or rec.pid == pid:
-            out.append(rec)
-    return out
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lines=plog_files(), final_newline=st.booleans(), pid=st.sampled_from([None, 1, 48213]))
 def test_scan_records_equal_the_line_at_a_time_reading(
@@ -444,7 +422,7 @@ def test_scan_records_equal_the_line_at_a_time_reading(
         path = Path(d) / "plog-48213_20260610140321518.log"
         path.write_bytes(data)
         got = list(scan_plog(path, pid))
-        assert got == _reference(path, data, pid)
+        assert got == plog_reference(path, data, pid)
 
 
 def test_scan_records_of_a_long_file_cross_batches(tmp_path: Path) -> None:
@@ -459,7 +437,7 @@ def test_scan_records_of_a_long_file_cross_batches(tmp_path: Path) -> None:
     path.write_bytes(data)
     got = list(scan_plog(path))
     assert len(got) == 300
-    assert got == _reference(path, data, None)
+    assert got == plog_reference(path, data, None)
     assert got[70] == Unrecognized(Source(str(path), 71), rows[70], "plog_scan")
     assert [type(r) for r in got].count(PlogLine) == 299
     rec = got[200]
@@ -480,7 +458,7 @@ def test_pid_filter_on_batches_of_records_only(tmp_path: Path) -> None:
     path.write_bytes(data)
     got = list(scan_plog(path, 48213))
     assert [r.text for r in got if isinstance(r, PlogLine)] == [f"n={i}" for i in range(400) if i % 3]
-    assert got == _reference(path, data, 48213)
+    assert got == plog_reference(path, data, 48213)
     assert len(list(scan_plog(path, 777))) == 134
 
 

@@ -28,8 +28,9 @@ from skdbg.parsers import plog as plog_mod
 from skdbg.parsers import runtime_faults as rf
 from skdbg.parsers.common import Source, Unrecognized, oversized_number
 from skdbg.parsers.evidence import PlogEvidence, _file_items, _file_records, _sort_by_time
-from skdbg.parsers.plog import FAULT_MARKERS, scan_plog_batches, scan_plog_parts
+from skdbg.parsers.plog import scan_plog_batches, scan_plog_parts
 from skdbg.parsers.plog_line import PlogLine, fast_plog_block, fast_plog_lines, parse_plog_line
+from tests.support.plog_reference import plog_reference
 
 FILE = "plog-48213_20260610140321518.log"
 
@@ -145,27 +146,6 @@ def plog_files(draw: st.DrawFn) -> list[bytes]:
     return lines
 
 
-def _reference(path: Path, data: bytes, pid: int | None) -> list[PlogLine | Unrecognized]:
-    """What the line-at-a-time scan yields: every marker line, one ``\\r`` off, decoded, the grammar."""
-    out: list[PlogLine | Unrecognized] = []
-    lines = data.split(b"\n")
-    final_complete = data.endswith(b"\n")
-    if final_complete:
-        lines.pop()
-    for i, raw in enumerate(lines):
-        if not any(m in raw for m in FAULT_MARKERS):
-            continue
-        complete = i < len(lines) - 1 or final_complete
-        text = (raw[:-1] if raw.endswith(b"\r") else raw).decode("utf-8", errors="replace")
-        src = Source(str(path), i + 1)
-        rec = parse_plog_line(text, src, complete=complete)
-        if rec is None:
-            out.append(Unrecognized(src, text, "plog_scan"))
-        elif pid is None or rec.pid == pid:
-            out.append(rec)
-    return out
-
-
 def _sources(n: int) -> list[Source]:
     return [Source(FILE, i + 1) for i in range(n)]
 
@@ -271,7 +251,7 @@ def test_parts_flag_only_batches_of_records(lines: list[bytes], final_newline: b
         path = Path(d) / FILE
         path.write_bytes(data)
         parts = list(scan_plog_parts(path, pid))
-        assert [it for items, _ in parts for it in items] == _reference(path, data, pid)
+        assert [it for items, _ in parts for it in items] == plog_reference(path, data, pid)
         assert all(all(type(it) is PlogLine for it in items) for items, flag in parts if flag)
         assert [items for items, _ in parts] == list(scan_plog_batches(path, pid))
 
