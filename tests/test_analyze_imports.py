@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -54,19 +55,25 @@ print(json.dumps({"exit": result.exit_code, "output": result.output[:300],
 """
 
 
-def _loaded(args: list[str], cache_dir: Path) -> list[str]:
+def _run_probe(probe: str, names: object, args: list[str], cache_dir: Path) -> dict[str, Any]:
+    """Run ``probe`` in a fresh interpreter on the CLI ``args`` (``names``, as JSON, its first argument) and
+    return the JSON document it prints last; the command itself must have succeeded."""
     env = {**os.environ, "SKDBG_CACHE_DIR": str(cache_dir)}  # never the user's cache
     out = subprocess.run(
-        [sys.executable, "-c", _PROBE, json.dumps(WATCHED), *args],
+        [sys.executable, "-c", probe, json.dumps(names), *args],
         capture_output=True,
         text=True,
         check=True,
         cwd=REPO,
         env=env,
     )
-    doc = json.loads(out.stdout.strip().splitlines()[-1])
+    doc: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     assert doc["exit"] == 0, doc["output"]
-    loaded: list[str] = doc["loaded"]
+    return doc
+
+
+def _loaded(args: list[str], cache_dir: Path) -> list[str]:
+    loaded: list[str] = _run_probe(_PROBE, WATCHED, args, cache_dir)["loaded"]
     return loaded
 
 
@@ -139,15 +146,4 @@ def test_analyze_compiles_no_rare_line_regex(tmp_path: Path) -> None:
     calls each accessor's ``cache_info``, so a pattern moved back to a plain ``re.compile`` fails too."""
     scene = SCENES / "aiv-fault-add-custom"
     args = ["analyze", str(scene), "--format", "json", "--no-cache"]
-    env = {**os.environ, "SKDBG_CACHE_DIR": str(tmp_path)}
-    out = subprocess.run(
-        [sys.executable, "-c", _REGEX_PROBE, json.dumps(LAZY_REGEXES), *args],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=REPO,
-        env=env,
-    )
-    doc = json.loads(out.stdout.strip().splitlines()[-1])
-    assert doc["exit"] == 0, doc["output"]
-    assert doc["compiled"] == []
+    assert _run_probe(_REGEX_PROBE, LAZY_REGEXES, args, tmp_path)["compiled"] == []
