@@ -678,15 +678,22 @@ def source_sites_from_json(doc: Any, file: str) -> SourceSitesFile:
         if type(value) is int and value >= 1 and key.isascii() and key.isdigit() and len(key) < plain_len:
             sites.append(new_site(new_source(file, None, key), int(key), value))
             continue
-        t = key.strip()
-        if not _is_decimal(t):
-            f.invalid(key, "a decimal graph nodeId as key", key)
-            continue
-        if not is_int(value) or value < 1:
-            f.invalid(key, "a 1-based line number", value)
-            continue
-        sites.append(SourceSite(Source(file, json_path=key), int(t), int(value)))
+        if (site := checked_site(f, file, key, value)) is not None:
+            sites.append(site)
     return SourceSitesFile(file, sites, [], gaps)
+
+
+def checked_site(f: _Fields, file: str, key: str, value: Any) -> SourceSite | None:
+    """One ``source_sites.json`` entry through the key and value checks (the general path): its site,
+    or None with the entry's gap recorded in ``f``."""
+    t = key.strip()
+    if not _is_decimal(t):
+        f.invalid(key, "a decimal graph nodeId as key", key)
+        return None
+    if not is_int(value) or value < 1:
+        f.invalid(key, "a 1-based line number", value)
+        return None
+    return SourceSite(Source(file, json_path=key), int(t), int(value))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""``source_sites_from_json`` builds plain entries without the general checks; the oracle is the general
-loop as it was before (kept here verbatim), run on hand-written and generated documents that mix plain
+"""``source_sites_from_json`` builds plain entries without the general checks; the oracle sends every
+entry through those checks (``checked_site``), on hand-written and generated documents that mix plain
 entries with every kind of entry the checks refuse or normalise (padded keys, non-ASCII digits, runs
 too long for the runtime's integers, booleans, zero, floats, strings)."""
 
@@ -11,9 +11,9 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skdbg.parsers.common import MAX_U64, Gap, Source
-from skdbg.parsers.jsonload import as_object, is_int
-from skdbg.parsers.run_identity import SourceSite, _Fields, _is_decimal, source_sites_from_json
+from skdbg.parsers.common import MAX_U64, Gap
+from skdbg.parsers.jsonload import as_object
+from skdbg.parsers.run_identity import SourceSite, _Fields, checked_site, source_sites_from_json
 
 FILE = "source_sites.json"
 
@@ -23,17 +23,8 @@ def reference(doc: Any, file: str) -> tuple[list[SourceSite], list[Gap]]:
     root = as_object(doc, file, "")
     gaps: list[Gap] = []
     f = _Fields(file, gaps, "source_sites.json")
-    sites: list[SourceSite] = []
-    for key, value in root.items():
-        t = key.strip()
-        if not _is_decimal(t):
-            f.invalid(key, "a decimal graph nodeId as key", key)
-            continue
-        if not is_int(value) or value < 1:
-            f.invalid(key, "a 1-based line number", value)
-            continue
-        sites.append(SourceSite(Source(file, json_path=key), int(t), int(value)))
-    return sites, gaps
+    checked = (checked_site(f, file, key, value) for key, value in root.items())
+    return [site for site in checked if site is not None], gaps
 
 
 def same_as_reference(doc: Any) -> None:
