@@ -98,13 +98,9 @@ def _tune_for_batch() -> None:
     atexit.register(_skip_exit_collection)
 
 
-#: the commands defined in their own modules: name -> the loader that adds it (and its subcommands) to
-#: the group. Filled below, once the loaders are defined.
-_LAZY_COMMANDS: dict[str, Callable[[click.Group], None]] = {}
-
-
 class _LazyGroup(click.Group):
-    """The top-level group: a command of :data:`_LAZY_COMMANDS` is imported when it is first looked up.
+    """The top-level group: a command of :data:`_LAZY_COMMANDS` (end of this module) is imported when it
+    is first looked up.
 
     Why: importing the ten command modules (and building their options) cost every command ~4.5 ms of
     CPU, ``analyze`` included, which uses none of them. Help, completion and dispatch go through
@@ -894,20 +890,20 @@ def _add_scan(group: click.Group) -> None:
     group.add_command(scan)
 
 
-_LAZY_COMMANDS.update(
-    {
-        "tui": _add_tui,
-        "codegen": _add_codegen,
-        "collect": _add_collect,
-        "explain": _add_explain,
-        "relaunch": _add_relaunch,
-        "bisect": _add_bisect,
-        "sim": _add_sim,
-        "demo": _add_demo,
-        "diff": _add_diff,
-        "scan": _add_scan,
-    }
-)
+#: the commands defined in their own modules: name -> the loader that adds it (and its subcommands) to
+#: the group (:class:`_LazyGroup`)
+_LAZY_COMMANDS: dict[str, Callable[[click.Group], None]] = {
+    "tui": _add_tui,
+    "codegen": _add_codegen,
+    "collect": _add_collect,
+    "explain": _add_explain,
+    "relaunch": _add_relaunch,
+    "bisect": _add_bisect,
+    "sim": _add_sim,
+    "demo": _add_demo,
+    "diff": _add_diff,
+    "scan": _add_scan,
+}
 
 
 if __name__ == "__main__":  # pragma: no cover
