@@ -27,6 +27,10 @@ _KIND_NAMES = (
     (stat.S_ISSOCK, "a socket"),
 )
 
+#: how a scene file is opened for reading: non-blocking (a FIFO with no writer must not block the open;
+#: :func:`open_regular` makes the descriptor blocking again once it is known to be a regular file)
+READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
 #: how to fix any refused file next time
 _COLLECT = "copy the real file into the scene folder (cp -L), not a link or a special file"
 
@@ -117,7 +121,7 @@ def open_regular(path: str | os.PathLike[str], *, what: str) -> io.BufferedReade
     """
     name = os.fsdecode(path)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, READ_FLAGS)
     except FileNotFoundError:
         raise ParseError(name, f"{what} (file does not exist)") from None
     except IsADirectoryError:

@@ -22,7 +22,7 @@ from skdbg.parsers.common import Gap, ParseError, Source
 from skdbg.parsers.discovery import MODEL_FILES, SkMetaLayout, discover_sk_meta
 from skdbg.parsers.evidence import Evidence, SideFiles, TableSpec
 from skdbg.parsers.frames import rows_frame
-from skdbg.parsers.fsguard import file_problem, open_regular
+from skdbg.parsers.fsguard import READ_FLAGS, file_problem, open_regular
 from skdbg.parsers.plog import PlogFile, parse_plog_name
 from skdbg.parsers.plog_line import parse_plog_line
 from skdbg.parsers.textio import looks_binary
@@ -31,8 +31,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 _HASH_CHUNK = 1 << 20
-#: how :meth:`Artifact._small_digest` opens a file: as ``open_regular`` does (a FIFO must not block)
-_SMALL_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 _SNIFF_BYTES = 4096
 
 
@@ -171,7 +169,7 @@ class Artifact:
         return exactly that many; a file that grew meanwhile (more bytes) or a short read (a file cut
         meanwhile, a network file system) is left to the general path, which reads until the end."""
         try:
-            fd = os.open(path, _SMALL_OPEN_FLAGS)
+            fd = os.open(path, READ_FLAGS)  # as open_regular opens (a FIFO must not block)
         except OSError:
             return None
         try:
