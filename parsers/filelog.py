@@ -62,7 +62,6 @@ def parse_filelog_ts(text: str) -> datetime | None:
         return None
 
 
-_TS_CACHE: dict[str, datetime | None] = {}
 _TAIL_CACHE: dict[str, tuple[int, int, str, str, int, str]] = {}
 _CACHE_MAX = 4096
 
@@ -83,15 +82,11 @@ def second_of(text: str) -> datetime | None:
 
 
 def prefix_ts(text: str) -> datetime | None:
-    """``text`` as PREFIX_RE matched it (``YYYY-MM-DD HH:MM:SS.mmm``): the whole second is converted
-    once per distinct second, the milliseconds are put in (lines of one burst share their second)."""
-    if text in _TS_CACHE:
-        return _TS_CACHE[text]
-    if len(_TS_CACHE) >= _CACHE_MAX:
-        _TS_CACHE.clear()
+    """``text`` as PREFIX_RE matched it (``YYYY-MM-DD HH:MM:SS.mmm``): its whole second, converted once
+    per distinct second (:func:`second_of`; the lines of one burst share it), plus the milliseconds (a
+    whole second plus under 1000 ms stays inside that second, so this equals putting them in)."""
     base = second_of(text[:19])
-    ts = _TS_CACHE[text] = None if base is None else base.replace(microsecond=int(text[20:]) * 1000)
-    return ts
+    return None if base is None else base + MILLIS[int(text[20:23])]
 
 
 #: ``timedelta`` of each millisecond count (a stamp is its whole second plus these)
@@ -109,12 +104,6 @@ def ts_from_bytes(ts: bytes) -> datetime | None:
         if len(_SECOND_B_CACHE) >= _CACHE_MAX:
             _SECOND_B_CACHE.clear()
         base = _SECOND_B_CACHE[second] = parse_filelog_ts(second.decode("ascii"))
-    return None if base is None else base + MILLIS[int(ts[20:23])]
-
-
-def ts_from_text(ts: str) -> datetime | None:
-    """:func:`ts_from_bytes` for a decoded stamp (``YYYY-MM-DD HH:MM:SS.mmm``)."""
-    base = second_of(ts[:19])
     return None if base is None else base + MILLIS[int(ts[20:23])]
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import ParseError, Source, Unrecognized
-from skdbg.parsers.filelog import ts_from_text
+from skdbg.parsers.filelog import prefix_ts
 from skdbg.parsers.node_format import Node, match_node
 from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, frame, record_row
 from skdbg.parsers.skmeta_scan import FastScan, fast_pattern
@@ -189,7 +189,7 @@ def parse_node_detail(
         if got is None or (tail := _TAIL.match(text[got[1] :])) is None:
             general(scan.meta_line(no))
             continue
-        nodes.append(_detail(src, ts_from_text(ts_text), int(pid_text), got[0], tail))
+        nodes.append(_detail(src, prefix_ts(ts_text), int(pid_text), got[0], tail))
         if pid_text == scan.pid_text:  # all ``note`` does for a further line of that pid
             res.lines_read += 1
         else:

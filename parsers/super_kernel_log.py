@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
-from skdbg.parsers.filelog import MILLIS, second_of, ts_from_bytes, ts_from_text
+from skdbg.parsers.filelog import MILLIS, prefix_ts, second_of, ts_from_bytes
 from skdbg.parsers.node_format import Node, match_node
 from skdbg.parsers.sklog_runs import (
     FACT_LINE,
@@ -594,7 +594,7 @@ class _FactParser:
             src = self.source(no)
             no += 1
             if self.reorder is None or not self.row(src, msg):
-                self.step(src, ts_from_text(ts), int(pid), msg)
+                self.step(src, prefix_ts(ts), int(pid), msg)
             if self.reorder is None and self.summary is None:
                 break
         return pos, no
@@ -684,12 +684,12 @@ class _FactParser:
         ts, pid, body = m.groups()
         msg = body.strip()
         if (k := _KEYS.match(msg)) is not None:
-            key, src, t, p = k.lastgroup, self.source(no), ts_from_text(ts), int(pid)
+            key, src, t, p = k.lastgroup, self.source(no), prefix_ts(ts), int(pid)
             if not self.keyed(key, src, t, p, msg):  # type: ignore[arg-type]
                 self.unkeyed(src, t, p, msg, key)
             return self.reorder is not None or self.summary is not None
         if "buffer is full" in msg:
-            self.fact(self.source(no), ts_from_text(ts), int(pid), msg, None)
+            self.fact(self.source(no), prefix_ts(ts), int(pid), msg, None)
         else:
             self.res.plain_text_lines += 1
         return False
