@@ -714,24 +714,12 @@ class _FactParser:
         res.task_index_nodes.append(_build_task_index_node(src, t, pid, int(index), node_type, got[0]))
 
     def offsets(self, src: Source, aic: int, aiv: int, msg: str) -> None:
-        """``aicOffset=…, aivOffset=…`` (matched ``msg``): completes the child binary before it (the
-        record rebuilt with every other field as it is, what ``dataclasses.replace`` gives), or is
-        left unrecognized when there is none without offsets."""
+        """``aicOffset=…, aivOffset=…`` (matched ``msg``): completes the child binary before it, or is
+        left unrecognized when there is none without offsets. Rare on the fast path, which reads a
+        child's line and the offsets line after it as one match; the general path's facts come here too."""
         res = self.res
         if res.child_binaries and res.child_binaries[-1].aic_offset is None:
-            c = res.child_binaries[-1]
-            res.child_binaries[-1] = _build_child_binary(
-                c.src,
-                c.ts,
-                c.pid,
-                c.func_name,
-                c.bin_dev_addr,
-                c.bin_dev_size,
-                c.aic_addr,
-                c.aiv_addr,
-                aic,
-                aiv,
-            )
+            res.child_binaries[-1] = replace(res.child_binaries[-1], aic_offset=aic, aiv_offset=aiv)
         else:
             res.unrecognized.append(Unrecognized(src, msg, "super_kernel:offsets_without_funcName"))
 
@@ -884,14 +872,7 @@ class _FactParser:
         elif key == "off":
             if (m := _OFFSETS.match(msg)) is None:
                 return False
-            if res.child_binaries and res.child_binaries[-1].aic_offset is None:
-                res.child_binaries[-1] = replace(
-                    res.child_binaries[-1],
-                    aic_offset=int(m.group("aic"), 16),
-                    aiv_offset=int(m.group("aiv"), 16),
-                )
-            else:
-                res.unrecognized.append(Unrecognized(src, msg, "super_kernel:offsets_without_funcName"))
+            self.offsets(src, int(m.group("aic"), 16), int(m.group("aiv"), 16), msg)
         elif key == "split":
             if (m := _SPLIT_SYM.match(msg)) is not None:
                 i, core, sym, size, bind = m.groups()
