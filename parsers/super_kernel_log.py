@@ -593,8 +593,11 @@ class _FactParser:
             msg = rest.rstrip()  # the prefix took the blanks before the body: body.strip()
             src = self.source(no)
             no += 1
-            if self.reorder is None or not self.row(src, msg):
-                self.step(src, prefix_ts(ts), int(pid), msg)
+            if self.reorder is not None:
+                if self.row(src, msg):
+                    continue  # a row of the open block (no stamp needed): the block stays open
+                self.close_reorder()  # what step() would do first, without asking row() again
+            self.step(src, prefix_ts(ts), int(pid), msg)
             if self.reorder is None and self.summary is None:
                 break
         return pos, no
