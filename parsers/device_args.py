@@ -620,7 +620,6 @@ def _fast_lines(scan: FastScan, res: DeviceArgsResult, general: Callable[[MetaLi
     tasks: list[Task] | None = None  # the open queue's tasks while task and entry lines may go there
     queue = ""
     dfx: list[DfxEntry] | None = None  # the open block's dfx rows
-    pid = None
     counted = 0
     for item in scan:
         if isinstance(item, MetaLine):
@@ -691,8 +690,7 @@ def _fast_lines(scan: FastScan, res: DeviceArgsResult, general: Callable[[MetaLi
                 dfx = blk.dfx if blk is not None else None
             continue
         counted += span
-        if g[_G_PID] != pid:
-            pid = g[_G_PID]
+        if g[_G_PID] != scan.pid_text:  # all ``note`` does for a further line of that pid is count it
             note(res, m, no, 0)
     res.lines_read += counted
 

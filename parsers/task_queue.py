@@ -61,7 +61,9 @@ DEBUG_OPTION_BITS: dict[int, str] = {
 
 QUEUE_NAMES = ("aic", "aiv")
 
-_TASK_KEYS = {"nodeIndex", "type", "numBlocks", "entryCnt", "args", "debugOptions", "entries"}
+#: the seven members of a task entry, in the producer's order
+_TASK_FIELDS = ("nodeIndex", "type", "numBlocks", "entryCnt", "args", "debugOptions", "entries")
+_TASK_KEYS = frozenset(_TASK_FIELDS)
 _QUEUE_KEYS = {"numBlocks", "funcCnt", "taskQue"}
 _ROOT_KEYS = {"version", "description", "modelId", "scopeCount", "scopes", "scopeId", "taskQueues"}
 
@@ -413,8 +415,8 @@ def _task_plain(
     )
 
 
-#: the seven members of a task entry, in the producer's order (one C call reads them all)
-_TASK_MEMBERS = itemgetter("nodeIndex", "type", "numBlocks", "entryCnt", "args", "debugOptions", "entries")
+#: a task entry's members in :data:`_TASK_FIELDS` order (one C call reads them all)
+_TASK_MEMBERS = itemgetter(*_TASK_FIELDS)
 #: a run of ``"0x…"`` strings joined by commas: each is then a plain hex string (``int(s, 16)`` reads it)
 _HEX_RUN = re.compile(r"0x[0-9a-fA-F]+(?:,0x[0-9a-fA-F]+)*")
 _BASE16 = repeat(16)
