@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skdbg.parsers.ascend_meta import BINDMAP_ENTRY_CONFLICT, AscendMetaResult, parse_ascend_meta
-from skdbg.parsers.bulk import frozen_builder
+from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.demangle import demangle
 from skdbg.parsers.elf import TIER_NEAREST, TIER_SYMTAB, TIER_UNRESOLVED, ElfImage, open_elf
@@ -51,7 +51,6 @@ class BinFileName:
 
 
 _build_name = frozen_builder(BinFileName)  # bin_files holds one file per kernel: thousands of names
-_build_source = frozen_builder(Source)
 
 
 def sanitize_func_name(name: str) -> str:
@@ -84,7 +83,7 @@ def _parse_name(name: str, file: str) -> BinFileName | None:
         int(hex_text, 16),
         hex_text,
         hex_text == hex_text.upper(),
-        _build_source(file, None, None),
+        build_source(file, None, None),
     )
 
 

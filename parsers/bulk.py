@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import fields, is_dataclass
 from typing import Any, TypeVar
 
+from skdbg.parsers.common import Source
+
 T = TypeVar("T")
 
 
@@ -53,3 +55,8 @@ def frozen_builder(cls: type[T]) -> Callable[..., T]:
     build.__qualname__ = build.__name__ = f"build_{cls.__name__}"
     build.__doc__ = f"``{cls.__name__}(*values)`` without the frozen ``__init__``."
     return build
+
+
+#: ``Source(file, line, json_path)`` without the frozen ``__init__``: the one builder every parser uses
+#: for the citation of each record it makes
+build_source = frozen_builder(Source)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from skdbg.parsers.bulk import frozen_builder
+from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import Gap, Source, Unrecognized
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.fused_nodes import SkFuncName, split_sk_func_name, too_long_gap
@@ -308,7 +308,6 @@ def _block_context(b: DeviceArgsBlock) -> dict[str, object]:
 
 _build_task = frozen_builder(Task)
 _build_dfx = frozen_builder(DfxEntry)
-_build_source = frozen_builder(Source)
 _TASK_GROUPS = ("i", "type", "idx", "nid", "rt", "blk", "ent", "args", "dbg", "extra")
 _DFX_GROUPS = ("i", "bin", "ori", "aic", "aiv", "nb", "cube", "vec")
 _NO_ENTRIES: tuple[int | None, int | None, int | None, int | None] = (None, None, None, None)
@@ -643,7 +642,7 @@ def _fast_lines(scan: FastScan, res: DeviceArgsResult, general: Callable[[MetaLi
                 entries = tuple([int(v, 16) for v in (e0, e1, e2)[: span - 1]])
             tasks.append(
                 _build_task(
-                    _build_source(file, no, None),
+                    build_source(file, no, None),
                     queue,
                     int(i),
                     typ,
@@ -667,7 +666,7 @@ def _fast_lines(scan: FastScan, res: DeviceArgsResult, general: Callable[[MetaLi
             ]
             dfx.append(
                 _build_dfx(
-                    _build_source(file, no, None),
+                    build_source(file, no, None),
                     int(i),
                     int(bin_, 16),
                     int(ori, 16),

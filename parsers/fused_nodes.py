@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from skdbg.parsers.bulk import frozen_builder
+from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.node_format import Node, match_node
@@ -334,7 +334,6 @@ NODE_COLUMNS = [
 
 
 _build_fused_node = frozen_builder(FusedNode)
-_build_source = frozen_builder(Source)
 
 
 def _child_kernels(nodes: Iterable[FusedNode]) -> Iterator[Node]:
@@ -428,7 +427,7 @@ def parse_fused_nodes(
         m, no = item
         if cur is not None:  # a ``[i] <node>`` line inside a block: the general branch's reading
             position, text, pid_text = m.group("i", "node", "pid")
-            src = _build_source(file, no, None)
+            src = build_source(file, no, None)
             try:
                 got = match_node(text, 0, src)
             except ParseError:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from skdbg.parsers.bulk import frozen_builder
+from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import ParseError, Source, Unrecognized
 from skdbg.parsers.filelog import prefix_ts
 from skdbg.parsers.node_format import Node, match_node
@@ -76,7 +76,6 @@ class NodeDetail:
 
 
 _build_detail = frozen_builder(NodeDetail)
-_build_source = frozen_builder(Source)
 
 COLUMNS = [
     "file",
@@ -178,7 +177,7 @@ def parse_node_detail(
             continue
         m, no = item
         ts_text, pid_text, text = m.group("ts", "pid", "node")
-        src = _build_source(file, no, None)
+        src = build_source(file, no, None)
         # what ``add`` records for the line, without the line layer's MetaLine; anything else (an
         # error to word, a tail it does not read) is the general branch's
         tail_at = text.rfind(_TAIL_OPEN)  # the node ends where the tail starts: match_node's guess

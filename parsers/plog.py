@@ -44,10 +44,11 @@ from itertools import accumulate, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, cast
 
+from skdbg.parsers.bulk import build_source
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized, may_hold_oversized, oversized_number
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.fsguard import open_regular
-from skdbg.parsers.plog_line import PlogLine, build_source, fast_plog_block, fast_plog_lines, parse_plog_line
+from skdbg.parsers.plog_line import PlogLine, fast_plog_block, fast_plog_lines, parse_plog_line
 from skdbg.parsers.readahead import ReadAhead
 from skdbg.parsers.runtime_faults import (
     ErrorManagerLine,

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from skdbg.parsers.bulk import frozen_builder
+from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import Source, lazy_regex, oversized_number
 
 LINE_RE = lazy_regex(
@@ -232,7 +232,6 @@ _HEAD_RE = re.compile(r"\[([A-Z]+)\] *([A-Za-z_][A-Za-z0-9_]*)\(([0-9]+),([^)]*)
 #: ``PlogLine(*values)`` without the frozen ``__init__`` (same object, ~5x cheaper)
 build_plog_line = frozen_builder(PlogLine)
 #: ``Source(file, line, None)`` without the frozen ``__init__`` (one per record)
-build_source = frozen_builder(Source)
 
 #: what repeats from line to line, by its text: head → (level, module, pid, proc), ``file:line`` →
 #: (basename, line), tag run (``[INIT][DEFAULT]``) → tags. A log holds a handful of heads and tag

@@ -666,17 +666,17 @@ def source_sites_from_json(doc: Any, file: str) -> SourceSitesFile:
     Why two paths: a plain entry (ASCII digits too short to pass ``MAX_U64`` → a JSON int ≥ 1) is what
     the general checks accept unchanged (its key strips to itself), and is built without them through
     :func:`frozen_builder` (2,500 entries: ~5 ms → ~1.5 ms); every other entry takes the general checks."""
-    from skdbg.parsers.bulk import frozen_builder
+    from skdbg.parsers.bulk import build_source, frozen_builder
 
     root = as_object(doc, file, "")
     gaps: list[Gap] = []
     f = _Fields(file, gaps, "source_sites.json")
     sites: list[SourceSite] = []
-    new_source, new_site = frozen_builder(Source), frozen_builder(SourceSite)
+    new_site = frozen_builder(SourceSite)
     plain_len = len(str(MAX_U64))  # fewer digits than this cannot pass MAX_U64
     for key, value in root.items():
         if type(value) is int and value >= 1 and key.isascii() and key.isdigit() and len(key) < plain_len:
-            sites.append(new_site(new_source(file, None, key), int(key), value))
+            sites.append(new_site(build_source(file, None, key), int(key), value))
             continue
         if (site := checked_site(f, file, key, value)) is not None:
             sites.append(site)

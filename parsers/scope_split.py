@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from skdbg.parsers.bulk import frozen_builder
+from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.node_format import Node, match_node
@@ -337,7 +337,6 @@ class ScopeSplitResult(MetaResultBase):
 
 
 _build_scope_node = frozen_builder(ScopeNode)
-_build_source = frozen_builder(Source)
 
 
 class _ScopeB:
@@ -526,7 +525,7 @@ def parse_scope_split(
             and _MARK_RESULTS not in text
             and _MARK_OLD not in text
         ):
-            src = _build_source(file, no, None)
+            src = build_source(file, no, None)
             try:
                 got = match_node(text, 0, src)
             except ParseError:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from skdbg.parsers.bulk import frozen_builder
+from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import Gap, Source, Unrecognized, oversized_number
 from skdbg.parsers.cond import decode_cond, state_name
 from skdbg.parsers.filelog import FileLogPrefix, rejoin_cont, split_prefix
@@ -66,7 +66,6 @@ from skdbg.parsers.sklog_runs import RUN_PREFIX_TEXT, HandlerRun, SkLog, run_pre
 from skdbg.parsers.textio import iter_lines
 
 # the records made per table line, built without the frozen __init__ (same objects, see bulk.py)
-_build_source = frozen_builder(Source)
 _build_task = frozen_builder(QueueTask)
 _build_counter = frozen_builder(CounterEntry)
 _build_dfx_node = frozen_builder(DfxNode)
@@ -457,7 +456,7 @@ class _Parser:
             kind = m.lastgroup
             assert kind is not None  # a branch or RUN_OTHER
             text = m[kind]
-            src = _build_source(file, no, None)
+            src = build_source(file, no, None)
             head = m[1]
             if head != last_head:
                 last_head = head

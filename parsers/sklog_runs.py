@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from skdbg.parsers import common
-from skdbg.parsers.bulk import frozen_builder
+from skdbg.parsers.bulk import build_source
 from skdbg.parsers.common import Source
 from skdbg.parsers.filelog import FORMAT_ERROR, FileLogPrefix, has_long_line, split_prefix
 from skdbg.parsers.skmeta_lines import MetaLine, raw_meta_line, to_meta_line
@@ -245,7 +245,7 @@ class SkLog:
                 yield make(
                     prefix_of(prefix) or run_prefix(prefix),
                     body.decode("ascii"),
-                    _build_source(file, no, None),
+                    build_source(file, no, None),
                 )
 
     def handler_parts(self) -> Iterator[HandlerRun | tuple[FileLogPrefix | None, str, Source]]:
@@ -259,9 +259,6 @@ class SkLog:
                 p = item.prefix
                 if p is None or p.src_file == HANDLER_FILE or p.func in HANDLER_FUNCS:
                     yield p, item.message, item.src
-
-
-_build_source = frozen_builder(Source)  # a Source per handler line, without the frozen __init__
 
 
 def _triple(

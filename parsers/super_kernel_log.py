@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from skdbg.parsers.bulk import frozen_builder
+from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.filelog import MILLIS, prefix_ts, second_of, ts_from_bytes
 from skdbg.parsers.node_format import Node, match_node
@@ -478,7 +478,6 @@ _LINE = re.compile(_FAST_PREFIX + r"([^\n]*)")
 
 #: the fast facts come by the thousand (one per child kernel, four split symbols each): their records
 #: and sources are built without the frozen ``__init__`` (see :mod:`skdbg.parsers.bulk`)
-_build_source = frozen_builder(Source)
 _build_split_symbol = frozen_builder(SplitSymbol)
 _build_child_binary = frozen_builder(ChildBinary)
 _build_bind_header = frozen_builder(BindMapHeader)
@@ -622,7 +621,7 @@ class _FactParser:
                     return m.end(), no + k + 1
                 child = self.child
                 continue
-            src = _build_source(file, no + k, None)
+            src = build_source(file, no + k, None)
             second, ms, pid = m.group(1, 2, 3)
             if pid != last_pid:
                 last_pid, p = pid, int(pid)
@@ -698,7 +697,7 @@ class _FactParser:
         return False
 
     def source(self, no: int) -> Source:
-        return _build_source(self.file, no, None)
+        return build_source(self.file, no, None)
 
     def index_node(
         self, src: Source, t: datetime | None, pid: int | None, msg: str, pos: int, index: str, node_type: str

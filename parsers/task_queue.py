@@ -25,7 +25,7 @@ from itertools import chain, repeat
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
-from skdbg.parsers.bulk import frozen_builder
+from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import Gap, Source, Unrecognized
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.jsonload import (
@@ -335,7 +335,6 @@ def _queue(
 
 _TASK_TYPE_SET = frozenset(TASK_TYPES)
 _build_task = frozen_builder(QueueTask)
-_build_source = frozen_builder(Source)
 _DEBUG_FLAGS: dict[int, tuple[str, ...]] = {}
 
 
@@ -400,7 +399,7 @@ def _task_plain(
         cached = _DEBUG_FLAGS.get(debug)  # _debug_flags' cache read here: no call for a known value
         flags = cached if cached is not None else _debug_flags(debug)
     return _build_task(
-        _build_source(file, None, path),
+        build_source(file, None, path),
         scope_id,
         queue,
         position,
@@ -468,7 +467,7 @@ def _tasks_bulk(
     if flat and not _all_hex(flat):
         return None
     flags = {d: _debug_flags(d) if d >= 0 else () for d in set(debugs)}
-    build, source = _build_task, _build_source
+    build, source = _build_task, build_source
     return [
         build(
             source(file, None, f"{infos_path}[{k}]"),  # jsonload.join of an index
