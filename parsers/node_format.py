@@ -23,9 +23,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
+from typing import TypeVar
 
 from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import ParseError, Source, parse_int
+
+V = TypeVar("V")
 
 EVENT_TYPES = ("EventNotify", "EventWait", "EventReset", "Unknown")
 LEGACY_EVENT = {"Notify": "EventNotify", "Wait": "EventWait", "Reset": "EventReset"}
@@ -274,9 +277,8 @@ def _fast_event(text: str, pos: int, key: str | None = None) -> tuple[tuple[obje
         None, None, None, None, (),
         et, _num(eid), _num(eflag), _num(etask), None, None,
     )  # fmt: skip
-    if len(_TEXT_CACHE) >= _NODE_CACHE_MAX:
-        _TEXT_CACHE.clear()
-    hit = _TEXT_CACHE[node_text] = (args, len(node_text))
+    hit = (args, len(node_text))
+    _bounded_put(_TEXT_CACHE, node_text, hit)
     return hit
 
 
@@ -311,9 +313,7 @@ def _mid_fields(m: re.Match[str], mid: str) -> tuple[object, ...]:
     fields = (
         ktype, (int(ra), int(rb)), c_, nb_, cube_, vec_, sche == "1", mix == "1", simt == "1", dyn_, alloc_, res_,
     )  # fmt: skip
-    if len(_MID_CACHE) >= _NODE_CACHE_MAX:
-        _MID_CACHE.clear()
-    _MID_CACHE[mid] = fields
+    _bounded_put(_MID_CACHE, mid, fields)
     return fields
 
 
@@ -346,9 +346,8 @@ def _fast_kernel(text: str, pos: int, key: str | None = None) -> tuple[tuple[obj
         bin_, fh_, cfg_, dev_ = (_num(bin_hdl), _num(func_hdl), _num(cfg), _num(dev))
     ids = (int(nid), int(sid), int(sidx), int(nidx))
     args = ("kernel", *ids, "current", node_text, func, *mid_fields, bin_, fh_, cfg_, dev_, (), *_NO_EVENT)
-    if len(_TEXT_CACHE) >= _NODE_CACHE_MAX - 1:
-        _TEXT_CACHE.clear()
-    hit = _TEXT_CACHE[node_text] = (args, len(node_text))
+    hit = (args, len(node_text))
+    _bounded_put(_TEXT_CACHE, node_text, hit)
     if dev is not None:
         # the same node as the listings printed before the device args were set show it: node detail
         # and the scope split print the very nodes ``sk_fused_nodes.log`` (parsed first) lists with
@@ -357,9 +356,26 @@ def _fast_kernel(text: str, pos: int, key: str | None = None) -> tuple[tuple[obj
         # the optional group is left out and the closing ``}`` follows).
         short = node_text[: m.start(_DEV_GROUP) - m.start() - len(_DEV_ARGS)] + "}"
         if short not in _TEXT_CACHE:
-            _TEXT_CACHE[short] = (
-                ("kernel", *ids, "current", short, func, *mid_fields, bin_, fh_, cfg_, None, (), *_NO_EVENT),
-                len(short),
+            _bounded_put(
+                _TEXT_CACHE,
+                short,
+                (
+                    (
+                        "kernel",
+                        *ids,
+                        "current",
+                        short,
+                        func,
+                        *mid_fields,
+                        bin_,
+                        fh_,
+                        cfg_,
+                        None,
+                        (),
+                        *_NO_EVENT,
+                    ),
+                    len(short),
+                ),
             )
     return hit
 
@@ -385,15 +401,17 @@ def match_node(text: str, pos: int, src: Source, end: int | None = None) -> tupl
         if hit is None:
             return _match_node_general(text, pos, src, key)
         if hit[1] != len(key):  # a node filling the rest is in the text cache
-            _remember(key, hit)
+            _bounded_put(_NODE_CACHE, key, hit)
     # the same node text, printed by another file or printer: only src differs
     return _build_node(src, *hit[0]), pos + hit[1]
 
 
-def _remember(key: str, value: tuple[tuple[object, ...], int]) -> None:
-    if len(_NODE_CACHE) >= _NODE_CACHE_MAX:
-        _NODE_CACHE.clear()
-    _NODE_CACHE[key] = value
+def _bounded_put(cache: dict[str, V], key: str, value: V) -> None:
+    """Store ``value`` under ``key``, emptying ``cache`` first when it holds :data:`_NODE_CACHE_MAX`
+    entries (the node caches stay bounded whatever a model holds; an emptied cache only costs parses)."""
+    if len(cache) >= _NODE_CACHE_MAX:
+        cache.clear()
+    cache[key] = value
 
 
 def _match_node_general(text: str, pos: int, src: Source, key: str) -> tuple[Node, int] | None:
@@ -461,7 +479,7 @@ def _match_node_general(text: str, pos: int, src: Source, key: str) -> tuple[Nod
         raise _err(src, "']' or ', ' after the node ids", text)
     kw = {"form": form, "text": text[pos:end], **base, **fields}
     node = Node(src=src, **kw)  # type: ignore[arg-type]
-    _remember(key, (tuple(getattr(node, name) for name in _FIELDS_AFTER_SRC), end - pos))
+    _bounded_put(_NODE_CACHE, key, (tuple(getattr(node, name) for name in _FIELDS_AFTER_SRC), end - pos))
     return node, end
 
 
