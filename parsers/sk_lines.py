@@ -597,10 +597,12 @@ RUN_OTHER = "other"
 
 class RunLineRegex(NamedTuple):
     """A run regex that classifies the :data:`RUN_KINDS` as it splits lines: ``regex`` and, per kind,
-    the indices of its catalogue groups and its dialect range."""
+    what a reader needs to make :func:`classify`'s answer for a line the regex named it: the indices
+    of its catalogue groups, whether there is more than one (``m.group`` of one index gives a string,
+    not a tuple) and its dialect range. :data:`RUN_OTHER` has no entry."""
 
     regex: re.Pattern[str]
-    groups: dict[str, tuple[tuple[int, ...], tuple[int, int] | None]]
+    groups: dict[str, tuple[tuple[int, ...], bool, tuple[int, int] | None]]
 
 
 def run_line_regex(prefix: str) -> RunLineRegex:
@@ -623,8 +625,8 @@ def run_line_regex(prefix: str) -> RunLineRegex:
     # a kind's groups are those between its branch's group and the next branch's (counted from the
     # one regex: compiling a catalogue pattern alone only to count them would cost its compile)
     ends = [regex.groupindex[kind] for kind in (*RUN_KINDS, RUN_OTHER)]
-    groups = {
-        kind: (tuple(range(ends[i] + 1, ends[i + 1])), by_kind[kind].dialects)
-        for i, kind in enumerate(RUN_KINDS)
-    }
+    groups = {}
+    for i, kind in enumerate(RUN_KINDS):
+        idx = tuple(range(ends[i] + 1, ends[i + 1]))
+        groups[kind] = (idx, len(idx) > 1, by_kind[kind].dialects)
     return RunLineRegex(regex, groups)

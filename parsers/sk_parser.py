@@ -16,6 +16,7 @@ fault (row 43) unless callback-A-only lines (DfxInfo, header, A25 banner) follow
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -450,7 +451,7 @@ class _Parser:
         counted: _IncidentB | None = None  # the incident counted in full last, with the prefix ``at``
         at: FileLogPrefix | None = None
         run_lines = _run_lines()
-        kind_of = _run_kinds().get
+        kind_of = run_lines.groups.get
         last_head = ""  # the prefix text of the last line (a burst's lines share it: parsed once)
         for no, m in enumerate(run_lines.regex.finditer(run.data.decode("ascii")), run.first_no):
             kind = m.lastgroup
@@ -478,7 +479,7 @@ class _Parser:
             # classify leaves a body over 4000 characters unknown when a group is an oversized number
             c: Classified | None
             spec = kind_of(kind)
-            if spec is not None and len(text) <= 4000:  # what classify makes of it (see _run_kinds)
+            if spec is not None and len(text) <= 4000:  # what classify makes of it (see RunLineRegex)
                 idx, many, d = spec
                 c = _classified(Classified, (kind, None, m.group(*idx) if many else (m[idx[0]],), d))
             else:
@@ -1522,29 +1523,11 @@ def parse_sk_messages(messages: Iterable[SkMessage]) -> SkHandlerResult:
     return p.finish()
 
 
-_RUN_LINES: list[RunLineRegex] = []
-
-
+@functools.cache
 def _run_lines() -> RunLineRegex:
     """The handler runs' line regex (:func:`run_line_regex`), compiled on first use: a process that
     reads no super_kernel.log does not pay for it."""
-    if not _RUN_LINES:
-        _RUN_LINES.append(run_line_regex(RUN_PREFIX_TEXT))
-    return _RUN_LINES[0]
-
-
-_RunKind = tuple[tuple[int, ...], bool, tuple[int, int] | None]
-_RUN_KIND_SPECS: list[dict[str, _RunKind]] = []
-
-
-def _run_kinds() -> dict[str, _RunKind]:
-    """Per :data:`RUN_KINDS` kind, what the run reader needs to make :func:`classify`'s answer for a
-    line the run regex named it (a body of at most 4000 characters, so no group is left unknown as
-    an oversized number): the indices of its groups, whether there is more than one (``m.group`` of
-    one index gives a string, not a tuple) and its dialect range. ``RUN_OTHER`` has no entry."""
-    if not _RUN_KIND_SPECS:
-        _RUN_KIND_SPECS.append({k: (idx, len(idx) > 1, d) for k, (idx, d) in _run_lines().groups.items()})
-    return _RUN_KIND_SPECS[0]
+    return run_line_regex(RUN_PREFIX_TEXT)
 
 
 def parse_sk_log(log: SkLog) -> SkHandlerResult:

@@ -59,7 +59,7 @@ def _match(body: str) -> tuple[str, object]:
     ref = RUN_LINE_TEXT.fullmatch(PREFIX + body + "\n")
     assert ref is not None
     assert (m[1], m[kind]) == ref.groups()  # the prefix and body the plain run-line regex gives
-    spec = sk_parser._run_kinds().get(kind)
+    spec = rl.groups.get(kind)
     if spec is None:
         assert kind == RUN_OTHER
         return kind, classify(m[kind])
