@@ -384,15 +384,19 @@ class _Parser:
     # ------------------------------------------------------------------ driver
     def feed(self, msg: SkMessage) -> None:
         # every message handled while feeding this one (tentative ones included) is of its stream
-        key = self.key = _stream(msg)
-        if self.first_stream is None:
-            self.first_stream = key
-        elif key != self.first_stream:
-            self.single_stream = False
+        self._enter_stream(_stream(msg))
         self.texts.append(msg.text)
         self.funcs.append(msg.func)
         self.srcs.append(msg.src)
         self._route(msg, classify(msg.text))
+
+    def _enter_stream(self, key: tuple[int | None, str, str]) -> None:
+        """The messages fed from now on are of stream ``key``; noted for the single-stream check."""
+        self.key = key
+        if self.first_stream is None:
+            self.first_stream = key
+        elif key != self.first_stream:
+            self.single_stream = False
 
     def _route(self, msg: SkMessage, c: Classified | None) -> None:
         """What :meth:`feed` does with a message once it is noted in the trace and classified."""
@@ -466,13 +470,10 @@ class _Parser:
                 pfx = got
                 pid = pfx.pid if pfx.pid != 0 else None  # as from_filelog: pid 0 = not cached yet
                 new_key = (pid, "filelog", file)
-                if new_key != key:
-                    key = self.key = new_key
+                if new_key != key:  # (the stream of every message fed so far is noted already)
+                    key = new_key
+                    self._enter_stream(key)
                     known = False
-                if self.first_stream is None:
-                    self.first_stream = key
-                elif key != self.first_stream:
-                    self.single_stream = False
             add_text(text)
             add_func(pfx.func)
             add_src(src)
