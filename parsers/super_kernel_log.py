@@ -467,10 +467,9 @@ _SYM, _CHILD_F, _OFF, _HDR, _REC, _DUMPED_F = (
     tuple(range(_FAST.groupindex[name] + 1, _FAST.groupindex[name] + 1 + count))
     for name, count in (("sym", 5), ("child", 5), ("off", 2), ("hdr", 3), ("rec", 7), ("dumped", 4))
 )
-#: the offsets of a child line's pair: the child branch's last two groups (after the five of the child
-#: line and the two of the offsets line's prefix); None when no offsets line came with it
-assert re.compile(_FAST_PREFIX).groups == 2
-_CHILD_OFF = (_FAST.groupindex["child"] + 8, _FAST.groupindex["child"] + 9)
+#: the offsets of a child line's pair: the child branch's last two groups, the ones just before the
+#: ``off`` branch that follows it; None when no offsets line came with it
+_CHILD_OFF = (_FAST.groupindex["off"] - 2, _FAST.groupindex["off"] - 1)
 _INDEX_I, _INDEX_T, _INDEX_AT = (_FAST.groupindex["index"] + k for k in (1, 2, 3))
 #: a run line as ``(ts, pid, body)``, the body without its leading blanks (the run regex checked its
 #: prefix already, so a field is just up to its ``]``)
