@@ -607,6 +607,15 @@ def parse_device_args(
     return res
 
 
+def _fast_state(blk: _BlockB | None) -> tuple[list[Task] | None, str, list[DfxEntry] | None]:
+    """What the fast branch of :func:`_fast_lines` needs of the block open after a general line: the
+    open queue's task list and name (:meth:`_BlockB.open_tasks`) and the block's dfx rows."""
+    if blk is None:
+        return None, "", None
+    tasks, queue = blk.open_tasks()
+    return tasks, queue, blk.dfx
+
+
 def _fast_lines(scan: FastScan, res: DeviceArgsResult, general: Callable[[MetaLine], _BlockB | None]) -> None:
     """Read a file's lines: the fast pattern's matches here, all else (and a match in a state this does
     not handle) by ``general``.
@@ -622,9 +631,7 @@ def _fast_lines(scan: FastScan, res: DeviceArgsResult, general: Callable[[MetaLi
     counted = 0
     for item in scan:
         if isinstance(item, MetaLine):
-            blk = general(item)
-            tasks, queue = blk.open_tasks() if blk is not None else (None, "")
-            dfx = blk.dfx if blk is not None else None
+            tasks, queue, dfx = _fast_state(general(item))
             continue
         m, no = item
         kind = m.lastindex
@@ -684,9 +691,7 @@ def _fast_lines(scan: FastScan, res: DeviceArgsResult, general: Callable[[MetaLi
             _dfx_items(dfx, g[_G_DFXE])
         else:
             for line in range(no, no + span):  # a state the fast branch does not handle
-                blk = general(scan.meta_line(line))
-                tasks, queue = blk.open_tasks() if blk is not None else (None, "")
-                dfx = blk.dfx if blk is not None else None
+                tasks, queue, dfx = _fast_state(general(scan.meta_line(line)))
             continue
         counted += span
         if g[_G_PID] != scan.pid_text:  # all ``note`` does for a further line of that pid is count it
