@@ -9,11 +9,19 @@ bytes just ahead starts their reads asynchronously, so the disk works while the 
 The window ahead is bounded (:data:`WINDOW`): a file larger than memory does not push the page cache
 out for bytes that will be read much later. On a warm file the advice is a cheap no-op system call per
 window; where ``posix_fadvise`` does not exist (macOS, Windows) nothing is asked.
+
+:class:`FilesAhead` does the same for a reader that goes through many files in turn: the hasher reads a
+scene's two thousand kernel ELFs of a few KB each, and cold, each ``read`` waited for one disk round
+trip before the next file was even opened. Asked ahead, the disk fetches dozens of files at once.
 """
 
 from __future__ import annotations
 
 import os
+import stat
+from collections.abc import Sequence
+
+from skdbg.parsers.fsguard import READ_FLAGS
 
 #: bytes asked for ahead of the reader: a few blocks of the plog scan (8 MiB each)
 WINDOW = 32 << 20
@@ -48,3 +56,71 @@ class ReadAhead:
             self.enabled = False
             return
         self.asked = start + self.window
+
+
+#: files asked for ahead of a reader of many files (:class:`FilesAhead`)
+FILES_AHEAD = 128
+
+
+class FilesAhead:
+    """The read-ahead of a reader that reads a list of files in order, each from its start.
+
+    Call :meth:`reached` with the index of the file about to be read. The files after it are asked for
+    until :data:`FILES_AHEAD` files or :data:`WINDOW` bytes are asked for ahead of the reader (a file
+    larger than the window: its first window; its reader's own sequential reads then get the kernel's
+    read-ahead). Each file is asked for once, by one ``open``/``fstat``/``posix_fadvise``/``close``. A
+    file that cannot be opened is skipped; its reader reports the error when it gets there."""
+
+    __slots__ = ("paths", "asked", "done", "heads", "in_flight", "window", "files", "enabled")
+
+    def __init__(
+        self, paths: Sequence[str | os.PathLike[str]], *, window: int | None = None, files: int | None = None
+    ) -> None:
+        self.paths = paths
+        self.window = WINDOW if window is None else window
+        self.files = FILES_AHEAD if files is None else files
+        self.asked = 0  # files [0, asked) have been asked for
+        self.done = 0  # files [0, done) have been passed by the reader: no longer in flight
+        self.heads: list[int] = []  # bytes asked for of each file asked for
+        self.in_flight = 0  # bytes asked for of the files [done, asked)
+        self.enabled = _ADVISE is not None and self.window > 0 and self.files > 0
+
+    def reached(self, index: int) -> None:
+        """The reader is about to read file ``index``: keep the files after it asked for."""
+        if not self.enabled:
+            return
+        heads = self.heads
+        while self.done < index and self.done < self.asked:
+            self.in_flight -= heads[self.done]
+            self.done += 1
+        if self.asked <= index:  # the reader caught up (or skipped ahead): resume from it
+            heads.extend([0] * (index - self.asked))
+            self.asked = self.done = index
+            self.in_flight = 0
+        limit = min(len(self.paths), index + self.files)
+        while self.asked < limit and self.in_flight < self.window:
+            head = self._advise(self.paths[self.asked])
+            if head < 0:  # the file system refuses the advice: the reader reads as it did without it
+                self.enabled = False
+                return
+            heads.append(head)
+            self.in_flight += head
+            self.asked += 1
+
+    def _advise(self, path: str | os.PathLike[str]) -> int:
+        """Ask for ``path``'s first window; the bytes asked for: 0 for anything but a regular file that
+        opens, -1 for an advice refused."""
+        try:
+            fd = os.open(path, READ_FLAGS)  # non-blocking: a FIFO among the files must not hang the reader
+        except OSError:
+            return 0
+        try:
+            st = os.fstat(fd)
+            head = min(st.st_size, self.window) if stat.S_ISREG(st.st_mode) else 0
+            if head:
+                _ADVISE(fd, 0, head, _WILLNEED)  # type: ignore[misc]
+        except OSError:
+            return -1
+        finally:
+            os.close(fd)
+        return head

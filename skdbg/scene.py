@@ -25,6 +25,7 @@ from skdbg.parsers.frames import rows_frame
 from skdbg.parsers.fsguard import READ_FLAGS, file_problem, open_regular
 from skdbg.parsers.plog import PlogFile, parse_plog_name
 from skdbg.parsers.plog_line import parse_plog_line
+from skdbg.parsers.readahead import FilesAhead
 from skdbg.parsers.textio import looks_binary
 
 if TYPE_CHECKING:
@@ -242,9 +243,11 @@ class Scene:
         skipped = {str(p) for p in skip}
 
         def work() -> None:
-            for a in self.artifacts:
-                if str(a.path) in skipped:
-                    continue
+            todo = [a for a in self.artifacts if str(a.path) not in skipped]
+            # cold, the disk fetches the files ahead while one is hashed (not one round trip a file)
+            ahead = FilesAhead([a.path for a in todo])
+            for i, a in enumerate(todo):
+                ahead.reached(i)
                 try:  # noqa: SIM105 (contextlib.suppress: three Python-level calls an artifact, 2,000 artifacts)
                     a.digest()
                 except (ParseError, OSError):

@@ -104,3 +104,120 @@ def test_the_scan_finds_the_same_lines_with_and_without_advice(
     lines = body.split(b"\n")
     expected = [(i + 1, ln, True) for i, ln in enumerate(lines) if ln + b"\n" == RT_LINE]
     assert runs[0] == runs[1] == expected
+
+
+# ---------------------------------------------------------------- many files read in turn (the hasher)
+
+
+def _files(tmp_path: Path, sizes: list[int]) -> list[Path]:
+    paths = []
+    for i, size in enumerate(sizes):
+        p = tmp_path / f"Op{i:04d}.o"
+        p.write_bytes(bytes([i % 251]) * size)
+        paths.append(p)
+    return paths
+
+
+def _inode_recorder(calls: list[tuple[int, int, int]]) -> object:
+    """Records (inode, offset, length) of each advice: which file was asked for, and how much."""
+
+    def advise(fd: int, offset: int, length: int, advice: int) -> None:
+        assert advice == readahead._WILLNEED
+        calls.append((os.fstat(fd).st_ino, offset, length))
+
+    return advise
+
+
+def test_files_are_asked_for_once_each_in_order_and_a_bounded_count_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = _files(tmp_path, [100] * 10)
+    ino = {p.stat().st_ino: i for i, p in enumerate(paths)}
+    calls: list[tuple[int, int, int]] = []
+    monkeypatch.setattr(readahead, "_ADVISE", _inode_recorder(calls))
+    ahead = readahead.FilesAhead(paths, window=1 << 20, files=3)
+    ahead.reached(0)
+    assert [ino[c[0]] for c in calls] == [0, 1, 2]
+    assert all(c[1:] == (0, 100) for c in calls), "a small file is asked for whole"
+    ahead.reached(0)  # the same position again: nothing new
+    assert len(calls) == 3
+    ahead.reached(1)
+    assert [ino[c[0]] for c in calls] == [0, 1, 2, 3]
+    ahead.reached(8)  # the reader skipped ahead: from where it is, never back
+    ahead.reached(9)
+    assert [ino[c[0]] for c in calls] == [0, 1, 2, 3, 8, 9]
+
+
+def test_the_bytes_ahead_are_bounded_and_a_large_file_gives_its_first_window(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = _files(tmp_path, [300, 5000, 300, 300, 300])
+    ino = {p.stat().st_ino: i for i, p in enumerate(paths)}
+    calls: list[tuple[int, int, int]] = []
+    monkeypatch.setattr(readahead, "_ADVISE", _inode_recorder(calls))
+    ahead = readahead.FilesAhead(paths, window=1000, files=100)
+    ahead.reached(0)
+    # 300 asked, then the large file's first 1000 bytes fill the window: the files after it wait
+    assert [(ino[c[0]], c[2]) for c in calls] == [(0, 300), (1, 1000)]
+    ahead.reached(1)  # file 0 read: 1000 bytes in flight still, the window is full
+    assert len(calls) == 2
+    ahead.reached(2)  # the large file read too: room for the rest
+    assert [(ino[c[0]], c[2]) for c in calls][2:] == [(2, 300), (3, 300), (4, 300)]
+
+
+def test_a_file_that_does_not_open_or_is_no_regular_file_is_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths: list[Path] = _files(tmp_path, [10, 10])
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)  # opened non-blocking: no writer must not hang the reader
+    missing = tmp_path / "gone.o"
+    order = [paths[0], missing, fifo, tmp_path, paths[1]]
+    calls: list[tuple[int, int, int]] = []
+    monkeypatch.setattr(readahead, "_ADVISE", _inode_recorder(calls))
+    ahead = readahead.FilesAhead(order, window=1 << 20, files=10)
+    ahead.reached(0)
+    assert [c[0] for c in calls] == [paths[0].stat().st_ino, paths[1].stat().st_ino]
+    assert ahead.asked == 5 and ahead.enabled
+
+
+def test_a_refused_file_advice_turns_it_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = _files(tmp_path, [10, 10, 10])
+    tries: list[int] = []
+
+    def refuse(fd: int, offset: int, length: int, advice: int) -> None:
+        tries.append(fd)
+        raise OSError(95, "Operation not supported")
+
+    monkeypatch.setattr(readahead, "_ADVISE", refuse)
+    ahead = readahead.FilesAhead(paths, window=1 << 20, files=10)
+    ahead.reached(0)
+    ahead.reached(1)
+    assert len(tries) == 1 and ahead.enabled is False
+
+
+def test_the_hasher_asks_for_every_file_once_and_hashes_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import hashlib
+
+    from skdbg.scene import open_scene
+
+    model = tmp_path / "sk_meta" / "48213" / "model_48_1"
+    (model / "bin_files").mkdir(parents=True)
+    (model / "super_kernel.log").write_bytes(b"")
+    bins = [model / "bin_files" / f"Op{i:04d}_000000_0x1240{i:08X}.o" for i in range(40)]
+    for i, p in enumerate(bins):
+        p.write_bytes(b"\x7fELF" + bytes([i]) * (50 + i))
+    calls: list[tuple[int, int, int]] = []
+    monkeypatch.setattr(readahead, "_ADVISE", _inode_recorder(calls))
+    monkeypatch.setattr(readahead, "FILES_AHEAD", 8)
+    scene = open_scene(tmp_path)
+    scene.start_hashing().join()
+    by_ino = {a.path.stat().st_ino: a for a in scene.artifacts}
+    asked = [by_ino[c[0]].path for c in calls]
+    assert sorted(map(str, asked)) == sorted(str(a.path) for a in scene.artifacts if a.path.stat().st_size)
+    assert len(asked) == len(set(asked)), "each file asked for once"
+    for p in bins:
+        art = next(a for a in scene.artifacts if a.path == p)
+        assert art.sha256 == hashlib.sha256(p.read_bytes()).hexdigest()
