@@ -177,13 +177,17 @@ def _cut_lines(parts: list[bytes], no: int, start: int, max_line: int) -> Iterat
         start += len(raw) + 1
 
 
+#: the control bytes :func:`looks_binary` counts: all below space except TAB, LF, VT, FF and CR
+_CONTROL_BYTES = bytes(b for b in range(32) if b < 9 or b > 13)
+
+
 def looks_binary(head: bytes) -> bool:
     """True when a file prefix is not text: NUL bytes, or mostly control bytes."""
     if not head:
         return False
     if b"\x00" in head:
         return True
-    ctrl = sum(1 for b in head if b < 9 or 13 < b < 32)
+    ctrl = len(head) - len(head.translate(None, _CONTROL_BYTES))  # counted in C: a thousand plogs
     return ctrl > len(head) // 10
 
 
