@@ -111,6 +111,14 @@ _BATCH_BYTES = 256 << 10
 
 #: blocks up to this size are searched with ``bytes.find`` (no numpy import for a small scene's plogs)
 _SMALL_BLOCK = 1 << 20
+#: bytes a thread searches with ``bytes.find`` before its later small blocks above :data:`_TINY_BLOCK`
+#: go the vectorised way. Why: ``bytes.find`` passes one marker at a time (~10 ms a MiB for the 22
+#: markers, against ~1 ms for the prefilter), so it only pays while the numpy import (~60 ms) is not
+#: amortised; a thousand-rank scene's thousand plogs of a few hundred KB each took 2 s that way
+_SMALL_BUDGET = 4 << 20
+#: below this a block is searched with ``bytes.find`` whatever was searched before: a vectorised pass's
+#: fixed cost (a few dozen numpy calls) is more than ``bytes.find`` takes on it
+_TINY_BLOCK = 32 << 10
 
 if TYPE_CHECKING:
     IntArray = npt.NDArray[np.int64]
@@ -488,6 +496,7 @@ class _ScanState(threading.local):
         self.buf = bytearray(CHUNK)
         self.prefilters: dict[tuple[bytes, ...], _Prefilter] = {}
         self.hits: npt.NDArray[np.bool_] | None = None  # _table_hits' output, made on first use
+        self.small_bytes = 0  # bytes searched by _scan_small_block (see _SMALL_BUDGET)
 
 
 _STATE = _ScanState()
@@ -522,7 +531,8 @@ def _scan_block(buf: bytearray, n: int, markers: Sequence[bytes], final: bool, f
     Returns :data:`BlockLines`. numpy views of ``buf`` die on return, so the caller may reuse ``buf``
     afterwards.
     """
-    if n <= _SMALL_BLOCK:
+    if n <= _SMALL_BLOCK and (n <= _TINY_BLOCK or _STATE.small_bytes <= _SMALL_BUDGET):
+        _STATE.small_bytes += n
         return _scan_small_block(buf, n, markers, final, first_no)
     import numpy as np
 
