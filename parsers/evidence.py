@@ -213,11 +213,18 @@ class Evidence:
 
     def _load_plogs(self, sink: tuple[list[Gap], dict[str, list[ParseError]]]) -> list[PlogEvidence]:
         from skdbg.parsers.plog import group_by_pid
+        from skdbg.parsers.readahead import FilesAhead
 
         out: list[PlogEvidence] = []
-        for (kind, pid), files in group_by_pid(self.plog_files).items():
+        groups = group_by_pid(self.plog_files)
+        # cold, a thousand ranks' plogs are fetched dozens at a time, not one disk round trip a file
+        ahead = FilesAhead([f.path for files in groups.values() for f in files])
+        scanned = 0
+        for (kind, pid), files in groups.items():
             pe = PlogEvidence(pid=pid, kind=kind, files=[f.path for f in files])
             for f in files:
+                ahead.reached(scanned)
+                scanned += 1
                 self._guard("plog", lambda f=f, pe=pe: self._scan_one(f, pe, sink[0]), sink)  # type: ignore[misc]
             _sort_by_time(pe.lines)
             out.append(pe)

@@ -221,3 +221,37 @@ def test_the_hasher_asks_for_every_file_once_and_hashes_the_same(
     for p in bins:
         art = next(a for a in scene.artifacts if a.path == p)
         assert art.sha256 == hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+def test_the_plog_scan_asks_for_the_plogs_ahead_once_each_in_scan_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skdbg.scene import evidence_for, open_scene
+
+    plog_dir = tmp_path / "log" / "plog"
+    plog_dir.mkdir(parents=True)
+    paths = []
+    for pid in (48213, 48214):  # two ranks, three rotated files each
+        for k in range(3):
+            p = plog_dir / f"plog-{pid}_2026061014000{k}000.log"
+            p.write_bytes(RT_LINE.replace(b"48213", str(pid).encode()) + NOISE * (k + 1))
+            paths.append(p)
+    calls: list[tuple[int, int, int]] = []
+    monkeypatch.setattr(readahead, "_ADVISE", _inode_recorder(calls))
+    monkeypatch.setattr(readahead, "FILES_AHEAD", 2)
+    scanned: list[str] = []
+    original = plog_mod.scan_plog_parts
+
+    def spy(path: object, *a: object, **k: object) -> object:
+        scanned.append(str(path))
+        return original(path, *a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(plog_mod, "scan_plog_parts", spy)
+    evidence = evidence_for(open_scene(tmp_path))
+    lines = [ln for pe in evidence.plogs for ln in pe.lines]
+    by_ino = {p.stat().st_ino: str(p) for p in paths}
+    # the files-ahead window asks for a small file whole; its own scan then asks for a read-ahead window
+    whole = [by_ino[ino] for ino, offset, length in calls if length == os.path.getsize(by_ino[ino])]
+    assert sorted(scanned) == sorted(map(str, paths))
+    assert whole == scanned, "each plog asked for once, in the order the scan reads them"
+    assert len(lines) == 6
