@@ -153,6 +153,7 @@ class Evidence:
         self.errors: dict[str, list[ParseError]] = {}
         self._extra = {t.name: t for t in extra_tables}
         self._relpaths: dict[str, str] = {}
+        self._real_dirs: dict[str, Path] = {}  # resolved folders of the files relpath was asked for
         self._plog_scan: _PlogScan | None = None
         self._on_digest: DigestSink | None = None
 
@@ -180,7 +181,7 @@ class Evidence:
         hit = self._relpaths.get(file)
         if hit is None:
             try:
-                hit = real_path(file).relative_to(self.root).as_posix()
+                hit = real_path(file, self._real_dirs).relative_to(self.root).as_posix()
             except (ValueError, OSError):
                 hit = file
             self._relpaths[file] = hit
