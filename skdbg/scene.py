@@ -67,11 +67,14 @@ def _find_plogs(root: Path, gaps: list[Gap]) -> list[PlogFile]:
     sniffed: list[PlogFile] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
-        in_sk_meta = "sk_meta" in Path(dirpath).relative_to(root).parts
+        folder = Path(dirpath)
+        in_sk_meta = "sk_meta" in folder.relative_to(root).parts
         # only the *.log names are sorted and made Paths, not the thousands of kernel ELFs a scene holds
         for name in sorted(n for n in filenames if n.endswith(".log")):
-            p = Path(dirpath) / name
-            if (problem := file_problem(p, root)) is not None:
+            p = folder / name
+            # the walk starts at the resolved root and descends into no link: ``folder`` is resolved
+            # already, so a plain file needs one lstat, not a resolve of its path (a thousand plogs)
+            if (problem := file_problem(p, root, real_dir=folder)) is not None:
                 if not in_sk_meta:  # sk_meta's own files are checked by discovery
                     gaps.append(problem)
                 continue
