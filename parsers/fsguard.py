@@ -106,13 +106,15 @@ def real_path(path: str | os.PathLike[str], dirs: dict[str, Path] | None = None)
     ``Path.resolve`` raises ``RuntimeError`` on a loop before Python 3.13; citations and hash keys
     only need a stable absolute name, so a loop must not end the analysis.
 
-    ``dirs`` is the caller's cache of resolved folders. A path that is no link itself is then its
-    folder's resolved path joined with its name: one ``lstat`` instead of one per component of the
-    path (a thousand plogs of a scene, each cited). A link is resolved in full.
+    ``dirs`` is the caller's cache of resolved folders. A path that ``lstat`` finds and that is no link
+    is then its folder's resolved path joined with its name: one ``lstat`` instead of one per component
+    of the path (a thousand plogs of a scene, each cited). Anything else (a link, a path the kernel
+    cannot walk, such as ``missing/../link``, where the full resolve goes on component by component) is
+    resolved in full.
     """
     if dirs is not None:
         head, name = os.path.split(os.fspath(path))
-        if head and name not in ("", ".", "..") and not os.path.islink(path):
+        if head and name not in ("", ".", "..") and _plain_entry(path):
             folder = dirs.get(head)
             if folder is None:
                 folder = dirs[head] = real_path(head)
@@ -122,6 +124,15 @@ def real_path(path: str | os.PathLike[str], dirs: dict[str, Path] | None = None)
         return p.resolve()
     except (RuntimeError, OSError):
         return Path(os.path.abspath(p))
+
+
+def _plain_entry(path: str | os.PathLike[str]) -> bool:
+    """``lstat`` reaches ``path`` and it is no symbolic link (False for any error, a NUL in the name
+    included)."""
+    try:
+        return not stat.S_ISLNK(os.lstat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def open_regular(path: str | os.PathLike[str], *, what: str) -> io.BufferedReader:

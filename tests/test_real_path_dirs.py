@@ -41,6 +41,10 @@ CASES = [
     "real/plog/..",
     "real/plog/.",
     "real/plog/",
+    # paths the kernel cannot walk: the full resolve goes on component by component through ``..``
+    "real/missing/../plog/link.log",
+    "real/plog/plog-1_20260610140000000.log/../link.log",
+    "real/plog/loop.log/../link.log",
 ]
 
 
@@ -60,3 +64,20 @@ def test_relative_paths_and_a_shared_cache(tree: Path, monkeypatch: pytest.Monke
     assert dirs["linked_dir/plog"] == tree.resolve() / "real" / "plog"
     assert got[0] == tree.resolve() / "real" / "plog" / "plog-1_20260610140000000.log"
     assert got[2] == tree.resolve() / "elsewhere" / "target.log"
+
+
+def test_files_of_one_folder_resolve_it_once(tree: Path) -> None:
+    folder = os.path.join(str(tree), "linked_dir", "plog")
+    names = ["plog-1_20260610140000000.log", "missing.log", "plog-2_20260610140000000.log"]
+    dirs: dict[str, Path] = {}
+    got = [real_path(os.path.join(folder, n), dirs) for n in names]
+    assert got == [real_path(os.path.join(folder, n)) for n in names]
+    assert dirs == {folder: tree.resolve() / "real" / "plog"}, "the folder resolved once, for all three"
+
+
+def test_a_nul_in_the_name_fails_as_the_full_resolve_does(tree: Path) -> None:
+    path = os.path.join(str(tree), "real", "plog", "a\x00b.log")
+    with pytest.raises(ValueError):
+        real_path(path)
+    with pytest.raises(ValueError):
+        real_path(path, {})
