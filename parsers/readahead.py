@@ -17,6 +17,7 @@ trip before the next file was even opened. Asked ahead, the disk fetches dozens 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from collections.abc import Sequence
@@ -65,11 +66,13 @@ FILES_AHEAD = 128
 class FilesAhead:
     """The read-ahead of a reader that reads a list of files in order, each from its start.
 
-    Call :meth:`reached` with the index of the file about to be read. The files after it are asked for
-    until :data:`FILES_AHEAD` files or :data:`WINDOW` bytes are asked for ahead of the reader (a file
-    larger than the window: its first window; its reader's own sequential reads then get the kernel's
-    read-ahead). Each file is asked for once, by one ``open``/``fstat``/``posix_fadvise``/``close``. A
-    file that cannot be opened is skipped; its reader reports the error when it gets there."""
+    Call :meth:`reached` with the index of the file about to be read. From that file on, files are asked
+    for while fewer than :data:`FILES_AHEAD` of them (the one being read included) and fewer than
+    :data:`WINDOW` bytes are in flight; the last file asked for may take the bytes over the window by
+    its own share, so at most twice the window is ever in flight. Of a file larger than the window only
+    its first window is asked for; its reader's own sequential reads then get the kernel's read-ahead.
+    Each file is asked for once, by one ``open``/``fstat``/``posix_fadvise``/``close``. A file that
+    cannot be opened is skipped; its reader reports the error when it gets there."""
 
     __slots__ = ("paths", "asked", "done", "heads", "in_flight", "window", "files", "enabled")
 
@@ -122,5 +125,6 @@ class FilesAhead:
         except OSError:
             return -1
         finally:
-            os.close(fd)
+            with contextlib.suppress(OSError):  # a failed close of a read-only descriptor loses nothing
+                os.close(fd)
         return head
