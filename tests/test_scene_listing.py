@@ -187,3 +187,32 @@ def test_the_scene_block_has_each_files_stat_size_and_mtime(tmp_path: Path) -> N
         size, stamp = a.size_and_stamp()
         assert (size, stamp) == (st_.st_size, st_.st_mtime), a.relpath
         assert iso_seconds(stamp, memo) == a.mtime.isoformat(timespec="seconds")
+
+
+def test_plog_named_entries_outside_sk_meta_are_taken_or_refused_by_kind(tmp_path: Path) -> None:
+    """The plog walk checks each plog-named entry with one lstat in its (already resolved) folder; what
+    is not a plain readable file gets the full check and its own gap, as before (issue 18)."""
+    from skdbg.scene import open_scene
+
+    plogs = tmp_path / "scene" / "log" / "plog"
+    plogs.mkdir(parents=True)
+    line = b"[ERROR] RUNTIME(48213,python3):2026-06-10-14:03:21.518.100 [a.cc:1]48301 f:x\n"
+    (plogs / "plog-48213_20260610140000000.log").write_bytes(line)
+    outside = tmp_path / "plog-1_20260610140000000.log"
+    outside.write_bytes(line)
+    (plogs / "plog-2_20260610140000000.log").symlink_to(outside)
+    (plogs / "plog-3_20260610140000000.log").symlink_to(tmp_path / "nowhere.log")
+    (plogs / "plog-4_20260610140000000.log").symlink_to(plogs / "plog-4_20260610140000000.log")
+    os.mkfifo(plogs / "plog-5_20260610140000000.log")
+    (plogs / "plog-6_20260610140000000.log").symlink_to(plogs / "plog-48213_20260610140000000.log")
+    scene = open_scene(tmp_path / "scene")
+    taken = sorted(Path(p.path).name for p in scene.plogs)
+    assert taken == ["plog-48213_20260610140000000.log", "plog-6_20260610140000000.log"]
+    kinds = {Path(g.src.file).name: g.kind for g in scene.gaps if g.src is not None and g.src.file}
+    kinds.pop("scene")  # the scene's own gap: it has no sk_meta
+    assert kinds == {
+        "plog-2_20260610140000000.log": "outside_scene",
+        "plog-3_20260610140000000.log": "dangling_symlink",
+        "plog-4_20260610140000000.log": "symlink_loop",
+        "plog-5_20260610140000000.log": "not_regular_file",
+    }
