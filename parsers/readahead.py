@@ -115,7 +115,7 @@ class FilesAhead:
         opens, -1 for an advice refused."""
         try:
             fd = os.open(path, READ_FLAGS)  # non-blocking: a FIFO among the files must not hang the reader
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a NUL in the name; its reader reports it
             return 0
         try:
             st = os.fstat(fd)
