@@ -1,0 +1,146 @@
+"""Per-file shortcuts of the plog scan for scenes of many small plogs (issue 18).
+
+The scan tests a file's head for binary data on its own first read instead of opening the file a
+second time through :func:`check_text_file`, and looks anchors up with a sorted-array search instead
+of ``np.isin``. Each is compared here with the general path it replaces (the oracle).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import skdbg.parsers.plog as plog_mod
+from skdbg.parsers.common import ParseError
+from skdbg.parsers.plog import WHAT, scan_plog_parts
+from skdbg.parsers.textio import BINARY_PROBE, check_text_file
+
+#: lines in the shapes of artifacts.md §1.1/§1.5 (hand-written, not from the scene builder)
+_LINES = [
+    b"[ERROR] RUNTIME(48213,python3):2026-06-10-14:00:01.123.456 [stream.cc:1024]48213 Synchronize:"
+    b" Stream synchronize failed, stream_id=3, retCode=0x7150050.",
+    b"[INFO] RUNTIME(48213,python3):2026-06-10-14:00:01.123.500 [task.cc:77]48213 Launch: ok",
+    b"EZ9999: Inner Error!",
+    b"[ERROR] RUNTIME(48213,python3):2026-06-10-14:00:01.124.000 [sk.cc:10]48213 Dump: [SK][Handler] x=1",
+]
+
+
+def _scan(path: Path) -> tuple[object, str | None]:
+    """What the scan yields for ``path`` (or its error text) and the SHA-256 it fed."""
+    sha = hashlib.sha256()
+    try:
+        items = [batch for batch in scan_plog_parts(path, gaps=[], hasher=sha)]
+    except ParseError as exc:
+        return ("error", str(exc)), None
+    return items, sha.hexdigest()
+
+
+def _oracle(path: Path) -> tuple[object, str | None]:
+    """The general path: ``check_text_file`` first (its own open and read), then the scan without
+    the head test (scan_marker_lines' reader), as scan_plog_parts did before."""
+    try:
+        check_text_file(path, what=WHAT)
+    except ParseError as exc:
+        return ("error", str(exc)), None
+    sha = hashlib.sha256()
+    cuts: list[tuple[int, int]] = []
+    batches = plog_mod._batches(plog_mod._marker_line_columns(path, plog_mod.FAULT_MARKERS, cuts, sha))
+    items = [plog_mod._batch_records(str(path), *b, None) for b in batches]
+    return items, sha.hexdigest()
+
+
+def _heads() -> list[bytes]:
+    text = b"\n".join(_LINES) + b"\n"
+    body = text * (3 * BINARY_PROBE // len(text))
+    return [
+        b"",
+        text,
+        text.rstrip(b"\n"),  # last line without newline
+        b"\x00" + text,  # NUL at the start
+        body[: BINARY_PROBE - 1] + b"\x00" + body[BINARY_PROBE:],  # NUL at the last probed byte
+        body[:BINARY_PROBE] + b"\x00" + body[BINARY_PROBE + 1 :],  # NUL just past the probe: text
+        b"\x01\x02\x03" * 400 + text,  # mostly control bytes
+        b"\x01" * (BINARY_PROBE // 10) + body,  # control bytes at exactly a tenth: text
+        b"\x01" * (BINARY_PROBE // 10 + 1) + body,  # one more: binary
+        body,
+    ]
+
+
+@pytest.mark.parametrize("k", range(len(_heads())))
+def test_head_test_on_the_scans_read_matches_check_text_file(tmp_path: Path, k: int) -> None:
+    path = tmp_path / "plog-48213_20260610140000000.log"
+    path.write_bytes(_heads()[k])
+    assert _scan(path) == _oracle(path)
+
+
+@pytest.mark.parametrize("short", [1, 100, BINARY_PROBE - 1])
+def test_a_short_first_read_still_probes_the_whole_head(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, short: int
+) -> None:
+    """A read that returns fewer bytes than asked (a network file system) is read on until the probe
+    is full, as ``check_text_file``'s ``read`` does: a NUL past the first read is still seen."""
+    text = b"\n".join(_LINES) + b"\n"
+    data = (text * 200)[: BINARY_PROBE - 10] + b"\x00" + text
+    path = tmp_path / "plog-48213_20260610140000000.log"
+    path.write_bytes(data)
+    real = plog_mod._read_head
+
+    def read_short(reader, buf, hasher, p):  # type: ignore[no-untyped-def]
+        class Short:
+            def readinto(self, mv):  # type: ignore[no-untyped-def]
+                return reader.readinto(mv[:short])
+
+        return real(Short(), buf, hasher, p)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(plog_mod, "_read_head", read_short)
+    assert _scan(path) == _oracle(path)
+    assert _scan(path)[0][0] == "error"  # type: ignore[index]
+
+
+def test_missing_file_and_directory_are_the_same_errors(tmp_path: Path) -> None:
+    for path in (tmp_path / "plog-1_20260610140000000.log", tmp_path):
+        assert _scan(path) == _oracle(path)
+        assert _scan(path)[0][0] == "error"  # type: ignore[index]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    lines=st.lists(
+        st.one_of(st.sampled_from(_LINES), st.binary(max_size=300).filter(lambda b: b"\n" not in b)),
+        max_size=80,
+    ),
+    newline_at_end=st.booleans(),
+)
+def test_scan_of_any_small_file_matches_the_two_open_path(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[bytes], newline_at_end: bool
+) -> None:
+    data = b"\n".join(lines) + (b"\n" if newline_at_end and lines else b"")
+    path = tmp_path_factory.mktemp("h") / "plog-48213_20260610140000000.log"
+    path.write_bytes(data)
+    assert _scan(path) == _oracle(path)
+
+
+def test_member_finds_only_the_members() -> None:
+    members = np.array([3, 7, 0xFFFFFFFF], dtype=np.uint32)
+    values = np.array([0, 3, 4, 7, 8, 0xFFFFFFFE, 0xFFFFFFFF], dtype=np.uint32)
+    assert plog_mod._member(values, members).tolist() == [False, True, False, True, False, False, True]
+    assert plog_mod._member(values, np.array([], dtype=np.uint32)).tolist() == [False] * 7
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    members=st.sets(st.integers(0, 2**32 - 1), max_size=40),
+    values=st.lists(st.integers(0, 2**32 - 1), max_size=200),
+    picks=st.lists(st.integers(0, 39), max_size=50),
+)
+def test_member_is_isin(members: set[int], values: list[int], picks: list[int]) -> None:
+    ms = sorted(members)
+    vs = values + [ms[i % len(ms)] for i in picks] if ms else values
+    m = np.array(ms, dtype=np.uint32)
+    v = np.array(vs, dtype=np.uint32)
+    assert plog_mod._member(v, m).tolist() == np.isin(v, m).tolist()
