@@ -23,7 +23,7 @@ from skdbg.parsers.discovery import MODEL_FILES, SkMetaLayout, discover_sk_meta
 from skdbg.parsers.evidence import Evidence, SideFiles, TableSpec
 from skdbg.parsers.frames import rows_frame
 from skdbg.parsers.fsguard import READ_FLAGS, file_problem, open_regular
-from skdbg.parsers.plog import PlogFile, parse_plog_name
+from skdbg.parsers.plog import PlogFile, plog_file_named
 from skdbg.parsers.plog_line import parse_plog_line
 from skdbg.parsers.readahead import FilesAhead
 from skdbg.parsers.textio import looks_binary
@@ -57,14 +57,15 @@ def _sniff_plog(path: Path) -> PlogFile | None:
     return None
 
 
-def _find_plogs(root: Path, gaps: list[Gap]) -> list[PlogFile]:
-    """One walk of the scene: plog-named files anywhere, then content-identified ``*.log`` outside sk_meta.
+def _find_plogs(root: Path, gaps: list[Gap]) -> list[tuple[PlogFile, Path]]:
+    """One walk of the scene: plog-named files anywhere, then content-identified ``*.log`` outside sk_meta,
+    each with its path (the walk's :class:`Path`: the scene's artifact list takes it as it is).
 
     ``root`` is resolved. Only regular files inside it are taken; a plog-named or ``*.log`` entry that
     is anything else (a FIFO, a device, a link leaving the scene, a dangling link) is a gap.
     """
-    named: list[PlogFile] = []
-    sniffed: list[PlogFile] = []
+    named: list[tuple[PlogFile, Path]] = []
+    sniffed: list[tuple[PlogFile, Path]] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
         folder = Path(dirpath)
@@ -78,10 +79,11 @@ def _find_plogs(root: Path, gaps: list[Gap]) -> list[PlogFile]:
                 if not in_sk_meta:  # sk_meta's own files are checked by discovery
                     gaps.append(problem)
                 continue
-            if (pf := parse_plog_name(p)) is not None:
-                named.append(pf)
+            # ``name`` is ``p.name``: a listed file name holds no separator and is no "." or ".."
+            if (pf := plog_file_named(str(p), name)) is not None:
+                named.append((pf, p))
             elif name.endswith(".log") and not in_sk_meta and (pf := _sniff_plog(p)) is not None:
-                sniffed.append(pf)
+                sniffed.append((pf, p))
     return named + sniffed
 
 
@@ -331,14 +333,13 @@ def open_scene(path: str | os.PathLike[str]) -> Scene:
         if p is not None:
             artifacts.append(Artifact(kind, p, root))
 
-    plogs = _find_plogs(root, gaps)
+    found = _find_plogs(root, gaps)
+    plogs = [pf for pf, _ in found]
     has_run_json = any(a.kind == "run_json" for a in artifacts)
     if not (plogs or layout.models or layout.prof_files or layout.sk_meta_dirs or has_run_json):
         raise NotASceneError(root)
-    for pf in plogs:
-        artifacts.append(
-            Artifact("device_log" if pf.kind == "device" else "plog", Path(pf.path), root, str(pf.pid))
-        )
+    for pf, p in found:
+        artifacts.append(Artifact("device_log" if pf.kind == "device" else "plog", p, root, str(pf.pid)))
     if not plogs:
         gaps.append(
             Gap(

@@ -16,9 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import skdbg.parsers.plog as plog_mod
-from skdbg.parsers.common import ParseError
-from skdbg.parsers.plog import WHAT, scan_plog_parts
+from skdbg.parsers.common import ParseError, Source
+from skdbg.parsers.plog import WHAT, PlogFile, scan_plog_parts
 from skdbg.parsers.textio import BINARY_PROBE, check_text_file
+from skdbg.scene import open_scene
 
 #: lines in the shapes of artifacts.md §1.1/§1.5 (hand-written, not from the scene builder)
 _LINES = [
@@ -144,3 +145,67 @@ def test_member_is_isin(members: set[int], values: list[int], picks: list[int]) 
     m = np.array(ms, dtype=np.uint32)
     v = np.array(vs, dtype=np.uint32)
     assert plog_mod._member(v, m).tolist() == np.isin(v, m).tolist()
+
+
+_NAMES = [
+    "plog-48213_20260610140000000.log",
+    "device-7_20260610140000000.log",
+    "plog-48213_2026061014000000.log",  # 16-digit stamp: no datetime
+    "plog-48213_20261310140000000.log",  # month 13: no datetime
+    "plog-1234567890123456789_1.log",
+    "plog-12345678901234567890_1.log",  # pid of 20 digits: not plog-named
+    "plog-48213_20260610140000000.log.1",
+    "Plog-48213_20260610140000000.log",
+    "plog_excerpt.log",
+]
+
+
+def _parse_plog_name_oracle(path: str | Path) -> PlogFile | None:
+    """``parse_plog_name`` as it was before ``plog_file_named`` (the general path, kept as the oracle)."""
+    p = Path(path)
+    m = plog_mod.PLOG_NAME_RE.match(p.name)
+    if m is None:
+        return None
+    return PlogFile(
+        src=Source(str(p)),
+        kind=m.group("kind"),
+        pid=int(m.group("pid")),
+        stamp=plog_mod._parse_stamp(m.group("stamp")),
+        stamp_text=m.group("stamp"),
+    )
+
+
+@pytest.mark.parametrize("name", _NAMES)
+def test_plog_file_named_is_parse_plog_name(tmp_path: Path, name: str) -> None:
+    p = tmp_path / "log" / name
+    assert plog_mod.plog_file_named(str(p), name) == _parse_plog_name_oracle(p)
+    assert plog_mod.parse_plog_name(str(p)) == _parse_plog_name_oracle(str(p))
+
+
+def test_scene_walk_names_each_plog_as_parse_plog_name(tmp_path: Path) -> None:
+    """open_scene's plogs and their artifacts: each as the general path names its file."""
+    for rel in ("log/plog/plog-7_20260610140000000.log", "log/device-7_20260610140001000.log", "a/b/x.log"):
+        f = tmp_path / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_bytes(_LINES[0] + b"\n")
+    scene = open_scene(tmp_path)
+    named = [pf for pf in scene.plogs if pf.stamp_text]
+    assert len(named) == 2
+    assert named == [_parse_plog_name_oracle(pf.path) for pf in named]
+    logs = [a for a in scene.artifacts if a.kind in ("plog", "device_log")]
+    assert [a.path for a in logs] == [Path(pf.path) for pf in scene.plogs]
+    assert [str(a.path) for a in logs] == [pf.path for pf in scene.plogs]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    kind=st.sampled_from(["plog", "device", "dev", ""]),
+    pid=st.text("0123456789", max_size=21),
+    stamp=st.text("0123456789x", max_size=32),
+    ext=st.sampled_from([".log", ".LOG", ".log~", ""]),
+)
+def test_plog_file_named_is_parse_plog_name_for_any_name(kind: str, pid: str, stamp: str, ext: str) -> None:
+    name = f"{kind}-{pid}_{stamp}{ext}"
+    p = Path("/scene/log/plog") / name
+    assert plog_mod.plog_file_named(str(p), p.name) == _parse_plog_name_oracle(p)
+    assert plog_mod.parse_plog_name(p) == _parse_plog_name_oracle(p)
