@@ -3,13 +3,16 @@ pass (issue 18), compared with the per-file search it replaces (the oracle below
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skdbg.parsers.common import Source
 from skdbg.parsers.evidence import PlogEvidence
 from skdbg.parsers.plog_line import PlogLine, parse_plog_line
-from skdbg.triage.gate import _first_foreign_lines
+from skdbg.triage.gate import _file_name, _first_foreign_lines
 
 #: a runtime line of another process (pid 999) in the shape of artifacts.md §1.1
 _TEXT = (
@@ -75,3 +78,29 @@ def test_one_pass_is_the_per_file_search(spec: list[tuple[list[str], list[tuple[
     got = _first_foreign_lines(plogs)
     for f in _FILES:
         assert got.get(f) is _oracle(plogs, f)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/s/log/plog-7_20260610140000000.log",
+        "plog-7_20260610140000000.log",
+        "/s/log/plog-7_20260610140000000.log/",
+        "/s/log/plog-7_20260610140000000.log/.",
+        "/s/log//plog-7_20260610140000000.log",
+        "/s/log/./x.log/./",
+        "/s/log/..",
+        "//x.log",
+        "/",
+        ".",
+        "",
+    ],
+)
+def test_file_name_is_pathlib_name(path: str) -> None:
+    assert _file_name(path) == Path(path).name
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="/.ab-_", max_size=20))
+def test_file_name_is_pathlib_name_for_any_path(path: str) -> None:
+    assert _file_name(path) == Path(path).name

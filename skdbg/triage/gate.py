@@ -41,6 +41,7 @@ Decisions this module makes where the spec leaves room ([SKDBG], documented here
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -332,7 +333,7 @@ def _f1(ctx: TriageContext, loc: Localization, g: _Gate) -> None:
     first_foreign = _first_foreign_lines(plogs_of(ctx, pid))
     for pf in own:
         # cited only when it fails: a thousand rotated plogs each made a relpath (a stat) for nothing
-        m = PLOG_NAME_RE.match(Path(pf.path).name)
+        m = PLOG_NAME_RE.match(_file_name(pf.path))
         if m is None or int(m.group("pid")) != pid:
             rel = ctx.relpath(pf.path)
             g.fail(
@@ -353,6 +354,20 @@ def _f1(ctx: TriageContext, loc: Localization, g: _Gate) -> None:
                 foreign.src.line,
             )
     g.ok("F1")
+
+
+def _file_name(path: str) -> str:
+    """``Path(path).name``, without parsing the whole path where the text after the last separator
+    is the name already (a thousand rotated plogs, each checked by F1).
+
+    Why equal: ``pathlib`` drops empty and ``.`` components and keeps every other one as written, so
+    its last component is the text after the last ``/`` unless that text is empty or ``.``; those
+    (and any other separator convention) go through ``Path``."""
+    if os.sep == "/" and os.altsep is None:
+        name = path[path.rfind("/") + 1 :]
+        if name not in ("", "."):
+            return name
+    return Path(path).name
 
 
 def _first_foreign_lines(plogs: list[PlogEvidence]) -> dict[str, PlogLine | None]:
