@@ -37,7 +37,7 @@ import os
 import re
 import threading
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import accumulate, repeat
@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 from skdbg.parsers.bulk import build_source
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized, may_hold_oversized, oversized_number
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
-from skdbg.parsers.fsguard import open_regular
+from skdbg.parsers.fsguard import open_regular_fd
 from skdbg.parsers.plog_line import PlogLine, fast_plog_block, fast_plog_lines, parse_plog_line
 from skdbg.parsers.readahead import ReadAhead
 from skdbg.parsers.runtime_faults import (
@@ -754,24 +754,72 @@ def scan_marker_lines(
         yield from zip(nos, raws, completes, strict=True)
 
 
+#: ``os.readv`` where it exists (one read system call into the caller's buffer); elsewhere a raw file
+_READV = getattr(os, "readv", None)
+
+
+class _RawFile:
+    """A regular file's descriptor read straight into the scan's buffer, one system call a read.
+
+    Why not a buffered file object: its creation and each ``readinto`` (which reads on until the
+    buffer is full or a read returns nothing) cost system calls, each a release of the GIL that the
+    scan must then wait to take back while the main thread parses (up to the switch interval): a
+    scene of a thousand rotated plogs spent most of its scan waiting so.
+
+    The end of the file is where a read came back short of the buffer at the size ``fstat`` gave
+    (as :meth:`skdbg.scene.Artifact._small_digest` judges a file read whole); otherwise (a file that
+    grew, a short read before its end) the end is the read that returns nothing, as before. Closes
+    the descriptor on exit."""
+
+    __slots__ = ("fd", "size", "pos", "ended", "_raw")
+
+    def __init__(self, fd: int, size: int) -> None:
+        self.fd = fd
+        self.size = size  # st_size when opened
+        self.pos = 0  # bytes read so far
+        self.ended = False  # a short read reached ``size``: the next read would return nothing
+        self._raw = None if _READV is not None else io.FileIO(fd, closefd=False)
+
+    def readinto(self, mv: memoryview) -> int:
+        """Read into ``mv`` as much as one read gives; 0 at the end of the file."""
+        if self.ended:
+            return 0
+        n = _READV(self.fd, [mv]) if self._raw is None else (self._raw.readinto(mv) or 0)  # type: ignore[misc]
+        self.pos += n
+        if 0 < n < len(mv) and self.pos == self.size:
+            self.ended = True
+        return n
+
+    def __enter__(self) -> _RawFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self.fd)
+
+
 def _marker_line_columns(
     path: Path,
     markers: Sequence[bytes],
     cuts: list[tuple[int, int]] | None,
     hasher: Hasher | None,
     check_text: bool = False,
+    opened: tuple[int, os.stat_result] | None = None,
 ) -> Iterator[MarkerColumns]:
     """:func:`scan_marker_lines`' lines as columns, one :data:`MarkerColumns` per block read (one
     generator step per block, not per line: an SK handler block is tens of thousands of lines).
 
     ``check_text``: raise :func:`~skdbg.parsers.textio.check_text_file`'s :class:`ParseError` for a
-    file that is not text, judged on the head of this scan's own first read (no second open)."""
+    file that is not text, judged on the head of this scan's own first read (no second open).
+    ``opened``: the file's descriptor and ``fstat`` from :func:`~skdbg.parsers.fsguard.open_regular_fd`
+    (closed here), None to open ``path``."""
     if len(_STATE.buf) != CHUNK:  # grown by an earlier long line (or CHUNK changed): back to one block
         _STATE.buf = bytearray(CHUNK)
     buf = _STATE.buf
-    with open_regular(path, what=WHAT) as fh:
-        reader = cast(io.BufferedIOBase, fh)
-        ahead = ReadAhead(fh.fileno())  # the disk reads the next blocks while this one is scanned
+    fd, st = open_regular_fd(path, what=WHAT) if opened is None else opened
+    with _RawFile(fd, st.st_size) as reader:
+        # the disk reads the next blocks while this one is scanned; a file that one read takes whole
+        # is asked for by that read (a thousand rotated plogs: one system call a file less)
+        ahead = ReadAhead(fd, None if st.st_size > len(buf) else 0)
         filled = 0  # bytes carried over from the previous block (a partial line)
         offset = 0  # file offset of buf[0]
         lines_before = 0
@@ -837,12 +885,12 @@ def _marker_line_columns(
             offset, filled = offset + block_end, rest
 
 
-def _read_head(reader: io.BufferedIOBase, buf: bytearray, hasher: Hasher | None, path: Path) -> int:
+def _read_head(reader: _RawFile, buf: bytearray | memoryview, hasher: Hasher | None, path: Path) -> int:
     """Read the file's first :data:`~skdbg.parsers.textio.BINARY_PROBE` bytes (fewer: all of it) into
-    ``buf`` (fed to ``hasher``) and raise :func:`~skdbg.parsers.textio.check_text_file`'s
-    :class:`ParseError` when they are not text; the bytes read (at least that many unless the file
-    is shorter: the first read of a scan asks for a whole block, as ``check_text_file``'s ``read``
-    reads until it has its probe or the end of the file)."""
+    ``buf`` (fed to ``hasher``; ``buf`` holds more than that) and raise
+    :func:`~skdbg.parsers.textio.check_text_file`'s :class:`ParseError` when they are not text; the
+    bytes read (at least that many unless the file is shorter: the first read of a scan asks for all of
+    ``buf``, as ``check_text_file``'s ``read`` reads until it has its probe or the end of the file)."""
     got = 0
     with memoryview(buf) as mv:
         while True:
@@ -855,7 +903,7 @@ def _read_head(reader: io.BufferedIOBase, buf: bytearray, hasher: Hasher | None,
             got += n
             if not n or got >= BINARY_PROBE:
                 break
-    check_text_head(path, bytes(buf[: min(got, BINARY_PROBE)]), what=WHAT)
+        check_text_head(path, bytes(mv[: min(got, BINARY_PROBE)]), what=WHAT)
     return got
 
 
@@ -911,10 +959,23 @@ def scan_plog_parts(
     Why the flag: ``Evidence`` files a batch of records with a few C-level passes (pid filter,
     SK lines left out of the fault classifier) instead of a type check per item; the scan knows the
     answer for free in the common case (every line of the batch taken by the bulk tokenizer)."""
+    return _scan_parts(path, pid, markers, gaps, hasher, None)
+
+
+def _scan_parts(
+    path: PathLike,
+    pid: int | None,
+    markers: Sequence[bytes],
+    gaps: list[Gap] | None,
+    hasher: Hasher | None,
+    opened: tuple[int, os.stat_result] | None,
+) -> Iterator[PlogBatch]:
+    """:func:`scan_plog_parts`; ``opened`` is the file already opened by
+    :func:`~skdbg.parsers.fsguard.open_regular_fd` (the scan closes it), None to open it here."""
     p = Path(path)  # as check_text_file names it: its ParseErrors are worded the same
     file = str(path)
     cuts: list[tuple[int, int]] = []
-    for nos, raws, completes in _batches(_marker_line_columns(p, markers, cuts, hasher, check_text=True)):
+    for nos, raws, completes in _batches(_marker_line_columns(p, markers, cuts, hasher, True, opened)):
         yield _batch_records(file, nos, raws, completes, pid)
     if gaps is not None:
         for no, at in cuts:
@@ -995,3 +1056,165 @@ def _none_oversized(text: str) -> bool:
     refuse ``[\\w.]`` only, so a ``\\n`` bounds a number as a line's start or end does; the matches
     in the joined text are the lines' matches, and each is judged the same way."""
     return oversized_number(text) is None
+
+
+#: files up to this size are scanned several to a block by :func:`scan_plog_files`. Never above
+#: :data:`MAX_LINE`: no line of such a file is cut, so a packed file needs none of the cut handling.
+_PACK_FILE = MAX_LINE
+
+
+@dataclass(slots=True)
+class ScannedFile:
+    """:func:`scan_plog_parts` of one file, whole: its batches, its ``line_too_long`` gaps, the hasher
+    fed its bytes, and the :class:`ParseError` it raised (None: read to its end). The batches are the
+    ones made before the error (none: an error comes before any line is read)."""
+
+    parts: list[PlogBatch]
+    gaps: list[Gap]
+    hasher: Hasher | None
+    error: ParseError | None = None
+
+
+@dataclass(slots=True)
+class _Packed:
+    """A file read whole into the shared block: ``file`` is its name in the records, its lines are the
+    block's lines ``(lines_before, lines_before + lines]``; ``cut`` says a newline was added after its
+    last line (the file does not end with one: that line is incomplete)."""
+
+    result: ScannedFile
+    file: str
+    lines_before: int
+    lines: int
+    cut: bool
+
+
+def scan_plog_files(
+    paths: Sequence[str],
+    *,
+    new_hasher: Callable[[], Hasher] | None = None,
+    markers: Sequence[bytes] = FAULT_MARKERS,
+    reached: Callable[[int], None] | None = None,
+) -> Iterator[ScannedFile]:
+    """:func:`scan_plog_parts` of each of ``paths`` in turn (no pid filter), one :class:`ScannedFile`
+    each, in order; each file's bytes go to a hasher of its own from ``new_hasher``; ``reached(i)``
+    is called before file ``i`` is opened (read-ahead).
+
+    Why: a scene of a thousand rotated plogs (or a thousand ranks) of a few hundred KB each made a
+    dozen numpy passes per file, each a release of the GIL that the scan then waited up to the switch
+    interval to take back while the main thread parsed; beside it, the scan took ~3 ms a file instead
+    of ~0.5 ms. Files up to :data:`_PACK_FILE` bytes are read one after another into the scan's block
+    (each closed by a newline if it lacks one) and searched together, then the lines are dealt back
+    to their files; a larger file is scanned alone. The same lines come back: a marker never spans a
+    newline, so none spans two files, and each file's line numbers count from its own start."""
+    # the largest file packed (-1: none, in a block too small to hold a few probes' worth)
+    limit = min(_PACK_FILE, MAX_LINE, CHUNK // 4) if CHUNK >= 4 * (BINARY_PROBE + 2) else -1
+    pack: list[_Packed | ScannedFile] = []  # files read into the block (or refused) since the last search
+    used = 0  # bytes of the block taken
+    lines = 0  # newlines in them
+    for i, path in enumerate(paths):
+        if reached is not None:
+            reached(i)
+        if len(_STATE.buf) != CHUNK:
+            yield from _search_pack(pack, used, markers)
+            pack, used, lines = [], 0, 0
+            _STATE.buf = bytearray(CHUNK)
+        hasher = new_hasher() if new_hasher is not None else None
+        p = Path(path)
+        try:
+            fd, st = open_regular_fd(p, what=WHAT)
+        except ParseError as exc:
+            pack.append(ScannedFile([], [], hasher, exc))
+            continue
+        if st.st_size > limit:  # alone, as scan_plog_parts scans it (the scan closes the file)
+            yield from _search_pack(pack, used, markers)
+            pack, used, lines = [], 0, 0
+            yield _scan_alone(path, hasher, markers, (fd, st))
+            continue
+        room = max(st.st_size, BINARY_PROBE) + 2  # the file, its added newline, one byte to see its end
+        if used + room > CHUNK:  # the block is full: search it first
+            yield from _search_pack(pack, used, markers)
+            pack, used, lines = [], 0, 0
+        with _RawFile(fd, st.st_size) as reader:
+            packed = _read_whole(reader, used, min(CHUNK - used - 1, max(limit, BINARY_PROBE) + 1), hasher, p)
+        if isinstance(packed, int):
+            buf = _STATE.buf
+            cut = packed > 0 and buf[used + packed - 1] != 0x0A
+            if cut:
+                buf[used + packed] = 0x0A
+            n = buf.count(b"\n", used, used + packed + cut)
+            pack.append(_Packed(ScannedFile([], [], hasher), str(path), lines, n, cut))
+            used, lines = used + packed + cut, lines + n
+        elif isinstance(packed, ScannedFile):  # refused on its first bytes
+            pack.append(packed)
+        else:  # it grew past its fstat size while read: read again, alone, with a fresh hasher
+            yield from _search_pack(pack, used, markers)
+            pack, used, lines = [], 0, 0
+            yield _scan_alone(path, new_hasher() if new_hasher is not None else None, markers, None)
+    yield from _search_pack(pack, used, markers)
+
+
+def _read_whole(
+    reader: _RawFile, at: int, room: int, hasher: Hasher | None, path: Path
+) -> int | ScannedFile | None:
+    """Read the file into ``_STATE.buf[at : at + room]``: its size; a :class:`ScannedFile` holding the
+    :class:`ParseError` of a first read that fails or of a head that is not text (as
+    :func:`scan_plog_parts` raises them); None when it does not fit (``room`` is at least its size + 1
+    and :data:`BINARY_PROBE` + 1 as fstat gave it: the file grew)."""
+    with memoryview(_STATE.buf) as whole, whole[at : at + room] as mv:
+        try:
+            got = _read_head(reader, mv, hasher, path)
+        except ParseError as exc:
+            return ScannedFile([], [], hasher, exc)
+        while got < room:
+            n = reader.readinto(mv[got:])
+            if not n:
+                return got
+            if hasher is not None:
+                hasher.update(mv[got : got + n])
+            got += n
+    return None
+
+
+def _scan_alone(
+    path: str, hasher: Hasher | None, markers: Sequence[bytes], opened: tuple[int, os.stat_result] | None
+) -> ScannedFile:
+    """:func:`scan_plog_parts` of one file, collected (``opened``: see :func:`_scan_parts`)."""
+    done = ScannedFile([], [], hasher)
+    try:
+        for part in _scan_parts(path, None, markers, done.gaps, hasher, opened):
+            done.parts.append(part)
+    except ParseError as exc:
+        done.error = exc
+    return done
+
+
+def _search_pack(
+    pack: list[_Packed | ScannedFile], used: int, markers: Sequence[bytes]
+) -> Iterator[ScannedFile]:
+    """Search the block's ``used`` bytes (the packed files' lines, each file's last line closed by a
+    newline) once, deal the marker lines back to their files and yield each file's result in order."""
+    if not pack:
+        return
+    nos: list[int] = []
+    raws: list[bytes] = []
+    if used:
+        _, nos, raws, _, _ = _scan_block(_STATE.buf, used, markers, False, 1)
+    for item in pack:
+        if isinstance(item, ScannedFile):
+            yield item
+            continue
+        lo = bisect_left(nos, item.lines_before + 1)
+        hi = bisect_left(nos, item.lines_before + item.lines + 1, lo)
+        if lo < hi:
+            first = item.lines_before
+            own = [no - first for no in nos[lo:hi]]
+            blocks = [(own, raws[lo:hi], [True] * (hi - lo))]
+            if item.cut and own[-1] == item.lines:
+                # a last line without newline is the scan's final block of its own, and incomplete
+                blocks = [
+                    (own[:-1], raws[lo : hi - 1], [True] * (hi - lo - 1)),
+                    ([own[-1]], [raws[hi - 1]], [False]),
+                ]
+            for cols in _batches(b for b in blocks if b[0]):
+                item.result.parts.append(_batch_records(item.file, *cols, None))
+        yield item.result

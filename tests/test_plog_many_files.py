@@ -8,6 +8,7 @@ of ``np.isin``. Each is compared here with the general path it replaces (the ora
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import skdbg.parsers.plog as plog_mod
-from skdbg.parsers.common import ParseError, Source
+from skdbg.parsers.common import Gap, ParseError, Source
 from skdbg.parsers.plog import WHAT, PlogFile, scan_plog_parts
 from skdbg.parsers.textio import BINARY_PROBE, check_text_file
 from skdbg.scene import open_scene
@@ -209,3 +210,129 @@ def test_plog_file_named_is_parse_plog_name_for_any_name(kind: str, pid: str, st
     p = Path("/scene/log/plog") / name
     assert plog_mod.plog_file_named(str(p), p.name) == _parse_plog_name_oracle(p)
     assert plog_mod.parse_plog_name(p) == _parse_plog_name_oracle(p)
+
+
+# ----------------------------------------------------------------------------- many files to a block
+
+
+def _scan_each(paths: list[Path]) -> list[tuple[object, ...]]:
+    """The oracle: scan_plog_parts of each file alone, with a hasher of its own."""
+    out: list[tuple[object, ...]] = []
+    for path in paths:
+        sha = hashlib.sha256()
+        gaps: list[Gap] = []
+        parts: list[object] = []
+        error = None
+        try:
+            for part in scan_plog_parts(path, gaps=gaps, hasher=sha):
+                parts.append(part)
+        except ParseError as exc:
+            error = str(exc)
+        out.append((parts, gaps, error, None if error else sha.hexdigest()))
+    return out
+
+
+def _scan_packed(paths: list[Path]) -> list[tuple[object, ...]]:
+    reached: list[int] = []
+
+    def note(i: int) -> None:
+        reached.append(i)
+
+    out: list[tuple[object, ...]] = []
+    for done in plog_mod.scan_plog_files([str(p) for p in paths], new_hasher=hashlib.sha256, reached=note):
+        error = None if done.error is None else str(done.error)
+        digest = None if error else done.hasher.hexdigest()  # type: ignore[union-attr]
+        out.append((done.parts, done.gaps, error, digest))
+    assert reached == list(range(len(paths)))
+    return out
+
+
+def _contents() -> st.SearchStrategy[bytes]:
+    line = st.one_of(
+        st.sampled_from([*_LINES, b"", b"plain text", b"EZ9999 first words\r", b"[SK][", b"x" * 70]),
+        st.binary(max_size=120).filter(lambda b: b"\n" not in b),
+    )
+    body = st.builds(
+        lambda ls, end: b"\n".join(ls) + (b"\n" if end and ls else b""),
+        st.lists(line, max_size=40),
+        st.booleans(),
+    )
+    return st.one_of(body, st.builds(lambda b: b"\x00" + b, body))
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    contents=st.lists(st.one_of(st.none(), _contents()), min_size=1, max_size=12),
+    pack=st.sampled_from([0, 300, 1 << 20]),
+)
+def test_files_scanned_many_to_a_block_are_each_scanned_alone(
+    tmp_path_factory: pytest.TempPathFactory, contents: list[bytes | None], pack: int
+) -> None:
+    """Small blocks (64 KB: a few flushes), files up to ``pack`` bytes packed (0: none; 300: some),
+    missing files among them: each file's batches, gaps, error and digest as scanned alone."""
+    folder = tmp_path_factory.mktemp("many")
+    paths = []
+    for k, data in enumerate(contents):
+        path = folder / f"plog-48213_2026061014{k:07d}.log"
+        if data is not None:
+            path.write_bytes(data)
+        paths.append(path)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(plog_mod, "CHUNK", 64 << 10)
+        mp.setattr(plog_mod, "_PACK_FILE", pack)
+        mp.setattr(plog_mod, "_STATE", plog_mod._ScanState())
+        assert _scan_packed(paths) == _scan_each(paths)
+
+
+def test_many_files_fill_and_flush_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hand-made files: some end without a newline (their marker line incomplete), one is empty, one
+    binary, one a directory, one larger than a packed file; blocks of 64 KB flush several times."""
+    monkeypatch.setattr(plog_mod, "CHUNK", 64 << 10)
+    monkeypatch.setattr(plog_mod, "_PACK_FILE", 20 << 10)
+    monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
+    text = b"\n".join(_LINES)
+    specs = [
+        text * 50,
+        text,
+        b"",
+        text + b"\n",
+        b"\x00" + text,
+        None,
+        text * 400 + b"\n",
+        (text + b"\r\n") * 30,
+    ]
+    paths = []
+    for k, data in enumerate(specs * 4):
+        path = tmp_path / f"plog-48213_20260610140{k:06d}.log"
+        if data is None:
+            path.mkdir()
+        else:
+            path.write_bytes(data)
+        paths.append(path)
+    got = _scan_packed(paths)
+    assert got == _scan_each(paths)
+    incomplete = [
+        r for parts, *_ in got for batch, _ in parts for r in batch if not getattr(r, "complete", True)
+    ]
+    assert len(incomplete) == 8  # the marker line closing `text * 50` and `text`, 4 times each
+    assert sum(e is not None for *_, e, _ in got) == 8  # binary and directory, 4 times
+
+
+def test_a_file_grown_past_its_stat_is_scanned_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file larger than its fstat said (it grew): read to its end as scan_plog_parts reads it."""
+    text = b"\n".join(_LINES) + b"\n"
+    paths = []
+    for k, data in enumerate([text, text * 3000, text]):
+        path = tmp_path / f"plog-48213_20260610140{k:06d}.log"
+        path.write_bytes(data)
+        paths.append(path)
+    real = plog_mod.open_regular_fd
+
+    def shrunk(path: object, *, what: str) -> tuple[int, os.stat_result]:
+        fd, st = real(path, what=what)  # type: ignore[arg-type]
+        fields = list(st)
+        fields[6] = min(fields[6], 100)  # st_size
+        return fd, os.stat_result(fields)
+
+    monkeypatch.setattr(plog_mod, "open_regular_fd", shrunk)
+    assert _scan_packed(paths) == _scan_each(paths)
