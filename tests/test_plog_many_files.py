@@ -264,9 +264,10 @@ def _contents() -> st.SearchStrategy[bytes]:
 @given(
     contents=st.lists(st.one_of(st.none(), _contents()), min_size=1, max_size=12),
     pack=st.sampled_from([0, 300, 1 << 20]),
+    small=st.sampled_from([plog_mod._SMALL_BLOCK, 256]),
 )
 def test_files_scanned_many_to_a_block_are_each_scanned_alone(
-    tmp_path_factory: pytest.TempPathFactory, contents: list[bytes | None], pack: int
+    tmp_path_factory: pytest.TempPathFactory, contents: list[bytes | None], pack: int, small: int
 ) -> None:
     """Small blocks (64 KB: a few flushes), files up to ``pack`` bytes packed (0: none; 300: some),
     missing files among them: each file's batches, gaps, error and digest as scanned alone."""
@@ -281,6 +282,7 @@ def test_files_scanned_many_to_a_block_are_each_scanned_alone(
         mp.setattr(plog_mod, "CHUNK", 64 << 10)
         mp.setattr(plog_mod, "_PACK_FILE", pack)
         mp.setattr(plog_mod, "_STATE", plog_mod._ScanState())
+        mp.setattr(plog_mod, "_SMALL_BLOCK", small)  # 256: blocks and line counts the numpy way
         assert _scan_packed(paths) == _scan_each(paths)
 
 
@@ -336,3 +338,18 @@ def test_a_file_grown_past_its_stat_is_scanned_alone(tmp_path: Path, monkeypatch
 
     monkeypatch.setattr(plog_mod, "open_regular_fd", shrunk)
     assert _scan_packed(paths) == _scan_each(paths)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    data=st.lists(st.sampled_from([b"\n", b"a", b"\r", b"\x00"]), min_size=1, max_size=3000).map(b"".join),
+    picks=st.lists(st.floats(0, 1), max_size=6),
+    small=st.sampled_from([1 << 20, 0]),
+)
+def test_newlines_before_counts_as_bytes_count(data: bytes, picks: list[float], small: int) -> None:
+    buf = bytearray(data + b"junk\n after")  # bytes past ``used`` are not counted
+    starts = sorted(int(f * len(data)) for f in picks)  # offsets inside the data, newlines among them
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(plog_mod, "_SMALL_BLOCK", small)  # 0: the numpy way
+        got = plog_mod._newlines_before(buf, len(data), starts)
+    assert got == [data.count(b"\n", 0, end) for end in [*starts, len(data)]]
