@@ -49,8 +49,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-#: receives ``(path, size read, SHA-256 hex)`` of a plog the scan hashed while reading it
-DigestSink = Callable[[str, int, str], None]
+#: receives ``(path, size read, SHA-256 hex, mtime)`` of a plog the scan hashed while reading it; the
+#: mtime is the ``fstat`` of the descriptor read when it gave the size read, else None
+DigestSink = Callable[[str, int, str, "float | None"], None]
 
 #: one vocabulary for every table: the upstream field names a CANN engineer knows (DESIGN.md)
 UPSTREAM_COLUMNS: dict[str, str] = {
@@ -244,9 +245,12 @@ class Evidence:
         gaps.extend(done.gaps)  # a line over MAX_LINE is a recorded gap
         if done.error is not None:
             raise done.error
-        on_digest, hasher = self._on_digest, done.hasher
+        on_digest, hasher, st = self._on_digest, done.hasher, done.stat
         if isinstance(hasher, _CountingSha256) and on_digest is not None:
-            on_digest(f.path, hasher.size, hasher.sha.hexdigest())
+            # the mtime of the bytes hashed: known when the file's fstat gave the size read (as
+            # Artifact._small_digest judges a read whole); else the scene stats the file as before
+            mtime = st.st_mtime if st is not None and st.st_size == hasher.size else None
+            on_digest(f.path, hasher.size, hasher.sha.hexdigest(), mtime)
 
     # ------------------------------------------------------------------ sk_meta
 

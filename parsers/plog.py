@@ -1067,12 +1067,14 @@ _PACK_FILE = MAX_LINE
 class ScannedFile:
     """:func:`scan_plog_parts` of one file, whole: its batches, its ``line_too_long`` gaps, the hasher
     fed its bytes, and the :class:`ParseError` it raised (None: read to its end). The batches are the
-    ones made before the error (none: an error comes before any line is read)."""
+    ones made before the error (none: an error comes before any line is read). ``stat``: the ``fstat``
+    of the descriptor read (None: not known)."""
 
     parts: list[PlogBatch]
     gaps: list[Gap]
     hasher: Hasher | None
     error: ParseError | None = None
+    stat: os.stat_result | None = None
 
 
 @dataclass(slots=True)
@@ -1126,7 +1128,9 @@ def scan_plog_files(
         if st.st_size > limit:  # alone, as scan_plog_parts scans it (the scan closes the file)
             yield from _search_pack(pack, used, markers)
             pack, used = [], 0
-            yield _scan_alone(path, hasher, markers, (fd, st))
+            done = _scan_alone(path, hasher, markers, (fd, st))
+            done.stat = st
+            yield done
             continue
         room = max(st.st_size, BINARY_PROBE) + 2  # the file, its added newline, one byte to see its end
         if used + room > CHUNK:  # the block is full: search it first
@@ -1139,7 +1143,7 @@ def scan_plog_files(
             cut = packed > 0 and buf[used + packed - 1] != 0x0A
             if cut:
                 buf[used + packed] = 0x0A
-            pack.append(_Packed(ScannedFile([], [], hasher), str(path), used, cut))
+            pack.append(_Packed(ScannedFile([], [], hasher, stat=st), str(path), used, cut))
             used += packed + cut
         elif isinstance(packed, ScannedFile):  # refused on its first bytes
             pack.append(packed)

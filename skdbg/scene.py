@@ -98,7 +98,7 @@ class Artifact:
     pid_label: str | None = None
     model_label: str | None = None
     _digest: tuple[int, str] | None = field(default=None, repr=False)
-    #: the file's mtime when :meth:`digest` hashed it (None: hashed by another reader, or not yet)
+    #: the file's mtime when :meth:`digest` (or a reader handing its hash over) hashed it; None: not known
     _hashed_mtime: float | None = field(default=None, repr=False)
     _error: Exception | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
@@ -127,8 +127,8 @@ class Artifact:
 
         Why: G5 lists thousands of artifacts, each hashed by :meth:`Scene.start_hashing`'s worker, which
         ``fstat``-ed the open file already; a ``stat`` each on the main thread was ~5 ms of the bench
-        scene. The size is the one :meth:`digest` reports; a file hashed by another reader (the plog
-        scan, a ledger copy) is ``stat``-ed as before."""
+        scene. The size is the one :meth:`digest` reports; a file hashed by another reader is ``stat``-ed
+        as before unless that reader knew the mtime of what it read (the plog scan)."""
         with self._lock:
             digest, mtime = self._digest, self._hashed_mtime
         if digest is not None and mtime is not None:
@@ -196,11 +196,14 @@ class Artifact:
         """The hash if already computed, else None (a check that must not trigger a read)."""
         return self._digest[1] if self._digest is not None else None
 
-    def remember_digest(self, size: int, sha256: str) -> None:
-        """Adopt a hash computed while the file was read for another purpose (a ledger copy, the plog scan)."""
+    def remember_digest(self, size: int, sha256: str, mtime: float | None = None) -> None:
+        """Adopt a hash computed while the file was read for another purpose (a ledger copy, the plog scan);
+        ``mtime`` is the ``fstat`` of the bytes read when the reader knows it (see :meth:`size_and_stamp`:
+        the plog scan's thousand rotated files then need no ``stat`` each on the main thread)."""
         with self._lock:
             if self._digest is None:
                 self._digest, self._error = (size, sha256), None
+                self._hashed_mtime = mtime
 
     @property
     def sha256(self) -> str:
@@ -263,13 +266,14 @@ class Scene:
             self._hasher.start()
         return self._hasher
 
-    def adopt_digest(self, path: str, size: int, sha256: str) -> None:
-        """Take the SHA-256 of ``path`` computed by a reader that read the whole file anyway."""
+    def adopt_digest(self, path: str, size: int, sha256: str, mtime: float | None = None) -> None:
+        """Take the SHA-256 of ``path`` computed by a reader that read the whole file anyway (and the
+        mtime its ``fstat`` gave for the bytes read, when known)."""
         if self._by_path is None:
             self._by_path = {str(a.path): a for a in self.artifacts}
         a = self._by_path.get(str(path))
         if a is not None:
-            a.remember_digest(size, sha256)
+            a.remember_digest(size, sha256, mtime)
 
     def of_kind(self, *kinds: str) -> list[Artifact]:
         return [a for a in self.artifacts if a.kind in kinds]

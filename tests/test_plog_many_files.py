@@ -353,3 +353,27 @@ def test_newlines_before_counts_as_bytes_count(data: bytes, picks: list[float], 
         mp.setattr(plog_mod, "_SMALL_BLOCK", small)  # 0: the numpy way
         got = plog_mod._newlines_before(buf, len(data), starts)
     assert got == [data.count(b"\n", 0, end) for end in [*starts, len(data)]]
+
+
+def test_plog_stamps_handed_over_by_the_scan_are_the_files_stat(tmp_path: Path) -> None:
+    """The scan hands each plog's hash over with the mtime its fstat gave (no stat each later on the
+    main thread): the size and stamp the scene lists are what ``os.stat`` says (the general path)."""
+    from skdbg.scene import evidence_for
+
+    text = b"\n".join(_LINES) + b"\n"
+    for k, data in enumerate([text, text * 3, b"", text + b"tail without newline"]):
+        path = tmp_path / "log" / f"plog-48213_2026061014{k:07d}.log"
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(data)
+        os.utime(path, (1_700_000_000.25 + k, 1_700_000_000.75 + k))
+    scene = open_scene(tmp_path)
+    ev = evidence_for(scene)
+    handed = ev.start_plog_scan(on_digest=scene.adopt_digest)
+    _ = ev.plogs
+    plogs = [a for a in scene.artifacts if a.kind == "plog"]
+    assert sorted(handed) == sorted(str(a.path) for a in plogs) and len(plogs) == 4
+    for a in plogs:
+        assert a._hashed_mtime is not None  # handed over: no stat needed
+        st = os.stat(a.path)
+        assert a.size_and_stamp() == (st.st_size, st.st_mtime)
+        assert a.digest() == (st.st_size, hashlib.sha256(a.path.read_bytes()).hexdigest())
