@@ -28,6 +28,8 @@ Every marker occurrence contains its anchor, so no marker line can be missed; fa
 cost a cheap check. Only confirmed lines are decoded and tokenised (no regex before that). The read
 buffer and the anchor tables are kept per thread and reused from file to file; a line longer than
 ``MAX_LINE`` is cut like :func:`skdbg.parsers.textio.iter_lines` cuts it (bounded memory, a gap).
+:func:`scan_plog_files` scans many files in turn and searches the small ones several to a block
+(a thousand rotated plogs cost a few dozen vectorised passes, not a thousand).
 """
 
 from __future__ import annotations
