@@ -206,7 +206,7 @@ def timed_cat(cat: str, files: list[str]) -> float:
 #: (module, function, part name) of the CPU split (``--parts``): the parse entry points of one analysis,
 #: patched in their own modules (``Evidence`` imports each parser where it parses, so the patch is seen)
 PARTS = (
-    ("skdbg.parsers.evidence", "Evidence._scan_one", "plog scan"),
+    ("skdbg.parsers.evidence", "Evidence._load_plogs", "plog scan"),
     ("skdbg.parsers.fused_nodes", "parse_fused_nodes", "sk_fused_nodes.log"),
     ("skdbg.parsers.node_detail", "parse_node_detail", "sk_node_detail.log"),
     ("skdbg.parsers.scope_split", "parse_scope_split", "sk_scope_split.log"),

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from skdbg.parsers.fused_nodes import FusedNodesResult
     from skdbg.parsers.graph_json import GraphFile
     from skdbg.parsers.node_detail import NodeDetailResult
-    from skdbg.parsers.plog import PlogFile
+    from skdbg.parsers.plog import PlogFile, ScannedFile
     from skdbg.parsers.plog_line import PlogLine
     from skdbg.parsers.run_identity import EnvProbeFile, RunFile, SourceSitesFile
     from skdbg.parsers.runtime_faults import ErrorManagerLine, RuntimeRecord
@@ -49,8 +49,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-#: receives ``(path, size read, SHA-256 hex)`` of a plog the scan hashed while reading it
-DigestSink = Callable[[str, int, str], None]
+#: receives ``(path, size read, SHA-256 hex, mtime)`` of a plog the scan hashed while reading it; the
+#: mtime is the ``fstat`` of the descriptor read when it gave the size read, else None
+DigestSink = Callable[[str, int, str, "float | None"], None]
 
 #: one vocabulary for every table: the upstream field names a CANN engineer knows (DESIGN.md)
 UPSTREAM_COLUMNS: dict[str, str] = {
@@ -213,37 +214,43 @@ class Evidence:
         return self._load_plogs((self._gaps, self.errors))
 
     def _load_plogs(self, sink: tuple[list[Gap], dict[str, list[ParseError]]]) -> list[PlogEvidence]:
-        from skdbg.parsers.plog import group_by_pid
+        from skdbg.parsers.plog import group_by_pid, scan_plog_files
         from skdbg.parsers.readahead import FilesAhead
 
         out: list[PlogEvidence] = []
         groups = group_by_pid(self.plog_files)
+        paths = [f.path for files in groups.values() for f in files]
         # cold, a thousand ranks' plogs are fetched dozens at a time, not one disk round trip a file
-        ahead = FilesAhead([f.path for files in groups.values() for f in files])
-        scanned = 0
+        ahead = FilesAhead(paths)
+        new_hasher = _CountingSha256 if self._on_digest is not None else None
+        # every file of every process in one pass: small files are searched many to a block
+        scanned = scan_plog_files(paths, new_hasher=new_hasher, reached=ahead.reached)
         for (kind, pid), files in groups.items():
             pe = PlogEvidence(pid=pid, kind=kind, files=[f.path for f in files])
             for f in files:
-                ahead.reached(scanned)
-                scanned += 1
-                self._guard("plog", lambda f=f, pe=pe: self._scan_one(f, pe, sink[0]), sink)  # type: ignore[misc]
+                done = next(scanned)
+                self._guard("plog", lambda f=f, pe=pe, done=done: self._file_scan(f, pe, done, sink[0]), sink)  # type: ignore[misc]
             _sort_by_time(pe.lines)
             out.append(pe)
         return out
 
-    def _scan_one(self, f: PlogFile, pe: PlogEvidence, gaps: list[Gap]) -> None:
-        from skdbg.parsers.plog import scan_plog_parts
-
-        on_digest = self._on_digest
-        hasher = _CountingSha256() if on_digest is not None else None
-        # scan_plog's items a batch at a time (a line over MAX_LINE is a recorded gap)
-        for items, records_only in scan_plog_parts(f.path, gaps=gaps, hasher=hasher):
+    def _file_scan(self, f: PlogFile, pe: PlogEvidence, done: ScannedFile, gaps: list[Gap]) -> None:
+        """File one plog's scan (:func:`~skdbg.parsers.plog.scan_plog_parts`' batches, its gaps and its
+        digest) into ``pe``; its :class:`ParseError` is raised here, after what was read before it."""
+        for items, records_only in done.parts:
             if records_only:
                 _file_records(cast("list[PlogLine]", items), pe)
             else:
                 _file_items(items, pe)
-        if hasher is not None and on_digest is not None:
-            on_digest(f.path, hasher.size, hasher.sha.hexdigest())
+        gaps.extend(done.gaps)  # a line over MAX_LINE is a recorded gap
+        if done.error is not None:
+            raise done.error
+        on_digest, hasher, st = self._on_digest, done.hasher, done.stat
+        if isinstance(hasher, _CountingSha256) and on_digest is not None:
+            # the mtime of the bytes hashed: known when the file's fstat gave the size read (as
+            # Artifact._small_digest judges a read whole); else the scene stats the file as before
+            mtime = st.st_mtime if st is not None and st.st_size == hasher.size else None
+            on_digest(f.path, hasher.size, hasher.sha.hexdigest(), mtime)
 
     # ------------------------------------------------------------------ sk_meta
 

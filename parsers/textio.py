@@ -17,7 +17,8 @@ from skdbg.parsers.common import ParseError, may_hold_oversized
 from skdbg.parsers.fsguard import open_regular
 
 CHUNK = 1 << 20
-_BINARY_PROBE = 8192
+#: bytes at the start of a file that must look like text (:func:`check_text_file`)
+BINARY_PROBE = 8192
 #: the longest line kept (bytes). Runtime loggers split records at 4 KiB, so a longer physical line is
 #: damage or hostile input; keeping it whole would make time and memory grow with it.
 MAX_LINE = 1 << 20
@@ -48,12 +49,28 @@ def check_text_file(path: str | os.PathLike[str], *, what: str = "a text log") -
     p = Path(path)
     with open_regular(p, what=what) as fh:
         try:
-            head = fh.read(_BINARY_PROBE)
+            head = fh.read(BINARY_PROBE)
         except OSError as exc:
-            raise ParseError(str(p), f"{what} (readable file: {exc.strerror})") from exc
-    if looks_binary(head):
-        raise ParseError(str(p), f"{what} (text), got binary data (NUL bytes in the first {len(head)} bytes)")
+            raise read_error(p, what, exc) from exc
+    check_text_head(p, head, what=what)
     return p
+
+
+def read_error(path: Path, what: str, exc: OSError) -> ParseError:
+    """The :class:`ParseError` of a read that failed (:func:`check_text_file`'s wording)."""
+    return ParseError(str(path), f"{what} (readable file: {exc.strerror})")
+
+
+def check_text_head(path: Path, head: bytes | bytearray | memoryview, *, what: str = "a text log") -> None:
+    """:func:`check_text_file`'s test of a file's first :data:`BINARY_PROBE` bytes (all of a shorter
+    file), for a reader that read them itself: raise its :class:`ParseError` when they are not text.
+
+    Why: a scene of a thousand rotated plogs opened each file twice, once for this test and once for
+    the scan; the scan now tests the head of its own first read."""
+    if looks_binary(bytes(head)):
+        raise ParseError(
+            str(path), f"{what} (text), got binary data (NUL bytes in the first {len(head)} bytes)"
+        )
 
 
 @dataclass(frozen=True, slots=True)

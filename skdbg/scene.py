@@ -23,7 +23,7 @@ from skdbg.parsers.discovery import MODEL_FILES, SkMetaLayout, discover_sk_meta
 from skdbg.parsers.evidence import Evidence, SideFiles, TableSpec
 from skdbg.parsers.frames import rows_frame
 from skdbg.parsers.fsguard import READ_FLAGS, file_problem, open_regular
-from skdbg.parsers.plog import PlogFile, parse_plog_name
+from skdbg.parsers.plog import PlogFile, plog_file_named
 from skdbg.parsers.plog_line import parse_plog_line
 from skdbg.parsers.readahead import FilesAhead
 from skdbg.parsers.textio import looks_binary
@@ -57,14 +57,15 @@ def _sniff_plog(path: Path) -> PlogFile | None:
     return None
 
 
-def _find_plogs(root: Path, gaps: list[Gap]) -> list[PlogFile]:
-    """One walk of the scene: plog-named files anywhere, then content-identified ``*.log`` outside sk_meta.
+def _find_plogs(root: Path, gaps: list[Gap]) -> list[tuple[PlogFile, Path]]:
+    """One walk of the scene: plog-named files anywhere, then content-identified ``*.log`` outside sk_meta,
+    each with its path (the walk's :class:`Path`: the scene's artifact list takes it as it is).
 
     ``root`` is resolved. Only regular files inside it are taken; a plog-named or ``*.log`` entry that
     is anything else (a FIFO, a device, a link leaving the scene, a dangling link) is a gap.
     """
-    named: list[PlogFile] = []
-    sniffed: list[PlogFile] = []
+    named: list[tuple[PlogFile, Path]] = []
+    sniffed: list[tuple[PlogFile, Path]] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
         folder = Path(dirpath)
@@ -78,10 +79,11 @@ def _find_plogs(root: Path, gaps: list[Gap]) -> list[PlogFile]:
                 if not in_sk_meta:  # sk_meta's own files are checked by discovery
                     gaps.append(problem)
                 continue
-            if (pf := parse_plog_name(p)) is not None:
-                named.append(pf)
+            # ``name`` is ``p.name``: a listed file name holds no separator and is no "." or ".."
+            if (pf := plog_file_named(str(p), name)) is not None:
+                named.append((pf, p))
             elif name.endswith(".log") and not in_sk_meta and (pf := _sniff_plog(p)) is not None:
-                sniffed.append(pf)
+                sniffed.append((pf, p))
     return named + sniffed
 
 
@@ -96,7 +98,7 @@ class Artifact:
     pid_label: str | None = None
     model_label: str | None = None
     _digest: tuple[int, str] | None = field(default=None, repr=False)
-    #: the file's mtime when :meth:`digest` hashed it (None: hashed by another reader, or not yet)
+    #: the file's mtime when :meth:`digest` (or a reader handing its hash over) hashed it; None: not known
     _hashed_mtime: float | None = field(default=None, repr=False)
     _error: Exception | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
@@ -125,8 +127,8 @@ class Artifact:
 
         Why: G5 lists thousands of artifacts, each hashed by :meth:`Scene.start_hashing`'s worker, which
         ``fstat``-ed the open file already; a ``stat`` each on the main thread was ~5 ms of the bench
-        scene. The size is the one :meth:`digest` reports; a file hashed by another reader (the plog
-        scan, a ledger copy) is ``stat``-ed as before."""
+        scene. The size is the one :meth:`digest` reports; a file hashed by another reader is ``stat``-ed
+        as before unless that reader knew the mtime of what it read (the plog scan)."""
         with self._lock:
             digest, mtime = self._digest, self._hashed_mtime
         if digest is not None and mtime is not None:
@@ -194,11 +196,14 @@ class Artifact:
         """The hash if already computed, else None (a check that must not trigger a read)."""
         return self._digest[1] if self._digest is not None else None
 
-    def remember_digest(self, size: int, sha256: str) -> None:
-        """Adopt a hash computed while the file was read for another purpose (a ledger copy, the plog scan)."""
+    def remember_digest(self, size: int, sha256: str, mtime: float | None = None) -> None:
+        """Adopt a hash computed while the file was read for another purpose (a ledger copy, the plog scan);
+        ``mtime`` is the ``fstat`` of the bytes read when the reader knows it (see :meth:`size_and_stamp`:
+        the plog scan's thousand rotated files then need no ``stat`` each on the main thread)."""
         with self._lock:
             if self._digest is None:
                 self._digest, self._error = (size, sha256), None
+                self._hashed_mtime = mtime
 
     @property
     def sha256(self) -> str:
@@ -261,13 +266,14 @@ class Scene:
             self._hasher.start()
         return self._hasher
 
-    def adopt_digest(self, path: str, size: int, sha256: str) -> None:
-        """Take the SHA-256 of ``path`` computed by a reader that read the whole file anyway."""
+    def adopt_digest(self, path: str, size: int, sha256: str, mtime: float | None = None) -> None:
+        """Take the SHA-256 of ``path`` computed by a reader that read the whole file anyway (and the
+        mtime its ``fstat`` gave for the bytes read, when known)."""
         if self._by_path is None:
             self._by_path = {str(a.path): a for a in self.artifacts}
         a = self._by_path.get(str(path))
         if a is not None:
-            a.remember_digest(size, sha256)
+            a.remember_digest(size, sha256, mtime)
 
     def of_kind(self, *kinds: str) -> list[Artifact]:
         return [a for a in self.artifacts if a.kind in kinds]
@@ -331,14 +337,13 @@ def open_scene(path: str | os.PathLike[str]) -> Scene:
         if p is not None:
             artifacts.append(Artifact(kind, p, root))
 
-    plogs = _find_plogs(root, gaps)
+    found = _find_plogs(root, gaps)
+    plogs = [pf for pf, _ in found]
     has_run_json = any(a.kind == "run_json" for a in artifacts)
     if not (plogs or layout.models or layout.prof_files or layout.sk_meta_dirs or has_run_json):
         raise NotASceneError(root)
-    for pf in plogs:
-        artifacts.append(
-            Artifact("device_log" if pf.kind == "device" else "plog", Path(pf.path), root, str(pf.pid))
-        )
+    for pf, p in found:
+        artifacts.append(Artifact("device_log" if pf.kind == "device" else "plog", p, root, str(pf.pid)))
     if not plogs:
         gaps.append(
             Gap(

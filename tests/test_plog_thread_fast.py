@@ -14,7 +14,6 @@ import ast
 import inspect
 import tempfile
 import textwrap
-from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -392,18 +391,18 @@ def test_the_scan_files_as_the_general_path(tmp_path: Path, monkeypatch: pytest.
     records = list(SPEC_LINES) * 30  # 240 records: whole batches of records only
     lines = [*records, *em, *records[:20], *em, *records]
     plog.write_text("\n".join(lines) + "\n")
-    real = scan_plog_parts
+    real = plog_mod._batch_records  # what sets each batch's flag, whichever way the file is scanned
     flags: list[bool] = []
 
-    def spied(*a: object, **k: object) -> Iterator[tuple[list[PlogLine | Unrecognized], bool]]:
-        for items, flag in real(*a, **k):  # type: ignore[arg-type]
-            flags.append(flag)
-            yield items, flag
+    def spied(*a: object, **k: object) -> tuple[list[PlogLine | Unrecognized], bool]:
+        items, flag = real(*a, **k)  # type: ignore[arg-type]
+        flags.append(flag)
+        return items, flag
 
-    monkeypatch.setattr(plog_mod, "scan_plog_parts", spied)
+    monkeypatch.setattr(plog_mod, "_batch_records", spied)
     fast = evidence_for(open_scene(tmp_path)).plogs
     assert True in flags and False in flags  # both filings were taken
-    monkeypatch.setattr(plog_mod, "scan_plog_parts", lambda *a, **k: ((i, False) for i, _ in real(*a, **k)))
+    monkeypatch.setattr(plog_mod, "_batch_records", lambda *a, **k: (real(*a, **k)[0], False))  # type: ignore[arg-type]
     general = evidence_for(open_scene(tmp_path)).plogs
     assert fast == general
     faults = sum(t in SPEC_LINES[2:7] for t in lines)  # the five fault lines of the spec

@@ -240,13 +240,13 @@ def test_the_plog_scan_asks_for_the_plogs_ahead_once_each_in_scan_order(
     monkeypatch.setattr(readahead, "_ADVISE", _inode_recorder(calls))
     monkeypatch.setattr(readahead, "FILES_AHEAD", 2)
     scanned: list[str] = []
-    original = plog_mod.scan_plog_parts
+    original = plog_mod.open_regular_fd  # the scan opens each plog through it, in the order it reads them
 
     def spy(path: object, *a: object, **k: object) -> object:
         scanned.append(str(path))
         return original(path, *a, **k)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(plog_mod, "scan_plog_parts", spy)
+    monkeypatch.setattr(plog_mod, "open_regular_fd", spy)
     evidence = evidence_for(open_scene(tmp_path))
     lines = [ln for pe in evidence.plogs for ln in pe.lines]
     by_ino = {p.stat().st_ino: str(p) for p in paths}

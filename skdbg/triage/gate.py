@@ -41,9 +41,11 @@ Decisions this module makes where the spec leaves room ([SKDBG], documented here
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from skdbg.parsers.common import ParseError
 from skdbg.parsers.markers import read_markers
@@ -57,6 +59,9 @@ from skdbg.triage.localize import diagnostic_entry, dialect_recognised, models_o
 from skdbg.triage.model import EvidenceItem, GateGap, GateResult
 from skdbg.triage.skview import instances_of
 from skdbg.triage.stages import Localization
+
+if TYPE_CHECKING:
+    from skdbg.parsers.evidence import PlogEvidence
 
 GATE_IDS = ("G1", "G2", "G3", "G4", "G5")
 FRESH_IDS = ("F1", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9")
@@ -325,10 +330,12 @@ def _f1(ctx: TriageContext, loc: Localization, g: _Gate) -> None:
             detail += f"; plogs of pid(s) {', '.join(map(str, others))} are foreign and not used"
         g.fail("F1", detail, COLLECT_PLOG.replace("<P>", str(pid) if pid is not None else "<pid>"))
         return
+    first_foreign = _first_foreign_lines(plogs_of(ctx, pid))
     for pf in own:
-        rel = ctx.relpath(pf.path)
-        m = PLOG_NAME_RE.match(Path(pf.path).name)
+        # cited only when it fails: a thousand rotated plogs each made a relpath (a stat) for nothing
+        m = PLOG_NAME_RE.match(_file_name(pf.path))
         if m is None or int(m.group("pid")) != pid:
+            rel = ctx.relpath(pf.path)
             g.fail(
                 "F1",
                 f"{rel} is not named plog-{pid}_<stamp>.log / device-{pid}_<stamp>.log (content-identified copy)",
@@ -336,8 +343,9 @@ def _f1(ctx: TriageContext, loc: Localization, g: _Gate) -> None:
                 rel,
             )
             continue
-        foreign = _first_foreign_line(ctx, pf.path, pid)
+        foreign = first_foreign.get(pf.path)
         if foreign is not None:
+            rel = ctx.relpath(pf.path)
             g.fail(
                 "F1",
                 f"{rel}:{foreign.src.line} carries pid {foreign.pid} in its header, not {pid}",
@@ -348,13 +356,39 @@ def _f1(ctx: TriageContext, loc: Localization, g: _Gate) -> None:
     g.ok("F1")
 
 
-def _first_foreign_line(ctx: TriageContext, path: str, pid: int) -> PlogLine | None:
-    """The first marker line of ``path`` whose header names another pid (recorded by the evidence scan)."""
-    for pe in plogs_of(ctx, pid):
-        if path in pe.files:
-            hits = [line for line in pe.foreign if line.src.file == path]
-            return min(hits, key=lambda line: line.src.line or 0) if hits else None
-    return None
+def _file_name(path: str) -> str:
+    """``Path(path).name``, without parsing the whole path where the text after the last separator
+    is the name already (a thousand rotated plogs, each checked by F1).
+
+    Why equal: ``pathlib`` drops empty and ``.`` components and keeps every other one as written, so
+    its last component is the text after the last ``/`` unless that text is empty or ``.``; those
+    (and any other separator convention) go through ``Path``."""
+    if os.sep == "/" and os.altsep is None:
+        name = path[path.rfind("/") + 1 :]
+        if name not in ("", "."):
+            return name
+    return Path(path).name
+
+
+def _first_foreign_lines(plogs: list[PlogEvidence]) -> dict[str, PlogLine | None]:
+    """Per file of ``plogs``: its first marker line whose header names another pid (recorded by the
+    evidence scan), None when it has none; a file is answered by the first process evidence that
+    lists it, and its lowest line number wins (the first such in ``foreign`` order on a tie).
+
+    Why one pass: asked file by file, each file searched every evidence's file list and foreign
+    lines, quadratic in a process of a thousand rotated plogs."""
+    out: dict[str, PlogLine | None] = {}
+    for pe in plogs:
+        firsts: dict[str, PlogLine] = {}
+        for line in pe.foreign:
+            file = line.src.file
+            held = firsts.get(file)
+            if held is None or (line.src.line or 0) < (held.src.line or 0):
+                firsts[file] = line
+        for file in pe.files:
+            if file not in out:
+                out[file] = firsts.get(file)
+    return out
 
 
 def _f2(ctx: TriageContext, loc: Localization, w: _Window, g: _Gate) -> None:
