@@ -1128,7 +1128,7 @@ def scan_plog_files(
             pack.append(ScannedFile([], [], hasher, exc))
             continue
         if st.st_size > limit:  # alone, as scan_plog_parts scans it (the scan closes the file)
-            yield from _search_pack(pack, used, markers)
+            yield from _closing_on_exit(fd, _search_pack(pack, used, markers))
             pack, used = [], 0
             done = _scan_alone(path, hasher, markers, (fd, st))
             done.stat = st
@@ -1136,7 +1136,7 @@ def scan_plog_files(
             continue
         room = max(st.st_size, BINARY_PROBE) + 2  # the file, its added newline, one byte to see its end
         if used + room > CHUNK:  # the block is full: search it first
-            yield from _search_pack(pack, used, markers)
+            yield from _closing_on_exit(fd, _search_pack(pack, used, markers))
             pack, used = [], 0
         with _RawFile(fd, st.st_size) as reader:
             packed = _read_whole(reader, used, min(CHUNK - used - 1, max(limit, BINARY_PROBE) + 1), hasher, p)
@@ -1154,6 +1154,17 @@ def scan_plog_files(
             pack, used = [], 0
             yield _scan_alone(path, new_hasher() if new_hasher is not None else None, markers, None)
     yield from _search_pack(pack, used, markers)
+
+
+def _closing_on_exit(fd: int, results: Iterator[ScannedFile]) -> Iterator[ScannedFile]:
+    """``results``, yielded while ``fd`` (the next file, opened to know its size) waits its turn;
+    should the caller abandon the scan there (the generator closed, an error thrown in), ``fd`` is
+    closed, as the old ``with``-held files were."""
+    try:
+        yield from results
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _read_whole(

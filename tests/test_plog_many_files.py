@@ -377,3 +377,62 @@ def test_plog_stamps_handed_over_by_the_scan_are_the_files_stat(tmp_path: Path) 
         st = os.stat(a.path)
         assert a.size_and_stamp() == (st.st_size, st.st_mtime)
         assert a.digest() == (st.st_size, hashlib.sha256(a.path.read_bytes()).hexdigest())
+
+
+@pytest.mark.parametrize(
+    "kbytes",
+    [(1, 20), (10,) * 10],  # small then too big to pack / ten that fill the block
+)
+def test_a_scan_abandoned_while_the_next_file_waits_closes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kbytes: tuple[int, ...]
+) -> None:
+    """The next file is opened (for its size) before the packed ones are handed out; a caller that
+    stops there (an error while filing, a closed generator) must not leave its descriptor open."""
+    import gc
+
+    monkeypatch.setattr(plog_mod, "CHUNK", 64 << 10)  # the least that packs: four binary probes' worth
+    monkeypatch.setattr(plog_mod, "_PACK_FILE", 16 << 10)
+    monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
+    line = _LINES[0] + b"\n"
+    paths = []
+    for k, kb in enumerate(kbytes):
+        path = tmp_path / f"plog-48213_2026061014{k:07d}.log"
+        path.write_bytes(line * ((kb << 10) // len(line)))
+        paths.append(str(path))
+    fds = len(os.listdir("/proc/self/fd"))
+    scan = plog_mod.scan_plog_files(paths)
+    next(scan)  # the packed files handed out while the next one waits, opened
+    scan.close()
+    gc.collect()
+    assert len(os.listdir("/proc/self/fd")) == fds
+
+
+def test_short_reads_of_a_big_file_read_it_to_its_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file system may return fewer bytes than asked (a network mount); only a short read that
+    reaches the size ``fstat`` gave ends the file, any other is followed by more reads."""
+    if plog_mod._READV is None:
+        pytest.skip("no readv here: the buffered reader reads on by itself")
+    real = plog_mod._READV
+
+    def capped(fd: int, buffers: list[memoryview]) -> int:
+        return real(fd, [buffers[0][:4099]])
+
+    text = b"\n".join(_LINES) + b"\n"
+    data = text * ((3 << 20) // len(text))  # over _PACK_FILE: scanned alone, block by block
+    path = tmp_path / "plog-48213_20260610140000000.log"
+    path.write_bytes(data)
+    monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
+    expected = _scan_each([path])
+    monkeypatch.setattr(plog_mod, "_READV", capped)
+    monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
+    got = _scan_packed([path])
+
+    def flat(scans: list[tuple[object, ...]]) -> list[tuple[object, ...]]:
+        # shorter reads make smaller blocks, so other batches: the same items, gaps, error and digest
+        return [([i for items, _ in parts for i in items], *rest) for parts, *rest in scans]  # type: ignore[attr-defined]
+
+    assert flat(got) == flat(expected)
+    (done,) = plog_mod.scan_plog_files([str(path)], new_hasher=hashlib.sha256)
+    assert done.hasher is not None and done.hasher.hexdigest() == hashlib.sha256(data).hexdigest()
