@@ -21,6 +21,10 @@ them with ``posix_fadvise(POSIX_FADV_DONTNEED)`` (cold — a freshly copied scen
 ``--no-cache``: target ≤ 3×), and a repeat run answered by the result cache (warm: target ≤ 3×). The
 cache lives in a temporary ``SKDBG_CACHE_DIR``, never the user's. The script checks that the verdict
 names the planted child, and exits non-zero on a wrong verdict or a ratio above its target.
+
+``--split-plogs N`` (default 1,000; 0 skips it) also times a warm first run of the same scene with its
+plog cut into N rotated files (a thousand-rank job's worth of plog files: per-file costs), against
+``cat`` of those files, printed without a target, and checks it names the same suspect.
 """
 
 from __future__ import annotations
