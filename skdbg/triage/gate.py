@@ -364,7 +364,7 @@ def _file_name(path: str) -> str:
     its last component is the text after the last ``/`` unless that text is empty or ``.``; those
     (and any other separator convention) go through ``Path``."""
     if os.sep == "/" and os.altsep is None:
-        name = path[path.rfind("/") + 1 :]
+        name = os.path.basename(path)  # the text after the last "/"
         if name not in ("", "."):
             return name
     return Path(path).name
