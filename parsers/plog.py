@@ -29,7 +29,8 @@ cost a cheap check. Only confirmed lines are decoded and tokenised (no regex bef
 buffer and the anchor tables are kept per thread and reused from file to file; a line longer than
 ``MAX_LINE`` is cut like :func:`skdbg.parsers.textio.iter_lines` cuts it (bounded memory, a gap).
 :func:`scan_plog_files` scans many files in turn and searches the small ones several to a block
-(a thousand rotated plogs cost a few dozen vectorised passes, not a thousand).
+(a thousand rotated plogs cost a few dozen vectorised passes, not a thousand). A hasher given to the
+scan takes each block in a second thread while the block is searched (:mod:`skdbg.parsers.hashbehind`).
 """
 
 from __future__ import annotations
@@ -44,12 +45,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import accumulate, repeat
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, cast
 
 from skdbg.parsers.bulk import build_source
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized, may_hold_oversized, oversized_number
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.fsguard import open_regular_fd
+from skdbg.parsers.hashbehind import Hasher, HashLane
 from skdbg.parsers.plog_line import PlogLine, fast_plog_block, fast_plog_lines, parse_plog_line
 from skdbg.parsers.readahead import ReadAhead
 from skdbg.parsers.runtime_faults import (
@@ -132,12 +134,6 @@ _TINY_BLOCK = 32 << 10
 if TYPE_CHECKING:
     IntArray = npt.NDArray[np.int64]
     ByteArray = npt.NDArray[np.uint8]
-
-
-class Hasher(Protocol):
-    """What the scan feeds the bytes it reads to (a ``hashlib`` object)."""
-
-    def update(self, data: bytes | memoryview, /) -> None: ...
 
 
 #: the plog table: one row per record, tags as printed (``[A][B]``)
@@ -818,6 +814,33 @@ def _marker_line_columns(
         _STATE.buf = bytearray(CHUNK)
     buf = _STATE.buf
     fd, st = open_regular_fd(path, what=WHAT) if opened is None else opened
+    if hasher is None or st.st_size <= len(buf):  # one read takes it: nothing to do beside the hash
+        yield from _columns(path, markers, cuts, hasher, check_text, fd, st, buf, _nothing)
+        return
+    lane = HashLane()  # each block hashed while it is searched (see skdbg.parsers.hashbehind)
+    try:
+        yield from _columns(path, markers, cuts, lane.to(hasher), check_text, fd, st, buf, lane.settle)
+    finally:
+        lane.settle()
+
+
+def _nothing() -> None:
+    """No bytes are hashed behind the scan: nothing to wait for."""
+
+
+def _columns(
+    path: Path,
+    markers: Sequence[bytes],
+    cuts: list[tuple[int, int]] | None,
+    hasher: Hasher | None,
+    check_text: bool,
+    fd: int,
+    st: os.stat_result,
+    buf: bytearray,
+    settle: Callable[[], None],
+) -> Iterator[MarkerColumns]:
+    """:func:`_marker_line_columns` on an open file; ``settle`` returns once ``hasher`` has taken
+    every byte fed to it (called before ``buf`` is written)."""
     with _RawFile(fd, st.st_size) as reader:
         # the disk reads the next blocks while this one is scanned; a file that one read takes whole
         # is asked for by that read (a thousand rotated plogs: one system call a file less)
@@ -832,6 +855,7 @@ def _marker_line_columns(
             if head >= 0:  # the first step's read is the head's
                 got, head = head, -1
             else:
+                settle()
                 with memoryview(buf) as mv:
                     got = reader.readinto(mv[filled:]) or 0
                     if hasher is not None and got:
@@ -852,6 +876,7 @@ def _marker_line_columns(
                 if nl < 0:
                     return
                 rest = end - nl - 1
+                settle()
                 buf[:rest] = buf[nl + 1 : end]
                 offset, filled = offset + nl + 1, rest
                 continue
@@ -868,6 +893,7 @@ def _marker_line_columns(
                         filled = end
                         continue
                     if end <= MAX_LINE:  # a block smaller than the line limit: grow up to it
+                        settle()
                         buf.extend(bytes(len(buf)))
                         filled = end
                         continue
@@ -883,6 +909,7 @@ def _marker_line_columns(
             if final:
                 return
             rest = end - block_end
+            settle()
             buf[:rest] = buf[block_end:end]
             offset, filled = offset + block_end, rest
 
@@ -1108,7 +1135,25 @@ def scan_plog_files(
     of ~0.5 ms. Files up to :data:`_PACK_FILE` bytes are read one after another into the scan's block
     (each closed by a newline if it lacks one) and searched together, then the lines are dealt back
     to their files; a larger file is scanned alone. The same lines come back: a marker never spans a
-    newline, so none spans two files, and each file's line numbers count from its own start."""
+    newline, so none spans two files, and each file's line numbers count from its own start.
+
+    The packed files' bytes are hashed in a second thread while their block is searched (see
+    :mod:`skdbg.parsers.hashbehind`); each result is yielded with its hash complete."""
+    lane = HashLane()
+    try:
+        yield from _scan_files(paths, new_hasher, markers, reached, lane)
+    finally:
+        lane.settle()  # an abandoned scan leaves no view of the block behind
+
+
+def _scan_files(
+    paths: Sequence[str],
+    new_hasher: Callable[[], Hasher] | None,
+    markers: Sequence[bytes],
+    reached: Callable[[int], None] | None,
+    lane: HashLane,
+) -> Iterator[ScannedFile]:
+    """:func:`scan_plog_files`, the packed files hashed through ``lane``."""
     # the largest file packed (-1: none, in a block too small to hold a few probes' worth)
     limit = min(_PACK_FILE, MAX_LINE, CHUNK // 4) if CHUNK >= 4 * (BINARY_PROBE + 2) else -1
     pack: list[_Packed | ScannedFile] = []  # files read into the block (or refused) since the last search
@@ -1117,7 +1162,7 @@ def scan_plog_files(
         if reached is not None:
             reached(i)
         if len(_STATE.buf) != CHUNK:
-            yield from _search_pack(pack, used, markers)
+            yield from _search_pack(pack, used, markers, lane)
             pack, used = [], 0
             _STATE.buf = bytearray(CHUNK)
         hasher = new_hasher() if new_hasher is not None else None
@@ -1128,7 +1173,7 @@ def scan_plog_files(
             pack.append(ScannedFile([], [], hasher, exc))
             continue
         if st.st_size > limit:  # alone, as scan_plog_parts scans it (the scan closes the file)
-            yield from _closing_on_exit(fd, _search_pack(pack, used, markers))
+            yield from _closing_on_exit(fd, _search_pack(pack, used, markers, lane))
             pack, used = [], 0
             done = _scan_alone(path, hasher, markers, (fd, st))
             done.stat = st
@@ -1136,10 +1181,11 @@ def scan_plog_files(
             continue
         room = max(st.st_size, BINARY_PROBE) + 2  # the file, its added newline, one byte to see its end
         if used + room > CHUNK:  # the block is full: search it first
-            yield from _closing_on_exit(fd, _search_pack(pack, used, markers))
+            yield from _closing_on_exit(fd, _search_pack(pack, used, markers, lane))
             pack, used = [], 0
+        fed = lane.to(hasher) if hasher is not None else None
         with _RawFile(fd, st.st_size) as reader:
-            packed = _read_whole(reader, used, min(CHUNK - used - 1, max(limit, BINARY_PROBE) + 1), hasher, p)
+            packed = _read_whole(reader, used, min(CHUNK - used - 1, max(limit, BINARY_PROBE) + 1), fed, p)
         if isinstance(packed, int):
             buf = _STATE.buf
             cut = packed > 0 and buf[used + packed - 1] != 0x0A
@@ -1148,12 +1194,13 @@ def scan_plog_files(
             pack.append(_Packed(ScannedFile([], [], hasher, stat=st), str(path), used, cut))
             used += packed + cut
         elif isinstance(packed, ScannedFile):  # refused on its first bytes
+            packed.hasher = hasher  # the hasher itself, not the lane's feed to it
             pack.append(packed)
         else:  # it grew past its fstat size while read: read again, alone, with a fresh hasher
-            yield from _search_pack(pack, used, markers)
+            yield from _search_pack(pack, used, markers, lane)
             pack, used = [], 0
             yield _scan_alone(path, new_hasher() if new_hasher is not None else None, markers, None)
-    yield from _search_pack(pack, used, markers)
+    yield from _search_pack(pack, used, markers, lane)
 
 
 def _closing_on_exit(fd: int, results: Iterator[ScannedFile]) -> Iterator[ScannedFile]:
@@ -1203,16 +1250,19 @@ def _scan_alone(
 
 
 def _search_pack(
-    pack: list[_Packed | ScannedFile], used: int, markers: Sequence[bytes]
+    pack: list[_Packed | ScannedFile], used: int, markers: Sequence[bytes], lane: HashLane
 ) -> Iterator[ScannedFile]:
     """Search the block's ``used`` bytes (the packed files' lines, each file's last line closed by a
-    newline) once, deal the marker lines back to their files and yield each file's result in order."""
+    newline) once, deal the marker lines back to their files and yield each file's result in order,
+    once ``lane`` has hashed the block (the caller then reuses it; each result's hash is complete)."""
     if not pack:
+        lane.settle()
         return
     nos: list[int] = []
     raws: list[bytes] = []
     if used:
         _, nos, raws, _, _ = _scan_block(_STATE.buf, used, markers, False, 1)
+    lane.settle()
     packed = [item for item in pack if isinstance(item, _Packed)]
     # the block's lines before each packed file's first byte, and before the block's end
     bounds = _newlines_before(_STATE.buf, used, [item.start for item in packed]) if nos else []

@@ -1,0 +1,149 @@
+"""The plog scan hashes what it reads in a second thread, behind the search (issue 18).
+
+:class:`~skdbg.parsers.hashbehind.HashLane` holds a view of the scan's buffer until it settles; the scan
+must settle before it writes into that buffer again. A slow hasher makes a missing settle visible: the
+scan would overwrite (or try to resize) bytes not yet hashed, and the digest would be wrong.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import skdbg.parsers.plog as plog_mod
+from skdbg.parsers.hashbehind import HashLane
+
+#: plog lines in the shapes of artifacts.md §1.1/§1.5 (hand-written), a marker line among noise
+_MARKER = (
+    b"[ERROR] RUNTIME(48213,python3):2026-06-10-14:00:01.123.456 [stream.cc:1024]48213 Synchronize:"
+    b" Stream synchronize failed, stream_id=3, retCode=0x7150050."
+)
+_NOISE = b"[INFO] RUNTIME(48213,python3):2026-06-10-14:00:01.123.500 [task.cc:77]48213 Launch: ok"
+
+
+class SlowSha:
+    """A SHA-256 that takes its time and notes the thread it ran in (a late hash shows)."""
+
+    def __init__(self, delay: float = 0.002) -> None:
+        self.sha = hashlib.sha256()
+        self.delay = delay
+        self.threads: set[int] = set()
+
+    def update(self, data: bytes | memoryview, /) -> None:
+        self.threads.add(threading.get_ident())
+        time.sleep(self.delay)
+        self.sha.update(data)
+
+    def hexdigest(self) -> str:
+        return self.sha.hexdigest()
+
+
+def _plog(rng: random.Random, lines: int) -> bytes:
+    """Noise with marker lines at random, lines of random length (some longer than a small block)."""
+    out = []
+    for _ in range(lines):
+        line = _MARKER if rng.random() < 0.05 else _NOISE + b" " + b"x" * rng.choice([0, 10, 300, 5000])
+        out.append(line)
+    return b"\n".join(out) + b"\n"
+
+
+def test_a_lane_hashes_in_order_in_another_thread() -> None:
+    data = bytearray(random.Random(1).randbytes(1 << 20))
+    slow = SlowSha(0.0005)
+    lane = HashLane()
+    fed = lane.to(slow)
+    for at in range(0, len(data), 4099):
+        fed.update(memoryview(data)[at : at + 4099])
+    lane.settle()
+    assert slow.hexdigest() == hashlib.sha256(data).hexdigest()
+    assert threading.get_ident() not in slow.threads
+
+
+def test_a_lane_holds_the_buffer_until_it_settles() -> None:
+    gate = threading.Event()
+
+    class Held:
+        def update(self, data: bytes | memoryview, /) -> None:
+            gate.wait(5)
+
+    buf = bytearray(64)
+    lane = HashLane()
+    lane.feed(Held(), memoryview(buf)[8:16])
+    with pytest.raises(BufferError):
+        buf.extend(b"more")  # the worker's view is still out
+    gate.set()
+    lane.settle()
+    buf.extend(b"more")  # every view let go
+    assert len(buf) == 68
+
+
+def test_a_failed_hash_is_raised_after_every_other_is_done() -> None:
+    class Broken:
+        def update(self, data: bytes | memoryview, /) -> None:
+            raise OSError("hash device gone")
+
+    later = SlowSha(0.01)
+    buf = bytearray(b"abcdef" * 100)
+    lane = HashLane()
+    lane.feed(Broken(), memoryview(buf)[:10])
+    lane.feed(later, memoryview(buf)[10:])
+    with pytest.raises(OSError, match="hash device gone"):
+        lane.settle()
+    assert later.hexdigest() == hashlib.sha256(buf[10:]).hexdigest()
+    buf.extend(b"x")  # no view left behind by either
+    lane.settle()  # nothing pending any more
+
+
+def test_a_large_plog_is_hashed_behind_the_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file larger than the block: every block hashed in the worker, before the block is reused."""
+    monkeypatch.setattr(plog_mod, "CHUNK", 8192)
+    data = _plog(random.Random(7), 600)
+    path = tmp_path / "plog-48213_20260610140000000.log"
+    path.write_bytes(data)
+    plain = list(plog_mod.scan_plog_parts(path, gaps=[]))
+    slow = SlowSha()
+    got = list(plog_mod.scan_plog_parts(path, gaps=[], hasher=slow))
+    assert got == plain
+    assert slow.hexdigest() == hashlib.sha256(data).hexdigest()
+    assert threading.get_ident() not in slow.threads
+
+
+def test_a_scan_left_half_way_lets_the_block_go(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Closing the scan early settles its lane: the next scan in this thread may grow the block."""
+    monkeypatch.setattr(plog_mod, "CHUNK", 8192)
+    monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
+    path = tmp_path / "plog-48213_20260610140000000.log"
+    path.write_bytes(_plog(random.Random(3), 600))
+    scan = plog_mod.scan_plog_parts(path, gaps=[], hasher=SlowSha(0.05))
+    next(scan)
+    scan.close()
+    plog_mod._STATE.buf.extend(b"\0")  # raises BufferError if a view of the block were still out
+
+
+def test_packed_small_plogs_are_hashed_behind_their_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Small files read one after another into the block: each digest complete when yielded."""
+    monkeypatch.setattr(plog_mod, "CHUNK", 64 << 10)
+    monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
+    rng = random.Random(11)
+    paths, blobs = [], []
+    for i in range(40):
+        blob = _plog(rng, rng.randrange(1, 12))
+        if i % 7 == 3:
+            blob = blob[:-1]  # no newline at its end: the scan adds one in the block, not in the hash
+        path = tmp_path / f"plog-48213_2026061014{i:05d}000.log"
+        path.write_bytes(blob)
+        paths.append(str(path))
+        blobs.append(blob)
+    seen = []
+    for done, blob in zip(plog_mod.scan_plog_files(paths, new_hasher=SlowSha), blobs, strict=True):
+        assert done.error is None
+        assert isinstance(done.hasher, SlowSha)
+        seen.append(done.hasher.hexdigest() == hashlib.sha256(blob).hexdigest())
+    assert seen == [True] * len(paths)
