@@ -7,14 +7,13 @@ can run on the other core while the same block is searched: the scan's thread ha
 :class:`HashLane` and, before it writes into that buffer again, waits for the lane to *settle* (the
 hash of those bytes is done). The bytes hashed, and their order per hasher, are the same as inline.
 
-One worker thread serves every lane of the process (submissions run in their order, so each hasher
-sees its bytes in file order). A lane holds a view of the reader's buffer until it settles: the
-buffer must not be resized or written before (``bytearray`` refuses a resize while a view exists).
+A lane's one thread takes the submissions in their order, so each hasher sees its bytes in file order.
+A lane holds a view of the reader's buffer until it settles: the buffer must not be resized or written
+before (``bytearray`` refuses a resize while a view exists).
 """
 
 from __future__ import annotations
 
-import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Protocol
 
@@ -23,19 +22,6 @@ class Hasher(Protocol):
     """What a scan feeds the bytes it reads to (a ``hashlib`` object)."""
 
     def update(self, data: bytes | memoryview, /) -> None: ...
-
-
-_POOL: ThreadPoolExecutor | None = None
-_POOL_LOCK = threading.Lock()
-
-
-def _worker() -> ThreadPoolExecutor:
-    """The process's hashing thread, started on first use (a small scene's scan never needs it)."""
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None:
-            _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="skdbg-hash-behind")
-        return _POOL
 
 
 def _update(hasher: Hasher, view: memoryview) -> None:
@@ -47,18 +33,25 @@ def _update(hasher: Hasher, view: memoryview) -> None:
 
 
 class HashLane:
-    """Hashes fed by one reader, done behind it: :meth:`settle` before the fed bytes change."""
+    """Hashes fed by one reader, done behind it: :meth:`settle` before the fed bytes change.
 
-    __slots__ = ("_pending",)
+    A context manager: its thread starts on the first :meth:`feed` and is gone after the ``with``
+    (no thread outlives a scan: ``skdbg verify --diff`` forks its worker only from a process that runs
+    no other thread, and a forked child would wait forever on a pool whose thread did not follow it)."""
+
+    __slots__ = ("_pending", "_pool")
 
     def __init__(self) -> None:
         self._pending: list[Future[None]] = []
+        self._pool: ThreadPoolExecutor | None = None
 
     def feed(self, hasher: Hasher, data: bytes | memoryview) -> None:
-        """Have ``hasher`` take ``data`` in the worker; ``data`` must stay unchanged until :meth:`settle`."""
+        """Have ``hasher`` take ``data`` in the lane's thread; ``data`` must stay unchanged until :meth:`settle`."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="skdbg-hash-behind")
         with memoryview(data) as whole:
-            view = whole[:]  # the worker's own view (released there), not the caller's
-        self._pending.append(_worker().submit(_update, hasher, view))
+            view = whole[:]  # the thread's own view (released there), not the caller's
+        self._pending.append(self._pool.submit(_update, hasher, view))
 
     def to(self, hasher: Hasher) -> Hasher:
         """A hasher whose ``update`` feeds ``hasher`` through this lane."""
@@ -73,6 +66,21 @@ class HashLane:
             failure = failure or exc
         if failure is not None:
             raise failure
+
+    def close(self) -> None:
+        """:meth:`settle`, then stop the lane's thread (a later :meth:`feed` starts another)."""
+        try:
+            self.settle()
+        finally:
+            pool, self._pool = self._pool, None
+            if pool is not None:
+                pool.shutdown()
+
+    def __enter__(self) -> HashLane:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 class _Fed:

@@ -817,11 +817,8 @@ def _marker_line_columns(
     if hasher is None or st.st_size <= len(buf):  # one read takes it: nothing to do beside the hash
         yield from _columns(path, markers, cuts, hasher, check_text, fd, st, buf, _nothing)
         return
-    lane = HashLane()  # each block hashed while it is searched (see skdbg.parsers.hashbehind)
-    try:
+    with HashLane() as lane:  # each block hashed while it is searched (see skdbg.parsers.hashbehind)
         yield from _columns(path, markers, cuts, lane.to(hasher), check_text, fd, st, buf, lane.settle)
-    finally:
-        lane.settle()
 
 
 def _nothing() -> None:
@@ -1139,11 +1136,8 @@ def scan_plog_files(
 
     The packed files' bytes are hashed in a second thread while their block is searched (see
     :mod:`skdbg.parsers.hashbehind`); each result is yielded with its hash complete."""
-    lane = HashLane()
-    try:
+    with HashLane() as lane:  # settled on the way out: an abandoned scan leaves no view of the block
         yield from _scan_files(paths, new_hasher, markers, reached, lane)
-    finally:
-        lane.settle()  # an abandoned scan leaves no view of the block behind
 
 
 def _scan_files(

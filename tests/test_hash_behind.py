@@ -55,11 +55,11 @@ def _plog(rng: random.Random, lines: int) -> bytes:
 def test_a_lane_hashes_in_order_in_another_thread() -> None:
     data = bytearray(random.Random(1).randbytes(1 << 20))
     slow = SlowSha(0.0005)
-    lane = HashLane()
-    fed = lane.to(slow)
-    for at in range(0, len(data), 4099):
-        fed.update(memoryview(data)[at : at + 4099])
-    lane.settle()
+    with HashLane() as lane:
+        fed = lane.to(slow)
+        for at in range(0, len(data), 4099):
+            fed.update(memoryview(data)[at : at + 4099])
+        lane.settle()
     assert slow.hexdigest() == hashlib.sha256(data).hexdigest()
     assert threading.get_ident() not in slow.threads
 
@@ -72,13 +72,13 @@ def test_a_lane_holds_the_buffer_until_it_settles() -> None:
             gate.wait(5)
 
     buf = bytearray(64)
-    lane = HashLane()
-    lane.feed(Held(), memoryview(buf)[8:16])
-    with pytest.raises(BufferError):
-        buf.extend(b"more")  # the worker's view is still out
-    gate.set()
-    lane.settle()
-    buf.extend(b"more")  # every view let go
+    with HashLane() as lane:
+        lane.feed(Held(), memoryview(buf)[8:16])
+        with pytest.raises(BufferError):
+            buf.extend(b"more")  # the worker's view is still out
+        gate.set()
+        lane.settle()
+        buf.extend(b"more")  # every view let go
     assert len(buf) == 68
 
 
@@ -89,14 +89,27 @@ def test_a_failed_hash_is_raised_after_every_other_is_done() -> None:
 
     later = SlowSha(0.01)
     buf = bytearray(b"abcdef" * 100)
-    lane = HashLane()
-    lane.feed(Broken(), memoryview(buf)[:10])
-    lane.feed(later, memoryview(buf)[10:])
-    with pytest.raises(OSError, match="hash device gone"):
-        lane.settle()
-    assert later.hexdigest() == hashlib.sha256(buf[10:]).hexdigest()
-    buf.extend(b"x")  # no view left behind by either
-    lane.settle()  # nothing pending any more
+    with HashLane() as lane:
+        lane.feed(Broken(), memoryview(buf)[:10])
+        lane.feed(later, memoryview(buf)[10:])
+        with pytest.raises(OSError, match="hash device gone"):
+            lane.settle()
+        assert later.hexdigest() == hashlib.sha256(buf[10:]).hexdigest()
+        buf.extend(b"x")  # no view left behind by either
+        lane.settle()  # nothing pending any more
+
+
+def _hash_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("skdbg-hash-behind")]
+
+
+def test_no_hashing_thread_outlives_its_lane() -> None:
+    """``verify --diff`` forks only from a process running no other thread: a lane's thread ends with it."""
+    before = _hash_threads()
+    with HashLane() as lane:
+        lane.feed(hashlib.sha256(), b"x" * 4096)
+        assert len(_hash_threads()) == len(before) + 1
+    assert _hash_threads() == before
 
 
 def test_a_large_plog_is_hashed_behind_the_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -111,6 +124,7 @@ def test_a_large_plog_is_hashed_behind_the_scan(tmp_path: Path, monkeypatch: pyt
     assert got == plain
     assert slow.hexdigest() == hashlib.sha256(data).hexdigest()
     assert threading.get_ident() not in slow.threads
+    assert _hash_threads() == []  # the scan's lane ended with the scan
 
 
 def test_a_scan_left_half_way_lets_the_block_go(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -147,3 +161,4 @@ def test_packed_small_plogs_are_hashed_behind_their_search(
         assert isinstance(done.hasher, SlowSha)
         seen.append(done.hasher.hexdigest() == hashlib.sha256(blob).hexdigest())
     assert seen == [True] * len(paths)
+    assert _hash_threads() == []
