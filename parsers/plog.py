@@ -130,6 +130,9 @@ _SMALL_BUDGET = 4 << 20
 #: below this a block is searched with ``bytes.find`` whatever was searched before: a vectorised pass's
 #: fixed cost (a few dozen numpy calls) is more than ``bytes.find`` takes on it
 _TINY_BLOCK = 32 << 10
+#: a file scanned alone is hashed through a lane of its own above this size (a file of a few MiB still
+#: holds milliseconds of SHA-256 to overlap); at or below it, the lane's thread would cost more
+_LANE_FILE = 1 << 20
 
 if TYPE_CHECKING:
     IntArray = npt.NDArray[np.int64]
@@ -802,6 +805,7 @@ def _marker_line_columns(
     hasher: Hasher | None,
     check_text: bool = False,
     opened: tuple[int, os.stat_result] | None = None,
+    lane: HashLane | None = None,
 ) -> Iterator[MarkerColumns]:
     """:func:`scan_marker_lines`' lines as columns, one :data:`MarkerColumns` per block read (one
     generator step per block, not per line: an SK handler block is tens of thousands of lines).
@@ -809,16 +813,19 @@ def _marker_line_columns(
     ``check_text``: raise :func:`~skdbg.parsers.textio.check_text_file`'s :class:`ParseError` for a
     file that is not text, judged on the head of this scan's own first read (no second open).
     ``opened``: the file's descriptor and ``fstat`` from :func:`~skdbg.parsers.fsguard.open_regular_fd`
-    (closed here), None to open ``path``."""
+    (closed here), None to open ``path``. ``lane``: a :class:`~skdbg.parsers.hashbehind.HashLane` with
+    nothing pending, to hash through instead of a lane of the scan's own (a thousand files, one thread)."""
     if len(_STATE.buf) != CHUNK:  # grown by an earlier long line (or CHUNK changed): back to one block
         _STATE.buf = bytearray(CHUNK)
     buf = _STATE.buf
     fd, st = open_regular_fd(path, what=WHAT) if opened is None else opened
-    if hasher is None or st.st_size <= len(buf):  # one read takes it: nothing to do beside the hash
+    if hasher is None or (lane is None and st.st_size <= _LANE_FILE):  # hashed inline, then searched
         yield from _columns(path, markers, cuts, hasher, check_text, fd, st, buf, _nothing)
-        return
-    with HashLane() as lane:  # each block hashed while it is searched (see skdbg.parsers.hashbehind)
+    elif lane is not None:  # the caller's lane (idle now: see scan_plog_files); its owner settles it last
         yield from _columns(path, markers, cuts, lane.to(hasher), check_text, fd, st, buf, lane.settle)
+    else:
+        with HashLane() as own:  # each block hashed while it is searched (see skdbg.parsers.hashbehind)
+            yield from _columns(path, markers, cuts, own.to(hasher), check_text, fd, st, buf, own.settle)
 
 
 def _nothing() -> None:
@@ -995,13 +1002,15 @@ def _scan_parts(
     gaps: list[Gap] | None,
     hasher: Hasher | None,
     opened: tuple[int, os.stat_result] | None,
+    lane: HashLane | None = None,
 ) -> Iterator[PlogBatch]:
     """:func:`scan_plog_parts`; ``opened`` is the file already opened by
-    :func:`~skdbg.parsers.fsguard.open_regular_fd` (the scan closes it), None to open it here."""
+    :func:`~skdbg.parsers.fsguard.open_regular_fd` (the scan closes it), None to open it here;
+    ``lane``: an idle lane to hash through (see :func:`_marker_line_columns`)."""
     p = Path(path)  # as check_text_file names it: its ParseErrors are worded the same
     file = str(path)
     cuts: list[tuple[int, int]] = []
-    for nos, raws, completes in _batches(_marker_line_columns(p, markers, cuts, hasher, True, opened)):
+    for nos, raws, completes in _batches(_marker_line_columns(p, markers, cuts, hasher, True, opened, lane)):
         yield _batch_records(file, nos, raws, completes, pid)
     if gaps is not None:
         for no, at in cuts:
@@ -1169,7 +1178,7 @@ def _scan_files(
         if st.st_size > limit:  # alone, as scan_plog_parts scans it (the scan closes the file)
             yield from _closing_on_exit(fd, _search_pack(pack, used, markers, lane))
             pack, used = [], 0
-            done = _scan_alone(path, hasher, markers, (fd, st))
+            done = _scan_alone(path, hasher, markers, (fd, st), lane)  # the pack searched: lane idle
             done.stat = st
             yield done
             continue
@@ -1193,7 +1202,7 @@ def _scan_files(
         else:  # it grew past its fstat size while read: read again, alone, with a fresh hasher
             yield from _search_pack(pack, used, markers, lane)
             pack, used = [], 0
-            yield _scan_alone(path, new_hasher() if new_hasher is not None else None, markers, None)
+            yield _scan_alone(path, new_hasher() if new_hasher is not None else None, markers, None, lane)
     yield from _search_pack(pack, used, markers, lane)
 
 
@@ -1231,12 +1240,16 @@ def _read_whole(
 
 
 def _scan_alone(
-    path: str, hasher: Hasher | None, markers: Sequence[bytes], opened: tuple[int, os.stat_result] | None
+    path: str,
+    hasher: Hasher | None,
+    markers: Sequence[bytes],
+    opened: tuple[int, os.stat_result] | None,
+    lane: HashLane | None = None,
 ) -> ScannedFile:
-    """:func:`scan_plog_parts` of one file, collected (``opened``: see :func:`_scan_parts`)."""
+    """:func:`scan_plog_parts` of one file, collected (``opened``, ``lane``: see :func:`_scan_parts`)."""
     done = ScannedFile([], [], hasher)
     try:
-        for part in _scan_parts(path, None, markers, done.gaps, hasher, opened):
+        for part in _scan_parts(path, None, markers, done.gaps, hasher, opened, lane):
             done.parts.append(part)
     except ParseError as exc:
         done.error = exc

@@ -33,9 +33,12 @@ class SlowSha:
         self.sha = hashlib.sha256()
         self.delay = delay
         self.threads: set[int] = set()
+        self.workers: list[threading.Thread] = []  # kept alive: a thread ident may be reused
 
     def update(self, data: bytes | memoryview, /) -> None:
         self.threads.add(threading.get_ident())
+        if threading.current_thread() not in self.workers:
+            self.workers.append(threading.current_thread())
         time.sleep(self.delay)
         self.sha.update(data)
 
@@ -115,6 +118,7 @@ def test_no_hashing_thread_outlives_its_lane() -> None:
 def test_a_large_plog_is_hashed_behind_the_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A file larger than the block: every block hashed in the worker, before the block is reused."""
     monkeypatch.setattr(plog_mod, "CHUNK", 8192)
+    monkeypatch.setattr(plog_mod, "_LANE_FILE", 4096)
     data = _plog(random.Random(7), 600)
     path = tmp_path / "plog-48213_20260610140000000.log"
     path.write_bytes(data)
@@ -127,9 +131,48 @@ def test_a_large_plog_is_hashed_behind_the_scan(tmp_path: Path, monkeypatch: pyt
     assert _hash_threads() == []  # the scan's lane ended with the scan
 
 
+def test_a_small_plog_is_hashed_inline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At or below ``_LANE_FILE`` a lane's thread would cost more than it saves: hashed in the scan's thread."""
+    monkeypatch.setattr(plog_mod, "CHUNK", 8192)
+    data = _plog(random.Random(5), 300)
+    monkeypatch.setattr(plog_mod, "_LANE_FILE", len(data))
+    path = tmp_path / "plog-48213_20260610140000000.log"
+    path.write_bytes(data)
+    slow = SlowSha(0)
+    list(plog_mod.scan_plog_parts(path, gaps=[], hasher=slow))
+    assert slow.threads == {threading.get_ident()}
+    assert slow.hexdigest() == hashlib.sha256(data).hexdigest()
+
+
+def test_large_plogs_of_one_scan_share_one_hashing_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """scan_plog_files hashes every file scanned alone through its own lane: one thread, not one a file."""
+    monkeypatch.setattr(plog_mod, "CHUNK", 64 << 10)
+    monkeypatch.setattr(plog_mod, "_PACK_FILE", 4096)  # every file below is scanned alone
+    monkeypatch.setattr(plog_mod, "_LANE_FILE", 4096)
+    monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
+    rng = random.Random(13)
+    paths, blobs = [], []
+    for i in range(6):
+        blob = _plog(rng, 40 + 30 * i)  # 8 KB to 150 KB, some over the 64 KiB block
+        path = tmp_path / f"plog-48213_2026061014{i:05d}000.log"
+        path.write_bytes(blob)
+        paths.append(str(path))
+        blobs.append(blob)
+    workers: list[threading.Thread] = []
+    for done, blob in zip(plog_mod.scan_plog_files(paths, new_hasher=SlowSha), blobs, strict=True):
+        assert isinstance(done.hasher, SlowSha)
+        assert done.hasher.hexdigest() == hashlib.sha256(blob).hexdigest()
+        workers.extend(t for t in done.hasher.workers if t not in workers)
+    assert len(workers) == 1 and workers[0] is not threading.current_thread()
+    assert _hash_threads() == []
+
+
 def test_a_scan_left_half_way_lets_the_block_go(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Closing the scan early settles its lane: the next scan in this thread may grow the block."""
     monkeypatch.setattr(plog_mod, "CHUNK", 8192)
+    monkeypatch.setattr(plog_mod, "_LANE_FILE", 4096)
     monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
     path = tmp_path / "plog-48213_20260610140000000.log"
     path.write_bytes(_plog(random.Random(3), 600))
