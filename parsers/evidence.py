@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from itertools import filterfalse
@@ -223,15 +224,16 @@ class Evidence:
         # cold, a thousand ranks' plogs are fetched dozens at a time, not one disk round trip a file
         ahead = FilesAhead(paths)
         new_hasher = _CountingSha256 if self._on_digest is not None else None
-        # every file of every process in one pass: small files are searched many to a block
-        scanned = scan_plog_files(paths, new_hasher=new_hasher, reached=ahead.reached)
-        for (kind, pid), files in groups.items():
-            pe = PlogEvidence(pid=pid, kind=kind, files=[f.path for f in files])
-            for f in files:
-                done = next(scanned)
-                self._guard("plog", lambda f=f, pe=pe, done=done: self._file_scan(f, pe, done, sink[0]), sink)  # type: ignore[misc]
-            _sort_by_time(pe.lines)
-            out.append(pe)
+        # every file of every process in one pass: small files are searched many to a block; closed
+        # here, not when collected (a stored ParseError's traceback keeps this frame, and the scan)
+        with closing(scan_plog_files(paths, new_hasher=new_hasher, reached=ahead.reached)) as scanned:
+            for (kind, pid), files in groups.items():
+                pe = PlogEvidence(pid=pid, kind=kind, files=[f.path for f in files])
+                for f in files:
+                    done = next(scanned)
+                    self._guard("plog", partial(self._file_scan, f, pe, done, sink[0]), sink)
+                _sort_by_time(pe.lines)
+                out.append(pe)
         return out
 
     def _file_scan(self, f: PlogFile, pe: PlogEvidence, done: ScannedFile, gaps: list[Gap]) -> None:

@@ -40,7 +40,7 @@ import os
 import re
 import threading
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import accumulate, repeat
@@ -1130,7 +1130,7 @@ def scan_plog_files(
     new_hasher: Callable[[], Hasher] | None = None,
     markers: Sequence[bytes] = FAULT_MARKERS,
     reached: Callable[[int], None] | None = None,
-) -> Iterator[ScannedFile]:
+) -> Generator[ScannedFile, None, None]:
     """:func:`scan_plog_parts` of each of ``paths`` in turn (no pid filter), one :class:`ScannedFile`
     each, in order; each file's bytes go to a hasher of its own from ``new_hasher``; ``reached(i)``
     is called before file ``i`` is opened (read-ahead).
@@ -1162,6 +1162,7 @@ def _scan_files(
     pack: list[_Packed | ScannedFile] = []  # files read into the block (or refused) since the last search
     used = 0  # bytes of the block taken
     for i, path in enumerate(paths):
+        last = i == len(paths) - 1
         if reached is not None:
             reached(i)
         if len(_STATE.buf) != CHUNK:
@@ -1179,6 +1180,7 @@ def _scan_files(
             yield from _closing_on_exit(fd, _search_pack(pack, used, markers, lane))
             pack, used = [], 0
             done = _scan_alone(path, hasher, markers, (fd, st), lane)  # the pack searched: lane idle
+            _release(lane, last)  # a refused head leaves its hash pending
             done.stat = st
             yield done
             continue
@@ -1198,12 +1200,25 @@ def _scan_files(
             used += packed + cut
         elif isinstance(packed, ScannedFile):  # refused on its first bytes
             packed.hasher = hasher  # the hasher itself, not the lane's feed to it
+            lane.settle()  # its head stays at ``used``, where the next file is read
             pack.append(packed)
         else:  # it grew past its fstat size while read: read again, alone, with a fresh hasher
             yield from _search_pack(pack, used, markers, lane)
             pack, used = [], 0
-            yield _scan_alone(path, new_hasher() if new_hasher is not None else None, markers, None, lane)
-    yield from _search_pack(pack, used, markers, lane)
+            done = _scan_alone(path, new_hasher() if new_hasher is not None else None, markers, None, lane)
+            _release(lane, last)
+            yield done
+    yield from _search_pack(pack, used, markers, lane, at_end=True)
+
+
+def _release(lane: HashLane, last: bool) -> None:
+    """Settle ``lane`` before a result is handed out (its hash complete); before the scan's last result,
+    close it. Why close: a caller that takes one result a path and never exhausts the scan (``Evidence``;
+    a stored ParseError's traceback can keep its frame, and the scan with it) leaves no thread behind."""
+    if last:
+        lane.close()
+    else:
+        lane.settle()
 
 
 def _closing_on_exit(fd: int, results: Iterator[ScannedFile]) -> Iterator[ScannedFile]:
@@ -1257,19 +1272,24 @@ def _scan_alone(
 
 
 def _search_pack(
-    pack: list[_Packed | ScannedFile], used: int, markers: Sequence[bytes], lane: HashLane
+    pack: list[_Packed | ScannedFile],
+    used: int,
+    markers: Sequence[bytes],
+    lane: HashLane,
+    at_end: bool = False,
 ) -> Iterator[ScannedFile]:
     """Search the block's ``used`` bytes (the packed files' lines, each file's last line closed by a
     newline) once, deal the marker lines back to their files and yield each file's result in order,
-    once ``lane`` has hashed the block (the caller then reuses it; each result's hash is complete)."""
+    once ``lane`` has hashed the block (the caller then reuses it; each result's hash is complete).
+    ``at_end``: the scan's last results (see :func:`_release`)."""
     if not pack:
-        lane.settle()
+        _release(lane, at_end)  # a file that grew while packed: its bytes were fed before it was refused
         return
     nos: list[int] = []
     raws: list[bytes] = []
     if used:
         _, nos, raws, _, _ = _scan_block(_STATE.buf, used, markers, False, 1)
-    lane.settle()
+    _release(lane, at_end)
     packed = [item for item in pack if isinstance(item, _Packed)]
     # the block's lines before each packed file's first byte, and before the block's end
     bounds = _newlines_before(_STATE.buf, used, [item.start for item in packed]) if nos else []

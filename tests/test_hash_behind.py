@@ -8,9 +8,11 @@ scan would overwrite (or try to resize) bytes not yet hashed, and the digest wou
 from __future__ import annotations
 
 import hashlib
+import os
 import random
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -106,6 +108,16 @@ def _hash_threads() -> list[str]:
     return [t.name for t in threading.enumerate() if t.name.startswith("skdbg-hash-behind")]
 
 
+@pytest.fixture
+def new_hash_threads() -> Callable[[], list[threading.Thread]]:
+    """The lane threads alive now that were not when the test started (a failed test's leftovers
+    do not fail the next)."""
+    before = set(threading.enumerate())
+    return lambda: [
+        t for t in threading.enumerate() if t not in before and t.name.startswith("skdbg-hash-behind")
+    ]
+
+
 def test_no_hashing_thread_outlives_its_lane() -> None:
     """``verify --diff`` forks only from a process running no other thread: a lane's thread ends with it."""
     before = _hash_threads()
@@ -115,7 +127,9 @@ def test_no_hashing_thread_outlives_its_lane() -> None:
     assert _hash_threads() == before
 
 
-def test_a_large_plog_is_hashed_behind_the_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_large_plog_is_hashed_behind_the_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, new_hash_threads: Callable[[], list[threading.Thread]]
+) -> None:
     """A file larger than the block: every block hashed in the worker, before the block is reused."""
     monkeypatch.setattr(plog_mod, "CHUNK", 8192)
     monkeypatch.setattr(plog_mod, "_LANE_FILE", 4096)
@@ -128,7 +142,7 @@ def test_a_large_plog_is_hashed_behind_the_scan(tmp_path: Path, monkeypatch: pyt
     assert got == plain
     assert slow.hexdigest() == hashlib.sha256(data).hexdigest()
     assert threading.get_ident() not in slow.threads
-    assert _hash_threads() == []  # the scan's lane ended with the scan
+    assert new_hash_threads() == []  # the scan's lane ended with the scan
 
 
 def test_a_small_plog_is_hashed_inline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -145,7 +159,7 @@ def test_a_small_plog_is_hashed_inline(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 def test_large_plogs_of_one_scan_share_one_hashing_thread(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, new_hash_threads: Callable[[], list[threading.Thread]]
 ) -> None:
     """scan_plog_files hashes every file scanned alone through its own lane: one thread, not one a file."""
     monkeypatch.setattr(plog_mod, "CHUNK", 64 << 10)
@@ -166,7 +180,7 @@ def test_large_plogs_of_one_scan_share_one_hashing_thread(
         assert done.hasher.hexdigest() == hashlib.sha256(blob).hexdigest()
         workers.extend(t for t in done.hasher.workers if t not in workers)
     assert len(workers) == 1 and workers[0] is not threading.current_thread()
-    assert _hash_threads() == []
+    assert new_hash_threads() == []
 
 
 def test_a_scan_left_half_way_lets_the_block_go(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -183,7 +197,7 @@ def test_a_scan_left_half_way_lets_the_block_go(tmp_path: Path, monkeypatch: pyt
 
 
 def test_packed_small_plogs_are_hashed_behind_their_search(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, new_hash_threads: Callable[[], list[threading.Thread]]
 ) -> None:
     """Small files read one after another into the block: each digest complete when yielded."""
     monkeypatch.setattr(plog_mod, "CHUNK", 64 << 10)
@@ -204,4 +218,139 @@ def test_packed_small_plogs_are_hashed_behind_their_search(
         assert isinstance(done.hasher, SlowSha)
         seen.append(done.hasher.hexdigest() == hashlib.sha256(blob).hexdigest())
     assert seen == [True] * len(paths)
-    assert _hash_threads() == []
+    assert new_hash_threads() == []
+
+
+@pytest.fixture
+def small_block(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """An 8 KiB block, a 20,000-byte line limit, a lane for every file over 4 KiB."""
+    monkeypatch.setattr(plog_mod, "CHUNK", 8192)
+    monkeypatch.setattr(plog_mod, "MAX_LINE", 20000)
+    monkeypatch.setattr(plog_mod, "_LANE_FILE", 4096)
+    monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
+    return monkeypatch
+
+
+def test_long_and_over_long_lines_are_hashed_behind(tmp_path: Path, small_block: pytest.MonkeyPatch) -> None:
+    """Lines longer than the block (it grows) and than the line limit (cut, the rest skipped): the
+    buffer is written on both paths, each after the pending hash."""
+    lines = [_NOISE, _MARKER, b"a" * 9000 + _MARKER, _NOISE, _MARKER + b"b" * 30000, _NOISE, b"c" * 70000]
+    data = b"\n".join(lines * 3) + b"\n" + _MARKER
+    path = tmp_path / "plog-48213_20260610140000000.log"
+    path.write_bytes(data)
+    plain_gaps: list[object] = []
+    plain = list(plog_mod.scan_plog_parts(path, gaps=plain_gaps))  # type: ignore[arg-type]
+    gaps: list[object] = []
+    slow = SlowSha()
+    assert list(plog_mod.scan_plog_parts(path, gaps=gaps, hasher=slow)) == plain  # type: ignore[arg-type]
+    assert gaps == plain_gaps and len(gaps) == 6  # two over-long lines a copy, three copies
+    assert slow.hexdigest() == hashlib.sha256(data).hexdigest()
+
+
+def test_refused_heads_keep_their_own_digests(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A binary plog packed (its head read where the next file then goes) or scanned alone (its hash
+    pending when refused): each hasher holds its own file's bytes when the result is handed out."""
+    monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
+    blobs = [b"\0binary" * 50, (_NOISE + b"\n") * 40, b"\0" + b"y" * (2 << 20), (_MARKER + b"\n") * 3]
+    paths = []
+    for i, blob in enumerate(blobs):
+        path = tmp_path / f"plog-48213_2026061014{i:07d}.log"
+        path.write_bytes(blob)
+        paths.append(str(path))
+    got = []
+    for done in plog_mod.scan_plog_files(paths, new_hasher=lambda: SlowSha(0.02)):
+        assert isinstance(done.hasher, SlowSha)
+        got.append((done.error is not None, done.hasher.hexdigest()))
+    assert got == [(blob[:1] == b"\0", hashlib.sha256(blob).hexdigest()) for blob in blobs]
+
+
+@pytest.mark.parametrize("last_alone", [False, True])
+def test_the_last_result_leaves_no_thread(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    last_alone: bool,
+    new_hash_threads: Callable[[], list[threading.Thread]],
+) -> None:
+    """Evidence takes one result a path and may never exhaust the scan: once the last result is out,
+    no hashing thread is left, whether the last file was packed or scanned alone."""
+    monkeypatch.setattr(plog_mod, "_LANE_FILE", 4096)
+    paths = []
+    for i in range(3):
+        path = tmp_path / f"plog-48213_2026061014{i:07d}.log"
+        lines = 40_000 if last_alone and i == 2 else 20  # 4.6 MB: over the 1 MiB packed files
+        path.write_bytes((_MARKER + b"\n") * lines)
+        paths.append(str(path))
+    scan = plog_mod.scan_plog_files(paths, new_hasher=hashlib.sha256)
+    for _ in paths:
+        next(scan)
+    assert new_hash_threads() == []
+    scan.close()
+
+
+def test_a_failed_hash_of_the_last_block_is_raised(tmp_path: Path, small_block: pytest.MonkeyPatch) -> None:
+    data = (_NOISE + b"\n") * 500
+    path = tmp_path / "plog-48213_20260610140000000.log"
+    path.write_bytes(data)
+
+    class FailsLast:
+        seen = 0
+
+        def update(self, part: bytes | memoryview, /) -> None:
+            self.seen += len(part)
+            if self.seen == len(data):
+                raise OSError("hash device gone")
+
+    with pytest.raises(OSError, match="hash device gone"):
+        list(plog_mod.scan_plog_parts(path, gaps=[], hasher=FailsLast()))
+
+
+def test_a_packed_file_that_grew_is_read_again_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """fstat said 100 bytes, the file holds more: the bytes fed for the packed attempt are hashed (by
+    the discarded hasher, slowly) before the block is read again for the scan alone."""
+    monkeypatch.setattr(plog_mod, "CHUNK", 65536)
+    monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
+    real_open = plog_mod.open_regular_fd
+    opened: list[str] = []
+
+    def before_it_grew(path: Path, *args: object, **kwargs: object) -> tuple[int, os.stat_result]:
+        fd, st = real_open(path, *args, **kwargs)  # type: ignore[arg-type]
+        opened.append(str(path))
+        if len(opened) == 1:
+            fields = list(st)
+            fields[6] = 100  # st_size
+            st = os.stat_result(fields)
+        return fd, st
+
+    monkeypatch.setattr(plog_mod, "open_regular_fd", before_it_grew)
+    made: list[SlowSha] = []
+
+    def new_hasher() -> SlowSha:
+        made.append(SlowSha(0.5 if not made else 0.0))  # the first, discarded, hasher is slow
+        return made[-1]
+
+    data = (_NOISE + b"\n") * 10 + b"y" * 70000 + b"\n" + (_MARKER + b"\n") * 3000
+    path = tmp_path / "plog-48213_20260610140000000.log"
+    path.write_bytes(data)
+    (done,) = plog_mod.scan_plog_files([str(path)], new_hasher=new_hasher)
+    assert done.error is None and done.hasher is made[1]
+    assert made[1].hexdigest() == hashlib.sha256(data).hexdigest()
+
+
+def test_an_analysis_with_a_refused_plog_leaves_no_hashing_thread(
+    tmp_path: Path, new_hash_threads: Callable[[], list[threading.Thread]]
+) -> None:
+    """A binary plog's stored ParseError keeps the scanning frame alive: still no lane thread after it
+    (``verify --diff`` forks its worker only from a process that runs no other thread)."""
+    from skdbg.scene import evidence_for, open_scene
+
+    (tmp_path / "log").mkdir()
+    for k in range(3):
+        data = (_MARKER + b"\n") * 50
+        if k == 1:
+            data = b"\0" * 100 + data
+        (tmp_path / "log" / f"plog-48213_2026061014{k:07d}.log").write_bytes(data)
+    scene = open_scene(tmp_path)
+    ev = evidence_for(scene)
+    ev.start_plog_scan(on_digest=scene.adopt_digest)
+    assert len(ev.plogs) == 1 and ev.errors["plog"]  # the refused plog is an error, the others are read
+    assert new_hash_threads() == []
