@@ -436,3 +436,41 @@ def test_short_reads_of_a_big_file_read_it_to_its_end(
     assert flat(got) == flat(expected)
     (done,) = plog_mod.scan_plog_files([str(path)], new_hasher=hashlib.sha256)
     assert done.hasher is not None and done.hasher.hexdigest() == hashlib.sha256(data).hexdigest()
+
+
+def test_a_plog_whose_size_changed_while_read_is_stamped_by_the_scene(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scan's fstat said one size, the bytes hashed are another (the file changed while read): its
+    mtime is not handed over, and the scene stats the file itself as before."""
+    from skdbg.scene import evidence_for
+
+    text = b"\n".join(_LINES) + b"\n"
+    paths = []
+    for k in range(2):
+        path = tmp_path / "log" / f"plog-48213_2026061014{k:07d}.log"
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(text * (k + 1))
+        paths.append(path)
+    real_open = plog_mod.open_regular_fd
+
+    def stale_fstat(path: Path, *args: object, **kwargs: object) -> tuple[int, os.stat_result]:
+        fd, st = real_open(path, *args, **kwargs)  # type: ignore[arg-type]
+        if Path(path) == paths[1]:
+            fields = list(st)
+            fields[6] += 10  # st_size: ten bytes more than the file gives
+            st = os.stat_result(fields)
+        return fd, st
+
+    monkeypatch.setattr(plog_mod, "open_regular_fd", stale_fstat)
+    scene = open_scene(tmp_path)
+    ev = evidence_for(scene)
+    ev.start_plog_scan(on_digest=scene.adopt_digest)
+    _ = ev.plogs
+    by_path = {a.path: a for a in scene.artifacts if a.kind == "plog"}
+    assert by_path[paths[0]]._hashed_mtime is not None
+    assert by_path[paths[1]]._hashed_mtime is None  # sizes differ: not handed over
+    for path in paths:
+        st = os.stat(path)
+        assert by_path[path].size_and_stamp() == (st.st_size, st.st_mtime)
+        assert by_path[path].digest() == (st.st_size, hashlib.sha256(path.read_bytes()).hexdigest())
