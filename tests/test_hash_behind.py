@@ -305,8 +305,8 @@ def test_a_failed_hash_of_the_last_block_is_raised(tmp_path: Path, small_block: 
 
 
 def test_a_packed_file_that_grew_is_read_again_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """fstat said 100 bytes, the file holds more: the bytes fed for the packed attempt are hashed (by
-    the discarded hasher, slowly) before the block is read again for the scan alone."""
+    """fstat said 100 bytes, the file holds more: it is read again, alone, with a fresh hasher, and that
+    hasher holds the whole file (the first, discarded, one is slow: its pending hash must not mix in)."""
     monkeypatch.setattr(plog_mod, "CHUNK", 65536)
     monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
     real_open = plog_mod.open_regular_fd
@@ -325,7 +325,7 @@ def test_a_packed_file_that_grew_is_read_again_alone(tmp_path: Path, monkeypatch
     made: list[SlowSha] = []
 
     def new_hasher() -> SlowSha:
-        made.append(SlowSha(0.5 if not made else 0.0))  # the first, discarded, hasher is slow
+        made.append(SlowSha(0.05 if not made else 0.0))  # the first, discarded, hasher is slow
         return made[-1]
 
     data = (_NOISE + b"\n") * 10 + b"y" * 70000 + b"\n" + (_MARKER + b"\n") * 3000
@@ -353,4 +353,89 @@ def test_an_analysis_with_a_refused_plog_leaves_no_hashing_thread(
     ev = evidence_for(scene)
     ev.start_plog_scan(on_digest=scene.adopt_digest)
     assert len(ev.plogs) == 1 and ev.errors["plog"]  # the refused plog is an error, the others are read
+    assert new_hash_threads() == []
+
+
+def _grown_scene(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[bytes]]:
+    """A small plog, then one whose first fstat says 100 bytes (it grew after): packed, then read alone."""
+    monkeypatch.setattr(plog_mod, "CHUNK", 65536)
+    monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
+    small = (_NOISE + b"\n" + _MARKER + b"\n") * 20
+    grown = (_NOISE + b"\n") * 400 + (_MARKER + b"\n") * 300  # ~80 KB
+    paths = []
+    for i, blob in enumerate((small, grown)):
+        path = tmp_path / f"plog-48213_2026061014{i:07d}.log"
+        path.write_bytes(blob)
+        paths.append(str(path))
+    real_open = plog_mod.open_regular_fd
+    seen: list[str] = []
+
+    def stale_first_fstat(path: Path, *args: object, **kwargs: object) -> tuple[int, os.stat_result]:
+        fd, st = real_open(path, *args, **kwargs)  # type: ignore[arg-type]
+        seen.append(str(path))
+        if str(path) == paths[1] and seen.count(paths[1]) == 1:
+            fields = list(st)
+            fields[6] = 100  # st_size
+            st = os.stat_result(fields)
+        return fd, st
+
+    monkeypatch.setattr(plog_mod, "open_regular_fd", stale_first_fstat)
+    return paths, [small, grown]
+
+
+def test_a_grown_last_file_leaves_no_thread_once_handed_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, new_hash_threads: Callable[[], list[threading.Thread]]
+) -> None:
+    paths, blobs = _grown_scene(tmp_path, monkeypatch)
+    scan = plog_mod.scan_plog_files(paths, new_hasher=lambda: SlowSha(0))
+    got = [next(scan) for _ in paths]  # as Evidence takes them: one a path, the scan not exhausted
+    assert new_hash_threads() == []
+    digests = [d.hasher.hexdigest() for d in got if isinstance(d.hasher, SlowSha)]
+    assert digests == [hashlib.sha256(blob).hexdigest() for blob in blobs]
+    scan.close()
+
+
+def test_the_bytes_of_a_grown_attempt_are_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The discarded hasher of the packed attempt (read after another file in the block) hashed a
+    prefix of that file's own bytes, not what the block holds after it is read again."""
+    paths, blobs = _grown_scene(tmp_path, monkeypatch)
+    made: list[SlowSha] = []
+    fed: list[int] = []
+
+    class Counting(SlowSha):
+        def update(self, data: bytes | memoryview, /) -> None:
+            super().update(data)
+            if self is made[1]:
+                fed.append(len(data))
+
+    def new_hasher() -> SlowSha:
+        made.append(Counting(0.3 if len(made) == 1 else 0.0))  # the grown file's first hasher is slow
+        return made[-1]
+
+    list(plog_mod.scan_plog_files(paths, new_hasher=new_hasher))
+    assert sum(fed) > 0
+    assert made[1].hexdigest() == hashlib.sha256(blobs[1][: sum(fed)]).hexdigest()
+
+
+def test_a_bug_escaping_the_filing_leaves_no_hashing_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, new_hash_threads: Callable[[], list[threading.Thread]]
+) -> None:
+    """Not a ParseError: the background scan keeps the exception, whose traceback keeps the scanning
+    frame, and with it the paused scan; Evidence closes the scan, so its lane's thread is gone."""
+    import skdbg.parsers.evidence as ev_mod
+    from skdbg.scene import evidence_for, open_scene
+
+    (tmp_path / "log").mkdir()
+    for k, n in enumerate([1, 30000, 1]):
+        (tmp_path / "log" / f"plog-48213_2026061014{k:07d}.log").write_bytes((_MARKER + b"\n") * n)
+
+    def broken_filing(*args: object) -> None:
+        raise RuntimeError("a bug in filing")
+
+    monkeypatch.setattr(ev_mod.Evidence, "_file_scan", broken_filing)
+    scene = open_scene(tmp_path)
+    ev = evidence_for(scene)
+    ev.start_plog_scan(on_digest=scene.adopt_digest)
+    with pytest.raises(RuntimeError, match="a bug in filing"):
+        _ = ev.plogs
     assert new_hash_threads() == []
