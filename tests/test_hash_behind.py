@@ -399,22 +399,28 @@ def test_the_bytes_of_a_grown_attempt_are_its_own(tmp_path: Path, monkeypatch: p
     """The discarded hasher of the packed attempt (read after another file in the block) hashed a
     prefix of that file's own bytes, not what the block holds after it is read again."""
     paths, blobs = _grown_scene(tmp_path, monkeypatch)
-    made: list[SlowSha] = []
-    fed: list[int] = []
+    made: list[Counting] = []
 
-    class Counting(SlowSha):
-        def update(self, data: bytes | memoryview, /) -> None:
-            super().update(data)
-            if self is made[1]:
-                fed.append(len(data))
-
-    def new_hasher() -> SlowSha:
+    def new_hasher() -> Counting:
         made.append(Counting(0.3 if len(made) == 1 else 0.0))  # the grown file's first hasher is slow
         return made[-1]
 
     list(plog_mod.scan_plog_files(paths, new_hasher=new_hasher))
-    assert sum(fed) > 0
-    assert made[1].hexdigest() == hashlib.sha256(blobs[1][: sum(fed)]).hexdigest()
+    discarded = made[1]
+    assert discarded.fed > 0
+    assert discarded.hexdigest() == hashlib.sha256(blobs[1][: discarded.fed]).hexdigest()
+
+
+class Counting(SlowSha):
+    """A :class:`SlowSha` that counts the bytes it was fed."""
+
+    def __init__(self, delay: float = 0.002) -> None:
+        super().__init__(delay)
+        self.fed = 0
+
+    def update(self, data: bytes | memoryview, /) -> None:
+        super().update(data)
+        self.fed += len(data)
 
 
 def test_a_bug_escaping_the_filing_leaves_no_hashing_thread(
