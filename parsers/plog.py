@@ -41,6 +41,7 @@ import re
 import threading
 from bisect import bisect_left
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import accumulate, repeat
@@ -821,11 +822,11 @@ def _marker_line_columns(
     fd, st = open_regular_fd(path, what=WHAT) if opened is None else opened
     if hasher is None or (lane is None and st.st_size <= _LANE_FILE):  # hashed inline, then searched
         yield from _columns(path, markers, cuts, hasher, check_text, fd, st, buf, _nothing)
-    elif lane is not None:  # the caller's lane (idle now: see scan_plog_files); its owner settles it last
-        yield from _columns(path, markers, cuts, lane.to(hasher), check_text, fd, st, buf, lane.settle)
-    else:
-        with HashLane() as own:  # each block hashed while it is searched (see skdbg.parsers.hashbehind)
-            yield from _columns(path, markers, cuts, own.to(hasher), check_text, fd, st, buf, own.settle)
+        return
+    # each block hashed while it is searched (see skdbg.parsers.hashbehind), through the caller's lane
+    # (idle now: see scan_plog_files; its owner closes it) or one of the scan's own
+    with nullcontext(lane) if lane is not None else HashLane() as use:
+        yield from _columns(path, markers, cuts, use.to(hasher), check_text, fd, st, buf, use.settle)
 
 
 def _nothing() -> None:
