@@ -14,8 +14,10 @@ before (``bytearray`` refuses a resize while a view exists).
 
 from __future__ import annotations
 
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:  # loaded on a lane's first feed: a small scene's scan (inline hashes) never needs it
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 
 class Hasher(Protocol):
@@ -48,6 +50,8 @@ class HashLane:
     def feed(self, hasher: Hasher, data: bytes | memoryview) -> None:
         """Have ``hasher`` take ``data`` in the lane's thread; ``data`` must stay unchanged until :meth:`settle`."""
         if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="skdbg-hash-behind")
         with memoryview(data) as whole:
             view = whole[:]  # the thread's own view (released there), not the caller's

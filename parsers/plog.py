@@ -132,7 +132,8 @@ _SMALL_BUDGET = 4 << 20
 #: fixed cost (a few dozen numpy calls) is more than ``bytes.find`` takes on it
 _TINY_BLOCK = 32 << 10
 #: a file scanned alone is hashed through a lane of its own above this size (a file of a few MiB still
-#: holds milliseconds of SHA-256 to overlap); at or below it, the lane's thread would cost more
+#: holds milliseconds of SHA-256 to overlap); at or below it, the lane's thread would cost more. Packed
+#: small files go through the scan's lane once this many bytes were packed (before: hashed inline)
 _LANE_FILE = 1 << 20
 
 if TYPE_CHECKING:
@@ -1144,8 +1145,9 @@ def scan_plog_files(
     to their files; a larger file is scanned alone. The same lines come back: a marker never spans a
     newline, so none spans two files, and each file's line numbers count from its own start.
 
-    The packed files' bytes are hashed in a second thread while their block is searched (see
-    :mod:`skdbg.parsers.hashbehind`); each result is yielded with its hash complete."""
+    Once :data:`_LANE_FILE` bytes were packed, the packed files' bytes are hashed in a second thread
+    while their block is searched (see :mod:`skdbg.parsers.hashbehind`); each result is yielded with
+    its hash complete."""
     with HashLane() as lane:  # settled on the way out: an abandoned scan leaves no view of the block
         yield from _scan_files(paths, new_hasher, markers, reached, lane)
 
@@ -1162,6 +1164,7 @@ def _scan_files(
     limit = min(_PACK_FILE, MAX_LINE, CHUNK // 4) if CHUNK >= 4 * (BINARY_PROBE + 2) else -1
     pack: list[_Packed | ScannedFile] = []  # files read into the block (or refused) since the last search
     used = 0  # bytes of the block taken
+    inline = _LANE_FILE  # bytes still hashed in this thread: a small scene's few plogs start no thread
     for i, path in enumerate(paths):
         last = i == len(paths) - 1
         if reached is not None:
@@ -1189,7 +1192,8 @@ def _scan_files(
         if used + room > CHUNK:  # the block is full: search it first
             yield from _closing_on_exit(fd, _search_pack(pack, used, markers, lane))
             pack, used = [], 0
-        fed = lane.to(hasher) if hasher is not None else None
+        fed = hasher if hasher is None or inline > 0 else lane.to(hasher)
+        inline -= st.st_size
         with _RawFile(fd, st.st_size) as reader:
             packed = _read_whole(reader, used, min(CHUNK - used - 1, max(limit, BINARY_PROBE) + 1), fed, p)
         if isinstance(packed, int):

@@ -201,6 +201,7 @@ def test_packed_small_plogs_are_hashed_behind_their_search(
 ) -> None:
     """Small files read one after another into the block: each digest complete when yielded."""
     monkeypatch.setattr(plog_mod, "CHUNK", 64 << 10)
+    monkeypatch.setattr(plog_mod, "_LANE_FILE", 0)  # every packed file through the lane
     monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
     rng = random.Random(11)
     paths, blobs = [], []
@@ -216,9 +217,39 @@ def test_packed_small_plogs_are_hashed_behind_their_search(
     for done, blob in zip(plog_mod.scan_plog_files(paths, new_hasher=SlowSha), blobs, strict=True):
         assert done.error is None
         assert isinstance(done.hasher, SlowSha)
+        assert threading.get_ident() not in done.hasher.threads
         seen.append(done.hasher.hexdigest() == hashlib.sha256(blob).hexdigest())
     assert seen == [True] * len(paths)
     assert new_hash_threads() == []
+
+
+def test_a_small_scene_packed_plogs_start_no_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, new_hash_threads: Callable[[], list[threading.Thread]]
+) -> None:
+    """The first ``_LANE_FILE`` bytes packed are hashed in the scan's thread: a small scene's few plogs
+    start no lane thread (nor import its pool); the bytes after that go through the lane."""
+    monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
+    monkeypatch.setattr(plog_mod, "_LANE_FILE", 3 * len(_MARKER + b"\n") * 20)
+    paths = []
+    for i in range(6):
+        path = tmp_path / f"plog-48213_2026061014{i:05d}000.log"
+        path.write_bytes((_MARKER + b"\n") * 20)
+        paths.append(str(path))
+    made: list[SlowSha] = []
+
+    def new_hasher() -> SlowSha:
+        made.append(SlowSha(0))
+        return made[-1]
+
+    scan = plog_mod.scan_plog_files(paths[:3], new_hasher=new_hasher)
+    for _ in paths[:3]:
+        next(scan)
+        assert new_hash_threads() == []  # none started at all, not only none left
+    scan.close()
+    assert [threading.get_ident() in h.threads for h in made] == [True] * 3
+    made.clear()
+    list(plog_mod.scan_plog_files(paths, new_hasher=new_hasher))
+    assert [threading.get_ident() in h.threads for h in made] == [True] * 3 + [False] * 3
 
 
 @pytest.fixture
@@ -250,6 +281,7 @@ def test_long_and_over_long_lines_are_hashed_behind(tmp_path: Path, small_block:
 def test_refused_heads_keep_their_own_digests(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A binary plog packed (its head read where the next file then goes) or scanned alone (its hash
     pending when refused): each hasher holds its own file's bytes when the result is handed out."""
+    monkeypatch.setattr(plog_mod, "_LANE_FILE", 0)
     monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
     blobs = [b"\0binary" * 50, (_NOISE + b"\n") * 40, b"\0" + b"y" * (2 << 20), (_MARKER + b"\n") * 3]
     paths = []
@@ -308,6 +340,7 @@ def test_a_packed_file_that_grew_is_read_again_alone(tmp_path: Path, monkeypatch
     """fstat said 100 bytes, the file holds more: it is read again, alone, with a fresh hasher, and that
     hasher holds the whole file (the first, discarded, one is slow: its pending hash must not mix in)."""
     monkeypatch.setattr(plog_mod, "CHUNK", 65536)
+    monkeypatch.setattr(plog_mod, "_LANE_FILE", 0)
     monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
     real_open = plog_mod.open_regular_fd
     opened: list[str] = []
@@ -337,12 +370,13 @@ def test_a_packed_file_that_grew_is_read_again_alone(tmp_path: Path, monkeypatch
 
 
 def test_an_analysis_with_a_refused_plog_leaves_no_hashing_thread(
-    tmp_path: Path, new_hash_threads: Callable[[], list[threading.Thread]]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, new_hash_threads: Callable[[], list[threading.Thread]]
 ) -> None:
     """A binary plog's stored ParseError keeps the scanning frame alive: still no lane thread after it
     (``verify --diff`` forks its worker only from a process that runs no other thread)."""
     from skdbg.scene import evidence_for, open_scene
 
+    monkeypatch.setattr(plog_mod, "_LANE_FILE", 0)  # the packed plogs through the lane
     (tmp_path / "log").mkdir()
     for k in range(3):
         data = (_MARKER + b"\n") * 50
@@ -359,6 +393,7 @@ def test_an_analysis_with_a_refused_plog_leaves_no_hashing_thread(
 def _grown_scene(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[bytes]]:
     """A small plog, then one whose first fstat says 100 bytes (it grew after): packed, then read alone."""
     monkeypatch.setattr(plog_mod, "CHUNK", 65536)
+    monkeypatch.setattr(plog_mod, "_LANE_FILE", 0)
     monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
     small = (_NOISE + b"\n" + _MARKER + b"\n") * 20
     grown = (_NOISE + b"\n") * 400 + (_MARKER + b"\n") * 300  # ~80 KB
