@@ -54,6 +54,12 @@ class ParseError(Exception):
         return Source(self.file, self.line)
 
 
+class ReadFailure(ParseError):
+    """A read of the file failed part-way or at its start (an I/O error from the disk or a network
+    file system), not its content: the same read may succeed next time, so a verdict built without
+    the file is never kept in the result cache."""
+
+
 @dataclass(frozen=True, slots=True)
 class Unrecognized:
     """A line a parser could not interpret. Kept so nothing is lost silently."""

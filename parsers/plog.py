@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import accumulate, repeat
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from skdbg.parsers.bulk import build_source
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized, may_hold_oversized, oversized_number
@@ -772,13 +772,18 @@ class _RawFile:
     The end of the file is where a read came back short of the buffer at the size ``fstat`` gave
     (as :meth:`skdbg.scene.Artifact._small_digest` judges a file read whole); otherwise (a file that
     grew, a short read before its end) the end is the read that returns nothing, as before. Closes
-    the descriptor on exit."""
+    the descriptor on exit.
 
-    __slots__ = ("fd", "size", "pos", "ended", "_raw")
+    A read that fails (a disk error, a network file system gone) raises the plog's
+    :class:`ParseError` naming ``path`` and the byte offset: the scan keeps the lines it found before
+    it, and the analysis records the rest as a gap instead of ending."""
 
-    def __init__(self, fd: int, size: int) -> None:
+    __slots__ = ("fd", "size", "path", "pos", "ended", "_raw")
+
+    def __init__(self, fd: int, size: int, path: Path) -> None:
         self.fd = fd
         self.size = size  # st_size when opened
+        self.path = path
         self.pos = 0  # bytes read so far
         self.ended = False  # a short read reached ``size``: the next read would return nothing
         self._raw = None if _READV is not None else io.FileIO(fd, closefd=False)
@@ -787,7 +792,10 @@ class _RawFile:
         """Read into ``mv`` as much as one read gives; 0 at the end of the file."""
         if self.ended:
             return 0
-        n = _READV(self.fd, [mv]) if self._raw is None else (self._raw.readinto(mv) or 0)  # type: ignore[misc]
+        try:
+            n = _READV(self.fd, [mv]) if self._raw is None else (self._raw.readinto(mv) or 0)  # type: ignore[misc]
+        except OSError as exc:
+            raise read_error(self.path, WHAT, exc, self.pos) from exc
         self.pos += n
         if 0 < n < len(mv) and self.pos == self.size:
             self.ended = True
@@ -847,7 +855,7 @@ def _columns(
 ) -> Iterator[MarkerColumns]:
     """:func:`_marker_line_columns` on an open file; ``settle`` returns once ``hasher`` has taken
     every byte fed to it (called before ``buf`` is written)."""
-    with _RawFile(fd, st.st_size) as reader:
+    with _RawFile(fd, st.st_size, path) as reader:
         # the disk reads the next blocks while this one is scanned; a file that one read takes whole
         # is asked for by that read (a thousand rotated plogs: one system call a file less)
         ahead = ReadAhead(fd, None if st.st_size > len(buf) else 0)
@@ -929,10 +937,7 @@ def _read_head(reader: _RawFile, buf: bytearray | memoryview, hasher: Hasher | N
     got = 0
     with memoryview(buf) as mv:
         while True:
-            try:
-                n = reader.readinto(mv[got:]) or 0
-            except OSError as exc:
-                raise read_error(path, WHAT, exc) from exc
+            n = reader.readinto(mv[got:]) or 0
             if hasher is not None and n:
                 hasher.update(mv[got : got + n])
             got += n
@@ -1194,14 +1199,21 @@ def _scan_files(
             pack, used = [], 0
         fed = hasher if hasher is None or inline > 0 else lane.to(hasher)
         inline -= st.st_size
-        with _RawFile(fd, st.st_size) as reader:
+        with _RawFile(fd, st.st_size, p) as reader:
             packed = _read_whole(reader, used, min(CHUNK - used - 1, max(limit, BINARY_PROBE) + 1), fed, p)
+        error = None
+        if isinstance(packed, _CutShort):
+            # its whole lines before the failure are searched (a partial last line is dropped, as a
+            # file scanned alone drops the line its failed read was to finish)
+            error = packed.error
+            nl = _STATE.buf.rfind(b"\n", used, used + packed.got)
+            packed = nl + 1 - used if nl >= 0 else 0
         if isinstance(packed, int):
             buf = _STATE.buf
             cut = packed > 0 and buf[used + packed - 1] != 0x0A
             if cut:
                 buf[used + packed] = 0x0A
-            pack.append(_Packed(ScannedFile([], [], hasher, stat=st), str(path), used, cut))
+            pack.append(_Packed(ScannedFile([], [], hasher, error, stat=st), str(path), used, cut))
             used += packed + cut
         elif isinstance(packed, ScannedFile):  # refused on its first bytes
             packed.hasher = hasher  # the hasher itself, not the lane's feed to it
@@ -1237,20 +1249,33 @@ def _closing_on_exit(fd: int, results: Iterator[ScannedFile]) -> Iterator[Scanne
         raise
 
 
+class _CutShort(NamedTuple):
+    """A packed file whose read failed after its head: the ``got`` bytes before the failure are
+    searched like a whole file's, then its ``error`` is raised (as :func:`scan_plog_parts` raises it
+    after the batches it made)."""
+
+    got: int
+    error: ParseError
+
+
 def _read_whole(
     reader: _RawFile, at: int, room: int, hasher: Hasher | None, path: Path
-) -> int | ScannedFile | None:
+) -> int | ScannedFile | _CutShort | None:
     """Read the file into ``_STATE.buf[at : at + room]``: its size; a :class:`ScannedFile` holding the
     :class:`ParseError` of a first read that fails or of a head that is not text (as
-    :func:`scan_plog_parts` raises them); None when it does not fit (``room`` is at least its size + 1
-    and :data:`BINARY_PROBE` + 1 as fstat gave it: the file grew)."""
+    :func:`scan_plog_parts` raises them); a :class:`_CutShort` when a later read fails; None when it
+    does not fit (``room`` is at least its size + 1 and :data:`BINARY_PROBE` + 1 as fstat gave it: the
+    file grew)."""
     with memoryview(_STATE.buf) as whole, whole[at : at + room] as mv:
         try:
             got = _read_head(reader, mv, hasher, path)
         except ParseError as exc:
             return ScannedFile([], [], hasher, exc)
         while got < room:
-            n = reader.readinto(mv[got:])
+            try:
+                n = reader.readinto(mv[got:])
+            except ParseError as exc:
+                return _CutShort(got, exc)
             if not n:
                 return got
             if hasher is not None:

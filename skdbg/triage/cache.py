@@ -228,6 +228,13 @@ def _extras(ctx: TriageContext) -> list[Path]:
     return out + [Path(os.path.abspath(p)) for p in ctx.marker_candidates()]
 
 
+def _read_failed(ctx: TriageContext) -> bool:
+    """Whether a read of some input failed during the analysis (not bad content: an I/O error)."""
+    from skdbg.parsers.common import ReadFailure
+
+    return any(isinstance(e, ReadFailure) for errs in ctx.evidence.errors.values() for e in errs)
+
+
 def _input_hashes(ctx: TriageContext) -> dict[str, str | None]:
     """Label → SHA-256 of every input (the G5 hashes; None for an unreadable one)."""
     from skdbg.parsers.common import ParseError
@@ -284,6 +291,8 @@ class AnalysisCache:
         after = take_snapshot(key.root, extras)
         if not after.same_as(before):
             return analysis  # the scene changed while it was analysed: not a verdict to keep
+        if _read_failed(ctx):
+            return analysis  # an input's read failed (an I/O error): it may read whole next time
         hashes = _input_hashes(ctx)
         if None in hashes.values():
             return analysis

@@ -1,0 +1,203 @@
+"""A plog whose read fails part-way (a disk error, a network file system gone away).
+
+The scan keeps the whole lines it read before the failure and raises the plog's ParseError naming
+the file and the byte offset; the analysis files those lines, records the rest as an unreadable
+gap and goes on. Before, the OSError of a read past the first block ended the run (exit 3 with
+"Input/output error" and no file name, every other artifact's evidence lost).
+
+The failure is injected at the one read call of the scan (``plog._READV``); each file's reads are
+cut short at the failure offset, so the failing read is the one after it.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+import skdbg.parsers.plog as plog_mod
+from skdbg.parsers.common import ParseError
+from skdbg.parsers.plog import scan_plog_files, scan_plog_parts
+from skdbg.parsers.textio import BINARY_PROBE
+
+#: lines in the shapes of artifacts.md §1.1/§1.5 (hand-written, not from the scene builder)
+_LINES = [
+    b"[ERROR] RUNTIME(48213,python3):2026-06-10-14:00:01.123.456 [stream.cc:1024]48213 Synchronize:"
+    b" Stream synchronize failed, stream_id=3, retCode=0x7150050.",
+    b"[INFO] RUNTIME(48213,python3):2026-06-10-14:00:01.123.500 [task.cc:77]48213 Launch: ok",
+    b"EZ9999: Inner Error!",
+    b"[ERROR] RUNTIME(48213,python3):2026-06-10-14:00:01.124.000 [sk.cc:10]48213 Dump: [SK][Handler] x=1",
+]
+_TEXT = b"\n".join(_LINES) + b"\n"
+_NAME = "plog-48213_20260610140000000.log"
+
+needs_readv = pytest.mark.skipif(
+    plog_mod._READV is None, reason="no readv here: the scan reads through FileIO"
+)
+
+
+def _fail_at(monkeypatch: pytest.MonkeyPatch, path: Path, at: int) -> None:
+    """Reads of ``path`` return its bytes up to offset ``at``, then fail with EIO (other files read
+    normally)."""
+    real = plog_mod._READV
+    assert real is not None
+    inode = path.stat().st_ino
+    done: dict[int, int] = {}
+
+    def readv(fd: int, buffers: list[memoryview]) -> int:
+        if os.fstat(fd).st_ino != inode:
+            return int(real(fd, buffers))
+        pos = done.get(fd, 0)
+        if pos >= at:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        n = int(real(fd, [buffers[0][: at - pos]]))
+        done[fd] = pos + n
+        return n
+
+    monkeypatch.setattr(plog_mod, "_READV", readv)
+
+
+def _records(path: Path, data: bytes) -> list[object]:
+    """The oracle: the items a scan of ``data`` (written at ``path``) yields."""
+    path.write_bytes(data)
+    return [item for batch, _ in scan_plog_parts(path, gaps=[]) for item in batch]
+
+
+def _whole_lines(data: bytes, at: int) -> bytes:
+    return data[: data.rfind(b"\n", 0, at) + 1]
+
+
+@needs_readv
+@pytest.mark.parametrize(
+    ("size", "at"),
+    [
+        (3 << 20, (2 << 20) + 1234),  # scanned alone (over the pack limit), failing in its third MiB
+        (3 << 20, BINARY_PROBE + 10),  # alone, failing right after its head
+        (40 << 10, 20_000),  # packed with others (a small plog), failing after its head
+        (40 << 10, len(_TEXT) * 50),  # packed, failing just after a newline
+        (40 << 10, len(_TEXT) * 50 + len(_LINES[0])),  # packed, a fault line read but not its newline
+        (3 << 20, len(_TEXT) * 6_000 + len(_LINES[0])),  # the same, alone
+    ],
+)
+def test_a_failed_read_keeps_the_lines_before_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int, at: int
+) -> None:
+    data = _TEXT * (size // len(_TEXT))
+    path = tmp_path / _NAME
+    expected = _records(path, _whole_lines(data, at))
+    path.write_bytes(data)
+    # a small plog after it: still scanned whole, its digest complete
+    other = tmp_path / "plog-48213_20260610150000000.log"
+    other.write_bytes(_TEXT)
+    _fail_at(monkeypatch, path, at)
+    monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
+
+    hashers: list[Any] = []
+
+    def new_sha() -> Any:
+        hashers.append(hashlib.sha256())
+        return hashers[-1]
+
+    failed, fine = scan_plog_files([str(path), str(other)], new_hasher=new_sha)
+
+    assert [item for batch, _ in failed.parts for item in batch] == expected
+    assert failed.error is not None
+    assert str(failed.error) == (
+        f"{path}: expected a CANN plog (readable file: {os.strerror(errno.EIO)} at byte {at}, "
+        "after the lines before it were read)"
+    )
+    assert fine.error is None
+    assert hashers[1].hexdigest() == hashlib.sha256(_TEXT).hexdigest()
+    assert [item for batch, _ in fine.parts for item in batch] == _records(other, _TEXT)
+
+
+@needs_readv
+def test_a_failed_first_read_names_no_offset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing was read: the message is the head test's, as before."""
+    path = tmp_path / _NAME
+    path.write_bytes(_TEXT * 100)
+    _fail_at(monkeypatch, path, 0)
+    monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
+    (done,) = scan_plog_files([str(path)])
+    assert done.parts == []
+    assert str(done.error) == f"{path}: expected a CANN plog (readable file: {os.strerror(errno.EIO)})"
+
+
+@needs_readv
+def test_scan_plog_parts_raises_after_the_batches_before_the_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = _TEXT * ((3 << 20) // len(_TEXT))
+    at = (1 << 20) + 77
+    path = tmp_path / _NAME
+    expected = _records(path, _whole_lines(data, at))
+    path.write_bytes(data)
+    _fail_at(monkeypatch, path, at)
+    got: list[object] = []
+    with pytest.raises(ParseError, match=f"at byte {at},"):
+        for batch, _ in scan_plog_parts(path, gaps=[]):
+            got.extend(batch)
+    assert got == expected
+
+
+@needs_readv
+def test_analyze_records_the_failed_plog_as_a_gap_and_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The verdict still comes from the other artifacts; the plog's failure is a warning naming it."""
+    from skdbg.cli import main
+
+    src = Path(__file__).resolve().parents[1] / "examples" / "scenes" / "high-single-stream"
+    scene = tmp_path / "scene"
+    shutil.copytree(src, scene)
+    (plog,) = (scene / "log" / "plog").glob("plog-*.log")
+    clean = CliRunner().invoke(main, ["analyze", str(scene), "--format", "json", "--no-cache"])
+    assert clean.exit_code == 0, clean.output
+
+    at = plog.stat().st_size // 2
+    assert at > BINARY_PROBE
+    _fail_at(monkeypatch, plog, at)
+    monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
+    result = CliRunner().invoke(main, ["analyze", str(scene), "--format", "json", "--no-cache"])
+
+    assert result.exit_code == 0, result.output
+    assert (
+        f"skdbg: warning: unreadable: {plog}: expected a CANN plog (readable file: "
+        f"{os.strerror(errno.EIO)} at byte {at}, after the lines before it were read)"
+    ) in result.stderr
+    assert json.loads(result.stdout)["verdict"]["suspect"] == json.loads(clean.stdout)["verdict"]["suspect"]
+
+
+@needs_readv
+def test_a_verdict_built_around_a_failed_read_is_not_cached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The read may succeed next time (an I/O error, not the file's content): the next run analyses
+    afresh and reads the whole plog, instead of repeating the warning from the cache."""
+    from skdbg.cli import main
+
+    src = Path(__file__).resolve().parents[1] / "examples" / "scenes" / "high-single-stream"
+    scene = tmp_path / "scene"
+    shutil.copytree(src, scene)
+    (plog,) = (scene / "log" / "plog").glob("plog-*.log")
+    monkeypatch.setenv("SKDBG_CACHE_DIR", str(tmp_path / "cache"))
+    real = plog_mod._READV
+    _fail_at(monkeypatch, plog, plog.stat().st_size // 2)
+    monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
+    failed = CliRunner().invoke(main, ["analyze", str(scene), "--format", "json"])
+    assert failed.exit_code == 0, failed.output
+    assert f"skdbg: warning: unreadable: {plog}" in failed.stderr
+
+    monkeypatch.setattr(plog_mod, "_READV", real)
+    again = CliRunner().invoke(main, ["analyze", str(scene), "--format", "json"])
+    assert again.exit_code == 0, again.output
+    assert "unreadable" not in again.stderr
+    hit = CliRunner().invoke(main, ["analyze", str(scene), "--format", "json"])
+    assert hit.stdout == again.stdout  # the whole read's verdict is the one kept
