@@ -27,9 +27,12 @@ from skdbg.cli_errors import (
     cli_errors,
     fail,
     output_folder_option,
+    stdout_gone,
+    stop_for_closed_stdout,
 )
 from skdbg.cli_errors import EXIT_INTERNAL as EXIT_INTERNAL  # re-exported: the exit codes are an API
 from skdbg.cli_errors import EXIT_OK as EXIT_OK
+from skdbg.cli_errors import EXIT_PIPE as EXIT_PIPE
 from skdbg.output import FORMATS, write_frame
 from skdbg.parsers.common import ParseError
 from skdbg.show import one_line
@@ -116,6 +119,19 @@ class _LazyGroup(click.Group):
         if load is not None and cmd_name not in self.commands:
             load(self)
         return self.commands.get(cmd_name)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Every command, with stdout flushed before the exit: a reader that went away (``| head``)
+        stops the run quietly with exit 141 (:func:`stop_for_closed_stdout`), whichever command
+        wrote, instead of click's exit 1 or Python's complaint about the exit's flush."""
+        try:
+            result = super().invoke(ctx)
+            sys.stdout.flush()
+            return result
+        except BrokenPipeError:
+            if stdout_gone():
+                stop_for_closed_stdout()
+            raise
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]

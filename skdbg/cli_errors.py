@@ -23,6 +23,8 @@ EXIT_OK = 0
 EXIT_INTERNAL = 1
 EXIT_USAGE = 2
 EXIT_BAD_INPUT = 3
+#: 128 + SIGPIPE: the status a shell reports for ``cat`` or ``grep`` when their reader went away
+EXIT_PIPE = 141
 
 EXIT_CODES_HELP = """\b
 Exit codes:
@@ -30,6 +32,7 @@ Exit codes:
   1  internal error (a bug in skdbg; rerun with SKDBG_DEBUG=1 for the traceback)
   2  usage error (unknown option, unknown table, bad PC syntax, an existing non-empty output folder)
   3  unreadable or malformed input (missing path, binary file, wrong ELF, not a failure scene)
+  141  stdout closed before everything was written (`| head`): stopped quietly, as cat does
 stdout carries data; messages go to stderr."""
 
 #: the epilog paragraph of every command that writes a folder (README "Output folders" says the same)
@@ -74,6 +77,39 @@ def fail(message: str, code: int) -> NoReturn:
     sys.exit(code)
 
 
+def stdout_gone() -> bool:
+    """Whether stdout is a pipe or socket whose reader went away (``skdbg inspect … | head`` after
+    ``head`` exited): a write to it fails with ``BrokenPipeError``, and that is no error of the input.
+
+    Why ``poll``: a broken pipe from another pipe (a launcher's stdin) must still be reported; only
+    stdout's own state tells them apart. Its write end polls as POLLERR once no reader is left."""
+    try:
+        import select
+
+        fd = sys.__stdout__.fileno() if sys.__stdout__ is not None else -1
+        if fd < 0:
+            return False
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+    except (AttributeError, ValueError, OSError):  # no poll here, or stdout is no file
+        return False
+
+
+def stop_for_closed_stdout() -> NoReturn:
+    """Stop quietly with :data:`EXIT_PIPE` because stdout's reader went away, as ``cat`` stops.
+
+    stdout is pointed at ``/dev/null`` first: what is still buffered is then flushed there at exit
+    instead of failing again (the recipe of the Python docs' "Note on SIGPIPE")."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno() if sys.__stdout__ is not None else 1)
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass  # nothing left to protect: the exit's flush is all that could still fail
+    sys.exit(EXIT_PIPE)
+
+
 def _os_message(exc: OSError) -> str:
     where = exc.filename if exc.filename is not None else ""
     return f"{where}: {exc.strerror or exc}" if where else str(exc.strerror or exc)
@@ -106,8 +142,12 @@ def cli_errors(*, usage: ExcTypes = (), bad_input: ExcTypes = ()) -> Callable[[F
         @wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             try:
-                return func(*args, **kwargs)
+                result = func(*args, **kwargs)
+                sys.stdout.flush()  # a reader gone by now is seen here, not by the exit's flush
+                return result
             except Exception as exc:
+                if isinstance(exc, BrokenPipeError) and stdout_gone():
+                    stop_for_closed_stdout()
                 # the types are resolved only when something went wrong: a callable spec may import
                 # heavy modules (the triage stack) that a command's fast path never loads
                 if _output_not_empty(exc):
@@ -134,6 +174,7 @@ __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_CODES_HELP",
     "EXIT_INTERNAL",
+    "EXIT_PIPE",
     "EXIT_OK",
     "EXIT_USAGE",
     "OUTPUT_FOLDER_HELP",
@@ -141,4 +182,6 @@ __all__ = [
     "fail",
     "force_option",
     "output_folder_option",
+    "stdout_gone",
+    "stop_for_closed_stdout",
 ]

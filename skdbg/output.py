@@ -8,10 +8,13 @@ CSV and JSON for scripts — and the JSON carries a schema id so consumers can r
 from __future__ import annotations
 
 import csv
+import errno
+import functools
 import io
 import itertools
 import json
 import math
+import os
 import re
 from collections.abc import Sequence
 from datetime import date, datetime
@@ -58,6 +61,21 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
+@functools.cache
+def _pipe_console() -> type[Console]:
+    """rich's Console, except that a write to a reader that went away raises ``BrokenPipeError``.
+
+    Why: rich's own answer (``Console.on_broken_pipe``) exits 1, the code of an skdbg bug; raised,
+    the error reaches the CLI, which stops as every command does then (exit 141, nothing printed)."""
+    from rich.console import Console
+
+    class PipeConsole(Console):
+        def on_broken_pipe(self) -> None:
+            raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+    return PipeConsole
+
+
 def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     cols = [str(c) for c in frame.columns]
     return [dict(zip(cols, (_plain(v) for v in row), strict=True)) for row in frame.itertuples(index=False)]
@@ -97,10 +115,11 @@ def write_frame(
     elif fmt == "csv":
         frame.to_csv(out, index=False, lineterminator="\n")
     else:
-        from rich.console import Console  # people's tables only: csv/json and `analyze` never load rich
-        from rich.table import Table
+        from rich.table import Table  # people's tables only: csv/json and `analyze` never load rich
 
-        console = Console(file=out, soft_wrap=False, width=max(80, min(240, 24 * max(1, len(frame.columns)))))
+        console = _pipe_console()(
+            file=out, soft_wrap=False, width=max(80, min(240, 24 * max(1, len(frame.columns))))
+        )
         if len(frame.columns) > WIDE_COLUMNS and not frame.empty:
             _print_records(console, frame, title)
             return
