@@ -16,8 +16,9 @@ import io
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
-from skdbg.parsers.common import Gap, ParseError, Source
+from skdbg.parsers.common import Gap, ParseError, ReadFailure, Source
 
 _KIND_NAMES = (
     (stat.S_ISDIR, "a directory"),
@@ -135,15 +136,58 @@ def _plain_entry(path: str | os.PathLike[str]) -> bool:
         return False
 
 
+def read_error(path: str | os.PathLike[str], what: str, exc: OSError, at: int = 0) -> ReadFailure:
+    """The :class:`ReadFailure` of a read of ``path`` that failed; ``at``: the byte offset of a read
+    past the file's start (0: its first read)."""
+    where = f" at byte {at}" if at else ""
+    return ReadFailure(os.fsdecode(path), f"{what} (readable file: {exc.strerror or exc}{where})")
+
+
+#: the plain read of :class:`_NamedReads` (tests put a failing read in its place)
+_file_readinto = io.FileIO.readinto
+_file_readall = io.FileIO.readall
+
+
+class _NamedReads(io.FileIO):
+    """The raw file under :func:`open_regular`'s buffered reader: a read that fails (a disk error, a
+    network file system gone) raises the :class:`ReadFailure` naming the file and the byte offset,
+    which a parser lets through and the evidence loader records as a gap, where a bare ``OSError``
+    named neither and ended the whole analysis."""
+
+    def __init__(self, fd: int, path: str | os.PathLike[str], what: str) -> None:
+        super().__init__(fd, "rb")
+        self._path = path
+        self._what = what
+
+    def readinto(self, buffer: Any) -> int | None:
+        try:
+            return _file_readinto(self, buffer)
+        except OSError as exc:
+            raise read_error(self._path, self._what, exc, self._offset()) from exc
+
+    def readall(self) -> bytes:
+        try:
+            return _file_readall(self)
+        except OSError as exc:
+            raise read_error(self._path, self._what, exc, self._offset()) from exc
+
+    def _offset(self) -> int:
+        try:
+            return self.tell()
+        except OSError:
+            return 0
+
+
 def open_regular(path: str | os.PathLike[str], *, what: str) -> io.BufferedReader:
     """Open ``path`` for binary reading, refusing anything but a regular file with a :class:`ParseError`.
 
     The descriptor is opened non-blocking (a FIFO with no writer would otherwise block the open) and
-    checked with ``fstat`` before any byte is read.
+    checked with ``fstat`` before any byte is read. A read that fails later raises
+    :class:`ReadFailure` (file, what, byte offset), never a bare ``OSError``.
     """
     fd, _ = open_regular_fd(path, what=what)
     try:
-        return os.fdopen(fd, "rb")
+        return io.BufferedReader(_NamedReads(fd, path, what))
     except BaseException:
         os.close(fd)
         raise
@@ -180,10 +224,7 @@ def open_regular_fd(path: str | os.PathLike[str], *, what: str) -> tuple[int, os
 def read_regular(path: str | os.PathLike[str], *, what: str) -> bytes:
     """The whole content of a regular file (see :func:`open_regular`)."""
     with open_regular(path, what=what) as fh:
-        try:
-            return fh.read()
-        except OSError as exc:
-            raise ParseError(os.fsdecode(path), f"{what} (readable file: {exc.strerror})") from None
+        return fh.read()
 
 
-__all__ = ["file_problem", "open_regular", "open_regular_fd", "read_regular", "real_path"]
+__all__ = ["file_problem", "open_regular", "open_regular_fd", "read_error", "read_regular", "real_path"]

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, NamedTuple, cast
 from skdbg.parsers.bulk import build_source
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized, may_hold_oversized, oversized_number
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
-from skdbg.parsers.fsguard import open_regular_fd
+from skdbg.parsers.fsguard import open_regular_fd, read_error
 from skdbg.parsers.hashbehind import Hasher, HashLane
 from skdbg.parsers.plog_line import PlogLine, fast_plog_block, fast_plog_lines, parse_plog_line
 from skdbg.parsers.readahead import ReadAhead
@@ -67,7 +67,6 @@ from skdbg.parsers.textio import (
     TextLine,
     check_text_head,
     iter_lines,
-    read_error,
 )
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from skdbg.parsers.common import ParseError, ReadFailure, may_hold_oversized
+from skdbg.parsers.common import ParseError, may_hold_oversized
 from skdbg.parsers.fsguard import open_regular
 
 CHUNK = 1 << 20
@@ -48,19 +48,9 @@ def check_text_file(path: str | os.PathLike[str], *, what: str = "a text log") -
     """
     p = Path(path)
     with open_regular(p, what=what) as fh:
-        try:
-            head = fh.read(BINARY_PROBE)
-        except OSError as exc:
-            raise read_error(p, what, exc) from exc
+        head = fh.read(BINARY_PROBE)  # a failed read raises its ReadFailure (file, what, offset)
     check_text_head(p, head, what=what)
     return p
-
-
-def read_error(path: Path, what: str, exc: OSError, at: int = 0) -> ReadFailure:
-    """The :class:`ParseError` of a read that failed (:func:`check_text_file`'s wording); ``at``: the
-    byte offset of a read past the file's start (what came before it was read)."""
-    where = f" at byte {at}, after the lines before it were read" if at else ""
-    return ReadFailure(str(path), f"{what} (readable file: {exc.strerror or exc}{where})")
 
 
 def check_text_head(path: Path, head: bytes | bytearray | memoryview, *, what: str = "a text log") -> None:
