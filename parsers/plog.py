@@ -774,8 +774,8 @@ class _RawFile:
     the descriptor on exit.
 
     A read that fails (a disk error, a network file system gone) raises the plog's
-    :class:`ParseError` naming ``path`` and the byte offset: the scan keeps the lines it found before
-    it, and the analysis records the rest as a gap instead of ending."""
+    :class:`~skdbg.parsers.common.ReadFailure` naming ``path`` and the byte offset: the scan keeps
+    the lines it found before it, and the analysis records the rest as a gap instead of ending."""
 
     __slots__ = ("fd", "size", "path", "pos", "ended", "_raw")
 
