@@ -49,7 +49,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, cast
 
 from skdbg.parsers.bulk import build_source
-from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized, may_hold_oversized, oversized_number
+from skdbg.parsers.common import (
+    Gap,
+    ParseError,
+    ReadFailure,
+    Source,
+    Unrecognized,
+    may_hold_oversized,
+    oversized_number,
+)
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.fsguard import open_regular_fd, read_error
 from skdbg.parsers.hashbehind import Hasher, HashLane
@@ -777,7 +785,7 @@ class _RawFile:
     :class:`~skdbg.parsers.common.ReadFailure` naming ``path`` and the byte offset: the scan keeps
     the lines it found before it, and the analysis records the rest as a gap instead of ending."""
 
-    __slots__ = ("fd", "size", "path", "pos", "ended", "_raw")
+    __slots__ = ("fd", "size", "path", "pos", "ended", "pending", "_raw")
 
     def __init__(self, fd: int, size: int, path: Path) -> None:
         self.fd = fd
@@ -785,10 +793,13 @@ class _RawFile:
         self.path = path
         self.pos = 0  # bytes read so far
         self.ended = False  # a short read reached ``size``: the next read would return nothing
+        self.pending: ReadFailure | None = None  # a failed read whose bytes before it are used first
         self._raw = None if _READV is not None else io.FileIO(fd, closefd=False)
 
     def readinto(self, mv: memoryview) -> int:
         """Read into ``mv`` as much as one read gives; 0 at the end of the file."""
+        if self.pending is not None:
+            raise self.pending
         if self.ended:
             return 0
         try:
@@ -932,11 +943,21 @@ def _read_head(reader: _RawFile, buf: bytearray | memoryview, hasher: Hasher | N
     ``buf`` (fed to ``hasher``; ``buf`` holds more than that) and raise
     :func:`~skdbg.parsers.textio.check_text_file`'s :class:`ParseError` when they are not text; the
     bytes read (at least that many unless the file is shorter: the first read of a scan asks for all of
-    ``buf``, as ``check_text_file``'s ``read`` reads until it has its probe or the end of the file)."""
+    ``buf``, as ``check_text_file``'s ``read`` reads until it has its probe or the end of the file;
+    fewer when a read after the first fails: see :attr:`_RawFile.pending`)."""
     got = 0
     with memoryview(buf) as mv:
         while True:
-            n = reader.readinto(mv[got:]) or 0
+            try:
+                n = reader.readinto(mv[got:]) or 0
+            except ReadFailure as exc:
+                if not got:
+                    raise
+                # a read failed within the probe: the bytes before it are tested and scanned, and the
+                # failure is raised by the reader's next read (a short read, then an error, is how a
+                # bad sector shows)
+                reader.pending = exc
+                break
             if hasher is not None and n:
                 hasher.update(mv[got : got + n])
             got += n
@@ -1016,8 +1037,19 @@ def _scan_parts(
     p = Path(path)  # as check_text_file names it: its ParseErrors are worded the same
     file = str(path)
     cuts: list[tuple[int, int]] = []
-    for nos, raws, completes in _batches(_marker_line_columns(p, markers, cuts, hasher, True, opened, lane)):
-        yield _batch_records(file, nos, raws, completes, pid)
+    try:
+        for nos, raws, completes in _batches(
+            _marker_line_columns(p, markers, cuts, hasher, True, opened, lane)
+        ):
+            yield _batch_records(file, nos, raws, completes, pid)
+    except ReadFailure:
+        _cut_gaps(file, cuts, gaps)  # the lines cut before the failure are kept, as their records are
+        raise
+    _cut_gaps(file, cuts, gaps)
+
+
+def _cut_gaps(file: str, cuts: list[tuple[int, int]], gaps: list[Gap] | None) -> None:
+    """A ``line_too_long`` gap for each over-long line cut (line number, byte offset of the cut)."""
     if gaps is not None:
         for no, at in cuts:
             gaps.append(
@@ -1207,6 +1239,7 @@ def _scan_files(
             error = packed.error
             nl = _STATE.buf.rfind(b"\n", used, used + packed.got)
             packed = nl + 1 - used if nl >= 0 else 0
+            lane.settle()  # the dropped partial line was fed: the next file is read over it
         if isinstance(packed, int):
             buf = _STATE.buf
             cut = packed > 0 and buf[used + packed - 1] != 0x0A

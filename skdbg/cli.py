@@ -120,6 +120,18 @@ class _LazyGroup(click.Group):
             load(self)
         return self.commands.get(cmd_name)
 
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
+        """click's, with the same quiet stop as :meth:`invoke` for what it prints itself while parsing
+        the top-level options (``skdbg --help``, ``--version``), which click would end with exit 1."""
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except BrokenPipeError:
+            if stdout_gone():
+                stop_for_closed_stdout()
+            raise
+
     def invoke(self, ctx: click.Context) -> Any:
         """Every command, with stdout flushed before the exit: a reader that went away (``| head``)
         stops the run quietly with exit 141 (:func:`stop_for_closed_stdout`), whichever command

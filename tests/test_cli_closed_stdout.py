@@ -52,15 +52,25 @@ def _run_into_closed_pipe(*args: str) -> tuple[int, bytes]:
         ("analyze", str(SCENE), "--format", "json", "--no-cache"),
         ("analyze", str(SCENE), "--no-cache"),
         ("explain", "--markdown"),  # a command without the error wrapper
+        ("--help",),  # printed by click while it parses the top-level options
+        ("--version",),
+        ("inspect", "--help"),
     ],
 )
 def test_a_reader_that_went_away_stops_the_run_quietly(args: tuple[str, ...]) -> None:
     assert _run_into_closed_pipe(*args) == (EXIT_PIPE, b"")
 
 
-def test_a_broken_pipe_elsewhere_is_still_reported() -> None:
-    """Only stdout's reader going away is quiet: a pipe to another program that breaks (a launcher
-    command that exits early) is still an error with its message."""
+@pytest.mark.parametrize(("gone", "code"), [(False, EXIT_BAD_INPUT), (True, EXIT_PIPE)])
+def test_only_stdouts_own_broken_pipe_is_quiet(
+    monkeypatch: pytest.MonkeyPatch, gone: bool, code: int
+) -> None:
+    """A pipe to another program that breaks (a launcher command that exits early) while stdout is
+    fine is still an error with its message; the same error with stdout's reader gone stops quietly."""
+    import skdbg.cli_errors as cli_errors_mod
+
+    monkeypatch.setattr(cli_errors_mod, "stdout_gone", lambda: gone)
+    monkeypatch.setattr(os, "dup2", lambda *args: None)  # keep this process's own stdout
 
     @click.command()
     @cli_errors()
@@ -68,5 +78,18 @@ def test_a_broken_pipe_elsewhere_is_still_reported() -> None:
         raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
 
     result = CliRunner().invoke(writes_to_a_helper, [])
-    assert result.exit_code == EXIT_BAD_INPUT
-    assert result.stderr == f"skdbg: error: {os.strerror(errno.EPIPE)}\n"
+    assert result.exit_code == code
+    assert result.stderr == ("" if gone else f"skdbg: error: {os.strerror(errno.EPIPE)}\n")
+
+
+def test_stdout_read_to_its_end_is_no_broken_pipe() -> None:
+    """A reader that takes everything: the run ends normally (the poll sees no error on the pipe)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "skdbg.cli", "explain", "--markdown"],
+        capture_output=True,
+        cwd=REPO,
+        timeout=120,
+        check=False,
+    )
+    assert (proc.returncode, proc.stderr) == (0, b"")
+    assert proc.stdout == (REPO / "docs" / "glossary.md").read_bytes()

@@ -16,6 +16,8 @@ import hashlib
 import json
 import os
 import shutil
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +25,9 @@ import pytest
 from click.testing import CliRunner
 
 import skdbg.parsers.plog as plog_mod
-from skdbg.parsers.common import ParseError
+from skdbg.parsers.common import Gap, ParseError, ReadFailure
 from skdbg.parsers.plog import scan_plog_files, scan_plog_parts
-from skdbg.parsers.textio import BINARY_PROBE
+from skdbg.parsers.textio import BINARY_PROBE, MAX_LINE
 
 #: lines in the shapes of artifacts.md §1.1/§1.5 (hand-written, not from the scene builder)
 _LINES = [
@@ -70,6 +72,22 @@ def _records(path: Path, data: bytes) -> list[object]:
     return [item for batch, _ in scan_plog_parts(path, gaps=[]) for item in batch]
 
 
+class SlowSha:
+    """A SHA-256 that sleeps before each update: a hash still pending when its bytes are overwritten
+    then shows as a wrong digest."""
+
+    def __init__(self, delay: float) -> None:
+        self.sha = hashlib.sha256()
+        self.delay = delay
+
+    def update(self, data: bytes | memoryview, /) -> None:
+        time.sleep(self.delay)
+        self.sha.update(data)
+
+    def hexdigest(self) -> str:
+        return self.sha.hexdigest()
+
+
 def _whole_lines(data: bytes, at: int) -> bytes:
     return data[: data.rfind(b"\n", 0, at) + 1]
 
@@ -84,6 +102,9 @@ def _whole_lines(data: bytes, at: int) -> bytes:
         (40 << 10, len(_TEXT) * 50),  # packed, failing just after a newline
         (40 << 10, len(_TEXT) * 50 + len(_LINES[0])),  # packed, a fault line read but not its newline
         (3 << 20, len(_TEXT) * 6_000 + len(_LINES[0])),  # the same, alone
+        (40 << 10, 5_000),  # packed, failing inside the head's probe (a short read, then an error)
+        (3 << 20, 5_000),  # alone, the same
+        (6_000, 3_000),  # a plog smaller than the probe, failing half-way
     ],
 )
 def test_a_failed_read_keeps_the_lines_before_it(
@@ -201,3 +222,69 @@ def test_a_verdict_built_around_a_failed_read_is_not_cached(
     assert "unreadable" not in again.stderr
     hit = CliRunner().invoke(main, ["analyze", str(scene), "--format", "json"])
     assert hit.stdout == again.stdout  # the whole read's verdict is the one kept
+
+
+@needs_readv
+@pytest.mark.parametrize("cycles", [20, 30])  # failing inside the head's probe, and past it
+def test_a_failing_packed_plog_hashed_behind_leaves_the_others_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cycles: int
+) -> None:
+    """Packed plogs hashed through the lane by a slow hasher, the middle one failing part-way: the
+    bytes the failed one had read are hashed before the next file is read over them (its hasher
+    sees exactly those bytes), every other file keeps its records and digest, and no lane thread is
+    left."""
+    monkeypatch.setattr(plog_mod, "_LANE_FILE", 0)  # every packed file through the lane
+    monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
+    before = set(threading.enumerate())
+    paths, blobs = [], []
+    for i in range(5):
+        # a first line of its own: the next file's bytes differ from those it is read over
+        blob = f"file {i}\n".encode() + _TEXT * (40 + 10 * i)
+        path = tmp_path / f"plog-48213_2026061014{i:05d}000.log"
+        path.write_bytes(blob)
+        paths.append(path)
+        blobs.append(blob)
+    # inside a fault line: the partial line read, fed and dropped ("[ERRO") differs from the next
+    # file's first bytes ("file "), which are read over it
+    at = len(b"file 2\n") + len(_TEXT) * cycles + 5
+    expected = _records(paths[2], _whole_lines(blobs[2], at))
+    paths[2].write_bytes(blobs[2])
+    others = {k: _records(paths[k], blobs[k]) for k in (0, 1, 3, 4)}
+    _fail_at(monkeypatch, paths[2], at)
+    monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
+
+    hashers: list[SlowSha] = []
+
+    def new_sha() -> SlowSha:
+        hashers.append(SlowSha(delay=0.01))
+        return hashers[-1]
+
+    results = list(scan_plog_files([str(p) for p in paths], new_hasher=new_sha))
+
+    assert [r.error is None for r in results] == [True, True, False, True, True]
+    assert [item for batch, _ in results[2].parts for item in batch] == expected
+    assert hashers[2].hexdigest() == hashlib.sha256(blobs[2][:at]).hexdigest()
+    for k, records in others.items():
+        assert [item for batch, _ in results[k].parts for item in batch] == records
+        assert hashers[k].hexdigest() == hashlib.sha256(blobs[k]).hexdigest()
+    assert [t for t in threading.enumerate() if t not in before and t.name.startswith("skdbg-hash")] == []
+
+
+@needs_readv
+def test_over_long_lines_cut_before_a_failed_read_keep_their_gaps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    over = _LINES[0] + b" " + b"y" * (MAX_LINE + 10)  # a fault line over the limit: cut, with a gap
+    data = _TEXT * 100 + over + b"\n" + _TEXT * 20_000
+    at = len(data) - 1000
+    path = tmp_path / _NAME
+    path.write_bytes(_whole_lines(data, at))
+    expected: list[Gap] = []
+    list(scan_plog_parts(path, gaps=expected))
+    assert [g.kind for g in expected] == ["line_too_long"]
+    path.write_bytes(data)
+    _fail_at(monkeypatch, path, at)
+    gaps: list[Gap] = []
+    with pytest.raises(ReadFailure):
+        list(scan_plog_parts(path, gaps=gaps))
+    assert gaps == expected
