@@ -174,6 +174,11 @@ class Evidence:
         try:
             return load()
         except ParseError as exc:
+            # kept without its traceback: the parser's frames (buffers of MBs, a scan's thread) would
+            # live as long as the evidence; the message names the file, line and what was expected
+            exc.__traceback__ = None
+            if exc.__cause__ is not None:
+                exc.__cause__.__traceback__ = None
             errors.setdefault(role, []).append(exc)
             gaps.append(Gap("unreadable", str(exc), exc.source))
             return None

@@ -136,9 +136,24 @@ def _plain_entry(path: str | os.PathLike[str]) -> bool:
         return False
 
 
+#: reads that failed in this process so far (each :func:`read_error`): see :func:`failed_reads`
+_failed_reads = 0
+
+
+def failed_reads() -> int:
+    """How many reads have failed in this process so far.
+
+    Why a count: some readers turn a failure into a gap of their own (an ELF that cannot be read is a
+    ``bad_elf`` gap of its image table) and nothing else keeps the exception; the result cache compares
+    the count before and after an analysis and keeps no verdict built while a read failed."""
+    return _failed_reads
+
+
 def read_error(path: str | os.PathLike[str], what: str, exc: OSError, at: int = 0) -> ReadFailure:
     """The :class:`ReadFailure` of a read of ``path`` that failed; ``at``: the byte offset of a read
-    past the file's start (0: its first read)."""
+    past the file's start (0: its first read). Counted in :func:`failed_reads`."""
+    global _failed_reads
+    _failed_reads += 1
     where = f" at byte {at}" if at else ""
     return ReadFailure(os.fsdecode(path), f"{what} (readable file: {exc.strerror or exc}{where})")
 
@@ -187,9 +202,14 @@ def open_regular(path: str | os.PathLike[str], *, what: str) -> io.BufferedReade
     """
     fd, _ = open_regular_fd(path, what=what)
     try:
-        return io.BufferedReader(_NamedReads(fd, path, what))
+        raw = _NamedReads(fd, path, what)
     except BaseException:
         os.close(fd)
+        raise
+    try:
+        return io.BufferedReader(raw)
+    except BaseException:
+        raw.close()  # it owns the descriptor now
         raise
 
 
@@ -227,4 +247,12 @@ def read_regular(path: str | os.PathLike[str], *, what: str) -> bytes:
         return fh.read()
 
 
-__all__ = ["file_problem", "open_regular", "open_regular_fd", "read_error", "read_regular", "real_path"]
+__all__ = [
+    "failed_reads",
+    "file_problem",
+    "open_regular",
+    "open_regular_fd",
+    "read_error",
+    "read_regular",
+    "real_path",
+]

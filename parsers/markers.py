@@ -43,7 +43,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
-from skdbg.parsers.common import ParseError
+from skdbg.parsers.common import ParseError, ReadFailure
 from skdbg.parsers.fsguard import read_regular
 
 BEGIN = "super_kernel_scope_begin"
@@ -214,7 +214,9 @@ def read_source(path: Path, file: str) -> str:
     try:
         raw = read_regular(path, what="a Python model source")
     except ParseError as exc:
-        raise ParseError(file, exc.expected, got=exc.got) from None
+        # named as the caller names it (relative to the scene); a failed read stays a ReadFailure
+        cls = ReadFailure if isinstance(exc, ReadFailure) else ParseError
+        raise cls(file, exc.expected, got=exc.got) from None
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:

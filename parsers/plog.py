@@ -946,6 +946,7 @@ def _read_head(reader: _RawFile, buf: bytearray | memoryview, hasher: Hasher | N
     ``buf``, as ``check_text_file``'s ``read`` reads until it has its probe or the end of the file;
     fewer when a read after the first fails: see :attr:`_RawFile.pending`)."""
     got = 0
+    failed: ReadFailure | None = None  # a read that failed after ``got`` bytes of the probe
     with memoryview(buf) as mv:
         while True:
             try:
@@ -953,17 +954,24 @@ def _read_head(reader: _RawFile, buf: bytearray | memoryview, hasher: Hasher | N
             except ReadFailure as exc:
                 if not got:
                     raise
-                # a read failed within the probe: the bytes before it are tested and scanned, and the
-                # failure is raised by the reader's next read (a short read, then an error, is how a
-                # bad sector shows)
-                reader.pending = exc
+                failed = exc
                 break
             if hasher is not None and n:
                 hasher.update(mv[got : got + n])
             got += n
             if not n or got >= BINARY_PROBE:
                 break
-        check_text_head(path, bytes(mv[: min(got, BINARY_PROBE)]), what=WHAT)
+        try:
+            check_text_head(path, bytes(mv[: min(got, BINARY_PROBE)]), what=WHAT)
+        except ParseError:
+            if failed is not None:
+                # a head cut short by the failure is no proof of binary data: the failure is the news
+                raise failed from None
+            raise
+    if failed is not None:
+        # the bytes before the failure are scanned, and the reader's next read raises it (a short
+        # read, then an error, is how a bad sector shows)
+        reader.pending = failed
     return got
 
 

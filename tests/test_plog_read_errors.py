@@ -288,3 +288,27 @@ def test_over_long_lines_cut_before_a_failed_read_keep_their_gaps(
     with pytest.raises(ReadFailure):
         list(scan_plog_parts(path, gaps=gaps))
     assert gaps == expected
+
+
+@needs_readv
+@pytest.mark.parametrize("size", [40 << 10, 3 << 20])  # packed, alone
+def test_a_head_cut_short_by_a_failure_is_not_called_binary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    """A first line of terminal escapes: the whole 8 KiB probe is text (under a tenth control bytes),
+    its first 300 bytes are not. A read failing at byte 300 is reported as the failure, not as binary
+    data (which is a property of the file and would be cached)."""
+    head = b"\x1b[1m" * 40 + b"\n"
+    data = head + _TEXT * (size // len(_TEXT))
+    path = tmp_path / _NAME
+    path.write_bytes(data)
+    (whole,) = scan_plog_files([str(path)])
+    assert whole.error is None
+    _fail_at(monkeypatch, path, 300)
+    monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
+    (done,) = scan_plog_files([str(path)])
+    assert isinstance(done.error, ReadFailure)
+    assert (
+        str(done.error)
+        == f"{path}: expected a CANN plog (readable file: {os.strerror(errno.EIO)} at byte 300)"
+    )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import io
+import json
 import os
 import shutil
 from collections.abc import Callable
@@ -23,7 +24,7 @@ import pytest
 from click.testing import CliRunner
 
 import skdbg.parsers.fsguard as fsguard
-from skdbg.parsers.common import ParseError, ReadFailure
+from skdbg.parsers.common import ReadFailure
 from skdbg.parsers.fsguard import read_regular
 from skdbg.parsers.textio import iter_lines
 
@@ -62,6 +63,7 @@ def _fail_from(monkeypatch: pytest.MonkeyPatch, path: Path, at: int) -> None:
 
 def _parsers() -> list[tuple[str, Callable[[Path], object]]]:
     from skdbg.parsers.device_args import parse_device_args
+    from skdbg.parsers.fail_reasons import parse_fail_reasons
     from skdbg.parsers.fused_nodes import parse_fused_nodes
     from skdbg.parsers.node_detail import parse_node_detail
     from skdbg.parsers.scope_split import parse_scope_split
@@ -73,6 +75,7 @@ def _parsers() -> list[tuple[str, Callable[[Path], object]]]:
 
     return [
         ("sk_fused_nodes.log", parse_fused_nodes),
+        ("sk_fusion_fail_reasons.log", parse_fail_reasons),
         ("sk_node_detail.log", parse_node_detail),
         ("sk_scope_split.log", parse_scope_split),
         ("sk_device_args.log", parse_device_args),
@@ -110,7 +113,7 @@ def test_reading_a_whole_file_names_the_file(tmp_path: Path, monkeypatch: pytest
     path.write_text("{}", encoding="ascii")
     assert read_regular(path, what="a run manifest") == b"{}"
     _fail_from(monkeypatch, path, 0)
-    with pytest.raises(ParseError, match=rf"^{path}: expected a run manifest \(readable file: {EIO}\)$"):
+    with pytest.raises(ReadFailure, match=rf"^{path}: expected a run manifest \(readable file: {EIO}\)$"):
         read_regular(path, what="a run manifest")
 
 
@@ -141,3 +144,98 @@ def test_analyze_records_a_failed_sk_meta_file_as_a_gap_and_goes_on(
     )
     assert again.exit_code == 0, again.output
     assert "unreadable" not in again.stderr
+
+
+def test_the_profiling_reader_names_the_file_and_offset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skdbg.parsers.sk_prof import ProfReader
+
+    path = tmp_path / "sk_prof_device_0.json"
+    events = ",".join(
+        f'{{"name": "Op{i}", "ph": "X", "ts": {i}.0, "dur": 1.0, "pid": 0, "tid": 0}}' for i in range(4000)
+    )
+    path.write_text("[" + events + "]", encoding="ascii")
+    assert len(list(ProfReader(path, chunk_chars=4096))) == 4000
+    at = path.stat().st_size // 2
+    _fail_from(monkeypatch, path, at)
+    with pytest.raises(ReadFailure, match=rf"^{path}: expected .* \(readable file: {EIO} at byte {at}\)$"):
+        list(ProfReader(path, chunk_chars=4096))
+
+
+def test_a_large_artifact_hashed_for_g5_names_the_file_and_offset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The general digest path (a file over the one-read size) raises the ReadFailure, kept for every
+    later ask (the scene reads no file twice)."""
+    from skdbg.scene import Artifact
+
+    path = tmp_path / "super_kernel.log"
+    path.write_bytes(b"x" * (5 << 20))
+    at = 3 << 20
+    _fail_from(monkeypatch, path, at)
+    art = Artifact(kind="super_kernel_log", path=path, root=tmp_path)
+    for _ in range(2):
+        with pytest.raises(ReadFailure, match=rf"\(readable file: {EIO} at byte {at}\)$"):
+            art.digest()
+
+
+def test_collect_names_the_plog_whose_read_failed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from skdbg.collect.machine import time_span
+    from skdbg.parsers.plog import parse_plog_name
+
+    path = tmp_path / "plog-48213_20260610140000000.log"
+    line = "[ERROR] RUNTIME(48213,python3):2026-06-10-14:00:01.123.456 [stream.cc:1024]48213 Launch: ok\n"
+    path.write_text(line * 20_000, encoding="ascii")
+    plog_file = parse_plog_name(path)
+    assert plog_file is not None
+    _fail_from(monkeypatch, path, 100)
+    with pytest.raises(
+        ReadFailure, match=rf"^{path}: expected a plog file \(readable file: {EIO} at byte 100\)$"
+    ):
+        time_span([plog_file])
+
+
+def test_an_elf_whose_read_failed_keeps_no_verdict_in_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kernel ELF that fails part-way becomes a ``bad_elf`` gap of its image table (the PC is then
+    not symbolised); no exception reaches the evidence, yet no verdict built without it is kept."""
+    from skdbg.cli import main
+
+    scene = tmp_path / "scene"
+    shutil.copytree(SCENE, scene)
+    elf = scene / "sk_meta" / "48213" / "model_48_1" / "bin_files" / "SwiGlu_41d9e0_0x124080B40000.o"
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SKDBG_CACHE_DIR", str(cache))
+    _fail_from(monkeypatch, elf, 100)
+    failed = CliRunner().invoke(main, ["analyze", str(scene), "--format", "json"])
+    assert failed.exit_code == 0, failed.output
+    assert not any(cache.rglob("*")) or all(p.is_dir() for p in cache.rglob("*"))
+
+    monkeypatch.setattr(fsguard, "_file_readinto", io.FileIO.readinto)
+    monkeypatch.setattr(fsguard, "_file_readall", io.FileIO.readall)
+    again = CliRunner().invoke(main, ["analyze", str(scene), "--format", "json"])
+    assert again.exit_code == 0, again.output
+    assert again.stdout != failed.stdout  # the whole ELF symbolises the PC: the stored verdict is this one
+    assert any(p.is_file() for p in cache.rglob("*"))
+
+
+def test_an_unreadable_fused_nodes_file_is_not_called_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The gate says the file could not be read and cites it, instead of advising to collect a file
+    that is there (and of routing to the shallow-fusion diagnosis, X2)."""
+    from skdbg.cli import main
+
+    scene = tmp_path / "scene"
+    shutil.copytree(SCENE, scene)
+    fused = scene / "sk_meta" / "48213" / "model_48_1" / "sk_fused_nodes.log"
+    _fail_from(monkeypatch, fused, fused.stat().st_size // 2)
+    result = CliRunner().invoke(main, ["analyze", str(scene), "--format", "json", "--no-cache"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    (gap,) = [g for g in doc["gate"]["gaps"] if g["id"] == "G3"]
+    assert gap["detail"].startswith("sk_fused_nodes.log of this process could not be read")
+    assert gap["file"] == "sk_meta/48213/model_48_1/sk_fused_nodes.log"
+    assert "X2" not in doc["routes"]

@@ -229,7 +229,9 @@ def _extras(ctx: TriageContext) -> list[Path]:
 
 
 def _read_failed(ctx: TriageContext) -> bool:
-    """Whether a read of some input failed during the analysis (not bad content: an I/O error)."""
+    """Whether a read of some input failed during the analysis (not bad content: an I/O error),
+    as far as the evidence kept it (the plog scan may fail before :func:`failed_reads` is first
+    asked: it starts with the scene)."""
     from skdbg.parsers.common import ReadFailure
 
     return any(isinstance(e, ReadFailure) for errs in ctx.evidence.errors.values() for e in errs)
@@ -287,11 +289,14 @@ class AnalysisCache:
         if entry is not None and self._valid(entry, ctx, before):
             with contextlib.suppress(Exception):  # an entry that does not unpickle is a miss
                 return CachedAnalysis("", (), "", False, entry["analysis"]).analysis
+        from skdbg.parsers.fsguard import failed_reads  # the analysis path only: a hit loads no parser
+
+        failed_before = failed_reads()
         analysis = compute(ctx)
         after = take_snapshot(key.root, extras)
         if not after.same_as(before):
             return analysis  # the scene changed while it was analysed: not a verdict to keep
-        if _read_failed(ctx):
+        if _read_failed(ctx) or failed_reads() != failed_before:
             return analysis  # an input's read failed (an I/O error): it may read whole next time
         hashes = _input_hashes(ctx)
         if None in hashes.values():

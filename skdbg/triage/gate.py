@@ -874,6 +874,17 @@ def _g3(ctx: TriageContext, loc: Localization, run: RunIdentity | None, g: _Gate
         mes = models_of(ctx, loc.pid)
         if mes:
             if not any(me.fused_nodes is not None for me in mes):
+                unread = [me for me in mes if "fused_nodes" in me.model.files]
+                if unread:  # the file is there but was refused (its own warning says why): not X2
+                    g.fail(
+                        "G3",
+                        "sk_fused_nodes.log of this process could not be read (see its warning): "
+                        "fusion cannot be checked",
+                        "copy a readable sk_fused_nodes.log into the scene (or fix the one there) and "
+                        "analyse again",
+                        ctx.relpath(unread[0].model.files["fused_nodes"]),
+                    )
+                    return
                 g.fail(
                     "G3",
                     "X2: no sk_fused_nodes.log for this process: fusion not proven (parent fusion diagnosis)",
