@@ -174,11 +174,7 @@ class Evidence:
         try:
             return load()
         except ParseError as exc:
-            # kept without its traceback: the parser's frames (buffers of MBs, a scan's thread) would
-            # live as long as the evidence; the message names the file, line and what was expected
-            exc.__traceback__ = None
-            if exc.__cause__ is not None:
-                exc.__cause__.__traceback__ = None
+            _drop_tracebacks(exc)
             errors.setdefault(role, []).append(exc)
             gaps.append(Gap("unreadable", str(exc), exc.source))
             return None
@@ -776,6 +772,22 @@ class _CountingSha256:
     def update(self, data: bytes | memoryview, /) -> None:
         self.sha.update(data)
         self.size += len(data)
+
+
+def _drop_tracebacks(exc: BaseException) -> None:
+    """Clear the tracebacks of ``exc`` and of the exceptions it was raised from or during.
+
+    Why: a kept ParseError's frames (a parser's buffers of MBs, a scan's hashing lane) would live as
+    long as the evidence; its message already names the file, the line and what was expected."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        e.__traceback__ = None
+        todo += [e.__cause__, e.__context__]
 
 
 class _PlogScan:

@@ -239,3 +239,25 @@ def test_an_unreadable_fused_nodes_file_is_not_called_missing(
     assert gap["detail"].startswith("sk_fused_nodes.log of this process could not be read")
     assert gap["file"] == "sk_meta/48213/model_48_1/sk_fused_nodes.log"
     assert "X2" not in doc["routes"]
+
+
+def test_a_kept_read_failure_holds_no_frames(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The evidence keeps each ParseError for the CLI; its traceback chain would keep the failed
+    parser's frames (and their MBs of buffers) alive as long as the evidence."""
+    from skdbg.scene import evidence_for, open_scene
+
+    scene = tmp_path / "scene"
+    shutil.copytree(SCENE, scene)
+    sk_log = scene / "sk_meta" / "48213" / "model_48_1" / "super_kernel.log"
+    _fail_from(monkeypatch, sk_log, sk_log.stat().st_size // 2)
+    ev = evidence_for(open_scene(scene))
+    assert ev.model_evidence[0].super_kernel_log is None
+    (kept,) = ev.errors["super_kernel_log"]
+    assert isinstance(kept, ReadFailure)
+    chain: list[BaseException] = []
+    e: BaseException | None = kept
+    while e is not None:
+        chain.append(e)
+        e = e.__cause__ or e.__context__
+    assert len(chain) >= 2  # the ReadFailure and the OSError it was raised from
+    assert [x.__traceback__ for x in chain] == [None] * len(chain)
