@@ -21,15 +21,9 @@ from skdbg.parsers.common import Gap, ParseError, Source
 from skdbg.parsers.plog import WHAT, PlogFile, scan_plog_parts
 from skdbg.parsers.textio import BINARY_PROBE, check_text_file
 from skdbg.scene import open_scene
+from tests.support.plog_lines import HAND_LINES
 
-#: lines in the shapes of artifacts.md §1.1/§1.5 (hand-written, not from the scene builder)
-_LINES = [
-    b"[ERROR] RUNTIME(48213,python3):2026-06-10-14:00:01.123.456 [stream.cc:1024]48213 Synchronize:"
-    b" Stream synchronize failed, stream_id=3, retCode=0x7150050.",
-    b"[INFO] RUNTIME(48213,python3):2026-06-10-14:00:01.123.500 [task.cc:77]48213 Launch: ok",
-    b"EZ9999: Inner Error!",
-    b"[ERROR] RUNTIME(48213,python3):2026-06-10-14:00:01.124.000 [sk.cc:10]48213 Dump: [SK][Handler] x=1",
-]
+_LINES = HAND_LINES  # hand-written from the spec's example lines
 
 
 def _scan(path: Path) -> tuple[object, str | None]:
