@@ -59,9 +59,11 @@ def check_text_head(path: Path, head: bytes | bytearray | memoryview, *, what: s
 
     Why: a scene of a thousand rotated plogs opened each file twice, once for this test and once for
     the scan; the scan now tests the head of its own first read."""
-    if looks_binary(bytes(head)):
+    data = bytes(head)
+    if looks_binary(data):
+        cause = "NUL bytes" if b"\x00" in data else "more than a tenth control bytes"
         raise ParseError(
-            str(path), f"{what} (text), got binary data (NUL bytes in the first {len(head)} bytes)"
+            str(path), f"{what} (text), got binary data ({cause} in the first {len(head)} bytes)"
         )
 
 

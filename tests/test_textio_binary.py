@@ -7,10 +7,12 @@ control bytes other than TAB, LF, VT, FF and CR), now counted in C; a thousand p
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
-from skdbg.parsers.textio import looks_binary
+from skdbg.parsers.common import ParseError
+from skdbg.parsers.textio import check_text_file, looks_binary
 
 
 def _rule(head: bytes) -> bool:
@@ -49,3 +51,18 @@ def test_agrees_with_the_rule_on_random_prefixes() -> None:
             rng.randint(0, 31) if rng.random() < weight * 0.3 else rng.randint(32, 255) for _ in range(n)
         )
         assert looks_binary(head) is _rule(head), head
+
+
+@pytest.mark.parametrize(
+    ("head", "cause"),
+    [
+        (b"[INFO] x\n" * 10 + b"\x00", "NUL bytes in the first 91 bytes"),
+        (b"\x1b[1m" * 40 + b"\n", "more than a tenth control bytes in the first 161 bytes"),
+    ],
+)
+def test_the_refusal_names_its_cause(tmp_path: Path, head: bytes, cause: str) -> None:
+    path = tmp_path / "plog-1_20260610140000000.log"
+    path.write_bytes(head)
+    with pytest.raises(ParseError) as refused:
+        check_text_file(path, what="a CANN plog")
+    assert str(refused.value) == f"{path}: expected a CANN plog (text), got binary data ({cause})"
