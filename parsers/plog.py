@@ -966,7 +966,9 @@ def _read_head(reader: _RawFile, buf: bytearray | memoryview, hasher: Hasher | N
         except ParseError:
             if failed is not None:
                 # a head cut short by the failure is no proof of binary data: the failure is the news
-                raise failed from None
+                # (raised from its OSError, as the reader raised it, not from the refusal)
+                failed.__suppress_context__ = True
+                raise failed  # noqa: B904 (its cause is the OSError already)
             raise
     if failed is not None:
         # the bytes before the failure are scanned, and the reader's next read raises it (a short

@@ -21,9 +21,7 @@ from skdbg.parsers.common import Gap, ParseError, Source
 from skdbg.parsers.plog import WHAT, PlogFile, scan_plog_parts
 from skdbg.parsers.textio import BINARY_PROBE, check_text_file
 from skdbg.scene import open_scene
-from tests.support.plog_lines import HAND_LINES
-
-_LINES = HAND_LINES  # hand-written from the spec's example lines
+from tests.support.plog_lines import HAND_LINES as _LINES  # hand-written from the spec's example lines
 
 
 def _scan(path: Path) -> tuple[object, str | None]:

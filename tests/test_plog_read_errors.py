@@ -28,9 +28,8 @@ import skdbg.parsers.plog as plog_mod
 from skdbg.parsers.common import Gap, ParseError, ReadFailure
 from skdbg.parsers.plog import scan_plog_files, scan_plog_parts
 from skdbg.parsers.textio import BINARY_PROBE, MAX_LINE
-from tests.support.plog_lines import HAND_LINES
+from tests.support.plog_lines import HAND_LINES as _LINES  # hand-written from the spec's example lines
 
-_LINES = HAND_LINES  # hand-written from the spec's example lines
 _TEXT = b"\n".join(_LINES) + b"\n"
 _NAME = "plog-48213_20260610140000000.log"
 

@@ -236,7 +236,7 @@ def test_an_unreadable_fused_nodes_file_is_not_called_missing(
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     (gap,) = [g for g in doc["gate"]["gaps"] if g["id"] == "G3"]
-    assert gap["detail"].startswith("sk_fused_nodes.log of this process could not be read")
+    assert gap["detail"].startswith("sk_fused_nodes.log of this process is there but could not be used")
     assert gap["file"] == "sk_meta/48213/model_48_1/sk_fused_nodes.log"
     assert "X2" not in doc["routes"]
 
@@ -261,3 +261,87 @@ def test_a_kept_read_failure_holds_no_frames(tmp_path: Path, monkeypatch: pytest
         e = e.__cause__ or e.__context__
     assert len(chain) >= 2  # the ReadFailure and the OSError it was raised from
     assert [x.__traceback__ for x in chain] == [None] * len(chain)
+
+
+def test_a_fused_nodes_link_out_of_the_scene_is_not_called_missing(tmp_path: Path) -> None:
+    """A link refused by the layout (it points outside the scene) is there too: the same G3 text, no X2."""
+    from skdbg.cli import main
+
+    scene = tmp_path / "scene"
+    shutil.copytree(SCENE, scene)
+    fused = scene / "sk_meta" / "48213" / "model_48_1" / "sk_fused_nodes.log"
+    outside = tmp_path / "elsewhere.log"
+    outside.write_bytes(fused.read_bytes())
+    fused.unlink()
+    fused.symlink_to(outside)
+    result = CliRunner().invoke(main, ["analyze", str(scene), "--format", "json", "--no-cache"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    (gap,) = [g for g in doc["gate"]["gaps"] if g["id"] == "G3"]
+    assert gap["detail"].startswith("sk_fused_nodes.log of this process is there but could not be used")
+    assert gap["file"] == "sk_meta/48213/model_48_1/sk_fused_nodes.log"
+    assert "X2" not in doc["routes"]
+
+
+def test_a_model_source_whose_read_failed_stays_a_read_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Named as the caller names it (relative to the scene), and still a ReadFailure: the cache then
+    keeps no verdict built while it failed."""
+    from skdbg.parsers.markers import read_source
+
+    path = tmp_path / "model.py"
+    path.write_text("x = 1\n" * 5000, encoding="ascii")
+    _fail_from(monkeypatch, path, 4096)
+    with pytest.raises(
+        ReadFailure,
+        match=rf"^src/model.py: expected a Python model source \(readable file: {EIO} at byte 4096\)$",
+    ):
+        read_source(path, "src/model.py")
+
+
+def test_a_kept_error_raised_while_handling_another_holds_no_frames(tmp_path: Path) -> None:
+    """An error raised ``from None`` inside an ``except`` still holds the first one as its context,
+    with that one's frames."""
+    from skdbg.scene import evidence_for, open_scene
+
+    ev = evidence_for(open_scene(SCENE))
+
+    def load() -> None:
+        try:
+            raise ReadFailure("first", "a file")
+        except ReadFailure:
+            raise ReadFailure("second", "a file") from None
+
+    assert ev._guard("probe", load) is None
+    (kept,) = ev.errors["probe"]
+    assert kept.__context__ is not None
+    assert (kept.__traceback__, kept.__context__.__traceback__) == (None, None)
+
+
+def test_open_regular_closes_the_descriptor_once_when_the_reader_cannot_be_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Closed once: a second close, when the failed raw file is freed later, would close whatever
+    file took the descriptor number meanwhile."""
+    import gc
+
+    path = tmp_path / "a.log"
+    path.write_text("x\n", encoding="ascii")
+
+    def no_reader(raw: Any) -> io.BufferedReader:
+        raise MemoryError("no buffer")
+
+    monkeypatch.setattr(io, "BufferedReader", no_reader)
+    before = len(os.listdir("/proc/self/fd"))
+    with pytest.raises(MemoryError) as failure:
+        fsguard.open_regular(path, what="a text log")
+    monkeypatch.undo()
+    assert len(os.listdir("/proc/self/fd")) == before
+    reuse = os.open(path, os.O_RDONLY)  # the lowest free number: the one just closed
+    try:
+        del failure  # frees the traceback, and the raw file it holds
+        gc.collect()
+        os.fstat(reuse)  # still open: nothing closed its number a second time
+    finally:
+        os.close(reuse)

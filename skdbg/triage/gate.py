@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skdbg.parsers.common import ParseError
+from skdbg.parsers.discovery import MODEL_FILES
 from skdbg.parsers.markers import read_markers
 from skdbg.parsers.plog import PLOG_NAME_RE
 from skdbg.parsers.plog_line import PlogLine
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
 GATE_IDS = ("G1", "G2", "G3", "G4", "G5")
 FRESH_IDS = ("F1", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9")
 WORKFLOW = ("execution", "correctness", "timeout", "hang", "device_fault")
+FUSED_NODES_FILE = MODEL_FILES["fused_nodes"]
 
 COLLECT_META = (
     "rerun with ASCEND_OP_COMPILE_SAVE_KERNEL_META=1 and copy sk_meta/<P>/ of the failing process "
@@ -618,6 +620,15 @@ def _f5_f6(loc: Localization, g: _Gate) -> None:
 # ------------------------------------------------------------------------------------------ F8
 
 
+def _cited(ctx: TriageContext, path: Path) -> str:
+    """``path`` relative to the scene as it is named there: a refused link is cited where it lies,
+    not where it points (``relpath`` follows links)."""
+    try:
+        return path.relative_to(ctx.root).as_posix()
+    except ValueError:
+        return ctx.relpath(path)
+
+
 def _scope_matches(scope_name: str, wanted: str) -> bool:
     """Nested names print joined with ``_`` (sk_scope_split.log); a candidate name may be one part."""
     return (
@@ -874,15 +885,20 @@ def _g3(ctx: TriageContext, loc: Localization, run: RunIdentity | None, g: _Gate
         mes = models_of(ctx, loc.pid)
         if mes:
             if not any(me.fused_nodes is not None for me in mes):
-                unread = [me for me in mes if "fused_nodes" in me.model.files]
-                if unread:  # the file is there but was refused (its own warning says why): not X2
+                refused = ctx.scene.layout.refused
+                unread = [
+                    me.model.files.get("fused_nodes", me.model.path / FUSED_NODES_FILE)
+                    for me in mes
+                    if "fused_nodes" in me.model.files or me.model.path / FUSED_NODES_FILE in refused
+                ]
+                if unread:  # the file is there but was refused (its gap says why): not X2
                     g.fail(
                         "G3",
-                        "sk_fused_nodes.log of this process could not be read (see its warning): "
-                        "fusion cannot be checked",
-                        "copy a readable sk_fused_nodes.log into the scene (or fix the one there) and "
-                        "analyse again",
-                        ctx.relpath(unread[0].model.files["fused_nodes"]),
+                        f"{FUSED_NODES_FILE} of this process is there but could not be used (`skdbg inspect "
+                        "SCENE --table gaps` says why): fusion cannot be checked",
+                        f"copy a readable {FUSED_NODES_FILE} into the scene (a regular file, not a link "
+                        "or a special file) and analyse again",
+                        _cited(ctx, unread[0]),
                     )
                     return
                 g.fail(
