@@ -247,6 +247,9 @@ def test_an_unusable_fused_nodes_file_is_not_called_missing(
     assert gap["detail"].startswith("sk_fused_nodes.log of this process is there but could not be used")
     assert gap["file"] == "sk_meta/48213/model_48_1/sk_fused_nodes.log"
     assert "X2" not in doc["routes"]
+    (f6,) = [g for g in doc["gate"]["gaps"] if g["id"] == "F6"]
+    assert f6["detail"].startswith("model_48_1 scope 7: sk_fused_nodes.log is there but could not be used")
+    assert (f6["file"], f6["collect"].startswith("copy a readable")) == (gap["file"], True)
 
 
 def test_a_kept_read_failure_holds_no_frames(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

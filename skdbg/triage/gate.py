@@ -62,12 +62,18 @@ from skdbg.triage.skview import instances_of
 from skdbg.triage.stages import Localization
 
 if TYPE_CHECKING:
-    from skdbg.parsers.evidence import PlogEvidence
+    from skdbg.parsers.evidence import ModelEvidence, PlogEvidence
 
 GATE_IDS = ("G1", "G2", "G3", "G4", "G5")
 FRESH_IDS = ("F1", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9")
 WORKFLOW = ("execution", "correctness", "timeout", "hang", "device_fault")
 FUSED_NODES_FILE = MODEL_FILES["fused_nodes"]
+#: what the gate says of an sk_fused_nodes.log that is there but could not be used, and the fix
+UNUSABLE = "is there but could not be used (`skdbg inspect SCENE --table gaps` says why)"
+COLLECT_USABLE = (
+    f"copy a readable {FUSED_NODES_FILE} into the scene (a regular file, not a link or a special file) "
+    "and analyse again"
+)
 
 COLLECT_META = (
     "rerun with ASCEND_OP_COMPILE_SAVE_KERNEL_META=1 and copy sk_meta/<P>/ of the failing process "
@@ -133,7 +139,7 @@ def run_gate(ctx: TriageContext, loc: Localization) -> GateResult:
     _f2(ctx, loc, window, g)
     _f3(ctx, loc, g)
     _f4_f7(ctx, loc, window, g)
-    _f5_f6(loc, g)
+    _f5_f6(ctx, loc, g)
     _f8(ctx, loc, run, g)
     diag, reasons = _f9(ctx, loc, run, g)
     # G2 = F1..F9
@@ -545,7 +551,7 @@ def _f4_f7(ctx: TriageContext, loc: Localization, w: _Window, g: _Gate) -> None:
 # ------------------------------------------------------------------------------------------ F5 / F6
 
 
-def _f5_f6(loc: Localization, g: _Gate) -> None:
+def _f5_f6(ctx: TriageContext, loc: Localization, g: _Gate) -> None:
     kind = loc.fault.kind
     if kind in ("non_sk", "ge_sk"):
         g.checks["F5"] = "not_run"
@@ -568,11 +574,21 @@ def _f5_f6(loc: Localization, g: _Gate) -> None:
                 inst.block.src.line if inst.block is not None else None,
             )
         elif inst.block is None:
-            g.soft(
-                "F6",
-                f"{inst.model_label} scope {inst.scope_id}: no SK Function record in sk_fused_nodes.log",
-                collect,
-            )
+            unusable = unusable_fused_nodes(ctx, inst.model)
+            if unusable is not None:
+                g.soft(
+                    "F6",
+                    f"{inst.model_label} scope {inst.scope_id}: {FUSED_NODES_FILE} {UNUSABLE}: no SK Function "
+                    "record to compare",
+                    COLLECT_USABLE,
+                    _cited(ctx, unusable),
+                )
+            else:
+                g.soft(
+                    "F6",
+                    f"{inst.model_label} scope {inst.scope_id}: no SK Function record in sk_fused_nodes.log",
+                    collect,
+                )
         elif cnt is None:
             g.soft(
                 "F6",
@@ -618,6 +634,20 @@ def _f5_f6(loc: Localization, g: _Gate) -> None:
 
 
 # ------------------------------------------------------------------------------------------ F8
+
+
+def unusable_fused_nodes(ctx: TriageContext, me: ModelEvidence) -> Path | None:
+    """The ``sk_fused_nodes.log`` of ``me`` when it is there but could not be used: its parse failed
+    (unreadable, binary), or the layout refused it (a link out of the scene, a special file). None
+    when it is absent or was parsed. Why: "missing, rerun with the metadata switch on" is the wrong
+    advice for a file the user did collect."""
+    if me.fused_nodes is not None:
+        return None
+    path = me.model.files.get("fused_nodes")
+    if path is not None:
+        return path
+    path = me.model.path / FUSED_NODES_FILE
+    return path if path in ctx.scene.layout.refused else None
 
 
 def _cited(ctx: TriageContext, path: Path) -> str:
@@ -885,19 +915,12 @@ def _g3(ctx: TriageContext, loc: Localization, run: RunIdentity | None, g: _Gate
         mes = models_of(ctx, loc.pid)
         if mes:
             if not any(me.fused_nodes is not None for me in mes):
-                refused = ctx.scene.layout.refused
-                unread = [
-                    me.model.files.get("fused_nodes", me.model.path / FUSED_NODES_FILE)
-                    for me in mes
-                    if "fused_nodes" in me.model.files or me.model.path / FUSED_NODES_FILE in refused
-                ]
+                unread = [p for p in (unusable_fused_nodes(ctx, me) for me in mes) if p is not None]
                 if unread:  # the file is there but was refused (its gap says why): not X2
                     g.fail(
                         "G3",
-                        f"{FUSED_NODES_FILE} of this process is there but could not be used (`skdbg inspect "
-                        "SCENE --table gaps` says why): fusion cannot be checked",
-                        f"copy a readable {FUSED_NODES_FILE} into the scene (a regular file, not a link "
-                        "or a special file) and analyse again",
+                        f"{FUSED_NODES_FILE} of this process {UNUSABLE}: fusion cannot be checked",
+                        COLLECT_USABLE,
                         _cited(ctx, unread[0]),
                     )
                     return
