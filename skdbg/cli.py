@@ -27,8 +27,7 @@ from skdbg.cli_errors import (
     cli_errors,
     fail,
     output_folder_option,
-    stdout_gone,
-    stop_for_closed_stdout,
+    quiet_if_stdout_closes,
 )
 from skdbg.cli_errors import EXIT_INTERNAL as EXIT_INTERNAL  # re-exported: the exit codes are an API
 from skdbg.cli_errors import EXIT_OK as EXIT_OK
@@ -125,25 +124,15 @@ class _LazyGroup(click.Group):
     ) -> click.Context:
         """click's, with the same quiet stop as :meth:`invoke` for what it prints itself while parsing
         the top-level options (``skdbg --help``, ``--version``), which click would end with exit 1."""
-        try:
+        with quiet_if_stdout_closes():
             return super().make_context(info_name, args, parent, **extra)
-        except BrokenPipeError:
-            if stdout_gone():
-                stop_for_closed_stdout()
-            raise
 
     def invoke(self, ctx: click.Context) -> Any:
         """Every command, with stdout flushed before the exit: a reader that went away (``| head``)
-        stops the run quietly with exit 141 (:func:`stop_for_closed_stdout`), whichever command
+        stops the run quietly with exit 141 (:func:`quiet_if_stdout_closes`), whichever command
         wrote, instead of click's exit 1 or Python's complaint about the exit's flush."""
-        try:
-            result = super().invoke(ctx)
-            sys.stdout.flush()
-            return result
-        except BrokenPipeError:
-            if stdout_gone():
-                stop_for_closed_stdout()
-            raise
+        with quiet_if_stdout_closes():
+            return super().invoke(ctx)
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -110,6 +111,22 @@ def stop_for_closed_stdout() -> NoReturn:
     sys.exit(EXIT_PIPE)
 
 
+@contextmanager
+def quiet_if_stdout_closes() -> Iterator[None]:
+    """Run a command's body, then flush stdout; should stdout's reader go away meanwhile (``| head``),
+    stop with :func:`stop_for_closed_stdout`. Any other ``BrokenPipeError`` goes on (an error).
+
+    Why the flush inside: a reader gone by the end is seen here, not by the exit's flush (which Python
+    would report as an ignored exception and exit 120)."""
+    try:
+        yield
+        sys.stdout.flush()
+    except BrokenPipeError:
+        if stdout_gone():
+            stop_for_closed_stdout()
+        raise
+
+
 def _os_message(exc: OSError) -> str:
     where = exc.filename if exc.filename is not None else ""
     return f"{where}: {exc.strerror or exc}" if where else str(exc.strerror or exc)
@@ -142,12 +159,9 @@ def cli_errors(*, usage: ExcTypes = (), bad_input: ExcTypes = ()) -> Callable[[F
         @wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             try:
-                result = func(*args, **kwargs)
-                sys.stdout.flush()  # a reader gone by now is seen here, not by the exit's flush
-                return result
+                with quiet_if_stdout_closes():
+                    return func(*args, **kwargs)
             except Exception as exc:
-                if isinstance(exc, BrokenPipeError) and stdout_gone():
-                    stop_for_closed_stdout()
                 # the types are resolved only when something went wrong: a callable spec may import
                 # heavy modules (the triage stack) that a command's fast path never loads
                 if _output_not_empty(exc):
@@ -182,6 +196,7 @@ __all__ = [
     "fail",
     "force_option",
     "output_folder_option",
+    "quiet_if_stdout_closes",
     "stdout_gone",
     "stop_for_closed_stdout",
 ]
