@@ -144,8 +144,8 @@ def failed_reads() -> int:
     """How many reads have failed in this process so far.
 
     Why a count: some readers turn a failure into a gap of their own (an ELF that cannot be read is a
-    ``bad_elf`` gap of its image table) and nothing else keeps the exception; the result cache compares
-    the count before and after an analysis and keeps no verdict built while a read failed."""
+    ``bad_elf`` gap of its image table) and nothing else keeps the exception; a triage context notes the
+    count when it is made, and the result cache keeps no verdict built while it grew."""
     return _failed_reads
 
 

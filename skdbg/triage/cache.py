@@ -228,15 +228,6 @@ def _extras(ctx: TriageContext) -> list[Path]:
     return out + [Path(os.path.abspath(p)) for p in ctx.marker_candidates()]
 
 
-def _read_failed(ctx: TriageContext) -> bool:
-    """Whether a read of some input failed during the analysis (not bad content: an I/O error),
-    as far as the evidence kept it (the plog scan may fail before :func:`failed_reads` is first
-    asked: it starts with the scene)."""
-    from skdbg.parsers.common import ReadFailure
-
-    return any(isinstance(e, ReadFailure) for errs in ctx.evidence.errors.values() for e in errs)
-
-
 def _input_hashes(ctx: TriageContext) -> dict[str, str | None]:
     """Label → SHA-256 of every input (the G5 hashes; None for an unreadable one)."""
     from skdbg.parsers.common import ParseError
@@ -289,14 +280,11 @@ class AnalysisCache:
         if entry is not None and self._valid(entry, ctx, before):
             with contextlib.suppress(Exception):  # an entry that does not unpickle is a miss
                 return CachedAnalysis("", (), "", False, entry["analysis"]).analysis
-        from skdbg.parsers.fsguard import failed_reads  # the analysis path only: a hit loads no parser
-
-        failed_before = failed_reads()
         analysis = compute(ctx)
         after = take_snapshot(key.root, extras)
         if not after.same_as(before):
             return analysis  # the scene changed while it was analysed: not a verdict to keep
-        if _read_failed(ctx) or failed_reads() != failed_before:
+        if ctx.read_failed:
             return analysis  # an input's read failed (an I/O error): it may read whole next time
         hashes = _input_hashes(ctx)
         if None in hashes.values():

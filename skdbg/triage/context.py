@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from skdbg.parsers.common import ParseError, Source
 from skdbg.parsers.evidence import Evidence
-from skdbg.parsers.fsguard import real_path
+from skdbg.parsers.fsguard import failed_reads, real_path
 from skdbg.parsers.run_identity import EnvProbe, RunFile, RunIdentity, parse_run_json
 from skdbg.scene import Scene, evidence_for, open_scene
 from skdbg.triage.markers import check_model_source
@@ -48,7 +48,16 @@ class TriageContext:
     source_root: Path | None = None
     options: TriageOptions = field(default_factory=TriageOptions)
     run_override: RunFile | None = None
+    #: reads failed in this process when the context was made (:func:`failed_reads`): one failing
+    #: since, in whichever reader, means the analysis was built without some input's whole bytes
+    reads_failed_at_open: int = field(default_factory=failed_reads, repr=False)
     _lines: dict[str, list[str] | None] = field(default_factory=dict, repr=False)
+
+    @property
+    def read_failed(self) -> bool:
+        """Whether a read of some input failed (an I/O error, not bad content) since the context was
+        made: the plog scan, sk_meta parsing, the G5 hashing or a kernel ELF read for a lookup."""
+        return failed_reads() != self.reads_failed_at_open
 
     # ------------------------------------------------------------------ side files
 
