@@ -574,7 +574,7 @@ def _f5_f6(ctx: TriageContext, loc: Localization, g: _Gate) -> None:
                 inst.block.src.line if inst.block is not None else None,
             )
         elif inst.block is None:
-            unusable = unusable_fused_nodes(ctx, inst.model)
+            unusable = _unusable_fused_nodes(ctx, inst.model)
             if unusable is not None:
                 g.soft(
                     "F6",
@@ -636,7 +636,7 @@ def _f5_f6(ctx: TriageContext, loc: Localization, g: _Gate) -> None:
 # ------------------------------------------------------------------------------------------ F8
 
 
-def unusable_fused_nodes(ctx: TriageContext, me: ModelEvidence) -> Path | None:
+def _unusable_fused_nodes(ctx: TriageContext, me: ModelEvidence) -> Path | None:
     """The ``sk_fused_nodes.log`` of ``me`` when it is there but could not be used: its parse failed
     (unreadable, binary), or the layout refused it (a link out of the scene, a special file). None
     when it is absent or was parsed. Why: "missing, rerun with the metadata switch on" is the wrong
@@ -915,7 +915,7 @@ def _g3(ctx: TriageContext, loc: Localization, run: RunIdentity | None, g: _Gate
         mes = models_of(ctx, loc.pid)
         if mes:
             if not any(me.fused_nodes is not None for me in mes):
-                unread = [p for p in (unusable_fused_nodes(ctx, me) for me in mes) if p is not None]
+                unread = [p for p in (_unusable_fused_nodes(ctx, me) for me in mes) if p is not None]
                 if unread:  # the file is there but was refused (its gap says why): not X2
                     g.fail(
                         "G3",
