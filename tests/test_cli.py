@@ -208,6 +208,43 @@ def test_batch_commands_tune_the_interpreter_and_the_tui_does_not() -> None:
     assert (gc.get_threshold(), sys.getswitchinterval()) == before
 
 
+@pytest.mark.parametrize("command", ["analyze", "inspect"])
+def test_one_scene_commands_pause_the_collector_and_leave_no_young_objects(
+    command: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A one-scene command runs with the cyclic collector off; afterwards it is back on and the young
+    generation is empty, so the first allocation after the command walks nothing (skdbg.cli._one_scene)."""
+    import gc
+
+    import skdbg.scene
+
+    seen: list[bool] = []
+    load = skdbg.scene.load_evidence
+    opened = skdbg.scene.open_scene
+
+    def load_noting(*args: object, **kwargs: object) -> object:
+        seen.append(gc.isenabled())
+        return load(*args, **kwargs)  # type: ignore[arg-type]
+
+    def open_noting(*args: object, **kwargs: object) -> object:
+        seen.append(gc.isenabled())
+        return opened(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(skdbg.scene, "load_evidence", load_noting)
+    monkeypatch.setattr(skdbg.scene, "open_scene", open_noting)
+    import skdbg.triage.context
+
+    monkeypatch.setattr(skdbg.triage.context, "open_scene", open_noting)
+    scene = str(REPO / "examples" / "scenes" / "high-single-stream")
+    args = [command, scene, "--format", "json"] + (["--no-cache"] if command == "analyze" else [])
+    assert gc.isenabled()
+    code, _, err = _run(*args)
+    assert code == 0, err
+    assert seen and not any(seen)  # the scene was read with the collector paused
+    assert gc.isenabled()
+    assert gc.get_count()[0] < 1000  # moved out of the young generation, not left for one long walk
+
+
 _FREEZE_PROBE = """
 import atexit, gc, sys
 # registered before the command's own hook, so (atexit is last in, first out) it runs after it
