@@ -109,6 +109,12 @@ def test_the_scan_finds_the_same_lines_with_and_without_advice(
 # ---------------------------------------------------------------- many files read in turn (the hasher)
 
 
+@pytest.fixture
+def cold(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every file probed is out of the page cache (a test's files were just written: they are warm)."""
+    monkeypatch.setattr(readahead, "_cached", lambda path: False)
+
+
 def _files(tmp_path: Path, sizes: list[int]) -> list[Path]:
     paths = []
     for i, size in enumerate(sizes):
@@ -128,6 +134,7 @@ def _inode_recorder(calls: list[tuple[int, int, int]]) -> object:
     return advise
 
 
+@pytest.mark.usefixtures("cold")
 def test_files_are_asked_for_once_each_in_order_and_a_bounded_count_ahead(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -148,6 +155,7 @@ def test_files_are_asked_for_once_each_in_order_and_a_bounded_count_ahead(
     assert [ino[c[0]] for c in calls] == [0, 1, 2, 3, 8, 9]
 
 
+@pytest.mark.usefixtures("cold")
 def test_the_bytes_ahead_are_bounded_and_a_large_file_gives_its_first_window(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -165,6 +173,7 @@ def test_the_bytes_ahead_are_bounded_and_a_large_file_gives_its_first_window(
     assert [(ino[c[0]], c[2]) for c in calls][2:] == [(2, 300), (3, 300), (4, 300)]
 
 
+@pytest.mark.usefixtures("cold")
 def test_a_file_that_does_not_open_or_is_no_regular_file_is_skipped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -181,6 +190,7 @@ def test_a_file_that_does_not_open_or_is_no_regular_file_is_skipped(
     assert ahead.asked == 5 and ahead.enabled
 
 
+@pytest.mark.usefixtures("cold")
 def test_a_refused_file_advice_turns_it_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     paths = _files(tmp_path, [10, 10, 10])
     tries: list[int] = []
@@ -196,6 +206,7 @@ def test_a_refused_file_advice_turns_it_off(tmp_path: Path, monkeypatch: pytest.
     assert len(tries) == 1 and ahead.enabled is False
 
 
+@pytest.mark.usefixtures("cold")
 def test_the_hasher_asks_for_every_file_once_and_hashes_the_same(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -223,6 +234,7 @@ def test_the_hasher_asks_for_every_file_once_and_hashes_the_same(
         assert art.sha256 == hashlib.sha256(p.read_bytes()).hexdigest()
 
 
+@pytest.mark.usefixtures("cold")
 def test_the_plog_scan_asks_for_the_plogs_ahead_once_each_in_scan_order(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -255,3 +267,82 @@ def test_the_plog_scan_asks_for_the_plogs_ahead_once_each_in_scan_order(
     assert sorted(scanned) == sorted(map(str, paths))
     assert whole == scanned, "each plog asked for once, in the order the scan reads them"
     assert len(lines) == 6
+
+
+# ---------------------------------------------------------------- warm files: probed, not asked for
+
+
+def test_warm_files_are_probed_every_few_and_asked_for_from_the_first_cold_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the files probed are in the page cache nothing is asked (four system calls a file saved);
+    the first probe that finds a file out of it starts the asking from that file, and it stays on."""
+    paths = _files(tmp_path, [10] * 40)
+    index = {str(p): i for i, p in enumerate(paths)}
+    probed: list[int] = []
+    cold_from = 20
+
+    def probe(path: Path) -> bool:
+        probed.append(index[str(path)])
+        return index[str(path)] < cold_from
+
+    calls: list[tuple[int, int, int]] = []
+    monkeypatch.setattr(readahead, "_cached", probe)
+    monkeypatch.setattr(readahead, "_ADVISE", _inode_recorder(calls))
+    monkeypatch.setattr(readahead, "PROBE_EVERY", 8)
+    ino = {p.stat().st_ino: i for i, p in enumerate(paths)}
+    ahead = readahead.FilesAhead(paths, window=1 << 20, files=4)
+    for i in range(cold_from + 5):
+        ahead.reached(i)
+    assert probed == [0, 8, 16, 24], "one file in PROBE_EVERY, while warm; none once cold"
+    # file 24 was the first probed out of the cache: asked for from there, never the warm ones before
+    assert [ino[c[0]] for c in calls] == [24, 25, 26, 27]
+    ahead.reached(25)
+    assert [ino[c[0]] for c in calls][-1] == 28 and probed == [0, 8, 16, 24]
+
+
+def test_a_probe_that_cannot_tell_asks_ahead_as_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = _files(tmp_path, [10] * 3)
+    calls: list[tuple[int, int, int]] = []
+    monkeypatch.setattr(readahead, "_cached", lambda path: None)
+    monkeypatch.setattr(readahead, "_ADVISE", _inode_recorder(calls))
+    readahead.FilesAhead(paths, window=1 << 20, files=10).reached(0)
+    assert len(calls) == 3
+
+
+def test_the_probe_reads_one_byte_without_waiting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``_cached``: True for a file in the cache (and for one that does not open: its reader reports
+    it), False when the read would wait (EAGAIN), None where the platform or file system cannot tell."""
+    (path,) = _files(tmp_path, [100])
+    reads: list[tuple[int, int, int]] = []
+
+    def preadv(fd: int, buffers: list[bytearray], offset: int, flags: int) -> int:
+        reads.append((len(buffers[0]), offset, flags))
+        return len(buffers[0])
+
+    monkeypatch.setattr(readahead, "_PREADV", preadv)
+    monkeypatch.setattr(readahead, "_NOWAIT", 0x8)
+    assert readahead._cached(path) is True and reads == [(1, 0, 0x8)]
+    assert readahead._cached(tmp_path / "gone.o") is True
+
+    def would_wait(fd: int, buffers: list[bytearray], offset: int, flags: int) -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(readahead, "_PREADV", would_wait)
+    assert readahead._cached(path) is False
+
+    def refused(fd: int, buffers: list[bytearray], offset: int, flags: int) -> int:
+        raise OSError(95, "Operation not supported")
+
+    monkeypatch.setattr(readahead, "_PREADV", refused)
+    assert readahead._cached(path) is None
+    monkeypatch.setattr(readahead, "_NOWAIT", None)
+    assert readahead._cached(path) is None
+
+
+@pytest.mark.skipif(not hasattr(os, "RWF_NOWAIT"), reason="RWF_NOWAIT reads are Linux's")
+def test_a_file_just_written_is_found_in_the_cache(tmp_path: Path) -> None:
+    (path,) = _files(tmp_path, [4096])
+    assert readahead._cached(path) in (True, None)  # None: a file system without RWF_NOWAIT reads
