@@ -16,7 +16,7 @@ trip before the next file was even opened. Asked ahead, the disk fetches dozens 
 Warm, though, asking costs four system calls a file, each a hand-over of the GIL between the reader's
 thread and the main thread's parsing; so :class:`FilesAhead` first asks the page cache, every
 :data:`PROBE_EVERY` files, whether the file about to be read is there (a one-byte ``preadv`` with
-``RWF_NOWAIT``, Linux), and asks for files ahead only once one is not.
+``RWF_NOWAIT``, Linux, at its first and last byte), and asks for files ahead only once one is not.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import contextlib
 import os
 import stat
 from collections.abc import Sequence
+from typing import Literal
 
 from skdbg.parsers.fsguard import READ_FLAGS
 
@@ -73,26 +74,35 @@ _PREADV = getattr(os, "preadv", None)
 _NOWAIT = getattr(os, "RWF_NOWAIT", None)
 
 
-def _cached(path: str | os.PathLike[str]) -> bool | None:
-    """Whether the first byte of ``path`` is in the page cache: True, False when reading it would wait
-    for the disk, None when this platform or file system cannot tell (the reader then asks ahead as if
-    cold). A file that does not open is True: its reader reports it, and there is nothing to fetch."""
+#: what a probe of one file found (:func:`_residency`)
+Residency = Literal["cached", "cold", "unknown", "unopened"]
+
+
+def _residency(path: str | os.PathLike[str]) -> Residency:
+    """Whether ``path`` is in the page cache, judged by its first and last bytes: ``cached``; ``cold``
+    when reading either would wait for the disk; ``unknown`` when this platform or file system cannot
+    tell (no ``RWF_NOWAIT`` reads: macOS, tmpfs, a directory); ``unopened`` for a file that does not
+    open (its reader reports it). Why both ends: a file whose head alone was read (the plog sniffing
+    of a ``.log`` file reads 4 KB) is cached there and cold after it."""
     if _PREADV is None or _NOWAIT is None:
-        return None
+        return "unknown"
     try:
-        fd = os.open(path, READ_FLAGS)
-    except (OSError, ValueError):
-        return True
+        fd = os.open(path, READ_FLAGS)  # non-blocking: a FIFO must not hang the reader
+    except (OSError, ValueError):  # ValueError: a NUL in the name
+        return "unopened"
     try:
-        _PREADV(fd, [bytearray(1)], 0, _NOWAIT)
+        size = os.fstat(fd).st_size
+        probe = [bytearray(1)]
+        for offset in (0, size - 1) if size > 1 else (0,):
+            _PREADV(fd, probe, offset, _NOWAIT)
     except BlockingIOError:
-        return False
+        return "cold"
     except OSError:  # EOPNOTSUPP, EINVAL (a file system or kernel without RWF_NOWAIT reads), EISDIR, ...
-        return None
+        return "unknown"
     finally:
         with contextlib.suppress(OSError):
             os.close(fd)
-    return True
+    return "cached"
 
 
 class FilesAhead:
@@ -106,10 +116,11 @@ class FilesAhead:
     Each file is asked for once, by one ``open``/``fstat``/``posix_fadvise``/``close``. A file that
     cannot be opened is skipped; its reader reports the error when it gets there.
 
-    Nothing is asked while the files are warm: the file being reached is probed (:func:`_cached`) at
+    Nothing is asked while the files are warm: the file being reached is probed (:func:`_residency`) at
     the first call and then every :data:`PROBE_EVERY` files, and the first probe that finds a file not
-    in the page cache (or cannot tell) starts the asking, for good, from that file on. A warm scene of
-    ten thousand kernel ELFs then costs ~600 probes (three system calls each) instead of 40,000 calls."""
+    in the page cache at either end (or cannot tell) starts the asking, for good, from that file on; a
+    file that does not open is no answer, and the next one is probed. A warm scene of ten thousand
+    kernel ELFs then costs ~600 probes (five system calls each) instead of 40,000 calls."""
 
     __slots__ = ("paths", "asked", "done", "heads", "in_flight", "window", "files", "enabled", "next_probe")
 
@@ -133,8 +144,11 @@ class FilesAhead:
         if self.next_probe is not None:
             if index < self.next_probe:
                 return
-            if _cached(self.paths[index]):
+            found = _residency(self.paths[index])
+            if found == "cached":
                 self.next_probe = index + PROBE_EVERY
+                return
+            if found == "unopened":  # nothing learnt: the next file reached is probed
                 return
             self.next_probe = None  # cold (or no way to tell): ask ahead from here on
         heads = self.heads

@@ -112,7 +112,7 @@ def test_the_scan_finds_the_same_lines_with_and_without_advice(
 @pytest.fixture
 def cold(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every file probed is out of the page cache (a test's files were just written: they are warm)."""
-    monkeypatch.setattr(readahead, "_cached", lambda path: False)
+    monkeypatch.setattr(readahead, "_residency", lambda path: "cold")
 
 
 def _files(tmp_path: Path, sizes: list[int]) -> list[Path]:
@@ -276,29 +276,31 @@ def test_warm_files_are_probed_every_few_and_asked_for_from_the_first_cold_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """While the files probed are in the page cache nothing is asked (four system calls a file saved);
-    the first probe that finds a file out of it starts the asking from that file, and it stays on."""
+    the first probe that finds a file out of it starts the asking from that file, and it stays on. A
+    file that does not open tells nothing: the next file is probed."""
     paths = _files(tmp_path, [10] * 40)
     index = {str(p): i for i, p in enumerate(paths)}
     probed: list[int] = []
-    cold_from = 20
+    cold_from, unopened = 20, 8
 
-    def probe(path: Path) -> bool:
-        probed.append(index[str(path)])
-        return index[str(path)] < cold_from
+    def probe(path: Path) -> str:
+        i = index[str(path)]
+        probed.append(i)
+        return "unopened" if i == unopened else "cached" if i < cold_from else "cold"
 
     calls: list[tuple[int, int, int]] = []
-    monkeypatch.setattr(readahead, "_cached", probe)
+    monkeypatch.setattr(readahead, "_residency", probe)
     monkeypatch.setattr(readahead, "_ADVISE", _inode_recorder(calls))
     monkeypatch.setattr(readahead, "PROBE_EVERY", 8)
     ino = {p.stat().st_ino: i for i, p in enumerate(paths)}
     ahead = readahead.FilesAhead(paths, window=1 << 20, files=4)
-    for i in range(cold_from + 5):
+    for i in range(cold_from + 6):
         ahead.reached(i)
-    assert probed == [0, 8, 16, 24], "one file in PROBE_EVERY, while warm; none once cold"
-    # file 24 was the first probed out of the cache: asked for from there, never the warm ones before
-    assert [ino[c[0]] for c in calls] == [24, 25, 26, 27]
-    ahead.reached(25)
-    assert [ino[c[0]] for c in calls][-1] == 28 and probed == [0, 8, 16, 24]
+    assert probed == [0, 8, 9, 17, 25], "one file in PROBE_EVERY while warm, the next after one unopened"
+    # file 25 was the first probed out of the cache: asked for from there, never the warm ones before
+    assert [ino[c[0]] for c in calls] == [25, 26, 27, 28]
+    ahead.reached(26)
+    assert [ino[c[0]] for c in calls][-1] == 29 and probed == [0, 8, 9, 17, 25], "no probe once cold"
 
 
 def test_a_probe_that_cannot_tell_asks_ahead_as_before(
@@ -306,16 +308,22 @@ def test_a_probe_that_cannot_tell_asks_ahead_as_before(
 ) -> None:
     paths = _files(tmp_path, [10] * 3)
     calls: list[tuple[int, int, int]] = []
-    monkeypatch.setattr(readahead, "_cached", lambda path: None)
+    monkeypatch.setattr(readahead, "_residency", lambda path: "unknown")
     monkeypatch.setattr(readahead, "_ADVISE", _inode_recorder(calls))
     readahead.FilesAhead(paths, window=1 << 20, files=10).reached(0)
     assert len(calls) == 3
 
 
-def test_the_probe_reads_one_byte_without_waiting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``_cached``: True for a file in the cache (and for one that does not open: its reader reports
-    it), False when the read would wait (EAGAIN), None where the platform or file system cannot tell."""
-    (path,) = _files(tmp_path, [100])
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else -1
+
+
+def test_the_probe_reads_one_byte_at_each_end_without_waiting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``_residency``: a one-byte ``RWF_NOWAIT`` read of the first and the last byte; EAGAIN is cold,
+    any other refusal or a platform without such reads is unknown; every descriptor is closed."""
+    big, one, empty = _files(tmp_path, [100, 1, 0])
     reads: list[tuple[int, int, int]] = []
 
     def preadv(fd: int, buffers: list[bytearray], offset: int, flags: int) -> int:
@@ -324,25 +332,59 @@ def test_the_probe_reads_one_byte_without_waiting(tmp_path: Path, monkeypatch: p
 
     monkeypatch.setattr(readahead, "_PREADV", preadv)
     monkeypatch.setattr(readahead, "_NOWAIT", 0x8)
-    assert readahead._cached(path) is True and reads == [(1, 0, 0x8)]
-    assert readahead._cached(tmp_path / "gone.o") is True
+    fds = _open_fds()
+    assert readahead._residency(big) == "cached" and reads == [(1, 0, 0x8), (1, 99, 0x8)]
+    reads.clear()
+    assert readahead._residency(one) == "cached" and reads == [(1, 0, 0x8)]
+    assert readahead._residency(empty) == "cached"
 
-    def would_wait(fd: int, buffers: list[bytearray], offset: int, flags: int) -> int:
-        raise BlockingIOError(11, "Resource temporarily unavailable")
+    def cold_tail(fd: int, buffers: list[bytearray], offset: int, flags: int) -> int:
+        if offset:
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        return 1
 
-    monkeypatch.setattr(readahead, "_PREADV", would_wait)
-    assert readahead._cached(path) is False
+    monkeypatch.setattr(readahead, "_PREADV", cold_tail)
+    assert readahead._residency(big) == "cold", "a head read by a sniffer does not make the file warm"
 
     def refused(fd: int, buffers: list[bytearray], offset: int, flags: int) -> int:
         raise OSError(95, "Operation not supported")
 
     monkeypatch.setattr(readahead, "_PREADV", refused)
-    assert readahead._cached(path) is None
+    assert readahead._residency(big) == "unknown"
+    assert _open_fds() == fds, "no descriptor left open"
     monkeypatch.setattr(readahead, "_NOWAIT", None)
-    assert readahead._cached(path) is None
+    assert readahead._residency(big) == "unknown"
 
 
 @pytest.mark.skipif(not hasattr(os, "RWF_NOWAIT"), reason="RWF_NOWAIT reads are Linux's")
-def test_a_file_just_written_is_found_in_the_cache(tmp_path: Path) -> None:
-    (path,) = _files(tmp_path, [4096])
-    assert readahead._cached(path) in (True, None)  # None: a file system without RWF_NOWAIT reads
+def test_the_real_probe_on_odd_paths_never_hangs_or_leaks(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)  # opened non-blocking: no writer must not hang the probe
+    fds = _open_fds()
+    assert readahead._residency(fifo) in ("cached", "unknown")
+    assert readahead._residency(tmp_path) == "unknown"  # a directory: EISDIR
+    assert readahead._residency(tmp_path / "gone.o") == "unopened"
+    assert readahead._residency(str(tmp_path / "nul\0name")) == "unopened"
+    assert _open_fds() == fds
+
+
+@pytest.mark.skipif(not hasattr(os, "RWF_NOWAIT"), reason="RWF_NOWAIT reads are Linux's")
+def test_the_real_probe_tells_a_warm_file_from_an_evicted_one() -> None:
+    """On the repository's own file system (a test folder may be tmpfs, which cannot tell): written and
+    read, the file is cached; its pages dropped (``POSIX_FADV_DONTNEED`` after ``fsync``), it is cold."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(dir=Path(__file__).parent) as folder:
+        path = Path(folder) / "probe.bin"
+        path.write_bytes(os.urandom(1 << 16))
+        path.read_bytes()
+        if readahead._residency(path) == "unknown":
+            pytest.skip("this file system has no RWF_NOWAIT reads")
+        assert readahead._residency(path) == "cached"
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+        assert readahead._residency(path) == "cold"
