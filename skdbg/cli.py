@@ -94,15 +94,16 @@ def _skip_exit_collection() -> None:
 
 def _one_scene(command: F) -> F:
     """Run ``command`` (a command that analyzes or loads one scene, then ends) with the cyclic collector
-    paused, and resume it afterwards.
+    paused, and resume it afterwards (also when the command fails).
 
-    Why: the records an analysis parses live until the command ends, and it makes next to no cyclic
-    garbage (333 objects in a whole analysis of the bench scene or of a 10,000-kernel one, measured with
-    the collector off). With the batch thresholds a collection still runs once a million containers more
-    live than at the last one, and each walks all of them to find nothing: on a scene with 120 MB of
-    sk_meta that was 0.24 s of the main thread in collections, peak memory the same either way. Commands
-    that go through many scenes in one process (``scan``, the loop) keep the collector: each scene they
-    drop is cyclic garbage. (``verify`` loads two scenes: still a bounded few.)"""
+    Why: the records an analysis parses live until the command ends, and while it runs it makes next to
+    no cyclic garbage (333 objects in a whole analysis of the bench scene or of a 10,000-kernel one,
+    measured with the collector off). With the batch thresholds a collection still runs once a million
+    containers more live than at the last one, and each walks all of them to find nothing: on a scene
+    with 120 MB of sk_meta that was 0.24 s of the main thread in collections, peak memory the same
+    either way. Commands that go through many scenes in one process (``scan``, the loop) keep the
+    collector: each scene they drop is cyclic garbage. (``verify`` loads two scenes: still a bounded few.)
+    """
 
     @functools.wraps(command)
     def paused(*args: Any, **kwargs: Any) -> Any:
@@ -111,16 +112,28 @@ def _one_scene(command: F) -> F:
         try:
             return command(*args, **kwargs)
         finally:
-            # the containers made meanwhile all still count as young: resumed as they are, the very
-            # next allocation would walk them all (0.7 s on the 10,000-kernel scene). Moved to the
-            # oldest generation instead (freeze then unfreeze: two list splices), they are walked only
-            # by a full collection, as anything long-lived would be.
-            gc.freeze()
-            gc.unfreeze()
-            if enabled:
-                gc.enable()
+            _resume_collector(enabled)
 
     return cast("F", paused)
+
+
+def _resume_collector(enabled: bool) -> None:
+    """Put the collector back as :func:`_one_scene` found it.
+
+    The containers made while it was paused all count as young. When they are more than a collection's
+    threshold, re-enabled as they are, the very next allocation would walk them all (0.7 s on the
+    10,000-kernel scene, as the process exits). Those are moved to the oldest generation first
+    (``gc.freeze`` then ``gc.unfreeze``, which also zeroes the generations' counts), so only a full
+    collection walks them. The trade-off, for a process that keeps going (the tests run many commands
+    in one): a scene of that size, once dropped, waits for the next full collection, which such a move
+    does not hasten. Fewer young containers (every bundled scene) are left as they are and collected as
+    usual; and where something else froze objects before (a host process), nothing is moved, since
+    ``unfreeze`` would release those too."""
+    if gc.get_count()[0] >= gc.get_threshold()[0] and gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
+    if enabled:
+        gc.enable()
 
 
 def _tune_for_batch() -> None:

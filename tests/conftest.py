@@ -56,7 +56,9 @@ def _interpreter_tuning_restored() -> Iterator[None]:
     import gc
     import sys
 
-    thresholds, interval = gc.get_threshold(), sys.getswitchinterval()
+    thresholds, interval, enabled = gc.get_threshold(), sys.getswitchinterval(), gc.isenabled()
     yield
     gc.set_threshold(*thresholds)
     sys.setswitchinterval(interval)
+    if enabled:
+        gc.enable()  # a one-scene command pauses the collector; one left off must not hide that

@@ -209,14 +209,15 @@ def test_batch_commands_tune_the_interpreter_and_the_tui_does_not() -> None:
 
 
 @pytest.mark.parametrize("command", ["analyze", "inspect"])
-def test_one_scene_commands_pause_the_collector_and_leave_no_young_objects(
-    command: str, monkeypatch: pytest.MonkeyPatch
+def test_one_scene_commands_pause_the_collector_and_resume_it(
+    command: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """A one-scene command runs with the cyclic collector off; afterwards it is back on and the young
-    generation is empty, so the first allocation after the command walks nothing (skdbg.cli._one_scene)."""
+    """A one-scene command reads its scene with the cyclic collector off and turns it back on after,
+    also when it fails (skdbg.cli._one_scene)."""
     import gc
 
     import skdbg.scene
+    import skdbg.triage.context
 
     seen: list[bool] = []
     load = skdbg.scene.load_evidence
@@ -232,17 +233,69 @@ def test_one_scene_commands_pause_the_collector_and_leave_no_young_objects(
 
     monkeypatch.setattr(skdbg.scene, "load_evidence", load_noting)
     monkeypatch.setattr(skdbg.scene, "open_scene", open_noting)
-    import skdbg.triage.context
-
     monkeypatch.setattr(skdbg.triage.context, "open_scene", open_noting)
+    extra = ["--no-cache"] if command == "analyze" else []
     scene = str(REPO / "examples" / "scenes" / "high-single-stream")
-    args = [command, scene, "--format", "json"] + (["--no-cache"] if command == "analyze" else [])
     assert gc.isenabled()
-    code, _, err = _run(*args)
+    code, _, err = _run(command, scene, "--format", "json", *extra)
     assert code == 0, err
     assert seen and not any(seen)  # the scene was read with the collector paused
     assert gc.isenabled()
-    assert gc.get_count()[0] < 1000  # moved out of the young generation, not left for one long walk
+    seen.clear()
+    code, _, err = _run(command, str(tmp_path), "--format", "json", *extra)  # not a scene: exit 3
+    assert code == 3 and "not a failure scene" in err
+    assert seen and not any(seen)
+    assert gc.isenabled(), "resumed after a failed command too"
+
+
+def test_resuming_moves_a_big_young_generation_to_the_oldest_only() -> None:
+    """More young containers than a collection's threshold: moved to the oldest generation (the next
+    allocation must not walk them all); fewer, or objects frozen by someone else: left as they are."""
+    import gc
+
+    from skdbg.cli import _resume_collector
+
+    thresholds = gc.get_threshold()
+    try:
+        gc.disable()
+        gc.set_threshold(500)
+        kept = [[i] for i in range(2000)]  # 2,000 new containers while paused
+        assert gc.get_count()[0] > 500  # over the threshold
+        collections: list[int] = []
+
+        def note(phase: str, info: dict[str, int]) -> None:
+            if phase == "start":
+                collections.append(info["generation"])
+
+        gc.callbacks.append(note)
+        try:
+            _resume_collector(True)
+            after = [[i] for i in range(100)]  # the allocations right after: no collection walks them all
+        finally:
+            gc.callbacks.remove(note)
+        assert collections == [] and gc.isenabled() and gc.get_freeze_count() == 0
+        assert all(gc.is_tracked(k) for k in kept + after)  # moved, not dropped
+
+        gc.disable()
+        gc.set_threshold(100_000)
+        young = [[i] for i in range(2000)]
+        before = gc.get_count()[0]
+        _resume_collector(False)
+        assert not gc.isenabled(), "left off when it was off"
+        assert gc.get_count()[0] >= before - 10, "under the threshold: left young"
+
+        frozen = [[i] for i in range(10)]
+        gc.freeze()
+        gc.set_threshold(500)
+        more = [[i] for i in range(2000)]
+        count = gc.get_freeze_count()
+        _resume_collector(True)
+        assert gc.get_freeze_count() == count, "a host's frozen objects stay frozen"
+        del kept, young, frozen, more
+    finally:
+        gc.unfreeze()
+        gc.enable()
+        gc.set_threshold(*thresholds)
 
 
 _FREEZE_PROBE = """
