@@ -215,17 +215,35 @@ def _kernel(text: str, pos: int, src: Source) -> tuple[dict[str, object], int]:
         i = m.end()
 
 
+class _NodeCache(dict[str, V]):
+    """A node cache: a dict that also counts the characters of its keys (see :func:`_bounded_put`)."""
+
+    __slots__ = ("chars",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.chars = 0
+
+    def clear(self) -> None:
+        super().clear()
+        self.chars = 0
+
+
 #: parsed nodes by the text from their start to the end of the line: every node is printed in several
 #: sk_meta files (fused nodes, scope split, super_kernel.log …) and is parsed once (bounded). The value
 #: holds every Node field but ``src`` in declaration order (positional construction is the cheap one).
-_NODE_CACHE: dict[str, tuple[tuple[object, ...], int]] = {}
+_NODE_CACHE: _NodeCache[tuple[tuple[object, ...], int]] = _NodeCache()
 #: entries per node cache before it is emptied. Why this many: the caches pay off only if they hold a
 #: whole model's nodes until its last listing is parsed. At 8,192 a model of 10,000 kernels (22,500
 #: node texts) emptied them over and over and parsed each listing afresh: 0.33 s more of the main
 #: thread, and more memory, since every record then held values of its own instead of the cached ones
-#: (peak 517 MB against 493 MB). An entry is ~700 bytes (its text and the values' tuple; the values
-#: are the records' own), so a full cache is ~45 MB, reached only by a model of some 35,000 nodes.
+#: (peak 517 MB against 493 MB). An entry of a usual node is ~700 bytes (its text and the values'
+#: tuple; the values are the records' own), so 65,536 of them are ~45 MB, a model of some 35,000 nodes.
 _NODE_CACHE_MAX = 1 << 16
+#: characters of keys per node cache before it is emptied: nodes with long names (C++ templates of
+#: kilobytes) reach it before :data:`_NODE_CACHE_MAX`, so no cache holds more than ~32 MB of text, what a
+#: long-running process (the TUI, ``scan``) keeps after the scene is gone
+_NODE_CACHE_CHARS = 1 << 25
 _FIELDS_AFTER_SRC = tuple(f.name for f in dataclass_fields(Node))[1:]
 
 
@@ -294,10 +312,10 @@ def _fast_event(text: str, pos: int, key: str | None = None) -> tuple[tuple[obje
 #: from any longer text that begins with its text: both forms are delimited by fixed text up to their
 #: closing ``}`` or ``)]``, no other reading of them reaches past it, and a kernel node cannot read as an
 #: event node or the reverse (``]`` vs ``,`` after the ids).
-_TEXT_CACHE: dict[str, tuple[tuple[object, ...], int]] = {}
+_TEXT_CACHE: _NodeCache[tuple[tuple[object, ...], int]] = _NodeCache()
 #: the Node fields ``kernel_type`` … ``resolved_num`` by the text printing them (group 6 of
 #: _FAST_KERNEL): a graph's kernels share a handful of launch shapes, converted once each
-_MID_CACHE: dict[str, tuple[object, ...]] = {}
+_MID_CACHE: _NodeCache[tuple[object, ...]] = _NodeCache()
 _DEV_ARGS = ", devArgs:"
 _DEV_GROUP = 23  # the ``devArgs`` value's group in _FAST_KERNEL
 #: the event fields of a kernel node
@@ -412,12 +430,14 @@ def match_node(text: str, pos: int, src: Source, end: int | None = None) -> tupl
     return _build_node(src, *hit[0]), pos + hit[1]
 
 
-def _bounded_put(cache: dict[str, V], key: str, value: V) -> None:
+def _bounded_put(cache: _NodeCache[V], key: str, value: V) -> None:
     """Store ``value`` under ``key``, emptying ``cache`` first when it holds :data:`_NODE_CACHE_MAX`
-    entries (the node caches stay bounded whatever a model holds; an emptied cache only costs parses)."""
-    if len(cache) >= _NODE_CACHE_MAX:
+    entries or :data:`_NODE_CACHE_CHARS` characters of keys (the node caches stay bounded whatever a
+    model holds; an emptied cache only costs parses)."""
+    if len(cache) >= _NODE_CACHE_MAX or cache.chars + len(key) > _NODE_CACHE_CHARS:
         cache.clear()
     cache[key] = value
+    cache.chars += len(key)
 
 
 def _match_node_general(text: str, pos: int, src: Source, key: str) -> tuple[Node, int] | None:

@@ -131,6 +131,17 @@ def test_a_full_cache_is_emptied_and_refilled(monkeypatch: pytest.MonkeyPatch) -
     assert len(node_format._TEXT_CACHE) <= 4 and len(node_format._MID_CACHE) <= 4
 
 
+def test_a_cache_is_bounded_by_the_characters_of_its_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nodes with kilobyte names fill a cache's character budget long before its entry count."""
+    long_names = [FUSED.format(nid=n, f="Op_" + "x" * 3000 + str(n)) for n in range(6)]
+    monkeypatch.setattr(node_format, "_NODE_CACHE_CHARS", 10_000)
+    _check_in_listing_order(long_names)
+    text = node_format._TEXT_CACHE
+    assert 0 < len(text) <= 3 and text.chars == sum(map(len, text)) <= 10_000
+    text.clear()
+    assert text.chars == 0
+
+
 _value = st.sampled_from(
     ["0", "48", "007", "0x1f", "0xAAAAF3C00A50", "18446744073709551615", "0x" + "f" * 17]
 )
