@@ -381,10 +381,7 @@ def test_the_real_probe_tells_a_warm_file_from_an_evicted_one() -> None:
         if readahead._residency(path) == "unknown":
             pytest.skip("this file system has no RWF_NOWAIT reads")
         assert readahead._residency(path) == "cached"
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        finally:
-            os.close(fd)
+        with path.open("rb") as fh:  # clean pages only can be dropped: written out first
+            os.fsync(fh.fileno())
+            os.posix_fadvise(fh.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
         assert readahead._residency(path) == "cold"
