@@ -113,22 +113,141 @@ class PlogEvidence:
     foreign: list[PlogLine] = field(default_factory=list)  # marker lines whose header names another pid (F1)
 
 
-@dataclass(slots=True)
-class ModelEvidence:
-    """The parsed files of one ``sk_meta/<pid>/model_<m>`` directory (None = file absent/unreadable)."""
+#: the parsed parts of a model directory in their listing order (gaps, unrecognized lines): the order a
+#: full parse of the directory takes them in
+MODEL_PARTS = (
+    "fused_nodes",
+    "node_detail",
+    "scope_split",
+    "fail_reasons",
+    "device_args",
+    "super_kernel_log",
+    "handler",
+    "task_queue",
+    "graph_origin",
+    "graph_updated",
+    "images",
+)
 
-    model: ModelDir
-    fused_nodes: FusedNodesResult | None = None
-    node_detail: NodeDetailResult | None = None
-    scope_split: ScopeSplitResult | None = None
-    fail_reasons: FailReasonsResult | None = None
-    device_args: DeviceArgsResult | None = None
-    super_kernel_log: SuperKernelLogResult | None = None
-    handler: SkHandlerResult | None = None  # exception blocks routed into super_kernel.log
-    task_queue: TaskQueueFile | None = None
-    graph_origin: GraphFile | None = None
-    graph_updated: GraphFile | None = None
-    images: ImageTable | None = None
+
+class ModelEvidence:
+    """The parsed files of one ``sk_meta/<pid>/model_<m>`` directory (None = file absent/unreadable),
+    each parsed when first asked for.
+
+    Why lazy: a scene copied from a job holds every rank's ``sk_meta/<pid>/``, and an analysis needs all
+    of one rank's files but only the exception blocks of the others (super_kernel.log), to find where
+    the fault is. Parsed whole, each more rank cost ~0.25 s on the bench model. :meth:`load_all` parses
+    the rest (tables, the report, a rank's full picture)."""
+
+    __slots__ = ("model", "_parts", "_unreadable", "_load")
+
+    def __init__(self, model: ModelDir, load: Callable[[ModelEvidence, str], None]) -> None:
+        self.model = model
+        self._parts: dict[str, Any] = {}  # part -> its parse (None: absent or unreadable), once loaded
+        #: part -> the unreadable-file gaps its parse left (``Evidence.gaps`` lists them in part order)
+        self._unreadable: dict[str, list[Gap]] = {}
+        self._load = load
+
+    def _part(self, name: str) -> Any:
+        parts = self._parts
+        if name not in parts:
+            self._load(self, name)
+        return parts[name]
+
+    def load_all(self) -> None:
+        for name in MODEL_PARTS:
+            self._part(name)
+
+    def loaded(self) -> list[Any]:
+        """The parts parsed so far (not None), in :data:`MODEL_PARTS` order, but the exception blocks
+        (listed with the scene's merged handler, :attr:`Evidence.handler`); parses nothing."""
+        parts = self._parts
+        return [parts[n] for n in MODEL_PARTS if n != "handler" and parts.get(n) is not None]
+
+    def unreadable(self) -> list[Gap]:
+        """The unreadable-file gaps of the parts parsed so far, in :data:`MODEL_PARTS` order."""
+        return [g for n in MODEL_PARTS for g in self._unreadable.get(n, ())]
+
+    @property
+    def fused_nodes(self) -> FusedNodesResult | None:
+        return cast("FusedNodesResult | None", self._part("fused_nodes"))
+
+    @property
+    def node_detail(self) -> NodeDetailResult | None:
+        return cast("NodeDetailResult | None", self._part("node_detail"))
+
+    @property
+    def scope_split(self) -> ScopeSplitResult | None:
+        return cast("ScopeSplitResult | None", self._part("scope_split"))
+
+    @property
+    def fail_reasons(self) -> FailReasonsResult | None:
+        return cast("FailReasonsResult | None", self._part("fail_reasons"))
+
+    @property
+    def device_args(self) -> DeviceArgsResult | None:
+        return cast("DeviceArgsResult | None", self._part("device_args"))
+
+    @property
+    def super_kernel_log(self) -> SuperKernelLogResult | None:
+        return cast("SuperKernelLogResult | None", self._part("super_kernel_log"))
+
+    @property
+    def handler(self) -> SkHandlerResult | None:
+        """The exception blocks routed into super_kernel.log."""
+        return cast("SkHandlerResult | None", self._part("handler"))
+
+    @property
+    def task_queue(self) -> TaskQueueFile | None:
+        return cast("TaskQueueFile | None", self._part("task_queue"))
+
+    @property
+    def graph_origin(self) -> GraphFile | None:
+        return cast("GraphFile | None", self._part("graph_origin"))
+
+    @property
+    def graph_updated(self) -> GraphFile | None:
+        return cast("GraphFile | None", self._part("graph_updated"))
+
+    @property
+    def images(self) -> ImageTable | None:
+        return cast("ImageTable | None", self._part("images"))
+
+
+#: where in ``Evidence._gaps`` the model directories' unreadable-file gaps go (a full parse of sk_meta
+#: put them there, so every listing of gaps keeps that order however lazily the files are parsed)
+_MODEL_GAPS = Gap("model-directories", "")
+
+
+def _part_parser(name: str) -> Callable[[Path], Any]:
+    """The parser of a model directory's file ``name`` (imported here: each is needed only once asked)."""
+    if name == "fused_nodes":
+        from skdbg.parsers.fused_nodes import parse_fused_nodes
+
+        return parse_fused_nodes
+    if name == "node_detail":
+        from skdbg.parsers.node_detail import parse_node_detail
+
+        return parse_node_detail
+    if name == "scope_split":
+        from skdbg.parsers.scope_split import parse_scope_split
+
+        return parse_scope_split
+    if name == "fail_reasons":
+        from skdbg.parsers.fail_reasons import parse_fail_reasons
+
+        return parse_fail_reasons
+    if name == "device_args":
+        from skdbg.parsers.device_args import parse_device_args
+
+        return parse_device_args
+    if name == "task_queue":
+        from skdbg.parsers.task_queue import parse_task_queue
+
+        return parse_task_queue
+    from skdbg.parsers.graph_json import parse_graph_json  # graph_origin, graph_updated: rare files
+
+    return parse_graph_json
 
 
 class Evidence:
@@ -259,48 +378,39 @@ class Evidence:
 
     @cached_property
     def model_evidence(self) -> list[ModelEvidence]:
-        return [self._load_model(m) for m in self.models]
+        """One :class:`ModelEvidence` per model directory, its files parsed when first asked for."""
+        self._gaps.append(_MODEL_GAPS)
+        return [ModelEvidence(m, self._load_part) for m in self.models]
 
-    def _load_model(self, m: ModelDir) -> ModelEvidence:
-        from skdbg.parsers.binfiles import load_image_table
-        from skdbg.parsers.device_args import parse_device_args
-        from skdbg.parsers.fail_reasons import parse_fail_reasons
-        from skdbg.parsers.fused_nodes import parse_fused_nodes
-        from skdbg.parsers.node_detail import parse_node_detail
-        from skdbg.parsers.scope_split import parse_scope_split
-        from skdbg.parsers.sk_handler import parse_sk_log
-        from skdbg.parsers.super_kernel_log import parse_super_kernel_log, read_super_kernel_log
-        from skdbg.parsers.task_queue import parse_task_queue
+    def _load_part(self, me: ModelEvidence, name: str) -> None:
+        """Parse part ``name`` of ``me`` (super_kernel.log gives two: its facts and its exception blocks)
+        and store it; an unreadable file leaves its gap with the part."""
+        f, parts = me.model.files, me._parts
+        role = "bin_files" if name == "images" else "super_kernel_log" if name == "handler" else name
+        sink = (me._unreadable.setdefault("super_kernel_log" if name == "handler" else name, []), self.errors)
+        if name in ("super_kernel_log", "handler"):
+            parts["super_kernel_log"] = parts["handler"] = None
+            if "super_kernel_log" in f:
+                from skdbg.parsers.sk_handler import parse_sk_log
+                from skdbg.parsers.super_kernel_log import parse_super_kernel_log, read_super_kernel_log
 
-        me = ModelEvidence(model=m)
-        f = m.files
-        if "fused_nodes" in f:
-            me.fused_nodes = self._guard("fused_nodes", lambda: parse_fused_nodes(f["fused_nodes"]))
-        if "node_detail" in f:
-            me.node_detail = self._guard("node_detail", lambda: parse_node_detail(f["node_detail"]))
-        if "scope_split" in f:
-            me.scope_split = self._guard("scope_split", lambda: parse_scope_split(f["scope_split"]))
-        if "fail_reasons" in f:
-            me.fail_reasons = self._guard("fail_reasons", lambda: parse_fail_reasons(f["fail_reasons"]))
-        if "device_args" in f:
-            me.device_args = self._guard("device_args", lambda: parse_device_args(f["device_args"]))
-        if "super_kernel_log" in f:
-            lines = self._guard("super_kernel_log", lambda: read_super_kernel_log(f["super_kernel_log"]))
-            if lines is not None:
-                me.super_kernel_log = parse_super_kernel_log(lines, file=str(f["super_kernel_log"]))
-                me.handler = parse_sk_log(lines)  # the handler's lines, a run at a time
-        if "task_queue" in f:
-            me.task_queue = self._guard("task_queue", lambda: parse_task_queue(f["task_queue"]))
-        if "graph_origin" in f or "graph_updated" in f:
-            from skdbg.parsers.graph_json import parse_graph_json  # rare files: 20 ms of imports otherwise
+                path = f["super_kernel_log"]
+                lines = self._guard("super_kernel_log", lambda: read_super_kernel_log(path), sink)
+                if lines is not None:
+                    parts["super_kernel_log"] = parse_super_kernel_log(lines, file=str(path))
+                    parts["handler"] = parse_sk_log(lines)  # the handler's lines, a run at a time
+            return
+        parts[name] = None
+        if name == "images":
+            if me.model.bin_files:
+                from skdbg.parsers.binfiles import load_image_table
 
-            if "graph_origin" in f:
-                me.graph_origin = self._guard("graph_origin", lambda: parse_graph_json(f["graph_origin"]))
-            if "graph_updated" in f:
-                me.graph_updated = self._guard("graph_updated", lambda: parse_graph_json(f["graph_updated"]))
-        if m.bin_files:
-            me.images = self._guard("bin_files", lambda: load_image_table(m.path))
-        return me
+                parts[name] = self._guard("bin_files", lambda: load_image_table(me.model.path), sink)
+            return
+        if name not in f:
+            return
+        parse = _part_parser(name)
+        parts[name] = self._guard(role, lambda: parse(f[name]), sink)
 
     # ------------------------------------------------------------------ SK exception handler
 
@@ -378,14 +488,29 @@ class Evidence:
     def load_all(self) -> None:
         """Parse everything now (the CLI's table index and the gate need the full picture)."""
         self.start_plog_scan()
-        _ = (self.model_evidence, self.plogs, self.handler, self.prof, self.run, self.env_probe)
+        for me in self.model_evidence:
+            me.load_all()
+        _ = (self.plogs, self.handler, self.prof, self.run, self.env_probe)
         _ = self.source_sites
+
+    def load_models(self, pid: int | None, *, every_pid: bool = False) -> None:
+        """Parse every file of ``pid``'s model directories and of those under no pid (``every_pid``: of
+        all of them), as a full parse would have, gaps included."""
+        for me in self.model_evidence:
+            if every_pid or me.model.pid is None or me.model.pid == pid:
+                me.load_all()
 
     @property
     def gaps(self) -> list[Gap]:
-        out = list(self._gaps)
+        out: list[Gap] = []
+        for gap in self._gaps:
+            if gap is _MODEL_GAPS:
+                for me in self._loaded_models():
+                    out.extend(me.unreadable())
+            else:
+                out.append(gap)
         for me in self._loaded_models():
-            for part in _model_parts(me):
+            for part in me.loaded():
                 out.extend(getattr(part, "gaps", []))
         if "handler" in self.__dict__:
             out.extend(self.handler.gaps)
@@ -404,7 +529,7 @@ class Evidence:
         for pe in self.__dict__.get("plogs", []):
             out.extend(pe.unrecognized)
         for me in self._loaded_models():
-            for part in _model_parts(me):
+            for part in me.loaded():
                 out.extend(getattr(part, "unrecognized", []))
         if "handler" in self.__dict__:
             out.extend(self.handler.unrecognized)
@@ -829,25 +954,6 @@ class _PlogScan:
         ev.errors.clear()
         ev.errors.update(merged)
         return out
-
-
-def _model_parts(me: ModelEvidence) -> list[Any]:
-    return [
-        p
-        for p in (
-            me.fused_nodes,
-            me.node_detail,
-            me.scope_split,
-            me.fail_reasons,
-            me.device_args,
-            me.super_kernel_log,
-            me.task_queue,
-            me.graph_origin,
-            me.graph_updated,
-            me.images,
-        )
-        if p is not None
-    ]
 
 
 def _record_row(rec: Any) -> dict[str, Any]:

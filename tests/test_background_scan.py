@@ -38,11 +38,13 @@ def test_background_scan_gives_the_serial_gaps_errors_and_lines(tmp_path: Path) 
 
     serial = evidence_for(scene)
     _ = serial.plogs  # the order localisation used to read them in: plogs first, then sk_meta
-    _ = serial.model_evidence
+    for me in serial.model_evidence:  # each model's files are parsed when asked for
+        me.load_all()
 
     threaded = evidence_for(scene)
     threaded.start_plog_scan()
-    _ = threaded.model_evidence  # sk_meta parsed (and its gap recorded) while the worker scans
+    for me in threaded.model_evidence:  # sk_meta parsed (and its gap recorded) while the worker scans
+        me.load_all()
     _ = threaded.plogs
 
     gaps, errors, lines = _snapshot(threaded)

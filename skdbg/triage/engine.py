@@ -86,6 +86,22 @@ def run_summary(run: RunIdentity | None) -> dict[str, Any]:
     }
 
 
+def read_sk_meta(ctx: TriageContext) -> None:
+    """Parse the sk_meta the analysis will need, while the plog scan runs: every file of a scene with
+    one rank's sk_meta; of a scene with several ranks', only each super_kernel.log (the exception blocks
+    that localisation compares), the faulting rank's other files once it is known.
+
+    Why not every rank's files: a scene copied from a job holds each rank's ``sk_meta/<pid>/``, ~0.25 s
+    each on the bench model, and the verdict reads one rank's."""
+    models = ctx.evidence.model_evidence
+    if len({me.model.pid for me in models}) <= 1:
+        for me in models:
+            me.load_all()
+    else:
+        for me in models:
+            _ = me.handler
+
+
 def analyze_staged(
     ctx: TriageContext,
     *,
@@ -110,7 +126,7 @@ def analyze_staged(
 
     check_run_json(ctx)
     start_reading(ctx)
-    _ = ctx.evidence.model_evidence  # this thread parses sk_meta meanwhile: localisation needs it next
+    read_sk_meta(ctx)  # this thread parses sk_meta meanwhile: localisation needs it next
     step(0)
     loc = localize(ctx)
     step(1)
@@ -131,6 +147,11 @@ def analyze_staged(
     if verdict.rule == "C0" and loc.fault.kind not in ("sk", "none"):
         # not an SK fault (X3/X6): per-level "missing" lines would suggest collecting child evidence
         verdict = replace(verdict, missing=())
+    # the faulting rank's files are all parsed, whatever triage asked of them: their gaps are reported
+    if loc.pid is None:
+        ctx.evidence.load_models(None, every_pid=True)
+    else:
+        ctx.evidence.load_models(loc.pid)
     warnings = tuple(
         f"{g.kind}: {g.detail}" for g in ctx.evidence.gaps if g.kind in ("unreadable", "malformed_json")
     )

@@ -1,0 +1,144 @@
+"""sk_meta model directories are parsed file by file when asked for (parsers/evidence.py ModelEvidence).
+
+What must hold: an analysis of a scene with several ranks' sk_meta parses the other ranks' super_kernel.log
+(their exception blocks) and not their other files; the faulting rank's files are all parsed and their
+unreadable-file gaps reported; and however lazily the files were parsed, the gaps are listed in the order a
+full parse gives them.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import skdbg.parsers.evidence as evidence_mod
+from skdbg.cli import main
+from skdbg.scene import evidence_for, open_scene
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "scenes" / "high-single-stream"
+FAULT_PID = "48213"
+MODEL = "model_48_1"
+
+
+def _two_ranks(tmp_path: Path) -> Path:
+    """The bundled scene plus a second rank's sk_meta: the same model files without the exception block."""
+    scene = tmp_path / "scene"
+    shutil.copytree(EXAMPLE, scene)
+    other = scene / "sk_meta" / "48214" / MODEL
+    shutil.copytree(scene / "sk_meta" / FAULT_PID / MODEL, other)
+    log = other / "super_kernel.log"
+    kept = [ln for ln in log.read_text().splitlines(keepends=True) if "sk_dfx_exception_handler" not in ln]
+    log.write_text("".join(kept))
+    return scene
+
+
+def _analyze(scene: Path) -> dict[str, object]:
+    result = CliRunner().invoke(main, ["analyze", str(scene), "--format", "json", "--no-cache"])
+    assert result.exit_code == 0, result.stderr
+    doc: dict[str, object] = json.loads(result.stdout)
+    return doc
+
+
+def test_other_ranks_give_their_exception_blocks_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scene = _two_ranks(tmp_path)
+    parsed: list[str] = []
+    real = evidence_mod._part_parser
+
+    def noting(name: str) -> object:
+        parse = real(name)
+
+        def run(path: Path) -> object:
+            parsed.append(f"{path.parent.parent.name}/{path.name}")
+            return parse(path)
+
+        return run
+
+    monkeypatch.setattr(evidence_mod, "_part_parser", noting)
+    with_other = _analyze(scene)
+    assert parsed and all(p.startswith(f"{FAULT_PID}/") for p in parsed), parsed
+    assert f"{FAULT_PID}/sk_node_detail.log" in parsed  # the faulting rank's files, all of them
+    # the verdict is the one of the scene without the other rank
+    alone = _analyze(EXAMPLE)
+    assert with_other["verdict"] == alone["verdict"] and with_other["proposal"] == alone["proposal"]
+
+
+def test_the_faulting_ranks_unreadable_files_are_reported_the_others_are_not_read(tmp_path: Path) -> None:
+    """Binary in the faulting rank, sk_node_detail.log (which no verdict reads) is still a warning. The
+    other rank's binary file is never read by ``analyze`` (``inspect`` lists it)."""
+    scene = _two_ranks(tmp_path)
+    (scene / "sk_meta" / FAULT_PID / MODEL / "sk_node_detail.log").write_bytes(b"\x00" * 64)
+    (scene / "sk_meta" / "48214" / MODEL / "sk_device_args.log").write_bytes(b"\x00" * 64)
+    warnings = _analyze(scene)["warnings"]
+    assert isinstance(warnings, list)
+    assert any(f"{FAULT_PID}/{MODEL}/sk_node_detail.log" in w for w in warnings), warnings
+    assert not any("48214" in w for w in warnings), warnings
+    ev = evidence_for(open_scene(scene))
+    ev.load_all()
+    unreadable = [g.detail for g in ev.gaps if g.kind == "unreadable"]
+    assert any(f"48214/{MODEL}/sk_device_args.log" in d for d in unreadable), unreadable
+
+
+def test_gaps_keep_the_full_parse_order_whatever_was_parsed_first(tmp_path: Path) -> None:
+    scene = _two_ranks(tmp_path)
+    for pid in (FAULT_PID, "48214"):
+        for name in ("sk_fused_nodes.log", "sk_scope_split.log"):
+            (scene / "sk_meta" / pid / MODEL / name).write_bytes(b"\x00" * 64)
+    opened = open_scene(scene)
+    in_order = evidence_for(opened)
+    in_order.load_all()
+    backwards = evidence_for(opened)
+    backwards.start_plog_scan()
+    for me in reversed(backwards.model_evidence):  # the last model's last files first
+        _ = me.scope_split
+        _ = me.fused_nodes
+    backwards.load_all()
+    assert [(g.kind, g.detail) for g in backwards.gaps] == [(g.kind, g.detail) for g in in_order.gaps]
+    order = [g.detail for g in in_order.gaps if g.kind == "unreadable"]
+    expected = [
+        f"{pid}/{MODEL}/{n}"
+        for pid in (FAULT_PID, "48214")
+        for n in ("sk_fused_nodes.log", "sk_scope_split.log")
+    ]
+    assert [next(e for e in expected if e in d) for d in order] == expected
+
+
+def test_a_part_is_parsed_once_and_super_kernel_log_once_for_both_its_parts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import skdbg.parsers.super_kernel_log as sklog
+
+    reads: list[str] = []
+    real = sklog.read_super_kernel_log
+
+    def counting(path: Path) -> object:
+        reads.append(str(path))
+        return real(path)
+
+    monkeypatch.setattr(sklog, "read_super_kernel_log", counting)
+    ev = evidence_for(open_scene(EXAMPLE))
+    (me,) = ev.model_evidence
+    assert me.loaded() == [] and reads == []  # nothing parsed until asked
+    first = me.handler
+    assert first is not None and me.super_kernel_log is not None and len(reads) == 1
+    assert me.handler is first and me.fused_nodes is me.fused_nodes
+    me.load_all()
+    assert len(reads) == 1
+
+
+def test_load_models_parses_one_ranks_directories_whole_and_no_other(tmp_path: Path) -> None:
+    """What ``analyze`` calls before it lists the warnings: the faulting rank's files all parsed, whatever
+    triage asked of them; another rank's only as far as they were asked for (``every_pid``: all)."""
+    ev = evidence_for(open_scene(_two_ranks(tmp_path)))
+    by_pid = {me.model.pid: me for me in ev.model_evidence}
+    _ = by_pid[48214].handler
+    ev.load_models(48213)
+    assert set(by_pid[48213]._parts) == set(evidence_mod.MODEL_PARTS)
+    assert set(by_pid[48214]._parts) == {"super_kernel_log", "handler"}
+    ev.load_models(None, every_pid=True)
+    assert set(by_pid[48214]._parts) == set(evidence_mod.MODEL_PARTS)
