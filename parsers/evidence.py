@@ -139,19 +139,27 @@ class ModelEvidence:
     the fault is. Parsed whole, each more rank cost ~0.25 s on the bench model. :meth:`load_all` parses
     the rest (tables, the report, a rank's full picture)."""
 
-    __slots__ = ("model", "_parts", "_unreadable", "_load")
+    __slots__ = ("model", "_parts", "_unreadable", "_load", "_lock")
 
-    def __init__(self, model: ModelDir, load: Callable[[ModelEvidence, str], None]) -> None:
+    def __init__(
+        self, model: ModelDir, load: Callable[[ModelDir, str], tuple[dict[str, Any], list[Gap]]]
+    ) -> None:
         self.model = model
         self._parts: dict[str, Any] = {}  # part -> its parse (None: absent or unreadable), once loaded
         #: part -> the unreadable-file gaps its parse left (``Evidence.gaps`` lists them in part order)
         self._unreadable: dict[str, list[Gap]] = {}
         self._load = load
+        #: one parse per part when two threads ask at once (the TUI's analysis worker and its tables)
+        self._lock = threading.Lock()
 
     def _part(self, name: str) -> Any:
         parts = self._parts
         if name not in parts:
-            self._load(self, name)
+            with self._lock:
+                if name not in parts:
+                    found, gaps = self._load(self.model, name)
+                    self._unreadable["super_kernel_log" if name == "handler" else name] = gaps
+                    parts.update(found)  # last: a reader that finds the part finds it whole
         return parts[name]
 
     def load_all(self) -> None:
@@ -382,14 +390,14 @@ class Evidence:
         self._gaps.append(_MODEL_GAPS)
         return [ModelEvidence(m, self._load_part) for m in self.models]
 
-    def _load_part(self, me: ModelEvidence, name: str) -> None:
-        """Parse part ``name`` of ``me`` (super_kernel.log gives two: its facts and its exception blocks)
-        and store it; an unreadable file leaves its gap with the part."""
-        f, parts = me.model.files, me._parts
-        role = "bin_files" if name == "images" else "super_kernel_log" if name == "handler" else name
-        sink = (me._unreadable.setdefault("super_kernel_log" if name == "handler" else name, []), self.errors)
+    def _load_part(self, m: ModelDir, name: str) -> tuple[dict[str, Any], list[Gap]]:
+        """Parse part ``name`` of model directory ``m``: ``({part: parse or None}, unreadable gaps)``
+        (super_kernel.log gives two parts, its facts and its exception blocks, from one read)."""
+        f = m.files
+        gaps: list[Gap] = []
+        sink = (gaps, self.errors)
         if name in ("super_kernel_log", "handler"):
-            parts["super_kernel_log"] = parts["handler"] = None
+            found: dict[str, Any] = {"super_kernel_log": None, "handler": None}
             if "super_kernel_log" in f:
                 from skdbg.parsers.sk_handler import parse_sk_log
                 from skdbg.parsers.super_kernel_log import parse_super_kernel_log, read_super_kernel_log
@@ -397,20 +405,19 @@ class Evidence:
                 path = f["super_kernel_log"]
                 lines = self._guard("super_kernel_log", lambda: read_super_kernel_log(path), sink)
                 if lines is not None:
-                    parts["super_kernel_log"] = parse_super_kernel_log(lines, file=str(path))
-                    parts["handler"] = parse_sk_log(lines)  # the handler's lines, a run at a time
-            return
-        parts[name] = None
+                    found["super_kernel_log"] = parse_super_kernel_log(lines, file=str(path))
+                    found["handler"] = parse_sk_log(lines)  # the handler's lines, a run at a time
+            return found, gaps
         if name == "images":
-            if me.model.bin_files:
-                from skdbg.parsers.binfiles import load_image_table
+            if not m.bin_files:
+                return {name: None}, gaps
+            from skdbg.parsers.binfiles import load_image_table
 
-                parts[name] = self._guard("bin_files", lambda: load_image_table(me.model.path), sink)
-            return
+            return {name: self._guard("bin_files", lambda: load_image_table(m.path), sink)}, gaps
         if name not in f:
-            return
+            return {name: None}, gaps
         parse = _part_parser(name)
-        parts[name] = self._guard(role, lambda: parse(f[name]), sink)
+        return {name: self._guard(name, lambda: parse(f[name]), sink)}, gaps
 
     # ------------------------------------------------------------------ SK exception handler
 

@@ -142,3 +142,44 @@ def test_load_models_parses_one_ranks_directories_whole_and_no_other(tmp_path: P
     assert set(by_pid[48214]._parts) == {"super_kernel_log", "handler"}
     ev.load_models(None, every_pid=True)
     assert set(by_pid[48214]._parts) == set(evidence_mod.MODEL_PARTS)
+
+
+def test_two_threads_asking_at_once_parse_a_part_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+    import time
+
+    calls: list[str] = []
+    real = evidence_mod._part_parser
+
+    def slow(name: str) -> object:
+        parse = real(name)
+
+        def run(path: Path) -> object:
+            calls.append(name)
+            time.sleep(0.05)  # the second thread arrives while the first parses
+            return parse(path)
+
+        return run
+
+    monkeypatch.setattr(evidence_mod, "_part_parser", slow)
+    ev = evidence_for(open_scene(EXAMPLE))
+    (me,) = ev.model_evidence
+    got: list[object] = []
+    threads = [threading.Thread(target=lambda: got.append(me.fused_nodes)) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert calls == ["fused_nodes"] and got[0] is got[1] is not None
+
+
+def test_after_an_analysis_another_rank_holds_its_exception_blocks_only(tmp_path: Path) -> None:
+    """Every part counts, the kernel ELFs' table (``images``) included."""
+    from skdbg.triage.context import open_context
+    from skdbg.triage.engine import analyze_context
+
+    ctx = open_context(_two_ranks(tmp_path))
+    analyze_context(ctx)
+    by_pid = {me.model.pid: me for me in ctx.evidence.model_evidence}
+    assert set(by_pid[48213]._parts) == set(evidence_mod.MODEL_PARTS)
+    assert set(by_pid[48214]._parts) == {"super_kernel_log", "handler"}
