@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from functools import cached_property, partial
@@ -142,7 +142,9 @@ class ModelEvidence:
     __slots__ = ("model", "_parts", "_unreadable", "_load", "_lock")
 
     def __init__(
-        self, model: ModelDir, load: Callable[[ModelDir, str], tuple[dict[str, Any], list[Gap]]]
+        self,
+        model: ModelDir,
+        load: Callable[[ModelDir, str, Collection[str]], tuple[dict[str, Any], list[Gap]]],
     ) -> None:
         self.model = model
         self._parts: dict[str, Any] = {}  # part -> its parse (None: absent or unreadable), once loaded
@@ -157,8 +159,10 @@ class ModelEvidence:
         if name not in parts:
             with self._lock:
                 if name not in parts:
-                    found, gaps = self._load(self.model, name)
-                    self._unreadable["super_kernel_log" if name == "handler" else name] = gaps
+                    found, gaps = self._load(self.model, name, parts.keys())
+                    self._unreadable.setdefault("super_kernel_log" if name == "handler" else name, []).extend(
+                        gaps
+                    )
                     parts.update(found)  # last: a reader that finds the part finds it whole
         return parts[name]
 
@@ -390,24 +394,14 @@ class Evidence:
         self._gaps.append(_MODEL_GAPS)
         return [ModelEvidence(m, self._load_part) for m in self.models]
 
-    def _load_part(self, m: ModelDir, name: str) -> tuple[dict[str, Any], list[Gap]]:
-        """Parse part ``name`` of model directory ``m``: ``({part: parse or None}, unreadable gaps)``
-        (super_kernel.log gives two parts, its facts and its exception blocks, from one read)."""
+    def _load_part(self, m: ModelDir, name: str, have: Collection[str]) -> tuple[dict[str, Any], list[Gap]]:
+        """Parse part ``name`` of model directory ``m``, whose parts ``have`` are parsed already:
+        ``({part: parse or None}, unreadable gaps)`` (super_kernel.log may give two parts from one read)."""
         f = m.files
         gaps: list[Gap] = []
         sink = (gaps, self.errors)
         if name in ("super_kernel_log", "handler"):
-            found: dict[str, Any] = {"super_kernel_log": None, "handler": None}
-            if "super_kernel_log" in f:
-                from skdbg.parsers.sk_handler import parse_sk_log
-                from skdbg.parsers.super_kernel_log import parse_super_kernel_log, read_super_kernel_log
-
-                path = f["super_kernel_log"]
-                lines = self._guard("super_kernel_log", lambda: read_super_kernel_log(path), sink)
-                if lines is not None:
-                    found["super_kernel_log"] = parse_super_kernel_log(lines, file=str(path))
-                    found["handler"] = parse_sk_log(lines)  # the handler's lines, a run at a time
-            return found, gaps
+            return self._load_sk_log(m, name, have, sink), gaps
         if name == "images":
             if not m.bin_files:
                 return {name: None}, gaps
@@ -418,6 +412,33 @@ class Evidence:
             return {name: None}, gaps
         parse = _part_parser(name)
         return {name: self._guard(name, lambda: parse(f[name]), sink)}, gaps
+
+    def _load_sk_log(
+        self,
+        m: ModelDir,
+        name: str,
+        have: Collection[str],
+        sink: tuple[list[Gap], dict[str, list[ParseError]]],
+    ) -> dict[str, Any]:
+        """The parts of ``m``'s super_kernel.log not in ``have``, from one read. Its exception blocks
+        asked for first (``handler``), its facts are parsed only when it holds exception blocks (the
+        faulting rank's: its facts are asked for next); another rank's, which localisation only compares,
+        are left until asked for, and then read the file again. Neither part is ever parsed twice."""
+        if "super_kernel_log" not in m.files:
+            return {"super_kernel_log": None, "handler": None}
+        from skdbg.parsers.sk_handler import parse_sk_log
+        from skdbg.parsers.super_kernel_log import parse_super_kernel_log, read_super_kernel_log
+
+        path = m.files["super_kernel_log"]
+        lines = self._guard("super_kernel_log", lambda: read_super_kernel_log(path), sink)
+        if lines is None:
+            return {part: None for part in ("super_kernel_log", "handler") if part not in have}
+        found: dict[str, Any] = {}
+        if "handler" not in have:
+            found["handler"] = parse_sk_log(lines)  # the handler's lines, a run at a time
+        if name == "super_kernel_log" or found["handler"].incidents:
+            found["super_kernel_log"] = parse_super_kernel_log(lines, file=str(path))
+        return found
 
     # ------------------------------------------------------------------ SK exception handler
 

@@ -139,7 +139,7 @@ def test_load_models_parses_one_ranks_directories_whole_and_no_other(tmp_path: P
     _ = by_pid[48214].handler
     ev.load_models(48213)
     assert set(by_pid[48213]._parts) == set(evidence_mod.MODEL_PARTS)
-    assert set(by_pid[48214]._parts) == {"super_kernel_log", "handler"}
+    assert set(by_pid[48214]._parts) == {"handler"}
     ev.load_models(None, every_pid=True)
     assert set(by_pid[48214]._parts) == set(evidence_mod.MODEL_PARTS)
 
@@ -182,4 +182,30 @@ def test_after_an_analysis_another_rank_holds_its_exception_blocks_only(tmp_path
     analyze_context(ctx)
     by_pid = {me.model.pid: me for me in ctx.evidence.model_evidence}
     assert set(by_pid[48213]._parts) == set(evidence_mod.MODEL_PARTS)
-    assert set(by_pid[48214]._parts) == {"super_kernel_log", "handler"}
+    assert set(by_pid[48214]._parts) == {"handler"}  # no exception block there: its facts are not parsed
+
+
+def test_super_kernel_log_is_read_once_where_it_holds_exception_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Asked for its exception blocks first, the faulting rank's super_kernel.log gives its facts in the
+    same read; another rank's gives its facts only when asked, from a second read; nothing twice."""
+    import skdbg.parsers.super_kernel_log as sklog
+
+    reads: list[str] = []
+    real = sklog.read_super_kernel_log
+
+    def counting(path: Path) -> object:
+        reads.append(path.parent.parent.name)
+        return real(path)
+
+    monkeypatch.setattr(sklog, "read_super_kernel_log", counting)
+    ev = evidence_for(open_scene(_two_ranks(tmp_path)))
+    by_pid = {me.model.pid: me for me in ev.model_evidence}
+    for me in ev.model_evidence:
+        _ = me.handler
+    assert sorted(reads) == [FAULT_PID, "48214"]
+    assert set(by_pid[48213]._parts) == {"handler", "super_kernel_log"}
+    handler = by_pid[48214].handler
+    assert by_pid[48214].super_kernel_log is not None
+    assert sorted(reads) == [FAULT_PID, "48214", "48214"] and by_pid[48214].handler is handler
