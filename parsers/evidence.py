@@ -286,6 +286,8 @@ class Evidence:
         self.errors: dict[str, list[ParseError]] = {}
         self._extra = {t.name: t for t in extra_tables}
         self._relpaths: dict[str, str] = {}
+        self._model_evidence: list[ModelEvidence] | None = None
+        self._models_lock = threading.Lock()
         self._real_dirs: dict[str, Path] = {}  # resolved folders of the files relpath was asked for
         self._plog_scan: _PlogScan | None = None
         self._on_digest: DigestSink | None = None
@@ -388,11 +390,19 @@ class Evidence:
 
     # ------------------------------------------------------------------ sk_meta
 
-    @cached_property
+    @property
     def model_evidence(self) -> list[ModelEvidence]:
-        """One :class:`ModelEvidence` per model directory, its files parsed when first asked for."""
-        self._gaps.append(_MODEL_GAPS)
-        return [ModelEvidence(m, self._load_part) for m in self.models]
+        """One :class:`ModelEvidence` per model directory, its files parsed when first asked for; made
+        once, under a lock (``functools.cached_property`` has none from Python 3.12: two threads would
+        each make a list, and the model gaps' place would be marked twice)."""
+        made = self._model_evidence
+        if made is None:
+            with self._models_lock:
+                made = self._model_evidence
+                if made is None:
+                    self._gaps.append(_MODEL_GAPS)
+                    made = self._model_evidence = [ModelEvidence(m, self._load_part) for m in self.models]
+        return made
 
     def _load_part(self, m: ModelDir, name: str, have: Collection[str]) -> tuple[dict[str, Any], list[Gap]]:
         """Parse part ``name`` of model directory ``m``, whose parts ``have`` are parsed already:
@@ -423,7 +433,9 @@ class Evidence:
         """The parts of ``m``'s super_kernel.log not in ``have``, from one read. Its exception blocks
         asked for first (``handler``), its facts are parsed only when it holds exception blocks (the
         faulting rank's: its facts are asked for next); another rank's, which localisation only compares,
-        are left until asked for, and then read the file again. Neither part is ever parsed twice."""
+        are left until asked for, and then read the file again. Neither part is ever parsed twice. (A
+        file rewritten between the two reads gives facts of its new text: scenes are copies, read as
+        they lie.)"""
         if "super_kernel_log" not in m.files:
             return {"super_kernel_log": None, "handler": None}
         from skdbg.parsers.sk_handler import parse_sk_log
@@ -436,7 +448,7 @@ class Evidence:
         found: dict[str, Any] = {}
         if "handler" not in have:
             found["handler"] = parse_sk_log(lines)  # the handler's lines, a run at a time
-        if name == "super_kernel_log" or found["handler"].incidents:
+        if "super_kernel_log" not in have and (name == "super_kernel_log" or found["handler"].incidents):
             found["super_kernel_log"] = parse_super_kernel_log(lines, file=str(path))
         return found
 
@@ -564,7 +576,7 @@ class Evidence:
         return out
 
     def _loaded_models(self) -> list[ModelEvidence]:
-        loaded: list[ModelEvidence] = self.__dict__.get("model_evidence", [])
+        loaded: list[ModelEvidence] = self._model_evidence or []
         return loaded
 
     # ------------------------------------------------------------------ tables

@@ -209,3 +209,26 @@ def test_super_kernel_log_is_read_once_where_it_holds_exception_blocks(
     handler = by_pid[48214].handler
     assert by_pid[48214].super_kernel_log is not None
     assert sorted(reads) == [FAULT_PID, "48214", "48214"] and by_pid[48214].handler is handler
+
+
+def test_the_model_list_is_made_once_when_two_threads_ask(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+    import time
+
+    class Slow(evidence_mod.ModelEvidence):
+        __slots__ = ()
+
+        def __init__(self, *args: object) -> None:
+            time.sleep(0.05)  # the second thread arrives while the first makes the list
+            super().__init__(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(evidence_mod, "ModelEvidence", Slow)
+    ev = evidence_for(open_scene(EXAMPLE))
+    got: list[object] = []
+    threads = [threading.Thread(target=lambda: got.append(ev.model_evidence)) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got[0] is got[1]
+    assert sum(g is evidence_mod._MODEL_GAPS for g in ev._gaps) == 1
