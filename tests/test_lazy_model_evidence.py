@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,19 @@ def _two_ranks(tmp_path: Path) -> Path:
     kept = [ln for ln in log.read_text().splitlines(keepends=True) if "sk_dfx_exception_handler" not in ln]
     log.write_text("".join(kept))
     return scene
+
+
+def _at_once(ask: Callable[[], object]) -> list[object]:
+    """What two threads started together get from ``ask``."""
+    import threading
+
+    got: list[object] = []
+    threads = [threading.Thread(target=lambda: got.append(ask())) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return got
 
 
 def _analyze(scene: Path) -> dict[str, object]:
@@ -145,7 +159,6 @@ def test_load_models_parses_one_ranks_directories_whole_and_no_other(tmp_path: P
 
 
 def test_two_threads_asking_at_once_parse_a_part_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    import threading
     import time
 
     calls: list[str] = []
@@ -164,12 +177,7 @@ def test_two_threads_asking_at_once_parse_a_part_once(monkeypatch: pytest.Monkey
     monkeypatch.setattr(evidence_mod, "_part_parser", slow)
     ev = evidence_for(open_scene(EXAMPLE))
     (me,) = ev.model_evidence
-    got: list[object] = []
-    threads = [threading.Thread(target=lambda: got.append(me.fused_nodes)) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    got = _at_once(lambda: me.fused_nodes)
     assert calls == ["fused_nodes"] and got[0] is got[1] is not None
 
 
@@ -212,7 +220,6 @@ def test_super_kernel_log_is_read_once_where_it_holds_exception_blocks(
 
 
 def test_the_model_list_is_made_once_when_two_threads_ask(monkeypatch: pytest.MonkeyPatch) -> None:
-    import threading
     import time
 
     class Slow(evidence_mod.ModelEvidence):
@@ -224,11 +231,6 @@ def test_the_model_list_is_made_once_when_two_threads_ask(monkeypatch: pytest.Mo
 
     monkeypatch.setattr(evidence_mod, "ModelEvidence", Slow)
     ev = evidence_for(open_scene(EXAMPLE))
-    got: list[object] = []
-    threads = [threading.Thread(target=lambda: got.append(ev.model_evidence)) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    got = _at_once(lambda: ev.model_evidence)
     assert got[0] is got[1]
     assert sum(g is evidence_mod._MODEL_GAPS for g in ev._gaps) == 1
