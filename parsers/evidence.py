@@ -12,6 +12,7 @@ with a bytes-level prefilter, and only those are tokenized (GB-sized plogs stay 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import threading
 from collections.abc import Callable, Collection, Sequence
 from contextlib import closing
@@ -20,7 +21,7 @@ from functools import cached_property, partial
 from itertools import filterfalse
 from operator import attrgetter, is_
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
 
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.frames import SRC_COLS, Col, concat_frames, empty_frame, records_frame, rows_frame
@@ -113,21 +114,23 @@ class PlogEvidence:
     foreign: list[PlogLine] = field(default_factory=list)  # marker lines whose header names another pid (F1)
 
 
-#: the parsed parts of a model directory in their listing order (gaps, unrecognized lines): the order a
-#: full parse of the directory takes them in
-MODEL_PARTS = (
-    "fused_nodes",
-    "node_detail",
-    "scope_split",
-    "fail_reasons",
-    "device_args",
-    "super_kernel_log",
-    "handler",
-    "task_queue",
-    "graph_origin",
-    "graph_updated",
-    "images",
-)
+class _Part(Generic[T]):
+    """One file of a model directory as an attribute of :class:`ModelEvidence`: parsed when first read
+    (``ModelEvidence._part``); None when the file is absent or unreadable."""
+
+    __slots__ = ("name",)
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> _Part[T]: ...
+
+    @overload
+    def __get__(self, obj: ModelEvidence, owner: type) -> T | None: ...
+
+    def __get__(self, obj: ModelEvidence | None, owner: type) -> _Part[T] | T | None:
+        return self if obj is None else cast("T | None", obj._part(self.name))
 
 
 class ModelEvidence:
@@ -180,50 +183,22 @@ class ModelEvidence:
         """The unreadable-file gaps of the parts parsed so far, in :data:`MODEL_PARTS` order."""
         return [g for n in MODEL_PARTS for g in self._unreadable.get(n, ())]
 
-    @property
-    def fused_nodes(self) -> FusedNodesResult | None:
-        return cast("FusedNodesResult | None", self._part("fused_nodes"))
+    # the parts, in their listing order (gaps, unrecognized lines): the order a full parse takes them in
+    fused_nodes: _Part[FusedNodesResult] = _Part()
+    node_detail: _Part[NodeDetailResult] = _Part()
+    scope_split: _Part[ScopeSplitResult] = _Part()
+    fail_reasons: _Part[FailReasonsResult] = _Part()
+    device_args: _Part[DeviceArgsResult] = _Part()
+    super_kernel_log: _Part[SuperKernelLogResult] = _Part()
+    handler: _Part[SkHandlerResult] = _Part()  # the exception blocks routed into super_kernel.log
+    task_queue: _Part[TaskQueueFile] = _Part()
+    graph_origin: _Part[GraphFile] = _Part()
+    graph_updated: _Part[GraphFile] = _Part()
+    images: _Part[ImageTable] = _Part()
 
-    @property
-    def node_detail(self) -> NodeDetailResult | None:
-        return cast("NodeDetailResult | None", self._part("node_detail"))
 
-    @property
-    def scope_split(self) -> ScopeSplitResult | None:
-        return cast("ScopeSplitResult | None", self._part("scope_split"))
-
-    @property
-    def fail_reasons(self) -> FailReasonsResult | None:
-        return cast("FailReasonsResult | None", self._part("fail_reasons"))
-
-    @property
-    def device_args(self) -> DeviceArgsResult | None:
-        return cast("DeviceArgsResult | None", self._part("device_args"))
-
-    @property
-    def super_kernel_log(self) -> SuperKernelLogResult | None:
-        return cast("SuperKernelLogResult | None", self._part("super_kernel_log"))
-
-    @property
-    def handler(self) -> SkHandlerResult | None:
-        """The exception blocks routed into super_kernel.log."""
-        return cast("SkHandlerResult | None", self._part("handler"))
-
-    @property
-    def task_queue(self) -> TaskQueueFile | None:
-        return cast("TaskQueueFile | None", self._part("task_queue"))
-
-    @property
-    def graph_origin(self) -> GraphFile | None:
-        return cast("GraphFile | None", self._part("graph_origin"))
-
-    @property
-    def graph_updated(self) -> GraphFile | None:
-        return cast("GraphFile | None", self._part("graph_updated"))
-
-    @property
-    def images(self) -> ImageTable | None:
-        return cast("ImageTable | None", self._part("images"))
+#: the parts of a model directory in their listing order (:class:`ModelEvidence`'s declaration order)
+MODEL_PARTS = tuple(name for name, value in vars(ModelEvidence).items() if isinstance(value, _Part))
 
 
 #: where in ``Evidence._gaps`` the model directories' unreadable-file gaps go (a full parse of sk_meta
@@ -231,35 +206,24 @@ class ModelEvidence:
 _MODEL_GAPS = Gap("model-directories", "")
 
 
+#: part -> (module, function) of its parser, imported when the part is first read
+_PART_PARSERS = {
+    "fused_nodes": ("skdbg.parsers.fused_nodes", "parse_fused_nodes"),
+    "node_detail": ("skdbg.parsers.node_detail", "parse_node_detail"),
+    "scope_split": ("skdbg.parsers.scope_split", "parse_scope_split"),
+    "fail_reasons": ("skdbg.parsers.fail_reasons", "parse_fail_reasons"),
+    "device_args": ("skdbg.parsers.device_args", "parse_device_args"),
+    "task_queue": ("skdbg.parsers.task_queue", "parse_task_queue"),
+    "graph_origin": ("skdbg.parsers.graph_json", "parse_graph_json"),  # rare files: 20 ms of imports
+    "graph_updated": ("skdbg.parsers.graph_json", "parse_graph_json"),
+}
+
+
 def _part_parser(name: str) -> Callable[[Path], Any]:
     """The parser of a model directory's file ``name`` (imported here: each is needed only once asked)."""
-    if name == "fused_nodes":
-        from skdbg.parsers.fused_nodes import parse_fused_nodes
-
-        return parse_fused_nodes
-    if name == "node_detail":
-        from skdbg.parsers.node_detail import parse_node_detail
-
-        return parse_node_detail
-    if name == "scope_split":
-        from skdbg.parsers.scope_split import parse_scope_split
-
-        return parse_scope_split
-    if name == "fail_reasons":
-        from skdbg.parsers.fail_reasons import parse_fail_reasons
-
-        return parse_fail_reasons
-    if name == "device_args":
-        from skdbg.parsers.device_args import parse_device_args
-
-        return parse_device_args
-    if name == "task_queue":
-        from skdbg.parsers.task_queue import parse_task_queue
-
-        return parse_task_queue
-    from skdbg.parsers.graph_json import parse_graph_json  # graph_origin, graph_updated: rare files
-
-    return parse_graph_json
+    module, function = _PART_PARSERS[name]
+    parse: Callable[[Path], Any] = getattr(importlib.import_module(module), function)
+    return parse
 
 
 class Evidence:
