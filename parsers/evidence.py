@@ -497,11 +497,11 @@ class Evidence:
         _ = (self.plogs, self.handler, self.prof, self.run, self.env_probe)
         _ = self.source_sites
 
-    def load_models(self, pid: int | None, *, every_pid: bool = False) -> None:
-        """Parse every file of ``pid``'s model directories and of those under no pid (``every_pid``: of
-        all of them), as a full parse would have, gaps included."""
+    def load_models(self, pid: int | None) -> None:
+        """Parse every file of ``pid``'s model directories and of those under no pid (``pid`` None: of
+        all of them, no rank being known), as a full parse would have, gaps included."""
         for me in self.model_evidence:
-            if every_pid or me.model.pid is None or me.model.pid == pid:
+            if pid is None or me.model.pid is None or me.model.pid == pid:
                 me.load_all()
 
     @property

@@ -147,14 +147,14 @@ def test_a_part_is_parsed_once_and_super_kernel_log_once_for_both_its_parts(
 
 def test_load_models_parses_one_ranks_directories_whole_and_no_other(tmp_path: Path) -> None:
     """What ``analyze`` calls before it lists the warnings: the faulting rank's files all parsed, whatever
-    triage asked of them; another rank's only as far as they were asked for (``every_pid``: all)."""
+    triage asked of them; another rank's only as far as they were asked for (no pid: all)."""
     ev = evidence_for(open_scene(_two_ranks(tmp_path)))
     by_pid = {me.model.pid: me for me in ev.model_evidence}
     _ = by_pid[48214].handler
     ev.load_models(48213)
     assert set(by_pid[48213]._parts) == set(evidence_mod.MODEL_PARTS)
     assert set(by_pid[48214]._parts) == {"handler"}
-    ev.load_models(None, every_pid=True)
+    ev.load_models(None)
     assert set(by_pid[48214]._parts) == set(evidence_mod.MODEL_PARTS)
 
 

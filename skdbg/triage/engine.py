@@ -148,10 +148,7 @@ def analyze_staged(
         # not an SK fault (X3/X6): per-level "missing" lines would suggest collecting child evidence
         verdict = replace(verdict, missing=())
     # the faulting rank's files are all parsed, whatever triage asked of them: their gaps are reported
-    if loc.pid is None:
-        ctx.evidence.load_models(None, every_pid=True)
-    else:
-        ctx.evidence.load_models(loc.pid)
+    ctx.evidence.load_models(loc.pid)
     warnings = tuple(
         f"{g.kind}: {g.detail}" for g in ctx.evidence.gaps if g.kind in ("unreadable", "malformed_json")
     )
