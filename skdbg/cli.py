@@ -101,9 +101,9 @@ def _one_scene(command: F) -> F:
     measured with the collector off). With the batch thresholds a collection still runs once a million
     containers more live than at the last one, and each walks the million or more made since the one
     before to find nothing: on a scene with 120 MB of sk_meta that was 0.24 s of the main thread in
-    collections, peak memory the same either way. Commands that go through many scenes in one process (``scan``, the loop) keep the
-    collector: each scene they drop is cyclic garbage. (``verify`` loads two scenes: still a bounded few.)
-    """
+    collections, peak memory the same either way. Commands that go through many scenes in one process
+    (``scan``, the loop) keep the collector: each scene they drop is cyclic garbage. (``verify`` loads
+    two scenes: still a bounded few.)"""
 
     @functools.wraps(command)
     def paused(*args: Any, **kwargs: Any) -> Any:
