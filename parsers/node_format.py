@@ -154,7 +154,18 @@ def _int(value: str, key: str, src: Source, text: str) -> int:
     v = value.strip()
     if _INT_RE.fullmatch(v) is None:
         raise _err(src, f"an integer for node field {key!r}", text)
-    return parse_int(v)
+    return _number(v, key, src, text)
+
+
+def _number(digits: str, key: str, src: Source, text: str) -> int:
+    """``digits`` (already known to be a number) as the integer of node field ``key``; a number no
+    runtime prints (wider than 64 bits, or longer than ``int`` converts) is a :class:`ParseError` of
+    the node, not a ``ValueError`` out of the parser. Why here: the line-level oversized check leaves
+    a digit run that a letter follows (``nodeId:999…9x``) to the node grammar, as part of a name."""
+    try:
+        return parse_int(digits)
+    except ValueError as exc:
+        raise _err(src, f"an integer of at most 64 bits for node field {key!r}", text) from exc
 
 
 def _args(args: str, src: Source, text: str) -> dict[str, int]:
@@ -203,7 +214,7 @@ def _kernel(text: str, pos: int, src: Source) -> tuple[dict[str, object], int]:
             rm = _RATIO_RE.fullmatch(v)
             if rm is None:
                 raise _err(src, "taskRatio:[<a>,<b>]", v)
-            out["task_ratio"] = (int(rm.group(1)), int(rm.group(2)))
+            out["task_ratio"] = (_number(rm.group(1), k, src, text), _number(rm.group(2), k, src, text))
         elif k in _INT_FIELDS:
             out[_INT_FIELDS[k]] = _int(v, k, src, text)
         elif k in _BOOL_FIELDS:
@@ -447,10 +458,10 @@ def _match_node_general(text: str, pos: int, src: Source, key: str) -> tuple[Nod
         return None
     nid, sid, sidx, nidx = head.group("nid", "sid", "sidx", "nidx")
     base: dict[str, object] = {
-        "node_id": int(nid),
-        "stream_id": int(sid) if sid is not None else None,
-        "stream_idx_in_graph": int(sidx) if sidx is not None else None,
-        "node_idx_in_stream": int(nidx) if nidx is not None else None,
+        "node_id": _number(nid, "nodeId", src, text),
+        "stream_id": _number(sid, "streamId", src, text) if sid is not None else None,
+        "stream_idx_in_graph": _number(sidx, "streamIdxInGraph", src, text) if sidx is not None else None,
+        "node_idx_in_stream": _number(nidx, "nodeIdxInStream", src, text) if nidx is not None else None,
     }
     form = _form(sid, sidx, nidx)
     i = head.end()

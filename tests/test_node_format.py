@@ -183,6 +183,36 @@ def test_row54_malformed_node_raises_parse_error_with_file_and_line(bad: str) ->
     assert "sk_fused_nodes.log:7" in str(ei.value)
 
 
+_LONG = "9" * 5000  # beyond int()'s 4,300 digits
+
+
+@pytest.mark.parametrize(
+    ("bad", "field"),
+    [
+        # a letter after the digits: the line-level oversized check takes the run for part of a name
+        (f"[nodeId:{_LONG}x, streamId:0] - KernelInfos{{funcName:a}}", "nodeId"),
+        (f"[nodeId:1, streamId:{_LONG}_]", "streamId"),
+        (
+            "[nodeId:1, streamId:0] - KernelInfos{funcName:a, kernelType:AIV_ONLY, taskRatio:["
+            + _LONG
+            + ",1]}",
+            "taskRatio",
+        ),
+        (
+            "[nodeId:1, streamId:0] - KernelInfos{funcName:a, kernelType:AIV_ONLY, numBlocks:"
+            + "9" * 21
+            + "}",
+            "numBlocks",
+        ),
+    ],
+)
+def test_a_number_no_runtime_prints_is_a_parse_error_of_the_node(bad: str, field: str) -> None:
+    with pytest.raises(ParseError) as ei:
+        match_node(bad, 0, SRC)
+    assert f"at most 64 bits for node field {field!r}" in str(ei.value)
+    assert "sk_fused_nodes.log:7" in str(ei.value)
+
+
 @settings(max_examples=200)
 @given(st.text(max_size=200))
 def test_row54_arbitrary_text_only_parse_error(text: str) -> None:
