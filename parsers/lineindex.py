@@ -2,8 +2,8 @@
 
 Why (ecosystem.md §1.1, decision 2; issue 4 "Log"): a viewer cannot split a 1 GiB plog into Python
 strings. It only needs where every line starts; the visible lines are then read with ``os.pread`` on
-demand. :class:`LineIndex` finds the newlines over an ``mmap`` in batches (numpy per batch, a few
-hundred MB/s) and keeps the starts in one growable ``int64`` array (8 B/line, not a list of ints at
+demand. :class:`LineIndex` finds the newlines in batches read with ``os.pread`` (numpy per batch, a
+few hundred MB/s) and keeps the starts in one growable ``int64`` array (8 B/line, not a list of ints at
 ~40 B/line). :meth:`LineIndex.build` yields after every batch — the first one is small — so a caller
 shows the first screen long before the whole file is indexed, and stops as soon as ``cancel()`` says so.
 
@@ -11,6 +11,13 @@ Line numbering is the project's (:func:`skdbg.parsers.textio.iter_lines`): lines
 ``\\r`` before it is not part of the text, a last line without ``\\n`` still counts. Readers on other
 threads may use the index while it grows: the worker writes the new starts first and publishes the
 count last, so any ``(count, array)`` pair a reader sees is consistent (one writer, appends only).
+
+Why positional reads and never ``mmap``: a mapped file that is cut while mapped (a log truncated by
+its writer or by rotation, a copy overwritten, a network file system losing the file) kills the
+process with SIGBUS on the next touch of a page past the new end; Python cannot catch it, so the
+viewer would vanish without a word. A read past the end just returns fewer bytes: the index stops
+there, and lines that are gone read as empty. Every read goes through the one descriptor opened for
+the index, so a file replaced under the same name is still read as the index saw it.
 
 Everything else the viewer needs works on top of the index without loading a file:
 
@@ -27,8 +34,6 @@ Everything else the viewer needs works on top of the index without loading a fil
 
 from __future__ import annotations
 
-import contextlib
-import mmap
 import os
 import re
 import threading
@@ -51,6 +56,12 @@ FIRST_BATCH = 256 << 10  # small, so the first screen is ready after a few milli
 BATCH = 32 << 20
 SEARCH_BLOCK = 8 << 20
 ROW_CHUNK = 16384
+#: :meth:`LineIndex.read_ranges` reads two ranges in one call when at most this many bytes lie
+#: between them, and a call spans at most :data:`_RANGE_RUN` bytes
+_RANGE_GAP = 64 << 10
+#: bytes a :class:`LineIndex` build reads at a time (see :meth:`LineIndex._newlines`)
+_READ_PIECE = 1 << 20
+_RANGE_RUN = 16 << 20
 
 
 def _never() -> bool:
@@ -68,7 +79,7 @@ class IndexProgress:
 
 
 class LineIndex:
-    """Start offsets of every line of one file, built incrementally over ``mmap``.
+    """Start offsets of every line of one file, built incrementally from positional reads.
 
     ``lines`` counts the lines indexed so far; ``done`` says the whole file is indexed. Only the
     thread running :meth:`build` writes; any thread may read (see the module docstring).
@@ -136,35 +147,56 @@ class LineIndex:
             yield self.progress()
             return
         self.cancelled = False
-        with self.path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            size = self.size = len(mm)
-            step = first_batch
-            while self._scanned < size:
-                if cancel():
-                    self.cancelled = True
-                    return
-                lo = self._scanned
-                hi = min(size, lo + step)
-                block = np.frombuffer(mm, dtype=np.uint8, count=hi - lo, offset=lo)
-                nl = np.flatnonzero(block == 10).astype(np.int64)
-                del block  # no view of the mmap may outlive the loop (close would fail)
-                starts = nl + (lo + 1)
-                if self._n == 0:
-                    starts = np.concatenate((np.zeros(1, dtype=np.int64), starts))
-                if hi == size and len(starts) and starts[-1] == size:
-                    starts = starts[:-1]  # a final newline does not open a new line
-                if len(starts):
-                    prev = self._starts[self._n - 1] if self._n else 0
-                    widths = np.diff(np.concatenate((np.array([prev], dtype=np.int64), starts)))
-                    self.max_line_bytes = max(self.max_line_bytes, int(widths.max()))
-                self._publish(starts)
-                self._scanned = hi
-                if hi == size:
-                    last = self._starts[self._n - 1] if self._n else 0
-                    self.max_line_bytes = max(self.max_line_bytes, size - int(last))
-                    self.done = True
-                yield self.progress()
-                step = batch
+        size = self.size = os.fstat(self._descriptor()).st_size
+        step = first_batch
+        buf = bytearray(min(_READ_PIECE, max(size, 1)))  # one buffer for every read of the build
+        while self._scanned < size:
+            if cancel():
+                self.cancelled = True
+                return
+            lo = self._scanned
+            want = min(size, lo + step) - lo
+            nl, got = self._newlines(buf, lo, want)
+            hi = lo + got
+            if hi < lo + want:  # cut while indexed: the file ends where its bytes end
+                size = self.size = hi
+            starts = nl + (lo + 1)
+            if self._n == 0:
+                starts = np.concatenate((np.zeros(1, dtype=np.int64), starts))
+            if hi == size and len(starts) and starts[-1] == size:
+                starts = starts[:-1]  # a final newline does not open a new line
+            if len(starts):
+                prev = self._starts[self._n - 1] if self._n else 0
+                widths = np.diff(np.concatenate((np.array([prev], dtype=np.int64), starts)))
+                self.max_line_bytes = max(self.max_line_bytes, int(widths.max()))
+            self._publish(starts)
+            self._scanned = hi
+            if hi == size:
+                last = self._starts[self._n - 1] if self._n else 0
+                self.max_line_bytes = max(self.max_line_bytes, size - int(last))
+                self.done = True
+            yield self.progress()
+            step = batch
+        if not self.done:  # cut below what an earlier, cancelled build had indexed
+            self.done = True
+            yield self.progress()
+
+    def _newlines(self, buf: bytearray, lo: int, want: int) -> tuple[IntArray, int]:
+        """Offsets (from ``lo``) of the newlines in the ``want`` bytes at ``lo``, read
+        :data:`_READ_PIECE` bytes at a time into ``buf``, and how many bytes there were (fewer: the
+        file ends there). Why pieces: a piece read is still in the CPU cache when it is searched."""
+        found: list[IntArray] = []
+        got = 0
+        while got < want:
+            ask = min(len(buf), want - got)
+            with self.read_into(buf, lo + got, ask) as data:
+                n = len(data)
+                found.append(np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10) + got)
+            got += n
+            if n < ask:  # the end of the file (read_into reads on after a short read)
+                break
+        nl = np.concatenate(found).astype(np.int64) if found else np.empty(0, dtype=np.int64)
+        return nl, got
 
     def build_all(self, cancel: Cancel = _never) -> LineIndex:
         """Index the whole file (headless callers, tests)."""
@@ -226,18 +258,89 @@ class LineIndex:
         """Text of 0-based line ``i`` (UTF-8 with replacement characters, like every parser)."""
         return decode(self.raw_line(i))
 
-    def _read(self, offset: int, length: int) -> bytes:
+    def _descriptor(self) -> int:
+        """The index's one read-only descriptor, opened on first use (see the module docstring)."""
         fd = self._fd
         if fd is None:
             with self._fd_lock:
                 if self._fd is None:
-                    self._fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+                    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+                    self._fd = os.open(self.path, flags)
                 fd = self._fd
+        return fd
+
+    def _read(self, offset: int, length: int) -> bytes:
+        fd = self._descriptor()
         if hasattr(os, "pread"):  # positional: threads share the descriptor without a lock
             return os.pread(fd, length, offset)
         with self._fd_lock:  # pragma: no cover - Windows fallback
             os.lseek(fd, offset, os.SEEK_SET)
             return os.read(fd, length)
+
+    def read_at(self, offset: int, length: int) -> bytes:
+        """The ``length`` bytes at ``offset``; fewer only where the file ends (it may have been cut
+        since it was indexed: a read past its end is empty, never a crash)."""
+        first = self._read(offset, length)
+        if len(first) == length or not first:
+            return first
+        parts = [first]  # a short read before the end (a signal, a network file system): read on
+        got = len(first)
+        while got < length:
+            more = self._read(offset + got, length - got)
+            if not more:
+                break
+            parts.append(more)
+            got += len(more)
+        return b"".join(parts)
+
+    def read_into(self, buf: bytearray, offset: int, length: int) -> memoryview:
+        """:meth:`read_at` into ``buf`` (reused: no fresh pages each batch); a view of the bytes read."""
+        view = memoryview(buf)[:length]
+        preadv = getattr(os, "preadv", None)
+        if preadv is None:  # pragma: no cover - macOS before 11, Windows
+            data = self.read_at(offset, length)
+            view[: len(data)] = data
+            return view[: len(data)]
+        fd = self._descriptor()
+        got = 0
+        while got < length:
+            n = preadv(fd, [view[got:]], offset + got)
+            if n == 0:
+                break
+            got += n
+        return view[:got]
+
+    def read_ranges(self, starts: IntArray | Sequence[int], ends: IntArray | Sequence[int]) -> list[bytes]:
+        """The bytes of each range ``[starts[k], ends[k])``, in the order given. Ranges at most
+        :data:`_RANGE_GAP` bytes apart are read in one call of at most about :data:`_RANGE_RUN`
+        bytes: one read per run of nearby lines, not one per line, and never the whole file."""
+        out = [b""] * len(starts)
+        if not len(starts):
+            return out
+        starts, ends = np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
+        order = np.argsort(starts, kind="stable")
+        lo_sorted, hi_sorted = starts[order], ends[order]
+        reach = np.maximum.accumulate(hi_sorted)  # the furthest end of the ranges so far
+        run = np.concatenate(([True], lo_sorted[1:] - reach[:-1] > _RANGE_GAP))
+        first_of_run = np.flatnonzero(run)
+        run_lo = lo_sorted[first_of_run][np.cumsum(run) - 1]
+        # a long run is read in pieces: a range goes with the ones starting in the same stretch
+        piece = (lo_sorted - run_lo) // _RANGE_RUN
+        cut = run.copy()
+        cut[1:] |= piece[1:] != piece[:-1]
+        firsts = np.flatnonzero(cut).tolist()
+        lasts = [*firsts[1:], len(order)]
+        los, his = lo_sorted.tolist(), hi_sorted.tolist()
+        got: list[bytes] = []  # in start order
+        for a, b in zip(firsts, lasts, strict=True):
+            base = los[a]
+            data = self.read_at(base, max(0, max(his[a:b]) - base))
+            got += [data[x - base : y - base] for x, y in zip(los[a:b], his[a:b], strict=True)]
+        if bool((order[1:] > order[:-1]).all()):  # given in start order already (a file's rows mostly are)
+            return got
+        for slot, data in zip(order.tolist(), got, strict=True):
+            out[slot] = data
+        return out
 
     def close(self) -> None:
         with self._fd_lock:
@@ -341,37 +444,39 @@ def header_columns(index: LineIndex, cancel: Cancel = _never) -> HeaderColumns |
     modules: dict[bytes, int] = {}
     if n == 0:
         return HeaderColumns(ts, level, module, pid, has, [], [])
-    with index.path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        size = len(mm)
-        lo = 0
-        while lo < size:
-            if cancel():
-                return None
-            hi = min(size, lo + SEARCH_BLOCK)
-            if hi < size:
-                cut = mm.rfind(b"\n", lo, hi)
-                hi = cut + 1 if cut >= lo else (mm.find(b"\n", hi) + 1 or size)
-            block = mm[lo:hi]
-            # Per line only the regex step and two appends; everything else is vectorised per block.
-            pos: list[int] = []
-            groups: list[tuple[bytes, ...]] = []
-            add_pos, add_groups = pos.append, groups.append
-            for m in HEADER_RE.finditer(block):
-                add_pos(m.start())
-                add_groups(m.groups())
-            if pos:
-                lv, md, pd, st = zip(*groups, strict=True)
-                for name in set(lv):
-                    levels.setdefault(name, len(levels))
-                for name in set(md):
-                    modules.setdefault(name, len(modules))
-                at = np.searchsorted(starts, np.array(pos, dtype=np.int64) + lo)
-                level[at] = [levels[x] for x in lv]
-                module[at] = [modules[x] for x in md]
-                pid[at] = np.array(pd).astype(np.int64)
-                ts[at] = ts_keys(b"".join(st))
-                has[at] = True
-            lo = hi
+    size = index.size
+    i = 0
+    while i < n:
+        if cancel():
+            return None
+        lo = int(starts[i])
+        # a block ends after the last newline within SEARCH_BLOCK bytes (a longer line: after it)
+        j = n
+        if lo + SEARCH_BLOCK < size:
+            last = int(np.searchsorted(starts, lo + SEARCH_BLOCK, side="right")) - 1
+            j = last if last > i else i + 1
+        hi = int(starts[j]) if j < n else size
+        block = index.read_at(lo, hi - lo)
+        # Per line only the regex step and two appends; everything else is vectorised per block.
+        pos: list[int] = []
+        groups: list[tuple[bytes, ...]] = []
+        add_pos, add_groups = pos.append, groups.append
+        for m in HEADER_RE.finditer(block):
+            add_pos(m.start())
+            add_groups(m.groups())
+        if pos:
+            lv, md, pd, st = zip(*groups, strict=True)
+            for name in set(lv):
+                levels.setdefault(name, len(levels))
+            for name in set(md):
+                modules.setdefault(name, len(modules))
+            at = np.searchsorted(starts, np.array(pos, dtype=np.int64) + lo)
+            level[at] = [levels[x] for x in lv]
+            module[at] = [modules[x] for x in md]
+            pid[at] = np.array(pd).astype(np.int64)
+            ts[at] = ts_keys(b"".join(st))
+            has[at] = True
+        i = j
     if has.any():
         src = np.where(has, np.arange(n), -1)
         np.maximum.accumulate(src, out=src)
@@ -457,41 +562,41 @@ def search_file(
 ) -> int | None:
     """First 0-based line after ``start`` (before it when ``backwards``) matching ``pattern``.
 
-    Streams the file in blocks cut at line boundaries through an ``mmap``; lines must already be
-    indexed up to where the search goes (the caller indexes first). A match never spans lines.
+    Reads the file in blocks cut at line boundaries; lines must already be indexed up to where the
+    search goes (the caller indexes first). A match never spans lines.
     """
     n = index.lines
     if n == 0:
         return None
     starts = index.starts()
-    with index.path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        if not backwards:
-            i = start + 1
-            while i < n:
-                if cancel():
-                    return None
-                lo = int(starts[i])
-                j = int(np.searchsorted(starts, lo + SEARCH_BLOCK, side="right"))
-                j = max(j, i + 1)
-                hi = int(starts[j]) if j < n else len(mm)
-                hit = next(_line_hits(mm[lo:hi], pattern, starts, lo, i, j), None)
-                if hit is not None:
-                    return hit
-                i = j
-            return None
-        j = min(start, n)
-        while j > 0:
+    size = index.size  # the end of the last indexed line's block
+    if not backwards:
+        i = start + 1
+        while i < n:
             if cancel():
                 return None
-            hi = int(starts[j]) if j < n else len(mm)
-            i = int(np.searchsorted(starts, hi - SEARCH_BLOCK, side="left"))
-            i = min(i, j - 1)
             lo = int(starts[i])
-            hits = list(_line_hits(mm[lo:hi], pattern, starts, lo, i, j))
-            if hits:
-                return hits[-1]
-            j = i
+            j = int(np.searchsorted(starts, lo + SEARCH_BLOCK, side="right"))
+            j = max(j, i + 1)
+            hi = int(starts[j]) if j < n else size
+            hit = next(_line_hits(index.read_at(lo, max(0, hi - lo)), pattern, starts, lo, i, j), None)
+            if hit is not None:
+                return hit
+            i = j
         return None
+    j = min(start, n)
+    while j > 0:
+        if cancel():
+            return None
+        hi = int(starts[j]) if j < n else size
+        i = int(np.searchsorted(starts, hi - SEARCH_BLOCK, side="left"))
+        i = min(i, j - 1)
+        lo = int(starts[i])
+        hits = list(_line_hits(index.read_at(lo, max(0, hi - lo)), pattern, starts, lo, i, j))
+        if hits:
+            return hits[-1]
+        j = i
+    return None
 
 
 def _strip_eol(text: bytes) -> bytes:
@@ -540,62 +645,57 @@ def search_order(
 
     ``order`` holds global line ids over fully indexed ``indexes`` (file k's line i is the number of
     lines in files before k, plus i — the ids :func:`merge_order` returns). Rows are taken
-    :data:`ROW_CHUNK` at a time: their lines are sliced from each file's ``mmap``, joined, and searched
-    with one regex call per chunk, each candidate confirmed on its line alone (as in :func:`search_file`).
+    :data:`ROW_CHUNK` at a time: their lines are read from each file (nearby ones in one read), joined,
+    and searched with one regex call per chunk, each candidate confirmed on its line alone (as in
+    :func:`search_file`).
     """
     rows = len(order)
     if not indexes or rows == 0:
         return None
     bases = np.concatenate(([0], np.cumsum([ix.lines for ix in indexes])[:-1])).astype(np.int64)
-    with contextlib.ExitStack() as stack:
-        maps: list[mmap.mmap | bytes] = []
-        line_starts: list[IntArray] = []
-        line_ends: list[IntArray] = []
-        for ix in indexes:
-            if not ix.done:
-                raise ValueError(f"{ix.path} is not fully indexed; a row order needs complete indexes")
-            starts = ix.starts()
-            mm: mmap.mmap | bytes = b""
-            end = 0
-            if ix.size:
-                fh = stack.enter_context(ix.path.open("rb"))
-                mm = stack.enter_context(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
-                end = len(mm) - (1 if mm[-1:] == b"\n" else 0)
-            maps.append(mm)
-            line_starts.append(starts)
-            line_ends.append(np.append(starts[1:] - 1, np.int64(end)).astype(np.int64))
+    line_starts: list[IntArray] = []
+    line_ends: list[IntArray] = []
+    for ix in indexes:
+        if not ix.done:
+            raise ValueError(f"{ix.path} is not fully indexed; a row order needs complete indexes")
+        starts = ix.starts()
+        end = 0
+        if ix.size:
+            end = ix.size - (1 if ix.read_at(ix.size - 1, 1) == b"\n" else 0)
+        line_starts.append(starts)
+        line_ends.append(np.append(starts[1:] - 1, np.int64(end)).astype(np.int64))
+    if backwards:
+        hi = min(start, rows)
+        lo = max(0, hi - ROW_CHUNK)
+    else:
+        lo = start + 1
+        hi = lo + ROW_CHUNK
+    while lo < hi and 0 <= lo < rows:
+        if cancel():
+            return None
+        hi = min(hi, rows)
+        g = order[lo:hi]
+        k = np.searchsorted(bases, g, side="right") - 1
+        i = g - bases[k]
+        pieces = [b""] * len(g)
+        for kk in np.unique(k).tolist():
+            sel = np.flatnonzero(k == kk)
+            here = i[sel]
+            got = indexes[kk].read_ranges(line_starts[kk][here], line_ends[kk][here])
+            for row, piece in zip(sel.tolist(), got, strict=True):
+                pieces[row] = piece
+        buf = b"\n".join(pieces)
+        offs = np.zeros(len(pieces), dtype=np.int64)
+        np.cumsum([len(p) + 1 for p in pieces[:-1]], out=offs[1:])
+        hits = _line_hits(buf, pattern, offs, 0, 0, len(pieces))
         if backwards:
-            hi = min(start, rows)
-            lo = max(0, hi - ROW_CHUNK)
+            found = list(hits)
+            if found:
+                return lo + found[-1]
+            lo, hi = max(0, lo - ROW_CHUNK), lo
         else:
-            lo = start + 1
-            hi = lo + ROW_CHUNK
-        while lo < hi and 0 <= lo < rows:
-            if cancel():
-                return None
-            hi = min(hi, rows)
-            g = order[lo:hi]
-            k = np.searchsorted(bases, g, side="right") - 1
-            i = g - bases[k]
-            a = np.empty(len(g), dtype=np.int64)
-            b = np.empty(len(g), dtype=np.int64)
-            for kk in np.unique(k).tolist():
-                sel = k == kk
-                a[sel] = line_starts[kk][i[sel]]
-                b[sel] = line_ends[kk][i[sel]]
-            pieces = [maps[f][x:y] for f, x, y in zip(k.tolist(), a.tolist(), b.tolist(), strict=True)]
-            buf = b"\n".join(pieces)
-            offs = np.zeros(len(pieces), dtype=np.int64)
-            np.cumsum([len(p) + 1 for p in pieces[:-1]], out=offs[1:])
-            hits = _line_hits(buf, pattern, offs, 0, 0, len(pieces))
-            if backwards:
-                found = list(hits)
-                if found:
-                    return lo + found[-1]
-                lo, hi = max(0, lo - ROW_CHUNK), lo
-            else:
-                first = next(hits, None)
-                if first is not None:
-                    return lo + first
-                lo, hi = hi, hi + ROW_CHUNK
+            first = next(hits, None)
+            if first is not None:
+                return lo + first
+            lo, hi = hi, hi + ROW_CHUNK
     return None

@@ -351,3 +351,137 @@ def test_line_meta_of_plog_and_other_lines() -> None:
     meta = line_meta(_plog(t, 42, "ERROR", "x"), "f.log", 1)
     assert (meta.level, meta.module, meta.pid, meta.ts, meta.func) == ("ERROR", "RUNTIME", 42, t, "F")
     assert line_meta("not a plog line").level is None
+
+
+# -- files cut or replaced while open (positional reads, never mmap) --------------------------------
+
+_CUT_WHILE_INDEXING = r"""
+import os, sys
+from skdbg.parsers.lineindex import LineIndex
+path = sys.argv[1]
+ix = LineIndex(path)
+steps = ix.build(first_batch=4096, batch=65536)
+first = next(steps)
+with open(path, "r+b") as fh:  # the writer cuts the log while the viewer indexes it
+    fh.truncate(10_000)
+for _ in steps:
+    pass
+print(first.lines, ix.lines, ix.done, ix.size, repr(ix.raw_line(ix.lines - 1)), repr(ix.raw_line(0)), sep="|")
+"""
+
+
+def test_a_file_cut_while_indexed_ends_the_index_without_a_crash(tmp_path: Path) -> None:
+    """A file mapped with mmap and cut meanwhile kills the process (SIGBUS) at the next touch past
+    its new end; read positionally, the index stops where the bytes end. Run in a child process so
+    that a crash is this test's failure, not the test run's end."""
+    import subprocess
+    import sys
+
+    data = b"".join(b"line %07d\n" % i for i in range(200_000))  # 2.6 MB, 13 bytes a line
+    path = _write(tmp_path, data)
+    done = subprocess.run(
+        [sys.executable, "-c", _CUT_WHILE_INDEXING, str(path)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    first, lines, finished, size, last, head = done.stdout.strip().split("|")
+    assert int(first) == 4096 // 13 + 1  # the first batch's lines (the last one partly read)
+    # 10,000 bytes are 769 whole lines and 3 bytes of the next
+    assert finished == "True" and int(size) == 10_000 and int(lines) == 10_000 // 13 + 1
+    assert last == repr(b"line 0000769"[: 10_000 - 769 * 13]) and head == repr(b"line 0000000")
+
+
+def test_lines_gone_since_indexing_read_empty_and_searches_end(tmp_path: Path) -> None:
+    t0 = datetime(2026, 6, 10, 14, 0, 0)
+    text = "\n".join(_plog(t0 + timedelta(seconds=i), 7, "INFO", f"x{i}") for i in range(400)) + "\n"
+    path = _write(tmp_path, text.encode())
+    ix = LineIndex(path).build_all()
+    keep = int(ix.starts()[100])
+    with path.open("r+b") as fh:
+        fh.truncate(keep)
+    assert ix.raw_line(99).endswith(b"F:x99") and ix.raw_line(250) == b""
+    assert search_file(ix, compile_pattern("F:x3"), 200) is None  # x3.. beyond line 100 are gone
+    assert search_file(ix, compile_pattern("F:x50$"), -1) == 50
+    order = np.arange(ix.lines, dtype=np.int64)
+    assert search_order([ix], order, compile_pattern("F:x2"), 99) is None
+    cols = header_columns(ix)
+    assert cols is not None and len(cols.ts) == 400
+    assert cols.has_header[:100].all() and not cols.has_header[100:].any()
+
+
+def test_a_file_replaced_under_its_name_is_read_as_indexed(tmp_path: Path) -> None:
+    """Every read goes through the index's own descriptor: a log rotated by rename (a new file
+    under the old name) cannot shift what the indexed lines say."""
+    path = _write(tmp_path, b"alpha\nneedle one\ngamma\n")
+    ix = LineIndex(path).build_all()
+    other = _write(tmp_path, b"needle zero\nbeta\ndelta\n", "g.log")
+    other.replace(path)
+    assert search_file(ix, compile_pattern("needle"), -1) == 1
+    assert ix.line(0) == "alpha"
+    assert search_order([ix], np.arange(3, dtype=np.int64), compile_pattern("needle"), -1) == 1
+    cols = header_columns(ix)
+    assert cols is not None and not cols.has_header.any()
+
+
+@SETTINGS
+@given(
+    ranges=st.lists(st.tuples(st.integers(0, 3000), st.integers(0, 400)), max_size=40),
+    gap=st.integers(0, 300),
+    run=st.integers(1, 2000),
+)
+def test_read_ranges_equal_slices_of_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ranges: list[tuple[int, int]], gap: int, run: int
+) -> None:
+    """Ranges in any order, overlapping, apart or past the end: each gets its own bytes, however the
+    reads are grouped."""
+    import skdbg.parsers.lineindex as li
+
+    monkeypatch.setattr(li, "_RANGE_GAP", gap)
+    monkeypatch.setattr(li, "_RANGE_RUN", run)
+    data = bytes(random.Random(7).randrange(256) for _ in range(2500))
+    ix = LineIndex(_write(tmp_path, data))
+    starts = [a for a, _ in ranges]
+    ends = [a + n for a, n in ranges]
+    assert ix.read_ranges(starts, ends) == [data[a:b] for a, b in zip(starts, ends, strict=True)]
+
+
+def test_read_at_reads_on_after_a_short_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = b"".join(b"%d\n" % i for i in range(3000))
+    ix = LineIndex(_write(tmp_path, data))
+    real = LineIndex._read
+
+    def short(self: LineIndex, offset: int, length: int) -> bytes:  # a network file system's reads
+        return real(self, offset, min(length, 7))
+
+    monkeypatch.setattr(LineIndex, "_read", short)
+    assert ix.read_at(5, 5000) == data[5:5005]
+    assert ix.read_at(len(data) - 3, 100) == data[-3:]
+    ix.build_all()
+    assert ix.lines == 3000 and ix.line(2999) == "2999"
+
+
+@SETTINGS
+@given(
+    widths=st.lists(st.integers(0, 90), min_size=1, max_size=40),
+    block=st.integers(1, 200),
+    newline_at_end=st.booleans(),
+)
+def test_header_columns_do_not_depend_on_the_block_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, widths: list[int], block: int, newline_at_end: bool
+) -> None:
+    """Blocks are cut after the last line start within SEARCH_BLOCK bytes (after a longer line:
+    at its end); any cut gives the columns of the whole file read as one block."""
+    import skdbg.parsers.lineindex as li
+
+    t0 = datetime(2026, 6, 10, 14, 0, 0)
+    lines = [
+        _plog(t0 + timedelta(seconds=i), i, "INFO", "z" * w) if w % 3 else "cont" + "y" * w
+        for i, w in enumerate(widths)
+    ]
+    path = _write(tmp_path, ("\n".join(lines) + ("\n" if newline_at_end else "")).encode())
+    whole = header_columns(LineIndex(path))
+    monkeypatch.setattr(li, "SEARCH_BLOCK", block)
+    cut = header_columns(LineIndex(path))
+    assert whole is not None and cut is not None
+    assert cut.has_header.tolist() == [bool(w % 3) for w in widths]
+    for name in ("ts", "level", "module", "pid", "has_header"):
+        assert getattr(cut, name).tolist() == getattr(whole, name).tolist(), name

@@ -1,7 +1,8 @@
 """The plog viewer: a Line-API scroll view over :class:`~skdbg.parsers.lineindex.LineIndex` (toolong's design).
 
 Why this shape (ecosystem.md §1.1, §1.7; issue 4 "Log"): a plog can be GBs, so nothing here holds a
-file's text. A thread worker indexes line starts over ``mmap`` in batches and posts a coalescing
+file's text. A thread worker indexes line starts from positional reads in batches (never ``mmap``: a
+file cut while mapped kills the process) and posts a coalescing
 :class:`LogView.Progress` after each; the view grows as batches arrive, so the first screen paints
 after the first (small) batch — the indexer pauses there (at most ``FIRST_PAINT_WAIT``) until the
 UI has painted, so the two do not fight over the GIL for the first frame. Only the visible lines are ever read: ``render_line`` paints what the
