@@ -46,6 +46,7 @@ import numpy as np
 import numpy.typing as npt
 
 from skdbg.parsers.common import ParseError, Source
+from skdbg.parsers.fsguard import READ_FLAGS
 from skdbg.parsers.plog_line import parse_plog_line
 from skdbg.parsers.textio import decode
 
@@ -227,7 +228,7 @@ class LineIndex:
         if i + 1 < n:
             end = int(buf[i + 1]) - 1
         elif done:
-            end = self.size
+            end = max(start, self.size)  # (a start past the end: the file was cut below an earlier build)
             if end > start and self._read(end - 1, 1) == b"\n":
                 end -= 1
         else:
@@ -280,6 +281,8 @@ class LineIndex:
     def read_at(self, offset: int, length: int) -> bytes:
         """The ``length`` bytes at ``offset``; fewer only where the file ends (it may have been cut
         since it was indexed: a read past its end is empty, never a crash)."""
+        if length <= 0:
+            return b""
         first = self._read(offset, length)
         if len(first) == length or not first:
             return first
@@ -341,6 +344,29 @@ class LineIndex:
         for slot, data in zip(order.tolist(), got, strict=True):
             out[slot] = data
         return out
+
+    def reopen(self) -> tuple[int, os.stat_result]:
+        """A descriptor of its own (own file offset, for a sequential reader such as the fault scan)
+        on the file that was indexed, and its ``fstat``; the caller closes it.
+
+        Raises :class:`ParseError` when that file can no longer be opened: where the system offers no
+        way to reopen a descriptor (``/proc/self/fd`` is Linux's), the name is opened and must still
+        be the indexed file (a log replaced under its name is not)."""
+        indexed = os.fstat(self._descriptor())
+        for name in (f"/proc/self/fd/{self._descriptor()}", self.path):
+            try:
+                fd = os.open(name, READ_FLAGS)
+            except OSError:
+                continue
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) == (indexed.st_dev, indexed.st_ino):
+                if hasattr(os, "set_blocking"):
+                    os.set_blocking(fd, True)
+                return fd, st
+            os.close(fd)
+        raise ParseError(
+            str(self.path), "the file that was indexed (it was replaced or removed since; open it again)"
+        )
 
     def close(self) -> None:
         with self._fd_lock:
@@ -530,9 +556,16 @@ def fault_lines(index: LineIndex, cancel: Cancel = _never, *, stops: bool = Fals
     others = tuple(m for m in FAULT_MARKERS if m != SK_MARKER)
     out: list[int] = []
     prev_sk_only = -2  # line number of the previous line whose only marker was [SK][
-    for no, raw, _complete in scan_marker_lines(index.path, FAULT_MARKERS):
+    # the file the index read (not whatever now has its name), up to the lines indexed (not those
+    # written since)
+    lines = scan_marker_lines(index.path, FAULT_MARKERS, opened=index.reopen())
+    for no, raw, _complete in lines:
         if cancel():
+            lines.close()
             return None
+        if index.done and no > index.lines:
+            lines.close()
+            break
         if stops and SK_MARKER in raw and not any(m in raw for m in others):
             run_goes_on = prev_sk_only == no - 1
             prev_sk_only = no

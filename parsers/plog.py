@@ -751,7 +751,9 @@ def scan_marker_lines(
     markers: Sequence[bytes],
     cuts: list[tuple[int, int]] | None = None,
     hasher: Hasher | None = None,
-) -> Iterator[tuple[int, bytes, bool]]:
+    *,
+    opened: tuple[int, os.stat_result] | None = None,
+) -> Generator[tuple[int, bytes, bool], None, None]:
     """``(1-based line number, raw line without newline, complete)`` for every marker line.
 
     Memory is bounded whatever the file holds: a line longer than :data:`MAX_LINE` keeps its first
@@ -759,8 +761,10 @@ def scan_marker_lines(
     :func:`skdbg.parsers.textio.iter_lines`; each cut is appended to ``cuts`` as ``(line, byte offset of
     the skipped rest)`` so the caller can record the ``line_too_long`` gap. ``hasher`` (a ``hashlib``
     object) is fed every byte read, so the scene's SHA-256 of the file (gate G5) needs no second read.
+    ``opened``: a descriptor already open on the file (read from its current offset, closed here) and
+    its ``fstat``, instead of opening ``path`` (which then only names the file in messages).
     """
-    for nos, raws, completes in _marker_line_columns(path, markers, cuts, hasher):
+    for nos, raws, completes in _marker_line_columns(path, markers, cuts, hasher, opened=opened):
         yield from zip(nos, raws, completes, strict=True)
 
 

@@ -7,6 +7,7 @@ search finds what a naive per-line scan finds; fault lines agree with ``scan_plo
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import threading
@@ -485,3 +486,76 @@ def test_header_columns_do_not_depend_on_the_block_size(
     assert cut.has_header.tolist() == [bool(w % 3) for w in widths]
     for name in ("ts", "level", "module", "pid", "has_header"):
         assert getattr(cut, name).tolist() == getattr(whole, name).tolist(), name
+
+
+def test_a_build_resumed_after_the_file_was_cut_below_it_reads_gone_lines_as_empty(tmp_path: Path) -> None:
+    """A cancelled build, then the file cut below what it indexed, then the build resumed: lines past
+    the new end have a start past it; they read as empty (never a read of negative length)."""
+    import skdbg.parsers.lineindex as li
+
+    path = _write(tmp_path, b"".join(b"line %05d\n" % i for i in range(5000)))
+    ix = LineIndex(path)
+    calls = 0
+
+    def cancel() -> bool:
+        nonlocal calls
+        calls += 1
+        return calls > 2
+
+    for _ in ix.build(cancel, first_batch=1000, batch=20_000):
+        pass
+    assert ix.cancelled and ix.lines > 1000
+    with path.open("r+b") as fh:
+        fh.truncate(55)  # five whole lines
+    ix.build_all()
+    assert ix.done and ix.size == 55
+    assert (
+        ix.raw_line(4) == b"line 00004" and ix.raw_line(ix.lines - 1) == b"" and ix.line(ix.lines - 1) == ""
+    )
+    assert search_file(ix, compile_pattern("line 0000[0-4]"), ix.lines - 1, backwards=True) == 4
+    li.SEARCH_BLOCK, saved = 7, li.SEARCH_BLOCK
+    try:
+        cols = header_columns(ix)
+    finally:
+        li.SEARCH_BLOCK = saved
+    assert cols is not None and len(cols.ts) == ix.lines
+
+
+def test_fault_lines_scan_the_file_that_was_indexed(tmp_path: Path) -> None:
+    """The fault scan reads the indexed file through a descriptor of its own, and only its indexed
+    lines: a log replaced under its name (rotation) or grown since cannot give fault lines the view
+    does not have."""
+    lines = [f"ok {i}" for i in range(6)]
+    lines[2] = "EE9999 first"
+    path = _write(tmp_path, ("\n".join(lines) + "\n").encode())
+    ix = LineIndex(path).build_all()
+    with path.open("ab") as fh:
+        fh.write(b"EE9999 written after indexing\n")
+    newer = _write(tmp_path, b"EE9999 in the new file\n" * 40, "new.log")
+    newer.replace(path)
+    found = fault_lines(ix)
+    assert found is not None and found.tolist() == [2]
+    descriptors = os.listdir("/proc/self/fd") if os.path.isdir("/proc/self/fd") else None
+    assert fault_lines(ix, stops=True).tolist() == [2]  # type: ignore[union-attr]
+    if descriptors is not None:
+        assert len(os.listdir("/proc/self/fd")) == len(descriptors)  # the scan's own descriptor closed
+
+
+def test_fault_lines_of_a_replaced_file_without_proc_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import skdbg.parsers.lineindex as li
+
+    path = _write(tmp_path, b"EE9999 a\nb\n")
+    ix = LineIndex(path).build_all()
+    _write(tmp_path, b"EE9999 other\n", "g.log").replace(path)
+    real_open = os.open
+
+    def no_proc(name: object, *args: object, **kwargs: object) -> int:
+        if str(name).startswith("/proc/"):
+            raise FileNotFoundError(name)
+        return real_open(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(li.os, "open", no_proc)
+    with pytest.raises(ParseError, match="replaced or removed since"):
+        fault_lines(ix)

@@ -96,7 +96,8 @@ P = ParamSpec("P")
 def _file_errors_reported(
     fn: Callable[Concatenate[LogView, P], None],
 ) -> Callable[Concatenate[LogView, P], None]:
-    """Worker bodies: a file that vanishes or cannot be read becomes a message, not a crashed app."""
+    """Worker bodies: a file that vanishes or cannot be read becomes a message, not a crashed app
+    (an ``OSError``, or the :class:`ParseError` a parser makes of one, which names file and problem)."""
 
     def run(self: LogView, /, *args: P.args, **kwargs: P.kwargs) -> None:
         try:
@@ -104,6 +105,8 @@ def _file_errors_reported(
         except OSError as exc:
             where = exc.filename if exc.filename is not None else "plog file"
             self.post_message(LogView._Failed(f"{where}: cannot read ({exc.strerror or exc})"))
+        except ParseError as exc:
+            self.post_message(LogView._Failed(str(exc)))
 
     functools.update_wrapper(run, fn)
     return run

@@ -387,6 +387,34 @@ async def test_a_file_that_vanishes_is_reported_not_a_crash(tmp_path: Path) -> N
         assert app.is_running
 
 
+async def test_a_file_replaced_under_the_fault_scan_is_reported_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the indexed file cannot be reopened for the fault scan (replaced, on a system without
+    ``/proc/self/fd``), the reader's ParseError is a message on the view, like a vanished file."""
+    import skdbg.tui.logview as lv
+    from skdbg.parsers.common import ParseError
+
+    def replaced(ix: LineIndex, *args: object, **kwargs: object) -> None:
+        raise ParseError(
+            str(ix.path), "the file that was indexed (it was replaced or removed since; open it again)"
+        )
+
+    monkeypatch.setattr(lv, "fault_lines", replaced)
+    p = tmp_path / "plog-9_1.log"
+    p.write_text("one\nEE9999 two\n")
+    app = Host([p])
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(LogView)
+        await settle(app, pilot)
+        assert view.errors == [
+            f"{p}: expected the file that was indexed (it was replaced or removed since; open it again)"
+        ]
+        assert view.row_count == 2 and app.is_running
+        await pilot.press("e")  # no fault stops: nothing happens
+        assert app.is_running
+
+
 def write_big_plog(path: Path, size: int) -> int:
     """``size`` bytes of realistic plog noise from repeated pre-rendered blocks (fast: ~0.2 s/200 MB)."""
     rng = random.Random(4)
