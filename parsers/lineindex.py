@@ -58,8 +58,10 @@ BATCH = 32 << 20
 SEARCH_BLOCK = 8 << 20
 ROW_CHUNK = 16384
 #: :meth:`LineIndex.read_ranges` reads two ranges in one call when at most this many bytes lie
-#: between them, and a call spans at most :data:`_RANGE_RUN` bytes
-_RANGE_GAP = 64 << 10
+#: between them, and a call spans at most about :data:`_RANGE_RUN` bytes. Why 8 KiB: copying that
+#: many bytes costs about what one more read call does, so a search never costs more than twice the
+#: least it could, and never reads more than this much per range it needs
+_RANGE_GAP = 8 << 10
 #: bytes a :class:`LineIndex` build reads at a time (see :meth:`LineIndex._newlines`)
 _READ_PIECE = 1 << 20
 _RANGE_RUN = 16 << 20
@@ -369,6 +371,8 @@ class LineIndex:
         )
 
     def close(self) -> None:
+        """Close the descriptor (nothing in the viewer does: an index lives as long as its view). A
+        read after this opens the file by its name again, whatever file has that name by then."""
         with self._fd_lock:
             if self._fd is not None:
                 os.close(self._fd)
@@ -678,9 +682,8 @@ def search_order(
 
     ``order`` holds global line ids over fully indexed ``indexes`` (file k's line i is the number of
     lines in files before k, plus i — the ids :func:`merge_order` returns). Rows are taken
-    :data:`ROW_CHUNK` at a time: their lines are read from each file (nearby ones in one read), joined,
-    and searched with one regex call per chunk, each candidate confirmed on its line alone (as in
-    :func:`search_file`).
+    :data:`ROW_CHUNK` at a time (see :func:`_rows_text`) and searched with one regex call per chunk,
+    each candidate confirmed on its line alone (as in :func:`search_file`).
     """
     rows = len(order)
     if not indexes or rows == 0:
@@ -707,20 +710,8 @@ def search_order(
         if cancel():
             return None
         hi = min(hi, rows)
-        g = order[lo:hi]
-        k = np.searchsorted(bases, g, side="right") - 1
-        i = g - bases[k]
-        pieces = [b""] * len(g)
-        for kk in np.unique(k).tolist():
-            sel = np.flatnonzero(k == kk)
-            here = i[sel]
-            got = indexes[kk].read_ranges(line_starts[kk][here], line_ends[kk][here])
-            for row, piece in zip(sel.tolist(), got, strict=True):
-                pieces[row] = piece
-        buf = b"\n".join(pieces)
-        offs = np.zeros(len(pieces), dtype=np.int64)
-        np.cumsum([len(p) + 1 for p in pieces[:-1]], out=offs[1:])
-        hits = _line_hits(buf, pattern, offs, 0, 0, len(pieces))
+        buf, offs = _rows_text(indexes, bases, line_starts, line_ends, order[lo:hi])
+        hits = _line_hits(buf, pattern, offs, 0, 0, len(offs))
         if backwards:
             found = list(hits)
             if found:
@@ -732,3 +723,43 @@ def search_order(
                 return lo + first
             lo, hi = hi, hi + ROW_CHUNK
     return None
+
+
+def _rows_text(
+    indexes: Sequence[LineIndex],
+    bases: IntArray,
+    line_starts: list[IntArray],
+    line_ends: list[IntArray],
+    rows: IntArray,
+) -> tuple[bytes, IntArray]:
+    """The lines of ``rows`` (global line ids, see :func:`search_order`) joined by newlines, and
+    where each starts in the result.
+
+    Why runs: rows that are consecutive lines of one file (a whole merged stretch, a filter keeping
+    neighbours) are the file's own bytes from the first one's start to the last one's end, its
+    newlines included, so each run is one slice and its rows' places follow from the index, with no
+    per-line slicing or joining. Runs are read with :meth:`LineIndex.read_ranges`. Bytes gone since
+    indexing (the file was cut) make their rows empty."""
+    k = np.searchsorted(bases, rows, side="right") - 1
+    i = rows - bases[k]
+    row_start = np.empty(len(rows), dtype=np.int64)
+    for kk in np.unique(k).tolist():
+        sel = k == kk
+        row_start[sel] = line_starts[kk][i[sel]]
+    brk = np.flatnonzero((k[1:] != k[:-1]) | (i[1:] != i[:-1] + 1)) + 1
+    first = np.concatenate((np.zeros(1, dtype=np.int64), brk))
+    last = np.concatenate((brk, np.array([len(rows)], dtype=np.int64))) - 1
+    run_file, run_lo = k[first], row_start[first]
+    run_hi = np.empty(len(first), dtype=np.int64)
+    runs: list[bytes] = [b""] * len(first)
+    for kk in np.unique(run_file).tolist():
+        sel = np.flatnonzero(run_file == kk)
+        run_hi[sel] = line_ends[kk][i[last[sel]]]
+        for q, data in zip(sel.tolist(), indexes[kk].read_ranges(run_lo[sel], run_hi[sel]), strict=True):
+            runs[q] = data
+    got = np.array([len(r) for r in runs], dtype=np.int64)
+    run_at = np.zeros(len(runs), dtype=np.int64)
+    np.cumsum(got[:-1] + 1, out=run_at[1:])
+    run_of = np.repeat(np.arange(len(runs)), last - first + 1)
+    offs: IntArray = run_at[run_of] + np.minimum(row_start - run_lo[run_of], got[run_of])
+    return b"\n".join(runs), offs

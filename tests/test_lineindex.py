@@ -63,8 +63,13 @@ def _index(p: Path, first: int, batch: int) -> LineIndex:
 
 
 @SETTINGS
-@given(data=CONTENT, first=st.integers(1, 20), batch=st.integers(1, 20))
-def test_lines_equal_the_project_line_reader(tmp_path: Path, data: bytes, first: int, batch: int) -> None:
+@given(data=CONTENT, first=st.integers(1, 20), batch=st.integers(1, 20), piece=st.integers(1, 9))
+def test_lines_equal_the_project_line_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes, first: int, batch: int, piece: int
+) -> None:
+    import skdbg.parsers.lineindex as li
+
+    monkeypatch.setattr(li, "_READ_PIECE", piece)  # a batch is read in pieces of this many bytes
     ix = _index(_write(tmp_path, data), first, batch)
     expected = [t.text for t in iter_text_lines(data.decode("utf-8", errors="replace"))]
     assert ix.done
@@ -205,6 +210,7 @@ def test_search_streams_across_blocks_and_literal_mode(
     start=st.integers(-1, 50),
     backwards=st.booleans(),
     chunk=st.integers(1, 7),
+    shuffled=st.booleans(),
 )
 def test_search_order_agrees_with_a_naive_scan(
     tmp_path: Path,
@@ -215,7 +221,10 @@ def test_search_order_agrees_with_a_naive_scan(
     start: int,
     backwards: bool,
     chunk: int,
+    shuffled: bool,
 ) -> None:
+    """Shuffled rows (a time merge) and rows in file order (runs of neighbouring lines, read as
+    one slice each), some dropped as a filter would."""
     import skdbg.parsers.lineindex as li
 
     monkeypatch.setattr(li, "ROW_CHUNK", chunk)
@@ -227,8 +236,13 @@ def test_search_order_agrees_with_a_naive_scan(
         indexes.append(ix)
         texts.extend(ix.line(i) for i in range(ix.lines))
     order = np.arange(len(texts), dtype=np.int64)
-    random.Random(seed).shuffle(order)
-    order = order[: max(0, len(order) - seed % 3)]  # a filter drops some lines
+    if shuffled:
+        random.Random(seed).shuffle(order)
+        order = order[: max(0, len(order) - seed % 3)]  # a filter drops some lines
+    else:
+        order = order[
+            np.array([random.Random(seed + r).random() < 0.8 for r in range(len(order))], dtype=bool)
+        ]
     rows = [texts[g] for g in order.tolist()]
     for pattern in ("foo$", "^fo", "o+ ?o", "^$", "x*"):
         rx = re.compile(pattern)
@@ -478,12 +492,18 @@ def test_header_columns_do_not_depend_on_the_block_size(
         _plog(t0 + timedelta(seconds=i), i, "INFO", "z" * w) if w % 3 else "cont" + "y" * w
         for i, w in enumerate(widths)
     ]
+    # a header in the middle of a line is no header: a block cut there would make it one
+    lines = [
+        line if w % 5 else line + " " + _plog(t0, 99, "ERROR", "quoted")
+        for line, w in zip(lines, widths, strict=True)
+    ]
     path = _write(tmp_path, ("\n".join(lines) + ("\n" if newline_at_end else "")).encode())
     whole = header_columns(LineIndex(path))
     monkeypatch.setattr(li, "SEARCH_BLOCK", block)
     cut = header_columns(LineIndex(path))
     assert whole is not None and cut is not None
     assert cut.has_header.tolist() == [bool(w % 3) for w in widths]
+    assert 99 not in cut.pid.tolist()
     for name in ("ts", "level", "module", "pid", "has_header"):
         assert getattr(cut, name).tolist() == getattr(whole, name).tolist(), name
 
@@ -559,3 +579,87 @@ def test_fault_lines_of_a_replaced_file_without_proc_is_a_clear_error(
     monkeypatch.setattr(li.os, "open", no_proc)
     with pytest.raises(ParseError, match="replaced or removed since"):
         fault_lines(ix)
+
+
+def test_short_positional_reads_are_read_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``os.preadv`` may return fewer bytes than asked (a signal, a network file system): the build
+    reads on after them, into the rest of its buffer."""
+    if not hasattr(os, "preadv"):
+        pytest.skip("no os.preadv here: the build reads with os.pread")
+    import skdbg.parsers.lineindex as li
+
+    real = os.preadv
+
+    def short(fd: int, buffers: list[memoryview], offset: int) -> int:
+        return real(fd, [buffers[0][:5]], offset)
+
+    monkeypatch.setattr(li.os, "preadv", short)
+    data = b"".join(b"row %d\n" % i for i in range(3000))
+    ix = LineIndex(_write(tmp_path, data)).build_all()
+    assert ix.lines == 3000 and ix.starts().tolist() == [
+        0,
+        *(i + 1 for i, b in enumerate(data[:-1]) if b == 10),
+    ]
+    assert [ix.line(i) for i in (0, 1234, 2999)] == ["row 0", "row 1234", "row 2999"]
+
+
+def test_the_index_covers_the_file_as_it_is_when_built(tmp_path: Path) -> None:
+    path = _write(tmp_path, b"a\nb\n")
+    ix = LineIndex(path)
+    with path.open("ab") as fh:
+        fh.write(b"c\n")  # written between opening the view and indexing it
+    ix.build_all()
+    assert ix.size == 6 and [ix.line(i) for i in range(ix.lines)] == ["a", "b", "c"]
+
+
+def _counting_reads(ix: LineIndex, monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
+    reads: list[tuple[int, int]] = []
+    real = LineIndex._read
+
+    def counted(self: LineIndex, offset: int, length: int) -> bytes:
+        reads.append((offset, length))
+        return real(self, offset, length)
+
+    monkeypatch.setattr(LineIndex, "_read", counted)
+    return reads
+
+
+def test_read_ranges_reads_nearby_ranges_together_and_never_the_whole_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import skdbg.parsers.lineindex as li
+
+    monkeypatch.setattr(li, "_RANGE_GAP", 50)
+    monkeypatch.setattr(li, "_RANGE_RUN", 4000)
+    data = bytes(range(256)) * 40  # 10,240 bytes
+    ix = LineIndex(_write(tmp_path, data))
+    reads = _counting_reads(ix, monkeypatch)
+    # the third range is far past the second's end but inside the first: one read covers all three
+    assert ix.read_ranges([0, 10, 900], [1000, 20, 910]) == [data[0:1000], data[10:20], data[900:910]]
+    assert reads == [(0, 1000)]
+    reads.clear()
+    monkeypatch.setattr(li, "_RANGE_RUN", 400)
+    # ranges 10 bytes apart all along the file: read in stretches of about _RANGE_RUN bytes, not at once
+    starts = list(range(0, 10_000, 20))
+    got = ix.read_ranges(starts, [a + 10 for a in starts])
+    assert got == [data[a : a + 10] for a in starts]
+    assert len(reads) == 25 and max(length for _, length in reads) <= 400 + 10
+    reads.clear()
+    # two ranges far apart: two reads of their own bytes only
+    assert ix.read_ranges([9000, 100], [9010, 110]) == [data[9000:9010], data[100:110]]
+    assert sorted(reads) == [(100, 10), (9000, 10)]
+
+
+def test_search_order_over_a_file_cut_since_indexing_finds_the_next_files_lines(tmp_path: Path) -> None:
+    """Rows whose bytes are gone are empty: a match in the next file is still its own row."""
+    cut = _write(tmp_path, b"".join(b"row %d of a\n" % r for r in range(10)), "a.log")
+    other = _write(tmp_path, b"needle in b\nrow 1 of b\nneedle again\n", "b.log")
+    indexes = [LineIndex(cut).build_all(), LineIndex(other).build_all()]
+    with cut.open("r+b") as fh:
+        fh.truncate(30)  # two whole rows and a piece of the third
+    order = np.arange(13, dtype=np.int64)
+    assert search_order(indexes, order, compile_pattern("needle"), -1) == 10
+    assert search_order(indexes, order, compile_pattern("needle"), 10) == 12
+    assert search_order(indexes, order, compile_pattern("^row 1 of"), -1) == 1
+    assert search_order(indexes, order, compile_pattern("^row 1 of b"), 2) == 11
+    assert search_order(indexes, order, compile_pattern("needle"), 12, backwards=True) == 10
