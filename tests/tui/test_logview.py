@@ -418,6 +418,52 @@ async def test_a_file_replaced_under_the_fault_scan_is_reported_not_a_crash(
     assert rows == 2
 
 
+async def test_files_cut_while_open_leave_the_view_working(tmp_path: Path) -> None:
+    """Both plogs of a merged view are cut after indexing (one to a third, one to nothing): moving,
+    searching, filtering and fault keys go on; lines gone before they were shown show empty
+    (docs/tui.md)."""
+    paths = []
+    for pid in (7, 8):
+        lines = [
+            plog(T0 + timedelta(milliseconds=10 * i + pid), pid, "INFO", "RUNTIME", f"m{pid}-{i}")
+            for i in range(300)
+        ]
+        lines[250] = plog(
+            T0 + timedelta(milliseconds=2500 + pid), pid, "ERROR", "RUNTIME", "EE9999 late fault"
+        )
+        p = tmp_path / f"plog-{pid}_20260610140000000.log"
+        p.write_text("\n".join(lines) + "\n")
+        paths.append(p)
+    app = Host(paths)
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(LogView)
+        await settle(app, pilot)
+        assert view.row_count == 600 and view.fault_count == 2
+        keep = paths[0].stat().st_size // 3
+        with paths[0].open("r+b") as fh:
+            fh.truncate(keep)
+        paths[1].write_bytes(b"")
+        await pilot.press("G", "g", "e", "e", "E")
+        assert app.is_running
+        await pilot.press("g")
+        assert view.search("m7-1[0-9]$")  # a line still there
+        await settle(app, pilot)
+        assert view.cursor_text().endswith("m7-10")
+        assert view.search("late fault")  # gone from both files: nothing found, the cursor stays
+        await settle(app, pilot)
+        assert not app.searches[-1].found and view.cursor_text().endswith("m7-10")
+        view.set_filter(levels={"ERROR"})
+        await settle(app, pilot)
+        await pilot.press("g", "down", "G")
+        assert app.is_running and view.cursor_text() == ""  # the kept ERROR rows are gone
+        view.set_filter()
+        await settle(app, pilot)
+        assert view.row_count == 600 and not view.errors
+        view.goto(paths[1], 5)  # a line shown before the cut keeps the text it had on screen
+        await pilot.press("down", "end")
+        assert app.is_running
+
+
 def write_big_plog(path: Path, size: int) -> int:
     """``size`` bytes of realistic plog noise from repeated pre-rendered blocks (fast: ~0.2 s/200 MB)."""
     rng = random.Random(4)
