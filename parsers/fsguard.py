@@ -36,7 +36,8 @@ READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC
 _COLLECT = "copy the real file into the scene folder (cp -L), not a link or a special file"
 
 
-def _kind_name(mode: int) -> str:
+def kind_name(mode: int) -> str:
+    """What a file of ``mode`` is, for a message ("a directory", "a FIFO", …)."""
     for test, name in _KIND_NAMES:
         if test(mode):
             return name
@@ -87,7 +88,7 @@ def file_problem(
     except OSError as exc:
         return Gap("unreadable_file", f"{path}: {exc.strerror}", src, _COLLECT)
     if not stat.S_ISREG(mode):
-        return Gap("not_regular_file", f"{path}: not a regular file ({_kind_name(mode)})", src, _COLLECT)
+        return Gap("not_regular_file", f"{path}: not a regular file ({kind_name(mode)})", src, _COLLECT)
     if not os.access(target, os.R_OK):
         return Gap("unreadable_file", f"{path}: permission denied", src, _COLLECT)
     return None
@@ -232,7 +233,7 @@ def open_regular_fd(path: str | os.PathLike[str], *, what: str) -> tuple[int, os
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise ParseError(name, f"{what} (a regular file, got {_kind_name(st.st_mode)})")
+            raise ParseError(name, f"{what} (a regular file, got {kind_name(st.st_mode)})")
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
         return fd, st

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -46,7 +47,7 @@ import numpy as np
 import numpy.typing as npt
 
 from skdbg.parsers.common import ParseError, Source
-from skdbg.parsers.fsguard import READ_FLAGS
+from skdbg.parsers.fsguard import READ_FLAGS, kind_name
 from skdbg.parsers.plog_line import parse_plog_line
 from skdbg.parsers.textio import decode
 
@@ -62,9 +63,9 @@ ROW_CHUNK = 16384
 #: many bytes costs about what one more read call does, so a search never costs more than twice the
 #: least it could, and never reads more than this much per range it needs
 _RANGE_GAP = 8 << 10
+_RANGE_RUN = 16 << 20
 #: bytes a :class:`LineIndex` build reads at a time (see :meth:`LineIndex._newlines`)
 _READ_PIECE = 1 << 20
-_RANGE_RUN = 16 << 20
 
 
 def _never() -> bool:
@@ -90,12 +91,16 @@ class LineIndex:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         p = Path(path)
-        if not p.exists():
-            raise ParseError(str(p), "a log file (file does not exist)")
-        if not p.is_file():
-            raise ParseError(str(p), "a log file (a regular file, got a directory or device)")
+        try:
+            st = p.stat()
+        except FileNotFoundError:
+            raise ParseError(str(p), "a log file (file does not exist)") from None
+        except OSError as exc:
+            raise ParseError(str(p), f"a readable log file ({exc.strerror})") from None
+        if not stat.S_ISREG(st.st_mode):
+            raise ParseError(str(p), f"a log file (a regular file, got {kind_name(st.st_mode)})")
         self.path = p
-        self.size = p.stat().st_size
+        self.size = st.st_size
         self._starts: IntArray = np.zeros(1024, dtype=np.int64)
         self._n = 0  # published count of valid entries of _starts
         self._scanned = 0  # bytes up to which newlines have been found

@@ -145,8 +145,13 @@ def test_concurrent_builders_and_readers_agree(tmp_path: Path) -> None:
 def test_missing_file_and_directory_are_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(ParseError, match="does not exist"):
         LineIndex(tmp_path / "nope.log")
-    with pytest.raises(ParseError, match="regular file"):
+    with pytest.raises(ParseError, match="a regular file, got a directory"):
         LineIndex(tmp_path)
+    fifo = tmp_path / "pipe.log"
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(fifo)
+        with pytest.raises(ParseError, match=r"pipe.log: expected a log file \(a regular file, got a FIFO\)"):
+            LineIndex(fifo)
 
 
 def test_max_line_bytes_and_line_of_offset(tmp_path: Path) -> None:
