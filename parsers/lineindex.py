@@ -17,7 +17,9 @@ its writer or by rotation, a copy overwritten, a network file system losing the 
 process with SIGBUS on the next touch of a page past the new end; Python cannot catch it, so the
 viewer would vanish without a word. A read past the end just returns fewer bytes: the index stops
 there, and lines that are gone read as empty. Every read goes through the one descriptor opened for
-the index, so a file replaced under the same name is still read as the index saw it.
+the index, so a file replaced under the same name is still read as the index saw it. Past
+:func:`_keep_limit` indexes with a descriptor kept (a scene of a thousand plogs), an index builds
+through a descriptor of its own and later reads open the name again, refusing another file there.
 
 Everything else the viewer needs works on top of the index without loading a file:
 
@@ -34,6 +36,7 @@ Everything else the viewer needs works on top of the index without loading a fil
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
@@ -66,6 +69,32 @@ _RANGE_GAP = 8 << 10
 _RANGE_RUN = 16 << 20
 #: bytes a :class:`LineIndex` build reads at a time (see :meth:`LineIndex._newlines`)
 _READ_PIECE = 1 << 20
+
+#: descriptors kept open by line indexes now (see :meth:`LineIndex._descriptor`)
+_held = 0
+_held_lock = threading.Lock()
+
+
+@functools.cache
+def _keep_limit() -> int:
+    """How many line indexes may each keep their file open: a quarter of the process's descriptor
+    limit, at most 512. Why a limit: a scene of a thousand plogs opens a thousand indexes, and a
+    laptop may allow 256 descriptors (macOS's default); the indexes past it read by name."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (ImportError, OSError, ValueError):
+        return 128
+    if soft == resource.RLIM_INFINITY or soft <= 0:
+        return 512
+    return max(8, min(512, soft // 4))
+
+
+def _count_held(delta: int) -> None:
+    global _held
+    with _held_lock:
+        _held += delta
 
 
 def _never() -> bool:
@@ -107,6 +136,7 @@ class LineIndex:
         self.done = self.size == 0
         self.cancelled = False
         self._fd: int | None = None
+        self._ident: tuple[int, int] | None = None  # (device, inode) of the file first opened
         self._fd_lock = threading.Lock()
         self._build_lock = threading.Lock()
         self.max_line_bytes = 0
@@ -155,7 +185,20 @@ class LineIndex:
             yield self.progress()
             return
         self.cancelled = False
-        size = self.size = os.fstat(self._descriptor()).st_size
+        # the index keeps its file open while few indexes do; past that, the build reads through a
+        # descriptor of its own and later reads open the name again (checked to be the same file)
+        private = None if self._kept() is not None else self._open_by_name()
+        try:
+            yield from self._build_with(private, cancel, first_batch, batch)
+        finally:
+            if private is not None:
+                os.close(private)
+
+    def _build_with(
+        self, fd: int | None, cancel: Cancel, first_batch: int, batch: int
+    ) -> Iterator[IndexProgress]:
+        """:meth:`_build_locked`'s batches, read through the build's own ``fd`` (None: the kept one)."""
+        size = self.size = os.fstat(fd if fd is not None else self._descriptor()).st_size
         step = first_batch
         buf = bytearray(min(_READ_PIECE, max(size, 1)))  # one buffer for every read of the build
         while self._scanned < size:
@@ -164,7 +207,7 @@ class LineIndex:
                 return
             lo = self._scanned
             want = min(size, lo + step) - lo
-            nl, got = self._newlines(buf, lo, want)
+            nl, got = self._newlines(fd, buf, lo, want)
             hi = lo + got
             if hi < lo + want:  # cut while indexed: the file ends where its bytes end
                 size = self.size = hi
@@ -189,7 +232,7 @@ class LineIndex:
             self.done = True
             yield self.progress()
 
-    def _newlines(self, buf: bytearray, lo: int, want: int) -> tuple[IntArray, int]:
+    def _newlines(self, fd: int | None, buf: bytearray, lo: int, want: int) -> tuple[IntArray, int]:
         """Offsets (from ``lo``) of the newlines in the ``want`` bytes at ``lo``, read
         :data:`_READ_PIECE` bytes at a time into ``buf``, and how many bytes there were (fewer: the
         file ends there). Why pieces: a piece read is still in the CPU cache when it is searched."""
@@ -197,7 +240,7 @@ class LineIndex:
         got = 0
         while got < want:
             ask = min(len(buf), want - got)
-            with self.read_into(buf, lo + got, ask) as data:
+            with self.read_into(buf, lo + got, ask, fd) as data:
                 n = len(data)
                 found.append(np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10) + got)
             got += n
@@ -267,18 +310,54 @@ class LineIndex:
         return decode(self.raw_line(i))
 
     def _descriptor(self) -> int:
-        """The index's one read-only descriptor, opened on first use (see the module docstring)."""
+        """The index's one read-only descriptor, opened on first use and kept (see the module
+        docstring); the file it opens must be the one indexed (:meth:`_open_by_name`)."""
         fd = self._fd
         if fd is None:
             with self._fd_lock:
                 if self._fd is None:
-                    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
-                    self._fd = os.open(self.path, flags)
+                    self._fd = self._open_by_name()
+                    _count_held(1)
                 fd = self._fd
         return fd
 
+    def _open_by_name(self) -> int:
+        """A new descriptor on the file at :attr:`path`; the first one opened decides which file the
+        index is of, and a later one must be that file. Raises :class:`ParseError` when it is not (a
+        log replaced under its name since it was indexed): its lines would be another file's."""
+        fd = os.open(self.path, READ_FLAGS | getattr(os, "O_BINARY", 0))  # a FIFO put there must not block
+        try:
+            st = os.fstat(fd)
+            ident = (st.st_dev, st.st_ino)
+            if self._ident is None:
+                self._ident = ident
+            elif ident != self._ident:
+                raise ParseError(
+                    str(self.path),
+                    "the file that was indexed (it was replaced or removed since; open it again)",
+                )
+            if hasattr(os, "set_blocking"):
+                os.set_blocking(fd, True)
+            return fd
+        except BaseException:
+            os.close(fd)
+            raise
+
+    def _kept(self) -> int | None:
+        """The kept descriptor (opened now if there is room for one more: :func:`_keep_limit`), or
+        None: then each read opens the name, checked, and closes it."""
+        if self._fd is not None or _held < _keep_limit():
+            return self._descriptor()
+        return None
+
     def _read(self, offset: int, length: int) -> bytes:
-        fd = self._descriptor()
+        fd = self._kept()
+        if fd is None:
+            once = self._open_by_name()
+            try:
+                return _read_all(once, offset, length)
+            finally:
+                os.close(once)
         if hasattr(os, "pread"):  # positional: threads share the descriptor without a lock
             return os.pread(fd, length, offset)
         with self._fd_lock:  # pragma: no cover - Windows fallback
@@ -303,15 +382,21 @@ class LineIndex:
             got += len(more)
         return b"".join(parts)
 
-    def read_into(self, buf: bytearray, offset: int, length: int) -> memoryview:
-        """:meth:`read_at` into ``buf`` (reused: no fresh pages each batch); a view of the bytes read."""
+    def read_into(self, buf: bytearray, offset: int, length: int, fd: int | None = None) -> memoryview:
+        """:meth:`read_at` into ``buf`` (reused: no fresh pages each batch), through ``fd`` if given (a
+        descriptor of the caller's own, read positionally); a view of the bytes read."""
         view = memoryview(buf)[:length]
         preadv = getattr(os, "preadv", None)
-        if preadv is None:  # pragma: no cover - macOS before 11, Windows
-            data = self.read_at(offset, length)
+        if fd is None:
+            fd = self._kept()
+            if fd is None or preadv is None:  # opened for each read, or Windows (reads under the lock)
+                data = self.read_at(offset, length)
+                view[: len(data)] = data
+                return view[: len(data)]
+        elif preadv is None:  # pragma: no cover - Windows, macOS before 11: the caller's own descriptor
+            data = _read_all(fd, offset, length)
             view[: len(data)] = data
             return view[: len(data)]
-        fd = self._descriptor()
         got = 0
         while got < length:
             n = preadv(fd, [view[got:]], offset + got)
@@ -359,34 +444,57 @@ class LineIndex:
         Raises :class:`ParseError` when that file can no longer be opened: where the system offers no
         way to reopen a descriptor (``/proc/self/fd`` is Linux's), the name is opened and must still
         be the indexed file (a log replaced under its name is not)."""
-        indexed = os.fstat(self._descriptor())
-        for name in (f"/proc/self/fd/{self._descriptor()}", self.path):
+        kept = self._fd
+        if kept is not None:  # Linux reopens the open file itself, even if renamed or removed
             try:
-                fd = os.open(name, READ_FLAGS)
+                fd = os.open(f"/proc/self/fd/{kept}", READ_FLAGS)
             except OSError:
-                continue
-            st = os.fstat(fd)
-            if (st.st_dev, st.st_ino) == (indexed.st_dev, indexed.st_ino):
-                if hasattr(os, "set_blocking"):
-                    os.set_blocking(fd, True)
-                return fd, st
-            os.close(fd)
-        raise ParseError(
-            str(self.path), "the file that was indexed (it was replaced or removed since; open it again)"
-        )
+                pass
+            else:
+                st = os.fstat(fd)
+                if (st.st_dev, st.st_ino) == self._ident:
+                    if hasattr(os, "set_blocking"):
+                        os.set_blocking(fd, True)
+                    return fd, st
+                os.close(fd)
+        try:
+            fd = self._open_by_name()
+        except FileNotFoundError:
+            raise ParseError(
+                str(self.path), "the file that was indexed (it was replaced or removed since; open it again)"
+            ) from None
+        return fd, os.fstat(fd)
 
     def close(self) -> None:
         """Close the descriptor (nothing in the viewer does: an index lives as long as its view). A
-        read after this opens the file by its name again, whatever file has that name by then."""
+        read after this opens the file by its name again, and fails if that is another file now."""
         with self._fd_lock:
             if self._fd is not None:
                 os.close(self._fd)
                 self._fd = None
+                _count_held(-1)
 
     def __del__(self) -> None:
         fd = getattr(self, "_fd", None)
         if fd is not None:
             os.close(fd)
+            _count_held(-1)
+
+
+def _read_all(fd: int, offset: int, length: int) -> bytes:
+    """``length`` bytes at ``offset`` of the caller's own descriptor ``fd`` (fewer at its end), where
+    ``os.preadv`` is missing: ``os.pread`` calls, or (Windows) a seek and reads."""
+    parts = []
+    if not hasattr(os, "pread"):  # pragma: no cover - Windows: the descriptor is the caller's alone
+        os.lseek(fd, offset, os.SEEK_SET)
+    while length > 0:
+        got = os.pread(fd, length, offset) if hasattr(os, "pread") else os.read(fd, length)
+        if not got:
+            break
+        parts.append(got)
+        offset += len(got)
+        length -= len(got)
+    return b"".join(parts)
 
 
 # -- lazily parsed metadata of visible lines -------------------------------------------------------

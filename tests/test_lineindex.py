@@ -668,3 +668,49 @@ def test_search_order_over_a_file_cut_since_indexing_finds_the_next_files_lines(
     assert search_order(indexes, order, compile_pattern("^row 1 of"), -1) == 1
     assert search_order(indexes, order, compile_pattern("^row 1 of b"), 2) == 11
     assert search_order(indexes, order, compile_pattern("needle"), 12, backwards=True) == 10
+
+
+def _open_descriptors() -> int | None:
+    return len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+
+
+def test_indexes_past_the_limit_keep_no_descriptor_and_check_the_file_on_reopen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scene of a thousand plogs opens a thousand indexes: only the first few keep their file
+    open; the others read by name, and a name that now holds another file is refused, not read."""
+    import skdbg.parsers.lineindex as li
+
+    room = li._held + 2  # two more indexes may keep their file, whatever else is open
+    monkeypatch.setattr(li, "_keep_limit", lambda: room)
+    paths = [
+        _write(tmp_path, b"".join(b"f%d line %d\n" % (f, i) for i in range(50)), f"p{f}.log")
+        for f in range(5)
+    ]
+    before = _open_descriptors()
+    indexes = [LineIndex(p).build_all() for p in paths]
+    assert [ix._fd is not None for ix in indexes] == [True, True, False, False, False]
+    if before is not None:
+        assert _open_descriptors() == before + 2
+    assert [ix.line(49) for ix in indexes] == [f"f{f} line 49" for f in range(5)]  # past the limit: by name
+    assert search_file(indexes[3], compile_pattern("line 7$"), -1) == 7
+    assert [ix._fd is not None for ix in indexes] == [True, True, False, False, False]
+    if before is not None:
+        assert _open_descriptors() == before + 2  # each read past the limit closed what it opened
+    _write(tmp_path, b"another file\n", "x.log").replace(paths[4])
+    with pytest.raises(ParseError, match="replaced or removed since"):
+        indexes[4].line(3)
+    with pytest.raises(ParseError, match="replaced or removed since"):
+        fault_lines(indexes[4])
+    paths[3].unlink()
+    with pytest.raises(ParseError, match="replaced or removed since"):
+        fault_lines(indexes[3])
+    paths[0].unlink()  # a kept descriptor still reads its file (on Linux the fault scan too)
+    assert indexes[0].line(49) == "f0 line 49"
+    if os.path.isdir("/proc/self/fd"):
+        found = fault_lines(indexes[0])
+        assert found is not None and found.tolist() == []
+    for ix in indexes:
+        ix.close()
+    if before is not None:
+        assert _open_descriptors() == before

@@ -102,14 +102,19 @@ def _file_errors_reported(
     def run(self: LogView, /, *args: P.args, **kwargs: P.kwargs) -> None:
         try:
             fn(self, *args, **kwargs)
-        except OSError as exc:
-            where = exc.filename if exc.filename is not None else "plog file"
-            self.post_message(LogView._Failed(f"{where}: cannot read ({exc.strerror or exc})"))
-        except ParseError as exc:
-            self.post_message(LogView._Failed(str(exc)))
+        except (OSError, ParseError) as exc:
+            self.post_message(LogView._Failed(_failure_text(exc)))
 
     functools.update_wrapper(run, fn)
     return run
+
+
+def _failure_text(exc: OSError | ParseError) -> str:
+    """The message a view shows for a file it could not read (a ParseError names file and problem)."""
+    if isinstance(exc, ParseError):
+        return str(exc)
+    where = exc.filename if exc.filename is not None else "plog file"
+    return f"{where}: cannot read ({exc.strerror or exc})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,6 +315,7 @@ class LogView(ScrollView, can_focus=True):
         self.paths = [str(p) for p in paths]
         self.merge = merge
         self.errors: list[str] = []
+        self._read_failures: set[str] = set()  # line reads that failed, each reported once
         self.indexes: list[LineIndex] = []
         for p in paths:
             try:
@@ -831,7 +837,14 @@ class LogView(ScrollView, can_focus=True):
         Control bytes are shown as their Unicode control pictures (ESC as ``␛``): written raw they
         would be interpreted by the terminal.
         """
-        raw = self.indexes[k].raw_line(i, MAX_LINE_BYTES)
+        try:
+            raw = self.indexes[k].raw_line(i, MAX_LINE_BYTES)
+        except (OSError, ParseError) as exc:  # gone or replaced since indexed: shown empty, said once
+            text = _failure_text(exc)
+            if text not in self._read_failures:
+                self._read_failures.add(text)
+                self.post_message(LogView._Failed(text))
+            return ""
         return raw.decode("utf-8", errors="replace").expandtabs(4).translate(CONTROL_PICTURES)
 
     def _text(self, k: int, i: int) -> str:

@@ -464,6 +464,27 @@ async def test_files_cut_while_open_leave_the_view_working(tmp_path: Path) -> No
         assert app.is_running
 
 
+async def test_a_line_that_cannot_be_read_shows_empty_and_is_reported_once(tmp_path: Path) -> None:
+    """An index that keeps no descriptor (past the open-file limit, or closed) reads by name; when the
+    name now holds another file, its lines show empty and the view says why, once."""
+    p = tmp_path / "plog-5_1.log"
+    p.write_text("".join(f"line {i}\n" for i in range(200)))
+    app = Host([p])
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(LogView)
+        await settle(app, pilot)
+        view.indexes[0].close()
+        (tmp_path / "other.log").write_text("not the indexed file\n")
+        (tmp_path / "other.log").replace(p)
+        view._text_cache.clear()
+        await pilot.press("G", "g", "down", "down")
+        await settle(app, pilot)
+        assert view.cursor_text() == "" and app.is_running
+        assert view.errors == [
+            f"{p}: expected the file that was indexed (it was replaced or removed since; open it again)"
+        ]
+
+
 def write_big_plog(path: Path, size: int) -> int:
     """``size`` bytes of realistic plog noise from repeated pre-rendered blocks (fast: ~0.2 s/200 MB)."""
     rng = random.Random(4)
