@@ -70,6 +70,12 @@ _RANGE_RUN = 16 << 20
 #: bytes a :class:`LineIndex` build reads at a time (see :meth:`LineIndex._newlines`)
 _READ_PIECE = 1 << 20
 
+#: bytes at the start of a file that must not change for it to be the file indexed (the name
+#: reopened: :meth:`LineIndex._open_by_name`)
+_HEAD = 4096
+#: what a reader says of a file that is no longer the one indexed
+_GONE = "the file that was indexed (it was replaced, removed or rewritten since; open it again)"
+
 #: descriptors kept open by line indexes now (see :meth:`LineIndex._descriptor`)
 _held = 0
 _held_lock = threading.Lock()
@@ -136,7 +142,8 @@ class LineIndex:
         self.done = self.size == 0
         self.cancelled = False
         self._fd: int | None = None
-        self._ident: tuple[int, int] | None = None  # (device, inode) of the file first opened
+        self._ident = (st.st_dev, st.st_ino)  # the file indexed (see _open_by_name)
+        self._head: bytes | None = None  # its first bytes as the build read them
         self._fd_lock = threading.Lock()
         self._build_lock = threading.Lock()
         self.max_line_bytes = 0
@@ -199,6 +206,8 @@ class LineIndex:
     ) -> Iterator[IndexProgress]:
         """:meth:`_build_locked`'s batches, read through the build's own ``fd`` (None: the kept one)."""
         size = self.size = os.fstat(fd if fd is not None else self._descriptor()).st_size
+        if self._head is None:
+            self._head = self.read_at(0, _HEAD) if fd is None else _read_all(fd, 0, min(size, _HEAD))
         step = first_batch
         buf = bytearray(min(_READ_PIECE, max(size, 1)))  # one buffer for every read of the build
         while self._scanned < size:
@@ -322,20 +331,27 @@ class LineIndex:
         return fd
 
     def _open_by_name(self) -> int:
-        """A new descriptor on the file at :attr:`path`; the first one opened decides which file the
-        index is of, and a later one must be that file. Raises :class:`ParseError` when it is not (a
-        log replaced under its name since it was indexed): its lines would be another file's."""
-        fd = os.open(self.path, READ_FLAGS | getattr(os, "O_BINARY", 0))  # a FIFO put there must not block
+        """A new descriptor on the file at :attr:`path`, which must still be the file indexed: a
+        regular file, the device and inode :meth:`__init__` saw, and (once built) the same first bytes.
+        Raises :class:`ParseError` otherwise (a log replaced, removed or rewritten since it was
+        indexed: its lines would be another file's). Why the bytes: a file system hands a freed inode
+        number to the next file made, so a scene deleted and copied again has the old numbers."""
+        try:
+            fd = os.open(
+                self.path, READ_FLAGS | getattr(os, "O_BINARY", 0)
+            )  # a FIFO put there must not block
+        except FileNotFoundError:
+            gone = (
+                "a log file (file does not exist)" if self._head is None else _GONE
+            )  # before its build: never read
+            raise ParseError(str(self.path), gone) from None
         try:
             st = os.fstat(fd)
-            ident = (st.st_dev, st.st_ino)
-            if self._ident is None:
-                self._ident = ident
-            elif ident != self._ident:
-                raise ParseError(
-                    str(self.path),
-                    "the file that was indexed (it was replaced or removed since; open it again)",
-                )
+            if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != self._ident:
+                raise ParseError(str(self.path), _GONE)
+            if self._head is not None and _read_all(fd, 0, len(self._head)) != self._head:
+                # a new file that got the freed inode number (a scene deleted and copied again)
+                raise ParseError(str(self.path), _GONE)
             if hasattr(os, "set_blocking"):
                 os.set_blocking(fd, True)
             return fd
@@ -452,17 +468,12 @@ class LineIndex:
                 pass
             else:
                 st = os.fstat(fd)
-                if (st.st_dev, st.st_ino) == self._ident:
+                if (st.st_dev, st.st_ino) == self._ident and stat.S_ISREG(st.st_mode):
                     if hasattr(os, "set_blocking"):
                         os.set_blocking(fd, True)
                     return fd, st
                 os.close(fd)
-        try:
-            fd = self._open_by_name()
-        except FileNotFoundError:
-            raise ParseError(
-                str(self.path), "the file that was indexed (it was replaced or removed since; open it again)"
-            ) from None
+        fd = self._open_by_name()
         return fd, os.fstat(fd)
 
     def close(self) -> None:

@@ -582,7 +582,7 @@ def test_fault_lines_of_a_replaced_file_without_proc_is_a_clear_error(
         return real_open(name, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(li.os, "open", no_proc)
-    with pytest.raises(ParseError, match="replaced or removed since"):
+    with pytest.raises(ParseError, match="replaced, removed or rewritten since"):
         fault_lines(ix)
 
 
@@ -681,7 +681,8 @@ def test_indexes_past_the_limit_keep_no_descriptor_and_check_the_file_on_reopen(
     open; the others read by name, and a name that now holds another file is refused, not read."""
     import skdbg.parsers.lineindex as li
 
-    room = li._held + 2  # two more indexes may keep their file, whatever else is open
+    start = li._held
+    room = start + 2  # two more indexes may keep their file, whatever else is open
     monkeypatch.setattr(li, "_keep_limit", lambda: room)
     paths = [
         _write(tmp_path, b"".join(b"f%d line %d\n" % (f, i) for i in range(50)), f"p{f}.log")
@@ -698,12 +699,12 @@ def test_indexes_past_the_limit_keep_no_descriptor_and_check_the_file_on_reopen(
     if before is not None:
         assert _open_descriptors() == before + 2  # each read past the limit closed what it opened
     _write(tmp_path, b"another file\n", "x.log").replace(paths[4])
-    with pytest.raises(ParseError, match="replaced or removed since"):
+    with pytest.raises(ParseError, match="replaced, removed or rewritten since"):
         indexes[4].line(3)
-    with pytest.raises(ParseError, match="replaced or removed since"):
+    with pytest.raises(ParseError, match="replaced, removed or rewritten since"):
         fault_lines(indexes[4])
     paths[3].unlink()
-    with pytest.raises(ParseError, match="replaced or removed since"):
+    with pytest.raises(ParseError, match="replaced, removed or rewritten since"):
         fault_lines(indexes[3])
     paths[0].unlink()  # a kept descriptor still reads its file (on Linux the fault scan too)
     assert indexes[0].line(49) == "f0 line 49"
@@ -712,5 +713,46 @@ def test_indexes_past_the_limit_keep_no_descriptor_and_check_the_file_on_reopen(
         assert found is not None and found.tolist() == []
     for ix in indexes:
         ix.close()
+    assert li._held == start
     if before is not None:
         assert _open_descriptors() == before
+
+
+def test_a_name_reopened_must_hold_the_indexed_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the open-file limit each read opens the name: the file there must be a regular file with
+    the indexed inode and first bytes. Rewritten in place (same inode), or a FIFO, a directory put
+    there: refused with the same message, never read (a FIFO must not block)."""
+    import skdbg.parsers.lineindex as li
+
+    monkeypatch.setattr(li, "_keep_limit", lambda: 0)
+    path = _write(tmp_path, b"first line\nsecond line\n")
+    ix = LineIndex(path).build_all()
+    assert ix._fd is None and ix.line(1) == "second line"
+    with path.open("ab") as fh:  # appended by its writer: still the indexed file
+        fh.write(b"third line\n")
+    assert ix.line(0) == "first line"
+    inode = path.stat().st_ino
+    path.write_bytes(b"FIRST LINE\nsecond line\n")  # rewritten in place: same inode, other bytes
+    assert path.stat().st_ino == inode
+    with pytest.raises(ParseError, match="replaced, removed or rewritten since"):
+        ix.line(1)
+    if hasattr(os, "mkfifo"):
+        path.unlink()
+        os.mkfifo(path)
+        with pytest.raises(ParseError, match="replaced, removed or rewritten since"):
+            fault_lines(ix)
+        path.unlink()
+    path.mkdir()
+    with pytest.raises(ParseError, match="replaced, removed or rewritten since"):
+        ix.line(0)
+
+
+def test_a_name_changed_before_the_first_read_is_refused(tmp_path: Path) -> None:
+    """The file an index is of is the one its constructor saw: a directory or another file put at
+    the name before the build is not indexed instead."""
+    path = _write(tmp_path, b"a\n")
+    ix = LineIndex(path)
+    path.unlink()
+    path.mkdir()
+    with pytest.raises(ParseError, match="replaced, removed or rewritten since"):
+        ix.build_all()

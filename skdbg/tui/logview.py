@@ -831,27 +831,31 @@ class LogView(ScrollView, can_focus=True):
         tag = len(str(len(self.indexes))) + 1 if self._files_tagged else 0
         return tag + max(digits, 4) + 1
 
-    def _read_text(self, k: int, i: int) -> str:
-        """Read one line from disk (worker threads; single lines on a user action).
+    def _read_text(self, k: int, i: int) -> str | None:
+        """Read one line from disk (worker threads; single lines on a user action); None when it
+        cannot be read (reported once per distinct failure).
 
         Control bytes are shown as their Unicode control pictures (ESC as ``␛``): written raw they
         would be interpreted by the terminal.
         """
         try:
             raw = self.indexes[k].raw_line(i, MAX_LINE_BYTES)
-        except (OSError, ParseError) as exc:  # gone or replaced since indexed: shown empty, said once
+        except (OSError, ParseError) as exc:  # gone or replaced since indexed: said once, read again later
             text = _failure_text(exc)
             if text not in self._read_failures:
                 self._read_failures.add(text)
                 self.post_message(LogView._Failed(text))
-            return ""
+            return None
         return raw.decode("utf-8", errors="replace").expandtabs(4).translate(CONTROL_PICTURES)
 
     def _text(self, k: int, i: int) -> str:
         """Text of a line: from the cache, else read now (only for single lines the user acted on)."""
         text = self._text_cache.get((k, i))
         if text is None:
-            text = self._read_text(k, i)
+            read = self._read_text(k, i)
+            if read is None:  # not kept: a failure that passes (too many open files) is read again
+                return ""
+            text = read
             self._text_cache.set((k, i), text)
         return text
 
@@ -921,7 +925,9 @@ class LogView(ScrollView, can_focus=True):
         for k, i in wanted:
             if _cancelled():
                 break
-            got[(k, i)] = self._read_text(k, i)
+            text = self._read_text(k, i)
+            if text is not None:
+                got[(k, i)] = text
         self.post_message(self._Lines(got))
 
     def on_log_view__lines(self, msg: LogView._Lines) -> None:

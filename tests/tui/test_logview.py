@@ -391,7 +391,7 @@ async def test_a_file_that_vanishes_is_reported_not_a_crash(tmp_path: Path) -> N
     p.write_text("one\ntwo\n")
     # keys on an empty view do nothing harmful
     errors, rows = await _errors_shown(VanishingHost([p]), "e", "G", "slash", "escape")
-    assert len(errors) == 1 and "plog-8_1.log: cannot read" in errors[0]
+    assert errors == [f"{p}: expected a log file (file does not exist)"]
     assert rows == 0
 
 
@@ -405,7 +405,8 @@ async def test_a_file_replaced_under_the_fault_scan_is_reported_not_a_crash(
 
     def replaced(ix: LineIndex, *args: object, **kwargs: object) -> None:
         raise ParseError(
-            str(ix.path), "the file that was indexed (it was replaced or removed since; open it again)"
+            str(ix.path),
+            "the file that was indexed (it was replaced, removed or rewritten since; open it again)",
         )
 
     monkeypatch.setattr(lv, "fault_lines", replaced)
@@ -413,7 +414,7 @@ async def test_a_file_replaced_under_the_fault_scan_is_reported_not_a_crash(
     p.write_text("one\nEE9999 two\n")
     errors, rows = await _errors_shown(Host([p]), "e")  # no fault stops: "e" does nothing
     assert errors == [
-        f"{p}: expected the file that was indexed (it was replaced or removed since; open it again)"
+        f"{p}: expected the file that was indexed (it was replaced, removed or rewritten since; open it again)"
     ]
     assert rows == 2
 
@@ -481,8 +482,32 @@ async def test_a_line_that_cannot_be_read_shows_empty_and_is_reported_once(tmp_p
         await settle(app, pilot)
         assert view.cursor_text() == "" and app.is_running
         assert view.errors == [
-            f"{p}: expected the file that was indexed (it was replaced or removed since; open it again)"
+            f"{p}: expected the file that was indexed (it was replaced, removed or rewritten since; open it again)"
         ]
+
+
+async def test_a_read_that_fails_once_is_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failed read (too many open files) is not kept as the line's text: the next look reads it."""
+    p = tmp_path / "plog-6_1.log"
+    p.write_text("".join(f"line {i}\n" for i in range(300)))  # line 250 is not on the first pages
+    app = Host([p])
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(LogView)
+        await settle(app, pilot)
+        real = LineIndex.raw_line
+        failures = iter([OSError(24, "Too many open files", str(p))])
+
+        def flaky(self: LineIndex, i: int, max_bytes: int | None = None) -> bytes:
+            exc = next(failures, None)
+            if exc is not None:
+                raise exc
+            return real(self, i, max_bytes)
+
+        monkeypatch.setattr(LineIndex, "raw_line", flaky)
+        assert view._text(0, 250) == ""
+        assert view._text(0, 250) == "line 250"
+        await settle(app, pilot)
+        assert view.errors == [f"{p}: cannot read (Too many open files)"]
 
 
 def write_big_plog(path: Path, size: int) -> int:
