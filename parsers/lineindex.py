@@ -36,6 +36,7 @@ Everything else the viewer needs works on top of the index without loading a fil
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
@@ -331,15 +332,18 @@ class LineIndex:
         return fd
 
     def _open_by_name(self) -> int:
-        """A new descriptor on the file at :attr:`path`, which must still be the file indexed: a
+        """:meth:`_open_checked` of :attr:`path`."""
+        return self._open_checked(self.path)
+
+    def _open_checked(self, name: str | Path) -> int:
+        """A new descriptor opened at ``name`` (:attr:`path`, or Linux's ``/proc/self/fd/N`` of the
+        kept descriptor), which must still be the file indexed: a
         regular file, the device and inode :meth:`__init__` saw, and (once built) the same first bytes.
         Raises :class:`ParseError` otherwise (a log replaced, removed or rewritten since it was
         indexed: its lines would be another file's). Why the bytes: a file system hands a freed inode
         number to the next file made, so a scene deleted and copied again has the old numbers."""
         try:
-            fd = os.open(
-                self.path, READ_FLAGS | getattr(os, "O_BINARY", 0)
-            )  # a FIFO put there must not block
+            fd = os.open(name, READ_FLAGS | getattr(os, "O_BINARY", 0))  # a FIFO put there must not block
         except FileNotFoundError:
             gone = (
                 "a log file (file does not exist)" if self._head is None else _GONE
@@ -375,28 +379,14 @@ class LineIndex:
             finally:
                 os.close(once)
         if hasattr(os, "pread"):  # positional: threads share the descriptor without a lock
-            return os.pread(fd, length, offset)
-        with self._fd_lock:  # pragma: no cover - Windows fallback
-            os.lseek(fd, offset, os.SEEK_SET)
-            return os.read(fd, length)
+            return _read_all(fd, offset, length)
+        with self._fd_lock:  # pragma: no cover - Windows: a seek, so one reader at a time
+            return _read_all(fd, offset, length)
 
     def read_at(self, offset: int, length: int) -> bytes:
         """The ``length`` bytes at ``offset``; fewer only where the file ends (it may have been cut
         since it was indexed: a read past its end is empty, never a crash)."""
-        if length <= 0:
-            return b""
-        first = self._read(offset, length)
-        if len(first) == length or not first:
-            return first
-        parts = [first]  # a short read before the end (a signal, a network file system): read on
-        got = len(first)
-        while got < length:
-            more = self._read(offset + got, length - got)
-            if not more:
-                break
-            parts.append(more)
-            got += len(more)
-        return b"".join(parts)
+        return self._read(offset, length) if length > 0 else b""
 
     def read_into(self, buf: bytearray, offset: int, length: int, fd: int | None = None) -> memoryview:
         """:meth:`read_at` into ``buf`` (reused: no fresh pages each batch), through ``fd`` if given (a
@@ -461,19 +451,12 @@ class LineIndex:
         way to reopen a descriptor (``/proc/self/fd`` is Linux's), the name is opened and must still
         be the indexed file (a log replaced under its name is not)."""
         kept = self._fd
+        fd = None
         if kept is not None:  # Linux reopens the open file itself, even if renamed or removed
-            try:
-                fd = os.open(f"/proc/self/fd/{kept}", READ_FLAGS)
-            except OSError:
-                pass
-            else:
-                st = os.fstat(fd)
-                if (st.st_dev, st.st_ino) == self._ident and stat.S_ISREG(st.st_mode):
-                    if hasattr(os, "set_blocking"):
-                        os.set_blocking(fd, True)
-                    return fd, st
-                os.close(fd)
-        fd = self._open_by_name()
+            with contextlib.suppress(OSError, ParseError):
+                fd = self._open_checked(f"/proc/self/fd/{kept}")
+        if fd is None:
+            fd = self._open_by_name()
         return fd, os.fstat(fd)
 
     def close(self) -> None:
@@ -493,8 +476,9 @@ class LineIndex:
 
 
 def _read_all(fd: int, offset: int, length: int) -> bytes:
-    """``length`` bytes at ``offset`` of the caller's own descriptor ``fd`` (fewer at its end), where
-    ``os.preadv`` is missing: ``os.pread`` calls, or (Windows) a seek and reads."""
+    """``length`` bytes at ``offset`` of ``fd`` (fewer only at its end): ``os.pread`` calls, reading on
+    after a short one (a signal, a network file system), or (Windows) a seek and reads, for which the
+    caller holds the descriptor alone."""
     parts = []
     if not hasattr(os, "pread"):  # pragma: no cover - Windows: the descriptor is the caller's alone
         os.lseek(fd, offset, os.SEEK_SET)

@@ -467,12 +467,14 @@ def test_read_ranges_equal_slices_of_the_file(
 def test_read_at_reads_on_after_a_short_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data = b"".join(b"%d\n" % i for i in range(3000))
     ix = LineIndex(_write(tmp_path, data))
-    real = LineIndex._read
+    import skdbg.parsers.lineindex as li
 
-    def short(self: LineIndex, offset: int, length: int) -> bytes:  # a network file system's reads
-        return real(self, offset, min(length, 7))
+    real = os.pread
 
-    monkeypatch.setattr(LineIndex, "_read", short)
+    def short(fd: int, length: int, offset: int) -> bytes:  # a network file system's reads
+        return real(fd, min(length, 7), offset)
+
+    monkeypatch.setattr(li.os, "pread", short)
     assert ix.read_at(5, 5000) == data[5:5005]
     assert ix.read_at(len(data) - 3, 100) == data[-3:]
     ix.build_all()

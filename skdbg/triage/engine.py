@@ -95,8 +95,7 @@ def read_sk_meta(ctx: TriageContext) -> None:
     each on the bench model, and the verdict reads one rank's."""
     models = ctx.evidence.model_evidence
     if len({me.model.pid for me in models}) <= 1:
-        for me in models:
-            me.load_all()
+        ctx.evidence.load_models(None)
     else:
         for me in models:
             _ = me.handler
