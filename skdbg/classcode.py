@@ -8,22 +8,27 @@ functions took ~60 ms of the ~145 ms ``analyze`` spends importing (Python 3.11),
 scene's whole run. A given text always compiles to the same code object, so, as Python does for
 modules in ``__pycache__``, the code is compiled once, stored, and read back on later starts (~3 ms).
 
-How: :func:`install` gives the ``dataclasses`` module an ``exec`` of its own (``exec`` is a name that
-module looks up in its globals before the builtins, on every Python from 3.10 to 3.13). It changes only
-where the code object comes from: the text is looked up in the stored table, compiled when absent, and
-run by the builtin ``exec`` with the same globals and locals. Only classes of skdbg's own modules are
-served from the table (a bounded, known set); any other caller's text goes to the builtin untouched. The
-table is read on the first class made, so a command that makes none (``--help``) never reads it.
+How: :func:`install` gives the ``dataclasses`` module an ``exec`` of its own. This relies on one detail
+of CPython's ``dataclasses``, true from 3.10 to 3.13: it runs the generated text by calling the name
+``exec``, which it looks up in its module globals before the builtins. The replacement changes only
+where the code object comes from, and only for texts of skdbg's own modules (a bounded, known set): the
+text is looked up in the stored table, compiled when absent, and run by the builtin ``exec`` with the
+same namespaces. Any other text (Textual's, pandas', a user's classes) is compiled exactly as the
+builtin would have compiled it for its caller and run the same way, so nothing else in the process
+changes. Should a later Python stop calling ``exec`` by name, the classes are simply compiled as before.
+The table is read on the first class made: a command that makes none (``--help``) never reads it.
 
-Where: ``dataclass-code.<cache tag>[.opt-N].marshal`` in the package's ``__pycache__`` folder (under
-``PYTHONPYCACHEPREFIX`` when that is set), next to the interpreter's ``.pyc`` files. The file names the
-interpreter's bytecode magic number; a file of another Python, an unreadable or damaged one, or one that
-neither this user nor root owns, or that group or others may write, is ignored and the code compiled.
-New entries are written when the program exits, atomically and owner-only, unless bytecode writing is
-off (``PYTHONDONTWRITEBYTECODE``, ``python -B``) or the folder cannot be written.
+Where: ``dataclass_code.<cache tag>[.opt-N].marshal`` in the package's ``__pycache__`` folder (under
+``PYTHONPYCACHEPREFIX`` when that is set), next to the interpreter's ``.pyc`` files. The file names
+the interpreter's bytecode magic number and a CRC-32 of its contents; a file of another Python, an
+unreadable, damaged or cut one, or one that neither this user nor root owns, or that group or others
+may write, is ignored, its classes compiled, and the file rewritten. New entries are written when the
+program exits, atomically, readable by all and writable by the owner as ``.pyc`` files are, unless
+bytecode writing is off (``PYTHONDONTWRITEBYTECODE``, ``python -B``) or the folder cannot be written.
 """
 
 from __future__ import annotations
+import __future__
 
 import atexit
 import builtins
@@ -34,17 +39,24 @@ import os
 import stat
 import sys
 import threading
+import zlib
 from pathlib import Path
 from types import CodeType
 from typing import Any
 
 #: the top-level package name of the modules whose dataclasses are served from the table
 _OURS = "skdbg"
-#: a table above this many texts is written back with this run's texts only (a development checkout's
-#: edited classes leave their old texts behind; an install's set never changes)
-MAX_ENTRIES = 4096
+#: a table above this many texts is written back with this run's texts only. skdbg's classes make
+#: ~1,000 texts in all; more means a development checkout's edited classes left old texts behind
+#: (each 1,000 texts cost ~2 ms to read at every start)
+MAX_ENTRIES = 2500
 #: first item of the stored tuple: what the file is, in which layout
-FILE_KIND = "skdbg-dataclass-code-1"
+FILE_KIND = "skdbg-dataclass-code-2"
+#: the ``from __future__`` flags the builtin ``exec`` of a text takes from its caller's code (CPython's
+#: ``PyCF_MASK``: every feature but the two whose flags are obsolete, nested_scopes and generators)
+_FUTURE_FLAGS = 0
+for _feature in set(__future__.all_feature_names) - {"nested_scopes", "generators"}:
+    _FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag
 
 _builtin_exec = builtins.exec
 
@@ -71,9 +83,7 @@ class _Table:
                 codes = self.codes
         code = codes.get(text)
         if code is None:
-            # dont_inherit: compiled as dataclasses' own ``exec`` compiles it, without this module's
-            # ``from __future__`` flags (annotations of the generated functions would become strings)
-            code = compile(text, "<string>", "exec", dont_inherit=True)
+            code = compile(text, "<string>", "exec", dont_inherit=True)  # as dataclasses' exec would
             with self.lock:
                 codes[text] = code
                 self.compiled += 1
@@ -114,8 +124,9 @@ def _trusted(st: os.stat_result) -> bool:
 
 def load(path: Path) -> dict[str, CodeType]:
     """The table stored at ``path``; empty when it is absent, unreadable, damaged, of another Python
-    or not trusted (:func:`_trusted`)."""
+    or not trusted (:func:`_trusted`). Never raises: a bad file must not stop the program."""
     try:
+        # O_NONBLOCK: a FIFO put there must not block the start (it is then refused as not regular)
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return {}
@@ -126,30 +137,45 @@ def load(path: Path) -> dict[str, CodeType]:
             data = fh.read()
     except OSError:
         return {}
-    try:
-        kind, magic, codes = marshal.loads(data)
-    except (EOFError, ValueError, TypeError):  # damaged, cut, or not a 3-tuple
+    try:  # marshal raises ValueError, EOFError, TypeError and SystemError on damaged input
+        kind, magic, crc, payload = marshal.loads(data)
+        if kind != FILE_KIND or magic != _magic() or type(payload) is not bytes or zlib.crc32(payload) != crc:
+            return {}
+        codes = marshal.loads(payload)
+    except Exception:
         return {}
-    if kind != FILE_KIND or magic != _magic() or type(codes) is not dict:
-        return {}
-    if not all(type(k) is str and type(v) is CodeType for k, v in codes.items()):
+    if type(codes) is not dict or not all(type(k) is str and type(v) is CodeType for k, v in codes.items()):
         return {}
     return codes
 
 
-def save(path: Path, codes: dict[str, CodeType]) -> bool:
-    """Write ``codes`` to ``path`` atomically (a temporary file beside it, then a rename); False, and
-    nothing changed, when the folder cannot be written."""
-    import tempfile  # only when writing: its imports cost ~3 ms of every start
+def _source_mode() -> int:
+    """The permission bits of a ``.pyc`` written for this module (what importlib derives from its
+    source file): the source's read bits, always writable by the owner."""
+    try:
+        mode = os.stat(__file__).st_mode & 0o666
+    except OSError:
+        mode = 0o666
+    return mode | 0o200
 
+
+def save(path: Path, codes: dict[str, CodeType]) -> bool:
+    """Write ``codes`` to ``path`` atomically (a temporary file of this process beside it, then a
+    rename); False, and nothing changed, when the folder cannot be written."""
+    payload = marshal.dumps(codes)
+    data = marshal.dumps((FILE_KIND, _magic(), zlib.crc32(payload), payload))
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")  # one name a process: a killed write's is reused
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        fd = os.open(tmp, flags, _source_mode())  # the umask applies, as for .pyc files
     except OSError:
         return False
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(marshal.dumps((FILE_KIND, _magic(), codes)))
+            fh.write(data)
         os.replace(tmp, path)
     except OSError:
         with contextlib.suppress(OSError):
@@ -158,22 +184,26 @@ def save(path: Path, codes: dict[str, CodeType]) -> bool:
     return True
 
 
-def _exec(source: Any, namespace: Any = None, local_names: Any = None, /) -> None:
+def _exec(source: Any, namespace: Any = None, local_names: Any = None, /, **kwargs: Any) -> None:
     """``exec`` as ``dataclasses`` calls it; a text of one of skdbg's classes runs the table's code."""
+    caller = sys._getframe(1)
     if namespace is None:  # exec's default: the caller's namespaces (dataclasses always passes its own)
-        frame = sys._getframe(1)
-        namespace = frame.f_globals
+        namespace = caller.f_globals
         if local_names is None:
-            local_names = frame.f_locals
-    table = _table
-    if (
-        table is not None
-        and type(source) is str
-        and type(namespace) is dict
-        and str(namespace.get("__name__", "")).partition(".")[0] == _OURS
-    ):
-        source = table.code_of(source)
-    _builtin_exec(source, namespace, local_names)
+            local_names = caller.f_locals
+    if isinstance(source, str):
+        inherited = caller.f_code.co_flags & _FUTURE_FLAGS  # what the builtin takes from its caller
+        table = _table
+        if (
+            table is not None
+            and not inherited
+            and type(namespace) is dict
+            and str(namespace.get("__name__", "")).partition(".")[0] == _OURS
+        ):
+            source = table.code_of(source)
+        else:  # compiled for the caller, not with this module's own `from __future__` flags
+            source = compile(source, "<string>", "exec", flags=inherited, dont_inherit=True)
+    _builtin_exec(source, namespace, local_names, **kwargs)
 
 
 def _store() -> None:

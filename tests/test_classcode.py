@@ -9,15 +9,21 @@ a table and never touch the checkout's ``__pycache__``.
 """
 
 from __future__ import annotations
-import __future__
 
+import builtins
 import dataclasses
+import importlib.util
 import json
 import marshal
 import os
+import random
 import subprocess
 import sys
+import zlib
+from collections.abc import Callable
 from pathlib import Path
+from types import CodeType
+from typing import Any
 
 import pytest
 
@@ -63,7 +69,12 @@ def test_second_start_compiles_nothing_and_analyses_the_same(tmp_path: Path) -> 
     assert isinstance(stats, dict)
     assert stats["loaded"] == 0 and stats["compiled"] > 300  # ~180 classes, several methods each
     assert path.is_file()
-    assert path.stat().st_mode & 0o077 == 0  # owner-only
+    umask = os.umask(0o022)
+    os.umask(umask)
+    source = (REPO / "skdbg" / "classcode.py").stat().st_mode & 0o666
+    # as a .pyc: the source's read bits and the owner's write bit, less the umask; never group-writable
+    assert path.stat().st_mode & 0o777 == (source | 0o200) & ~umask
+    assert path.stat().st_mode & 0o022 == 0
 
     second = _run(tmp_path)
     again = second["stats"]
@@ -74,18 +85,53 @@ def test_second_start_compiles_nothing_and_analyses_the_same(tmp_path: Path) -> 
     assert second["output"] == first["output"]
 
 
-def test_stored_code_equals_a_fresh_compile(tmp_path: Path) -> None:
-    path = Path(str(_run(tmp_path)["path"]))
-    codes = classcode.load(path)
-    assert len(codes) > 300
-    for text, code in codes.items():
-        assert code == compile(text, "<string>", "exec", dont_inherit=True), text
-    # the generated __init__ keeps real annotations: this module's `from __future__ import annotations`
-    # (which a plain compile() here inherits) is not in the stored code
-    probe = next(t for t in codes if "def __init__(self," in t and ":_type_" in t)
-    future = __future__.annotations.compiler_flag
-    assert compile(probe, "<string>", "exec").co_flags & future
-    assert not codes[probe].co_flags & future
+_ORACLE = """
+import hashlib, importlib, json, marshal, pkgutil, sys, types
+how = sys.argv[1]
+if how == "builtin":  # skdbg without the table: dataclasses compiles with its own exec
+    stub = types.ModuleType("skdbg.classcode")
+    stub.install = lambda *a, **k: None
+    sys.modules["skdbg.classcode"] = stub
+import skdbg
+for info in pkgutil.walk_packages(skdbg.__path__, "skdbg."):
+    importlib.import_module(info.name)
+codes = {}
+for name, mod in list(sys.modules.items()):
+    if name.partition(".")[0] != "skdbg" or mod is None:
+        continue
+    for cls in vars(mod).values():
+        if isinstance(cls, type) and "__dataclass_fields__" in vars(cls) and cls.__module__ == name:
+            for meth, fn in vars(cls).items():
+                code = getattr(fn, "__code__", None)
+                if code is not None and code.co_filename == "<string>":
+                    codes[f"{name}.{cls.__qualname__}.{meth}"] = hashlib.sha256(marshal.dumps(code)).hexdigest()
+from skdbg import classcode
+print(json.dumps({"codes": codes, "stats": classcode.stats() if how == "table" else {},
+                  "path": str(classcode.cache_path()) if how == "table" else ""}))
+"""
+
+
+def _generated_code(prefix: Path, how: str) -> dict[str, Any]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(prefix)
+    out = subprocess.run(
+        [sys.executable, "-c", _ORACLE, how], capture_output=True, text=True, env=env, cwd=REPO, check=True
+    )
+    doc: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return doc
+
+
+def test_every_generated_method_is_what_dataclasses_compiles_itself(tmp_path: Path) -> None:
+    """Every skdbg module imported: each generated method's code (marshalled: bytecode, constants,
+    names, flags, positions) equals the one ``dataclasses`` makes with the builtin ``exec``, with the
+    table empty (compiled and stored) and full (every class served from it)."""
+    builtin = _generated_code(tmp_path, "builtin")["codes"]
+    assert len(builtin) > 1000
+    cold = _generated_code(tmp_path, "table")
+    assert cold["codes"] == builtin and cold["stats"]["loaded"] == 0  # compiled, then stored
+    warm = _generated_code(tmp_path, "table")
+    assert warm["codes"] == builtin  # served from the table
+    assert warm["stats"]["compiled"] == 0 and warm["stats"]["loaded"] == cold["stats"]["compiled"]
 
 
 def test_no_table_is_written_when_bytecode_writing_is_off(tmp_path: Path) -> None:
@@ -95,16 +141,29 @@ def test_no_table_is_written_when_bytecode_writing_is_off(tmp_path: Path) -> Non
     assert not Path(str(doc["path"])).exists()
 
 
+def _stored(kind: object, magic: object, payload: object, crc: int | None = None) -> bytes:
+    data = marshal.dumps(payload)
+    return marshal.dumps((kind, magic, zlib.crc32(data) if crc is None else crc, data))
+
+
+_CODE = {"x = 1": compile("x = 1", "<string>", "exec", dont_inherit=True)}
+_MAGIC = importlib.util.MAGIC_NUMBER
+
+
 @pytest.mark.parametrize(
     "content",
     [
         b"not a marshal stream",
-        marshal.dumps((classcode.FILE_KIND, b"\0\0\r\n", {}))[:10],  # cut
-        marshal.dumps((classcode.FILE_KIND, b"\0\0\r\n", {"x = 1": compile("x = 1", "<string>", "exec")})),
-        marshal.dumps(("another-kind", b"", {})),
+        _stored(classcode.FILE_KIND, _MAGIC, _CODE)[:-10],  # cut
+        _stored(classcode.FILE_KIND, b"\0\0\r\n", _CODE),  # another Python's
+        _stored("skdbg-dataclass-code-1", _MAGIC, _CODE),  # another layout
+        _stored(classcode.FILE_KIND, _MAGIC, _CODE, crc=1),  # contents that do not match their CRC
+        _stored(classcode.FILE_KIND, _MAGIC, {"x = 1": "not code"}),
+        _stored(classcode.FILE_KIND, _MAGIC, [("x = 1", _CODE["x = 1"])]),
+        _stored(classcode.FILE_KIND, _MAGIC, {1: _CODE["x = 1"]}),
         marshal.dumps([1, 2, 3]),
     ],
-    ids=["garbage", "cut", "other-python", "other-kind", "not-a-tuple"],
+    ids=["garbage", "cut", "other-python", "other-kind", "crc", "not-code", "not-a-dict", "not-text", "list"],
 )
 def test_an_unusable_table_is_replaced_not_used(tmp_path: Path, content: bytes) -> None:
     path = Path(str(_run(tmp_path, write=False)["path"]))
@@ -116,6 +175,33 @@ def test_an_unusable_table_is_replaced_not_used(tmp_path: Path, content: bytes) 
     assert isinstance(stats, dict)
     assert stats["loaded"] == 0 and stats["compiled"] > 300
     assert len(classcode.load(path)) == stats["compiled"]  # rewritten whole, and valid
+
+
+def test_a_damaged_table_never_raises(tmp_path: Path) -> None:
+    """Random damage to a real table: the load gives the whole table or nothing, never an error
+    (marshal raises SystemError on some damaged code objects) and never a part of it."""
+    path = Path(str(_run(tmp_path)["path"]))
+    good = path.read_bytes()
+    whole = classcode.load(path)
+    assert len(whole) > 300
+    rng = random.Random(18)
+    damaged = tmp_path / "damaged.marshal"
+    for _ in range(300):
+        data = bytearray(good)
+        for _ in range(rng.randrange(1, 4)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        damaged.write_bytes(bytes(data))
+        damaged.chmod(0o600)
+        assert classcode.load(damaged) in ({}, whole)
+    # damage behind a matching CRC (a file written from damaged memory): marshal itself then meets
+    # the bad code objects, and raises SystemError for some; the load still returns, never raises
+    kind, magic, _crc, payload = marshal.loads(good)
+    for _ in range(300):
+        body = bytearray(payload)
+        body[rng.randrange(len(body))] = rng.randrange(256)
+        damaged.write_bytes(marshal.dumps((kind, magic, zlib.crc32(body), bytes(body))))
+        loaded = classcode.load(damaged)  # no exception; a table of code objects or none
+        assert all(type(code) is CodeType for code in loaded.values())
 
 
 def _table_file(tmp_path: Path) -> Path:
@@ -133,6 +219,27 @@ def test_a_table_others_may_write_is_not_trusted(tmp_path: Path) -> None:
     assert classcode.load(path) == {}
 
 
+def test_a_table_of_another_user_is_not_trusted(tmp_path: Path) -> None:
+    path = _table_file(tmp_path)
+    try:
+        os.chown(path, 54321, -1)
+    except PermissionError:
+        pytest.skip("only root can give a file to another user")
+    assert classcode.load(path) == {}
+
+
+def test_a_fifo_in_place_of_the_table_does_not_block(tmp_path: Path) -> None:
+    fifo = tmp_path / "t.marshal"
+    os.mkfifo(fifo)
+    probe = (
+        f"from pathlib import Path; from skdbg import classcode; print(classcode.load(Path({str(fifo)!r})))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert out.stdout.strip() == "{}"
+
+
 def test_a_table_behind_a_symbolic_link_is_not_followed(tmp_path: Path) -> None:
     link = tmp_path / "link.marshal"
     link.symlink_to(_table_file(tmp_path))
@@ -146,6 +253,14 @@ def test_a_table_that_cannot_be_written_is_left_alone(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
 
 
+#: ``classcode._exec`` called from code compiled without this module's ``from __future__`` flags, as
+#: ``dataclasses`` calls it (a caller with flags gets its texts compiled for it, not the table's)
+_as_dataclasses = eval(
+    compile("lambda *a, **k: _exec(*a, **k)", "<dataclasses>", "eval", dont_inherit=True),
+    {"_exec": classcode._exec},
+)
+
+
 @pytest.fixture
 def table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> classcode._Table:
     """A fresh table at a scratch path in place of this process's."""
@@ -156,11 +271,11 @@ def table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> classcode._Table:
 
 def test_only_skdbg_texts_are_served(table: classcode._Table) -> None:
     ns: dict[str, object] = {}
-    classcode._exec("y = 2", {"__name__": "other.module"}, ns)
-    classcode._exec("y = 2", {"__name__": "skdbgx"}, ns)  # a name that only starts alike
+    _as_dataclasses("y = 2", {"__name__": "other.module"}, ns)
+    _as_dataclasses("y = 2", {"__name__": "skdbgx"}, ns)  # a name that only starts alike
     assert ns == {"y": 2} and table.compiled == 0 and table.codes is None
-    classcode._exec("y = 3", {"__name__": "skdbg.parsers.x"}, ns)
-    classcode._exec("y = 3", {"__name__": "skdbg"}, ns)
+    _as_dataclasses("y = 3", {"__name__": "skdbg.parsers.x"}, ns)
+    _as_dataclasses("y = 3", {"__name__": "skdbg"}, ns)
     assert ns == {"y": 3} and (table.compiled, table.hits) == (1, 1)
 
 
@@ -178,6 +293,37 @@ def test_dataclasses_of_other_modules_are_not_stored(table: classcode._Table) ->
 
     assert Local(1) == Local(1, "b") and repr(Local(2)).endswith("Local(a=2, b='b')")
     assert table.compiled == 0 and table.codes is None
+    # as the builtin exec makes it: the field types (strings here, under this module's __future__
+    # import), not the generated names the text uses, which this module's flags would have kept
+    assert Local.__init__.__annotations__ == {"a": "int", "b": "str", "return": None}
+
+
+def test_a_caller_with_future_flags_gets_them_as_from_the_builtin(table: classcode._Table) -> None:
+    ns: dict[str, object] = {"__name__": "skdbg.x"}
+    classcode._exec("def f(x: int) -> None: pass", ns)  # called from here: `annotations` is on
+    f = ns["f"]
+    assert callable(f) and f.__annotations__ == {"x": "int", "return": "None"}
+    assert table.compiled == 0  # compiled for this caller, not stored
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="exec() takes closure= from Python 3.11")
+def test_exec_keywords_are_passed_on(table: classcode._Table) -> None:
+    def outer() -> Callable[[], int]:
+        v = 7
+
+        def inner() -> int:
+            return v
+
+        return inner
+
+    inner = outer()
+    ns: dict[str, object] = {"__builtins__": builtins}
+    body = compile("result = v", "<string>", "exec")
+    free = next(c for c in outer.__code__.co_consts if isinstance(c, CodeType))
+    assert free.co_freevars == ("v",) and inner.__closure__ is not None
+    classcode._exec(free, ns, None, closure=inner.__closure__)  # runs inner's body: returns 7
+    with pytest.raises(TypeError):  # the keyword reached the builtin, which checks it
+        classcode._exec(body, ns, None, closure=inner.__closure__)
 
 
 def test_a_grown_table_keeps_only_this_runs_texts(
@@ -188,8 +334,8 @@ def test_a_grown_table_keeps_only_this_runs_texts(
     monkeypatch.setattr(classcode, "MAX_ENTRIES", 3)
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
     ns: dict[str, object] = {}
-    classcode._exec("v = 0", {"__name__": "skdbg.x"}, ns)  # from the file
-    classcode._exec("v = 9", {"__name__": "skdbg.x"}, ns)  # new: four texts now, over the bound
+    _as_dataclasses("v = 0", {"__name__": "skdbg.x"}, ns)  # from the file
+    _as_dataclasses("v = 9", {"__name__": "skdbg.x"}, ns)  # new: four texts now, over the bound
     classcode._store()
     assert sorted(classcode.load(table.path)) == ["v = 0", "v = 9"]
 
@@ -200,6 +346,6 @@ def test_nothing_is_written_when_nothing_was_compiled(
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
     assert table.path is not None and classcode.save(table.path, {"v = 0": compile("v = 0", "<s>", "exec")})
     before = table.path.stat().st_mtime_ns
-    classcode._exec("v = 0", {"__name__": "skdbg.x"}, {})
+    _as_dataclasses("v = 0", {"__name__": "skdbg.x"}, {})
     classcode._store()
     assert table.path.stat().st_mtime_ns == before and table.hits == 1
