@@ -25,6 +25,11 @@ names the planted child, and exits non-zero on a wrong verdict or a ratio above 
 ``--split-plogs N`` (default 1,000; 0 skips it) also times a warm first run of the same scene with its
 plog cut into N rotated files (a thousand-rank job's worth of plog files: per-file costs), against
 ``cat`` of those files, printed without a target, and checks it names the same suspect.
+
+A warm first run of the scene with its plog cut to the lines that hold a fault marker (``grep -F`` with
+the scan's markers; ``--no-fixed-cost`` skips it) shows what the analysis costs without the plog's
+noise: start-up, sk_meta, the marker lines and triage. It is printed without a target, and must name
+the same suspect.
 """
 
 from __future__ import annotations
@@ -305,6 +310,13 @@ def main() -> int:
         "(per-file costs; no target; 0: skip)",
     )
     ap.add_argument(
+        "--no-fixed-cost",
+        dest="fixed_cost",
+        action="store_false",
+        help="skip the warm first run of the scene with its plog cut to its marker lines (the cost of "
+        "the analysis without the plog's noise; no target)",
+    )
+    ap.add_argument(
         "--importtime-out",
         type=Path,
         default=Path(tempfile.gettempdir()) / "skdbg-bench-analyze-importtime.txt",
@@ -375,6 +387,8 @@ def main() -> int:
         if args.split_plogs > 1:
             wrong = split_plogs(skdbg, cat, root, built.plog, args.split_plogs, args.samples, results, doc)
             failed |= wrong
+        if args.fixed_cost:
+            failed |= fixed_cost(skdbg, cat, root, built.plog, args.samples, results, doc)
         if args.parts:
             cpu_parts(root, args.samples)
         suspect = verdict["suspect"]
@@ -387,6 +401,46 @@ def main() -> int:
             print(f"kept {root}")
         else:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _warm_runs(
+    skdbg: str, cat: str, scene: Path, samples: int
+) -> tuple[list[float], list[float], dict[str, object]]:
+    """Warm first runs of ``scene`` and of ``cat`` of its files, interleaved (one priming run first):
+    skdbg's times, cat's, and the last analysis."""
+    files = all_files(scene)
+    timed_analyze(skdbg, scene, cache=False)  # priming, not timed
+    ours: list[float] = []
+    cats: list[float] = []
+    CPU["skdbg"].clear()
+    doc: dict[str, object] = {}
+    for _ in range(samples):
+        warm(files)
+        t, doc = timed_analyze(skdbg, scene, cache=False)
+        ours.append(t)
+        warm(files)
+        cats.append(timed_cat(cat, files))
+    return ours, cats, doc
+
+
+def _print_variant(label: str, ours: list[float], cats: list[float], one: float, note: str) -> None:
+    print(
+        f"{label:27} skdbg min {min(ours):6.2f} s median {statistics.median(ours):6.2f} s | "
+        f"cat min {min(cats):6.2f} s median {statistics.median(cats):6.2f} s | "
+        f"ratio of medians {statistics.median(ours) / statistics.median(cats):6.2f} (no target; "
+        f"{statistics.median(ours) / one:.2f}x the one-plog run{note})"
+    )
+    print(f"{'':27} CPU: skdbg median {statistics.median(CPU['skdbg']):6.2f} s")
+
+
+def _same_suspect(label: str, got: object, want: object) -> bool:
+    """True when two analyses of one fault name the same suspect (their evidence cites other lines)."""
+    same = ("confidence", "rule", "suspect", "candidates")
+    assert isinstance(got, dict) and isinstance(want, dict)
+    if [got[k] for k in same] != [want[k] for k in same]:
+        print(f"WRONG VERDICT {label}: {[got[k] for k in same]}", file=sys.stderr)
+        return False
+    return True
 
 
 def split_plogs(
@@ -402,34 +456,46 @@ def split_plogs(
     """Warm first runs of :func:`split_scene`'s copy against ``cat`` of its files, printed beside the
     one-plog warm run; True when its verdict names another suspect than the one-plog scene's (same
     bytes, same fault)."""
-    split = split_scene(root, plog, parts)
-    files = all_files(split)
-    timed_analyze(skdbg, split, cache=False)  # priming, not timed
-    ours: list[float] = []
-    cats: list[float] = []
-    CPU["skdbg"].clear()
-    for _ in range(samples):
-        warm(files)
-        t, split_doc = timed_analyze(skdbg, split, cache=False)
-        ours.append(t)
-        warm(files)
-        cats.append(timed_cat(cat, files))
+    ours, cats, split_doc = _warm_runs(skdbg, cat, split_scene(root, plog, parts), samples)
     one = statistics.median(results["first run, warm"][0])
-    print(
-        f"{'first run, warm, ' + str(parts) + ' plogs':27} skdbg min {min(ours):6.2f} s median "
-        f"{statistics.median(ours):6.2f} s | cat min {min(cats):6.2f} s median {statistics.median(cats):6.2f} s | "
-        f"ratio of medians {statistics.median(ours) / statistics.median(cats):6.2f} (no target; "
-        f"{statistics.median(ours) / one:.2f}x the one-plog run)"
+    _print_variant(f"first run, warm, {parts} plogs", ours, cats, one, "")
+    return not _same_suspect(f"with {parts} plogs", split_doc["verdict"], doc["verdict"])
+
+
+def markers_only_scene(root: Path, plog: Path) -> Path:
+    """A copy of the scene (hard links) whose plog keeps only the lines holding a fault marker, found
+    by ``grep -F`` with the scan's own markers: the same fault with none of the plog's noise."""
+    from skdbg.parsers.plog import FAULT_MARKERS
+
+    dst = root.with_name(root.name + "-markers-only")
+    shutil.copytree(
+        root, dst, copy_function=os.link, ignore=lambda d, names: [n for n in names if n == plog.name]
     )
-    print(f"{'':27} CPU: skdbg median {statistics.median(CPU['skdbg']):6.2f} s")
-    # the same fault and suspect; the evidence cites other files and lines, as the lines moved
-    same = ("confidence", "rule", "suspect", "candidates")
-    got, want = split_doc["verdict"], doc["verdict"]
-    assert isinstance(got, dict) and isinstance(want, dict)
-    if [got[k] for k in same] != [want[k] for k in same]:
-        print(f"WRONG VERDICT with {parts} plogs: {[got[k] for k in same]}", file=sys.stderr)
-        return True
-    return False
+    with (dst / plog.relative_to(root)).open("wb") as out:
+        argv = ["grep", "-F", *(a for m in FAULT_MARKERS for a in ("-e", m.decode())), str(plog)]
+        subprocess.run(argv, stdout=out, check=True)
+    return dst
+
+
+def fixed_cost(
+    skdbg: str,
+    cat: str,
+    root: Path,
+    plog: Path,
+    samples: int,
+    results: dict[str, tuple[list[float], list[float]]],
+    doc: dict[str, object],
+) -> bool:
+    """Warm first runs of :func:`markers_only_scene`'s copy: what the analysis costs without the
+    plog's noise (start-up, sk_meta, the marker lines, triage), printed beside the full run; True when
+    its verdict names another suspect."""
+    lean = markers_only_scene(root, plog)
+    kept = (lean / plog.relative_to(root)).stat().st_size
+    ours, cats, lean_doc = _warm_runs(skdbg, cat, lean, samples)
+    one = statistics.median(results["first run, warm"][0])
+    note = f"; plog {kept / 1e6:.1f} MB of marker lines instead of {plog.stat().st_size / 1e6:.0f} MB"
+    _print_variant("first run, warm, markers only", ours, cats, one, note)
+    return not _same_suspect("with the plog's marker lines only", lean_doc["verdict"], doc["verdict"])
 
 
 def _task_rows(path: Path) -> list[object]:
