@@ -23,7 +23,7 @@ Where: ``dataclass_code.<cache tag>[.opt-N].marshal`` in the package's ``__pycac
 the interpreter's bytecode magic number and a CRC-32 of its contents; a file of another Python, an
 unreadable, damaged or cut one, or one that neither this user nor root owns, or that group or others
 may write, is ignored, its classes compiled, and the file rewritten. New entries are written when the
-program exits, atomically, readable by all and writable by the owner as ``.pyc`` files are, unless
+program exits, atomically, readable as the package's sources are and writable by the owner only, unless
 bytecode writing is off (``PYTHONDONTWRITEBYTECODE``, ``python -B``) or the folder cannot be written.
 """
 
@@ -47,9 +47,9 @@ from typing import Any
 #: the top-level package name of the modules whose dataclasses are served from the table
 _OURS = "skdbg"
 #: a table above this many texts is written back with this run's texts only. skdbg's classes make
-#: ~1,000 texts in all; more means a development checkout's edited classes left old texts behind
-#: (each 1,000 texts cost ~2 ms to read at every start)
-MAX_ENTRIES = 2500
+#: ~1,900 texts (~2.4 MB) when every module is imported; more means a development checkout's edited
+#: classes left old texts behind (each 1,000 texts cost ~2 ms to read at every start)
+MAX_ENTRIES = 4096
 #: first item of the stored tuple: what the file is, in which layout
 FILE_KIND = "skdbg-dataclass-code-2"
 #: the ``from __future__`` flags the builtin ``exec`` of a text takes from its caller's code (CPython's
@@ -57,6 +57,8 @@ FILE_KIND = "skdbg-dataclass-code-2"
 _FUTURE_FLAGS = 0
 for _feature in set(__future__.all_feature_names) - {"nested_scopes", "generators"}:
     _FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag
+#: ``inspect.CO_OPTIMIZED`` (a function's frame), without importing inspect at every start
+_CO_OPTIMIZED = 0x0001
 
 _builtin_exec = builtins.exec
 
@@ -150,13 +152,14 @@ def load(path: Path) -> dict[str, CodeType]:
 
 
 def _source_mode() -> int:
-    """The permission bits of a ``.pyc`` written for this module (what importlib derives from its
-    source file): the source's read bits, always writable by the owner."""
+    """The permission bits the table is created with: the read bits of this module's source, as
+    importlib gives a ``.pyc``, writable by the owner only. A group-writable source (umask 002) must
+    not make a table that :func:`_trusted` then refuses at every start."""
     try:
-        mode = os.stat(__file__).st_mode & 0o666
+        mode = os.stat(__file__).st_mode
     except OSError:
-        mode = 0o666
-    return mode | 0o200
+        mode = 0o644
+    return (mode & 0o644) | 0o200
 
 
 def save(path: Path, codes: dict[str, CodeType]) -> bool:
@@ -170,7 +173,7 @@ def save(path: Path, codes: dict[str, CodeType]) -> bool:
         path.parent.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        fd = os.open(tmp, flags, _source_mode())  # the umask applies, as for .pyc files
+        fd = os.open(tmp, flags, _source_mode())  # the umask applies too, as for .pyc files
     except OSError:
         return False
     try:
@@ -185,12 +188,29 @@ def save(path: Path, codes: dict[str, CodeType]) -> bool:
 
 
 def _exec(source: Any, namespace: Any = None, local_names: Any = None, /, **kwargs: Any) -> None:
-    """``exec`` as ``dataclasses`` calls it; a text of one of skdbg's classes runs the table's code."""
+    """``exec`` as ``dataclasses`` calls it; a text of one of skdbg's classes runs the table's code.
+    Any other call behaves as the builtin's would from the caller."""
+    if sys.version_info >= (3, 13):  # the builtin takes its namespaces by keyword too from 3.13
+        if "globals" in kwargs:
+            if namespace is not None:
+                raise TypeError("exec() got multiple values for argument 'globals'")
+            namespace = kwargs.pop("globals")
+        if "locals" in kwargs:
+            if local_names is not None:
+                raise TypeError("exec() got multiple values for argument 'locals'")
+            local_names = kwargs.pop("locals")
     caller = sys._getframe(1)
     if namespace is None:  # exec's default: the caller's namespaces (dataclasses always passes its own)
         namespace = caller.f_globals
         if local_names is None:
             local_names = caller.f_locals
+            if sys.version_info >= (3, 13) and caller.f_code.co_flags & _CO_OPTIMIZED:
+                local_names = dict(local_names)  # a function's locals(), a snapshot (PEP 667)
+    if not isinstance(namespace, dict) or (
+        local_names is not None and not hasattr(local_names, "__getitem__")
+    ):
+        _builtin_exec(source, namespace, local_names, **kwargs)  # raises its TypeError before compiling
+        return
     if isinstance(source, str):
         inherited = caller.f_code.co_flags & _FUTURE_FLAGS  # what the builtin takes from its caller
         table = _table
