@@ -474,7 +474,8 @@ def _quad_counts(sample: ByteArray, quads: list[int]) -> dict[int, int]:
     only those are searched (the counts are the same: a quad's own halves always pass)."""
     import numpy as np
 
-    wanted = np.unique(np.array(quads, dtype=np.uint32))
+    # sorted, each once (np.unique would import numpy.ma, ~15 ms holding the GIL beside the main thread)
+    wanted = np.array(sorted(set(quads)), dtype=np.uint32)
     counts = np.zeros(len(wanted), dtype=np.int64)
     if len(sample) >= _ANCHOR:
         low = np.zeros(65536, dtype=np.bool_)
@@ -526,10 +527,12 @@ class _ScanState(threading.local):
     """Per thread: one read buffer and the prefilter per marker set, reused across files.
 
     Why: a scene can hold a thousand small plogs; allocating an 8 MiB buffer and re-deriving the anchor
-    tables for each cost milliseconds per file. The TUI scans in worker threads, hence thread-local."""
+    tables for each cost milliseconds per file. The TUI scans in worker threads, hence thread-local.
+    The buffer is made by the first scan of a thread (every scan sizes it to CHUNK first): the thread
+    that imports this module, often not one that scans, need not zero 8 MiB."""
 
     def __init__(self) -> None:
-        self.buf = bytearray(CHUNK)
+        self.buf = bytearray()
         self.prefilters: dict[tuple[bytes, ...], _Prefilter] = {}
         self.hits: npt.NDArray[np.bool_] | None = None  # _table_hits' output, made on first use
         self.small_bytes = 0  # bytes searched by _scan_small_block (see _SMALL_BUDGET)

@@ -105,12 +105,15 @@ def test_buffer_and_anchor_tables_are_reused_across_files(
 ) -> None:
     monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
     monkeypatch.setattr(plog_mod, "_SMALL_BLOCK", 0)  # these files are small: force the vectorised path
-    buf = plog_mod._STATE.buf
+    assert len(plog_mod._STATE.buf) == 0  # made by a thread's first scan, not by the import
+    bufs = []
     for k in range(3):
         f = tmp_path / f"plog-1_2026061014000000{k}.log"
         f.write_text(f"line\nEZ9999 number {k}\n")
         assert [r.src.line for r in scan_plog(f)] == [2]
-    assert plog_mod._STATE.buf is buf and len(plog_mod._STATE.prefilters) == 1
+        bufs.append(plog_mod._STATE.buf)
+    assert bufs[0] is bufs[1] is bufs[2] and len(bufs[0]) == plog_mod.CHUNK
+    assert len(plog_mod._STATE.prefilters) == 1
 
 
 @pytest.mark.parametrize(
