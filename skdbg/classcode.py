@@ -6,7 +6,8 @@ Why: ``@dataclass`` writes each class's ``__init__``, ``__repr__``, ``__eq__``, 
 on every start of the program. skdbg defines about 180 record classes; compiling their ~950 small
 functions took ~60 ms of the ~145 ms ``analyze`` spends importing (Python 3.11), a third of a small
 scene's whole run. A given text always compiles to the same code object, so, as Python does for
-modules in ``__pycache__``, the code is compiled once, stored, and read back on later starts (~3 ms).
+modules in ``__pycache__``, the code is compiled once, stored, and read back on later starts: the file
+is read whole (~3 ms for ~1,900 texts), each text's code decoded only when a class asks for it.
 
 How: :func:`install` gives the ``dataclasses`` module an ``exec`` of its own. This relies on one detail
 of CPython's ``dataclasses``, true from 3.10 to 3.13: it runs the generated text by calling the name
@@ -40,6 +41,7 @@ import stat
 import sys
 import threading
 import zlib
+from collections.abc import Mapping
 from pathlib import Path
 from types import CodeType
 from typing import Any
@@ -51,7 +53,7 @@ _OURS = "skdbg"
 #: classes left old texts behind (each 1,000 texts cost ~2 ms to read at every start)
 MAX_ENTRIES = 4096
 #: first item of the stored tuple: what the file is, in which layout
-FILE_KIND = "skdbg-dataclass-code-2"
+FILE_KIND = "skdbg-dataclass-code-3"
 #: the ``from __future__`` flags the builtin ``exec`` of a text takes from its caller's code (CPython's
 #: ``PyCF_MASK``: every feature but the two whose flags are obsolete, nested_scopes and generators)
 _FUTURE_FLAGS = 0
@@ -64,35 +66,57 @@ _builtin_exec = builtins.exec
 
 
 class _Table:
-    """This run's texts and code objects: the stored ones (read on first use), the new ones, the used."""
+    """This run's texts and code objects: the stored ones (read on first use, each decoded when first
+    asked for), the ones compiled this run, and the texts used."""
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self.lock = threading.Lock()
-        self.codes: dict[str, CodeType] | None = None  # None: not read yet
+        self.stored: dict[str, bytes] | None = None  # text -> marshalled code; None: not read yet
+        self.codes: dict[str, CodeType] = {}  # decoded or compiled in this run
+        self.fresh: dict[str, CodeType] = {}  # compiled in this run: the file lacked them
         self.loaded = 0
         self.used: set[str] = set()
         self.compiled = 0
         self.hits = 0
 
+    def _stored(self) -> dict[str, bytes]:
+        stored = self.stored
+        if stored is None:
+            with self.lock:
+                if self.stored is None:
+                    self.stored = load(self.path) if self.path is not None else {}
+                    self.loaded = len(self.stored)
+                stored = self.stored
+        return stored
+
     def code_of(self, text: str) -> CodeType:
-        codes = self.codes
-        if codes is None:
-            with self.lock:
-                if self.codes is None:
-                    self.codes = load(self.path) if self.path is not None else {}
-                    self.loaded = len(self.codes)
-                codes = self.codes
-        code = codes.get(text)
+        code = self.codes.get(text)
         if code is None:
-            code = compile(text, "<string>", "exec", dont_inherit=True)  # as dataclasses' exec would
-            with self.lock:
-                codes[text] = code
-                self.compiled += 1
+            raw = self._stored().get(text)
+            code = _decode(raw) if raw is not None else None
+            if code is None:  # absent, or an entry that is not code (then rewritten)
+                code = compile(text, "<string>", "exec", dont_inherit=True)  # as dataclasses' exec would
+                with self.lock:
+                    self.fresh[text] = code
+                    self.compiled += 1
+            else:
+                self.hits += 1
+            self.codes[text] = code
         else:
             self.hits += 1
         self.used.add(text)
         return code
+
+
+def _decode(raw: bytes) -> CodeType | None:
+    """One stored entry's code object; None when it is not one (the file's CRC held, so only a file
+    written wrong gets here)."""
+    try:
+        code = marshal.loads(raw)
+    except Exception:
+        return None
+    return code if type(code) is CodeType else None
 
 
 _table: _Table | None = None
@@ -124,9 +148,11 @@ def _trusted(st: os.stat_result) -> bool:
     return not hasattr(os, "geteuid") or st.st_uid in (os.geteuid(), 0)
 
 
-def load(path: Path) -> dict[str, CodeType]:
-    """The table stored at ``path``; empty when it is absent, unreadable, damaged, of another Python
-    or not trusted (:func:`_trusted`). Never raises: a bad file must not stop the program."""
+def load(path: Path) -> dict[str, bytes]:
+    """The table stored at ``path``, each text's code still marshalled (decoded when first asked for:
+    a command uses a few hundred of the ~1,900 texts); empty when the file is absent, unreadable,
+    damaged, of another Python or not trusted (:func:`_trusted`). Never raises: a bad file must not
+    stop the program."""
     try:
         # O_NONBLOCK: a FIFO put there must not block the start (it is then refused as not regular)
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
@@ -143,12 +169,12 @@ def load(path: Path) -> dict[str, CodeType]:
         kind, magic, crc, payload = marshal.loads(data)
         if kind != FILE_KIND or magic != _magic() or type(payload) is not bytes or zlib.crc32(payload) != crc:
             return {}
-        codes = marshal.loads(payload)
+        entries = marshal.loads(payload)
     except Exception:
         return {}
-    if type(codes) is not dict or not all(type(k) is str and type(v) is CodeType for k, v in codes.items()):
+    if type(entries) is not dict or not all(type(k) is str and type(v) is bytes for k, v in entries.items()):
         return {}
-    return codes
+    return entries
 
 
 def _source_mode() -> int:
@@ -162,10 +188,11 @@ def _source_mode() -> int:
     return (mode & 0o644) | 0o200
 
 
-def save(path: Path, codes: dict[str, CodeType]) -> bool:
-    """Write ``codes`` to ``path`` atomically (a temporary file of this process beside it, then a
-    rename); False, and nothing changed, when the folder cannot be written."""
-    payload = marshal.dumps(codes)
+def save(path: Path, codes: Mapping[str, CodeType | bytes]) -> bool:
+    """Write ``codes`` (code objects, or entries as :func:`load` gave them) to ``path`` atomically (a
+    temporary file of this process beside it, then a rename); False, and nothing changed, when the
+    folder cannot be written."""
+    payload = marshal.dumps({text: c if type(c) is bytes else marshal.dumps(c) for text, c in codes.items()})
     data = marshal.dumps((FILE_KIND, _magic(), zlib.crc32(payload), payload))
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")  # one name a process: a killed write's is reused
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
@@ -229,14 +256,14 @@ def _exec(source: Any, namespace: Any = None, local_names: Any = None, /, **kwar
 def _store() -> None:
     """At exit: write the table when this run compiled texts it lacked (bounded by MAX_ENTRIES)."""
     table = _table
-    if table is None or table.path is None or table.codes is None or not table.compiled:
+    if table is None or table.path is None or table.stored is None or not table.fresh:
         return
     if sys.dont_write_bytecode:
         return
-    codes = table.codes
-    if len(codes) > MAX_ENTRIES:
-        codes = {k: v for k, v in codes.items() if k in table.used}
-    save(table.path, codes)
+    entries: dict[str, CodeType | bytes] = {**table.stored, **table.fresh}
+    if len(entries) > MAX_ENTRIES:
+        entries = {k: v for k, v in entries.items() if k in table.used}
+    save(table.path, entries)
 
 
 def install(path: Path | None = None) -> None:

@@ -71,7 +71,7 @@ def test_second_start_compiles_nothing_and_analyses_the_same(tmp_path: Path) -> 
     assert path.is_file()
     umask = os.umask(0o022)
     os.umask(umask)
-    source = (REPO / "skdbg" / "classcode.py").stat().st_mode & 0o666
+    source = (REPO / "skdbg" / "classcode.py").stat().st_mode & 0o644
     # as a .pyc: the source's read bits and the owner's write bit, less the umask; never group-writable
     assert path.stat().st_mode & 0o777 == (source | 0o200) & ~umask
     assert path.stat().st_mode & 0o022 == 0
@@ -147,6 +147,7 @@ def _stored(kind: object, magic: object, payload: object, crc: int | None = None
 
 
 _CODE = {"x = 1": compile("x = 1", "<string>", "exec", dont_inherit=True)}
+_ENTRIES = {"x = 1": marshal.dumps(_CODE["x = 1"])}  # as the file holds them
 _MAGIC = importlib.util.MAGIC_NUMBER
 
 
@@ -154,16 +155,28 @@ _MAGIC = importlib.util.MAGIC_NUMBER
     "content",
     [
         b"not a marshal stream",
-        _stored(classcode.FILE_KIND, _MAGIC, _CODE)[:-10],  # cut
-        _stored(classcode.FILE_KIND, b"\0\0\r\n", _CODE),  # another Python's
-        _stored("skdbg-dataclass-code-1", _MAGIC, _CODE),  # another layout
-        _stored(classcode.FILE_KIND, _MAGIC, _CODE, crc=1),  # contents that do not match their CRC
-        _stored(classcode.FILE_KIND, _MAGIC, {"x = 1": "not code"}),
-        _stored(classcode.FILE_KIND, _MAGIC, [("x = 1", _CODE["x = 1"])]),
-        _stored(classcode.FILE_KIND, _MAGIC, {1: _CODE["x = 1"]}),
+        _stored(classcode.FILE_KIND, _MAGIC, _ENTRIES)[:-10],  # cut
+        _stored(classcode.FILE_KIND, b"\0\0\r\n", _ENTRIES),  # another Python's
+        _stored("skdbg-dataclass-code-2", _MAGIC, _CODE),  # the previous layout (code objects, not entries)
+        _stored(classcode.FILE_KIND, _MAGIC, _ENTRIES, crc=1),  # contents that do not match their CRC
+        _stored(classcode.FILE_KIND, _MAGIC, {"x = 1": "not marshalled"}),
+        _stored(classcode.FILE_KIND, _MAGIC, _CODE),  # code objects where marshalled entries belong
+        _stored(classcode.FILE_KIND, _MAGIC, [("x = 1", _ENTRIES["x = 1"])]),
+        _stored(classcode.FILE_KIND, _MAGIC, {1: _ENTRIES["x = 1"]}),
         marshal.dumps([1, 2, 3]),
     ],
-    ids=["garbage", "cut", "other-python", "other-kind", "crc", "not-code", "not-a-dict", "not-text", "list"],
+    ids=[
+        "garbage",
+        "cut",
+        "other-python",
+        "other-kind",
+        "crc",
+        "not-bytes",
+        "not-marshalled",
+        "not-a-dict",
+        "not-text",
+        "list",
+    ],  # fmt: skip
 )
 def test_an_unusable_table_is_replaced_not_used(tmp_path: Path, content: bytes) -> None:
     path = Path(str(_run(tmp_path, write=False)["path"]))
@@ -318,7 +331,7 @@ def test_only_skdbg_texts_are_served(table: classcode._Table) -> None:
     ns: dict[str, object] = {}
     _as_dataclasses("y = 2", {"__name__": "other.module"}, ns)
     _as_dataclasses("y = 2", {"__name__": "skdbgx"}, ns)  # a name that only starts alike
-    assert ns == {"y": 2} and table.compiled == 0 and table.codes is None
+    assert ns == {"y": 2} and table.compiled == 0 and table.stored is None
     _as_dataclasses("y = 3", {"__name__": "skdbg.parsers.x"}, ns)
     _as_dataclasses("y = 3", {"__name__": "skdbg"}, ns)
     assert ns == {"y": 3} and (table.compiled, table.hits) == (1, 1)
@@ -337,7 +350,7 @@ def test_dataclasses_of_other_modules_are_not_stored(table: classcode._Table) ->
         b: str = "b"
 
     assert Local(1) == Local(1, "b") and repr(Local(2)).endswith("Local(a=2, b='b')")
-    assert table.compiled == 0 and table.codes is None
+    assert table.compiled == 0 and table.stored is None
     # as the builtin exec makes it: the field types (strings here, under this module's __future__
     # import), not the generated names the text uses, which this module's flags would have kept
     assert Local.__init__.__annotations__ == {"a": "int", "b": "str", "return": None}
@@ -401,7 +414,7 @@ def test_bad_namespaces_raise_the_builtins_error_before_compiling(table: classco
         _as_dataclasses("this is not python", ["not", "a", "dict"])
     with pytest.raises(TypeError, match="locals must be a mapping"):
         _as_dataclasses("this is not python", {"__name__": "skdbg.x"}, 42)
-    assert table.codes is None
+    assert table.stored is None
 
 
 def test_exec_in_a_function_without_namespaces_sees_its_locals(table: classcode._Table) -> None:
@@ -422,3 +435,23 @@ def test_namespaces_given_by_keyword_are_used(table: classcode._Table) -> None:
     assert loc == {"z": 4} and table.compiled == 1
     with pytest.raises(TypeError, match="multiple values for argument 'globals'"):
         _as_dataclasses("z = 4", ns, globals=ns)
+
+
+def test_entries_are_decoded_when_asked_for_and_a_bad_one_is_rewritten(
+    table: classcode._Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the texts a run uses are unmarshalled; an entry that is not a code object (a file written
+    wrong, its CRC intact) is compiled instead and the table rewritten with the good code."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    good = {f"v = {i}": compile(f"v = {i}", "<string>", "exec", dont_inherit=True) for i in range(3)}
+    assert table.path is not None
+    assert classcode.save(table.path, {**good, "w = 1": marshal.dumps(("not", "code"))})
+    ns: dict[str, object] = {}
+    _as_dataclasses("v = 1", {"__name__": "skdbg.x"}, ns)
+    assert ns["v"] == 1 and list(table.codes) == ["v = 1"] and (table.hits, table.compiled) == (1, 0)
+    _as_dataclasses("w = 1", {"__name__": "skdbg.x"}, ns)
+    assert ns["w"] == 1 and (table.hits, table.compiled) == (1, 1)
+    classcode._store()
+    stored = classcode.load(table.path)
+    assert sorted(stored) == ["v = 0", "v = 1", "v = 2", "w = 1"]
+    assert marshal.loads(stored["w = 1"]) == compile("w = 1", "<string>", "exec", dont_inherit=True)
