@@ -214,43 +214,66 @@ def save(path: Path, codes: Mapping[str, CodeType | bytes]) -> bool:
     return True
 
 
-def _exec(source: Any, namespace: Any = None, local_names: Any = None, /, **kwargs: Any) -> None:
-    """``exec`` as ``dataclasses`` calls it; a text of one of skdbg's classes runs the table's code.
-    Any other call behaves as the builtin's would from the caller."""
-    if sys.version_info >= (3, 13):  # the builtin takes its namespaces by keyword too from 3.13
-        if "globals" in kwargs:
-            if namespace is not None:
-                raise TypeError("exec() got multiple values for argument 'globals'")
-            namespace = kwargs.pop("globals")
-        if "locals" in kwargs:
-            if local_names is not None:
-                raise TypeError("exec() got multiple values for argument 'locals'")
-            local_names = kwargs.pop("locals")
+#: per set of ``__future__`` flags: a function that calls the builtin ``exec`` from code compiled with
+#: those flags, so that the builtin compiles a text as it would for a caller with them
+_TRAMPOLINES: dict[int, Any] = {}
+
+
+def _trampoline(flags: int) -> Any:
+    hop = _TRAMPOLINES.get(flags)
+    if hop is None:
+        code = compile("lambda *a, **k: exec(*a, **k)", "<string>", "eval", flags=flags, dont_inherit=True)
+        hop = _TRAMPOLINES[flags] = eval(code, {"exec": _builtin_exec, "__builtins__": builtins})
+    return hop
+
+
+def _exec(*args: Any, **kwargs: Any) -> None:
+    """``exec`` as ``dataclasses`` calls it: ``exec(text, globals, namespace)``. A text of one of
+    skdbg's classes runs the table's code. Every other call is the builtin's own, made for the caller:
+    the builtin checks the arguments, raises its own errors and compiles a text with the caller's
+    ``__future__`` flags; only namespaces left out are filled in first from the caller's, as the
+    builtin would have taken them from the frame that called it."""
     caller = sys._getframe(1)
-    if namespace is None:  # exec's default: the caller's namespaces (dataclasses always passes its own)
-        namespace = caller.f_globals
-        if local_names is None:
-            local_names = caller.f_locals
-            if sys.version_info >= (3, 13) and caller.f_code.co_flags & _CO_OPTIMIZED:
-                local_names = dict(local_names)  # a function's locals(), a snapshot (PEP 667)
-    if not isinstance(namespace, dict) or (
-        local_names is not None and not hasattr(local_names, "__getitem__")
+    inherited = caller.f_code.co_flags & _FUTURE_FLAGS  # what the builtin takes from its caller
+    table = _table
+    if (
+        table is not None
+        and not kwargs
+        and len(args) == 3
+        and not inherited
+        and type(args[0]) is str
+        and type(args[1]) is dict
+        and type(args[2]) is dict
+        and str(args[1].get("__name__", "")).partition(".")[0] == _OURS
     ):
-        _builtin_exec(source, namespace, local_names, **kwargs)  # raises its TypeError before compiling
+        _builtin_exec(table.code_of(args[0]), args[1], args[2])
         return
-    if isinstance(source, str):
-        inherited = caller.f_code.co_flags & _FUTURE_FLAGS  # what the builtin takes from its caller
-        table = _table
-        if (
-            table is not None
-            and not inherited
-            and type(namespace) is dict
-            and str(namespace.get("__name__", "")).partition(".")[0] == _OURS
-        ):
-            source = table.code_of(source)
-        else:  # compiled for the caller, not with this module's own `from __future__` flags
-            source = compile(source, "<string>", "exec", flags=inherited, dont_inherit=True)
-    _builtin_exec(source, namespace, local_names, **kwargs)
+    args = _with_default_namespaces(args, kwargs, caller)
+    _trampoline(inherited)(*args, **kwargs)
+
+
+def _with_default_namespaces(args: tuple[Any, ...], kwargs: dict[str, Any], caller: Any) -> tuple[Any, ...]:
+    """``args`` with the globals and locals the builtin would take from ``caller`` where they are left
+    out or None (moved from ``kwargs`` when named there); unchanged when the builtin refuses the call,
+    so that it raises its own error."""
+    by_name = sys.version_info >= (3, 13)  # the namespaces are keywords too from 3.13
+    named = [k for k in ("globals", "locals") if k in kwargs]
+    if not args or len(args) > 3 or (named and not by_name):
+        return args
+    if ("globals" in named and len(args) > 1) or ("locals" in named and len(args) > 2):
+        return args  # given by position and by name
+    given = [*args, None, None][:3]
+    for slot, name in ((1, "globals"), (2, "locals")):
+        if name in named:
+            given[slot] = kwargs.pop(name)
+    if given[1] is None:
+        given[1] = caller.f_globals
+        if given[2] is None:
+            local_names = caller.f_locals
+            if by_name and caller.f_code.co_flags & _CO_OPTIMIZED:
+                local_names = dict(local_names)  # a function's locals(), a snapshot (PEP 667)
+            given[2] = local_names
+    return tuple(given)
 
 
 def _store() -> None:

@@ -12,6 +12,8 @@ Expectations are hand-computed line numbers and offsets (and the naive line spli
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -166,3 +168,23 @@ def test_every_marker_is_found_at_every_byte_alignment(
     f = tmp_path / "plog-1_20260610140000000.log"
     f.write_text("\n".join(lines) + "\n")
     assert [r.src.line for r in scan_plog(f)] == [2 + 2 * k for k in range(len(FAULT_MARKERS))]
+
+
+_SCAN_IMPORTS = """
+import sys
+from skdbg.parsers import plog
+plog._SMALL_BLOCK = 0  # the vectorised path, with its anchor tables
+found = [r.src.line for r in plog.scan_plog(sys.argv[1])]
+print(found, "numpy" in sys.modules, "numpy.ma" in sys.modules)
+"""
+
+
+def test_the_vectorised_scan_does_not_import_numpy_ma(tmp_path: Path) -> None:
+    """numpy.ma is a ~15 ms import, made while the main thread parses (np.unique pulls it in): the
+    scan's anchor tables are built without it."""
+    f = tmp_path / "plog-1_20260610140000000.log"
+    f.write_text("line\nEZ9999 number 1\n" * 3)
+    out = subprocess.run(
+        [sys.executable, "-c", _SCAN_IMPORTS, str(f)], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["[2,", "4,", "6]", "True", "False"]
