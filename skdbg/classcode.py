@@ -59,8 +59,9 @@ FILE_KIND = "skdbg-dataclass-code-3"
 _FUTURE_FLAGS = 0
 for _feature in set(__future__.all_feature_names) - {"nested_scopes", "generators"}:
     _FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag
-#: ``inspect.CO_OPTIMIZED`` (a function's frame), without importing inspect at every start
-_CO_OPTIMIZED = 0x0001
+#: 3.13's ``frame.f_locals`` of a function's or an inlined comprehension's frame (PEP 667): ``locals()``
+#: and the builtin ``exec`` take a snapshot of it, never the proxy itself
+_FRAME_LOCALS_PROXY = type((lambda: sys._getframe().f_locals)()) if sys.version_info >= (3, 13) else None
 
 _builtin_exec = builtins.exec
 
@@ -219,12 +220,23 @@ def save(path: Path, codes: Mapping[str, CodeType | bytes]) -> bool:
 _TRAMPOLINES: dict[int, Any] = {}
 
 
-def _trampoline(flags: int) -> Any:
-    hop = _TRAMPOLINES.get(flags)
-    if hop is None:
-        code = compile("lambda *a, **k: exec(*a, **k)", "<string>", "eval", flags=flags, dont_inherit=True)
-        hop = _TRAMPOLINES[flags] = eval(code, {"exec": _builtin_exec, "__builtins__": builtins})
-    return hop
+def _trampoline(flags: int, builtins_ns: Any = None) -> Any:
+    """A function that calls the builtin ``exec`` from a frame compiled with ``flags`` and whose
+    builtins are ``builtins_ns`` (the caller's: what the builtin puts in a globals that lacks
+    ``__builtins__``); one is kept per ``flags`` for the usual builtins."""
+    if builtins_ns is None or builtins_ns is vars(builtins):
+        hop = _TRAMPOLINES.get(flags)
+        if hop is None:
+            hop = _TRAMPOLINES[flags] = _make_trampoline(flags, builtins)
+        return hop
+    return _make_trampoline(flags, builtins_ns)
+
+
+def _make_trampoline(flags: int, builtins_ns: Any) -> Any:
+    code = compile(
+        "lambda *a, **k: exec(*a, **k)", "<exec trampoline>", "eval", flags=flags, dont_inherit=True
+    )
+    return eval(code, {"exec": _builtin_exec, "__builtins__": builtins_ns})
 
 
 def _exec(*args: Any, **kwargs: Any) -> None:
@@ -232,8 +244,13 @@ def _exec(*args: Any, **kwargs: Any) -> None:
     skdbg's classes runs the table's code. Every other call is the builtin's own, made for the caller:
     the builtin checks the arguments, raises its own errors and compiles a text with the caller's
     ``__future__`` flags; only namespaces left out are filled in first from the caller's, as the
-    builtin would have taken them from the frame that called it."""
-    caller = sys._getframe(1)
+    builtin would have taken them from the frame that called it. (Two frames of this module's stand
+    between: tracebacks and ``sys._getframe`` inside the text show them.)"""
+    try:
+        caller = sys._getframe(1)
+    except ValueError:  # no Python caller (a C callback, atexit, a _thread target): nothing to take
+        _trampoline(0)(*args, **kwargs)
+        return
     inherited = caller.f_code.co_flags & _FUTURE_FLAGS  # what the builtin takes from its caller
     table = _table
     if (
@@ -244,12 +261,13 @@ def _exec(*args: Any, **kwargs: Any) -> None:
         and type(args[0]) is str
         and type(args[1]) is dict
         and type(args[2]) is dict
-        and str(args[1].get("__name__", "")).partition(".")[0] == _OURS
+        and type(name := args[1].get("__name__")) is str
+        and name.partition(".")[0] == _OURS
     ):
         _builtin_exec(table.code_of(args[0]), args[1], args[2])
         return
     args = _with_default_namespaces(args, kwargs, caller)
-    _trampoline(inherited)(*args, **kwargs)
+    _trampoline(inherited, caller.f_builtins)(*args, **kwargs)
 
 
 def _with_default_namespaces(args: tuple[Any, ...], kwargs: dict[str, Any], caller: Any) -> tuple[Any, ...]:
@@ -270,8 +288,8 @@ def _with_default_namespaces(args: tuple[Any, ...], kwargs: dict[str, Any], call
         given[1] = caller.f_globals
         if given[2] is None:
             local_names = caller.f_locals
-            if by_name and caller.f_code.co_flags & _CO_OPTIMIZED:
-                local_names = dict(local_names)  # a function's locals(), a snapshot (PEP 667)
+            if type(local_names) is _FRAME_LOCALS_PROXY:  # 3.13: what locals() gives, a snapshot
+                local_names = dict(local_names)
             given[2] = local_names
     return tuple(given)
 

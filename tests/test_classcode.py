@@ -599,6 +599,63 @@ def locals_by_keyword_after_none(ex: Callable[..., Any]) -> object:
     return _names(here)
 
 
+class _NoName:
+    def __str__(self) -> str:
+        raise ZeroDivisionError("not a name")
+
+
+@_shape
+def odd_module_name(ex: Callable[..., Any]) -> object:
+    """As ``dataclasses`` calls it (no ``__future__`` flags), with a ``__name__`` that is not text."""
+    here: dict[str, object] = {}
+    call = eval(compile("lambda *a: ex(*a)", "<m>", "eval", dont_inherit=True), {"ex": ex})
+    call("w = 10", {"__name__": _NoName()}, here)
+    return _names(here)
+
+
+@_shape
+def module_level_comprehension(ex: Callable[..., Any]) -> object:
+    """Called from a comprehension of module code (3.13 gives it a proxy of the module's locals)."""
+    ns: dict[str, object] = {"ex": ex, "__name__": "skdbg.x"}
+    module = (
+        "y = 1\nr = [ex('y = 2; new = 3') for _ in [0]]\n"
+        "after = [(y, locals().get('y'), locals().get('new')) for _ in [0]][0]\n"  # what a later one sees
+    )
+    builtins.exec(compile(module, "<m>", "exec", dont_inherit=True), ns)
+    return ns["after"]
+
+
+@_shape
+def class_body(ex: Callable[..., Any]) -> object:
+    ns: dict[str, object] = {"ex": ex}
+    module = "class K:\n    y = 1\n    ex('y = 2')\nafter = K.y\n"
+    builtins.exec(compile(module, "<m>", "exec", dont_inherit=True), ns)
+    return ns["after"]
+
+
+@_shape
+def the_callers_builtins(ex: Callable[..., Any]) -> object:
+    """A globals without ``__builtins__`` gets the caller's builtins."""
+    ns: dict[str, object] = {"ex": ex, "__builtins__": {**vars(builtins), "len": lambda _x: 42}}
+    module = "g = {}\nex('r = len([1, 2])', g)\nafter = g['r']\n"
+    builtins.exec(compile(module, "<m>", "exec", dont_inherit=True), ns)
+    return ns["after"]
+
+
+@_shape
+def no_python_caller(ex: Callable[..., Any]) -> object:
+    """A thread started from C runs ``exec`` with no Python frame below it."""
+    import _thread
+    import time
+
+    g: dict[str, object] = {}
+    _thread.start_new_thread(ex, ("r = 11", g))
+    deadline = time.monotonic() + 10
+    while "r" not in g and time.monotonic() < deadline:
+        time.sleep(0.001)
+    return _names(g)
+
+
 def _outcome(shape: Callable[[Callable[..., Any]], object], ex: Callable[..., Any]) -> tuple[str, object]:
     try:
         return "returned", shape(ex)
