@@ -68,18 +68,20 @@ _builtin_exec = builtins.exec
 
 class _Table:
     """This run's texts and code objects: the stored ones (read on first use, each decoded when first
-    asked for), the ones compiled this run, and the texts used."""
+    asked for) and the ones compiled this run. ``codes`` holds every text this run asked for."""
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self.lock = threading.Lock()
         self.stored: dict[str, bytes] | None = None  # text -> marshalled code; None: not read yet
-        self.codes: dict[str, CodeType] = {}  # decoded or compiled in this run
+        self.codes: dict[str, CodeType] = {}  # decoded or compiled in this run: the texts used
         self.fresh: dict[str, CodeType] = {}  # compiled in this run: the file lacked them
         self.loaded = 0
-        self.used: set[str] = set()
-        self.compiled = 0
         self.hits = 0
+
+    @property
+    def compiled(self) -> int:
+        return len(self.fresh)
 
     def _stored(self) -> dict[str, bytes]:
         stored = self.stored
@@ -100,13 +102,11 @@ class _Table:
                 code = compile(text, "<string>", "exec", dont_inherit=True)  # as dataclasses' exec would
                 with self.lock:
                     self.fresh[text] = code
-                    self.compiled += 1
             else:
                 self.hits += 1
             self.codes[text] = code
         else:
             self.hits += 1
-        self.used.add(text)
         return code
 
 
@@ -303,7 +303,7 @@ def _store() -> None:
         return
     entries: dict[str, CodeType | bytes] = {**table.stored, **table.fresh}
     if len(entries) > MAX_ENTRIES:
-        entries = {k: v for k, v in entries.items() if k in table.used}
+        entries = {k: v for k, v in entries.items() if k in table.codes}
     save(table.path, entries)
 
 
