@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
+from textual.worker import WorkerCancelled
 
 SCENES = Path(__file__).resolve().parents[2] / "examples" / "scenes"
 SIZE = (120, 36)
@@ -19,10 +20,17 @@ async def settle(pilot: Pilot[Any]) -> None:
     """Wait for every worker (analysis, log indexing, re-plans) and the redraws they cause.
 
     Workers start workers (the log view indexes, then scans faults, then orders rows), so one
-    ``wait_for_complete`` is not enough: wait until two consecutive rounds find nothing pending."""
+    ``wait_for_complete`` is not enough: wait until two consecutive rounds find nothing pending. A
+    worker of an exclusive group (the log view's reads) is cancelled when a newer one replaces it;
+    waiting on it then raises, and the round simply counts as busy."""
     quiet = 0
     for _ in range(100):
-        await pilot.app.workers.wait_for_complete()
+        try:
+            await pilot.app.workers.wait_for_complete()
+        except WorkerCancelled:
+            quiet = 0
+            await pilot.pause()
+            continue
         await pilot.wait_for_scheduled_animations()
         await pilot.pause()
         busy = any(not w.is_finished for w in pilot.app.workers)
