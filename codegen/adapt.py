@@ -14,11 +14,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from skdbg.atomic import ensure_fresh_dir, write_tree
+from skdbg.atomic import TreeWriter, ensure_fresh_dir, streamed_tree
 from skdbg.codegen.block import AdaptError, check_options, parse_bind_target, plan_block, specialise
 from skdbg.codegen.canonical import AdaptedFile, SupportConflictError, build_canonical, safe_identifier
 from skdbg.codegen.contract import Contract, check_entry, escalation
-from skdbg.codegen.forms import Candidate, classify_text, discover, no_definition_error
+from skdbg.codegen.forms import Candidate, Discovery, classify_text, discover, no_definition_error
 from skdbg.codegen.kerneltype import KernelTypeError
 from skdbg.codegen.reader import KernelEntry, SourceReading, read_source
 
@@ -216,53 +216,78 @@ def adapt_asset(asset: Path, out_dir: Path, options: AdaptOptions, *, force: boo
     """
     check_options(options.mask, options.num_splits, options.with_sys_args)
     ensure_fresh_dir(out_dir, force=force, what=ADAPT_WHAT, inputs=[asset])
-    found = discover(asset)
-    asset_root = found.asset if found.asset.is_dir() else found.asset.parent
-    per_file: list[dict[str, Any]] = []
-    files: dict[str, str] = {}
-    all_escalations: list[dict[str, Any]] = []
-    for cand in found.candidates:
-        per_file.append(_adapt_candidate(cand, options, asset_root, files, all_escalations))
-    _check_contract_use(options.contract, per_file, all_escalations)
-    _check_duplicate_entries(per_file, all_escalations)
-    status = "needs-human" if all_escalations else "completed"
-    adapted = [
-        AdaptedFile(r["file"], files[r["file"]], c.path, r["entries"])
-        for r, c in zip(per_file, found.candidates, strict=True)
-        if r["status"] == "adapted" and r["entries"]
-    ]
-    layout: dict[str, Any] = {
-        "pybind_layout": None,
-        "pybind_module": None,
-        "package_name": options.package_name,
-        "package_version": options.package_version,
-        "python_package": safe_identifier(options.package_name),
-        "canonical_written_files": [],
-    }
-    if status == "completed" and adapted:
-        try:
-            canonical, layout = build_canonical(adapted, options.package_name, options.package_version)
-            files.update(canonical)
-        except SupportConflictError as exc:
-            all_escalations.append(escalation("codegen.support-file-conflict", str(exc), [str(exc)]))
-            status = "needs-human"
-    manifest = {
-        "status": status,
-        "asset_path": str(found.asset),
-        "adapted_dir": str((out_dir / ADAPTED_DIR).resolve()),
-        **layout,
-        "template_specializations": [],
-        "mask": options.mask,
-        "num_splits": options.num_splits,
-        "with_sys_args": options.with_sys_args,
-        "per_file": per_file,
-        "ignored_support_files": found.ignored,
-        "escalations": all_escalations,
-    }
-    tree: dict[str, str | bytes] = {f"{ADAPTED_DIR}/{rel}": text for rel, text in files.items()}
-    tree[MANIFEST] = json.dumps(manifest, indent=2) + "\n"
-    write_tree(out_dir, tree, force=force, what=ADAPT_WHAT, inputs=[asset])
-    return manifest
+    with streamed_tree(out_dir, force=force, what=ADAPT_WHAT, inputs=[asset]) as out:
+        # each candidate is adapted as soon as it is read, and its file handed to the writer: it is
+        # created while the next ones are read and adapted
+        adapter = _AssetAdapter(asset, options, out)
+        found = discover(asset, adapter.add)
+        return adapter.finish(found, out_dir)
+
+
+class _AssetAdapter:
+    """The state of one ``adapt_asset`` run: the per-file records, the texts and the escalations so far."""
+
+    def __init__(self, asset: Path, options: AdaptOptions, out: TreeWriter) -> None:
+        resolved = asset.resolve()
+        self.asset_root = resolved if resolved.is_dir() else resolved.parent
+        self.options = options
+        self.out = out
+        self.per_file: list[dict[str, Any]] = []
+        self.files: dict[str, str] = {}
+        self.escalations: list[dict[str, Any]] = []
+
+    def add(self, cand: Candidate) -> None:
+        """Adapt one candidate and queue its output file (if it has one)."""
+        self.per_file.append(
+            _adapt_candidate(cand, self.options, self.asset_root, self.files, self.escalations)
+        )
+        if cand.rel in self.files:
+            self.out.put(f"{ADAPTED_DIR}/{cand.rel}", self.files[cand.rel])
+
+    def finish(self, found: Discovery, out_dir: Path) -> dict[str, Any]:
+        """The checks across files, the canonical tree (when complete) and the manifest, all queued."""
+        _check_contract_use(self.options.contract, self.per_file, self.escalations)
+        _check_duplicate_entries(self.per_file, self.escalations)
+        status = "needs-human" if self.escalations else "completed"
+        adapted = [
+            AdaptedFile(r["file"], self.files[r["file"]], c.path, r["entries"])
+            for r, c in zip(self.per_file, found.candidates, strict=True)
+            if r["status"] == "adapted" and r["entries"]
+        ]
+        layout: dict[str, Any] = {
+            "pybind_layout": None,
+            "pybind_module": None,
+            "package_name": self.options.package_name,
+            "package_version": self.options.package_version,
+            "python_package": safe_identifier(self.options.package_name),
+            "canonical_written_files": [],
+        }
+        if status == "completed" and adapted:
+            try:
+                canonical, layout = build_canonical(
+                    adapted, self.options.package_name, self.options.package_version
+                )
+            except SupportConflictError as exc:
+                self.escalations.append(escalation("codegen.support-file-conflict", str(exc), [str(exc)]))
+                status = "needs-human"
+            else:
+                for rel, text in canonical.items():
+                    self.out.put(f"{ADAPTED_DIR}/{rel}", text)
+        manifest = {
+            "status": status,
+            "asset_path": str(found.asset),
+            "adapted_dir": str((out_dir / ADAPTED_DIR).resolve()),
+            **layout,
+            "template_specializations": [],
+            "mask": self.options.mask,
+            "num_splits": self.options.num_splits,
+            "with_sys_args": self.options.with_sys_args,
+            "per_file": self.per_file,
+            "ignored_support_files": found.ignored,
+            "escalations": self.escalations,
+        }
+        self.out.put(MANIFEST, json.dumps(manifest, indent=2) + "\n")
+        return manifest
 
 
 def _check_contract_use(

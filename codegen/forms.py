@@ -7,6 +7,7 @@ changes a file's form (upstream scans raw text; a deliberate, documented differe
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -144,8 +145,13 @@ def read_file_text(path: Path) -> str:
         raise UnreadableSourceError(f"{path}: cannot read: {exc.strerror}") from exc
 
 
-def discover(asset: Path) -> Discovery:
-    """Candidate kernel sources of an asset: the file itself, or every .asc/.cpp under a directory."""
+def discover(asset: Path, on_candidate: Callable[[Candidate], None] | None = None) -> Discovery:
+    """Candidate kernel sources of an asset: the file itself, or every .asc/.cpp under a directory.
+
+    ``on_candidate`` is called with each candidate as soon as it is read, in the order of the result:
+    a caller that writes one output per candidate (``adapt``) then works while the rest is read. The
+    errors about the asset as a whole (no candidate at all) come after the last one.
+    """
     if not asset.exists():
         raise AssetError(f"asset not found: {asset}")
     found = Discovery(asset.resolve())
@@ -153,6 +159,8 @@ def discover(asset: Path) -> Discovery:
     if asset.is_file():
         reading = read_source(read_file_text(asset), asset.name)
         found.candidates.append(Candidate(asset.name, asset, reading, classify(reading)))
+        if on_candidate is not None:
+            on_candidate(found.candidates[-1])
         return found
     for path in sorted(p for p in asset.rglob("*") if p.is_file() and p.suffix in SOURCE_SUFFIXES):
         rel = path.relative_to(asset).as_posix()
@@ -170,6 +178,8 @@ def discover(asset: Path) -> Discovery:
                 undefined.append(reading)
             continue
         found.candidates.append(Candidate(rel, path, reading, classify(reading)))
+        if on_candidate is not None:
+            on_candidate(found.candidates[-1])
     if not found.candidates and undefined:
         raise no_definition_error(undefined[0])
     if not found.candidates:

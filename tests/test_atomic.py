@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
-from skdbg.atomic import OutputNotEmptyError, write_tree
+from skdbg.atomic import OutputNotEmptyError, streamed_tree, write_tree
 
 
 def test_writes_text_and_bytes_in_nested_folders(tmp_path: Path) -> None:
@@ -80,3 +82,45 @@ def test_refusal_message_names_the_folder_and_force(tmp_path: Path) -> None:
         OutputNotEmptyError, match=r"output folder already exists: .*out is not empty \(use --force"
     ):
         write_tree(out, {"y.txt": "1"})
+
+
+def test_a_write_failing_in_the_writing_thread_is_raised_and_leaves_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with pytest.raises(IsADirectoryError):
+        write_tree(out, {"d/x.txt": "1", "d": "2"})  # "d" is the folder the first file made
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_streamed_files_end_as_their_last_put_with_line_endings_kept(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with streamed_tree(out) as writer:
+        writer.put("a.cpp", "first\n")
+        writer.put("b.cpp", "x\r\ny\r\n")
+        writer.put("a.cpp", "second\n")
+    assert (out / "a.cpp").read_bytes() == b"second\n"
+    assert (out / "b.cpp").read_bytes() == b"x\r\ny\r\n"
+
+
+def test_a_put_after_a_failed_write_raises_it_and_the_block_leaves_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    puts_after = 0
+    with pytest.raises(IsADirectoryError), streamed_tree(out) as writer:
+        writer.put("d/x.txt", "1")
+        writer.put("d", "2")
+        for _ in range(500):  # the failure surfaces at a later put, once the writing thread has met it
+            time.sleep(0.01)
+            writer.put("more.txt", "3")
+            puts_after += 1
+    assert puts_after < 500  # raised by a put, not only when the block ends
+    assert list(tmp_path.iterdir()) == []
+    assert not [t for t in threading.enumerate() if t.name == "skdbg-write"]
+
+
+def test_a_failing_block_stops_the_writer_and_leaves_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with pytest.raises(RuntimeError, match="midway"), streamed_tree(out) as writer:
+        for i in range(50):
+            writer.put(f"f{i}.txt", "x" * 1000)
+        raise RuntimeError("midway")
+    assert list(tmp_path.iterdir()) == []
+    assert not [t for t in threading.enumerate() if t.name == "skdbg-write"]

@@ -349,3 +349,16 @@ def test_duplicate_entry_names_need_a_human(tmp_path: Path) -> None:
     (esc,) = m["escalations"]
     assert esc["rule_id"] == "codegen.pybind-entry-specialization-ambiguous"
     assert esc["evidence"] == ["one.asc:1:k", "two.asc:1:K"]
+
+
+def test_a_bad_file_after_good_ones_leaves_no_output_at_all(tmp_path: Path) -> None:
+    """Files are written while later ones are still read: a later unreadable source still leaves nothing."""
+    asset = tmp_path / "a"
+    asset.mkdir()
+    for i in range(5):
+        (asset / f"k{i}.asc").write_text(f"__global__ __vector__ void k{i}(GM_ADDR x) {{}}\n")
+    (asset / "z.asc").write_bytes(b"__global__ __vector__ void z(GM_ADDR x) {} // \xff\n")  # not UTF-8
+    res = CliRunner().invoke(main, ["codegen", "adapt", str(asset), "-o", str(tmp_path / "o")])
+    assert res.exit_code == 3, res.output
+    assert "z.asc: not UTF-8 text (byte offset" in res.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a"]  # no output, no staging folder
