@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+import skdbg.atomic
 from skdbg.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -207,8 +208,15 @@ def _fail_second_write(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
         check(self)
         return real_bytes(self, data)
 
+    real_tree_write = skdbg.atomic._write_bytes
+
+    def tree_write(path: str, data: bytes) -> None:  # the writing thread of skdbg.atomic.TreeWriter
+        check(Path(path))
+        real_tree_write(path, data)
+
     monkeypatch.setattr(pathlib.Path, "write_text", write_text)
     monkeypatch.setattr(pathlib.Path, "write_bytes", write_bytes)
+    monkeypatch.setattr(skdbg.atomic, "_write_bytes", tree_write)
     return written
 
 
