@@ -18,7 +18,14 @@ from skdbg.atomic import TreeWriter, ensure_fresh_dir, streamed_tree
 from skdbg.codegen.block import AdaptError, check_options, parse_bind_target, plan_block, specialise
 from skdbg.codegen.canonical import AdaptedFile, SupportConflictError, build_canonical, safe_identifier
 from skdbg.codegen.contract import Contract, check_entry, escalation
-from skdbg.codegen.forms import Candidate, Discovery, classify_text, discover, no_definition_error
+from skdbg.codegen.forms import (
+    Candidate,
+    Discovery,
+    check_asset,
+    classify_text,
+    discover,
+    no_definition_error,
+)
 from skdbg.codegen.kerneltype import KernelTypeError
 from skdbg.codegen.reader import KernelEntry, SourceReading, read_source
 
@@ -216,12 +223,13 @@ def adapt_asset(asset: Path, out_dir: Path, options: AdaptOptions, *, force: boo
     """
     check_options(options.mask, options.num_splits, options.with_sys_args)
     ensure_fresh_dir(out_dir, force=force, what=ADAPT_WHAT, inputs=[asset])
+    check_asset(asset)  # before the output folder's staging sibling (and its parents) are made
     with streamed_tree(out_dir, force=force, what=ADAPT_WHAT, inputs=[asset]) as out:
         # each candidate is adapted as soon as it is read, and its file handed to the writer: it is
         # created while the next ones are read and adapted
         adapter = _AssetAdapter(asset, options, out)
         found = discover(asset, adapter.add)
-        return adapter.finish(found, out_dir)
+        return adapter.manifest(found, out_dir)
 
 
 class _AssetAdapter:
@@ -244,8 +252,9 @@ class _AssetAdapter:
         if cand.rel in self.files:
             self.out.put(f"{ADAPTED_DIR}/{cand.rel}", self.files[cand.rel])
 
-    def finish(self, found: Discovery, out_dir: Path) -> dict[str, Any]:
-        """The checks across files, the canonical tree (when complete) and the manifest, all queued."""
+    def manifest(self, found: Discovery, out_dir: Path) -> dict[str, Any]:
+        """The checks across files, the canonical tree (when complete) and the manifest, all queued;
+        returns the manifest."""
         _check_contract_use(self.options.contract, self.per_file, self.escalations)
         _check_duplicate_entries(self.per_file, self.escalations)
         status = "needs-human" if self.escalations else "completed"

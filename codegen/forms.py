@@ -145,6 +145,12 @@ def read_file_text(path: Path) -> str:
         raise UnreadableSourceError(f"{path}: cannot read: {exc.strerror}") from exc
 
 
+def check_asset(asset: Path) -> None:
+    """:class:`AssetError` when the asset path does not exist (the check :func:`discover` starts with)."""
+    if not asset.exists():
+        raise AssetError(f"asset not found: {asset}")
+
+
 def discover(asset: Path, on_candidate: Callable[[Candidate], None] | None = None) -> Discovery:
     """Candidate kernel sources of an asset: the file itself, or every .asc/.cpp under a directory.
 
@@ -152,8 +158,7 @@ def discover(asset: Path, on_candidate: Callable[[Candidate], None] | None = Non
     a caller that writes one output per candidate (``adapt``) then works while the rest is read. The
     errors about the asset as a whole (no candidate at all) come after the last one.
     """
-    if not asset.exists():
-        raise AssetError(f"asset not found: {asset}")
+    check_asset(asset)
     found = Discovery(asset.resolve())
     undefined: list[SourceReading] = []  # files with __global__ but no kernel definition
     if asset.is_file():

@@ -182,19 +182,19 @@ def _remove_created(created: list[Path]) -> None:
 class TreeWriter:
     """Writes the files handed to :meth:`put` into ``root`` from one background thread, in the order given.
 
-    Why a thread: creating a file is kernel work, 0.3–0.6 ms of it on the ext4 test machines, and the
-    interpreter lock is free meanwhile. A caller that computes its files one by one (``codegen adapt``
-    of an asset with hundreds of kernels) then computes the next file while the previous one is
-    created, instead of paying for all the creations after all the computing. The writing thread only
-    makes system calls (open, write, close): the path is checked, its folder made and the text encoded
-    in the caller's thread, because each time the writing thread runs Python code it must wait for the
-    interpreter lock, which the busy caller hands over only every switch interval. Measured on 500
-    kernels (480 files), side by side: 1.18 s written in the caller's thread, 0.91 s with the whole
-    write in the thread, 0.79 s with only the system calls there.
+    Made by :func:`streamed_tree`, which always stops its thread; not for use on its own.
 
-    Paths are checked as :func:`write_tree` documents (``ValueError``, raised by :meth:`put`). The
-    first failure of a write (a full disk) stops the writing and is raised again by the next
-    :meth:`put` or by :meth:`finish`, so nothing is reported written that was not.
+    Why a thread: creating a file is work for the operating system, during which the interpreter lock
+    is free. A caller that computes its files one by one (``codegen adapt`` of an asset with hundreds
+    of kernels) then computes the next file while the previous one is created, instead of paying for
+    every creation after all the computing (docs/codegen-adapt.md has the figures). The writing thread
+    only makes system calls (open, write, close): each time it ran Python code it would wait for the
+    interpreter lock, which the busy caller hands over only every switch interval. So the path is
+    checked and encoded, its folder made and the text encoded in the caller's thread, and those errors
+    are raised by :meth:`put` at that file, before it is queued.
+
+    A failure of the writing itself (a full disk) stops the writing and is raised again by the next
+    :meth:`put` or by :meth:`finish`: nothing is reported written that was not.
     """
 
     def __init__(self, root: Path) -> None:
@@ -202,9 +202,9 @@ class TreeWriter:
         self._real_root = root.resolve()
         self._real_dirs: dict[Path, Path] = {}
         self._made: set[Path] = set()
-        self._failure: OSError | None = None
+        self._failure: BaseException | None = None
         self._dropped = False
-        self._queue: SimpleQueue[tuple[str, bytes] | None] = SimpleQueue()
+        self._queue: SimpleQueue[tuple[bytes, bytes] | None] = SimpleQueue()
         self._thread = threading.Thread(target=self._drain, name="skdbg-write", daemon=True)
         self._thread.start()
 
@@ -215,24 +215,26 @@ class TreeWriter:
         system); a non-UTF-8 file name quoted in a report arrives as surrogates and is escaped.
         """
         if self._failure is not None:
-            self.abandon()
             raise self._failure
         dest = _inside(self.root, rel, self._real_root, self._real_dirs)
-        if dest.parent not in self._made:
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            self._made.add(dest.parent)
+        path = os.fsencode(dest)  # a name the system cannot take fails here, at this file
+        if b"\0" in path:
+            raise ValueError(f"refusing to write {rel!r}: a file name cannot hold a NUL character")
         if isinstance(data, str):
             data = data.encode("utf-8", errors="backslashreplace")
         elif not isinstance(data, bytes):
             raise TypeError(f"{rel}: a file's content is text or bytes, not {type(data).__name__}")
-        self._queue.put((os.fspath(dest), data))
+        if dest.parent not in self._made:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            self._made.add(dest.parent)
+        self._queue.put((path, data))
 
     def _drain(self) -> None:
         while (item := self._queue.get()) is not None:
             if self._failure is None and not self._dropped:
                 try:
                     _write_bytes(*item)
-                except OSError as exc:  # kept and raised in the caller's thread by put() or finish()
+                except BaseException as exc:  # any failure is the caller's: raised by put() or finish()
                     self._failure = exc
 
     def _stop(self) -> None:
@@ -252,9 +254,14 @@ class TreeWriter:
         self._stop()
 
 
-def _write_bytes(path: str, data: bytes) -> None:
-    """Create (or truncate) ``path`` and write ``data``, with the modes ``open(path, "wb")`` gives it."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+#: ``open(path, "wb")``'s flags: no newline translation where the system has it (Windows)
+_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)
+
+
+def _write_bytes(path: bytes, data: bytes) -> None:
+    """Create (or truncate) ``path`` and write ``data``, with the mode ``open(path, "wb")`` gives it
+    (``os.open`` descriptors are not inherited by child processes, as ``open``'s are not)."""
+    fd = os.open(path, _WRITE_FLAGS, 0o666)
     try:
         view = memoryview(data)
         while view:
@@ -275,16 +282,18 @@ def streamed_tree(
     """:func:`write_tree` for files that become known one by one: yield a :class:`TreeWriter`.
 
     The folder appears whole when the block ends and every file is written; when the block or a write
-    fails, nothing appears (the convention of :func:`staged_dir`, whose arguments these are).
+    fails, or the wait for the last files is interrupted, nothing appears (the convention of
+    :func:`staged_dir`, whose arguments these are). The writing thread is stopped before the staging
+    folder is renamed or removed.
     """
     with staged_dir(out_dir, force=force, what=what, inputs=inputs, sealed=sealed) as tmp:
         writer = TreeWriter(tmp)
         try:
             yield writer
+            writer.finish()
         except BaseException:
             writer.abandon()
             raise
-        writer.finish()
 
 
 def write_tree(
@@ -314,7 +323,6 @@ __all__ = [
     "OutputNotEmptyError",
     "ensure_fresh_dir",
     "safe_name",
-    "TreeWriter",
     "staged_dir",
     "streamed_tree",
     "write_tree",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import skdbg.atomic
 from skdbg.atomic import OutputNotEmptyError, streamed_tree, write_tree
 
 
@@ -124,3 +125,53 @@ def test_a_failing_block_stops_the_writer_and_leaves_nothing(tmp_path: Path) -> 
         raise RuntimeError("midway")
     assert list(tmp_path.iterdir()) == []
     assert not [t for t in threading.enumerate() if t.name == "skdbg-write"]
+
+
+def test_any_failure_in_the_writing_thread_is_raised_not_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(path: bytes, data: bytes) -> None:
+        raise ValueError("not an OSError")
+
+    monkeypatch.setattr(skdbg.atomic, "_write_bytes", broken)
+    with pytest.raises(ValueError, match="not an OSError"):
+        write_tree(tmp_path / "out", {"a.txt": "1", "b.txt": "2"})
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("name", "error"), [("b\0c.txt", ValueError), ("x\ud800.txt", UnicodeEncodeError)])
+def test_a_name_the_system_cannot_take_fails_at_that_file(
+    tmp_path: Path, name: str, error: type[Exception]
+) -> None:
+    with pytest.raises(error), streamed_tree(tmp_path / "out") as writer:
+        writer.put("a.txt", "1")
+        writer.put(name, "2")
+        pytest.fail("put() accepted the name")  # pragma: no cover - reached only when put() does not raise
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_interrupted_wait_for_the_last_files_stops_the_writer_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_write = skdbg.atomic._write_bytes
+
+    def slow(path: bytes, data: bytes) -> None:
+        time.sleep(0.02)
+        real_write(path, data)
+
+    monkeypatch.setattr(skdbg.atomic, "_write_bytes", slow)
+    with pytest.raises(KeyboardInterrupt), streamed_tree(tmp_path / "out") as writer:
+        for i in range(20):
+            writer.put(f"f{i}.txt", "x")
+        real_join, interrupted = writer._thread.join, []
+
+        def join(timeout: float | None = None) -> None:
+            if not interrupted:  # Ctrl-C while finish() waits for the writing thread
+                interrupted.append(True)
+                raise KeyboardInterrupt
+            real_join(timeout)
+
+        monkeypatch.setattr(writer._thread, "join", join)
+    assert interrupted
+    assert not [t for t in threading.enumerate() if t.name == "skdbg-write"]
+    assert list(tmp_path.iterdir()) == []

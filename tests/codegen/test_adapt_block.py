@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from skdbg.atomic import TreeWriter
 from skdbg.cli import main
 from skdbg.codegen.adapt import AdaptOptions, adapt_asset, adapt_text, add_kernel_include
 from skdbg.codegen.block import AdaptError, name_camel, plan_block
@@ -351,14 +352,32 @@ def test_duplicate_entry_names_need_a_human(tmp_path: Path) -> None:
     assert esc["evidence"] == ["one.asc:1:k", "two.asc:1:K"]
 
 
-def test_a_bad_file_after_good_ones_leaves_no_output_at_all(tmp_path: Path) -> None:
-    """Files are written while later ones are still read: a later unreadable source still leaves nothing."""
+def test_a_bad_file_after_good_ones_leaves_no_output_at_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files are handed to the writer while later ones are still read: a later unreadable source still
+    leaves nothing."""
     asset = tmp_path / "a"
     asset.mkdir()
     for i in range(5):
         (asset / f"k{i}.asc").write_text(f"__global__ __vector__ void k{i}(GM_ADDR x) {{}}\n")
     (asset / "z.asc").write_bytes(b"__global__ __vector__ void z(GM_ADDR x) {} // \xff\n")  # not UTF-8
+    handed: list[str] = []
+    real_put = TreeWriter.put
+    monkeypatch.setattr(
+        TreeWriter, "put", lambda self, rel, data: (handed.append(rel), real_put(self, rel, data))
+    )
     res = CliRunner().invoke(main, ["codegen", "adapt", str(asset), "-o", str(tmp_path / "o")])
     assert res.exit_code == 3, res.output
     assert "z.asc: not UTF-8 text (byte offset" in res.stderr
+    assert handed == [f"operator-sk-adapted/k{i}.asc" for i in range(5)]  # before z.asc was read
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a"]  # no output, no staging folder
+
+
+def test_a_missing_asset_is_named_before_the_output_folder_is_made(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("x")  # the output's parent cannot be created
+    res = CliRunner().invoke(
+        main, ["codegen", "adapt", str(tmp_path / "missing"), "-o", str(tmp_path / "afile" / "o")]
+    )
+    assert res.exit_code == 2, res.output
+    assert "asset not found" in res.stderr
