@@ -187,7 +187,7 @@ class TreeWriter:
     Why a thread: creating a file is work for the operating system, during which the interpreter lock
     is free. A caller that computes its files one by one (``codegen adapt`` of an asset with hundreds
     of kernels) then computes the next file while the previous one is created, instead of paying for
-    every creation after all the computing (docs/codegen-adapt.md has the figures). The writing thread
+    every creation after all the computing (bench/README.md, adapt, has the figures). The writing thread
     only makes system calls (open, write, close): each time it ran Python code it would wait for the
     interpreter lock, which the busy caller hands over only every switch interval. So the path is
     checked and encoded, its folder made and the text encoded in the caller's thread, and those errors
@@ -204,7 +204,7 @@ class TreeWriter:
         self._made: set[Path] = set()
         self._failure: BaseException | None = None
         self._dropped = False
-        self._queue: SimpleQueue[tuple[bytes, bytes] | None] = SimpleQueue()
+        self._queue: SimpleQueue[tuple[str, bytes] | None] = SimpleQueue()
         self._thread = threading.Thread(target=self._drain, name="skdbg-write", daemon=True)
         self._thread.start()
 
@@ -217,8 +217,7 @@ class TreeWriter:
         if self._failure is not None:
             raise self._failure
         dest = _inside(self.root, rel, self._real_root, self._real_dirs)
-        path = os.fsencode(dest)  # a name the system cannot take fails here, at this file
-        if b"\0" in path:
+        if b"\0" in os.fsencode(dest):  # a name the system cannot take fails here, at this file
             raise ValueError(f"refusing to write {rel!r}: a file name cannot hold a NUL character")
         if isinstance(data, str):
             data = data.encode("utf-8", errors="backslashreplace")
@@ -227,7 +226,7 @@ class TreeWriter:
         if dest.parent not in self._made:
             dest.parent.mkdir(parents=True, exist_ok=True)
             self._made.add(dest.parent)
-        self._queue.put((path, data))
+        self._queue.put((os.fspath(dest), data))  # text: an error names the file as text, not b'...'
 
     def _drain(self) -> None:
         while (item := self._queue.get()) is not None:
@@ -249,16 +248,25 @@ class TreeWriter:
             raise self._failure
 
     def abandon(self) -> None:
-        """Drop the files not yet written and wait for the one being written (the folder is about to go)."""
+        """Drop the files not yet written and wait for the one being written (the folder is about to go).
+
+        Called while an exception (often a Ctrl-C) is already on its way out: a second Ctrl-C during the
+        wait is not allowed to cut it short, or the folder would be removed while a file is still being
+        created in it (and left behind). The wait is one file's write at most."""
         self._dropped = True
-        self._stop()
+        while True:
+            try:
+                self._stop()
+                return
+            except KeyboardInterrupt:
+                continue
 
 
 #: ``open(path, "wb")``'s flags: no newline translation where the system has it (Windows)
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)
 
 
-def _write_bytes(path: bytes, data: bytes) -> None:
+def _write_bytes(path: str, data: bytes) -> None:
     """Create (or truncate) ``path`` and write ``data``, with the mode ``open(path, "wb")`` gives it
     (``os.open`` descriptors are not inherited by child processes, as ``open``'s are not)."""
     fd = os.open(path, _WRITE_FLAGS, 0o666)

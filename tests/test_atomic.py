@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
+import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -130,7 +133,7 @@ def test_a_failing_block_stops_the_writer_and_leaves_nothing(tmp_path: Path) -> 
 def test_any_failure_in_the_writing_thread_is_raised_not_lost(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(path: bytes, data: bytes) -> None:
+    def broken(path: str, data: bytes) -> None:
         raise ValueError("not an OSError")
 
     monkeypatch.setattr(skdbg.atomic, "_write_bytes", broken)
@@ -139,7 +142,19 @@ def test_any_failure_in_the_writing_thread_is_raised_not_lost(
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize(("name", "error"), [("b\0c.txt", ValueError), ("x\ud800.txt", UnicodeEncodeError)])
+@pytest.mark.parametrize(
+    ("name", "error"),
+    [
+        ("b\0c.txt", ValueError),
+        pytest.param(
+            "x\ud800.txt",
+            UnicodeEncodeError,
+            marks=pytest.mark.skipif(
+                sys.platform == "win32", reason="Windows file names take lone surrogates"
+            ),
+        ),
+    ],
+)
 def test_a_name_the_system_cannot_take_fails_at_that_file(
     tmp_path: Path, name: str, error: type[Exception]
 ) -> None:
@@ -153,25 +168,41 @@ def test_a_name_the_system_cannot_take_fails_at_that_file(
 def test_an_interrupted_wait_for_the_last_files_stops_the_writer_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real_write = skdbg.atomic._write_bytes
+    real_write, real_rmtree = skdbg.atomic._write_bytes, shutil.rmtree
+    interrupted = threading.Event()
+    alive_at_removal: list[bool] = []
 
-    def slow(path: bytes, data: bytes) -> None:
-        time.sleep(0.02)
+    def held(path: str, data: bytes) -> None:  # the writer is still busy when finish() starts waiting
+        interrupted.wait(5)
         real_write(path, data)
 
-    monkeypatch.setattr(skdbg.atomic, "_write_bytes", slow)
+    def rmtree(path: Any, *args: Any, **kwargs: Any) -> None:
+        alive_at_removal.extend(t.is_alive() for t in threading.enumerate() if t.name == "skdbg-write")
+        real_rmtree(path, *args, **kwargs)
+
+    monkeypatch.setattr(skdbg.atomic, "_write_bytes", held)
+    monkeypatch.setattr(shutil, "rmtree", rmtree)
     with pytest.raises(KeyboardInterrupt), streamed_tree(tmp_path / "out") as writer:
         for i in range(20):
             writer.put(f"f{i}.txt", "x")
-        real_join, interrupted = writer._thread.join, []
+        real_join, waits = writer._thread.join, []
 
         def join(timeout: float | None = None) -> None:
-            if not interrupted:  # Ctrl-C while finish() waits for the writing thread
-                interrupted.append(True)
+            waits.append(timeout)
+            if len(waits) <= 2:  # Ctrl-C while finish() waits for the writer, and again while abandon() does
+                interrupted.set()
                 raise KeyboardInterrupt
             real_join(timeout)
 
         monkeypatch.setattr(writer._thread, "join", join)
-    assert interrupted
-    assert not [t for t in threading.enumerate() if t.name == "skdbg-write"]
+    assert len(waits) == 3
+    assert alive_at_removal == []  # the writer had stopped before the staging folder was removed
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_write_error_names_the_file_as_text(tmp_path: Path) -> None:
+    long_name = "n" * 300 + ".txt"  # beyond every common file system's name limit: open() itself fails
+    with pytest.raises(OSError) as caught:
+        write_tree(tmp_path / "out", {"a.txt": "1", long_name: "2"})
+    assert isinstance(caught.value.filename, str) and caught.value.filename.endswith(long_name)
     assert list(tmp_path.iterdir()) == []

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import errno
 import json
-import os
 import pathlib
 import shutil
 from collections.abc import Callable
@@ -211,8 +210,8 @@ def _fail_second_write(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
 
     real_tree_write = skdbg.atomic._write_bytes
 
-    def tree_write(path: bytes, data: bytes) -> None:  # the writing thread of skdbg.atomic.TreeWriter
-        check(Path(os.fsdecode(path)))
+    def tree_write(path: str, data: bytes) -> None:  # the writing thread of skdbg.atomic.TreeWriter
+        check(Path(path))
         real_tree_write(path, data)
 
     monkeypatch.setattr(pathlib.Path, "write_text", write_text)
