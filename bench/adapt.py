@@ -12,7 +12,9 @@ form, atomic write). The figure that counts is the whole process a user runs —
 --io-contract io.json --force``, interpreter start-up and imports included — sampled ``--samples``
 times (min and median; target ≤ 0.5 s median, issue 18), with bytecode caches on as a user's install has
 them (``benchenv.py``). The in-process ``adapt_asset`` time is printed too, and the 1-minute load
-average before and after the samples (on a shared machine the wall time follows the load). The script checks every
+average before and after the samples (on a shared machine the wall time follows the load). Each sample is
+followed by a ``cp -r`` of the input files, timed whole process as an anchor with no target: it shows what creating
+that many files costs on the machine's disk. The script checks every
 generated ``none`` kernel was adapted and every ``partial`` one escalated; it exits non-zero otherwise.
 """
 
@@ -120,18 +122,30 @@ def main() -> int:
     print(NOTE)
     prime(argv)
     load_before = os.getloadavg()[0]
-    times = []
+    times: list[float] = []
+    cp_times: list[float] = []
     codes = set()
+    copy = work / "cp-out"
     for _ in range(args.samples):
         t0 = time.perf_counter()
         proc = subprocess.run(argv, capture_output=True, check=False, env=user_env())
         times.append(time.perf_counter() - t0)
         codes.add(proc.returncode)
+        shutil.rmtree(copy, ignore_errors=True)
+        t0 = time.perf_counter()
+        subprocess.run(["cp", "-r", str(asset), str(copy)], check=True)
+        cp_times.append(time.perf_counter() - t0)
     med = statistics.median(times)
     print(f"load average (1 min): {load_before:.2f} before the samples, {os.getloadavg()[0]:.2f} after")
     print(
         f"skdbg codegen adapt (whole process): min {min(times):.2f} s median {med:.2f} s "
         f"(target <= {TARGET_S} s); exit codes {sorted(codes)} (4 = needs-human, expected with partial kernels)"
+    )
+    cp_med = statistics.median(cp_times)
+    print(
+        f"anchor, cp -r of the {args.kernels} input files (whole process, alternated with the samples): min "
+        f"{min(cp_times):.2f} s median {cp_med:.2f} s; skdbg / cp {med / cp_med:.1f}x by median (no target: "
+        "what creating this many files costs on this disk)"
     )
     states_ok = (
         adapted == forms["none"] and needs_human == forms["partial"] and current == forms["current-sk-bind"]
