@@ -31,10 +31,12 @@ from __future__ import annotations
 
 import io
 import mmap
+import operator
 import os
 import struct
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol, cast
 
@@ -235,14 +237,21 @@ class BatchLookup:
 
 @dataclass(frozen=True, slots=True)
 class BatchDetail:
-    """Per offset (plain lists): tier code, winner position, how many sized symbols contain it, how
-    many sized symbols start at or before it, and the sized symbol ending last at or before it (-1)."""
+    """Per offset (arrays, so a million offsets are masked and gathered without a Python loop): tier
+    code, winner position, how many sized symbols contain it, how many sized symbols start at or
+    before it, and the sized symbol ending last at or before it (-1)."""
 
-    codes: list[int]
-    positions: list[int]
-    containing: list[int]
-    next_start: list[int]
-    prev_k: list[int]
+    codes: npt.NDArray[np.uint8]
+    positions: npt.NDArray[np.int64]
+    containing: npt.NDArray[np.int64]
+    next_start: npt.NDArray[np.int64]
+    prev_k: npt.NDArray[np.int64]
+
+
+def objects(items: Sequence[Any]) -> npt.NDArray[np.object_]:
+    """A 1-D object array holding ``items`` as they are, to store into an object column in one fancy
+    index (``np.array`` would unpack a tuple item into another dimension)."""
+    return np.fromiter(items, dtype=object, count=len(items))
 
 
 def paint_intervals(n_intervals: int, lo: list[int], hi: list[int], priority: Iterable[int]) -> list[int]:
@@ -337,6 +346,21 @@ class _RangeIndex:
         return out.astype(np.int64)
 
 
+#: the reason texts of a plain containment and of a miss, as ``%`` templates: the single-offset rules
+#: and the vectorised ones (:meth:`SymbolTable.inside_texts`, :meth:`SymbolTable.miss_texts`) format
+#: the very same text (``%x`` of a non-negative int is ``format(v, "x")``)
+INSIDE_HEAD = "inside %s [0x%x, 0x%x) at +0x"
+MISS_NO_SYMBOLS = "the symbol table has no sized, named FUNC symbols"
+MISS_BEFORE = "0x%x is before the first function symbol (starts at 0x%x)"
+MISS_AFTER = "0x%x is after the last function symbol %s"
+MISS_GAP = "0x%x is in a gap between %s and the next function at 0x%x"
+
+
+def inside_text(name: str, value: int, end: int, offset_in_symbol: int) -> str:
+    """The reason of a containment: ``inside NAME [0xSTART, 0xEND) at +0xOFF``."""
+    return INSIDE_HEAD % (name, value, end) + format(offset_in_symbol, "x")
+
+
 def nearest_match(offset: int, sym: FuncSymbol, src: Source) -> SymbolMatch:
     """Tier 2 of the range rule: no sized symbol contains ``offset``, zero-size ``sym`` precedes it."""
     reason = (
@@ -360,7 +384,7 @@ def range_match(
     ``alt_symbol`` gives the winner under the file-layout model (§4.6 formula 2; None: no function);
     it is asked only when the two address models disagree for ``sym``'s section. Both symbol tables
     (numpy and :mod:`~skdbg.parsers.elf_scalar`) build their matches here, so their texts cannot drift."""
-    reason = f"inside {sym.name} [0x{sym.value:x}, 0x{sym.end:x}) at +0x{offset - sym.value:x}"
+    reason = inside_text(sym.name, sym.value, sym.end, offset - sym.value)
     confidence = "high"
     if containing > 1:
         reason += (
@@ -394,12 +418,12 @@ def miss_reason(
     """Why no symbol holds ``offset``: ``starts`` are the sized symbols' starts, sorted, of which
     ``next_start`` lie at or before it; ``prev`` names the nearest sized symbol ending before it."""
     if len(starts) == 0:
-        return "the symbol table has no sized, named FUNC symbols"
+        return MISS_NO_SYMBOLS
     if next_start == 0:
-        return f"0x{offset:x} is before the first function symbol (starts at 0x{int(starts[0]):x})"
+        return MISS_BEFORE % (offset, int(starts[0]))
     if next_start >= len(starts):
-        return f"0x{offset:x} is after the last function symbol {prev}"
-    return f"0x{offset:x} is in a gap between {prev} and the next function at 0x{int(starts[next_start]):x}"
+        return MISS_AFTER % (offset, prev)
+    return MISS_GAP % (offset, prev, int(starts[next_start]))
 
 
 class SymbolTable:
@@ -566,7 +590,7 @@ class SymbolTable:
         inside = (self._sized_start <= np.uint64(offset)) & (np.uint64(offset) < self._sized_end)
         return range_match(offset, sym, int(inside.sum()), self._src, lambda: self._alt_symbol(offset))
 
-    def batch_detail(self, offsets: Sequence[int]) -> BatchDetail:
+    def batch_detail(self, offsets: Sequence[int] | npt.NDArray[np.uint64]) -> BatchDetail:
         """Everything :meth:`lookup` needs for many offsets, in a few array passes.
 
         Why: ``skdbg symbolize`` gets up to millions of PCs; one :meth:`lookup` each scans every sized
@@ -579,19 +603,18 @@ class SymbolTable:
         batch = self.lookup_many(off)
         n = int(off.shape[0])
         if self.sized_count:
-            nxt = np.searchsorted(self._starts_sorted, off, side="right").astype(np.int64)
-            containing = (
-                nxt - np.searchsorted(self._ends_sorted, off, side="right").astype(np.int64)
-            ).tolist()
+            next_start = np.searchsorted(self._starts_sorted, off, side="right").astype(np.int64)
+            containing = next_start - np.searchsorted(self._ends_sorted, off, side="right").astype(np.int64)
             by_end = np.argsort(self._sized_end, kind="stable")
             ends_stable = self._sized_end[by_end]
             e = np.searchsorted(ends_stable, off, side="right").astype(np.int64) - 1
             first = np.searchsorted(ends_stable, ends_stable[np.clip(e, 0, None)], side="left")
-            prev_k = np.where(e >= 0, by_end[np.clip(first, 0, None)], -1).tolist()
-            next_start = nxt.tolist()
+            prev_k = np.where(e >= 0, by_end[np.clip(first, 0, None)], -1).astype(np.int64)
         else:
-            containing, next_start, prev_k = [0] * n, [0] * n, [-1] * n
-        return BatchDetail(batch.tier_code.tolist(), batch.position.tolist(), containing, next_start, prev_k)
+            containing = np.zeros(n, dtype=np.int64)
+            next_start = np.zeros(n, dtype=np.int64)
+            prev_k = np.full(n, -1, dtype=np.int64)
+        return BatchDetail(batch.tier_code, batch.position, containing, next_start, prev_k)
 
     def sized_before_text(self, prev_k: int) -> str:
         """How a miss reason names the nearest sized symbol before it (``prev_k`` from :meth:`batch_detail`)."""
@@ -605,17 +628,74 @@ class SymbolTable:
         """:meth:`_miss_reason` with the searches done (``next_start``: sized starts <= offset)."""
         return miss_reason(offset, self._starts_sorted, next_start, prev)
 
+    def inside_texts(self, positions: npt.NDArray[np.int64], in_symbol: npt.NDArray[np.uint64]) -> list[str]:
+        """:func:`inside_text` of many containments (``positions`` >= 0, each offset's distance into its
+        symbol): the ``inside NAME [..)`` head is formatted once per symbol, not once per offset.
+
+        Why: a million PCs fall into a few thousand functions; one f-string of three hex numbers per PC
+        was the largest part of ``skdbg symbolize``."""
+        if not len(positions):
+            return []
+        present = np.flatnonzero(np.bincount(positions, minlength=len(self)))
+        values = self.value[present].tolist()
+        heads_of = np.empty(len(self), dtype=object)
+        heads_of[present] = objects(
+            [
+                INSIDE_HEAD % (n, v, v + z)
+                for n, v, z in zip(
+                    self.names(present).tolist(), values, self.size[present].tolist(), strict=True
+                )
+            ]
+        )
+        return list(
+            map(operator.add, heads_of[positions].tolist(), map(format, in_symbol.tolist(), repeat("x")))
+        )
+
+    def miss_texts(
+        self,
+        offsets: npt.NDArray[np.uint64],
+        next_start: npt.NDArray[np.int64],
+        prev_k: npt.NDArray[np.int64],
+    ) -> list[str]:
+        """:meth:`miss_text` of many offsets (from :meth:`batch_detail`), each nearest symbol named once."""
+        n = len(offsets)
+        starts = self._starts_sorted
+        if not len(starts):
+            return [MISS_NO_SYMBOLS] * n
+        out = np.empty(n, dtype=object)
+        prev_of = {k: self.sized_before_text(k) for k in set(prev_k.tolist())}
+        before = next_start == 0
+        after = next_start >= len(starts)
+        gap = np.flatnonzero(~(before | after))
+        if before.any():
+            first = int(starts[0])
+            out[before] = objects([MISS_BEFORE % (o, first) for o in offsets[before].tolist()])
+        if after.any():
+            prevs = map(prev_of.__getitem__, prev_k[after].tolist())
+            out[after] = objects(
+                list(map(MISS_AFTER.__mod__, zip(offsets[after].tolist(), prevs, strict=True)))
+            )
+        if len(gap):
+            prevs = map(prev_of.__getitem__, prev_k[gap].tolist())
+            nexts = starts[next_start[gap]].tolist()
+            out[gap] = objects(
+                list(map(MISS_GAP.__mod__, zip(offsets[gap].tolist(), prevs, nexts, strict=True)))
+            )
+        return cast("list[str]", out.tolist())
+
     def match_many(self, offsets: Sequence[int]) -> list[SymbolMatch]:
         """:meth:`lookup` for many offsets: the same matches and reasons from one :meth:`batch_detail`;
         only overlaps and §4.6 disagreements take the single-offset path."""
         d = self.batch_detail(offsets)
+        codes, positions, containing = d.codes.tolist(), d.positions.tolist(), d.containing.tolist()
+        next_start, prev_k = d.next_start.tolist(), d.prev_k.tolist()
         syms: dict[int, FuncSymbol] = {}
         out: list[SymbolMatch] = []
         for k, offset in enumerate(int(o) for o in offsets):
-            code, p = d.codes[k], d.positions[k]
+            code, p = codes[k], positions[k]
             if code == 0:
-                prev = self.sized_before_text(d.prev_k[k])
-                reason = self.miss_text(offset, d.next_start[k], prev)
+                prev = self.sized_before_text(prev_k[k])
+                reason = self.miss_text(offset, next_start[k], prev)
                 out.append(
                     SymbolMatch(offset, None, TIER_UNRESOLVED, reason, None, 0, None, "none", self._src)
                 )
@@ -625,10 +705,10 @@ class SymbolTable:
                 sym = syms[p] = self.symbol(p)
             if code == 2:
                 out.append(nearest_match(offset, sym, self._src))
-            elif d.containing[k] > 1 or sym.address_models_agree is False:
+            elif containing[k] > 1 or sym.address_models_agree is False:
                 out.append(self.lookup(offset))
             else:
-                reason = f"inside {sym.name} [0x{sym.value:x}, 0x{sym.end:x}) at +0x{offset - sym.value:x}"
+                reason = inside_text(sym.name, sym.value, sym.end, offset - sym.value)
                 out.append(
                     SymbolMatch(
                         offset,
@@ -636,7 +716,7 @@ class SymbolTable:
                         TIER_SYMTAB,
                         reason,
                         offset - sym.value,
-                        d.containing[k],
+                        containing[k],
                         sym.address_models_agree,
                         "high",
                         self._src,
@@ -674,7 +754,7 @@ class SymbolTable:
 
     def _miss_reason(self, offset: int) -> str:
         d = self.batch_detail([offset])
-        return self.miss_text(offset, d.next_start[0], self.sized_before_text(d.prev_k[0]))
+        return self.miss_text(offset, int(d.next_start[0]), self.sized_before_text(int(d.prev_k[0])))
 
     def lookup_exact(self, value: int) -> ExactMatch | None:
         """The SK handler's exact rule: sized, named FUNC with ``st_value == value``; last one wins."""

@@ -22,7 +22,7 @@ from skdbg.parsers.ascend_meta import AscendMetaResult, parse_ascend_meta
 from skdbg.parsers.binfiles import parse_bin_file_name
 from skdbg.parsers.common import Gap, Source, Unrecognized
 from skdbg.parsers.demangle import demangle_many
-from skdbg.parsers.elf import TIER_SYMTAB, TIER_UNRESOLVED, ElfImage, SymbolTable, open_elf
+from skdbg.parsers.elf import TIER_SYMTAB, TIER_UNRESOLVED, ElfImage, SymbolTable, objects, open_elf
 from skdbg.parsers.frames import typed_frame
 
 if TYPE_CHECKING:
@@ -147,7 +147,7 @@ def symbolize(
     else:
         b, how = base, "argument"
     res = SymbolizeResult(elf.name, b, how)
-    pc_list = [int(p) for p in pcs]
+    pc_list = list(map(int, pcs))
     table = elf.symbols  # builds the sorted arrays once (and records a no_symtab Gap when stripped)
     res.gaps += elf.gaps
     extent = elf.extent
@@ -158,43 +158,80 @@ def symbolize(
     variants = meta.variants() if meta is not None else {}
 
     n = len(pc_list)
-    offsets = [pc - b for pc in pc_list]
     cols = res.columns
     cols["file"] = [elf.name] * n
     cols["line"] = [None] * n
     cols["pc"] = pc_list
     cols["base"] = [b] * n
-    cols["offset"] = [o if o >= 0 else None for o in offsets]
-    for name in (
-        "symbol",
-        "demangled",
-        "sym_start",
-        "sym_size",
-        "offset_in_symbol",
-        "child_global",
-        "split_index",
-    ):
-        cols[name] = [None] * n
-    cols["tier"] = [TIER_UNRESOLVED] * n
-    cols["confidence"] = ["none"] * n
-    cols["reason"] = [""] * n
-    size = extent.size if extent is not None else None
-    inside = [i for i, off in enumerate(offsets) if off >= 0 and (size is None or off < size)]
-    slow: list[int] = [i for i, off in enumerate(offsets) if off < 0 or (size is not None and off >= size)]
+    offsets = _image_offsets(pc_list, b, extent.size if extent is not None else None)
+    cols["offset"] = offsets.column
+    # the decided columns as object arrays while the batch fills them (one fancy-index store each)
+    decided = {name: np.full(n, None, dtype=object) for name in _DECIDED}
+    decided["tier"] = np.full(n, TIER_UNRESOLVED, dtype=object)
+    decided["confidence"] = np.full(n, "none", dtype=object)
+    decided["reason"] = np.full(n, "", dtype=object)
     if table is None:
         slow = list(range(n))
-    elif inside:
-        slow += _fill_batch(cols, table, inside, [offsets[i] for i in inside], variants, meta)
+    elif len(offsets.rows):
+        slow = offsets.outside + _fill_batch(decided, table, offsets.rows, offsets.inside, variants, meta)
+    else:
+        slow = offsets.outside
+    for name, arr in decided.items():
+        cols[name] = arr.tolist()
     for i in slow:
-        _fill_one(cols, i, elf, pc_list[i], offsets[i], b, how, variants, meta)
+        pc = pc_list[i]
+        _fill_one(cols, i, elf, pc, pc - b, b, how, variants, meta)
     named = cols["symbol"]
     if demangle:
-        unique = sorted({x for x in named if x is not None})
-        shown = dict(zip(unique, demangle_many(unique), strict=True))
-        cols["demangled"] = [None if x is None else shown[x] for x in named]
+        unique = set(named)
+        unique.discard(None)
+        ordered = sorted(unique)
+        shown: dict[str | None, str | None] = dict(zip(ordered, demangle_many(ordered), strict=True))
+        shown[None] = None
+        cols["demangled"] = list(map(shown.__getitem__, named))
     else:
         cols["demangled"] = list(named)
     return res
+
+
+#: the columns a resolution decides, None until it does (tier, confidence and reason have defaults)
+_DECIDED = ("symbol", "sym_start", "sym_size", "offset_in_symbol", "child_global", "split_index")
+_U64_MAX = (1 << 64) - 1
+
+
+@dataclass(frozen=True, slots=True)
+class _ImageOffsets:
+    """``pc - base`` of every PC: the ``offset`` column (None below the base), the rows whose offset
+    lies in the image (and their offsets), and every other row (the single-offset rules explain them)."""
+
+    column: list[int | None]
+    rows: npt.NDArray[np.int64]
+    inside: npt.NDArray[np.uint64]
+    outside: list[int]
+
+
+def _image_offsets(pcs: list[int], base: int, size: int | None) -> _ImageOffsets:
+    """The offsets in a few array passes when every PC and the base are 64-bit addresses (a device
+    PC always is); in Python ints otherwise (an argument of 65 bits, a negative base)."""
+    limit = _U64_MAX + 1 if size is None else min(size, _U64_MAX + 1)
+    if pcs and 0 <= base <= _U64_MAX and min(pcs) >= 0 and max(pcs) <= _U64_MAX:
+        pc = np.array(pcs, dtype=np.uint64)
+        above = pc >= np.uint64(base)
+        off = pc - np.uint64(base)  # wrapped where the PC is below the base: masked out below
+        column = off.astype(object)
+        column[~above] = None
+        inside = above if limit > _U64_MAX else above & (off < np.uint64(limit))
+        rows = np.flatnonzero(inside).astype(np.int64)
+        return _ImageOffsets(column.tolist(), rows, off[rows], np.flatnonzero(~inside).tolist())
+    offsets = [pc - base for pc in pcs]
+    rows_list = [i for i, o in enumerate(offsets) if 0 <= o < limit]
+    kept = set(rows_list)
+    return _ImageOffsets(
+        [o if o >= 0 else None for o in offsets],
+        np.array(rows_list, dtype=np.int64),
+        np.array([offsets[i] for i in rows_list], dtype=np.uint64),
+        [i for i in range(len(offsets)) if i not in kept],
+    )
 
 
 def _annotate(
@@ -214,82 +251,53 @@ def _annotate(
 
 
 def _fill_batch(
-    cols: dict[str, list[Any]],
+    decided: dict[str, npt.NDArray[np.object_]],
     table: SymbolTable,
-    rows: list[int],
-    offsets: list[int],
+    rows: npt.NDArray[np.int64],
+    offsets: npt.NDArray[np.uint64],
     variants: dict[int, Any],
     meta: AscendMetaResult | None,
 ) -> list[int]:
     """Fill the rows a plain containment or a gap explains, from one vectorised lookup; return the
     rows that need the full single-offset explanation (overlaps, §4.6 disagreement, zero-size nearest).
 
-    Column cells are assigned through numpy object arrays (one fancy-index store per column), so the
-    per-PC Python work is the reason text alone."""
+    Each decided column is one fancy-index store into its object array, and the reason texts are
+    formatted once per symbol plus one hex number per PC (:meth:`SymbolTable.inside_texts`,
+    :meth:`SymbolTable.miss_texts`): the per-PC work is C-level ``map`` calls, not Python lines."""
     detail = table.batch_detail(offsets)
-    codes = np.asarray(detail.codes, dtype=np.uint8)
-    pos = np.asarray(detail.positions, dtype=np.int64)
-    row_idx = np.asarray(rows, dtype=np.int64)
-    off = np.asarray(offsets, dtype=np.uint64)
+    codes, pos = detail.codes, detail.positions
     disagree = table.models_disagree()
     hit = codes == 1
-    fast = hit & (np.asarray(detail.containing, dtype=np.int64) <= 1)
+    fast = hit & (detail.containing <= 1)
     fast[hit] &= ~disagree[pos[hit]]
     miss = codes == 0
-    slow: list[int] = row_idx[~(fast | miss)].tolist()
+    slow: list[int] = rows[~(fast | miss)].tolist()
 
-    f_rows = row_idx[fast]
+    f_rows = rows[fast]
     f_pos = pos[fast]
-    f_off = off[fast].tolist()
-    names = table.names(f_pos).tolist()
-    values = table.value[f_pos].tolist()
-    sizes = table.size[f_pos].tolist()
-    in_sym = [o - v for o, v in zip(f_off, values, strict=True)]
-    reasons = [
-        f"inside {n} [0x{v:x}, 0x{v + z:x}) at +0x{d:x}"
-        for n, v, z, d in zip(names, values, sizes, in_sym, strict=True)
-    ]
+    values = table.value[f_pos]
+    in_sym = offsets[fast] - values  # the symbol contains the offset: no wrap
+    names = table.names(f_pos)
+    reasons = table.inside_texts(f_pos, in_sym)
     if variants or meta is not None:
         child, split = [], []
-        for k, (n, v) in enumerate(zip(names, values, strict=True)):
+        for k, (n, v) in enumerate(zip(names.tolist(), values.tolist(), strict=True)):
             c, sp, extra = _annotate(v, n, variants, meta)
             child.append(c)
             split.append(sp)
             reasons[k] += extra
-        _store(cols, "child_global", f_rows, child)
-        _store(cols, "split_index", f_rows, split)
-    _store(cols, "symbol", f_rows, names)
-    _store(cols, "sym_start", f_rows, values)
-    _store(cols, "sym_size", f_rows, sizes)
-    _store(cols, "offset_in_symbol", f_rows, in_sym)
-    _store(cols, "tier", f_rows, [TIER_SYMTAB] * len(names))
-    _store(cols, "confidence", f_rows, ["high"] * len(names))
-
-    m_k = np.flatnonzero(miss).tolist()
-    prev_text: dict[int, str] = {}
-    m_reasons = []
-    for k in m_k:
-        pk = detail.prev_k[k]
-        prev = prev_text.get(pk)
-        if prev is None:
-            prev = prev_text[pk] = table.sized_before_text(pk)
-        m_reasons.append(table.miss_text(offsets[k], detail.next_start[k], prev))
-    reason = np.asarray(cols["reason"], dtype=object)
-    reason[f_rows] = reasons
-    reason[row_idx[miss]] = m_reasons
-    cols["reason"] = reason.tolist()
+        decided["child_global"][f_rows] = objects(child)
+        decided["split_index"][f_rows] = objects(split)
+    decided["symbol"][f_rows] = names
+    decided["sym_start"][f_rows] = values
+    decided["sym_size"][f_rows] = table.size[f_pos]
+    decided["offset_in_symbol"][f_rows] = in_sym
+    decided["tier"][f_rows] = TIER_SYMTAB
+    decided["confidence"][f_rows] = "high"
+    decided["reason"][f_rows] = objects(reasons)
+    m = np.flatnonzero(miss)
+    decided["reason"][rows[m]] = objects(table.miss_texts(offsets[m], detail.next_start[m], detail.prev_k[m]))
     return slow
-
-
-def _store(cols: dict[str, list[Any]], name: str, rows: npt.NDArray[np.int64], values: list[Any]) -> None:
-    """``cols[name][rows] = values`` as one numpy object-array store."""
-    arr = np.empty(len(cols[name]), dtype=object)
-    arr[:] = cols[name]
-    if len(values):
-        tmp = np.empty(len(values), dtype=object)
-        tmp[:] = values
-        arr[rows] = tmp
-    cols[name] = arr.tolist()
 
 
 def _fill_one(

@@ -11,9 +11,11 @@ import atexit
 import functools
 import gc
 import json
+import operator
 import os
 import sys
 from collections.abc import Callable, Iterable
+from itertools import repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -268,13 +270,14 @@ def _read_pcs(args: Iterable[str], stdin_lines: Iterable[str]) -> list[int]:
     The common case (all well-formed) is one comprehension; only on a failure is the list walked again
     to name the argument or stdin line."""
     arg_list, line_list = list(args), list(stdin_lines)
-    if not any("_" in raw for raw in arg_list) and not any("_" in raw for raw in line_list):
+    every = [*arg_list, *line_list]
+    if not any(map(operator.contains, every, repeat("_"))):  # int() would take 1_0, _parse_pc does not
         try:  # int() takes the 0x prefix, either case and surrounding blanks, like _parse_pc
-            return [int(raw, 16) for raw in (*arg_list, *line_list)]
+            return list(map(int, every, repeat(16)))
         except ValueError:
             pass  # a blank line or a bad PC: the careful walk below
     try:
-        return [_parse_pc(raw) for raw in (*arg_list, *line_list) if raw.strip()]
+        return [_parse_pc(raw) for raw in every if raw.strip()]
     except ValueError:
         pass
     for where, values in (("argument", arg_list), ("stdin line", line_list)):

@@ -119,14 +119,19 @@ def _one_by_one(path: Path, pcs: list[int], base: int) -> list[tuple[object, ...
     return list(zip(*(cols[c] for c in _KEEP), strict=True))
 
 
-@pytest.mark.parametrize("case", ["overlaps-gaps-zero-size", "sk-variants"])
+@pytest.mark.parametrize("case", ["overlaps-gaps-zero-size", "sk-variants", "zero-size-only"])
 def test_batch_path_equals_the_single_offset_rules(tmp_path: Path, case: str) -> None:
     """The vectorised command path gives, PC for PC, the symbol, grade and reason of the per-PC rules:
     inside, overlapping (smallest wins, 'N sized FUNC symbols contain it'), zero-size nearest, gaps,
-    before the first / after the last function, below the base, beyond the extent, SK variants."""
+    before the first / after the last function, below the base, beyond the extent, SK variants, and a
+    table with no sized symbol at all."""
     if case == "sk-variants":
         path, _ = _child(tmp_path)
         base = BASE
+    elif case == "zero-size-only":
+        syms = [SymSpec("z0", 0x40, 0), SymSpec("z1", 0x100, 0)]
+        path = write_elf(tmp_path / "k.o", sections=[text_section(0x400)], symbols=syms)
+        base = 0x5000
     else:
         syms = [
             SymSpec("a", 0x40, 0x40), SymSpec("b", 0x60, 0x10, "LOCAL"), SymSpec("c", 0x100, 0x20),
@@ -138,4 +143,29 @@ def test_batch_path_equals_the_single_offset_rules(tmp_path: Path, case: str) ->
     res = symbolize(path, pcs, base=base, demangle=False)
     got = list(zip(*(res.columns[c] for c in _KEEP), strict=True))
     assert got == _one_by_one(path, pcs, base)
-    assert {r[4] for r in got} >= {"symtab", "unresolved"}
+    tiers = {r[4] for r in got}
+    assert (
+        tiers == {"nearest-symbol", "unresolved"}
+        if case == "zero-size-only"
+        else tiers >= {"symtab", "unresolved"}
+    )
+    if case == "zero-size-only":
+        assert "the symbol table has no sized, named FUNC symbols" in {r[8] for r in got}
+
+
+def test_reasons_by_hand(tmp_path: Path) -> None:
+    """The reason texts of the batch path, written out by hand: inside, in a gap, before the first and
+    after the last function, below the base, beyond the extent; a PC past 64 bits is explained too."""
+    syms = [SymSpec("a", 0x40, 0x40), SymSpec("c", 0x100, 0x20)]
+    path = write_elf(tmp_path / "k.o", sections=[text_section(0x400)], symbols=syms)
+    base = 0x5000
+    pcs = [base + 0x44, base + 0x90, base + 0x10, base + 0x130, base - 1, 1 << 65]
+    reasons = symbolize(path, pcs, base=base).columns["reason"]
+    assert reasons[:5] == [
+        "inside a [0x40, 0x80) at +0x4",
+        "0x90 is in a gap between a (ends 0x80) and the next function at 0x100",
+        "0x10 is before the first function symbol (starts at 0x40)",
+        "0x130 is after the last function symbol c (ends 0x120)",
+        "PC 0x4fff is below the image base 0x5000 (argument)",
+    ]
+    assert reasons[5].startswith("image offset 0x1ffffffffffffb000 is beyond the image extent")
