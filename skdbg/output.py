@@ -7,11 +7,8 @@ CSV and JSON for scripts — and the JSON carries a schema id so consumers can r
 
 from __future__ import annotations
 
-import csv
 import errno
 import functools
-import io
-import itertools
 import json
 import math
 import os
@@ -146,23 +143,15 @@ def write_columns(
     """Write a table held as column lists; csv and json stream straight from the lists.
 
     Why: ``skdbg symbolize`` prints a row per PC — a million rows. A frame plus pandas' CSV writer, or
-    JSON through the pure-Python indenting encoder, cost more than the lookup itself; here each row is
-    one ``csv`` write or one C-encoded ``json.dumps``. The human table goes through :func:`write_frame`.
-    Cells hold only str, int, bool, float or None (what the parsers put in rows)."""
+    JSON through the pure-Python indenting encoder, cost more than the lookup itself; here CSV is
+    written a block of rows at a time from the columns (:mod:`skdbg.csv_columns`, the ``csv``
+    module's bytes) and each JSON row is one C-encoded ``json.dumps``. The human table goes through
+    :func:`write_frame`. Cells hold only str, int, bool, float or None (what the parsers put in rows)."""
     if fmt == "csv":
-        # rows are formatted into a memory buffer and written 64 K at a time: one write per row into
-        # a text stream costs an encoder round-trip each
-        buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(order)
-        rows = zip(*(columns[c] for c in order), strict=True)
-        while True:
-            writer.writerows(itertools.islice(rows, 1 << 16))
-            if not buf.tell():
-                break
-            out.write(buf.getvalue())
-            buf.seek(0)
-            buf.truncate()
+        from skdbg.csv_columns import csv_blocks
+
+        for block in csv_blocks(columns, order):  # one write per block: a text stream encodes per call
+            out.write(block)
     elif fmt == "json":
         doc: dict[str, Any] = {"schema": TABLE_SCHEMA, "table": title}
         doc.update(meta or {})
