@@ -323,6 +323,11 @@ def _fill_one(
             f"(sections {extent.first_section}..{extent.last_section}); base 0x{b:x} ({how})"
         )
         return
+    if off > _U64_MAX:  # an image with no loaded section has no extent to be beyond
+        cols["reason"][i] = (
+            f"image offset 0x{off:x} does not fit in 64 bits: no symbol can hold it; base 0x{b:x} ({how})"
+        )
+        return
     match = elf.lookup(off)
     sym = match.symbol
     if sym is None:

@@ -271,7 +271,7 @@ def _read_pcs(args: Iterable[str], stdin_lines: Iterable[str]) -> list[int]:
     to name the argument or stdin line."""
     arg_list, line_list = list(args), list(stdin_lines)
     every = [*arg_list, *line_list]
-    if not any(map(operator.contains, every, repeat("_"))):  # int() would take 1_0, _parse_pc does not
+    if not any(map(operator.contains, every, repeat("_"))):  # int() takes 0x_10, _parse_pc does not
         try:  # int() takes the 0x prefix, either case and surrounding blanks, like _parse_pc
             return list(map(int, every, repeat(16)))
         except ValueError:

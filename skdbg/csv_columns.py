@@ -55,9 +55,12 @@ def _needs_quotes(text: str) -> bool:
     return any(ch in text for ch in QUOTED_BY)
 
 
-#: cell types whose ``str()`` never needs quotes (None is written as an empty cell)
+#: cell types whose ``str()`` never needs quotes (None is written as an empty cell); exact types: a
+#: subclass may print itself otherwise
 _NUMBERS = frozenset({int, bool, float, type(None)})
 _TEXT = frozenset({str, type(None)})
+#: exact cell types whose equal values print the same (not float: ``0.0 == -0.0``)
+_SAME_WHEN_EQUAL = frozenset({str, int, bool, type(None)})
 _EMPTY_FOR_NONE = {None: ""}
 
 
@@ -65,10 +68,20 @@ _EMPTY_FOR_NONE = {None: ""}
 class ColumnText:
     """One column of a block as the row template takes it: ``field`` is the column's part of the
     template (``%s``, ``"%s"``, or, for a column whose every cell is the same, that cell's text with
-    ``%`` doubled), ``cells`` what each row's ``%s`` takes (empty for a constant column)."""
+    ``%`` doubled), ``cells`` what each row's ``%s`` takes (None for a repeated cell's column)."""
 
     field: str
-    cells: Sequence[Any] = ()
+    cells: Sequence[Any] | None = None
+
+
+def cell_text(value: Any) -> str:
+    """What ``csv.writer`` writes for one cell, before quoting: a str's own text (even a subclass
+    whose ``__str__`` says otherwise), a float's ``repr``, nothing for None, any other value's ``str``."""
+    if isinstance(value, str):
+        return str.__str__(value)
+    if value is None:
+        return ""
+    return repr(value) if isinstance(value, float) else str(value)
 
 
 def column_text(column: Sequence[Any]) -> ColumnText:
@@ -77,17 +90,17 @@ def column_text(column: Sequence[Any]) -> ColumnText:
     of one repeated cell (a file name, a base, nothing at all) goes into the template once."""
     kinds = set(map(type, column))
     n = len(column)
-    if len(kinds) == 1:
+    if len(kinds) == 1 and kinds <= _SAME_WHEN_EQUAL:
         first = column[0]
         if column[-1] == first and column[n // 2] == first and column.count(first) == n:
-            text = "" if first is None else str(first)
+            text = cell_text(first)
             return ColumnText((_quote(text) if _needs_quotes(text) else text).replace("%", "%%"))
+    if not (kinds <= _NUMBERS or kinds <= _TEXT):  # text beside numbers, or subclasses: cell by cell
+        texts = list(map(cell_text, column))
+        return ColumnText("%s", [_quote(t) if _needs_quotes(t) else t for t in texts])
     cells: Sequence[Any] = list(map(_EMPTY_FOR_NONE.get, column, column)) if type(None) in kinds else column
     if kinds <= _NUMBERS:
         return ColumnText("%s", cells)
-    if not kinds <= _TEXT:  # text beside numbers, or str subclasses: each cell on its own
-        texts = [str(v) for v in cells]  # what %s (and csv) make of each
-        return ColumnText("%s", [_quote(t) if _needs_quotes(t) else t for t in texts])
     joined = "\0".join(cells)
     if not _needs_quotes(joined):
         return ColumnText("%s", cells)
@@ -102,11 +115,16 @@ def column_text(column: Sequence[Any]) -> ColumnText:
 
 def csv_blocks(columns: Mapping[str, Sequence[Any]], order: Sequence[str]) -> Iterator[str]:
     """The CSV text of ``columns`` in ``order``: the header line, then a block of rows at a time
-    (each line ends with ``\\n``). Cells hold only str, int, bool, float or None."""
+    (each line ends with ``\\n``). Cells hold str, int, bool, float or None; a table of one column
+    is written by ``csv`` itself, whole (its row of one empty cell is ``""``, a rare table). Columns
+    of different lengths are a ValueError, as ``csv`` over ``zip(strict=True)`` made them."""
+    lengths = {c: len(columns[c]) for c in order}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"columns of different lengths: {lengths}")
     head = io.StringIO()
     writer = csv.writer(head, lineterminator="\n")
     writer.writerow(order)
-    if len(order) == 1:  # csv writes a row of one empty cell as "" (a bare newline is no row): its own way
+    if len(order) == 1:
         writer.writerows(zip(columns[order[0]]))
     yield head.getvalue()
     if len(order) < 2:
@@ -115,7 +133,7 @@ def csv_blocks(columns: Mapping[str, Sequence[Any]], order: Sequence[str]) -> It
     for start in range(0, total, BLOCK_ROWS):
         block = [column_text(columns[c][start : start + BLOCK_ROWS]) for c in order]
         template = ",".join(col.field for col in block) + "\n"
-        varying = [col.cells for col in block if col.cells]
+        varying = [col.cells for col in block if col.cells is not None]
         if varying:
             yield "".join(map(template.__mod__, zip(*varying, strict=True)))
         else:  # every column one repeated cell

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import enum
 import io
 from collections.abc import Sequence
 from typing import Any
@@ -61,6 +62,38 @@ def test_one_column_and_no_rows() -> None:
     assert _ours({"x": [1, 1], "y": ["z", "z"]}, ["x", "y"]) == "x,y\n1,z\n1,z\n"
 
 
+class _Kind(str, enum.Enum):
+    """A str subclass whose ``str()`` is not its text (``_Kind.A``): csv writes the text."""
+
+    A = "a,b"
+
+
+class _Odd(float):
+    def __repr__(self) -> str:
+        return "odd"
+
+
+@pytest.mark.parametrize(
+    "cells",
+    [
+        [0.0, -0.0],  # equal, printed differently
+        [float("nan"), float("nan")],
+        [True, 1, 1.0],  # equal, printed differently
+        [_Kind.A, _Kind.A],
+        [_Kind.A, "x", None],
+        [_Odd(1.5), 2.5],
+    ],
+)
+def test_cells_that_compare_equal_or_print_themselves_oddly(cells: list[Any]) -> None:
+    columns = {"a": cells, "b": list(range(len(cells)))}
+    assert _ours(columns, ["a", "b"]) == _by_csv_module(columns, ["a", "b"])
+
+
+def test_columns_of_different_lengths_are_refused() -> None:
+    with pytest.raises(ValueError, match="different lengths"):
+        _ours({"a": ["k", "k", "k"], "b": [1, 2]}, ["a", "b"])
+
+
 def test_a_header_that_needs_quotes() -> None:
     assert _ours({"a,b": [1], 'q"': [2]}, ["a,b", 'q"']) == '"a,b","q"""\n1,2\n'
 
@@ -73,8 +106,11 @@ _CELL = st.one_of(
     st.none(),
     st.integers(min_value=-(1 << 70), max_value=1 << 70),
     st.booleans(),
-    st.floats(allow_nan=False),
+    st.floats(),  # NaN and -0.0 too
 )
+
+
+_EQUALS = [0, 0.0, -0.0, False, 1, 1.0, True, None, "0", _Kind.A]
 
 
 @st.composite
@@ -83,8 +119,10 @@ def _tables(draw: st.DrawFn) -> tuple[dict[str, list[Any]], list[str]]:
     n_rows = draw(st.integers(min_value=0, max_value=12))
     columns: dict[str, list[Any]] = {}
     for k in range(n_cols):
-        kind = draw(st.sampled_from(["mixed", "text", "numbers", "repeated", "comma-text"]))
-        if kind == "repeated":
+        kind = draw(st.sampled_from(["mixed", "text", "numbers", "repeated", "comma-text", "equal-values"]))
+        if kind == "equal-values":  # equal under ==, printed differently
+            cells = draw(st.lists(st.sampled_from(_EQUALS), min_size=n_rows, max_size=n_rows))
+        elif kind == "repeated":
             cells = [draw(_CELL)] * n_rows
         elif kind == "text":
             cells = draw(st.lists(st.one_of(_TEXT, st.none()), min_size=n_rows, max_size=n_rows))

@@ -169,3 +169,16 @@ def test_reasons_by_hand(tmp_path: Path) -> None:
         "PC 0x4fff is below the image base 0x5000 (argument)",
     ]
     assert reasons[5].startswith("image offset 0x1ffffffffffffb000 is beyond the image extent")
+
+
+def test_a_pc_past_64_bits_in_an_image_without_an_extent(tmp_path: Path) -> None:
+    """No loaded section, so no extent to be beyond: a 65-bit offset is explained, not a crash."""
+    from skdbg.scenebuilder.elf import SectionSpec
+
+    text = SectionSpec(".text", b"\xcc" * 0x100)  # no SHF_ALLOC
+    path = write_elf(tmp_path / "k.o", sections=[text], symbols=[SymSpec("f", 0x10, 0x20)])
+    res = symbolize(path, [0x10000000000000018, 0x18], base=0)
+    assert res.columns["tier"] == ["unresolved", "symtab"]
+    assert res.columns["reason"][0] == (
+        "image offset 0x10000000000000018 does not fit in 64 bits: no symbol can hold it; base 0x0 (argument)"
+    )
