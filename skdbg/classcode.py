@@ -19,13 +19,10 @@ builtin would have compiled it for its caller and run the same way, so nothing e
 changes. Should a later Python stop calling ``exec`` by name, the classes are simply compiled as before.
 The table is read on the first class made: a command that makes none (``--help``) never reads it.
 
-Where: ``dataclass_code.<cache tag>[.opt-N].marshal`` in the package's ``__pycache__`` folder (under
-``PYTHONPYCACHEPREFIX`` when that is set), next to the interpreter's ``.pyc`` files. The file names
-the interpreter's bytecode magic number and a CRC-32 of its contents; a file of another Python, an
-unreadable, damaged or cut one, or one that neither this user nor root owns, or that group or others
-may write, is ignored, its classes compiled, and the file rewritten. New entries are written when the
-program exits, atomically, readable as the package's sources are and writable by the owner only, unless
-bytecode writing is off (``PYTHONDONTWRITEBYTECODE``, ``python -B``) or the folder cannot be written.
+Where: ``dataclass_code.<cache tag>[.opt-N].marshal`` in the package's ``__pycache__`` folder, found,
+trusted and checked as :mod:`skdbg.pycache_store` says; a file that reads as absent has its classes
+compiled and is rewritten. New entries are written when the program exits, unless bytecode writing is
+off (``PYTHONDONTWRITEBYTECODE``, ``python -B``) or the folder cannot be written.
 """
 
 from __future__ import annotations
@@ -33,18 +30,16 @@ import __future__
 
 import atexit
 import builtins
-import contextlib
 import dataclasses
 import marshal
-import os
-import stat
 import sys
 import threading
-import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from types import CodeType
 from typing import Any
+
+from skdbg.pycache_store import read_payload, store_path, write_payload
 
 #: the top-level package name of the modules whose dataclasses are served from the table
 _OURS = "skdbg"
@@ -125,94 +120,25 @@ _table: _Table | None = None
 
 def cache_path() -> Path | None:
     """Where this interpreter's table lives; None when this Python keeps no bytecode cache."""
-    import importlib.util
-
-    try:
-        # a made-up module name: its bytecode path carries the cache tag, the -O level and the prefix
-        pyc = importlib.util.cache_from_source(str(Path(__file__).with_name("dataclass_code.py")))
-    except NotImplementedError:  # sys.implementation.cache_tag is None
-        return None
-    return Path(pyc).with_suffix(".marshal")
-
-
-def _magic() -> bytes:
-    import importlib.util
-
-    return importlib.util.MAGIC_NUMBER
-
-
-def _trusted(st: os.stat_result) -> bool:
-    """As trusted as the ``.pyc`` files beside it: a regular file of this user or root that group and
-    others cannot write."""
-    if not stat.S_ISREG(st.st_mode) or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return False
-    return not hasattr(os, "geteuid") or st.st_uid in (os.geteuid(), 0)
+    return store_path("dataclass_code")
 
 
 def load(path: Path) -> dict[str, bytes]:
     """The table stored at ``path``, each text's code still marshalled (decoded when first asked for:
     a command uses a few hundred of the ~1,900 texts); empty when the file is absent, unreadable,
-    damaged, of another Python or not trusted (:func:`_trusted`). Never raises: a bad file must not
-    stop the program."""
-    try:
-        # O_NONBLOCK: a FIFO put there must not block the start (it is then refused as not regular)
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return {}
-    try:
-        with os.fdopen(fd, "rb") as fh:
-            if not _trusted(os.fstat(fh.fileno())):
-                return {}
-            data = fh.read()
-    except OSError:
-        return {}
-    try:  # marshal raises ValueError, EOFError, TypeError and SystemError on damaged input
-        kind, magic, crc, payload = marshal.loads(data)
-        if kind != FILE_KIND or magic != _magic() or type(payload) is not bytes or zlib.crc32(payload) != crc:
-            return {}
-        entries = marshal.loads(payload)
-    except Exception:
-        return {}
+    damaged, of another Python or not trusted (:mod:`skdbg.pycache_store`). Never raises: a bad file
+    must not stop the program."""
+    entries = read_payload(path, FILE_KIND)
     if type(entries) is not dict or not all(type(k) is str and type(v) is bytes for k, v in entries.items()):
         return {}
     return entries
 
 
-def _source_mode() -> int:
-    """The permission bits the table is created with: the read bits of this module's source, as
-    importlib gives a ``.pyc``, writable by the owner only. A group-writable source (umask 002) must
-    not make a table that :func:`_trusted` then refuses at every start."""
-    try:
-        mode = os.stat(__file__).st_mode
-    except OSError:
-        mode = 0o644
-    return (mode & 0o644) | 0o200
-
-
 def save(path: Path, codes: Mapping[str, CodeType | bytes]) -> bool:
-    """Write ``codes`` (code objects, or entries as :func:`load` gave them) to ``path`` atomically (a
-    temporary file of this process beside it, then a rename); False, and nothing changed, when the
-    folder cannot be written."""
-    payload = marshal.dumps({text: c if type(c) is bytes else marshal.dumps(c) for text, c in codes.items()})
-    data = marshal.dumps((FILE_KIND, _magic(), zlib.crc32(payload), payload))
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")  # one name a process: a killed write's is reused
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        fd = os.open(tmp, flags, _source_mode())  # the umask applies too, as for .pyc files
-    except OSError:
-        return False
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        return False
-    return True
+    """Write ``codes`` (code objects, or entries as :func:`load` gave them) to ``path`` atomically;
+    False, and nothing changed, when the folder cannot be written."""
+    entries = {text: c if type(c) is bytes else marshal.dumps(c) for text, c in codes.items()}
+    return write_payload(path, FILE_KIND, entries)
 
 
 #: per set of ``__future__`` flags: a function that calls the builtin ``exec`` from code compiled with

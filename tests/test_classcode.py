@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from skdbg import classcode
+from skdbg import classcode, pycache_store
 
 REPO = Path(__file__).resolve().parents[1]
 SCENE = REPO / "examples" / "scenes" / "aiv-fault-add-custom"
@@ -72,7 +72,7 @@ def test_second_start_compiles_nothing_and_analyses_the_same(tmp_path: Path) -> 
     assert path.is_file()
     umask = os.umask(0o022)
     os.umask(umask)
-    source = (REPO / "skdbg" / "classcode.py").stat().st_mode & 0o644
+    source = (REPO / "skdbg" / "pycache_store.py").stat().st_mode & 0o644
     # as a .pyc: the source's read bits and the owner's write bit, less the umask; never group-writable
     assert path.stat().st_mode & 0o777 == (source | 0o200) & ~umask
     assert path.stat().st_mode & 0o022 == 0
@@ -261,10 +261,10 @@ def test_the_table_is_readable_as_the_sources_and_writable_by_its_owner_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: int, table: int
 ) -> None:
     """A group-writable checkout (umask 002) must still give a table that later starts trust."""
-    fake = tmp_path / "classcode.py"
+    fake = tmp_path / "pycache_store.py"
     fake.write_text("")
     fake.chmod(source)
-    monkeypatch.setattr(classcode, "__file__", str(fake))
+    monkeypatch.setattr(pycache_store, "__file__", str(fake))
     path = tmp_path / "t.marshal"
     old_umask = os.umask(0o002)
     try:
@@ -278,7 +278,7 @@ def test_the_table_is_readable_as_the_sources_and_writable_by_its_owner_only(
 def test_without_its_source_the_table_is_made_readable_by_all(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(classcode, "__file__", str(tmp_path / "gone.py"))
+    monkeypatch.setattr(pycache_store, "__file__", str(tmp_path / "gone.py"))
     path = tmp_path / "t.marshal"
     old_umask = os.umask(0)
     try:
