@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from skdbg import regexcode
 from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import Gap, Source, Unrecognized
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
@@ -64,27 +65,27 @@ def decode_debug_options(value: int) -> tuple[str, ...]:
     return tuple(names)
 
 
-_FUNC = re.compile(r"^\s*Dumping device args for function: (?P<name>.*?)\s*$")
-_HEADER = re.compile(
+_FUNC = regexcode.compile(r"^\s*Dumping device args for function: (?P<name>.*?)\s*$")
+_HEADER = regexcode.compile(
     r"^\s*SkHeaderInfo: aicOff=(?P<aic>\d+), aivOff=(?P<aiv>\d+), counterOff=(?P<cnt>\d+), "
     r"(?:wsOff=(?P<ws>\d+), )?dfxOff=(?P<dfx>\d+), eventConfigOff=(?P<ev>\d+), nodeCnt=(?P<n>\d+), "
     r"totalSize=(?P<tot>\d+)\s*$"
 )
-_QUEUE = re.compile(r"^\s*(?P<q>AIC|AIV) TaskQue: cap=(?P<cap>\d+), tasks=(?P<n>\d+)\s*$")
+_QUEUE = regexcode.compile(r"^\s*(?P<q>AIC|AIV) TaskQue: cap=(?P<cap>\d+), tasks=(?P<n>\d+)\s*$")
 _HEX = r"0x[0-9a-fA-F]+"
-_TASK = re.compile(
+_TASK = regexcode.compile(
     r"^\s*\[(?P<i>\d+)\] type=(?P<type>[A-Z_]+), idx=(?P<idx>\d+)"
     r"(?:, nodeId=(?P<nid>\d+))?(?:, relatedType=(?P<rt>\w+))?"
     rf", blk=(?P<blk>\d+), entries=(?P<ent>\d+), args=(?P<args>{_HEX}), debugOptions=(?P<dbg>{_HEX})"
     rf"(?:, extraInfo=(?P<extra>{_HEX}))?\s*$"
 )
-_ENTRY = re.compile(rf"^\s*entry\[(?P<j>\d+)\]=(?P<v>{_HEX})\s*$")
-_DFX = re.compile(
+_ENTRY = regexcode.compile(rf"^\s*entry\[(?P<j>\d+)\]=(?P<v>{_HEX})\s*$")
+_DFX = regexcode.compile(
     rf"^\s*dfx\[(?P<i>\d+)\]: bin=(?P<bin>{_HEX}), ori=(?P<ori>{_HEX}), aicSize=(?P<aic>{_HEX}), "
     rf"aivSize=(?P<aiv>{_HEX})(?:, numBlocks=(?P<nb>\d+), cubeNum=(?P<cube>\d+), vecNum=(?P<vec>\d+))?\s*$"
 )
-_DFX_ENTRIES = re.compile(rf"^\s*(?:entryAi[cv]\[[0-3]\]={_HEX}(?:, |\s*$))+$")
-_DFX_ITEM = re.compile(rf"entryAi(?P<c>[cv])\[(?P<j>[0-3])\]=(?P<v>{_HEX})")
+_DFX_ENTRIES = regexcode.compile(rf"^\s*(?:entryAi[cv]\[[0-3]\]={_HEX}(?:, |\s*$))+$")
+_DFX_ITEM = regexcode.compile(rf"entryAi(?P<c>[cv])\[(?P<j>[0-3])\]=(?P<v>{_HEX})")
 
 
 @dataclass(frozen=True, slots=True)

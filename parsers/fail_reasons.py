@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from skdbg import regexcode
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized, lazy_regex
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.node_format import Node, match_node
@@ -45,29 +46,29 @@ from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, frame, meta_lin
 if TYPE_CHECKING:
     import pandas as pd
 
-_UNFUSIBLE_HDR = re.compile(r"^\s*unfusible kernel:\s*$")
-_ORIG_HDR = re.compile(r"^\s*original scopes before fusion:\s*$")
-_FUSED_HDR = re.compile(
+_UNFUSIBLE_HDR = regexcode.compile(r"^\s*unfusible kernel:\s*$")
+_ORIG_HDR = regexcode.compile(r"^\s*original scopes before fusion:\s*$")
+_FUSED_HDR = regexcode.compile(
     r"^\s*(?:\[PrintFusedScopes\] )?scopes after fusion:(?: DEBUG_PER_OP_MAX_CORE=(?P<m>\w+))?\s*$"
 )
-_MAPPING_HDR = re.compile(r"^\s*Original Scope to Fused Scope Mapping:\s*$")
-_NODE_LEAD = re.compile(r"^\s*Node (?=\[nodeId:)")
-_NODE_TAIL = re.compile(r"^: (?:isFusible: (?P<fus>\d+), )?reason: (?P<rest>.*)$", re.DOTALL)
-_ORIG = re.compile(
+_MAPPING_HDR = regexcode.compile(r"^\s*Original Scope to Fused Scope Mapping:\s*$")
+_NODE_LEAD = regexcode.compile(r"^\s*Node (?=\[nodeId:)")
+_NODE_TAIL = regexcode.compile(r"^: (?:isFusible: (?P<fus>\d+), )?reason: (?P<rest>.*)$", re.DOTALL)
+_ORIG = regexcode.compile(
     r"^\s*scopeId=(?P<sid>\d+), scopeFlags=(?P<flags>[^,\s]*), scopeNames=\[(?P<names>.*)\], "
     r"totalNodes=(?P<n>\d+)\s*$"
 )
-_NODE_IDS = re.compile(r"^\s*nodeIds: \[(?P<ids>.*)\]\s*$")
-_FUSED = re.compile(r"^\s*scopeId=(?P<sid>\d+), scopeBitFlag=(?P<flags>[^,\s]*)\s*$")
-_FUSED_IDS = re.compile(r"^\s*fusedNodeIds=\[(?P<ids>.*)\];\s*$")
-_CONT = re.compile(r"^\s*continued: (?P<ids>.*?)(?P<end>\];|\])\s*$")
-_STATUS = re.compile(
+_NODE_IDS = regexcode.compile(r"^\s*nodeIds: \[(?P<ids>.*)\]\s*$")
+_FUSED = regexcode.compile(r"^\s*scopeId=(?P<sid>\d+), scopeBitFlag=(?P<flags>[^,\s]*)\s*$")
+_FUSED_IDS = regexcode.compile(r"^\s*fusedNodeIds=\[(?P<ids>.*)\];\s*$")
+_CONT = regexcode.compile(r"^\s*continued: (?P<ids>.*?)(?P<end>\];|\])\s*$")
+_STATUS = regexcode.compile(
     r"^\s*(?P<key>scopeStatus|fusionStatus)=(?P<s>[A-Za-z_]+)"
     r"(?:, (?:scopeStatusDetail|failReason)=(?P<d>.*))?\s*$"
 )
 #: a break reason under a fused scope: rare (a scope split by a barrier), so compiled on first use
 _BREAK = lazy_regex(r"^\s*breakReason=(?P<rest>.*)$")
-_IDS_OK = re.compile(r"^[\d,\s]*$")
+_IDS_OK = regexcode.compile(r"^[\d,\s]*$")
 
 
 def _ids(text: str) -> tuple[int, ...] | None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 from typing import TypeVar
 
+from skdbg import regexcode
 from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import ParseError, Source, parse_int
 
@@ -38,25 +39,25 @@ SCOPE_MARKER_PREFIXES = {
     "sk_placeholder_kernel": "placeholder",
 }
 
-_HEAD = re.compile(
+_HEAD = regexcode.compile(
     r"\[nodeId:(?P<nid>\d+)"
     r"(?:, streamId:(?P<sid>-?\d+))?"
     r"(?:, streamIdxInGraph:(?P<sidx>\d+))?"
     r"(?:, nodeIdxInStream:(?P<nidx>\d+))?"
 )
 _INT = r"(?:0[xX][0-9a-fA-F]+|\d+)"
-_EVENT_INNER = re.compile(
+_EVENT_INNER = regexcode.compile(
     r"(?P<et>EventNotify|EventWait|EventReset|Unknown)\((?P<args>[^)]*)\)\]",
 )
-_EVENT_AFTER = re.compile(r" - (?P<et>EventNotify|EventWait|EventReset|Unknown)\((?P<args>[^)]*)\)")
-_MEM_WRITE = re.compile(r"MemoryWrite\((?P<args>[^)]*)\)\]")
-_MEM_WAIT = re.compile(r"MemoryWait\((?P<args>[^)]*)\)\]")
-_DEFAULT = re.compile(r"type: Default\]")
-_KERNEL_NAME = re.compile(r"Kernel name:(?P<f>[^\]]*)\]")
-_LEGACY_KERNEL = re.compile(r" - Kernel:(?P<f>[^\s:\]]+)")
-_LEGACY_EVENT = re.compile(r" - Event:(?P<et>\w+)(?:\((?P<args>[^)]*)\))?")
-_ARG = re.compile(r"\s*(?P<k>\w+):(?P<v>[^,]*)")
-_KFIELD = re.compile(r", (?P<k>\w+):(?P<v>\[[^\]]*\]|[^,}]*)")
+_EVENT_AFTER = regexcode.compile(r" - (?P<et>EventNotify|EventWait|EventReset|Unknown)\((?P<args>[^)]*)\)")
+_MEM_WRITE = regexcode.compile(r"MemoryWrite\((?P<args>[^)]*)\)\]")
+_MEM_WAIT = regexcode.compile(r"MemoryWait\((?P<args>[^)]*)\)\]")
+_DEFAULT = regexcode.compile(r"type: Default\]")
+_KERNEL_NAME = regexcode.compile(r"Kernel name:(?P<f>[^\]]*)\]")
+_LEGACY_KERNEL = regexcode.compile(r" - Kernel:(?P<f>[^\s:\]]+)")
+_LEGACY_EVENT = regexcode.compile(r" - Event:(?P<et>\w+)(?:\((?P<args>[^)]*)\))?")
+_ARG = regexcode.compile(r"\s*(?P<k>\w+):(?P<v>[^,]*)")
+_KFIELD = regexcode.compile(r", (?P<k>\w+):(?P<v>\[[^\]]*\]|[^,}]*)")
 _KERNEL_OPEN = " - KernelInfos{funcName:"
 
 _INT_FIELDS = {
@@ -142,8 +143,8 @@ class Node:
         return self.scope_marker is not None
 
 
-_INT_RE = re.compile(_INT)
-_RATIO_RE = re.compile(r"\[(\d+),\s*(\d+)\]")
+_INT_RE = regexcode.compile(_INT)
+_RATIO_RE = regexcode.compile(r"\[(\d+),\s*(\d+)\]")
 
 
 def _err(src: Source, expected: str, got: str) -> ParseError:
@@ -269,7 +270,7 @@ _D = r"([0-9]{1,19})"
 #: plain values: one match instead of a field loop. Anything else (other order, unknown keys, spaces,
 #: events, legacy forms, long numbers) falls through to the general grammar, which decides alone.
 #: Group 6 holds the fields from ``kernelType`` to ``resolvedNum`` (a capture changes no match).
-_FAST_KERNEL = re.compile(
+_FAST_KERNEL = regexcode.compile(
     rf"\[nodeId:{_D}, streamId:(-?[0-9]{{1,19}}), streamIdxInGraph:{_D}, nodeIdxInStream:{_D}\]"
     r" - KernelInfos\{funcName:(.*?), kernelType:(([A-Za-z0-9_]*), "
     rf"taskRatio:\[{_D}, *{_D}\], cap:{_N}, numBlocks:{_N}, cubeNum:{_N}, vecNum:{_N}, "
@@ -290,7 +291,7 @@ def _num(v: str | None) -> int | None:
 
 #: the current printer's event node (ids, then the event inside the brackets, §3.5) with its three
 #: arguments in the printer's order; other argument lists take the general grammar
-_FAST_EVENT = re.compile(
+_FAST_EVENT = regexcode.compile(
     rf"\[nodeId:{_D}, streamId:(-?[0-9]{{1,19}}), streamIdxInGraph:{_D}, nodeIdxInStream:{_D}, "
     rf"(EventNotify|EventWait|EventReset|Unknown)\(eventId:{_N}, eventFlag:{_N}, eventTaskFlag:{_N}\)\]"
 )

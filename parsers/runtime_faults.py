@@ -17,11 +17,11 @@ the body with the same functions.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, Literal
 
+from skdbg import regexcode
 from skdbg.parsers.common import Source, lazy_regex, oversized_number
 from skdbg.parsers.frames import rows_frame
 from skdbg.parsers.plog_line import PlogLine
@@ -59,7 +59,7 @@ _HEX_NO_PREFIX = r"(?:0[xX])?[0-9a-fA-F]+"
 # wording `fftsplus task execute failed, device_id=…` (MSA test data). Endings from the runtime's
 # PrintErrorInfoForDavinciTask: `program id=…, hash=….` or
 # `program is NULL!`/`ctx is NULL!`/`module is nullptr!`.
-KERNEL_FAULT_RE = re.compile(
+KERNEL_FAULT_RE = regexcode.compile(
     r"(?P<dfx>\[DFX_INFO\])?\s*(?P<phrase>Aicore kernel execute failed|AI Core kernel execution failed|"
     r"fftsplus task execute failed),\s*device_id=(?P<device_id>\d+),\s*stream_id=(?P<stream_id>-?\d+),\s*"
     r""
@@ -85,7 +85,7 @@ _LENIENT_PROGRAM_RE = lazy_regex(r"program id=(?P<pid>\d+)")
 # ProcessDavidStarsCoreErrorInfo) and the newer
 # `An error occurs on the device(chipId:…), the serial number is N,
 # the error is <kind>, core id is …` (CANN error-code docs, EZ2001/EZ9999 examples).
-CORE_REPORT_RE = re.compile(
+CORE_REPORT_RE = regexcode.compile(
     r"(?:The error from device|An error occurs on the device)\s*\(\s*chip[Ii]d\s*[:=]\s*(?P<chip>\d+)\s*,\s*"
     r"die[Ii]d\s*[:=]\s*(?P<die>\d+)\s*\)\s*,\s*(?:the\s+)?serial number is\s+(?P<serial>\d+)\s*,\s*"
     r"(?:there is an?\s+(?P<kind1>.+?)|the error is\s+(?P<kind2>.+?))\s*,\s*core id is\s+(?P<core>\d+)\s*,\s*"
@@ -94,19 +94,19 @@ CORE_REPORT_RE = re.compile(
 # Split the dump-info list on ", <key>:" only, so values holding commas (`su error info: 0x…,0x…`,
 # `cube error info: 0,0`) stay whole and a key missing its colon (`vec error infor 0x…`) joins the
 # previous item.
-_DUMP_SPLIT_RE = re.compile(r",\s*(?=[A-Za-z][A-Za-z0-9_ ]*?\s*:)")
-_FIRST_NUM_RE = re.compile(r"0[xX][0-9a-fA-F]+|\d+")
+_DUMP_SPLIT_RE = regexcode.compile(r",\s*(?=[A-Za-z][A-Za-z0-9_ ]*?\s*:)")
+_FIRST_NUM_RE = regexcode.compile(r"0[xX][0-9a-fA-F]+|\d+")
 
 # §1.5 item 1 follow-up: `The extend info: errcode:(a, b, c) errorStr: … subErrType:…` (also `errorcode:`).
-EXTEND_RE = re.compile(
+EXTEND_RE = regexcode.compile(
     r"The extend info:\s*(?:errcode|errorcode)\s*:\s*\((?P<codes>[^)]*)\)\s*(?:errorStr:\s*(?P<rest>.*))?$"
 )
 _EXTEND_KEYS = r"(?:\w+ info|fixp_error\d*|fsmId|mId|tslot|thread\w*|ctxid|blk|sublk|subErrType)"
-_EXTEND_STR_END_RE = re.compile(rf"(?:,\s*|\s+)(?={_EXTEND_KEYS}\s*:)")
-_EXTEND_FIELD_RE = re.compile(r"([A-Za-z_]\w*(?: info)?)\s*:\s*(0[xX][0-9a-fA-F]+|-?\d+)")
+_EXTEND_STR_END_RE = regexcode.compile(rf"(?:,\s*|\s+)(?={_EXTEND_KEYS}\s*:)")
+_EXTEND_FIELD_RE = regexcode.compile(r"([A-Za-z_]\w*(?: info)?)\s*:\s*(0[xX][0-9a-fA-F]+|-?\d+)")
 
 # §1.5 item 2.
-KERNEL_TASK_RE = re.compile(
+KERNEL_TASK_RE = regexcode.compile(
     r"(?P<phrase>Kernel task happen error|An error occurred in the kernel task),\s*"
     r"(?:(?P<aicpu>receive aicpu failed msg,\s*aicpu error code)|ret[Cc]ode)\s*=\s*(?P<code>"
     + _HEX_OR_DEC
@@ -121,12 +121,12 @@ FFTS_RE = lazy_regex(
     r"(?:,\s*kernelName\s*[:=]\s*(?P<kn>[^,\s]+?))?\.?\s*$"
 )
 # §1.5 item 3; real logs also show `stream_id = 2,  retcode=0x10f` spacing and lower-case variants.
-STREAM_SYNC_RE = re.compile(
+STREAM_SYNC_RE = regexcode.compile(
     r"Stream [Ss]ynchronize failed,\s*stream_id\s*=\s*(?P<stream>\d+)"
     r"(?:,\s*ret[Cc]ode\s*=\s*(?P<code>" + _HEX_OR_DEC + r"))?(?:,\s*\[(?P<reason>[^\]]*)\])?"
 )
 # §1.5 item 6.
-ERRCODE_RE = re.compile(
+ERRCODE_RE = regexcode.compile(
     r"(?:(?P<api>[A-Za-z_]\w*)\s*:\s*(?:\[[A-Z_]+\])*)?ErrCode=(?P<code>\d+),\s*desc=\[(?P<desc>[^\]]*)\]"
     r"(?:,\s*InnerCode=(?P<inner>" + _HEX_OR_DEC + r"))?"
 )
@@ -149,7 +149,7 @@ DUMP_EXCEPTION_RE = lazy_regex(
 DUMP_CALLBACK_RE = lazy_regex(r"Begin to dump callback exception.*?kernelName=(?P<name>.*?)\.?\s*$")
 DUMP_TO_FILE_RE = lazy_regex(r"dump exception to file[\s,:]*(?P<path>\S+)?")
 _DATA_DUMP_RE = lazy_regex(r"extra-info/data-dump/(?P<dev>\d+)/(?P<name>[\w.]+)")
-REPORT_MODULE_RE = re.compile(r"report error module_type=(?P<type>\d+),\s*module_name=(?P<name>\w+)")
+REPORT_MODULE_RE = regexcode.compile(r"report error module_type=(?P<type>\d+),\s*module_name=(?P<name>\w+)")
 
 # §1.5 item 9 — error-manager text.
 EM_CODE_RE = lazy_regex(

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from skdbg import regexcode
 from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
@@ -57,22 +58,22 @@ _BREAK_KEYS = (
     "parentScope",
     "syncAllNodes",
 )
-_SPLIT = re.compile(r", (?=(?:" + "|".join(_BREAK_KEYS) + r")=)")
-_DETAIL = re.compile(r'(?:^|, )detail="')
-_KV = re.compile(r"^(?P<k>\w+)=(?P<v>.*)$", re.DOTALL)
+_SPLIT = regexcode.compile(r", (?=(?:" + "|".join(_BREAK_KEYS) + r")=)")
+_DETAIL = regexcode.compile(r'(?:^|, )detail="')
+_KV = regexcode.compile(r"^(?P<k>\w+)=(?P<v>.*)$", re.DOTALL)
 
-_ITER = re.compile(r"\[ScopeSplitPipeline\] iteration (?P<k>\d+)")
-_RUNNING = re.compile(r"\[ScopeSplitPipeline\] running pass: (?P<p>\w+)")
-_BEGIN = re.compile(r"Scope split results begin: pass=(?P<p>[^,\s]+), totalScopes=(?P<n>\d+)")
-_END = re.compile(r"Scope split results end: pass=(?P<p>[^\s=]+)")
-_OLD_BEGIN = re.compile(r"Printing scope split results, total scopes: (?P<n>\d+)")
-_SCOPE = re.compile(
+_ITER = regexcode.compile(r"\[ScopeSplitPipeline\] iteration (?P<k>\d+)")
+_RUNNING = regexcode.compile(r"\[ScopeSplitPipeline\] running pass: (?P<p>\w+)")
+_BEGIN = regexcode.compile(r"Scope split results begin: pass=(?P<p>[^,\s]+), totalScopes=(?P<n>\d+)")
+_END = regexcode.compile(r"Scope split results end: pass=(?P<p>[^\s=]+)")
+_OLD_BEGIN = regexcode.compile(r"Printing scope split results, total scopes: (?P<n>\d+)")
+_SCOPE = regexcode.compile(
     r"^\s*Scope (?P<i>\d+)(?: \(scopeId=(?P<sid>\d+)\))?: (?P<n>\d+) nodes, (?P<m>\d+) streams"
     r"(?:, scopeBitFlags=(?P<flags>[^,\s]*))?(?:, scopeNames=\[(?P<names>.*)\])?\s*$"
 )
-_BREAKINFO = re.compile(r"^\s*BreakInfo:(?: (?P<b>.*))?$")
-_NODES_HDR = re.compile(r"^\s*Scope (?P<i>\d+) nodes: (?P<n>\d+)\s*$")
-_NODE = re.compile(r"^\s*\[(?P<j>\d+)\]\s+(?=\[nodeId:)")
+_BREAKINFO = regexcode.compile(r"^\s*BreakInfo:(?: (?P<b>.*))?$")
+_NODES_HDR = regexcode.compile(r"^\s*Scope (?P<i>\d+) nodes: (?P<n>\d+)\s*$")
+_NODE = regexcode.compile(r"^\s*\[(?P<j>\d+)\]\s+(?=\[nodeId:)")
 #: a ``[j] <node>`` line, as ``_NODE`` reads it (skmeta_scan)
 _FAST = fast_pattern(r"[ \t]*\[(?P<j>[0-9]+)\][ \t]+(?P<node>\[nodeId:[^\n]*)")
 #: what the pass/iteration patterns above search for anywhere in a line (a node line holding one of
@@ -82,7 +83,7 @@ _MARK_PIPELINE, _MARK_RESULTS, _MARK_OLD = (
     "Scope split results ",
     "Printing scope split",
 )
-_STREAM = re.compile(
+_STREAM = regexcode.compile(
     r"^\s*Scope (?P<i>\d+) StreamInfo\[(?P<j>\d+)\]: streamIdx=(?P<x>\d+), headNode=(?P<h>\d+), "
     r"tailNode=(?P<t>\d+), nodeSize=(?P<s>\d+)\s*$"
 )

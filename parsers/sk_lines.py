@@ -17,6 +17,8 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from skdbg import regexcode
+
 HEX = r"0x([0-9a-fA-F]+)"
 PTR = r"(0x[0-9a-fA-F]+|\(nil\))"
 INT = r"(-?\d+)"
@@ -43,7 +45,7 @@ class LineKind:
     @property
     def regex(self) -> re.Pattern[str]:
         if self._regex is None:
-            self._regex = re.compile(self.pattern)
+            self._regex = regexcode.compile(self.pattern)
             self.fullmatch = self._regex.fullmatch
         return self._regex
 
@@ -338,7 +340,7 @@ CORE: tuple[LineKind, ...] = (
     _k("k_unknown", rf"COND: Unknown opState={UINT}, opIndex={UINT}", (4, 5)),
 )
 
-CORE_PREFIX = re.compile(r"\[Core (\d+)\] (.*)")
+CORE_PREFIX = regexcode.compile(r"\[Core (\d+)\] (.*)")
 
 # Function tags of every handler-side print site (sk_dfx_exception_handler.cpp, sk_event_recorder.cpp
 # map printers, sk_common.cpp symbol lookup). An unknown text under one of these tags is kept as
@@ -621,7 +623,7 @@ def run_line_regex(prefix: str) -> RunLineRegex:
         pattern = by_kind[kind].pattern
         assert "(?P" not in pattern and not re.search(r"\\[1-9]", pattern)  # numbered groups only
         branches.append(rf"(?P<{kind}>[ \t]*(?:{pattern})(?<![ \t]))")
-    regex = re.compile(rf"{prefix}(?:{'|'.join(branches)}|(?P<{RUN_OTHER}>[^\n]*))\n")
+    regex = regexcode.compile(rf"{prefix}(?:{'|'.join(branches)}|(?P<{RUN_OTHER}>[^\n]*))\n")
     # a kind's groups are those between its branch's group and the next branch's (counted from the
     # one regex: compiling a catalogue pattern alone only to count them would cost its compile)
     ends = [regex.groupindex[kind] for kind in (*RUN_KINDS, RUN_OTHER)]

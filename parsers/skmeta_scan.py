@@ -22,6 +22,7 @@ import os
 import re
 from collections.abc import Callable, Iterator
 
+from skdbg import regexcode
 from skdbg.parsers import textio
 from skdbg.parsers.common import may_hold_oversized, oversized_number
 from skdbg.parsers.filelog import has_long_line, prefix_ts
@@ -47,7 +48,7 @@ NEXT_PREFIX = rf"\n{_TS}(?P=tail)"
 def fast_pattern(body: str) -> re.Pattern[str]:
     """The prefix, then ``body`` (alternatives with named groups) up to the line end. ``body`` may take
     further lines only through :data:`NEXT_PREFIX`; nothing else in it may match ``\\n``."""
-    return re.compile(rf"^{FAST_PREFIX}(?:{body})$", re.MULTILINE)
+    return regexcode.compile(rf"^{FAST_PREFIX}(?:{body})$", re.MULTILINE)
 
 
 def _chunks(

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from skdbg import regexcode
 from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.filelog import MILLIS, prefix_ts, second_of, ts_from_bytes
@@ -61,75 +62,77 @@ def _h(name: str) -> str:
     return _H.format(name)
 
 
-_BIND_HDR = re.compile(rf"^binHdl={_h('bin')}, metaNum=(?P<n>\d+), payloadSize=(?P<p>\d+)$")
-_BIND_REC = re.compile(
+_BIND_HDR = regexcode.compile(rf"^binHdl={_h('bin')}, metaNum=(?P<n>\d+), payloadSize=(?P<p>\d+)$")
+_BIND_REC = regexcode.compile(
     rf"^\[(?P<i>\d+)\] cap=(?P<cap>\d+), globalFunc={_h('g')}, skFunc\[0\]={_h('s0')}, "
     rf"skFunc\[1\]={_h('s1')}, skFunc\[2\]={_h('s2')}, skFunc\[3\]={_h('s3')}$"
 )
-_CHILD = re.compile(
+_CHILD = regexcode.compile(
     rf"^funcName=(?P<f>.*), binDevAddr={_h('dev')}, binDevSize=(?P<size>\d+), aicAddr={_h('aic')}, "
     rf"aivAddr={_h('aiv')}$"
 )
-_OFFSETS = re.compile(rf"^aicOffset={_h('aic')}, aivOffset={_h('aiv')}$")
-_SPLIT_SYM = re.compile(
+_OFFSETS = regexcode.compile(rf"^aicOffset={_h('aic')}, aivOffset={_h('aiv')}$")
+_SPLIT_SYM = regexcode.compile(
     rf"^split\[(?P<i>\d+)\] (?P<core>AIC|AIV) symbol=(?P<sym>.*), size={_h('size')}, bind=(?P<bind>\w*)$"
 )
-_SPLIT_ADDR = re.compile(
+_SPLIT_ADDR = regexcode.compile(
     rf"^split\[(?P<i>\d+)\] funcAddr\[0\]={_h('a0')}, funcAddr\[1\]={_h('a1')}, "
     rf"prefetchCnt\[0\]={_h('p0')}, prefetchCnt\[1\]={_h('p1')}, cap=(?P<cap>\d+)$"
 )
 _FAILURES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("FUNC_NOT_FOUND", re.compile(r"^Function is not found in sk bind map for kernel (?P<k>.*)$")),
-    ("BINDMAP_INIT_EMPTY", re.compile(r"^bindMap is empty for kernel (?P<k>.*)$")),
-    ("META_NUM_FAILED", re.compile(r"^rtBinaryGetMetaNum unsuccessful, ret=(?P<ret>-?\d+)$")),
-    ("META_INFO_FAILED", re.compile(r"^rtBinaryGetMetaInfo failed, ret=(?P<ret>-?\d+)$")),
-    ("META_NUM_ZERO", re.compile(r"^metaNum is zero!$")),
+    ("FUNC_NOT_FOUND", regexcode.compile(r"^Function is not found in sk bind map for kernel (?P<k>.*)$")),
+    ("BINDMAP_INIT_EMPTY", regexcode.compile(r"^bindMap is empty for kernel (?P<k>.*)$")),
+    ("META_NUM_FAILED", regexcode.compile(r"^rtBinaryGetMetaNum unsuccessful, ret=(?P<ret>-?\d+)$")),
+    ("META_INFO_FAILED", regexcode.compile(r"^rtBinaryGetMetaInfo failed, ret=(?P<ret>-?\d+)$")),
+    ("META_NUM_ZERO", regexcode.compile(r"^metaNum is zero!$")),
     (
         "GLOBAL_FUNC_DUPLICATED",
-        re.compile(rf"^InitSuperKernelBindMap: globalFunc={_h('g')} is duplicated with different value$"),
+        regexcode.compile(
+            rf"^InitSuperKernelBindMap: globalFunc={_h('g')} is duplicated with different value$"
+        ),
     ),
-    ("BINHDL_NULL", re.compile(r"^binHdl is null for kernel (?P<k>.*)$")),
-    ("FUNCHDL_NULL", re.compile(r"^funcHdl is null for kernel (?P<k>.*)$")),
+    ("BINHDL_NULL", regexcode.compile(r"^binHdl is null for kernel (?P<k>.*)$")),
+    ("FUNCHDL_NULL", regexcode.compile(r"^funcHdl is null for kernel (?P<k>.*)$")),
     (
         "BINDMAP_ENTRY_CONFLICT",
-        re.compile(
+        regexcode.compile(
             rf"^Invalid sk bind map for globalFunc={_h('g')}, kernel (?P<k>.*) "
             r"has duplicated entries with different values$"
         ),
     ),
     (
         "BINDMAP_CAP_INCONSISTENT",
-        re.compile(r"^Invalid sk bind map for kernel (?P<k>.*), cap is inconsistent$"),
+        regexcode.compile(r"^Invalid sk bind map for kernel (?P<k>.*), cap is inconsistent$"),
     ),
     (
         "BIN_DEV_ADDR_GET_FAILED",
-        re.compile(r"^Failed to get binary device address for kernel (?P<k>.*), ret=(?P<ret>-?\d+)$"),
+        regexcode.compile(r"^Failed to get binary device address for kernel (?P<k>.*), ret=(?P<ret>-?\d+)$"),
     ),
     (
         "FUNC_ADDR_GET_FAILED",
-        re.compile(r"^Failed to get function address for kernel (?P<k>.*), ret=(?P<ret>-?\d+)$"),
+        regexcode.compile(r"^Failed to get function address for kernel (?P<k>.*), ret=(?P<ret>-?\d+)$"),
     ),
     (
         "BIN_HOST_ADDR_GET_FAILED",
-        re.compile(r"^split\[\d+\] rtGetBinBuffer failed for (?:AIC|AIV), ret=(?P<ret>-?\d+)$"),
+        regexcode.compile(r"^split\[\d+\] rtGetBinBuffer failed for (?:AIC|AIV), ret=(?P<ret>-?\d+)$"),
     ),
 )
-_DUMPED = re.compile(
+_DUMPED = regexcode.compile(
     r"^Dumped (?P<kind>kernel|SK entry) binary: (?P<path>.*), size=(?P<size>\d+), codeSegAddr=(?P<addr>\d+)$"
 )
-_GEN_ENTRY = re.compile(r"^GenEntryInfo: (?P<kv>\w+=-?\d+(?:, \w+=-?\d+)*)$")
-_BUILT = re.compile(
+_GEN_ENTRY = regexcode.compile(r"^GenEntryInfo: (?P<kv>\w+=-?\d+(?:, \w+=-?\d+)*)$")
+_BUILT = regexcode.compile(
     r"^schedule scope: build finished, entryType=(?P<et>.*?), entryFuncHandle=(?P<h>\S+), "
     r"skFuncName=(?P<n>.*)$"
 )
-_REORDERED = re.compile(r"^reordered task nodes: node count=(?P<n>\d+)$")
-_REORDERED_ROW = re.compile(r"^\[(?P<i>\d+)\]\s+(?=\[nodeId:)")
-_INDEX_NODE = re.compile(r"^index=(?P<i>-?\d+), nodeType=(?P<t>\w+), nodeInfo=(?=\[nodeId:)")
-_DEFERRED = re.compile(r"^task reorder: place deferred wait node, (?P<kv>\w+=\d+(?:, \w+=\d+)*)$")
-_SUMMARY = re.compile(r"^Fusion fail reasons summary:$")
-_SUM_ITEM = re.compile(r"^(?P<k>Total nodes|Fusible nodes|Unfusible nodes): (?P<n>\d+)$")
-_SUM_BREAKDOWN = re.compile(r"^Failure reason breakdown:$")
-_SUM_REASON = re.compile(r"^(?P<r>.+): (?P<n>\d+) nodes$")
+_REORDERED = regexcode.compile(r"^reordered task nodes: node count=(?P<n>\d+)$")
+_REORDERED_ROW = regexcode.compile(r"^\[(?P<i>\d+)\]\s+(?=\[nodeId:)")
+_INDEX_NODE = regexcode.compile(r"^index=(?P<i>-?\d+), nodeType=(?P<t>\w+), nodeInfo=(?=\[nodeId:)")
+_DEFERRED = regexcode.compile(r"^task reorder: place deferred wait node, (?P<kv>\w+=\d+(?:, \w+=\d+)*)$")
+_SUMMARY = regexcode.compile(r"^Fusion fail reasons summary:$")
+_SUM_ITEM = regexcode.compile(r"^(?P<k>Total nodes|Fusible nodes|Unfusible nodes): (?P<n>\d+)$")
+_SUM_BREAKDOWN = regexcode.compile(r"^Failure reason breakdown:$")
+_SUM_REASON = regexcode.compile(r"^(?P<r>.+): (?P<n>\d+) nodes$")
 
 
 def _kv(text: str) -> dict[str, int]:
@@ -408,7 +411,7 @@ def is_handler_line(ml: MetaLine) -> bool:
 #: which fact a message can be, by its start (after strip): each regex above starts with one of these
 #: literals, so a message tries only the regexes of its start; one that starts with none of them (and
 #: holds no ``buffer is full``) is plain text
-_KEYS = re.compile(
+_KEYS = regexcode.compile(
     r"(?P<hdr>binHdl=)|(?P<rec>\[\d+\] cap=)|(?P<child>funcName=)|(?P<off>aicOffset=)|(?P<split>split\[)|"
     r"(?P<dumped>Dumped )|(?P<gen>GenEntryInfo: )|(?P<built>schedule scope: )|"
     r"(?P<reorder>reordered task nodes: )|(?P<index>index=)|(?P<defer>task reorder: )|"
@@ -438,7 +441,7 @@ _CHILD_TEXT = (
     r"funcName=([^\n]*), binDevAddr=" + _HS + r", binDevSize=([0-9]+), aicAddr=" + _HS + r", aivAddr=" + _HS
 )
 _OFFSETS_TEXT = r"aicOffset=" + _HS + r", aivOffset=" + _HS
-_FAST = re.compile(
+_FAST = regexcode.compile(
     _FAST_HEAD + r"(?:"
     r"(?P<sym>split\[([0-9]+)\] (AIC|AIV) symbol=([^\n]*), size=" + _HS + r", bind=(\w*))"
     # a child kernel's line, with the offsets line that completes it when that comes next (the usual
@@ -473,7 +476,7 @@ _CHILD_OFF = (_FAST.groupindex["off"] - 2, _FAST.groupindex["off"] - 1)
 _INDEX_I, _INDEX_T, _INDEX_AT = (_FAST.groupindex["index"] + k for k in (1, 2, 3))
 #: a run line as ``(ts, pid, body)``, the body without its leading blanks (the run regex checked its
 #: prefix already, so a field is just up to its ``]``)
-_LINE = re.compile(_FAST_PREFIX + r"([^\n]*)")
+_LINE = regexcode.compile(_FAST_PREFIX + r"([^\n]*)")
 
 #: the fast facts come by the thousand (one per child kernel, four split symbols each): their records
 #: and sources are built without the frozen ``__init__`` (see :mod:`skdbg.parsers.bulk`)

@@ -645,18 +645,18 @@ _format_option = click.option(
 def locate(session_dir: Path | None, fmt: str) -> None:
     """Print where skdbg keeps its state: sessions ledger, evidence objects, cache, config, log, and the
     journal mode the ledger uses there (WAL on local disks, rollback journal on NFS/Lustre/GPFS/CIFS),
-    the analysis result cache (analysis_cache; `analyze --no-cache` bypasses it) and the compiled code
-    of skdbg's record classes (class_code, beside the package's bytecode; "none" when this Python keeps
-    no bytecode cache)."""
-    from skdbg.classcode import cache_path
+    the analysis result cache (analysis_cache; `analyze --no-cache` bypasses it), the compiled code
+    of skdbg's record classes (class_code) and of its parsers' regular expressions (regex_code), both
+    beside the package's bytecode ("none" when this Python keeps no bytecode cache)."""
+    from skdbg import classcode, regexcode
     from skdbg.sessions.location import locate as run_locate
     from skdbg.triage.cache import cache_dir
 
     loc = run_locate(session_dir)
     doc = loc.to_json()
     doc["analysis_cache"] = str(cache_dir())  # `analyze` results; $SKDBG_CACHE_DIR moves it
-    class_code = cache_path()
-    doc["class_code"] = str(class_code) if class_code is not None else "none"
+    for name, where in (("class_code", classcode.cache_path()), ("regex_code", regexcode.cache_path())):
+        doc[name] = str(where) if where is not None else "none"
     _emit(fmt, doc, "\n".join(f"{k:<15}{v}" for k, v in doc.items()))
 
 
