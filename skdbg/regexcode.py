@@ -1,35 +1,38 @@
 """skdbg's own regular expressions, compiled once and kept beside the package's bytecode.
 
 Why: ``re`` parses each pattern's text in Python, on every start of the program, before it can match
-with it. The line grammars of the sk_meta parsers are about 170 patterns; parsing them took ~40 ms of
-a small scene's ~0.35 s ``skdbg analyze`` on the 2-core test machine. A given text and flags always
-compile to the same matcher code on one Python release, so, as for the record classes' code
-(:mod:`skdbg.classcode`), the code is stored once and handed to ``re``'s matching engine on later
-starts.
+with it. The line grammars of the sk_meta parsers are about 210 patterns; compiling them took 35–40 ms
+of a small scene's ~0.35 s ``skdbg analyze`` on the 2-core test machine, and serving them from the
+table takes about a millisecond. A given text and flags always compile to the same matcher code on
+one Python release, so, as for the record classes' code (:mod:`skdbg.classcode`), the code is stored
+once and handed to ``re``'s matching engine on later starts.
 
 What: only patterns passed to :func:`compile` are stored: the grammars skdbg's modules define in their
 source (a bounded, known set). Patterns built from data (a search text typed in the TUI, a pattern
 holding a scene's pids) are compiled with ``re.compile`` as usual and never stored. A pattern whose
-text could make ``re``'s parser warn (a possible nested set or set operation, a conditional group
-name, a non-ASCII text, an inline flag after the start) is never stored either, so no warning is lost.
+text could make ``re``'s parser warn (:func:`may_warn`) is never stored either, so no warning is lost;
+none of skdbg's grammars could (a test checks that all of them are stored).
 
 How: on a miss, :func:`compile` returns ``re.compile(pattern, flags)``. When the table will be
-written, it also works out the arguments ``re`` hands its engine (``_sre.compile``) the way ``re``'s
-compiler does (the parser's tree, the compiler's code, the group names), and keeps them only if the
-pattern they make equals ``re``'s own: ``re.Pattern`` equality compares the text, the flags and the
-code. On a hit, ``_sre.compile`` gets the stored arguments. On a Python whose ``re`` lacks the
-compiler functions used here, every pattern is compiled by ``re.compile`` and nothing is stored.
+written (bytecode writing is on and its folder writable, asked once), it also works out the arguments
+``re`` hands its engine (``_sre.compile``) the way ``re``'s compiler does (the parser's tree, the
+compiler's code, the group names), and keeps them only if the pattern they make equals ``re``'s own:
+``re.Pattern`` equality compares the text, the flags and the code. On a hit, ``_sre.compile`` gets
+the stored arguments. On a Python whose ``re`` lacks the compiler functions used here, every pattern
+is compiled by ``re.compile`` and nothing is stored.
 
 Where: ``regex_code.<cache tag>[.opt-N].marshal`` in the package's ``__pycache__`` folder, found,
-trusted and checked as :mod:`skdbg.pycache_store` says; the file also names the exact Python release
-(a patch release may fix ``re``'s compiler). New entries are written when the program exits, unless
-bytecode writing is off (``PYTHONDONTWRITEBYTECODE``, ``python -B``) or the folder cannot be written.
+trusted and checked as :mod:`skdbg.pycache_store` says. The file also names the exact Python release (a
+patch release may fix ``re``'s compiler): another release's file is ignored and rewritten. New entries
+are written when the program exits, unless bytecode writing is off (``PYTHONDONTWRITEBYTECODE``,
+``python -B``) or the folder cannot be written.
 """
 
 from __future__ import annotations
 
 import atexit
 import importlib
+import os
 import re
 import sys
 import threading
@@ -43,12 +46,12 @@ FILE_KIND = f"skdbg-regex-code-1 {sys.version}"
 #: a table above this many patterns is written back with this run's patterns only (a development
 #: checkout's edited patterns leave old ones behind); skdbg defines a few hundred
 MAX_ENTRIES = 1024
-#: pieces of a pattern text near which ``re``'s parser may warn (Python 3.10 to 3.13): a possible
-#: nested set or set operation, a conditional group reference by name
-_WARNING_PRONE = ("[[", "--", "&&", "~~", "||", "(?(")
 #: Python 3.10 warns of a global inline flag after the start of the pattern
 _LATE_FLAGS_WARN = sys.version_info < (3, 11)
 _FLAG_LETTERS = frozenset("aiLmsux-")
+#: flags whose compile warns or prints: re.DEBUG, and re.TEMPLATE where it still exists (3.11, 3.12
+#: warn it is deprecated)
+_NEVER_STORED = int(re.DEBUG) | int(getattr(re, "TEMPLATE", 0))
 
 Key = tuple[bool, str | bytes, int]
 
@@ -68,10 +71,16 @@ def _compiler_parts() -> tuple[Any, Any] | None:
     return (parse, code) if callable(parse) and callable(code) else None
 
 
-def may_warn(pattern: str | bytes) -> bool:
-    """True when ``re``'s parser could warn about ``pattern`` (a conservative test of its text)."""
+def may_warn(pattern: str | bytes, flags: int = 0) -> bool:
+    """True when ``re``'s parser could warn about ``pattern`` (Python 3.10 to 3.13), by a conservative
+    reading of its text: a ``[`` or a doubled ``-&~|`` inside a set (a possible nested set or set
+    operation), a conditional group reference (``(?(``), a non-ASCII text (a group name), an inline
+    flag after the start (3.10), or a flag that warns. Escaped characters are skipped, so ``\\[[a]``
+    (a literal ``[`` then a set) is not suspect."""
+    if flags & _NEVER_STORED:
+        return True
     text = pattern if isinstance(pattern, str) else pattern.decode("latin-1")
-    if not text.isascii() or any(piece in text for piece in _WARNING_PRONE):
+    if not text.isascii() or "(?(" in text:
         return True
     if _LATE_FLAGS_WARN:
         at = text.find("(?", 1)
@@ -79,6 +88,29 @@ def may_warn(pattern: str | bytes) -> bool:
             if text[at + 2 : at + 3] in _FLAG_LETTERS:
                 return True
             at = text.find("(?", at + 1)
+    i, n, in_set = 0, len(text), False
+    while i < n:
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_set:
+            if ch == "]":
+                in_set = False
+            elif ch == "[" or (ch in "-&~|" and text[i + 1 : i + 2] == ch):
+                return True
+            i += 1
+        elif ch == "[":
+            i += 1
+            if text[i : i + 1] == "[":
+                return True
+            if text[i : i + 1] == "^":
+                i += 1
+            if text[i : i + 1] == "]":  # a literal ] first in a set
+                i += 1
+            in_set = True
+        else:
+            i += 1
     return False
 
 
@@ -92,6 +124,8 @@ class _Table:
         self.used: set[Key] = set()
         self.fresh: dict[Key, tuple[Any, ...]] = {}
         self.hits = 0
+        self.refused = 0  # patterns compiled but not stored (they could warn, or were misread)
+        self._can_write: bool | None = None
 
     def get(self, key: Key) -> tuple[Any, ...] | None:
         if self.stored is None:
@@ -102,7 +136,16 @@ class _Table:
 
     @property
     def writable(self) -> bool:
-        return self.path is not None and not sys.dont_write_bytecode
+        """The table will be written at exit: bytecode writing is on and its folder (or the nearest
+        folder above it that exists) may be written, so a miss is worth working out (asked once)."""
+        if self.path is None or sys.dont_write_bytecode:
+            return False
+        if self._can_write is None:
+            folder = self.path.parent
+            while not folder.exists() and folder != folder.parent:
+                folder = folder.parent
+            self._can_write = folder.is_dir() and os.access(folder, os.W_OK) and not self.path.is_dir()
+        return self._can_write
 
 
 _table = _Table(store_path("regex_code"))
@@ -128,6 +171,7 @@ def load(path: Path) -> dict[Key, tuple[Any, ...]]:
             and type(key[1]) is (bytes if key[0] else str)
             and type(key[2]) is int
             and type(args) is tuple
+            and args[:1] == (key[1],)  # the entry makes the pattern of its key
         ):
             return {}
     return entries
@@ -174,7 +218,7 @@ def compile(pattern: AnyStr, flags: int | re.RegexFlag = 0) -> re.Pattern[AnyStr
     from the table when stored there (see the module docstring)."""
     flags = int(flags)
     key: Key = (isinstance(pattern, bytes), pattern, flags)
-    args = _table.get(key) if type(pattern) in (str, bytes) and not flags & re.DEBUG else None
+    args = _table.get(key) if type(pattern) in (str, bytes) and not flags & _NEVER_STORED else None
     if args is not None:
         try:
             made: re.Pattern[AnyStr] = _sre.compile(*args)
@@ -185,8 +229,11 @@ def compile(pattern: AnyStr, flags: int | re.RegexFlag = 0) -> re.Pattern[AnyStr
             _table.used.add(key)
             return made
     made = re.compile(pattern, flags)
-    if _table.writable and type(pattern) in (str, bytes) and not flags & re.DEBUG and not may_warn(pattern):
-        _note(key, made)
+    if _table.writable and type(pattern) in (str, bytes):
+        if may_warn(pattern, flags):
+            _table.refused += 1
+        else:
+            _note(key, made)
     return made
 
 
@@ -195,8 +242,10 @@ def _note(key: Key, made: re.Pattern[Any]) -> None:
     try:
         args = engine_arguments(key[1], key[2])
         if args is None or _sre.compile(*args) != made:
+            _table.refused += 1
             return
     except Exception:  # a pattern re compiled but this reading of its compiler cannot: not stored
+        _table.refused += 1
         return
     with _table.lock:
         _table.fresh[key] = args
@@ -218,8 +267,9 @@ atexit.register(_store)
 
 
 def stats() -> dict[str, int]:
-    """This run's counts: patterns served from the file, and worked out to be added to it."""
-    return {"hits": _table.hits, "compiled": len(_table.fresh)}
+    """This run's counts: patterns served from the file, worked out to be added to it, and compiled
+    but not stored (a text that could make ``re`` warn, or engine arguments that did not match)."""
+    return {"hits": _table.hits, "compiled": len(_table.fresh), "refused": _table.refused}
 
 
 __all__ = [

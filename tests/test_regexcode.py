@@ -73,11 +73,12 @@ def test_second_start_compiles_nothing_and_analyses_the_same(tmp_path: Path) -> 
     first = _run(tmp_path)
     path = Path(str(first["path"]))
     assert path.is_relative_to(tmp_path) and path.name.startswith("regex_code.")
-    assert first["stats"] == {"hits": 0, "compiled": first["stats"]["compiled"]}  # type: ignore[index]
     compiled = first["stats"]["compiled"]  # type: ignore[index]
+    # every grammar passed to regexcode.compile is stored: none could make re warn
+    assert first["stats"] == {"hits": 0, "compiled": compiled, "refused": 0}
     assert compiled > 100  # the sk_meta grammars
-    second = _run(tmp_path, python_flags=("-bb",))  # and str/bytes keys are never compared
-    assert second["stats"] == {"hits": compiled, "compiled": 0}
+    second = _run(tmp_path, python_flags=("-bb",))
+    assert second["stats"] == {"hits": compiled, "compiled": 0, "refused": 0}
     assert second["output"] == first["output"]
 
     checked = subprocess.run(
@@ -90,7 +91,7 @@ def test_second_start_compiles_nothing_and_analyses_the_same(tmp_path: Path) -> 
 
 def test_without_bytecode_writing_no_table_is_written(tmp_path: Path) -> None:
     doc = _run(tmp_path, write=False)
-    assert doc["stats"] == {"hits": 0, "compiled": 0}  # nothing worked out for a table never written
+    assert doc["stats"] == {"hits": 0, "compiled": 0, "refused": 0}  # nothing worked out: never written
     assert not Path(str(doc["path"])).exists()
 
 
@@ -117,6 +118,29 @@ def test_a_pattern_is_noted_then_served(table: regexcode._Table) -> None:
     assert m is not None and m.group("name", 2) == (word.upper(), "42")
 
 
+_BYTES_PROBE = """
+import sys
+from skdbg import regexcode
+text = r"[\\x80-\\xff]+q"
+as_str, as_bytes = regexcode.compile(text), regexcode.compile(text.encode())
+assert type(as_str.pattern) is str and type(as_bytes.pattern) is bytes
+print(regexcode.stats()["hits"])
+"""
+
+
+def test_str_and_bytes_keys_are_never_compared_under_bb(tmp_path: Path) -> None:
+    """A table holding a str and a bytes pattern of one text loads and serves both under python -bb
+    (a str == bytes comparison would raise BytesWarning as an error)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(tmp_path)
+    runs = [
+        subprocess.run([sys.executable, "-bb", "-c", _BYTES_PROBE], capture_output=True, text=True, env=env)
+        for _ in range(2)
+    ]
+    assert [r.returncode for r in runs] == [0, 0], runs[-1].stderr
+    assert [r.stdout.strip() for r in runs] == ["0", "2"]
+
+
 def test_str_and_bytes_of_one_text_stay_apart(table: regexcode._Table) -> None:
     text = r"[\x80-\xff]+" + uuid.uuid4().hex
     as_str, as_bytes = regexcode.compile(text), regexcode.compile(text.encode())
@@ -126,7 +150,7 @@ def test_str_and_bytes_of_one_text_stay_apart(table: regexcode._Table) -> None:
     assert type(regexcode.compile(text.encode()).pattern) is bytes and table.hits == 3
 
 
-@pytest.mark.parametrize("text", ["[[a]x", "[a&&b]", "x--y", "(a)?(?(1)b|c)", "é+"])
+@pytest.mark.parametrize("text", ["[[a]x", "[a&&b]", "[a-z--]", "(a)?(?(1)b|c)", "é+"])
 def test_a_pattern_that_may_warn_is_never_stored(table: regexcode._Table, text: str) -> None:
     assert regexcode.may_warn(text)
     with warnings.catch_warnings(record=True) as caught:
@@ -136,6 +160,38 @@ def test_a_pattern_that_may_warn_is_never_stored(table: regexcode._Table, text: 
     assert table.fresh == {}
     if text.startswith("[["):
         assert [w.category for w in caught] == [FutureWarning, FutureWarning]  # warned each time
+
+
+@pytest.mark.parametrize(
+    ("text", "suspect"),
+    [
+        (r"\[[a]", False),  # a literal [ then a set
+        ("[[a]x", True),  # a possible nested set
+        ("[a&&b]", True),
+        ("[a-z--]", True),
+        ("x--y", False),  # outside a set
+        ("[]-]", False),  # a ] first in a set is a literal
+        (r"[\]-]", False),
+        ("a||b", False),
+        ("(a)?(?(1)b|c)", True),
+        ("é+", True),
+    ],
+)
+def test_which_texts_may_warn(text: str, suspect: bool) -> None:
+    assert regexcode.may_warn(text) is suspect
+
+
+def test_an_unwritable_table_costs_no_extra_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table that cannot be written (here its name is taken by a folder) works nothing out on a miss."""
+    path = tmp_path / "t.marshal"
+    path.mkdir()
+    unwritable = regexcode._Table(path)
+    unwritable.stored = {}
+    monkeypatch.setattr(regexcode, "_table", unwritable)
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    monkeypatch.setattr(regexcode, "engine_arguments", lambda pattern, flags: pytest.fail("worked out"))
+    assert regexcode.compile("v+" + uuid.uuid4().hex).pattern.startswith("v+")
+    assert unwritable.fresh == {} and unwritable.refused == 0
 
 
 def test_debug_and_refused_and_misread_patterns(
@@ -187,6 +243,7 @@ def test_a_damaged_or_foreign_file_reads_as_empty(tmp_path: Path) -> None:
         assert regexcode.load(path) == {}
     for entries, kind in (
         ({(True, "a+", 0): args}, regexcode.FILE_KIND),  # a str text under a bytes key
+        ({(False, "b+", 0): args}, regexcode.FILE_KIND),  # the entry makes another pattern than its key
         ({("a+", 0): args}, regexcode.FILE_KIND),  # another layout
         (good, "skdbg-regex-code-1 3.11.0 (another release)"),
         (good, "skdbg-dataclass-code-3"),
