@@ -27,37 +27,18 @@ from types import CodeType
 from typing import Any
 
 import pytest
+from pycache_probe import analyze_probe, run_probe
 
 from skdbg import classcode, pycache_store
 
 REPO = Path(__file__).resolve().parents[1]
 SCENE = REPO / "examples" / "scenes" / "aiv-fault-add-custom"
 
-_PROBE = """
-import hashlib, json, sys
-from click.testing import CliRunner
-from skdbg import classcode
-from skdbg.cli import main
-result = CliRunner().invoke(main, ["analyze", sys.argv[1], "--format", "json", "--no-cache"])
-print(json.dumps({"exit": result.exit_code, "stats": classcode.stats(), "path": str(classcode.cache_path()),
-                  "output": hashlib.sha256(result.output.encode()).hexdigest()}))
-"""
+_PROBE = analyze_probe("classcode")
 
 
 def _run(prefix: Path, *, write: bool = True) -> dict[str, object]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = str(prefix)
-    if not write:
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-    out = subprocess.run(
-        [sys.executable, "-c", _PROBE, str(SCENE)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=REPO,
-        check=True,
-    )
-    doc: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
+    doc = run_probe(_PROBE, [str(SCENE)], prefix, write=write)
     assert doc["exit"] == 0
     return doc
 

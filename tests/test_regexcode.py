@@ -21,21 +21,14 @@ import warnings
 from pathlib import Path
 
 import pytest
+from pycache_probe import analyze_probe, run_probe
 
 from skdbg import regexcode
 
 REPO = Path(__file__).resolve().parents[1]
 SCENE = REPO / "examples" / "scenes" / "aiv-fault-add-custom"
 
-_PROBE = """
-import hashlib, json, sys
-from click.testing import CliRunner
-from skdbg import regexcode
-from skdbg.cli import main
-result = CliRunner().invoke(main, ["analyze", sys.argv[1], "--format", "json", "--no-cache"])
-print(json.dumps({"exit": result.exit_code, "stats": regexcode.stats(), "path": str(regexcode.cache_path()),
-                  "output": hashlib.sha256(result.output.encode()).hexdigest()}))
-"""
+_PROBE = analyze_probe("regexcode")
 
 #: run with -W error in a process that never imports skdbg: every stored entry against re's own compile
 _FRESH = """
@@ -52,19 +45,7 @@ print(json.dumps({"kind": kind, "entries": len(entries), "wrong": wrong}))
 
 
 def _run(prefix: Path, *, write: bool = True, python_flags: tuple[str, ...] = ()) -> dict[str, object]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = str(prefix)
-    if not write:
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-    out = subprocess.run(
-        [sys.executable, *python_flags, "-c", _PROBE, str(SCENE)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=REPO,
-        check=True,
-    )
-    doc: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
+    doc = run_probe(_PROBE, [str(SCENE)], prefix, write=write, python_flags=python_flags)
     assert doc["exit"] == 0
     return doc
 
