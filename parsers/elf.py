@@ -78,7 +78,7 @@ TIER_CODES = {0: TIER_UNRESOLVED, 1: TIER_SYMTAB, 2: TIER_NEAREST}
 BIND_NAMES = {0: "LOCAL", 1: "GLOBAL", 2: "WEAK", 10: "GNU_UNIQUE"}
 VISIBILITY_NAMES = {0: "DEFAULT", 1: "INTERNAL", 2: "HIDDEN", 3: "PROTECTED"}
 
-_U64_MAX = (1 << 64) - 1
+U64_MAX = (1 << 64) - 1  # the largest 64-bit address; a sum past it wraps
 
 #: Largest raw ``.symtab`` (entries) whose single lookups are answered without numpy
 #: (:class:`~skdbg.parsers.elf_scalar.ScalarSymbols`). Below it, unpacking the table in Python and
@@ -467,7 +467,7 @@ class SymbolTable:
         s_start = self.value[self._sized_pos]
         s_size = self.size[self._sized_pos]
         s_end = s_start + s_size
-        s_end = np.where(s_end < s_start, np.uint64(_U64_MAX), s_end).astype(np.uint64)  # u64 wrap
+        s_end = np.where(s_end < s_start, np.uint64(U64_MAX), s_end).astype(np.uint64)  # u64 wrap
         self._index = _RangeIndex(
             s_start, s_end, s_size, self.local[self._sized_pos], self.sym_index[self._sized_pos]
         )
@@ -738,14 +738,14 @@ class SymbolTable:
             )
             starts = np.array(
                 [
-                    (int(v) + int(d)) & _U64_MAX
+                    (int(v) + int(d)) & U64_MAX
                     for v, d in zip(self._sized_start.tolist(), deltas, strict=True)
                 ],
                 dtype=np.uint64,
             )
             sizes = self.size[self._sized_pos]
             ends = starts + sizes
-            ends = np.where(ends < starts, np.uint64(_U64_MAX), ends).astype(np.uint64)
+            ends = np.where(ends < starts, np.uint64(U64_MAX), ends).astype(np.uint64)
             self._alt = _RangeIndex(
                 starts, ends, sizes, self.local[self._sized_pos], self.sym_index[self._sized_pos]
             )

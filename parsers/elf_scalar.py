@@ -31,6 +31,7 @@ from skdbg.parsers.elf import (
     STB_LOCAL,
     STT_FUNC,
     TIER_UNRESOLVED,
+    U64_MAX,
     VISIBILITY_NAMES,
     ExactMatch,
     FuncSymbol,
@@ -44,7 +45,6 @@ from skdbg.parsers.elf import (
 if TYPE_CHECKING:
     from skdbg.parsers.elf import ElfImage
 
-_U64_MAX = (1 << 64) - 1
 _SYM_SIZE = 24
 
 
@@ -117,7 +117,7 @@ class ScalarSymbols:
         self._sized_pos = sized
         self._sized_start = [self.value[p] for p in sized]
         # an end past 2**64 is clamped to the top of the address space, as the numpy table does
-        self._sized_end = [min(self.value[p] + self.size[p], _U64_MAX) for p in sized]
+        self._sized_end = [min(self.value[p] + self.size[p], U64_MAX) for p in sized]
         self._keys = [(self.size[p], self.bind[p] == STB_LOCAL, self.sym_index[p]) for p in sized]
         self._index = _Intervals(self._sized_start, self._sized_end, self._keys)
         self._starts_sorted = sorted(self._sized_start)
@@ -181,7 +181,7 @@ class ScalarSymbols:
 
     def lookup(self, offset: int) -> SymbolMatch:
         """Range rule for one image offset, with the reason for the grade (rows 66, 67, 71)."""
-        if not 0 <= offset <= _U64_MAX:  # not an image offset: the numpy table's own handling
+        if not 0 <= offset <= U64_MAX:  # not an image offset: the numpy table's own handling
             table = self._image.symbols
             assert table is not None  # this table exists, so the .symtab was readable
             return table.lookup(offset)
@@ -215,10 +215,10 @@ class ScalarSymbols:
         """Range rule under the file-layout model (formula 2 of §4.6); built only when needed."""
         if self._alt is None:
             starts = [
-                (v + self._section_delta.get(self.shndx[p], 0)) & _U64_MAX
+                (v + self._section_delta.get(self.shndx[p], 0)) & U64_MAX
                 for v, p in zip(self._sized_start, self._sized_pos, strict=True)
             ]
-            ends = [min(s + self.size[p], _U64_MAX) for s, p in zip(starts, self._sized_pos, strict=True)]
+            ends = [min(s + self.size[p], U64_MAX) for s, p in zip(starts, self._sized_pos, strict=True)]
             self._alt = _Intervals(starts, ends, self._keys)
         k = self._alt.query(offset)
         return self._sized_pos[k] if k >= 0 else -1

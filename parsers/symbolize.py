@@ -22,7 +22,15 @@ from skdbg.parsers.ascend_meta import AscendMetaResult, parse_ascend_meta
 from skdbg.parsers.binfiles import parse_bin_file_name
 from skdbg.parsers.common import Gap, Source, Unrecognized
 from skdbg.parsers.demangle import demangle_many
-from skdbg.parsers.elf import TIER_SYMTAB, TIER_UNRESOLVED, ElfImage, SymbolTable, objects, open_elf
+from skdbg.parsers.elf import (
+    TIER_SYMTAB,
+    TIER_UNRESOLVED,
+    U64_MAX,
+    ElfImage,
+    SymbolTable,
+    objects,
+    open_elf,
+)
 from skdbg.parsers.frames import typed_frame
 
 if TYPE_CHECKING:
@@ -196,7 +204,6 @@ def symbolize(
 
 #: the columns a resolution decides, None until it does (tier, confidence and reason have defaults)
 _DECIDED = ("symbol", "sym_start", "sym_size", "offset_in_symbol", "child_global", "split_index")
-_U64_MAX = (1 << 64) - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,14 +220,14 @@ class _ImageOffsets:
 def _image_offsets(pcs: list[int], base: int, size: int | None) -> _ImageOffsets:
     """The offsets in a few array passes when every PC and the base are 64-bit addresses (a device
     PC always is); in Python ints otherwise (an argument of 65 bits, a negative base)."""
-    limit = _U64_MAX + 1 if size is None else min(size, _U64_MAX + 1)
-    if pcs and 0 <= base <= _U64_MAX and min(pcs) >= 0 and max(pcs) <= _U64_MAX:
+    limit = U64_MAX + 1 if size is None else min(size, U64_MAX + 1)
+    if pcs and 0 <= base <= U64_MAX and min(pcs) >= 0 and max(pcs) <= U64_MAX:
         pc = np.array(pcs, dtype=np.uint64)
         above = pc >= np.uint64(base)
         off = pc - np.uint64(base)  # wrapped where the PC is below the base: masked out below
         column = off.astype(object)
         column[~above] = None
-        inside = above if limit > _U64_MAX else above & (off < np.uint64(limit))
+        inside = above if limit > U64_MAX else above & (off < np.uint64(limit))
         rows = np.flatnonzero(inside).astype(np.int64)
         return _ImageOffsets(column.tolist(), rows, off[rows], np.flatnonzero(~inside).tolist())
     offsets = [pc - base for pc in pcs]
@@ -323,7 +330,7 @@ def _fill_one(
             f"(sections {extent.first_section}..{extent.last_section}); base 0x{b:x} ({how})"
         )
         return
-    if off > _U64_MAX:  # an image with no loaded section has no extent to be beyond
+    if off > U64_MAX:  # an image with no loaded section has no extent to be beyond
         cols["reason"][i] = (
             f"image offset 0x{off:x} does not fit in 64 bits: no symbol can hold it; base 0x{b:x} ({how})"
         )

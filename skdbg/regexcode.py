@@ -223,7 +223,7 @@ def compile(pattern: AnyStr, flags: int | re.RegexFlag = 0) -> re.Pattern[AnyStr
         try:
             made: re.Pattern[AnyStr] = _sre.compile(*args)
         except Exception:  # an entry the engine refuses: compiled as usual, and the entry replaced
-            args = None
+            pass
         else:
             _table.hits += 1
             _table.used.add(key)
