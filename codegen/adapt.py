@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +20,17 @@ from skdbg.codegen.canonical import AdaptedFile, SupportConflictError, build_can
 from skdbg.codegen.contract import Contract, check_entry, escalation
 from skdbg.codegen.forms import (
     Candidate,
-    Discovery,
-    check_asset,
+    Listing,
+    Sorted,
+    Sorting,
     classify_text,
-    discover,
+    list_sources,
     no_definition_error,
+    sort_source,
 )
 from skdbg.codegen.kerneltype import KernelTypeError
 from skdbg.codegen.reader import KernelEntry, SourceReading, read_source
+from skdbg.forkmap import OrderedMap, process_count
 
 ADAPTED_DIR = "operator-sk-adapted"
 MANIFEST = "operator-sk-adapted.json"
@@ -215,52 +218,118 @@ def _specialised(entry: KernelEntry, contract: Contract | None) -> KernelEntry:
     return replace(entry, params=params)
 
 
-def adapt_asset(asset: Path, out_dir: Path, options: AdaptOptions, *, force: bool = False) -> dict[str, Any]:
+#: the fewest kernel files per process when ``jobs`` is automatic: below it, starting a worker costs
+#: more than the files it takes over (about a millisecond of work each)
+MIN_FILES_PER_PROCESS = 32
+#: the most kernel files a worker adapts before handing them over: the writer starts on the first
+#: files soon, which matters where creating files is slow (a file every millisecond on some disks)
+CHUNK_FILES = 8
+#: files waiting for the writing thread past which this process stops adapting files itself (it
+#: still hands out the workers' results): the disk, not the adapting, is then what the run waits for
+WRITER_BACKLOG = 8
+
+
+def adapt_asset(
+    asset: Path, out_dir: Path, options: AdaptOptions, *, force: bool = False, jobs: int = 1
+) -> dict[str, Any]:
     """Adapt every candidate file of ``asset`` into ``out_dir``; returns the manifest written there.
 
     ``out_dir`` follows the output-folder convention of :mod:`skdbg.atomic` (absent or empty, or
-    replaced whole with ``force``); it is checked before any work.
+    replaced whole with ``force``); it is checked before any work. ``jobs`` processes, this one included,
+    read and adapt the files (0: one per available CPU for a large asset; see :mod:`skdbg.forkmap` for
+    when this process does it alone); the output is the same whatever their number.
     """
     check_options(options.mask, options.num_splits, options.with_sys_args)
     ensure_fresh_dir(out_dir, force=force, what=ADAPT_WHAT, inputs=[asset])
-    check_asset(asset)  # before the output folder's staging sibling (and its parents) are made
-    with streamed_tree(out_dir, force=force, what=ADAPT_WHAT, inputs=[asset]) as out:
-        # each candidate is adapted as soon as it is read, and its file handed to the writer: it is
-        # created while the next ones are read and adapted
-        adapter = _AssetAdapter(asset, options, out)
-        found = discover(asset, adapter.add)
-        return adapter.manifest(found, out_dir)
+    listing = list_sources(asset)  # before the output folder's staging sibling (and its parents) are made
+    resolved = asset.resolve()
+    job = _Job(options, resolved if resolved.is_dir() else resolved.parent, listing.single)
+    processes = process_count(jobs, len(listing.sources), min_items_per_process=MIN_FILES_PER_PROCESS)
+    # the workers are forked first, before the writer's thread starts; each file is handed to the
+    # writer as soon as its result is in: it is created while the next ones are read and adapted
+    with (
+        OrderedMap(
+            _adapt_source, job, listing.sources, processes=processes, chunk_items=CHUNK_FILES
+        ) as results,
+        streamed_tree(out_dir, force=force, what=ADAPT_WHAT, inputs=[asset]) as out,
+    ):
+        # where creating files is the slow part, this process leaves the adapting to the workers: its
+        # own would only take the interpreter from the writing thread
+        results.may_compute = lambda: out.backlog() < WRITER_BACKLOG
+        adapter = _AssetAdapter(listing, options, out)
+        for result in results:
+            adapter.add(result)
+        adapter.sorting.close()
+        return adapter.manifest(out_dir)
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What adapting one file needs besides the file: the same for every file of a run."""
+
+    options: AdaptOptions
+    asset_root: Path
+    single: bool
+
+
+@dataclass
+class _Adapted:
+    """One listed source, read, sorted and (when a candidate) adapted: what the run keeps of it.
+
+    Why not the :class:`Candidate`: this crosses from a worker process, and the reading (every token
+    of the file) is not needed after the file is adapted."""
+
+    sorted: Sorted
+    record: dict[str, Any] | None = None  # the manifest's per-file record, for a candidate
+    text: str | None = None  # the output file, when one is written
+    escalations: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _adapt_source(job: _Job, source: tuple[str, Path]) -> _Adapted:
+    rel, path = source
+    result = sort_source(rel, path, single=job.single)
+    cand = result.candidate
+    if cand is None:
+        return _Adapted(result)
+    result.candidate = None  # its reading stays here
+    files: dict[str, str] = {}
+    escalations: list[dict[str, Any]] = []
+    record = _adapt_candidate(cand, job.options, job.asset_root, files, escalations)
+    return _Adapted(result, record, files.get(rel), escalations)
 
 
 class _AssetAdapter:
     """The state of one ``adapt_asset`` run: the per-file records, the texts and the escalations so far."""
 
-    def __init__(self, asset: Path, options: AdaptOptions, out: TreeWriter) -> None:
-        resolved = asset.resolve()
-        self.asset_root = resolved if resolved.is_dir() else resolved.parent
+    def __init__(self, listing: Listing, options: AdaptOptions, out: TreeWriter) -> None:
+        self.sorting = Sorting(listing)
         self.options = options
         self.out = out
         self.per_file: list[dict[str, Any]] = []
         self.files: dict[str, str] = {}
         self.escalations: list[dict[str, Any]] = []
 
-    def add(self, cand: Candidate) -> None:
-        """Adapt one candidate and queue its output file (if it has one)."""
-        self.per_file.append(
-            _adapt_candidate(cand, self.options, self.asset_root, self.files, self.escalations)
-        )
-        if cand.rel in self.files:
-            self.out.put(f"{ADAPTED_DIR}/{cand.rel}", self.files[cand.rel])
+    def add(self, adapted: _Adapted) -> None:
+        """Take one source's result, in the listing's order, and queue its output file (if it has one)."""
+        self.sorting.add(adapted.sorted)
+        if adapted.record is None:
+            return
+        self.per_file.append(adapted.record)
+        self.escalations.extend(adapted.escalations)
+        if adapted.text is not None:
+            rel = adapted.sorted.rel
+            self.files[rel] = adapted.text
+            self.out.put(f"{ADAPTED_DIR}/{rel}", adapted.text)
 
-    def manifest(self, found: Discovery, out_dir: Path) -> dict[str, Any]:
+    def manifest(self, out_dir: Path) -> dict[str, Any]:
         """The checks across files, the canonical tree (when complete) and the manifest, all queued;
         returns the manifest."""
         _check_contract_use(self.options.contract, self.per_file, self.escalations)
         _check_duplicate_entries(self.per_file, self.escalations)
         status = "needs-human" if self.escalations else "completed"
         adapted = [
-            AdaptedFile(r["file"], self.files[r["file"]], c.path, r["entries"])
-            for r, c in zip(self.per_file, found.candidates, strict=True)
+            AdaptedFile(r["file"], self.files[r["file"]], path, r["entries"])
+            for r, path in zip(self.per_file, self.sorting.paths, strict=True)
             if r["status"] == "adapted" and r["entries"]
         ]
         layout: dict[str, Any] = {
@@ -284,7 +353,7 @@ class _AssetAdapter:
                     self.out.put(f"{ADAPTED_DIR}/{rel}", text)
         manifest = {
             "status": status,
-            "asset_path": str(found.asset),
+            "asset_path": str(self.sorting.found.asset),
             "adapted_dir": str((out_dir / ADAPTED_DIR).resolve()),
             **layout,
             "template_specializations": [],
@@ -292,7 +361,7 @@ class _AssetAdapter:
             "num_splits": self.options.num_splits,
             "with_sys_args": self.options.with_sys_args,
             "per_file": self.per_file,
-            "ignored_support_files": found.ignored,
+            "ignored_support_files": self.sorting.found.ignored,
             "escalations": self.escalations,
         }
         self.out.put(MANIFEST, json.dumps(manifest, indent=2) + "\n")

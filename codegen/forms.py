@@ -7,7 +7,6 @@ changes a file's form (upstream scans raw text; a deliberate, documented differe
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -151,46 +150,102 @@ def check_asset(asset: Path) -> None:
         raise AssetError(f"asset not found: {asset}")
 
 
-def discover(asset: Path, on_candidate: Callable[[Candidate], None] | None = None) -> Discovery:
-    """Candidate kernel sources of an asset: the file itself, or every .asc/.cpp under a directory.
+@dataclass
+class Listing:
+    """The candidate sources of an asset, before any is read: the asset itself when it is a file, or
+    every .asc/.cpp file under it, in order (test support files are set aside here, unread)."""
 
-    ``on_candidate`` is called with each candidate as soon as it is read, in the order of the result:
-    a caller that writes one output per candidate (``adapt``) then works while the rest is read. The
-    errors about the asset as a whole (no candidate at all) come after the last one.
-    """
+    given: Path  # as the user named it (the messages say it so)
+    asset: Path  # resolved
+    single: bool  # the asset is one file: it is a candidate whatever it holds
+    sources: list[tuple[str, Path]] = field(default_factory=list)  # (relative name, path)
+    ignored: list[dict[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class Sorted:
+    """What reading one listed source decided: a candidate, or why it is ignored.
+
+    ``undefined`` is the error a file with ``__global__`` but no kernel definition would raise, kept for
+    the end: it is raised only when the asset has no candidate at all."""
+
+    rel: str
+    path: Path
+    candidate: Candidate | None = None
+    ignored: str | None = None  # the reason; None for a candidate
+    undefined: NoKernelDefinitionError | None = None
+
+
+def list_sources(asset: Path) -> Listing:
+    """The sources :func:`discover` reads, in its order (:class:`AssetError` for a missing asset)."""
     check_asset(asset)
-    found = Discovery(asset.resolve())
-    undefined: list[SourceReading] = []  # files with __global__ but no kernel definition
-    if asset.is_file():
-        reading = read_source(read_file_text(asset), asset.name)
-        found.candidates.append(Candidate(asset.name, asset, reading, classify(reading)))
-        if on_candidate is not None:
-            on_candidate(found.candidates[-1])
-        return found
+    listing = Listing(asset, asset.resolve(), asset.is_file())
+    if listing.single:
+        listing.sources.append((asset.name, asset))
+        return listing
     for path in sorted(p for p in asset.rglob("*") if p.is_file() and p.suffix in SOURCE_SUFFIXES):
         rel = path.relative_to(asset).as_posix()
         if any(part in {"test", "tests"} for part in Path(rel).parts):
-            found.ignored.append({"file": rel, "reason": "test_support_file"})
-            continue
-        text = read_file_text(path)
-        if _KERNEL_SIGNAL_RE.search(text) is None:
-            found.ignored.append({"file": rel, "reason": "no_kernel_signal"})
-            continue
-        reading = read_source(text, rel)
-        if not reading.entries and not reading.gaps and "__sk__" not in text and "SK_BIND(" not in text:
-            found.ignored.append({"file": rel, "reason": "no_kernel_definition"})
-            if reading.non_definitions:  # a declaration / directive, not just a word in a comment
-                undefined.append(reading)
-            continue
-        found.candidates.append(Candidate(rel, path, reading, classify(reading)))
-        if on_candidate is not None:
-            on_candidate(found.candidates[-1])
-    if not found.candidates and undefined:
-        raise no_definition_error(undefined[0])
-    if not found.candidates:
-        raise AssetError(f"no kernel .asc or .cpp source files found under {asset}")
-    found.ignored.sort(key=lambda d: d["file"])
-    return found
+            listing.ignored.append({"file": rel, "reason": "test_support_file"})
+        else:
+            listing.sources.append((rel, path))
+    return listing
+
+
+def sort_source(rel: str, path: Path, *, single: bool) -> Sorted:
+    """Read one listed source and decide whether it is a candidate (:class:`UnreadableSourceError` for a
+    file that cannot be read as UTF-8 text). A lone file (``single``) always is."""
+    text = read_file_text(path)
+    if not single and _KERNEL_SIGNAL_RE.search(text) is None:
+        return Sorted(rel, path, ignored="no_kernel_signal")
+    reading = read_source(text, rel)
+    if single or reading.entries or reading.gaps or "__sk__" in text or "SK_BIND(" in text:
+        return Sorted(rel, path, candidate=Candidate(rel, path, reading, classify(reading)))
+    # a declaration / directive, not just a word in a comment, makes the "no definition" error
+    undefined = no_definition_error(reading) if reading.non_definitions else None
+    return Sorted(rel, path, ignored="no_kernel_definition", undefined=undefined)
+
+
+class Sorting:
+    """Collects the :class:`Sorted` results of a listing, in order, into the asset's candidates."""
+
+    def __init__(self, listing: Listing) -> None:
+        self.found = Discovery(listing.asset, ignored=list(listing.ignored))
+        self.single = listing.single
+        self.given = listing.given
+        self.paths: list[Path] = []  # of the candidates, in order
+        self._undefined: NoKernelDefinitionError | None = None
+
+    def add(self, result: Sorted) -> None:
+        if result.ignored is None:  # a candidate (whose reading its caller may have dropped by now)
+            self.paths.append(result.path)
+            return
+        self.found.ignored.append({"file": result.rel, "reason": result.ignored})
+        if self._undefined is None:
+            self._undefined = result.undefined
+
+    def close(self) -> None:
+        """The errors about the asset as a whole (no candidate at all); the ignored files in order."""
+        if self.single:
+            return
+        if not self.paths and self._undefined is not None:
+            raise self._undefined
+        if not self.paths:
+            raise AssetError(f"no kernel .asc or .cpp source files found under {self.given}")
+        self.found.ignored.sort(key=lambda d: d["file"])
+
+
+def discover(asset: Path) -> Discovery:
+    """Candidate kernel sources of an asset: the file itself, or every .asc/.cpp under a directory."""
+    listing = list_sources(asset)
+    sorting = Sorting(listing)
+    for rel, path in listing.sources:
+        result = sort_source(rel, path, single=listing.single)
+        sorting.add(result)
+        if result.candidate is not None:
+            sorting.found.candidates.append(result.candidate)
+    sorting.close()
+    return sorting.found
 
 
 def detect(asset: Path) -> dict[str, Any]:

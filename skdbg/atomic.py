@@ -228,6 +228,10 @@ class TreeWriter:
             self._made.add(dest.parent)
         self._queue.put((os.fspath(dest), data))  # text: an error names the file as text, not b'...'
 
+    def backlog(self) -> int:
+        """How many files are queued and not yet written."""
+        return self._queue.qsize()
+
     def _drain(self) -> None:
         while (item := self._queue.get()) is not None:
             if self._failure is None and not self._dropped:

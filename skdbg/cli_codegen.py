@@ -104,6 +104,15 @@ def detect(path: Path, output_dir: Path | None) -> None:
     "--package-name", default="op_extension", show_default=True, help="Python package = its safe identifier."
 )
 @click.option("--package-version", default="0.1.0", show_default=True)
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Processes that read and adapt the files, this one included; 0 = one per CPU (up to 8), "
+    "this one alone for a small asset. The output is the same for any number.",
+)
 @_usage_errors
 def adapt(
     source: Path,
@@ -114,6 +123,7 @@ def adapt(
     with_sys_args: str,
     package_name: str,
     package_version: str,
+    jobs: int,
     force: bool,
 ) -> None:
     """Add the SK adaptation block to every __global__ of SOURCE (file or directory) under OUTPUT_DIR."""
@@ -126,6 +136,7 @@ def adapt(
         output_dir,
         AdaptOptions(mask, num_splits, with_sys_args, contract, package_name, package_version),
         force=force,
+        jobs=jobs,
     )
     _dump({"status": manifest["status"], "escalations": len(manifest["escalations"])})
     if manifest["status"] == "needs-human":
