@@ -11,7 +11,9 @@ asset in this process (reader, forms, contract checks, the SK blocks, the re-che
 form, atomic write). The figure that counts is the whole process a user runs — ``skdbg codegen adapt ASSET -o OUT
 --io-contract io.json --force``, interpreter start-up and imports included — sampled ``--samples``
 times (min and median; target ≤ 0.5 s median, issue 18), with bytecode caches on as a user's install has
-them (``benchenv.py``). The in-process ``adapt_asset`` time is printed too, and the 1-minute load
+them (``benchenv.py``); the default ``--jobs`` is automatic (worker processes beside this one for an
+asset this size), and each sample is paired with one of ``--jobs 1`` (this process alone) to show what
+the workers change. The in-process ``adapt_asset`` time (``jobs=1``, the library's default) is printed too, and the 1-minute load
 average before and after the samples (on a shared machine the wall time follows the load). Each sample is
 followed by a ``cp -r`` of the input files, timed whole process as an anchor with no target: it shows what creating
 that many files costs on the machine's disk. The script checks every
@@ -123,14 +125,16 @@ def main() -> int:
     prime(argv)
     load_before = os.getloadavg()[0]
     times: list[float] = []
+    serial_times: list[float] = []
     cp_times: list[float] = []
     codes = set()
     copy = work / "cp-out"
     for _ in range(args.samples):
-        t0 = time.perf_counter()
-        proc = subprocess.run(argv, capture_output=True, check=False, env=user_env())
-        times.append(time.perf_counter() - t0)
-        codes.add(proc.returncode)
+        for run_argv, into in ((argv, times), ([*argv, "--jobs", "1"], serial_times)):
+            t0 = time.perf_counter()
+            proc = subprocess.run(run_argv, capture_output=True, check=False, env=user_env())
+            into.append(time.perf_counter() - t0)
+            codes.add(proc.returncode)
         shutil.rmtree(copy, ignore_errors=True)
         t0 = time.perf_counter()
         subprocess.run(["cp", "-r", str(asset), str(copy)], check=True)
@@ -140,6 +144,10 @@ def main() -> int:
     print(
         f"skdbg codegen adapt (whole process): min {min(times):.2f} s median {med:.2f} s "
         f"(target <= {TARGET_S} s); exit codes {sorted(codes)} (4 = needs-human, expected with partial kernels)"
+    )
+    print(
+        f"  the same with --jobs 1 (this process alone, alternated with the samples): min {min(serial_times):.2f} s "
+        f"median {statistics.median(serial_times):.2f} s (no target: what the worker processes change)"
     )
     cp_med = statistics.median(cp_times)
     print(
