@@ -17,13 +17,15 @@ which is what makes a fraction of a second of work worth splitting. Forking a pr
 another thread runs can deadlock the child (a lock held by that thread stays held forever), so where
 threads run, or where fork is not the platform's way (Windows, macOS), the map runs in this process.
 
-A worker that dies (killed, out of memory) does not lose the run: the chunks from the first one
-missing are computed in this process instead, with the same results; so are all of them when the
-system refuses to start a process.
+A worker that dies (killed, out of memory) does not lose the run: the chunks not handed out yet are
+computed in this process instead, with the same results. When the system refuses to start a worker,
+the ones already started are ended and the whole map runs in this process. Ctrl-C is the caller's
+alone (workers ignore it; see :func:`_adopt`), and a worker ends when the caller does.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -46,6 +48,8 @@ CHUNKS_PER_PROCESS = 4
 #: (writing the results) is the limit, not the computing
 MAX_AUTO_PROCESSES = 8
 
+#: Linux's prctl option that sends a signal to this process when its parent ends
+_PR_SET_PDEATHSIG = 1
 #: the shared context of the running map, in a worker process (set by :func:`_adopt` at its start)
 _CONTEXT: object = None
 
@@ -83,8 +87,23 @@ def process_count(jobs: int, items: int, *, min_items_per_process: int) -> int:
     return max(1, min(available_cpus(), MAX_AUTO_PROCESSES, items // max(1, min_items_per_process)))
 
 
-def _adopt(context: object) -> None:
-    """Worker start: keep the map's context (inherited through the fork, never pickled)."""
+def _adopt(context: object, parent: int) -> None:
+    """Worker start: keep the map's context (inherited through the fork, never pickled), leave Ctrl-C
+    to the caller, and end with the caller.
+
+    Why Ctrl-C is ignored: a worker interrupted inside the pool's result queue can leave that queue's
+    lock held, and the caller's shutdown would then wait for ever; the caller alone stops the pool.
+    Why the death signal: a worker whose caller was killed (out of memory, SIGKILL) waits on a pipe it
+    holds itself, so it would never see the end of it."""
+    import ctypes
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # one sent during the fork is dropped too
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    with contextlib.suppress(OSError, AttributeError):  # no prctl: the check below still runs
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(1)
     global _CONTEXT
     _CONTEXT = context
 
@@ -178,19 +197,27 @@ class OrderedMap(Generic[C, T, R]):
             if self.chunk_items is not None:
                 count = max(count, -(-len(self.items) // max(1, self.chunk_items)))
             self._chunks = _chunks(self.items, count)
-            self._pool = ProcessPoolExecutor(
-                self.workers,
-                mp_context=multiprocessing.get_context("fork"),
-                initializer=_adopt,
-                initargs=(self.context,),
-            )
             self._tail = len(self._chunks) - 1
+            import signal
+
+            # no Ctrl-C while forking: CPython drops an exception raised in a fork hook (the run would
+            # go on as if nothing was asked), and a worker must not get one before it ignores them
+            mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
             try:  # the first submit forks every worker, before the pool's own threads start
+                self._pool = ProcessPoolExecutor(
+                    self.workers,
+                    mp_context=multiprocessing.get_context("fork"),
+                    initializer=_adopt,
+                    initargs=(self.context, os.getpid()),
+                )
                 self._top_up(0)
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a Ctrl-C that came meanwhile is raised now
             except OSError:  # the system refused a process (a process limit, no memory): no workers
-                self._stop()
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+                self._abort_start()
             except BaseException:
-                self._stop()
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+                self._abort_start()
                 raise
         return self
 
@@ -198,6 +225,21 @@ class OrderedMap(Generic[C, T, R]):
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self._stop()
+
+    def _abort_start(self) -> None:
+        """End the workers of a pool that could not be started whole (one fork failed after others
+        worked): its manager thread may not run yet, so ``shutdown`` could not reach the workers already
+        forked, and the interpreter's exit would wait for them. The map then runs in this process."""
+        pool, self._pool = self._pool, None
+        self._futures, self._head = [], 0
+        if pool is None:
+            return
+        started = list((getattr(pool, "_processes", None) or {}).values())  # the pool's own record
+        for process in started:
+            process.terminate()
+        for process in started:
+            process.join()
+        pool.shutdown(wait=False, cancel_futures=True)
 
     def _stop(self) -> None:
         if self._pool is not None:

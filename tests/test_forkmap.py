@@ -4,10 +4,13 @@ the test process itself runs pytest-xdist's threads, where the map rightly stays
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -77,17 +80,35 @@ _CHILD = textwrap.dedent(
         return [item * 2, not here]
 
     context = json.loads(sys.argv[1])
+    if context["fail_fork_at"] or context["sigint_at_fork"]:
+        import errno, signal
+        real_fork, forks = os.fork, []
+
+        def fork():
+            forks.append(1)
+            if len(forks) == context["fail_fork_at"]:
+                raise BlockingIOError(errno.EAGAIN, "Resource temporarily unavailable")
+            return real_fork()
+
+        os.fork = fork
+        if context["sigint_at_fork"]:  # a Ctrl-C while the workers are forked
+            os.register_at_fork(before=lambda: len(forks) == 1 and os.kill(PARENT, signal.SIGINT))
     got, error = [], None
-    with OrderedMap(work, context, list(range(context["items"])), processes=context["processes"]) as results:
-        processes = results.processes
-        if context["only_workers"]:
-            results.may_compute = lambda: False
-        try:
-            for r in results:
-                got.append(r)
-        except ValueError as exc:
-            cause = exc.__cause__
-            error = [str(exc), type(cause).__name__, "in work" in str(cause)]
+    try:
+        with OrderedMap(work, context, list(range(context["items"])), processes=context["processes"]) as results:
+            processes = results.processes
+            print(json.dumps(os.getpid()), flush=True)  # the test may now signal this process
+            if context["only_workers"]:
+                results.may_compute = lambda: False
+            try:
+                for r in results:
+                    got.append(r)
+            except ValueError as exc:
+                cause = exc.__cause__
+                error = [str(exc), type(cause).__name__, "in work" in str(cause)]
+    except KeyboardInterrupt:
+        print(json.dumps({"interrupted": True}))
+        sys.exit(0)
     print(json.dumps({"processes": processes, "got": got, "error": error}))
     """
 )
@@ -103,14 +124,54 @@ def _run_child(tmp_path: Path, **context: float) -> dict[str, Any]:
         "worker_delay": 0.0,
         "died": str(tmp_path / "died"),
         "only_workers": False,
+        "fail_fork_at": 0,
+        "sigint_at_fork": False,
         **context,
     }
     proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, json.dumps(ctx)], capture_output=True, text=True, cwd=REPO, check=False
+        [sys.executable, "-c", _CHILD, json.dumps(ctx)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=False,
+        timeout=60,  # a map that cannot end (workers nobody stops) fails here instead of hanging
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""  # no warning (a fork with threads alive would print one on 3.12+)
-    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+    return json.loads(proc.stdout.splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def _start_child(tmp_path: Path, **context: float) -> tuple[subprocess.Popen[str], int]:
+    """A slow map in its own session; returns it once its workers run, with the caller's pid."""
+    ctx = {"items": 400, "processes": 3, "fail_at": -1, "die_at": -1, "parent_delay": 0.01}
+    ctx.update(worker_delay=0.01, died=str(tmp_path / "died"), only_workers=False, fail_fork_at=0)
+    ctx.update(sigint_at_fork=False, **context)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, json.dumps(ctx)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        start_new_session=True,
+    )
+    assert proc.stdout is not None
+    parent = json.loads(proc.stdout.readline())
+    time.sleep(0.3)
+    return proc, parent
+
+
+def _children(parent: int) -> list[int]:
+    """The live (not zombie) processes whose parent is ``parent``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+        except (OSError, ValueError):
+            continue
+        state, ppid = stat.rsplit(")", 1)[1].split()[:2]
+        if int(ppid) == parent and state != "Z":
+            found.append(int(entry.name))
+    return found
 
 
 def test_forked_workers_compute_in_order(tmp_path: Path) -> None:
@@ -153,3 +214,48 @@ def test_a_dead_worker_loses_nothing(tmp_path: Path) -> None:
     assert [r[0] for r in got] == [2 * i for i in range(100)]
     assert not any(r[1] for r in got[40:])  # this process took over from the dead worker
     assert out["error"] is None
+
+
+def test_a_worker_that_cannot_be_started_leaves_none_behind(tmp_path: Path) -> None:
+    """The second fork fails: the first worker is ended and the map runs here (it used to wait for ever)."""
+    out = _run_child(tmp_path, fail_fork_at=2)
+    assert [r[0] for r in out["got"]] == [2 * i for i in range(100)]
+    assert not any(r[1] for r in out["got"])
+
+
+def test_a_ctrl_c_during_the_fork_is_not_lost(tmp_path: Path) -> None:
+    out = _run_child(tmp_path, sigint_at_fork=True)
+    assert out == {"interrupted": True}
+
+
+def test_ctrl_c_to_the_whole_group_stops_the_map_quietly(tmp_path: Path) -> None:
+    proc, parent = _start_child(tmp_path, worker_delay=0.0, parent_delay=0.02)  # idle workers, waiting
+    workers = _children(parent)
+    assert len(workers) == 2
+    os.killpg(parent, signal.SIGINT)  # what a terminal's Ctrl-C does
+    out, err = proc.communicate(timeout=30)
+    assert json.loads(out.splitlines()[-1]) == {"interrupted": True}
+    assert err == ""  # the workers ignore it: no KeyboardInterrupt traceback of theirs
+    assert _children(parent) == []
+
+
+def test_workers_end_with_their_caller(tmp_path: Path) -> None:
+    proc, parent = _start_child(tmp_path)
+    workers = _children(parent)
+    assert len(workers) == 2
+    os.kill(parent, signal.SIGKILL)
+    proc.communicate(timeout=30)
+    deadline = time.monotonic() + 10
+    alive = workers
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+        alive = [w for w in workers if _alive(w)]
+    assert alive == []
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
