@@ -21,7 +21,7 @@ from skdbg.codegen.contract import Contract, check_entry, escalation
 from skdbg.codegen.forms import (
     Candidate,
     Listing,
-    Sorted,
+    SortedSource,
     Sorting,
     classify_text,
     list_sources,
@@ -279,7 +279,7 @@ class _Adapted:
     Why not the :class:`Candidate`: this crosses from a worker process, and the reading (every token
     of the file) is not needed after the file is adapted."""
 
-    sorted: Sorted
+    source: SortedSource
     record: dict[str, Any] | None = None  # the manifest's per-file record, for a candidate
     text: str | None = None  # the output file, when one is written
     escalations: list[dict[str, Any]] = field(default_factory=list)
@@ -311,13 +311,13 @@ class _AssetAdapter:
 
     def add(self, adapted: _Adapted) -> None:
         """Take one source's result, in the listing's order, and queue its output file (if it has one)."""
-        self.sorting.add(adapted.sorted)
+        self.sorting.add(adapted.source)
         if adapted.record is None:
             return
         self.per_file.append(adapted.record)
         self.escalations.extend(adapted.escalations)
         if adapted.text is not None:
-            rel = adapted.sorted.rel
+            rel = adapted.source.rel
             self.files[rel] = adapted.text
             self.out.put(f"{ADAPTED_DIR}/{rel}", adapted.text)
 

@@ -163,7 +163,7 @@ class Listing:
 
 
 @dataclass
-class Sorted:
+class SortedSource:
     """What reading one listed source decided: a candidate, or why it is ignored.
 
     ``undefined`` is the error a file with ``__global__`` but no kernel definition would raise, kept for
@@ -192,22 +192,22 @@ def list_sources(asset: Path) -> Listing:
     return listing
 
 
-def sort_source(rel: str, path: Path, *, single: bool) -> Sorted:
+def sort_source(rel: str, path: Path, *, single: bool) -> SortedSource:
     """Read one listed source and decide whether it is a candidate (:class:`UnreadableSourceError` for a
     file that cannot be read as UTF-8 text). A lone file (``single``) always is."""
     text = read_file_text(path)
     if not single and _KERNEL_SIGNAL_RE.search(text) is None:
-        return Sorted(rel, path, ignored="no_kernel_signal")
+        return SortedSource(rel, path, ignored="no_kernel_signal")
     reading = read_source(text, rel)
     if single or reading.entries or reading.gaps or "__sk__" in text or "SK_BIND(" in text:
-        return Sorted(rel, path, candidate=Candidate(rel, path, reading, classify(reading)))
+        return SortedSource(rel, path, candidate=Candidate(rel, path, reading, classify(reading)))
     # a declaration / directive, not just a word in a comment, makes the "no definition" error
     undefined = no_definition_error(reading) if reading.non_definitions else None
-    return Sorted(rel, path, ignored="no_kernel_definition", undefined=undefined)
+    return SortedSource(rel, path, ignored="no_kernel_definition", undefined=undefined)
 
 
 class Sorting:
-    """Collects the :class:`Sorted` results of a listing, in order, into the asset's candidates."""
+    """Collects the :class:`SortedSource` results of a listing, in order, into the asset's candidates."""
 
     def __init__(self, listing: Listing) -> None:
         self.found = Discovery(listing.asset, ignored=list(listing.ignored))
@@ -216,7 +216,7 @@ class Sorting:
         self.paths: list[Path] = []  # of the candidates, in order
         self._undefined: NoKernelDefinitionError | None = None
 
-    def add(self, result: Sorted) -> None:
+    def add(self, result: SortedSource) -> None:
         if result.ignored is None:  # a candidate (whose reading its caller may have dropped by now)
             self.paths.append(result.path)
             return
