@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import fields, is_dataclass
 from typing import Any, TypeVar
 
+from skdbg.classcode import generated_code
 from skdbg.parsers.common import Source
 
 T = TypeVar("T")
@@ -50,7 +51,7 @@ def frozen_builder(cls: type[T]) -> Callable[..., T]:
     # ``_fb_twin()``, not ``object.__new__(_fb_twin)``: the class call goes straight to the C type
     # slots, where ``object.__new__`` is a Python-level method lookup and call (~35 ns a record; the
     # twin has no ``__init__`` of its own, so nothing else runs)
-    exec(code, {"_fb_twin": twin, "_fb_cls": cls}, scope)  # noqa: S102
+    exec(generated_code(code), {"_fb_twin": twin, "_fb_cls": cls}, scope)  # noqa: S102
     build: Callable[..., T] = scope["build"]
     build.__qualname__ = build.__name__ = f"build_{cls.__name__}"
     build.__doc__ = f"``{cls.__name__}(*values)`` without the frozen ``__init__``."

@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import fields, is_dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from skdbg.classcode import generated_code
 from skdbg.parsers import sk_records
 from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import Gap, Source, Unrecognized
@@ -147,7 +148,7 @@ def _compile(cls: type) -> Resourcer:
     code = f"def resource(o, M, R):\n    return C({args})\n"
     # ``C``: the same record, without the frozen __init__; ``B_``/``K_``: those of :func:`_element_expr`
     namespace: dict[str, Any] = {"C": _BUILDERS[f"B_{cls.__name__}"], **_BUILDERS}
-    exec(code, namespace)  # noqa: S102 - code built from this module's field rules only
+    exec(generated_code(code), namespace)  # noqa: S102 - code built from this module's field rules only
     fn: Resourcer = namespace["resource"]
     return fn
 

@@ -51,6 +51,8 @@ def test_second_start_compiles_nothing_and_analyses_the_same(tmp_path: Path) -> 
     assert isinstance(stats, dict)
     assert stats["loaded"] == 0 and stats["compiled"] > 300  # ~180 classes, several methods each
     assert path.is_file()
+    texts = classcode.load(path)
+    assert sum(t.startswith(("def build(", "def resource(o, M, R):")) for t in texts) > 40  # the builders too
     umask = os.umask(0o022)
     os.umask(umask)
     source = (REPO / "skdbg" / "pycache_store.py").stat().st_mode & 0o644
@@ -73,6 +75,7 @@ how = sys.argv[1]
 if how == "builtin":  # skdbg without the table: dataclasses compiles with its own exec
     stub = types.ModuleType("skdbg.classcode")
     stub.install = lambda *a, **k: None
+    stub.generated_code = lambda text: compile(text, "<string>", "exec", dont_inherit=True)
     sys.modules["skdbg.classcode"] = stub
 import skdbg
 for info in pkgutil.walk_packages(skdbg.__path__, "skdbg."):
@@ -87,6 +90,15 @@ for name, mod in list(sys.modules.items()):
                 code = getattr(fn, "__code__", None)
                 if code is not None and code.co_filename == "<string>":
                     codes[f"{name}.{cls.__qualname__}.{meth}"] = hashlib.sha256(marshal.dumps(code)).hexdigest()
+def shape(code):  # a builder's code as data (marshal's bytes of nested code depend on reference counts)
+    consts = [shape(c) if isinstance(c, types.CodeType) else repr(c) for c in code.co_consts]
+    return [code.co_code.hex(), consts, code.co_names, code.co_varnames, code.co_flags, code.co_argcount]
+from skdbg.parsers import sk_copies
+builders = {**sk_copies._BUILDERS, **{f"R_{c.__name__}": f for c, f in sk_copies._RESOURCERS.items()}}
+for key, fn in builders.items():
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        codes[f"builder.{key}"] = hashlib.sha256(json.dumps(shape(code)).encode()).hexdigest()
 from skdbg import classcode
 print(json.dumps({"codes": codes, "stats": classcode.stats() if how == "table" else {},
                   "path": str(classcode.cache_path()) if how == "table" else ""}))
@@ -106,9 +118,11 @@ def _generated_code(prefix: Path, how: str) -> dict[str, Any]:
 def test_every_generated_method_is_what_dataclasses_compiles_itself(tmp_path: Path) -> None:
     """Every skdbg module imported: each generated method's code (marshalled: bytecode, constants,
     names, flags, positions) equals the one ``dataclasses`` makes with the builtin ``exec``, with the
-    table empty (compiled and stored) and full (every class served from it)."""
+    table empty (compiled and stored) and full (every class served from it); so does each record
+    builder the parsers generate (``classcode.generated_code``)."""
     builtin = _generated_code(tmp_path, "builtin")["codes"]
     assert len(builtin) > 1000
+    assert sum(key.startswith("builder.") for key in builtin) > 40  # the parsers' record builders too
     cold = _generated_code(tmp_path, "table")
     assert cold["codes"] == builtin and cold["stats"]["loaded"] == 0  # compiled, then stored
     warm = _generated_code(tmp_path, "table")
