@@ -242,8 +242,7 @@ def adapt_asset(
     check_options(options.mask, options.num_splits, options.with_sys_args)
     ensure_fresh_dir(out_dir, force=force, what=ADAPT_WHAT, inputs=[asset])
     listing = list_sources(asset)  # before the output folder's staging sibling (and its parents) are made
-    resolved = asset.resolve()
-    job = _Job(options, resolved if resolved.is_dir() else resolved.parent, listing.single)
+    job = _Job(options, listing.asset.parent if listing.single else listing.asset, listing.single)
     processes = process_count(jobs, len(listing.sources), min_items_per_process=MIN_FILES_PER_PROCESS)
     # the workers are forked first, before the writer's thread starts; each file is handed to the
     # writer as soon as its result is in: it is created while the next ones are read and adapted

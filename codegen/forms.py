@@ -211,8 +211,7 @@ class Sorting:
 
     def __init__(self, listing: Listing) -> None:
         self.found = Discovery(listing.asset, ignored=list(listing.ignored))
-        self.single = listing.single
-        self.given = listing.given
+        self.listing = listing
         self.paths: list[Path] = []  # of the candidates, in order
         self._undefined: NoKernelDefinitionError | None = None
 
@@ -226,12 +225,12 @@ class Sorting:
 
     def close(self) -> None:
         """The errors about the asset as a whole (no candidate at all); the ignored files in order."""
-        if self.single:
+        if self.listing.single:
             return
         if not self.paths and self._undefined is not None:
             raise self._undefined
         if not self.paths:
-            raise AssetError(f"no kernel .asc or .cpp source files found under {self.given}")
+            raise AssetError(f"no kernel .asc or .cpp source files found under {self.listing.given}")
         self.found.ignored.sort(key=lambda d: d["file"])
 
 
