@@ -46,7 +46,8 @@ if TYPE_CHECKING:
     from skdbg.parsers.runtime_faults import ErrorManagerLine, RuntimeRecord
     from skdbg.parsers.scope_split import ScopeSplitResult
     from skdbg.parsers.sk_handler import Incident, NonSkFault, SkHandlerResult
-    from skdbg.parsers.super_kernel_log import SuperKernelLogResult
+    from skdbg.parsers.skmeta_lines import MetaResultBase
+    from skdbg.parsers.super_kernel_log import DeferredWait, SkLogOutline, SuperKernelLogResult
     from skdbg.parsers.task_queue import TaskQueueFile
 
 T = TypeVar("T")
@@ -163,21 +164,46 @@ class ModelEvidence:
             with self._lock:
                 if name not in parts:
                     found, gaps = self._load(self.model, name, parts.keys())
-                    self._unreadable.setdefault("super_kernel_log" if name == "handler" else name, []).extend(
-                        gaps
-                    )
+                    file_part = "super_kernel_log" if name in SK_LOG_PARTS else name
+                    self._unreadable.setdefault(file_part, []).extend(gaps)
                     parts.update(found)  # last: a reader that finds the part finds it whole
         return parts[name]
 
-    def load_all(self) -> None:
+    def load_all(self, *, facts: bool = True) -> None:
+        """Parse every part; with ``facts`` False, all but super_kernel.log's facts (its file is
+        still read, for the exception blocks and the outline, so an unreadable file is known)."""
         for name in MODEL_PARTS:
-            self._part(name)
+            if facts or name != "super_kernel_log":
+                self._part(name)
 
     def loaded(self) -> list[Any]:
         """The parts parsed so far (not None), in :data:`MODEL_PARTS` order, but the exception blocks
-        (listed with the scene's merged handler, :attr:`Evidence.handler`); parses nothing."""
+        (listed with the scene's merged handler, :attr:`Evidence.handler`) and the outline (no
+        gaps of its own); parses nothing."""
         parts = self._parts
-        return [parts[n] for n in MODEL_PARTS if n != "handler" and parts.get(n) is not None]
+        return [parts[n] for n in MODEL_PARTS if n not in _NOT_LISTED and parts.get(n) is not None]
+
+    def deferred_waits(self) -> tuple[DeferredWait, ...]:
+        """super_kernel.log's deferred WAIT placements (the one fact of that file triage reads).
+
+        The facts are parsed only when the outline says a line may be one: otherwise the full
+        parse would find none (:func:`~skdbg.parsers.super_kernel_log.outline_super_kernel_log`)."""
+        outline = self.sk_log_outline
+        if outline is None or not outline.may_defer_waits:
+            return ()
+        facts = self.super_kernel_log
+        return () if facts is None else tuple(facts.deferred_waits)
+
+    def provenance(self, role: str) -> MetaResultBase | SkLogOutline | None:
+        """The file-logger provenance of the ``role`` log (``first_prefix``, ``pid_first_line``;
+        gate F4/F7), None when it is no log or is unreadable. super_kernel.log's comes from its
+        outline: its facts are not parsed for it."""
+        from skdbg.parsers.skmeta_lines import MetaResultBase
+
+        if role == "super_kernel_log":
+            return self.sk_log_outline
+        parsed = getattr(self, role, None) if role in MODEL_PARTS else None
+        return parsed if isinstance(parsed, MetaResultBase) else None
 
     def unreadable(self) -> list[Gap]:
         """The unreadable-file gaps of the parts parsed so far, in :data:`MODEL_PARTS` order."""
@@ -191,6 +217,9 @@ class ModelEvidence:
     device_args: _Part[DeviceArgsResult] = _Part()
     super_kernel_log: _Part[SuperKernelLogResult] = _Part()
     handler: _Part[SkHandlerResult] = _Part()  # the exception blocks routed into super_kernel.log
+    #: what triage needs of super_kernel.log's facts (provenance, may it hold deferred waits), from the
+    #: read that gives ``handler``; the facts themselves (``super_kernel_log``) are parsed when asked
+    sk_log_outline: _Part[SkLogOutline] = _Part()
     task_queue: _Part[TaskQueueFile] = _Part()
     graph_origin: _Part[GraphFile] = _Part()
     graph_updated: _Part[GraphFile] = _Part()
@@ -199,6 +228,11 @@ class ModelEvidence:
 
 #: the parts of a model directory in their listing order (:class:`ModelEvidence`'s declaration order)
 MODEL_PARTS = tuple(name for name, value in vars(ModelEvidence).items() if isinstance(value, _Part))
+#: the parts read from super_kernel.log (one read gives those not parsed yet; their unreadable-file gap
+#: is filed under ``super_kernel_log``)
+SK_LOG_PARTS = ("super_kernel_log", "handler", "sk_log_outline")
+#: parts :meth:`ModelEvidence.loaded` leaves out: no file's parse of their own
+_NOT_LISTED = frozenset({"handler", "sk_log_outline"})
 
 
 #: where in ``Evidence._gaps`` the model directories' unreadable-file gaps go (a full parse of sk_meta
@@ -374,7 +408,7 @@ class Evidence:
         f = m.files
         gaps: list[Gap] = []
         sink = (gaps, self.errors)
-        if name in ("super_kernel_log", "handler"):
+        if name in SK_LOG_PARTS:
             return self._load_sk_log(m, name, have, sink), gaps
         if name == "images":
             if not m.bin_files:
@@ -394,25 +428,37 @@ class Evidence:
         have: Collection[str],
         sink: tuple[list[Gap], dict[str, list[ParseError]]],
     ) -> dict[str, Any]:
-        """The parts of ``m``'s super_kernel.log not in ``have``, from one read. Its exception blocks
-        asked for first (``handler``), its facts are parsed only when it holds exception blocks (the
-        faulting rank's: its facts are asked for next); another rank's, which localisation only compares,
-        are left until asked for, and then read the file again. Neither part is ever parsed twice. (A
-        file rewritten between the two reads gives facts of its new text: scenes are copies, read as
-        they lie.)"""
+        """The parts of ``m``'s super_kernel.log not in ``have``, from one read.
+
+        The exception blocks (``handler``) and the outline come from every read. The facts are parsed
+        when asked for, or, to spare a second read, with the blocks when the file holds an incident
+        (the faulting rank's) and the outline says triage will ask (a deferred wait). Otherwise they
+        are left until asked for, and the file is read again. No part is ever parsed twice. (A file
+        rewritten between the two reads gives facts of its new text: scenes are copies, read as they
+        lie.)"""
         if "super_kernel_log" not in m.files:
-            return {"super_kernel_log": None, "handler": None}
+            return dict.fromkeys(SK_LOG_PARTS)
         from skdbg.parsers.sk_handler import parse_sk_log
-        from skdbg.parsers.super_kernel_log import parse_super_kernel_log, read_super_kernel_log
+        from skdbg.parsers.super_kernel_log import (
+            outline_super_kernel_log,
+            parse_super_kernel_log,
+            read_super_kernel_log,
+        )
 
         path = m.files["super_kernel_log"]
         lines = self._guard("super_kernel_log", lambda: read_super_kernel_log(path), sink)
         if lines is None:
-            return {part: None for part in ("super_kernel_log", "handler") if part not in have}
+            return {part: None for part in SK_LOG_PARTS if part not in have}
         found: dict[str, Any] = {}
         if "handler" not in have:
             found["handler"] = parse_sk_log(lines)  # the handler's lines, a run at a time
-        if "super_kernel_log" not in have and (name == "super_kernel_log" or found["handler"].incidents):
+        if "sk_log_outline" not in have:
+            found["sk_log_outline"] = outline_super_kernel_log(lines)
+        handler, outline = found.get("handler"), found.get("sk_log_outline")
+        asked_next = (
+            handler is not None and handler.incidents and outline is not None and outline.may_defer_waits
+        )
+        if "super_kernel_log" not in have and (name == "super_kernel_log" or asked_next):
             found["super_kernel_log"] = parse_super_kernel_log(lines, file=str(path))
         return found
 
@@ -497,12 +543,13 @@ class Evidence:
         _ = (self.plogs, self.handler, self.prof, self.run, self.env_probe)
         _ = self.source_sites
 
-    def load_models(self, pid: int | None) -> None:
+    def load_models(self, pid: int | None, *, facts: bool = True) -> None:
         """Parse every file of ``pid``'s model directories and of those under no pid (``pid`` None: of
-        all of them, no rank being known), as a full parse would have, gaps included."""
+        all of them, no rank being known), as a full parse would have, gaps included; with ``facts``
+        False, all but super_kernel.log's facts (:meth:`ModelEvidence.load_all`)."""
         for me in self.model_evidence:
             if pid is None or me.model.pid is None or me.model.pid == pid:
-                me.load_all()
+                me.load_all(facts=facts)
 
     @property
     def gaps(self) -> list[Gap]:

@@ -46,8 +46,10 @@ __all__ = [
     "OTHER_FILE_PRINTERS",
     "SkLog",
     "SkLogItem",
+    "SkLogOutline",
     "SuperKernelLogResult",
     "is_handler_line",
+    "outline_super_kernel_log",
     "parse_super_kernel_log",
     "read_super_kernel_log",
 ]
@@ -129,6 +131,8 @@ _REORDERED = regexcode.compile(r"^reordered task nodes: node count=(?P<n>\d+)$")
 _REORDERED_ROW = regexcode.compile(r"^\[(?P<i>\d+)\]\s+(?=\[nodeId:)")
 _INDEX_NODE = regexcode.compile(r"^index=(?P<i>-?\d+), nodeType=(?P<t>\w+), nodeInfo=(?=\[nodeId:)")
 _DEFERRED = regexcode.compile(r"^task reorder: place deferred wait node, (?P<kv>\w+=\d+(?:, \w+=\d+)*)$")
+#: text every line :data:`_DEFERRED` takes holds (:func:`outline_super_kernel_log` looks for it)
+DEFERRED_TEXT = "place deferred wait node, "
 _SUMMARY = regexcode.compile(r"^Fusion fail reasons summary:$")
 _SUM_ITEM = regexcode.compile(r"^(?P<k>Total nodes|Fusible nodes|Unfusible nodes): (?P<n>\d+)$")
 _SUM_BREAKDOWN = regexcode.compile(r"^Failure reason breakdown:$")
@@ -401,6 +405,52 @@ def _value(v: object) -> str:
     if isinstance(v, list):
         return "[" + ", ".join(_value(x) for x in v) + "]"
     return str(v)
+
+
+@dataclass(frozen=True, slots=True)
+class SkLogOutline:
+    """What triage needs of super_kernel.log's facts, known from its read alone, with no fact parsed.
+
+    It holds the file-logger provenance (gate F4/F7), equal to what the full parse records, and says
+    whether a line may be a deferred WAIT placement, the one fact triage reads.
+
+    Why: a 2,000-kernel model's log holds ~25,000 fact records, ~0.1 s of parsing. Only ``skdbg
+    inspect`` and the TUI's tables read them, so an analysis parses them only when that text is in
+    the file (see :meth:`~skdbg.parsers.evidence.ModelEvidence.deferred_waits`)."""
+
+    file: str
+    #: as :attr:`~skdbg.parsers.skmeta_lines.MetaResultBase.first_prefix`: (ts, pid, line) of the
+    #: first prefixed line
+    first_prefix: tuple[datetime | None, int, int | None] | None
+    #: as :attr:`~skdbg.parsers.skmeta_lines.MetaResultBase.pid_first_line`
+    pid_first_line: dict[int, int | None]
+    #: some line holds :data:`DEFERRED_TEXT`. When False, the full parse has no deferred wait.
+    may_defer_waits: bool
+
+
+def outline_super_kernel_log(log: SkLog) -> SkLogOutline:
+    """:class:`SkLogOutline` of a read log (no fact parsed).
+
+    Exact by construction. The full parse records provenance from the lines it reads one by one
+    (:class:`MetaLine`), in file order; a run's lines are of writers such a line named first. A
+    deferred wait is a message :data:`_DEFERRED` matches, so its line holds :data:`DEFERRED_TEXT`:
+    a run's bytes are searched whole, and a line read one by one is searched in its message (where
+    ``[CONT:n]`` pieces are joined)."""
+    first: tuple[datetime | None, int, int | None] | None = None
+    pids: dict[int, int | None] = {}
+    defer = False
+    needle = DEFERRED_TEXT.encode("ascii")
+    for item in log.items:
+        if isinstance(item, MetaLine):
+            prefix = item.prefix
+            if prefix is not None:
+                if first is None:
+                    first = (prefix.ts, prefix.pid, item.src.line)
+                pids.setdefault(prefix.pid, item.src.line)
+            defer = defer or DEFERRED_TEXT in item.message
+        elif not defer:
+            defer = needle in item.data
+    return SkLogOutline(log.file, first, pids, defer)
 
 
 def is_handler_line(ml: MetaLine) -> bool:

@@ -23,6 +23,12 @@ from skdbg.scene import evidence_for, open_scene
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "scenes" / "high-single-stream"
 FAULT_PID = "48213"
 MODEL = "model_48_1"
+#: a deferred WAIT placement as the file logger writes it (upstream wording, artifacts §3.3)
+DEFERRED_LINE = (
+    "2026-06-10 14:01:02.500 [48213:140425347876672] [INFO] [sk_node.cpp:33] "
+    "[ReorderWaitNodesForTaskBuild] task reorder: place deferred wait node, waitNodeId=101, streamIdx=0, "
+    "originalIdx=1, finalIdx=3, targetKernelIdx=3\n"
+)
 
 
 def _two_ranks(tmp_path: Path) -> Path:
@@ -122,9 +128,11 @@ def test_gaps_keep_the_full_parse_order_whatever_was_parsed_first(tmp_path: Path
     assert [next(e for e in expected if e in d) for d in order] == expected
 
 
-def test_a_part_is_parsed_once_and_super_kernel_log_once_for_both_its_parts(
+def test_a_part_is_parsed_once_and_super_kernel_log_read_once_for_blocks_and_outline(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The exception blocks and the outline come from one read; the facts (no deferred wait in this
+    log) from a second read, when asked; nothing is read again after."""
     import skdbg.parsers.super_kernel_log as sklog
 
     reads: list[str] = []
@@ -139,10 +147,12 @@ def test_a_part_is_parsed_once_and_super_kernel_log_once_for_both_its_parts(
     (me,) = ev.model_evidence
     assert me.loaded() == [] and reads == []  # nothing parsed until asked
     first = me.handler
-    assert first is not None and me.super_kernel_log is not None and len(reads) == 1
+    assert first is not None and me.sk_log_outline is not None and len(reads) == 1
+    assert "super_kernel_log" not in me._parts and me.deferred_waits() == () and len(reads) == 1
+    assert me.super_kernel_log is not None and len(reads) == 2
     assert me.handler is first and me.fused_nodes is me.fused_nodes
     me.load_all()
-    assert len(reads) == 1
+    assert len(reads) == 2
 
 
 def test_load_models_parses_one_ranks_directories_whole_and_no_other(tmp_path: Path) -> None:
@@ -151,9 +161,11 @@ def test_load_models_parses_one_ranks_directories_whole_and_no_other(tmp_path: P
     ev = evidence_for(open_scene(_two_ranks(tmp_path)))
     by_pid = {me.model.pid: me for me in ev.model_evidence}
     _ = by_pid[48214].handler
+    ev.load_models(48213, facts=False)
+    assert set(by_pid[48213]._parts) == set(evidence_mod.MODEL_PARTS) - {"super_kernel_log"}
     ev.load_models(48213)
     assert set(by_pid[48213]._parts) == set(evidence_mod.MODEL_PARTS)
-    assert set(by_pid[48214]._parts) == {"handler"}
+    assert set(by_pid[48214]._parts) == {"handler", "sk_log_outline"}
     ev.load_models(None)
     assert set(by_pid[48214]._parts) == set(evidence_mod.MODEL_PARTS)
 
@@ -189,15 +201,17 @@ def test_after_an_analysis_another_rank_holds_its_exception_blocks_only(tmp_path
     ctx = open_context(_two_ranks(tmp_path))
     analyze_context(ctx)
     by_pid = {me.model.pid: me for me in ctx.evidence.model_evidence}
-    assert set(by_pid[48213]._parts) == set(evidence_mod.MODEL_PARTS)
-    assert set(by_pid[48214]._parts) == {"handler"}  # no exception block there: its facts are not parsed
+    # super_kernel.log's facts: no deferred wait in the file, so triage never asks for them
+    assert set(by_pid[48213]._parts) == set(evidence_mod.MODEL_PARTS) - {"super_kernel_log"}
+    assert set(by_pid[48214]._parts) == {"handler", "sk_log_outline"}
 
 
 def test_super_kernel_log_is_read_once_where_it_holds_exception_blocks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Asked for its exception blocks first, the faulting rank's super_kernel.log gives its facts in the
-    same read; another rank's gives its facts only when asked, from a second read; nothing twice."""
+    same read when it holds a deferred wait (triage asks for those next); another rank's gives its facts
+    only when asked, from a second read; nothing twice."""
     import skdbg.parsers.super_kernel_log as sklog
 
     reads: list[str] = []
@@ -208,12 +222,17 @@ def test_super_kernel_log_is_read_once_where_it_holds_exception_blocks(
         return real(path)
 
     monkeypatch.setattr(sklog, "read_super_kernel_log", counting)
-    ev = evidence_for(open_scene(_two_ranks(tmp_path)))
+    scene = _two_ranks(tmp_path)
+    with (scene / "sk_meta" / FAULT_PID / MODEL / "super_kernel.log").open("a") as log:
+        log.write(DEFERRED_LINE)
+    ev = evidence_for(open_scene(scene))
     by_pid = {me.model.pid: me for me in ev.model_evidence}
     for me in ev.model_evidence:
         _ = me.handler
     assert sorted(reads) == [FAULT_PID, "48214"]
-    assert set(by_pid[48213]._parts) == {"handler", "super_kernel_log"}
+    assert set(by_pid[48213]._parts) == {"handler", "sk_log_outline", "super_kernel_log"}
+    assert [w.get("waitNodeId") for w in by_pid[48213].deferred_waits()] == [101]
+    assert sorted(reads) == [FAULT_PID, "48214"]
     handler = by_pid[48214].handler
     assert by_pid[48214].super_kernel_log is not None
     assert sorted(reads) == [FAULT_PID, "48214", "48214"] and by_pid[48214].handler is handler
@@ -234,3 +253,37 @@ def test_the_model_list_is_made_once_when_two_threads_ask(monkeypatch: pytest.Mo
     got = _at_once(lambda: ev.model_evidence)
     assert got[0] is got[1]
     assert sum(g is evidence_mod._MODEL_GAPS for g in ev._gaps) == 1
+
+
+def test_a_reordered_sk_gets_the_analysis_of_a_full_parse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scene whose super_kernel.log places deferred waits (T6): the analysis asks for them, gets the
+    facts parsed in the read that gave the exception blocks, and is the analysis of a full parse."""
+    from skdbg.parsers.evidence import ModelEvidence
+    from skdbg.scenebuilder.scene import Event, FaultCore, Kernel, SceneSpec, build_scene
+    from skdbg.triage.context import open_context
+    from skdbg.triage.engine import analyze_context
+    from skdbg.triage.jsontext import analysis_json_text
+
+    children = [Kernel("A_1"), Event("EventWait", event_id=2), Kernel("B_2"), Kernel("C_3")]
+    spec = SceneSpec(
+        children=children,
+        reorder={1: 3},
+        dialect="D5",
+        cores=[FaultCore(30, "AIV", pc=("child", 2), state=("OP_LAUNCHED", 2))],
+    )
+    root = build_scene(spec, tmp_path / "scene").root
+
+    ctx = open_context(root)
+    lazily = analysis_json_text(analyze_context(ctx))
+    (me,) = ctx.evidence.model_evidence
+    assert set(me._parts) == set(evidence_mod.MODEL_PARTS)  # the waits were asked for: facts parsed
+    assert [w.get("waitNodeId") for w in me.deferred_waits()]  # and found
+
+    def whole(self: ModelEvidence) -> tuple[object, ...]:
+        facts = self.super_kernel_log
+        return () if facts is None else tuple(facts.deferred_waits)
+
+    monkeypatch.setattr(ModelEvidence, "deferred_waits", whole)
+    assert analysis_json_text(analyze_context(open_context(root))) == lazily

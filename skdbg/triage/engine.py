@@ -95,7 +95,7 @@ def read_sk_meta(ctx: TriageContext) -> None:
     each on the bench model, and the verdict reads one rank's."""
     models = ctx.evidence.model_evidence
     if len({me.model.pid for me in models}) <= 1:
-        ctx.evidence.load_models(None)
+        ctx.evidence.load_models(None, facts=False)
     else:
         for me in models:
             _ = me.handler
@@ -146,8 +146,10 @@ def analyze_staged(
     if verdict.rule == "C0" and loc.fault.kind not in ("sk", "none"):
         # not an SK fault (X3/X6): per-level "missing" lines would suggest collecting child evidence
         verdict = replace(verdict, missing=())
-    # the faulting rank's files are all parsed, whatever triage asked of them: their gaps are reported
-    ctx.evidence.load_models(loc.pid)
+    # the faulting rank's files are all read, whatever triage asked of them: their gaps are reported.
+    # super_kernel.log's facts are not parsed for it: its read gave the file's gaps; the facts parse
+    # adds none the analysis reports, and no fact but the deferred waits is read.
+    ctx.evidence.load_models(loc.pid, facts=False)
     warnings = tuple(
         f"{g.kind}: {g.detail}" for g in ctx.evidence.gaps if g.kind in ("unreadable", "malformed_json")
     )

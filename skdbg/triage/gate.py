@@ -53,7 +53,6 @@ from skdbg.parsers.markers import read_markers
 from skdbg.parsers.plog import PLOG_NAME_RE
 from skdbg.parsers.plog_line import PlogLine
 from skdbg.parsers.run_identity import RunIdentity
-from skdbg.parsers.skmeta_lines import MetaResultBase
 from skdbg.show import show
 from skdbg.triage.context import TriageContext
 from skdbg.triage.localize import diagnostic_entry, dialect_recognised, models_of, plogs_of
@@ -476,8 +475,8 @@ def _f4_f7(ctx: TriageContext, loc: Localization, w: _Window, g: _Gate) -> None:
         for role, path in sorted(me.model.files.items(), key=lambda item: item[1]):
             if path.suffix != ".log":
                 continue
-            parsed = getattr(me, role, None)
-            if not isinstance(parsed, MetaResultBase):
+            parsed = me.provenance(role)
+            if parsed is None:
                 continue  # unreadable: G5's concern
             rel = ctx.relpath(str(path))
             first_ts: datetime | None = None

@@ -410,14 +410,14 @@ def instances_of(me: ModelEvidence) -> list[SkInstance]:
         for s in me.task_queue.scopes:
             if s.scope_id is not None:
                 tq[s.scope_id] = s
-    waits = tuple(me.super_kernel_log.deferred_waits) if me.super_kernel_log is not None else ()
+    waits = me.deferred_waits()
     ids = sorted(set(blocks) | set(da) | set(tq))
 
     def waits_for(sid: int) -> tuple[DeferredWait, ...]:
         # The reorder line names the wait node, not the SK: keep the lines whose waitNodeId is a node
         # of this SK; when the SK's nodes are unknown keep them all (conservative for T6).
         block = blocks.get(sid)
-        if block is None:
+        if block is None or not waits:
             return waits
         node_ids = {fn.node.node_id for fn in block.nodes}
         return tuple(w for w in waits if w.get("waitNodeId") is None or w.get("waitNodeId") in node_ids)
