@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from skdbg.parsers.runtime_faults import ErrorManagerLine, RuntimeRecord
     from skdbg.parsers.scope_split import ScopeSplitResult
     from skdbg.parsers.sk_handler import Incident, NonSkFault, SkHandlerResult
-    from skdbg.parsers.skmeta_lines import MetaResultBase
+    from skdbg.parsers.skmeta_lines import Provenance
     from skdbg.parsers.super_kernel_log import DeferredWait, SkLogOutline, SuperKernelLogResult
     from skdbg.parsers.task_queue import TaskQueueFile
 
@@ -170,8 +170,12 @@ class ModelEvidence:
         return parts[name]
 
     def load_all(self, *, facts: bool = True) -> None:
-        """Parse every part; with ``facts`` False, all but super_kernel.log's facts (its file is
-        still read, for the exception blocks and the outline, so an unreadable file is known)."""
+        """Parse every part; with ``facts`` False, what an analysis of this directory's rank reads:
+        all but super_kernel.log's facts unless the file may hold deferred waits (its file is still
+        read, for the exception blocks and the outline, so an unreadable file is known). The outline
+        is asked for first: then the facts triage will ask for come from the same read."""
+        if not facts:
+            self._part("sk_log_outline")
         for name in MODEL_PARTS:
             if facts or name != "super_kernel_log":
                 self._part(name)
@@ -194,7 +198,7 @@ class ModelEvidence:
         facts = self.super_kernel_log
         return () if facts is None else tuple(facts.deferred_waits)
 
-    def provenance(self, role: str) -> MetaResultBase | SkLogOutline | None:
+    def provenance(self, role: str) -> Provenance | None:
         """The file-logger provenance of the ``role`` log (``first_prefix``, ``pid_first_line``;
         gate F4/F7), None when it is no log or is unreadable. super_kernel.log's comes from its
         outline: its facts are not parsed for it."""
@@ -404,7 +408,8 @@ class Evidence:
 
     def _load_part(self, m: ModelDir, name: str, have: Collection[str]) -> tuple[dict[str, Any], list[Gap]]:
         """Parse part ``name`` of model directory ``m``, whose parts ``have`` are parsed already:
-        ``({part: parse or None}, unreadable gaps)`` (super_kernel.log may give two parts from one read)."""
+        ``({part: parse or None}, unreadable gaps)`` (super_kernel.log may give all three of its parts,
+        :data:`SK_LOG_PARTS`, from one read)."""
         f = m.files
         gaps: list[Gap] = []
         sink = (gaps, self.errors)
@@ -431,9 +436,10 @@ class Evidence:
         """The parts of ``m``'s super_kernel.log not in ``have``, from one read.
 
         The exception blocks (``handler``) and the outline come from every read. The facts are parsed
-        when asked for, or, to spare a second read, with the blocks when the file holds an incident
-        (the faulting rank's) and the outline says triage will ask (a deferred wait). Otherwise they
-        are left until asked for, and the file is read again. No part is ever parsed twice. (A file
+        when asked for, or, to spare a second read, when the outline says triage will ask for them (a
+        line may be a deferred wait) and the read is for the rank under analysis: the outline was
+        asked for (:meth:`ModelEvidence.load_all` without facts) or the file holds an incident (the
+        faulting rank's). Otherwise they are left until asked for, and the file is read again. No part is ever parsed twice. (A file
         rewritten between the two reads gives facts of its new text: scenes are copies, read as they
         lie.)"""
         if "super_kernel_log" not in m.files:
@@ -456,7 +462,9 @@ class Evidence:
             found["sk_log_outline"] = outline_super_kernel_log(lines)
         handler, outline = found.get("handler"), found.get("sk_log_outline")
         asked_next = (
-            handler is not None and handler.incidents and outline is not None and outline.may_defer_waits
+            outline is not None
+            and outline.may_defer_waits
+            and (name == "sk_log_outline" or (handler is not None and bool(handler.incidents)))
         )
         if "super_kernel_log" not in have and (name == "super_kernel_log" or asked_next):
             found["super_kernel_log"] = parse_super_kernel_log(lines, file=str(path))
@@ -545,8 +553,10 @@ class Evidence:
 
     def load_models(self, pid: int | None, *, facts: bool = True) -> None:
         """Parse every file of ``pid``'s model directories and of those under no pid (``pid`` None: of
-        all of them, no rank being known), as a full parse would have, gaps included; with ``facts``
-        False, all but super_kernel.log's facts (:meth:`ModelEvidence.load_all`)."""
+        all of them, no rank being known), as a full parse would have, gaps included. With ``facts``
+        False, what an analysis reads (:meth:`ModelEvidence.load_all`): super_kernel.log's facts may
+        be left out, and the gaps of their parse with them (none of the read's gaps, which the
+        analysis reports)."""
         for me in self.model_evidence:
             if pid is None or me.model.pid is None or me.model.pid == pid:
                 me.load_all(facts=facts)

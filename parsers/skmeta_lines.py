@@ -11,10 +11,10 @@ Doing this once keeps the per-file parsers about their own grammar only.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from skdbg.parsers.common import Gap, Source, Unrecognized, oversized_number
 from skdbg.parsers.filelog import FORMAT_ERROR, FileLogPrefix, rejoin_cont, split_prefix
@@ -76,6 +76,19 @@ class CommentLine:
 
     src: Source
     text: str
+
+
+class Provenance(Protocol):
+    """Which processes wrote an sk_meta log (gates F4/F7): what a parse result and super_kernel.log's
+    outline both answer."""
+
+    @property
+    def first_prefix(self) -> tuple[datetime | None, int, int | None] | None:
+        """(ts, pid, line) of the first line with a file-logger prefix."""
+
+    @property
+    def pid_first_line(self) -> Mapping[int, int | None]:
+        """Per writing pid, the first line it wrote."""
 
 
 @dataclass

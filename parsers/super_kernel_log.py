@@ -16,9 +16,10 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from skdbg import regexcode
@@ -46,6 +47,7 @@ __all__ = [
     "OTHER_FILE_PRINTERS",
     "SkLog",
     "SkLogItem",
+    "DEFERRED_TEXT",
     "SkLogOutline",
     "SuperKernelLogResult",
     "is_handler_line",
@@ -133,6 +135,7 @@ _INDEX_NODE = regexcode.compile(r"^index=(?P<i>-?\d+), nodeType=(?P<t>\w+), node
 _DEFERRED = regexcode.compile(r"^task reorder: place deferred wait node, (?P<kv>\w+=\d+(?:, \w+=\d+)*)$")
 #: text every line :data:`_DEFERRED` takes holds (:func:`outline_super_kernel_log` looks for it)
 DEFERRED_TEXT = "place deferred wait node, "
+assert DEFERRED_TEXT in _DEFERRED.pattern
 _SUMMARY = regexcode.compile(r"^Fusion fail reasons summary:$")
 _SUM_ITEM = regexcode.compile(r"^(?P<k>Total nodes|Fusible nodes|Unfusible nodes): (?P<n>\d+)$")
 _SUM_BREAKDOWN = regexcode.compile(r"^Failure reason breakdown:$")
@@ -422,8 +425,8 @@ class SkLogOutline:
     #: as :attr:`~skdbg.parsers.skmeta_lines.MetaResultBase.first_prefix`: (ts, pid, line) of the
     #: first prefixed line
     first_prefix: tuple[datetime | None, int, int | None] | None
-    #: as :attr:`~skdbg.parsers.skmeta_lines.MetaResultBase.pid_first_line`
-    pid_first_line: dict[int, int | None]
+    #: as :attr:`~skdbg.parsers.skmeta_lines.MetaResultBase.pid_first_line` (read-only)
+    pid_first_line: Mapping[int, int | None]
     #: some line holds :data:`DEFERRED_TEXT`. When False, the full parse has no deferred wait.
     may_defer_waits: bool
 
@@ -450,7 +453,7 @@ def outline_super_kernel_log(log: SkLog) -> SkLogOutline:
             defer = defer or DEFERRED_TEXT in item.message
         elif not defer:
             defer = needle in item.data
-    return SkLogOutline(log.file, first, pids, defer)
+    return SkLogOutline(log.file, first, MappingProxyType(pids), defer)
 
 
 def is_handler_line(ml: MetaLine) -> bool:

@@ -255,11 +255,22 @@ def test_the_model_list_is_made_once_when_two_threads_ask(monkeypatch: pytest.Mo
     assert sum(g is evidence_mod._MODEL_GAPS for g in ev._gaps) == 1
 
 
-def test_a_reordered_sk_gets_the_analysis_of_a_full_parse(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    "variant",
+    [
+        {},  # the exception block in the model's super_kernel.log
+        {"extra_models": ["48_2"]},  # a second model directory of the rank, without one
+        {"handler": "none"},  # the block only in the plog
+    ],
+    ids=["block-in-log", "second-model", "block-in-plog-only"],
+)
+def test_a_reordered_sk_gets_the_analysis_of_a_full_parse_from_one_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variant: dict[str, object]
 ) -> None:
     """A scene whose super_kernel.log places deferred waits (T6): the analysis asks for them, gets the
-    facts parsed in the read that gave the exception blocks, and is the analysis of a full parse."""
+    facts parsed in the read that gave the exception blocks and the outline (each file read once), and
+    is the analysis of a full parse."""
+    import skdbg.parsers.super_kernel_log as sklog
     from skdbg.parsers.evidence import ModelEvidence
     from skdbg.scenebuilder.scene import Event, FaultCore, Kernel, SceneSpec, build_scene
     from skdbg.triage.context import open_context
@@ -272,14 +283,23 @@ def test_a_reordered_sk_gets_the_analysis_of_a_full_parse(
         reorder={1: 3},
         dialect="D5",
         cores=[FaultCore(30, "AIV", pc=("child", 2), state=("OP_LAUNCHED", 2))],
+        **variant,  # type: ignore[arg-type]
     )
     root = build_scene(spec, tmp_path / "scene").root
+    reads: list[str] = []
+    real = sklog.read_super_kernel_log
 
+    def counting(path: Path) -> object:
+        reads.append(path.parent.name)
+        return real(path)
+
+    monkeypatch.setattr(sklog, "read_super_kernel_log", counting)
     ctx = open_context(root)
     lazily = analysis_json_text(analyze_context(ctx))
-    (me,) = ctx.evidence.model_evidence
-    assert set(me._parts) == set(evidence_mod.MODEL_PARTS)  # the waits were asked for: facts parsed
-    assert [w.get("waitNodeId") for w in me.deferred_waits()]  # and found
+    assert sorted(reads) == sorted(me.model.path.name for me in ctx.evidence.model_evidence)
+    for me in ctx.evidence.model_evidence:
+        assert set(me._parts) == set(evidence_mod.MODEL_PARTS)  # the waits were asked for: facts parsed
+        assert [w.get("waitNodeId") for w in me.deferred_waits()]  # and found
 
     def whole(self: ModelEvidence) -> tuple[object, ...]:
         facts = self.super_kernel_log

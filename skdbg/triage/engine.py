@@ -86,10 +86,17 @@ def run_summary(run: RunIdentity | None) -> dict[str, Any]:
     }
 
 
+#: the kinds of evidence gap an analysis reports as warnings: gaps of reading a file, never of parsing
+#: its lines (so whether super_kernel.log's facts were parsed cannot change the warnings; a test holds
+#: the facts parser to it)
+WARNING_GAP_KINDS = ("unreadable", "malformed_json")
+
+
 def read_sk_meta(ctx: TriageContext) -> None:
     """Parse the sk_meta the analysis will need, while the plog scan runs: every file of a scene with
-    one rank's sk_meta; of a scene with several ranks', only each super_kernel.log (the exception blocks
-    that localisation compares), the faulting rank's other files once it is known.
+    one rank's sk_meta (super_kernel.log's facts only when it may hold deferred waits, the one fact
+    triage reads); of a scene with several ranks', only each super_kernel.log's exception blocks (which
+    localisation compares), the faulting rank's other files once it is known.
 
     Why not every rank's files: a scene copied from a job holds each rank's ``sk_meta/<pid>/``, ~0.25 s
     each on the bench model, and the verdict reads one rank's."""
@@ -150,9 +157,7 @@ def analyze_staged(
     # super_kernel.log's facts are not parsed for it: its read gave the file's gaps; the facts parse
     # adds none the analysis reports, and no fact but the deferred waits is read.
     ctx.evidence.load_models(loc.pid, facts=False)
-    warnings = tuple(
-        f"{g.kind}: {g.detail}" for g in ctx.evidence.gaps if g.kind in ("unreadable", "malformed_json")
-    )
+    warnings = tuple(f"{g.kind}: {g.detail}" for g in ctx.evidence.gaps if g.kind in WARNING_GAP_KINDS)
     analysis = Analysis(
         scene=scene_info(ctx, loc.pid, fault.device_id),
         gate=gate,
