@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
+from textlines import pooled_log
 
 from skdbg.parsers.super_kernel_log import (
     outline_super_kernel_log,
@@ -83,17 +83,12 @@ def _check(path: Path) -> bool:
 
 
 @settings(max_examples=200, deadline=None)
-@given(
-    st.lists(st.tuples(st.sampled_from(range(len(LINES))), st.integers(1, 3)), max_size=30),
-    st.sampled_from(["\n", "\r\n"]),
-    st.booleans(),
-)
+@given(pooled_log(LINES, max_repeat=3, max_size=30))
 def test_the_outline_agrees_with_the_full_parse(
-    tmp_path_factory: pytest.TempPathFactory, picks: list[tuple[int, int]], eol: str, cut_last: bool
+    tmp_path_factory: pytest.TempPathFactory, data: bytes
 ) -> None:
-    lines = [LINES[i] for i, n in picks for _ in range(n)]
     path = tmp_path_factory.mktemp("outline") / "super_kernel.log"
-    path.write_bytes((eol.join(lines) + ("" if cut_last else eol)).encode())
+    path.write_bytes(data)
     _check(path)
 
 

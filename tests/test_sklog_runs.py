@@ -11,8 +11,9 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
+from textlines import pooled_log
 
 from skdbg.parsers.common import Source
 from skdbg.parsers.filelog import FORMAT_ERROR, FileLogPrefix, split_prefix, ts_from_bytes
@@ -106,18 +107,10 @@ def _same_as_line_reader(path: Path) -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(
-    st.lists(st.tuples(st.sampled_from(range(len(LINES))), st.integers(1, 4)), max_size=30),
-    st.sampled_from(["\n", "\r\n"]),
-    st.booleans(),
-)
-def test_runs_give_what_the_line_reader_gives(
-    tmp_path_factory: object, picks: list[tuple[int, int]], eol: str, cut_last: bool
-) -> None:
-    lines = [LINES[i] for i, n in picks for _ in range(n)]
-    text = eol.join(lines) + ("" if cut_last else eol)
-    path = tmp_path_factory.mktemp("runs") / "super_kernel.log"  # type: ignore[attr-defined]
-    path.write_bytes(text.encode())
+@given(pooled_log(LINES, max_repeat=4, max_size=30))
+def test_runs_give_what_the_line_reader_gives(tmp_path_factory: pytest.TempPathFactory, data: bytes) -> None:
+    path = tmp_path_factory.mktemp("runs") / "super_kernel.log"
+    path.write_bytes(data)
     _same_as_line_reader(path)
 
 

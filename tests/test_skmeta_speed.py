@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from textlines import pooled_log
 
 from skdbg.parsers.device_args import parse_device_args
 from skdbg.parsers.filelog import PIECE, has_long_line
@@ -158,17 +159,13 @@ def test_every_super_kernel_shape_in_one_run(tmp_path: Path) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(
-    st.lists(st.tuples(st.sampled_from(range(len(SK_LINES))), st.integers(1, 3)), max_size=40),
-    st.sampled_from(["\n", "\r\n"]),
-    st.booleans(),
-)
+@given(pooled_log(SK_LINES, max_repeat=3, max_size=40))
 def test_super_kernel_facts_equal_the_line_reader(
-    tmp_path_factory: object, picks: list[tuple[int, int]], eol: str, cut_last: bool
+    tmp_path_factory: pytest.TempPathFactory, data: bytes
 ) -> None:
-    lines = [SK_LINES[i] for i, n in picks for _ in range(n)]
-    path = tmp_path_factory.mktemp("sk") / "super_kernel.log"  # type: ignore[attr-defined]
-    _same_as_line_reader(_write(path, lines, eol, cut_last))
+    path = tmp_path_factory.mktemp("sk") / "super_kernel.log"
+    path.write_bytes(data)
+    _same_as_line_reader(path)
 
 
 @settings(max_examples=100, deadline=None)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+
+from hypothesis import strategies as st
 
 from skdbg.parsers.skmeta_lines import MetaLine, to_meta_line
 from skdbg.parsers.textio import TextLine
@@ -23,3 +25,21 @@ def iter_meta_text(text: str, file: str = "<text>") -> Iterator[MetaLine]:
     """Sk_meta lines of a string, as :func:`skdbg.parsers.skmeta_lines.iter_meta_lines` gives a file's."""
     for tl in iter_text_lines(text):
         yield to_meta_line(tl, file)
+
+
+def pooled_log(pool: Sequence[str], *, max_repeat: int, max_size: int) -> st.SearchStrategy[bytes]:
+    """A log file's bytes drawn from ``pool``: up to ``max_size`` picks, each line repeated 1 to
+    ``max_repeat`` times (a repeat makes a run of one kind), LF or CRLF line ends, and a last line that
+    may be cut without its line end (a file copied while written). The readers' property tests compare
+    two readings of such files."""
+
+    def join(picks: list[tuple[int, int]], eol: str, cut_last: bool) -> bytes:
+        lines = [pool[i] for i, n in picks for _ in range(n)]
+        return (eol.join(lines) + ("" if cut_last else eol)).encode()
+
+    return st.builds(
+        join,
+        st.lists(st.tuples(st.sampled_from(range(len(pool))), st.integers(1, max_repeat)), max_size=max_size),
+        st.sampled_from(["\n", "\r\n"]),
+        st.booleans(),
+    )
