@@ -439,9 +439,9 @@ class Evidence:
         when asked for, or, to spare a second read, when the outline says triage will ask for them (a
         line may be a deferred wait) and the read is for the rank under analysis: the outline was
         asked for (:meth:`ModelEvidence.load_all` without facts) or the file holds an incident (the
-        faulting rank's). Otherwise they are left until asked for, and the file is read again. No part is ever parsed twice. (A file
-        rewritten between the two reads gives facts of its new text: scenes are copies, read as they
-        lie.)"""
+        faulting rank's). Otherwise they are left until asked for, and the file is read again. No
+        part is ever parsed twice. (A file rewritten between the two reads gives facts of its new
+        text: scenes are copies, read as they lie.)"""
         if "super_kernel_log" not in m.files:
             return dict.fromkeys(SK_LOG_PARTS)
         from skdbg.parsers.sk_handler import parse_sk_log

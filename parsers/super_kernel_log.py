@@ -42,12 +42,12 @@ from skdbg.parsers.sklog_runs import (
 from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, frame, record_row
 
 __all__ = [
+    "DEFERRED_TEXT",
     "HANDLER_FILE",
     "HANDLER_FUNCS",
     "OTHER_FILE_PRINTERS",
     "SkLog",
     "SkLogItem",
-    "DEFERRED_TEXT",
     "SkLogOutline",
     "SuperKernelLogResult",
     "is_handler_line",
