@@ -1,10 +1,10 @@
 """One load run in a daemon thread, its result (or exception) handed to whoever asks first.
 
-Why a thread and not a process: the plog scan spends most of its time in numpy passes, file reads and
-SHA-256 updates, all of which release the GIL, so it overlaps the pure-Python sk_meta parsing of the
-caller almost fully on two cores — with no pickling of the records back and the same code on every
-platform (a forked pool would be Linux-only). Why not ``concurrent.futures``: one load, no pool; an
+Why a thread: the caller goes on (parsing sk_meta) while the load waits on what is slow, and an
 exception must reach the caller unchanged, with its traceback, so the CLI's exit codes stay the same.
+The plog scan's load is such a thread: it scans the plogs itself, or, where a child process scans them
+(:mod:`skdbg.parsers.plog_fork`), it waits on the child's pipe and files what the child sends. Why not
+``concurrent.futures``: one load, no pool.
 """
 
 from __future__ import annotations

@@ -11,7 +11,6 @@ with a bytes-level prefilter, and only those are tokenized (GB-sized plogs stay 
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import threading
 from collections.abc import Callable, Collection, Sequence
@@ -26,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.frames import SRC_COLS, Col, concat_frames, empty_frame, records_frame, rows_frame
 from skdbg.parsers.fsguard import real_path
+from skdbg.parsers.hashbehind import CountingSha256, Sha256Done
 
 # The parsers themselves are imported where an artifact is parsed, not here: opening a scene (the
 # inventory, `skdbg tui`'s input check, a cache hit) then never loads the twenty parser modules
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from skdbg.parsers.graph_json import GraphFile
     from skdbg.parsers.node_detail import NodeDetailResult
     from skdbg.parsers.plog import PlogFile, ScannedFile
+    from skdbg.parsers.plog_fork import ForkedPlogScan
     from skdbg.parsers.plog_line import PlogLine
     from skdbg.parsers.run_identity import EnvProbeFile, RunFile, SourceSitesFile
     from skdbg.parsers.runtime_faults import ErrorManagerLine, RuntimeRecord
@@ -328,19 +329,27 @@ class Evidence:
     # ------------------------------------------------------------------ plog
 
     def start_plog_scan(self, on_digest: DigestSink | None = None) -> list[str]:
-        """Scan the plogs in a worker thread from now on; :attr:`plogs` collects the result.
+        """Scan the plogs from now on, beside the caller; :attr:`plogs` collects the result.
 
-        Why: the scan of a GB plog is numpy passes and reads that release the GIL, so it runs beside
-        the caller's sk_meta parsing instead of before it. Its gaps and errors go to lists of its own
-        and are put back where a serial scan would have put them, so every output stays the same.
+        Why: the scan of a GB plog takes as long as the caller's sk_meta parsing, or longer; run
+        beside it, not before it. Where a child process may be forked
+        (:func:`~skdbg.parsers.plog_fork.start_forked_plog_scan`: Linux, two CPUs, no other thread,
+        a MiB of plog or more), the child scans and a worker thread files what it sends; elsewhere
+        the worker thread scans. Its gaps and errors go to lists of its own and are put back where a
+        serial scan would have put them, so every output stays the same either way.
 
         With ``on_digest``, each plog's SHA-256 is computed from the bytes the scan reads and handed
         over as ``(path, size, sha256)`` (gate G5 then reads no plog a second time). Returns the paths
         whose digest will be handed over (none when the plogs are already loaded or being scanned)."""
         if self._plog_scan is not None or "plogs" in self.__dict__ or not self.plog_files:
             return []
+        from skdbg.parsers.plog_fork import start_forked_plog_scan
+
         self._on_digest = on_digest
-        self._plog_scan = _PlogScan(self)
+        # started before the thread that files its results: a process may fork only while no other
+        # thread runs (None: the scan runs in that thread, as before)
+        forked = start_forked_plog_scan(self._plog_paths()[1], hashed=on_digest is not None)
+        self._plog_scan = _PlogScan(self, forked)
         return [f.path for f in self.plog_files] if on_digest is not None else []
 
     @cached_property
@@ -350,19 +359,30 @@ class Evidence:
             return self._plog_scan.collect()
         return self._load_plogs((self._gaps, self.errors))
 
-    def _load_plogs(self, sink: tuple[list[Gap], dict[str, list[ParseError]]]) -> list[PlogEvidence]:
-        from skdbg.parsers.plog import group_by_pid, scan_plog_files
-        from skdbg.parsers.readahead import FilesAhead
+    def _plog_paths(self) -> tuple[dict[tuple[str, int], list[PlogFile]], list[str]]:
+        """The plog files per (kind, pid) and all their paths in the order the scan takes them."""
+        from skdbg.parsers.plog import group_by_pid
 
-        out: list[PlogEvidence] = []
         groups = group_by_pid(self.plog_files)
-        paths = [f.path for files in groups.values() for f in files]
-        # cold, a thousand ranks' plogs are fetched dozens at a time, not one disk round trip a file
-        ahead = FilesAhead(paths)
-        new_hasher = _CountingSha256 if self._on_digest is not None else None
+        return groups, [f.path for files in groups.values() for f in files]
+
+    def _load_plogs(
+        self, sink: tuple[list[Gap], dict[str, list[ParseError]]], forked: ForkedPlogScan | None = None
+    ) -> list[PlogEvidence]:
+        """Scan every plog and file its lines per process; ``forked``: the scan of the same paths, in
+        the same order, started in a child process (its files are filed here exactly as a scan here
+        yields them)."""
+        out: list[PlogEvidence] = []
+        groups, paths = self._plog_paths()
         # every file of every process in one pass: small files are searched many to a block; closed
         # here, not when collected (a stored ParseError's traceback keeps this frame, and the scan)
-        with closing(scan_plog_files(paths, new_hasher=new_hasher, reached=ahead.reached)) as scanned:
+        if forked is None:
+            from skdbg.parsers.plog_fork import scan_files
+
+            scanning = scan_files(paths, CountingSha256 if self._on_digest is not None else None)
+        else:
+            scanning = forked.files()
+        with closing(scanning) as scanned:
             for (kind, pid), files in groups.items():
                 pe = PlogEvidence(pid=pid, kind=kind, files=[f.path for f in files])
                 for f in files:
@@ -384,11 +404,11 @@ class Evidence:
         if done.error is not None:
             raise done.error
         on_digest, hasher, st = self._on_digest, done.hasher, done.stat
-        if isinstance(hasher, _CountingSha256) and on_digest is not None:
+        if isinstance(hasher, (CountingSha256, Sha256Done)) and on_digest is not None:
             # the mtime of the bytes hashed: known when the file's fstat gave the size read (as
             # Artifact._small_digest judges a read whole); else the scene stats the file as before
             mtime = st.st_mtime if st is not None and st.st_size == hasher.size else None
-            on_digest(f.path, hasher.size, hasher.sha.hexdigest(), mtime)
+            on_digest(f.path, hasher.size, hasher.hexdigest(), mtime)
 
     # ------------------------------------------------------------------ sk_meta
 
@@ -948,18 +968,6 @@ _TEXT = attrgetter("text")
 _IS_NONE = partial(is_, None)
 
 
-class _CountingSha256:
-    """A SHA-256 that also counts the bytes fed (the size the digest is of)."""
-
-    def __init__(self) -> None:
-        self.sha = hashlib.sha256()
-        self.size = 0
-
-    def update(self, data: bytes | memoryview, /) -> None:
-        self.sha.update(data)
-        self.size += len(data)
-
-
 def _drop_tracebacks(exc: BaseException) -> None:
     """Clear the tracebacks of ``exc`` and of the exceptions it was raised from or during.
 
@@ -977,16 +985,19 @@ def _drop_tracebacks(exc: BaseException) -> None:
 
 
 class _PlogScan:
-    """:meth:`Evidence._load_plogs` in a worker thread, with gaps and errors of its own.
+    """:meth:`Evidence._load_plogs` in a worker thread, with gaps and errors of its own (``forked``: the
+    scan runs in a child process, and the thread files what it sends).
 
     ``collect`` puts them back at the position they had when the scan started (and the ``plog`` error
     role after the roles known then): exactly where a serial scan at that moment would have left them,
     whatever the caller parsed meanwhile."""
 
-    def __init__(self, ev: Evidence) -> None:
+    def __init__(self, ev: Evidence, forked: ForkedPlogScan | None = None) -> None:
         from skdbg.parsers.background import BackgroundLoad
 
         self._ev = ev
+        #: the scan's child process (None: this process scans, in the thread)
+        self.forked = forked
         self._gaps_at = len(ev._gaps)
         self._roles_before = list(ev.errors)
         self._gaps: list[Gap] = []
@@ -994,7 +1005,7 @@ class _PlogScan:
         self._lock = threading.Lock()
         self._collected: list[PlogEvidence] | None = None
         self._load = BackgroundLoad(
-            lambda: ev._load_plogs((self._gaps, self._errors)), name="skdbg-plog-scan"
+            lambda: ev._load_plogs((self._gaps, self._errors), forked), name="skdbg-plog-scan"
         )
 
     def collect(self) -> list[PlogEvidence]:

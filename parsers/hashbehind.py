@@ -14,7 +14,8 @@ before (``bytearray`` refuses a resize while a view exists).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+import hashlib
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 if TYPE_CHECKING:  # loaded on a lane's first feed: a small scene's scan (inline hashes) never needs it
     from concurrent.futures import Future, ThreadPoolExecutor
@@ -24,6 +25,32 @@ class Hasher(Protocol):
     """What a scan feeds the bytes it reads to (a ``hashlib`` object)."""
 
     def update(self, data: bytes | memoryview, /) -> None: ...
+
+
+class CountingSha256:
+    """A SHA-256 that also counts the bytes fed (the size the digest is of)."""
+
+    def __init__(self) -> None:
+        self.sha = hashlib.sha256()
+        self.size = 0
+
+    def update(self, data: bytes | memoryview, /) -> None:
+        self.sha.update(data)
+        self.size += len(data)
+
+    def hexdigest(self) -> str:
+        return self.sha.hexdigest()
+
+
+class Sha256Done(NamedTuple):
+    """A :class:`CountingSha256` once fed its whole file: what a scan in a child process sends back
+    (:mod:`skdbg.parsers.plog_fork`)."""
+
+    size: int
+    sha256: str
+
+    def hexdigest(self) -> str:
+        return self.sha256
 
 
 def _update(hasher: Hasher, view: memoryview) -> None:
@@ -100,4 +127,4 @@ class _Fed:
         self._lane.feed(self._hasher, data)
 
 
-__all__ = ["HashLane", "Hasher"]
+__all__ = ["CountingSha256", "HashLane", "Hasher", "Sha256Done"]

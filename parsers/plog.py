@@ -60,7 +60,7 @@ from skdbg.parsers.common import (
 )
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.fsguard import open_regular_fd, read_error
-from skdbg.parsers.hashbehind import Hasher, HashLane
+from skdbg.parsers.hashbehind import Hasher, HashLane, Sha256Done
 from skdbg.parsers.plog_line import PlogLine, fast_plog_block, fast_plog_lines, parse_plog_line
 from skdbg.parsers.readahead import ReadAhead
 from skdbg.parsers.runtime_faults import (
@@ -1162,7 +1162,7 @@ class ScannedFile:
 
     parts: list[PlogBatch]
     gaps: list[Gap]
-    hasher: Hasher | None
+    hasher: Hasher | Sha256Done | None  # Sha256Done: the digest a scan in a child process sent back
     error: ParseError | None = None
     stat: os.stat_result | None = None
 

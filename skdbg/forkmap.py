@@ -25,14 +25,14 @@ alone (workers ignore it; see :func:`_adopt`), and a worker ends when the caller
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
-import threading
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Generic, TypeVar
+
+from skdbg.forkstream import available_cpus, detach_from_parent, fork_allowed
 
 if TYPE_CHECKING:  # multiprocessing and the pool are imported when workers are started, not before
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -48,25 +48,14 @@ CHUNKS_PER_PROCESS = 4
 #: (writing the results) is the limit, not the computing
 MAX_AUTO_PROCESSES = 8
 
-#: Linux's prctl option that sends a signal to this process when its parent ends
-_PR_SET_PDEATHSIG = 1
 #: the shared context of the running map, in a worker process (set by :func:`_adopt` at its start)
 _CONTEXT: object = None
 
 
-def available_cpus() -> int:
-    """The CPUs this process may run on (its affinity mask where the system has one: a container's
-    or ``taskset``'s limit, not the machine's count)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
 def can_fork_workers() -> bool:
-    """Forked workers are safe here: Linux (fork is its start method; macOS's system libraries are not
-    fork-safe), and this process runs no other thread (a forked child would inherit its held locks)."""
-    if not sys.platform.startswith("linux") or threading.active_count() != 1:
+    """Forked workers are safe here and wanted (:func:`~skdbg.forkstream.fork_allowed`: Linux, no other
+    thread, no ``SKDBG_NO_FORK=1``), and ``multiprocessing`` can fork them."""
+    if not fork_allowed():
         return False
     import multiprocessing
 
@@ -89,21 +78,12 @@ def process_count(jobs: int, items: int, *, min_items_per_process: int) -> int:
 
 def _adopt(context: object, parent: int) -> None:
     """Worker start: keep the map's context (inherited through the fork, never pickled), leave Ctrl-C
-    to the caller, and end with the caller.
+    to the caller, and end with the caller (:func:`~skdbg.forkstream.detach_from_parent`).
 
-    Why Ctrl-C is ignored: a worker interrupted inside the pool's result queue can leave that queue's
-    lock held, and the caller's shutdown would then wait for ever; the caller alone stops the pool.
-    Why the death signal: a worker whose caller was killed (out of memory, SIGKILL) waits on a pipe it
-    holds itself, so it would never see the end of it."""
-    import ctypes
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # one sent during the fork is dropped too
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    with contextlib.suppress(OSError, AttributeError):  # no prctl: the check below still runs
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:
-        os._exit(1)
+    Why Ctrl-C is ignored here too: a worker interrupted inside the pool's result queue can leave that
+    queue's lock held, and the caller's shutdown would then wait for ever; the caller alone stops the
+    pool."""
+    detach_from_parent(parent)
     global _CONTEXT
     _CONTEXT = context
 

@@ -228,8 +228,9 @@ def open_context(
 
 
 def start_reading(ctx: TriageContext) -> None:
-    """Start an analysis's background reads now: the plogs are scanned in one worker thread (hashing
-    what they read) and the other artifacts hashed for G5 in another, while the caller goes on.
+    """Start an analysis's background reads now: the plogs are scanned (hashing what they read) in a
+    forked child process or a worker thread, and the other artifacts hashed for G5 in a worker thread,
+    while the caller goes on. The scan starts first: a process forks only while no other thread runs.
 
     Why a function of its own, here and not in the engine: ``skdbg analyze`` calls it right after
     :func:`open_context`, before its input checks and before it imports the triage stages (a quarter

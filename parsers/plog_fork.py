@@ -1,0 +1,190 @@
+"""An analysis's plog scan in a forked child process; its files come back here, one at a time.
+
+Why: the scan is numpy passes, SHA-256 of every byte and the records of the marker lines (~18,000 on
+the bench scene: the exception handler's table rows, copied into the plog). In a thread, it shared one
+interpreter with the main thread's sk_meta parsing: each record built waited for the GIL, and the
+parsing waited for the scan's turns. With the scan in a child (:mod:`skdbg.forkstream`), the parent
+only decodes what the child sends: the bench scene's analysis spent ~0.6 s less CPU in its own process
+and finished ~0.15 s sooner, its output byte-identical.
+
+What crosses the pipe is each file's :class:`~skdbg.parsers.plog.ScannedFile` with its records
+flattened to tuples of their fields (a pickled record costs several times its tuple, and building it
+again here from the tuple costs about a microsecond), the SHA-256 as its hex digest, and a file's
+:class:`~skdbg.parsers.common.ParseError` by its class, arguments and attributes (its ``__init__``
+takes other arguments than the ones it keeps). The parent files them exactly as the ones a scan in
+this process yields, so everything downstream is unchanged; a test holds the two to each other.
+
+A child that dies (killed, out of memory) or fails part-way loses nothing: the files it did not send
+are scanned here, from the first one missing, with the same results a whole scan gives (each file's
+lines are numbered from its own start whatever was scanned with it).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Generator, Iterator, Sequence
+from contextlib import closing
+from dataclasses import fields
+from operator import attrgetter
+from typing import Any
+
+from skdbg.forkstream import ChildLost, ForkedStream, can_fork_child
+from skdbg.parsers.bulk import build_source, frozen_builder
+from skdbg.parsers.common import ParseError
+from skdbg.parsers.hashbehind import CountingSha256, Hasher, Sha256Done
+from skdbg.parsers.plog import ScannedFile, scan_plog_files
+from skdbg.parsers.plog_line import PlogLine
+from skdbg.parsers.readahead import FilesAhead
+
+#: the plogs of a scene scanned in a child only from this many bytes on: below, the fork, the pickling
+#: and the decoding cost more than the few milliseconds of scanning they take off this process
+FORK_MIN_BYTES = 1 << 20
+
+#: every field of a record but its source, in field order (the source goes first, flattened)
+_FIELDS = tuple(f.name for f in fields(PlogLine) if f.name != "src")
+_REST = attrgetter(*_FIELDS)
+_BUILD_LINE = frozen_builder(PlogLine)
+
+
+#: a file's ParseError on the way: its class, ``args`` and attributes, and its cause packed the same
+#: way (or pickled as is, when it is no ParseError; None when it cannot be)
+PackedError = tuple[type[ParseError], tuple[Any, ...], dict[str, Any], Any]
+
+
+def _pack_error(exc: ParseError | None) -> PackedError | None:
+    if exc is None:
+        return None
+    cause = exc.__cause__
+    packed_cause: Any = None
+    if isinstance(cause, ParseError):
+        packed_cause = _pack_error(cause)
+    elif cause is not None:
+        import pickle
+
+        try:
+            pickle.dumps(cause)
+            packed_cause = cause
+        except Exception:  # noqa: BLE001 - an unpicklable cause is left behind; the message keeps the facts
+            packed_cause = None
+    return (type(exc), exc.args, dict(vars(exc)), packed_cause)
+
+
+def _unpack_error(packed: PackedError | None) -> ParseError | None:
+    if packed is None:
+        return None
+    cls, args, attrs, cause = packed
+    exc = cls.__new__(cls)
+    exc.args = args
+    vars(exc).update(attrs)
+    if isinstance(cause, tuple):
+        exc.__cause__ = _unpack_error(cause)
+    elif isinstance(cause, BaseException):
+        exc.__cause__ = cause
+    return exc
+
+
+def _pack_items(items: Sequence[object]) -> list[object]:
+    """A batch's records as ``(file, line, json_path, *other fields)`` tuples; other items as they are."""
+    return [(x.src.file, x.src.line, x.src.json_path, *_REST(x)) if type(x) is PlogLine else x for x in items]
+
+
+def _unpack_items(items: list[Any]) -> list[Any]:
+    build, src = _BUILD_LINE, build_source
+    return [build(src(x[0], x[1], x[2]), *x[3:]) if type(x) is tuple else x for x in items]
+
+
+#: one file's scan as the child sends it
+PackedFile = tuple[list[tuple[list[object], bool]], list[Any], Sha256Done | None, PackedError | None, Any]
+
+
+def pack_scanned(done: ScannedFile) -> PackedFile:
+    """``done`` as the child sends it (see the module docstring)."""
+    hasher = done.hasher
+    digest = (
+        Sha256Done(hasher.size, hasher.hexdigest())
+        if isinstance(hasher, (CountingSha256, Sha256Done))
+        else None
+    )
+    parts = [(_pack_items(items), records_only) for items, records_only in done.parts]
+    return (parts, done.gaps, digest, _pack_error(done.error), done.stat)
+
+
+def unpack_scanned(packed: PackedFile) -> ScannedFile:
+    """The :class:`ScannedFile` :func:`pack_scanned` was given, equal to it field by field (the hasher
+    as its :class:`Sha256Done`)."""
+    parts, gaps, digest, error, stat = packed
+    return ScannedFile(
+        [(_unpack_items(items), records_only) for items, records_only in parts],
+        gaps,
+        digest,
+        _unpack_error(error),
+        stat,
+    )
+
+
+def scan_files(
+    paths: Sequence[str], new_hasher: Callable[[], Hasher] | None
+) -> Generator[ScannedFile, None, None]:
+    """:func:`~skdbg.parsers.plog.scan_plog_files` of ``paths``, the disk asked ahead."""
+    ahead = FilesAhead(paths)
+    with closing(scan_plog_files(paths, new_hasher=new_hasher, reached=ahead.reached)) as scanned:
+        yield from scanned
+
+
+def _in_child(paths: Sequence[str], new_hasher: Callable[[], Hasher] | None) -> Iterator[PackedFile]:
+    for done in scan_files(paths, new_hasher):
+        yield pack_scanned(done)
+
+
+def _at_least(paths: Sequence[str], size: int) -> bool:
+    """The files of ``paths`` hold ``size`` bytes or more (stat'ed until they are known to)."""
+    total = 0
+    for path in paths:
+        try:
+            total += os.stat(path).st_size
+        except OSError:  # the scan reports it
+            continue
+        if total >= size:
+            return True
+    return False
+
+
+class ForkedPlogScan:
+    """The scan of ``paths`` started in a forked child; :meth:`files` yields each file's result here."""
+
+    def __init__(self, paths: Sequence[str], *, hashed: bool) -> None:
+        self._paths = list(paths)
+        self._new_hasher: Callable[[], Hasher] | None = CountingSha256 if hashed else None
+        new_hasher = self._new_hasher
+        self._stream: ForkedStream[PackedFile] = ForkedStream(lambda: _in_child(self._paths, new_hasher))
+
+    def files(self) -> Generator[ScannedFile, None, None]:
+        """Every path's :class:`ScannedFile`, in order: from the child, then, should it be lost, from a
+        scan here of the paths it did not send."""
+        last = len(self._paths)
+        try:
+            for packed in self._stream:
+                done = unpack_scanned(packed)
+                if self._stream.received == last:  # the child ends after it: reaped before it is filed
+                    self._stream.drain()
+                yield done
+                if self._stream.received == last:
+                    return
+            return
+        except ChildLost as lost:
+            rest = self._paths[lost.received :]
+        finally:
+            self._stream.close()
+        yield from scan_files(rest, self._new_hasher)
+
+
+def start_forked_plog_scan(paths: Sequence[str], *, hashed: bool) -> ForkedPlogScan | None:
+    """The scan of ``paths`` in a child process, started now, or None when it would not pay or is not
+    safe (:func:`~skdbg.forkstream.can_fork_child`, :data:`FORK_MIN_BYTES`) or the system refused a
+    process: the caller scans in this process then. ``hashed``: each file's SHA-256 comes back too."""
+    if not can_fork_child() or not _at_least(paths, FORK_MIN_BYTES):
+        return None
+    try:
+        return ForkedPlogScan(paths, hashed=hashed)
+    except OSError:  # no process or pipe to be had (a limit on processes, on open files)
+        return None

@@ -1,0 +1,319 @@
+"""The plog scan in a forked child (parsers/plog_fork.py, skdbg/forkstream.py) gives what a scan in
+this process gives: the same records, gaps, errors and digests, whatever happens to the child.
+
+Everything that forks runs in a subprocess of its own (``_run``): a pytest process may run threads
+(plugins, an earlier test's), and a process may fork only while no other thread runs. Those tests are
+skipped where no child can be forked (not Linux, one CPU). The packing itself is tested here, on lines
+written by hand in the plog shapes of artifacts.md §1.1 and on the scene builder's plogs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from skdbg.forkstream import available_cpus
+from skdbg.parsers.common import ReadFailure
+from skdbg.parsers.hashbehind import CountingSha256, Sha256Done
+from skdbg.parsers.plog import MAX_LINE, ScannedFile
+from skdbg.parsers.plog_fork import (
+    FORK_MIN_BYTES,
+    pack_scanned,
+    scan_files,
+    start_forked_plog_scan,
+    unpack_scanned,
+)
+from tests.support.plog_lines import HAND_LINES
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: a fresh interpreter here may fork a child that computes (Linux, two CPUs, no SKDBG_NO_FORK); the
+#: thread condition of can_fork_child holds in the subprocesses ``_run`` starts
+forks = pytest.mark.skipif(
+    not (sys.platform.startswith("linux") and hasattr(os, "fork") and available_cpus() >= 2),
+    reason="no forked child here: not Linux, or one CPU",
+)
+
+#: handler lines in the shape the bench scene's plog holds them (§1.5: the SK logger's copy), another
+#: pid's fault line (kept apart for F1) and a marker line with no plog prefix (error-manager text)
+MORE_LINES = [
+    b"[ERROR] ASCENDCKERNEL(48213,python3):2026-06-10-14:03:21.635.541 [sk_dfx_exception_handler.cpp:1411]"
+    b"[SK][PrintDfxInfo] === SkDfxInfo (offset=6976, nodeCnt=2) ===",
+    b"[INFO] ASCENDCKERNEL(48213,python3):2026-06-10-14:03:21.518.724 [sk_dfx_exception_handler.cpp:1645]"
+    b"[SK][PrintTaskQueue] taskCnt: 2",
+    b"[ERROR] RUNTIME(50001,python3):2026-06-10-14:03:21.518.248 [stream.cc:1509]48301 GetError:[INIT]"
+    b"[DEFAULT]Stream Synchronize failed, stream_id=2, retCode=0x31, [vector core exception].",
+    b"[ERROR] RUNTIME(48213,python3):2026-13-10-14:03:21.518.248 [stream.cc:1509]48301 GetError:"
+    b" Stream Synchronize failed, stream_id=2 (a stamp out of range: no datetime)",
+    b"The extend info: errcode:(0x800000, 0, 0) errorStr: out of range (no plog prefix)",
+]
+
+
+def _plog_files(tmp_path: Path) -> list[str]:
+    """A plog of hand-written lines among plain ones (its last line unterminated), one with a marker
+    line over MAX_LINE (a gap), a binary file and a missing one (each a ParseError), a large one."""
+    plain = b"[INFO] GE(48213,python3):2026-06-10-14:00:00.000.001 [graph.cc:1]48213 Build: nothing to see\n"
+    lines = [plain * 3 + line + b"\n" for line in [*HAND_LINES, *MORE_LINES]]
+    a = tmp_path / "plog-48213_20260610140000001.log"
+    a.write_bytes(b"".join(lines) + MORE_LINES[0])
+    b = tmp_path / "plog-48213_20260610140000002.log"
+    b.write_bytes(
+        plain + b"[ERROR] RUNTIME(48213,python3): EZ9999 " + b"x" * (MAX_LINE + 10) + b"\n" + HAND_LINES[0]
+    )
+    c = tmp_path / "plog-48213_20260610140000003.log"
+    c.write_bytes(b"\x00\x01\x02 not text\n")
+    d = tmp_path / "plog-48213_20260610140000004.log"  # never written: missing
+    e = tmp_path / "plog-48213_20260610140000005.log"
+    e.write_bytes(plain * (FORK_MIN_BYTES // len(plain) + 1) + b"".join(lines))
+    return [str(p) for p in (a, b, c, d, e)]
+
+
+def _same(a: ScannedFile, b: ScannedFile) -> None:
+    """``b`` (a file's scan after packing) holds what ``a`` (the scan here) holds, field by field."""
+    assert b.parts == a.parts
+    assert b.gaps == a.gaps
+    # the fields read of it (each read of a file may move its access time)
+    assert [None if s is None else (s.st_ino, s.st_size, s.st_mtime) for s in (a.stat, b.stat)] == [
+        None if a.stat is None else (a.stat.st_ino, a.stat.st_size, a.stat.st_mtime)
+    ] * 2
+    hasher = a.hasher
+    assert b.hasher == (
+        Sha256Done(hasher.size, hasher.hexdigest()) if isinstance(hasher, CountingSha256) else hasher
+    )
+    if a.error is None:
+        assert b.error is None
+    else:
+        assert type(b.error) is type(a.error)
+        assert str(b.error) == str(a.error)
+        assert vars(b.error) == vars(a.error)
+
+
+def test_a_packed_file_is_the_file_scanned_here(tmp_path: Path) -> None:
+    paths = _plog_files(tmp_path)
+    here = list(scan_files(paths, CountingSha256))
+    assert len(here) == len(paths)
+    records = [x for done in here for items, _ in done.parts for x in items]
+    assert any(getattr(x, "is_sk", False) for x in records)  # the handler lines are records
+    assert any(getattr(x, "ts", 0) is None for x in records)  # and the stamp out of range is one
+    assert sum(len(done.gaps) for done in here) == 1  # the over-long marker line
+    assert [type(done.error) for done in here].count(type(None)) == 3  # the binary and the missing one
+    for done in here:
+        _same(done, unpack_scanned(pickle.loads(pickle.dumps(pack_scanned(done)))))
+
+
+def test_a_packed_read_failure_keeps_its_class_message_fields_and_cause(tmp_path: Path) -> None:
+    failure = ReadFailure("plog-1_2.log", "the whole file", line=17, got="Input/output error")
+    failure.__cause__ = OSError(5, "Input/output error")
+    done = ScannedFile([], [], None, failure, None)
+    back = unpack_scanned(pickle.loads(pickle.dumps(pack_scanned(done))))
+    assert type(back.error) is ReadFailure
+    assert str(back.error) == "plog-1_2.log:17: expected the whole file, got 'Input/output error'"
+    assert (back.error.file, back.error.line, back.error.expected) == ("plog-1_2.log", 17, "the whole file")
+    assert isinstance(back.error.__cause__, OSError)
+    assert back.error.__cause__.errno == 5
+
+
+def test_small_plogs_are_scanned_in_this_process(tmp_path: Path) -> None:
+    small = tmp_path / "plog-48213_20260610140000001.log"
+    small.write_bytes(b"\n".join(HAND_LINES) + b"\n")
+    assert start_forked_plog_scan([str(small)], hashed=True) is None
+
+
+def test_no_fork_when_told_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    big = tmp_path / "plog-48213_20260610140000001.log"
+    big.write_bytes(b"x\n" * FORK_MIN_BYTES)
+    monkeypatch.setenv("SKDBG_NO_FORK", "1")
+    assert start_forked_plog_scan([str(big)], hashed=True) is None
+
+
+def _run(code: str, *, env: dict[str, str] | None = None) -> bytes:
+    """``code`` in a fresh interpreter (no other thread: it may fork); its stdout."""
+    full = dict(os.environ)
+    full.pop("SKDBG_NO_FORK", None)
+    full.update(env or {})
+    full["PYTHONPATH"] = os.pathsep.join([str(ROOT), full.get("PYTHONPATH", "")])
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, env=full, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+    return proc.stdout
+
+
+@forks
+def test_a_stream_gives_the_values_in_order_and_a_lost_child_says_how_many() -> None:
+    out = _run(
+        """
+        import json, os
+        from skdbg.forkstream import ChildLost, ForkedStream, can_fork_child
+
+        assert can_fork_child()
+        got = {}
+        with ForkedStream(lambda: iter([1, "two", (3, b"\\x00" * 200_000)])) as s:
+            values = list(s)
+        got["values"] = [values[0], values[1], values[2][0], len(values[2][1])]
+
+        def failing():
+            yield "a"
+            yield "b"
+            raise RuntimeError("the producer failed")
+
+        try:
+            with ForkedStream(failing) as s:
+                got["before"] = [v for v in s]
+        except ChildLost as lost:
+            got["lost_after"] = lost.received
+
+        def killed():
+            yield 1
+            os._exit(9)
+
+        try:
+            with ForkedStream(killed) as s:
+                for v in s:
+                    pass
+        except ChildLost as lost:
+            got["killed_after"] = lost.received
+
+        def endless():
+            while True:
+                yield 0
+
+        with ForkedStream(endless) as s:  # left part-way: close ends the child and reaps it
+            next(iter(s))
+        try:
+            os.waitpid(-1, os.WNOHANG)
+            got["zombies"] = "some"
+        except ChildProcessError:
+            got["zombies"] = "none"
+        print(json.dumps(got))
+        """
+    )
+    assert json.loads(out) == {
+        "values": [1, "two", 3, 200_000],
+        "lost_after": 2,
+        "killed_after": 1,
+        "zombies": "none",
+    }
+
+
+@forks
+def test_a_child_lost_part_way_loses_no_file(tmp_path: Path) -> None:
+    paths = _plog_files(tmp_path)
+    out = _run(
+        f"""
+        import os, pickle, sys
+        import skdbg.parsers.plog_fork as pf
+        from skdbg.parsers.hashbehind import CountingSha256
+
+        paths = {paths!r}
+        real = pf._in_child
+
+        def dies_after_two(paths, new_hasher):
+            for i, packed in enumerate(real(paths, new_hasher)):
+                yield packed
+                if i == 1:
+                    os._exit(9)
+
+        pf._in_child = dies_after_two  # the child runs it: a fork keeps the parent's module state
+        scan = pf.start_forked_plog_scan(paths, hashed=True)
+        assert scan is not None, "the scan was not forked"
+        forked = [pf.pack_scanned(d) for d in scan.files()]
+        here = [pf.pack_scanned(d) for d in pf.scan_files(paths, CountingSha256)]
+        sys.stdout.buffer.write(pickle.dumps((forked, here)))
+        """
+    )
+    forked, here = pickle.loads(out)
+    assert len(forked) == len(here) == len(paths)
+    for a, b in zip(here, forked, strict=True):
+        _same(unpack_scanned(a), unpack_scanned(b))
+
+
+_ANALYSE = """
+import json, sys
+from skdbg.triage.context import check_inputs, open_context, start_reading
+from skdbg.triage.engine import analyze_context
+from skdbg.triage.jsontext import analysis_json_text
+
+ctx = open_context(sys.argv[1])
+start_reading(ctx)  # as `skdbg analyze` does: before the triage stages are imported
+check_inputs(ctx)
+forked = ctx.evidence._plog_scan is not None and ctx.evidence._plog_scan.forked is not None
+text = analysis_json_text(analyze_context(ctx))
+print(json.dumps({
+    "forked": forked,
+    "analysis": text,
+    "gaps": [[g.kind, g.detail] for g in ctx.evidence.gaps],
+    "errors": [[role, [str(e) for e in errs]] for role, errs in ctx.evidence.errors.items()],
+}))
+"""
+
+
+@forks
+def test_an_analysis_with_the_scan_forked_is_the_analysis_without(tmp_path: Path) -> None:
+    from skdbg.scenebuilder.scene import FaultCore, Kernel, SceneSpec, build_scene
+
+    spec = SceneSpec(
+        children=[Kernel(f"Op{i:02d}_{i}") for i in range(12)],
+        cores=[FaultCore(30, "AIV", pc=("child", 5), state=("OP_LAUNCHED", 5))],
+        noise_lines=12_000,  # over FORK_MIN_BYTES of plog
+    )
+    root = build_scene(spec, tmp_path / "scene").root
+    plogs = sorted((root / "log" / "plog").glob("plog-*.log"))
+    assert sum(p.stat().st_size for p in plogs) >= FORK_MIN_BYTES
+    # a binary rotated plog: its error and gap must keep their place among sk_meta's
+    (plogs[0].parent / (plogs[0].stem[:-3] + "999.log")).write_bytes(b"\x00\x01 not text\n")
+    script = tmp_path / "analyse.py"
+    script.write_text(_ANALYSE)
+    forked = json.loads(
+        _run(f"import runpy, sys; sys.argv = ['x', {str(root)!r}]; runpy.run_path({str(script)!r})")
+    )
+    here = json.loads(
+        _run(
+            f"import runpy, sys; sys.argv = ['x', {str(root)!r}]; runpy.run_path({str(script)!r})",
+            env={"SKDBG_NO_FORK": "1"},
+        )
+    )
+    assert (forked["forked"], here["forked"]) == (True, False)
+    assert forked["analysis"] == here["analysis"]
+    assert forked["gaps"] == here["gaps"]
+    assert forked["errors"] == here["errors"]
+    assert [role for role, _ in here["errors"]][:1] == ["plog"]  # the damage above was met
+
+
+@forks
+def test_a_ctrl_c_at_the_fork_runs_nothing_of_the_parent_in_the_child() -> None:
+    """A SIGINT that reaches the child as it starts is dropped there: the child never raises
+    KeyboardInterrupt through the parent's frames (their ``finally`` blocks, atexit, a flush of the
+    parent's output buffers), and the parent gets every value."""
+    out = _run(
+        """
+        import atexit, json, os, signal, sys
+        from skdbg.forkstream import ForkedStream
+
+        real_fork = os.fork
+
+        def fork_then_interrupt():
+            pid = real_fork()
+            if pid == 0:
+                os.kill(os.getpid(), signal.SIGINT)  # delivered as soon as the child unblocks it
+            return pid
+
+        os.fork = fork_then_interrupt
+        atexit.register(lambda: print("atexit ran in", "child" if os.getpid() != parent else "parent"))
+        parent = os.getpid()
+        sys.stdout.write("buffered before the fork; ")
+        try:
+            with ForkedStream(lambda: iter([1, 2, 3])) as s:
+                values = list(s)
+        finally:
+            print(json.dumps(values))
+        """
+    )
+    assert out.decode() == "buffered before the fork; [1, 2, 3]\natexit ran in parent\n"
