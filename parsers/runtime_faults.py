@@ -59,14 +59,20 @@ _HEX_NO_PREFIX = r"(?:0[xX])?[0-9a-fA-F]+"
 # wording `fftsplus task execute failed, device_id=…` (MSA test data). Endings from the runtime's
 # PrintErrorInfoForDavinciTask: `program id=…, hash=….` or
 # `program is NULL!`/`ctx is NULL!`/`module is nullptr!`.
+#: ``(?<!\s)`` before a ``\s*`` that may start inside a run of blanks (the search's start, a lazy
+#: field's end): from a blank after a blank, the run's rest is what the try one character earlier,
+#: made first, already took and let go, so the match is the same and a long run of blanks costs one
+#: pass, not one pass per blank (a line of thousands of blanks took seconds, a MiB line hours);
+#: tests/test_runtime_regex_linear.py holds each pattern to its plain form
 KERNEL_FAULT_RE = regexcode.compile(
-    r"(?P<dfx>\[DFX_INFO\])?\s*(?P<phrase>Aicore kernel execute failed|AI Core kernel execution failed|"
+    r"(?:(?P<dfx>\[DFX_INFO\])\s*|(?<!\s)\s*)(?P<phrase>Aicore kernel execute failed|"
+    r"AI Core kernel execution failed|"
     r"fftsplus task execute failed),\s*device_id=(?P<device_id>\d+),\s*stream_id=(?P<stream_id>-?\d+),\s*"
     r""
     r"report_stream_id=(?P<report_stream_id>-?\d+),\s*task_id=(?P<task_id>\d+),\s*flip_num=(?P<flip_num>\d+),\s*"
     r"fault kernel_name=(?P<kernel>.*?)(?:,\s*fault kernel info ext=(?P<ext>.*?))?"
     r"(?:,\s*(?P<ending>program is NULL!|ctx is NULL!|module is nullptr!)"
-    r"|,?\s*program id=(?P<program_id>\d+)(?:,\s*hash=(?P<hash>[^,]*?))?\.?)\s*$"
+    r"|,?(?<!\s)\s*program id=(?P<program_id>\d+)(?:,\s*hash=(?P<hash>[^,]*?))?\.?)(?<!\s)\s*$"
 )
 # Lenient fallback for a kernel-identification line whose layout is not one of the above (MSA's own regex
 # only relies on these keys).
@@ -102,8 +108,15 @@ EXTEND_RE = regexcode.compile(
     r"The extend info:\s*(?:errcode|errorcode)\s*:\s*\((?P<codes>[^)]*)\)\s*(?:errorStr:\s*(?P<rest>.*))?$"
 )
 _EXTEND_KEYS = r"(?:\w+ info|fixp_error\d*|fsmId|mId|tslot|thread\w*|ctxid|blk|sublk|subErrType)"
-_EXTEND_STR_END_RE = regexcode.compile(rf"(?:,\s*|\s+)(?={_EXTEND_KEYS}\s*:)")
-_EXTEND_FIELD_RE = regexcode.compile(r"([A-Za-z_]\w*(?: info)?)\s*:\s*(0[xX][0-9a-fA-F]+|-?\d+)")
+_EXTEND_STR_END_RE = regexcode.compile(rf"(?:,\s*|(?<!\s)\s+)(?={_EXTEND_KEYS}\s*:)")
+#: a ``key: number`` field, else a run of digits or a word, skipped whole (findall gives ``("", "")``
+#: for them). Why the skips: a key ends where its word does (a colon or a blank must follow), so when
+#: the field fails at a word's first letter it fails at every later one, and findall's retry at each
+#: of them made a long word cost its length squared; after a run of digits the next letter is tried,
+#: as findall did
+_EXTEND_FIELD_RE = regexcode.compile(
+    r"([A-Za-z_]\w*(?: info)?)\s*:\s*(0[xX][0-9a-fA-F]+|-?\d+)|[0-9]+|[A-Za-z_]\w*"
+)
 
 # §1.5 item 2.
 KERNEL_TASK_RE = regexcode.compile(
@@ -126,8 +139,13 @@ STREAM_SYNC_RE = regexcode.compile(
     r"(?:,\s*ret[Cc]ode\s*=\s*(?P<code>" + _HEX_OR_DEC + r"))?(?:,\s*\[(?P<reason>[^\]]*)\])?"
 )
 # §1.5 item 6.
+#: the API name is tried at a word's start only, past any digits (or other non-letter word characters)
+#: it begins with: a name ends where its word does, so a try at a later letter of the word fails where
+#: the first failed, and one try per letter made a long word cost its length squared. The match may
+#: then start before the name (at those digits); only its groups are read
 ERRCODE_RE = regexcode.compile(
-    r"(?:(?P<api>[A-Za-z_]\w*)\s*:\s*(?:\[[A-Z_]+\])*)?ErrCode=(?P<code>\d+),\s*desc=\[(?P<desc>[^\]]*)\]"
+    r"(?:(?<!\w)[^\W_A-Za-z]*(?P<api>[A-Za-z_]\w*)\s*:\s*(?:\[[A-Z_]+\])*)?ErrCode=(?P<code>\d+),\s*"
+    r"desc=\[(?P<desc>[^\]]*)\]"
     r"(?:,\s*InnerCode=(?P<inner>" + _HEX_OR_DEC + r"))?"
 )
 # §1.5 item 7 (GE graph mode) and triage §3.1.4.
@@ -605,7 +623,7 @@ def _extend(text: str, src: Source) -> CoreErrorExtend | None:
         cut = _EXTEND_STR_END_RE.search(rest)
         error_str = (rest[: cut.start()] if cut else rest).strip().rstrip(",").strip() or None
         tail = rest[cut.start() :] if cut else ""
-    pairs = tuple((k, v) for k, v in _EXTEND_FIELD_RE.findall(tail))
+    pairs = tuple((k, v) for k, v in _EXTEND_FIELD_RE.findall(tail) if k)
     sub = next((v for k, v in pairs if k == "subErrType"), None)
     return CoreErrorExtend(src=src, errcodes=codes, error_str=error_str, sub_err_type=_int(sub), fields=pairs)
 
