@@ -9,6 +9,7 @@ The plog scan's load is such a thread: it scans the plogs itself, or, where a ch
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from typing import Generic, TypeVar
@@ -17,12 +18,17 @@ T = TypeVar("T")
 
 
 class BackgroundLoad(Generic[T]):
-    """Run ``load`` once in a daemon thread named ``name``; :meth:`result` joins it."""
+    """Run ``load`` once in a daemon thread named ``name``; :meth:`result` waits for its value. Then,
+    in the same thread, ``after`` runs: work that must not hold up the value (a forked scan's child
+    handing over the other artifacts' hashes); an exception it raises is dropped (it must leave its
+    work for others to do)."""
 
-    def __init__(self, load: Callable[[], T], *, name: str) -> None:
+    def __init__(self, load: Callable[[], T], *, name: str, after: Callable[[], None] | None = None) -> None:
         self._load = load
+        self._after = after
         self._value: list[T] = []  # the value once loaded (a box: T itself may be None)
         self._error: BaseException | None = None
+        self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
@@ -31,10 +37,15 @@ class BackgroundLoad(Generic[T]):
             self._value.append(self._load())
         except BaseException as exc:  # handed to the caller of result(), which re-raises it
             self._error = exc
+        finally:
+            self._done.set()
+        if self._after is not None:
+            with contextlib.suppress(Exception):
+                self._after()
 
     def result(self) -> T:
         """The load's value; its exception is re-raised here, in the caller's thread."""
-        self._thread.join()
+        self._done.wait()
         if self._error is not None:
             raise self._error
         return self._value[0]

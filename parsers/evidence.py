@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from skdbg.parsers.graph_json import GraphFile
     from skdbg.parsers.node_detail import NodeDetailResult
     from skdbg.parsers.plog import PlogFile, ScannedFile
-    from skdbg.parsers.plog_fork import ForkedPlogScan
+    from skdbg.parsers.plog_fork import ChildWork, ForkedPlogScan
     from skdbg.parsers.plog_line import PlogLine
     from skdbg.parsers.run_identity import EnvProbeFile, RunFile, SourceSitesFile
     from skdbg.parsers.runtime_faults import ErrorManagerLine, RuntimeRecord
@@ -328,7 +328,9 @@ class Evidence:
 
     # ------------------------------------------------------------------ plog
 
-    def start_plog_scan(self, on_digest: DigestSink | None = None) -> list[str]:
+    def start_plog_scan(
+        self, on_digest: DigestSink | None = None, also: ChildWork | None = None
+    ) -> list[str]:
         """Scan the plogs from now on, beside the caller; :attr:`plogs` collects the result.
 
         Why: the scan of a GB plog takes as long as the caller's sk_meta parsing, or longer; run
@@ -340,7 +342,9 @@ class Evidence:
 
         With ``on_digest``, each plog's SHA-256 is computed from the bytes the scan reads and handed
         over as ``(path, size, sha256)`` (gate G5 then reads no plog a second time). Returns the paths
-        whose digest will be handed over (none when the plogs are already loaded or being scanned)."""
+        whose digest will be handed over (none when the plogs are already loaded or being scanned).
+        ``also``: work a forked child does after its scan (:attr:`plog_scan_forked` says whether it
+        takes it; else it is the caller's)."""
         if self._plog_scan is not None or "plogs" in self.__dict__ or not self.plog_files:
             return []
         from skdbg.parsers.plog_fork import start_forked_plog_scan
@@ -348,9 +352,14 @@ class Evidence:
         self._on_digest = on_digest
         # started before the thread that files its results: a process may fork only while no other
         # thread runs (None: the scan runs in that thread, as before)
-        forked = start_forked_plog_scan(self._plog_paths()[1], hashed=on_digest is not None)
+        forked = start_forked_plog_scan(self._plog_paths()[1], hashed=on_digest is not None, also=also)
         self._plog_scan = _PlogScan(self, forked)
         return [f.path for f in self.plog_files] if on_digest is not None else []
+
+    @property
+    def plog_scan_forked(self) -> bool:
+        """The plog scan runs in a forked child (which also does the ``also`` work it was given)."""
+        return self._plog_scan is not None and self._plog_scan.forked is not None
 
     @cached_property
     def plogs(self) -> list[PlogEvidence]:
@@ -1005,7 +1014,9 @@ class _PlogScan:
         self._lock = threading.Lock()
         self._collected: list[PlogEvidence] | None = None
         self._load = BackgroundLoad(
-            lambda: ev._load_plogs((self._gaps, self._errors), forked), name="skdbg-plog-scan"
+            lambda: ev._load_plogs((self._gaps, self._errors), forked),
+            name="skdbg-plog-scan",
+            after=None if forked is None else forked.finish,
         )
 
     def collect(self) -> list[PlogEvidence]:

@@ -22,11 +22,12 @@ lines are numbered from its own start whatever was scanned with it).
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import closing
 from dataclasses import fields
 from operator import attrgetter
-from typing import Any
+from typing import Any, Protocol
 
 from skdbg.forkstream import ChildLost, ForkedStream, can_fork_child
 from skdbg.parsers.bulk import build_source, frozen_builder
@@ -131,14 +132,40 @@ def scan_files(
         yield from scanned
 
 
-def _in_child(paths: Sequence[str], new_hasher: Callable[[], Hasher] | None) -> Iterator[PackedFile]:
-    """The child's work. numpy loads here (the parent never needs it); its OpenBLAS would start a
-    pool of threads at load, one per CPU, costing ~0.07 s of CPU the parent's parsing could have used
-    on a 2-core machine. The scan does no linear algebra, so the child's pool is told to be one thread
-    (read when the library loads; the parent's environment is left as it is)."""
+class ChildWork(Protocol):
+    """More work for the scan's child once its files are sent (the other artifacts' SHA-256): what
+    :meth:`compute` returns there is pickled and handed to :meth:`adopt` here, before the scan's
+    result is collected. When the child is lost first, :meth:`adopt` is never called: the work must
+    be such that this process can do it later on its own (a hash computed when first asked for)."""
+
+    def compute(self) -> object: ...
+
+    def adopt(self, result: object) -> None: ...
+
+
+def _in_child(
+    paths: Sequence[str], new_hasher: Callable[[], Hasher] | None, also: ChildWork | None = None
+) -> Iterator[object]:
+    """The child's work: each file's scan, then ``also``'s result (None when it failed), computed in a
+    thread of its own beside the scan so the last file is not held up by it.
+
+    numpy loads here (the parent never needs it); its OpenBLAS would start a pool of threads at load,
+    one per CPU, costing ~0.04 s of CPU the parent's parsing could have used on a 2-core machine. The
+    scan does no linear algebra, so the child's pool is told to be one thread (read when the library
+    loads; the parent's environment is left as it is)."""
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    box: list[object] = []
+    worker = None
+    if also is not None:
+        worker = threading.Thread(
+            target=lambda: box.append(also.compute()), name="skdbg-child-also", daemon=True
+        )
+        worker.start()
     for done in scan_files(paths, new_hasher):
         yield pack_scanned(done)
+    if worker is not None:
+        worker.join()
+        yield box[0] if box else None
 
 
 def _at_least(paths: Sequence[str], size: int) -> bool:
@@ -155,41 +182,61 @@ def _at_least(paths: Sequence[str], size: int) -> bool:
 
 
 class ForkedPlogScan:
-    """The scan of ``paths`` started in a forked child; :meth:`files` yields each file's result here."""
+    """The scan of ``paths`` started in a forked child; :meth:`files` yields each file's result here,
+    and :meth:`finish` hands ``also``'s result (computed in the child beside the scan) to
+    ``also.adopt``."""
 
-    def __init__(self, paths: Sequence[str], *, hashed: bool) -> None:
+    def __init__(self, paths: Sequence[str], *, hashed: bool, also: ChildWork | None = None) -> None:
         self._paths = list(paths)
         self._new_hasher: Callable[[], Hasher] | None = CountingSha256 if hashed else None
+        self._also = also
         new_hasher = self._new_hasher
-        self._stream: ForkedStream[PackedFile] = ForkedStream(lambda: _in_child(self._paths, new_hasher))
+        self._stream: ForkedStream[Any] = ForkedStream(lambda: _in_child(self._paths, new_hasher, also))
 
     def files(self) -> Generator[ScannedFile, None, None]:
         """Every path's :class:`ScannedFile`, in order: from the child, then, should it be lost, from a
-        scan here of the paths it did not send."""
+        scan here of the paths it did not send. :meth:`finish` then takes what follows them."""
         last = len(self._paths)
+        stream = self._stream
         try:
-            for packed in self._stream:
-                done = unpack_scanned(packed)
-                if self._stream.received == last:  # the child ends after it: reaped before it is filed
-                    self._stream.drain()
-                yield done
-                if self._stream.received == last:
+            for packed in stream:
+                yield unpack_scanned(packed)
+                if stream.received == last:
                     return
             return
         except ChildLost as lost:
             rest = self._paths[lost.received :]
         finally:
-            self._stream.close()
+            if stream.received < last:  # lost, or left part-way: the child is ended
+                stream.close()
         yield from scan_files(rest, self._new_hasher)
 
+    def finish(self) -> None:
+        """After every file: ``also``'s result handed to ``also.adopt`` (when the child sent it), the
+        child reaped, the pipe closed. Call it once :meth:`files` is done with."""
+        stream = self._stream
+        try:
+            if self._also is not None and stream.received == len(self._paths):
+                result = next(iter(stream), None)
+                if result is not None:
+                    self._also.adopt(result)
+            stream.drain()
+        except ChildLost:
+            pass
+        finally:
+            stream.close()
 
-def start_forked_plog_scan(paths: Sequence[str], *, hashed: bool) -> ForkedPlogScan | None:
+
+def start_forked_plog_scan(
+    paths: Sequence[str], *, hashed: bool, also: ChildWork | None = None
+) -> ForkedPlogScan | None:
     """The scan of ``paths`` in a child process, started now, or None when it would not pay or is not
     safe (:func:`~skdbg.forkstream.can_fork_child`, :data:`FORK_MIN_BYTES`) or the system refused a
-    process: the caller scans in this process then. ``hashed``: each file's SHA-256 comes back too."""
+    process: the caller scans in this process then. ``hashed``: each file's SHA-256 comes back too;
+    ``also``: more work the child does after the scan (:class:`ChildWork`)."""
     if not can_fork_child() or not _at_least(paths, FORK_MIN_BYTES):
         return None
     try:
-        return ForkedPlogScan(paths, hashed=hashed)
+        return ForkedPlogScan(paths, hashed=hashed, also=also)
     except OSError:  # no process or pipe to be had (a limit on processes, on open files)
         return None

@@ -172,6 +172,8 @@ class ForkedStream(Generic[T]):
         """Read the stream to its end and reap the child; True when the producer finished (the end
         frame came), False when the stream ended without it. For a caller that knows how many values
         it wants: after the last one, the child exits and is reaped now, not when it is closed."""
+        if self._pipe.closed:
+            return self._finished
         try:
             for _ in self:
                 pass
@@ -192,7 +194,7 @@ class ForkedStream(Generic[T]):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGKILL)
         self._reap()
-        self._pipe.close()
+        self._pipe.close()  # a second close does nothing
 
     def __enter__(self) -> ForkedStream[T]:
         return self

@@ -16,7 +16,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from skdbg.parsers.common import Gap, ParseError, Source
 from skdbg.parsers.discovery import MODEL_FILES, SkMetaLayout, discover_sk_meta
@@ -248,23 +248,25 @@ class Scene:
         following it. A reader that needs a hash first computes it itself; nothing is hashed twice.
         ``skip`` names files whose hash another reader hands over (:meth:`adopt_digest`: the plog
         scan hashes what it reads); should it fail, the first reader asking computes it."""
-        skipped = {str(p) for p in skip}
-
-        def work() -> None:
-            todo = [a for a in self.artifacts if str(a.path) not in skipped]
-            # cold, the disk fetches the files ahead while one is hashed (not one round trip a file)
-            ahead = FilesAhead([a.path for a in todo])
-            for i, a in enumerate(todo):
-                ahead.reached(i)
-                try:  # noqa: SIM105 (contextlib.suppress: three Python-level calls an artifact, 2,000 artifacts)
-                    a.digest()
-                except (ParseError, OSError):
-                    pass
-
+        todo = self._unhashed(skip)
         if self._hasher is None:  # once per scene
-            self._hasher = threading.Thread(target=work, name="skdbg-sha256", daemon=True)
+            self._hasher = threading.Thread(target=lambda: _hash_all(todo), name="skdbg-sha256", daemon=True)
             self._hasher.start()
         return self._hasher
+
+    def digests_in_child(self, *, skip: Collection[str] = ()) -> ArtifactDigests:
+        """The hashing of :meth:`start_hashing` as work for the plog scan's forked child, done there
+        once its plogs are sent (``Evidence.start_plog_scan(also=...)``); its digests are adopted here
+        before the scan's result is collected.
+
+        Why: in this process the two thousand kernel ELFs of a scene cost ~0.07 s of CPU, a third of
+        it Python holding the GIL beside the main thread's parsing; the child is idle by then. Should
+        the child be lost first, each artifact is hashed here when first asked for, as always."""
+        return ArtifactDigests(self._unhashed(skip))
+
+    def _unhashed(self, skip: Collection[str]) -> list[Artifact]:
+        skipped = {str(p) for p in skip}
+        return [a for a in self.artifacts if str(a.path) not in skipped]
 
     def adopt_digest(self, path: str, size: int, sha256: str, mtime: float | None = None) -> None:
         """Take the SHA-256 of ``path`` computed by a reader that read the whole file anyway (and the
@@ -281,6 +283,38 @@ class Scene:
     def first(self, kind: str) -> Artifact | None:
         found = self.of_kind(kind)
         return found[0] if found else None
+
+
+def _hash_all(todo: list[Artifact]) -> None:
+    """:meth:`Artifact.digest` of each of ``todo``; an unreadable one keeps its error for its reader."""
+    # cold, the disk fetches the files ahead while one is hashed (not one round trip a file)
+    ahead = FilesAhead([a.path for a in todo])
+    for i, a in enumerate(todo):
+        ahead.reached(i)
+        try:  # noqa: SIM105 (contextlib.suppress: three Python-level calls an artifact, 2,000 artifacts)
+            a.digest()
+        except (ParseError, OSError):
+            pass
+
+
+@dataclass(slots=True)
+class ArtifactDigests:
+    """:meth:`Scene.digests_in_child`: ``compute`` runs in the child (``(index, size, sha256, mtime)``
+    of each artifact it could hash: the values :meth:`Artifact.digest` keeps), ``adopt`` here."""
+
+    todo: list[Artifact]
+
+    def compute(self) -> list[tuple[int, int, str, float | None]]:
+        _hash_all(self.todo)
+        return [
+            (i, a._digest[0], a._digest[1], a._hashed_mtime)
+            for i, a in enumerate(self.todo)
+            if a._digest is not None
+        ]
+
+    def adopt(self, result: object) -> None:
+        for i, size, sha256, mtime in cast("list[tuple[int, int, str, float | None]]", result):
+            self.todo[i].remember_digest(size, sha256, mtime)
 
 
 class NotASceneError(ParseError):

@@ -108,3 +108,23 @@ def test_collecting_twice_puts_the_gaps_back_once(tmp_path: Path) -> None:
     assert scan.collect() is first
     assert [g.kind for g in ev.gaps].count("unreadable") == 1  # only the plog's: sk_meta not parsed yet
     assert [role for role in ev.errors] == ["plog"] and len(ev.errors["plog"]) == 1
+
+
+def test_the_value_does_not_wait_for_the_after_work_and_its_failure_is_dropped() -> None:
+    import threading
+
+    release = threading.Event()
+    ran: list[str] = []
+
+    def after() -> None:
+        release.wait(30)
+        ran.append("after")
+        raise RuntimeError("the after-work failed")
+
+    bg = BackgroundLoad(lambda: "value", name="test-after", after=after)
+    assert bg.result() == "value"  # while ``after`` still waits
+    assert ran == []
+    release.set()
+    bg._thread.join(30)
+    assert ran == ["after"]
+    assert bg.result() == "value"  # its failure reached no one

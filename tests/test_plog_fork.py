@@ -16,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -236,18 +237,29 @@ def test_a_child_lost_part_way_loses_no_file(tmp_path: Path) -> None:
 
 
 _ANALYSE = """
-import json, sys
+import json, os, sys
+import skdbg.scene as scene_module
 from skdbg.triage.context import check_inputs, open_context, start_reading
 from skdbg.triage.engine import analyze_context
 from skdbg.triage.jsontext import analysis_json_text
 
+if sys.argv[2] == "child-dies-hashing":  # the child ends as it would start hashing the artifacts
+    scene_module.ArtifactDigests.compute = lambda self: os._exit(7)
 ctx = open_context(sys.argv[1])
 start_reading(ctx)  # as `skdbg analyze` does: before the triage stages are imported
+hashed_here = []
+real = scene_module.Artifact._small_digest
+scene_module.Artifact._small_digest = staticmethod(lambda path: hashed_here.append(path) or real(path))
 check_inputs(ctx)
-forked = ctx.evidence._plog_scan is not None and ctx.evidence._plog_scan.forked is not None
+scan = ctx.evidence._plog_scan
+forked = ctx.evidence.plog_scan_forked
+_ = ctx.evidence.plogs
+scan._load._thread.join()  # the child's digests adopted (after the plogs, in the same thread)
 text = analysis_json_text(analyze_context(ctx))
 print(json.dumps({
     "forked": forked,
+    "thread_hashed": ctx.scene._hasher is not None,
+    "hashed_here": sorted(os.path.basename(p) for p in hashed_here),
     "analysis": text,
     "gaps": [[g.kind, g.detail] for g in ctx.evidence.gaps],
     "errors": [[role, [str(e) for e in errs]] for role, errs in ctx.evidence.errors.items()],
@@ -255,36 +267,58 @@ print(json.dumps({
 """
 
 
-@forks
-def test_an_analysis_with_the_scan_forked_is_the_analysis_without(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def big_scene(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A built scene whose plog holds over FORK_MIN_BYTES, with a binary rotated plog beside it (its
+    error and gap must keep their place among sk_meta's)."""
     from skdbg.scenebuilder.scene import FaultCore, Kernel, SceneSpec, build_scene
 
     spec = SceneSpec(
         children=[Kernel(f"Op{i:02d}_{i}") for i in range(12)],
         cores=[FaultCore(30, "AIV", pc=("child", 5), state=("OP_LAUNCHED", 5))],
-        noise_lines=12_000,  # over FORK_MIN_BYTES of plog
+        noise_lines=12_000,
     )
-    root = build_scene(spec, tmp_path / "scene").root
+    root = build_scene(spec, tmp_path_factory.mktemp("big") / "scene").root
     plogs = sorted((root / "log" / "plog").glob("plog-*.log"))
     assert sum(p.stat().st_size for p in plogs) >= FORK_MIN_BYTES
-    # a binary rotated plog: its error and gap must keep their place among sk_meta's
     (plogs[0].parent / (plogs[0].stem[:-3] + "999.log")).write_bytes(b"\x00\x01 not text\n")
-    script = tmp_path / "analyse.py"
-    script.write_text(_ANALYSE)
-    forked = json.loads(
-        _run(f"import runpy, sys; sys.argv = ['x', {str(root)!r}]; runpy.run_path({str(script)!r})")
-    )
-    here = json.loads(
-        _run(
-            f"import runpy, sys; sys.argv = ['x', {str(root)!r}]; runpy.run_path({str(script)!r})",
-            env={"SKDBG_NO_FORK": "1"},
-        )
-    )
+    (root / "analyse.py").write_text(_ANALYSE)
+    return root
+
+
+def _analyse(root: Path, mode: str, env: dict[str, str] | None = None) -> dict[str, object]:
+    code = f"import runpy, sys; sys.argv = ['x', {str(root)!r}, {mode!r}]; runpy.run_path({str(root / 'analyse.py')!r})"
+    return cast("dict[str, object]", json.loads(_run(code, env=env)))
+
+
+@forks
+def test_an_analysis_with_the_scan_forked_is_the_analysis_without(big_scene: Path) -> None:
+    forked = _analyse(big_scene, "plain")
+    here = _analyse(big_scene, "plain", env={"SKDBG_NO_FORK": "1"})
     assert (forked["forked"], here["forked"]) == (True, False)
-    assert forked["analysis"] == here["analysis"]
+    assert forked["analysis"] == here["analysis"]  # the artifacts' SHA-256, sizes and times too
     assert forked["gaps"] == here["gaps"]
     assert forked["errors"] == here["errors"]
     assert [role for role, _ in here["errors"]][:1] == ["plog"]  # the damage above was met
+    # the other artifacts were hashed by the child, not by a thread here nor on demand; but the binary
+    # plog: the scan stopped at its first bytes and handed no digest over, so G5 hashes it here (as
+    # without the fork)
+    assert forked["thread_hashed"] is False
+    assert forked["hashed_here"] == [
+        p for p in cast("list[str]", forked["hashed_here"]) if p.endswith("999.log")
+    ]
+    assert len(cast("list[str]", forked["hashed_here"])) == 1
+    assert here["thread_hashed"] is True
+
+
+@forks
+def test_a_child_lost_before_its_digests_leaves_them_to_this_process(big_scene: Path) -> None:
+    lost = _analyse(big_scene, "child-dies-hashing")
+    here = _analyse(big_scene, "plain", env={"SKDBG_NO_FORK": "1"})
+    assert lost["forked"] is True
+    assert lost["analysis"] == here["analysis"]
+    assert (lost["gaps"], lost["errors"]) == (here["gaps"], here["errors"])
+    assert len(cast("list[str]", lost["hashed_here"])) > 1  # each artifact hashed here when first asked for
 
 
 @forks

@@ -229,16 +229,20 @@ def open_context(
 
 def start_reading(ctx: TriageContext) -> None:
     """Start an analysis's background reads now: the plogs are scanned (hashing what they read) in a
-    forked child process or a worker thread, and the other artifacts hashed for G5 in a worker thread,
-    while the caller goes on. The scan starts first: a process forks only while no other thread runs.
+    forked child process or a worker thread, and the other artifacts hashed for G5 by that child once
+    its plogs are sent, or else in a worker thread, while the caller goes on. The scan starts first: a
+    process forks only while no other thread runs.
 
     Why a function of its own, here and not in the engine: ``skdbg analyze`` calls it right after
     :func:`open_context`, before its input checks and before it imports the triage stages (a quarter
     of a second of imports on the bench scene), so the scan of a GB plog starts at once and overlaps
     them; ``engine.analyze_staged`` calls it again (a no-op then). The outputs are those of a serial
     parse (see ``Evidence.start_plog_scan``)."""
-    hashed_by_scan = ctx.evidence.start_plog_scan(on_digest=ctx.scene.adopt_digest)
-    ctx.scene.start_hashing(skip=hashed_by_scan)
+    ev, scene = ctx.evidence, ctx.scene
+    plogs = [f.path for f in ev.plog_files]  # the scan hashes them as it reads them
+    hashed_by_scan = ev.start_plog_scan(on_digest=scene.adopt_digest, also=scene.digests_in_child(skip=plogs))
+    if not ev.plog_scan_forked:  # a forked scan's child hashes the other artifacts after its plogs
+        scene.start_hashing(skip=hashed_by_scan)
 
 
 def check_run_json(ctx: TriageContext) -> None:
