@@ -259,3 +259,12 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def test_no_workers_when_told_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SKDBG_NO_FORK=1 keeps every map in this process (the user's switch for all forking)."""
+    monkeypatch.setenv("SKDBG_NO_FORK", "1")
+    assert not forkmap.can_fork_workers()
+    with OrderedMap(_double, 3, list(range(40)), processes=4) as results:
+        assert (results.processes, results.workers) == (1, 0)
+        assert list(results) == [3 * i for i in range(40)]
