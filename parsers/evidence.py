@@ -343,7 +343,7 @@ class Evidence:
         With ``on_digest``, each plog's SHA-256 is computed from the bytes the scan reads and handed
         over as ``(path, size, sha256)`` (gate G5 then reads no plog a second time). Returns the paths
         whose digest will be handed over (none when the plogs are already loaded or being scanned).
-        ``also``: work a forked child does after its scan (:attr:`plog_scan_forked` says whether it
+        ``also``: work a forked child does beside its scan (:attr:`plog_scan_forked` says whether it
         takes it; else it is the caller's)."""
         if self._plog_scan is not None or "plogs" in self.__dict__ or not self.plog_files:
             return []
@@ -355,6 +355,11 @@ class Evidence:
         forked = start_forked_plog_scan(self._plog_paths()[1], hashed=on_digest is not None, also=also)
         self._plog_scan = _PlogScan(self, forked)
         return [f.path for f in self.plog_files] if on_digest is not None else []
+
+    @property
+    def plog_scan_started(self) -> bool:
+        """The plogs are scanned already, or being scanned (:meth:`start_plog_scan` would do nothing)."""
+        return self._plog_scan is not None or "plogs" in self.__dict__
 
     @property
     def plog_scan_forked(self) -> bool:

@@ -21,6 +21,7 @@ lines are numbered from its own start whatever was scanned with it).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Callable, Generator, Iterator, Sequence
@@ -133,21 +134,26 @@ def scan_files(
 
 
 class ChildWork(Protocol):
-    """More work for the scan's child once its files are sent (the other artifacts' SHA-256): what
-    :meth:`compute` returns there is pickled and handed to :meth:`adopt` here, before the scan's
-    result is collected. When the child is lost first, :meth:`adopt` is never called: the work must
-    be such that this process can do it later on its own (a hash computed when first asked for)."""
+    """More work for the scan's child (the other artifacts' SHA-256), done there in a thread beside
+    the scan: what :meth:`compute` returns there is pickled, sent after the plogs and handed to
+    :meth:`adopt` here, by the thread that files the plogs, once they are handed over; then
+    :meth:`settle` is called, whether a result came or not. When the child is lost first,
+    :meth:`adopt` is never called: the work must be such that this process can do it later on its own
+    (a hash computed when first asked for)."""
 
     def compute(self) -> object: ...
 
     def adopt(self, result: object) -> None: ...
 
+    def settle(self) -> None: ...
+
 
 def _in_child(
     paths: Sequence[str], new_hasher: Callable[[], Hasher] | None, also: ChildWork | None = None
 ) -> Iterator[object]:
-    """The child's work: each file's scan, then ``also``'s result (None when it failed), computed in a
-    thread of its own beside the scan so the last file is not held up by it.
+    """The child's work: each file's scan, then ``also``'s result (None when it raised: this process
+    does the work then), computed in a thread of its own beside the scan so the last file is not held
+    up by it.
 
     numpy loads here (the parent never needs it); its OpenBLAS would start a pool of threads at load,
     one per CPU, costing ~0.04 s of CPU the parent's parsing could have used on a 2-core machine. The
@@ -157,9 +163,12 @@ def _in_child(
     box: list[object] = []
     worker = None
     if also is not None:
-        worker = threading.Thread(
-            target=lambda: box.append(also.compute()), name="skdbg-child-also", daemon=True
-        )
+
+        def work() -> None:
+            with contextlib.suppress(Exception):  # None is sent: this process does the work (no traceback)
+                box.append(also.compute())
+
+        worker = threading.Thread(target=work, name="skdbg-child-also", daemon=True)
         worker.start()
     for done in scan_files(paths, new_hasher):
         yield pack_scanned(done)
@@ -214,17 +223,19 @@ class ForkedPlogScan:
     def finish(self) -> None:
         """After every file: ``also``'s result handed to ``also.adopt`` (when the child sent it), the
         child reaped, the pipe closed. Call it once :meth:`files` is done with."""
-        stream = self._stream
+        stream, also = self._stream, self._also
         try:
-            if self._also is not None and stream.received == len(self._paths):
+            if also is not None and stream.received == len(self._paths):
                 result = next(iter(stream), None)
                 if result is not None:
-                    self._also.adopt(result)
+                    also.adopt(result)
             stream.drain()
         except ChildLost:
             pass
         finally:
             stream.close()
+            if also is not None:
+                also.settle()
 
 
 def start_forked_plog_scan(
@@ -233,7 +244,7 @@ def start_forked_plog_scan(
     """The scan of ``paths`` in a child process, started now, or None when it would not pay or is not
     safe (:func:`~skdbg.forkstream.can_fork_child`, :data:`FORK_MIN_BYTES`) or the system refused a
     process: the caller scans in this process then. ``hashed``: each file's SHA-256 comes back too;
-    ``also``: more work the child does after the scan (:class:`ChildWork`)."""
+    ``also``: more work the child does beside the scan (:class:`ChildWork`)."""
     if not can_fork_child() or not _at_least(paths, FORK_MIN_BYTES):
         return None
     try:

@@ -89,8 +89,11 @@ def _find_plogs(root: Path, gaps: list[Gap]) -> list[tuple[PlogFile, Path]]:
 
 @dataclass(slots=True)
 class Artifact:
-    """One file of the scene. Its SHA-256 is computed once — by :meth:`Scene.start_hashing`'s worker
-    or on first access, whichever comes first — and cached with the size it had when it was read."""
+    """One file of the scene. Its SHA-256 is computed once — by :meth:`Scene.start_hashing`'s worker,
+    by the plog scan's forked child (:meth:`Scene.digests_in_child`; a reader then waits for the
+    child's digests instead of hashing), or on first access, whichever comes first — and cached with
+    the size it had when it was read. The first answer stands: a digest handed over later does not
+    replace an error already met."""
 
     kind: str  # plog, device_log, run_json, env_probe, source_sites, perf, marker_file, sk_prof, bin_file, entry_bin, …
     path: Path
@@ -102,6 +105,9 @@ class Artifact:
     _hashed_mtime: float | None = field(default=None, repr=False)
     _error: Exception | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    #: set once a forked scan's child has handed its digests over (or never will): until then a
+    #: reader waits for it instead of hashing the file a second time (None: nothing to wait for)
+    _awaiting: threading.Event | None = field(default=None, repr=False, compare=False)
 
     @property
     def relpath(self) -> str:
@@ -141,6 +147,9 @@ class Artifact:
 
         Raises the :class:`ParseError`/``OSError`` of an unreadable artifact (every time, from the
         one failed attempt)."""
+        awaiting = self._awaiting
+        if awaiting is not None and self._digest is None:
+            awaiting.wait()  # the child's digests come right after the plogs the analysis waited for
         with self._lock:  # the worker and a reader never hash the same file twice
             if self._digest is None and self._error is None:
                 try:
@@ -201,8 +210,8 @@ class Artifact:
         ``mtime`` is the ``fstat`` of the bytes read when the reader knows it (see :meth:`size_and_stamp`:
         the plog scan's thousand rotated files then need no ``stat`` each on the main thread)."""
         with self._lock:
-            if self._digest is None:
-                self._digest, self._error = (size, sha256), None
+            if self._digest is None and self._error is None:  # the first answer stands
+                self._digest = (size, sha256)
                 self._hashed_mtime = mtime
 
     @property
@@ -248,20 +257,23 @@ class Scene:
         following it. A reader that needs a hash first computes it itself; nothing is hashed twice.
         ``skip`` names files whose hash another reader hands over (:meth:`adopt_digest`: the plog
         scan hashes what it reads); should it fail, the first reader asking computes it."""
-        todo = self._unhashed(skip)
         if self._hasher is None:  # once per scene
+            todo = self._unhashed(skip)
             self._hasher = threading.Thread(target=lambda: _hash_all(todo), name="skdbg-sha256", daemon=True)
             self._hasher.start()
         return self._hasher
 
     def digests_in_child(self, *, skip: Collection[str] = ()) -> ArtifactDigests:
-        """The hashing of :meth:`start_hashing` as work for the plog scan's forked child, done there
-        once its plogs are sent (``Evidence.start_plog_scan(also=...)``); its digests are adopted here
-        before the scan's result is collected.
+        """The hashing of :meth:`start_hashing` as work for the plog scan's forked child, done there in
+        a thread beside its scan (``Evidence.start_plog_scan(also=...)``). Its digests come after the
+        plogs and are adopted here by the thread that files the plogs, once the plogs are handed over.
+        Once the child is forked, :meth:`ArtifactDigests.expect` makes a reader of a digest wait for
+        them instead of hashing the file itself.
 
         Why: in this process the two thousand kernel ELFs of a scene cost ~0.07 s of CPU, a third of
-        it Python holding the GIL beside the main thread's parsing; the child is idle by then. Should
-        the child be lost first, each artifact is hashed here when first asked for, as always."""
+        it Python holding the GIL beside the main thread's parsing. Should the child be lost before
+        its digests, the wait ends at once and each artifact is hashed here when first asked for (on
+        the reader's thread: the hashing thread of :meth:`start_hashing` is not started then)."""
         return ArtifactDigests(self._unhashed(skip))
 
     def _unhashed(self, skip: Collection[str]) -> list[Artifact]:
@@ -300,9 +312,16 @@ def _hash_all(todo: list[Artifact]) -> None:
 @dataclass(slots=True)
 class ArtifactDigests:
     """:meth:`Scene.digests_in_child`: ``compute`` runs in the child (``(index, size, sha256, mtime)``
-    of each artifact it could hash: the values :meth:`Artifact.digest` keeps), ``adopt`` here."""
+    of each artifact it could hash: the values :meth:`Artifact.digest` keeps), ``adopt`` here, then
+    ``settle`` (always, whether digests came or not)."""
 
     todo: list[Artifact]
+    arrived: threading.Event = field(default_factory=threading.Event)
+
+    def expect(self) -> None:
+        """The child is forked and will hash: readers of these artifacts' digests wait for it."""
+        for a in self.todo:
+            a._awaiting = self.arrived
 
     def compute(self) -> list[tuple[int, int, str, float | None]]:
         _hash_all(self.todo)
@@ -315,6 +334,10 @@ class ArtifactDigests:
     def adopt(self, result: object) -> None:
         for i, size, sha256, mtime in cast("list[tuple[int, int, str, float | None]]", result):
             self.todo[i].remember_digest(size, sha256, mtime)
+
+    def settle(self) -> None:
+        """No more digests will come: readers stop waiting (and hash what has none)."""
+        self.arrived.set()
 
 
 class NotASceneError(ParseError):

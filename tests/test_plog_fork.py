@@ -21,7 +21,7 @@ from typing import cast
 import pytest
 
 from skdbg.forkstream import available_cpus
-from skdbg.parsers.common import ReadFailure
+from skdbg.parsers.common import ParseError, ReadFailure
 from skdbg.parsers.hashbehind import CountingSha256, Sha256Done
 from skdbg.parsers.plog import MAX_LINE, ScannedFile
 from skdbg.parsers.plog_fork import (
@@ -216,8 +216,8 @@ def test_a_child_lost_part_way_loses_no_file(tmp_path: Path) -> None:
         paths = {paths!r}
         real = pf._in_child
 
-        def dies_after_two(paths, new_hasher):
-            for i, packed in enumerate(real(paths, new_hasher)):
+        def dies_after_two(paths, new_hasher, also=None):
+            for i, packed in enumerate(real(paths, new_hasher, also)):
                 yield packed
                 if i == 1:
                     os._exit(9)
@@ -225,7 +225,17 @@ def test_a_child_lost_part_way_loses_no_file(tmp_path: Path) -> None:
         pf._in_child = dies_after_two  # the child runs it: a fork keeps the parent's module state
         scan = pf.start_forked_plog_scan(paths, hashed=True)
         assert scan is not None, "the scan was not forked"
+        scanned_here = []
+        real_scan = pf.scan_files  # (the child has forked: this process's scans are recorded)
+
+        def recorded(paths, new_hasher):
+            scanned_here.append(list(paths))
+            return real_scan(paths, new_hasher)
+
+        pf.scan_files = recorded
         forked = [pf.pack_scanned(d) for d in scan.files()]
+        assert scanned_here == [paths[2:]], scanned_here  # the child sent two files, then was lost
+        pf.scan_files = real_scan
         here = [pf.pack_scanned(d) for d in pf.scan_files(paths, CountingSha256)]
         sys.stdout.buffer.write(pickle.dumps((forked, here)))
         """
@@ -243,18 +253,26 @@ from skdbg.triage.context import check_inputs, open_context, start_reading
 from skdbg.triage.engine import analyze_context
 from skdbg.triage.jsontext import analysis_json_text
 
-if sys.argv[2] == "child-dies-hashing":  # the child ends as it would start hashing the artifacts
+import skdbg.parsers.plog_fork as plog_fork
+
+if sys.argv[2] == "child-dies-at-start":  # as it starts hashing the artifacts, beside its scan
     scene_module.ArtifactDigests.compute = lambda self: os._exit(7)
+elif sys.argv[2] == "child-dies-after-plogs":  # every plog sent, the digests never
+    real_child = plog_fork._in_child
+
+    def plogs_only(paths, new_hasher, also=None):
+        yield from real_child(paths, new_hasher, None)
+        os._exit(7)
+
+    plog_fork._in_child = plogs_only
 ctx = open_context(sys.argv[1])
 start_reading(ctx)  # as `skdbg analyze` does: before the triage stages are imported
 hashed_here = []
 real = scene_module.Artifact._small_digest
 scene_module.Artifact._small_digest = staticmethod(lambda path: hashed_here.append(path) or real(path))
 check_inputs(ctx)
-scan = ctx.evidence._plog_scan
 forked = ctx.evidence.plog_scan_forked
 _ = ctx.evidence.plogs
-scan._load._thread.join()  # the child's digests adopted (after the plogs, in the same thread)
 text = analysis_json_text(analyze_context(ctx))
 print(json.dumps({
     "forked": forked,
@@ -300,9 +318,9 @@ def test_an_analysis_with_the_scan_forked_is_the_analysis_without(big_scene: Pat
     assert forked["gaps"] == here["gaps"]
     assert forked["errors"] == here["errors"]
     assert [role for role, _ in here["errors"]][:1] == ["plog"]  # the damage above was met
-    # the other artifacts were hashed by the child, not by a thread here nor on demand; but the binary
-    # plog: the scan stopped at its first bytes and handed no digest over, so G5 hashes it here (as
-    # without the fork)
+    # the other artifacts were hashed by the child, not by a thread here nor on demand (a reader waits
+    # for the child's digests); but the binary plog: the scan stopped at its first bytes and handed no
+    # digest over, so G5 hashes it here (as without the fork)
     assert forked["thread_hashed"] is False
     assert forked["hashed_here"] == [
         p for p in cast("list[str]", forked["hashed_here"]) if p.endswith("999.log")
@@ -312,8 +330,9 @@ def test_an_analysis_with_the_scan_forked_is_the_analysis_without(big_scene: Pat
 
 
 @forks
-def test_a_child_lost_before_its_digests_leaves_them_to_this_process(big_scene: Path) -> None:
-    lost = _analyse(big_scene, "child-dies-hashing")
+@pytest.mark.parametrize("mode", ["child-dies-at-start", "child-dies-after-plogs"])
+def test_a_child_lost_before_its_digests_leaves_them_to_this_process(big_scene: Path, mode: str) -> None:
+    lost = _analyse(big_scene, mode)
     here = _analyse(big_scene, "plain", env={"SKDBG_NO_FORK": "1"})
     assert lost["forked"] is True
     assert lost["analysis"] == here["analysis"]
@@ -351,3 +370,20 @@ def test_a_ctrl_c_at_the_fork_runs_nothing_of_the_parent_in_the_child() -> None:
         """
     )
     assert out.decode() == "buffered before the fork; [1, 2, 3]\natexit ran in parent\n"
+
+
+def test_a_digest_handed_over_after_an_error_does_not_replace_it(tmp_path: Path) -> None:
+    """The first answer stands: an artifact that could not be read when G5 asked keeps its error, even
+    if a digest of it arrives later (the child read it before it changed), so no output lists a
+    SHA-256 for a file the gate said could not be hashed."""
+    from skdbg.scene import Artifact
+
+    elf = tmp_path / "kernel.o"
+    elf.mkdir()  # replaced by a directory after the child hashed it
+    artifact = Artifact(kind="bin_file", path=elf, root=tmp_path)
+    with pytest.raises(ParseError) as first:
+        artifact.digest()
+    artifact.remember_digest(4, "ab" * 32, 1.0)
+    with pytest.raises(ParseError) as again:
+        artifact.digest()
+    assert again.value is first.value

@@ -229,8 +229,8 @@ def open_context(
 
 def start_reading(ctx: TriageContext) -> None:
     """Start an analysis's background reads now: the plogs are scanned (hashing what they read) in a
-    forked child process or a worker thread, and the other artifacts hashed for G5 by that child once
-    its plogs are sent, or else in a worker thread, while the caller goes on. The scan starts first: a
+    forked child process or a worker thread, and the other artifacts hashed for G5 by that child
+    beside its scan, or else in a worker thread, while the caller goes on. The scan starts first: a
     process forks only while no other thread runs.
 
     Why a function of its own, here and not in the engine: ``skdbg analyze`` calls it right after
@@ -239,10 +239,17 @@ def start_reading(ctx: TriageContext) -> None:
     them; ``engine.analyze_staged`` calls it again (a no-op then). The outputs are those of a serial
     parse (see ``Evidence.start_plog_scan``)."""
     ev, scene = ctx.evidence, ctx.scene
-    plogs = [f.path for f in ev.plog_files]  # the scan hashes them as it reads them
-    hashed_by_scan = ev.start_plog_scan(on_digest=scene.adopt_digest, also=scene.digests_in_child(skip=plogs))
-    if not ev.plog_scan_forked:  # a forked scan's child hashes the other artifacts after its plogs
-        scene.start_hashing(skip=hashed_by_scan)
+    if ev.plog_scan_forked:  # the second call (the engine's): the child hashes, nothing to start
+        return
+    hashed_by_scan: list[str] = []
+    if not ev.plog_scan_started:
+        plogs = [f.path for f in ev.plog_files]  # the scan hashes them as it reads them
+        in_child = scene.digests_in_child(skip=plogs)
+        hashed_by_scan = ev.start_plog_scan(on_digest=scene.adopt_digest, also=in_child)
+        if ev.plog_scan_forked:  # its child hashes the other artifacts beside its scan: readers wait for it
+            in_child.expect()
+            return
+    scene.start_hashing(skip=hashed_by_scan)  # once per scene (a second call does nothing)
 
 
 def check_run_json(ctx: TriageContext) -> None:
