@@ -44,6 +44,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from itertools import accumulate, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, cast
@@ -1185,10 +1186,13 @@ def scan_plog_files(
     new_hasher: Callable[[], Hasher] | None = None,
     markers: Sequence[bytes] = FAULT_MARKERS,
     reached: Callable[[int], None] | None = None,
+    on_part: Callable[[int, PlogBatch], None] | None = None,
 ) -> Generator[ScannedFile, None, None]:
     """:func:`scan_plog_parts` of each of ``paths`` in turn (no pid filter), one :class:`ScannedFile`
     each, in order; each file's bytes go to a hasher of its own from ``new_hasher``; ``reached(i)``
-    is called before file ``i`` is opened (read-ahead).
+    is called before file ``i`` is opened (read-ahead). With ``on_part``, a file scanned alone hands
+    each batch to ``on_part(i, batch)`` as soon as it is made, and its :class:`ScannedFile` comes
+    without them (a forked scan sends them on while the file's later blocks are searched).
 
     Why: a scene of a thousand rotated plogs (or a thousand ranks) of a few hundred KB each made a
     dozen numpy passes per file, each a release of the GIL that the scan then waited up to the switch
@@ -1202,7 +1206,7 @@ def scan_plog_files(
     while their block is searched (see :mod:`skdbg.parsers.hashbehind`); each result is yielded with
     its hash complete."""
     with HashLane() as lane:  # settled on the way out: an abandoned scan leaves no view of the block
-        yield from _scan_files(paths, new_hasher, markers, reached, lane)
+        yield from _scan_files(paths, new_hasher, markers, reached, lane, on_part)
 
 
 def _scan_files(
@@ -1211,6 +1215,7 @@ def _scan_files(
     markers: Sequence[bytes],
     reached: Callable[[int], None] | None,
     lane: HashLane,
+    on_part: Callable[[int, PlogBatch], None] | None = None,
 ) -> Iterator[ScannedFile]:
     """:func:`scan_plog_files`, the packed files hashed through ``lane``."""
     # the largest file packed (-1: none, in a block too small to hold a few probes' worth)
@@ -1236,7 +1241,8 @@ def _scan_files(
         if st.st_size > limit:  # alone, as scan_plog_parts scans it (the scan closes the file)
             yield from _closing_on_exit(fd, _search_pack(pack, used, markers, lane))
             pack, used = [], 0
-            done = _scan_alone(path, hasher, markers, (fd, st), lane)  # the pack searched: lane idle
+            part_to = None if on_part is None else partial(on_part, i)
+            done = _scan_alone(path, hasher, markers, (fd, st), lane, part_to)  # the pack searched: lane idle
             _release(lane, last)  # a refused head leaves its hash pending
             done.stat = st
             yield done
@@ -1271,7 +1277,10 @@ def _scan_files(
         else:  # it grew past its fstat size while read: read again, alone, with a fresh hasher
             yield from _search_pack(pack, used, markers, lane)
             pack, used = [], 0
-            done = _scan_alone(path, new_hasher() if new_hasher is not None else None, markers, None, lane)
+            again = new_hasher() if new_hasher is not None else None
+            done = _scan_alone(
+                path, again, markers, None, lane, None if on_part is None else partial(on_part, i)
+            )
             _release(lane, last)
             yield done
     yield from _search_pack(pack, used, markers, lane, at_end=True)
@@ -1339,12 +1348,15 @@ def _scan_alone(
     markers: Sequence[bytes],
     opened: tuple[int, os.stat_result] | None,
     lane: HashLane | None = None,
+    on_part: Callable[[PlogBatch], None] | None = None,
 ) -> ScannedFile:
-    """:func:`scan_plog_parts` of one file, collected (``opened``, ``lane``: see :func:`_scan_parts`)."""
+    """:func:`scan_plog_parts` of one file, collected (``opened``, ``lane``: see :func:`_scan_parts`),
+    or each batch handed to ``on_part`` as it is made."""
     done = ScannedFile([], [], hasher)
+    keep = done.parts.append if on_part is None else on_part
     try:
         for part in _scan_parts(path, None, markers, done.gaps, hasher, opened, lane):
-            done.parts.append(part)
+            keep(part)
     except ParseError as exc:
         done.error = exc
     return done

@@ -217,10 +217,13 @@ def test_a_child_lost_part_way_loses_no_file(tmp_path: Path) -> None:
         real = pf._in_child
 
         def dies_after_two(paths, new_hasher, also=None):
-            for i, packed in enumerate(real(paths, new_hasher, also)):
-                yield packed
-                if i == 1:
-                    os._exit(9)
+            files = 0
+            for sent in real(paths, new_hasher, also):
+                for item in sent:  # one item a value: the loss comes right after the second file
+                    yield [item]
+                    files += item[0] == "f"
+                    if files == 2:
+                        os._exit(9)
 
         pf._in_child = dies_after_two  # the child runs it: a fork keeps the parent's module state
         scan = pf.start_forked_plog_scan(paths, hashed=True)
@@ -244,6 +247,35 @@ def test_a_child_lost_part_way_loses_no_file(tmp_path: Path) -> None:
     assert len(forked) == len(here) == len(paths)
     for a, b in zip(here, forked, strict=True):
         _same(unpack_scanned(a), unpack_scanned(b))
+
+
+@forks
+def test_a_forked_scan_gives_every_file_as_scanned_here(tmp_path: Path) -> None:
+    """Whole files and files sent a batch at a time (the large one, scanned alone: its batches are
+    unpacked here while the child makes the next) come back as the scan here gives them."""
+    paths = _plog_files(tmp_path)
+    big = Path(paths[-1])
+    big.write_bytes(big.read_bytes() + b"".join(MORE_LINES[0] + b"\n" for _ in range(5_000)))  # ~80 batches
+    out = _run(
+        f"""
+        import pickle, sys
+        import skdbg.parsers.plog_fork as pf
+        from skdbg.parsers.hashbehind import CountingSha256
+
+        paths = {paths!r}
+        scan = pf.start_forked_plog_scan(paths, hashed=True)
+        assert scan is not None, "the scan was not forked"
+        forked = [pf.pack_scanned(d) for d in scan.files()]
+        scan.finish()
+        here = [pf.pack_scanned(d) for d in pf.scan_files(paths, CountingSha256)]
+        sys.stdout.buffer.write(pickle.dumps((forked, here)))
+        """
+    )
+    forked, here = pickle.loads(out)
+    assert len(forked) == len(here) == len(paths)
+    for a, b in zip(here, forked, strict=True):
+        _same(unpack_scanned(a), unpack_scanned(b))
+    assert len(unpack_scanned(forked[-1]).parts) > 50  # the large file's batches, assembled in order
 
 
 _ANALYSE = """
