@@ -1,4 +1,4 @@
-"""An analysis's plog scan in a forked child process; its files come back here, one at a time.
+"""An analysis's plog scan in a forked child process; its files come back here, in order, as they are done.
 
 Why: the scan is numpy passes, SHA-256 of every byte and the records of the marker lines (~18,000 on
 the bench scene: the exception handler's table rows, copied into the plog). In a thread, it shared one
@@ -11,12 +11,15 @@ What crosses the pipe is each file's :class:`~skdbg.parsers.plog.ScannedFile` wi
 flattened to tuples of their fields (a pickled record costs several times its tuple, and building it
 again here from the tuple costs about a microsecond), the SHA-256 as its hex digest, and a file's
 :class:`~skdbg.parsers.common.ParseError` by its class, arguments and attributes (its ``__init__``
-takes other arguments than the ones it keeps). The parent files them exactly as the ones a scan in
-this process yields, so everything downstream is unchanged; a test holds the two to each other.
+takes other arguments than the ones it keeps). A file scanned alone (a large one) sends its batches of
+records ahead, a few at a time as they are made, and its :class:`ScannedFile` last; files searched
+together come whole. The parent files them exactly as the ones a scan in this process yields, so
+everything downstream is unchanged; tests hold the two to each other.
 
 A child that dies (killed, out of memory) or fails part-way loses nothing: the files it did not send
-are scanned here, from the first one missing, with the same results a whole scan gives (each file's
-lines are numbered from its own start whatever was scanned with it).
+whole (the batches of one it was sending are dropped) are scanned here, from the first one missing,
+with the same results a whole scan gives (each file's lines are numbered from its own start whatever
+was scanned with it).
 """
 
 from __future__ import annotations
@@ -170,7 +173,8 @@ def _in_child(
     """The child's work: the scan, in a thread that hands each batch of lines on as soon as it is
     made; this thread sends what has come meanwhile as one value (a list of items), so the parent
     files the first batches while the last are made, and a fast scan sends few values. Then
-    ``also``'s result, ``("a", result)`` (None when it raised: this process does the work then),
+    ``also``'s result, as a value of its own, ``[("a", result)]`` (None when it raised: this process
+    does the work then),
     computed in a thread of its own beside the scan so the last file is not held up by it.
 
     numpy loads here (the parent never needs it); its OpenBLAS would start a pool of threads at load,
@@ -188,7 +192,8 @@ def _in_child(
 
         worker = threading.Thread(target=work, name="skdbg-child-also", daemon=True)
         worker.start()
-    items: queue.SimpleQueue[_Item] = queue.SimpleQueue()
+    # bounded: should the parent read slowly, the scan waits instead of holding many files' records
+    items: queue.Queue[_Item] = queue.Queue(maxsize=64)
 
     def scan() -> None:
         held: list[tuple[list[object], bool]] = []  # batches not handed on yet
@@ -206,9 +211,9 @@ def _in_child(
                     items.put(("p", held))
                     held = []
                 items.put(("f", pack_scanned(done)))
-        except BaseException:  # the stream ends early: the parent scans the rest itself
+        except BaseException:  # the stream ends early: the parent scans the rest itself (no traceback)
             items.put(_FAILED)
-            raise
+            return
         items.put(_END)
 
     threading.Thread(target=scan, name="skdbg-child-scan", daemon=True).start()
@@ -219,6 +224,8 @@ def _in_child(
                 sent.append(items.get_nowait())
         tail = sent[-1]
         if tail is _FAILED:
+            if len(sent) > 1:  # the files before the failure are the parent's to file, not to redo
+                yield sent[:-1]
             raise RuntimeError("the child's scan failed")  # the stream ends without its end frame
         if tail is _END:
             if len(sent) > 1:
@@ -254,7 +261,9 @@ class ForkedPlogScan:
         self._also = also
         new_hasher = self._new_hasher
         self._files = 0  # files received whole
-        self._after: list[_Item] = []  # what came after the last file in the same value
+        self._after: list[
+            _Item
+        ] = []  # items after the last file read with it (none: ``("a", ...)`` comes alone)
         self._stream: ForkedStream[list[_Item]] = ForkedStream(
             lambda: _in_child(self._paths, new_hasher, also)
         )

@@ -249,33 +249,73 @@ def test_a_child_lost_part_way_loses_no_file(tmp_path: Path) -> None:
         _same(unpack_scanned(a), unpack_scanned(b))
 
 
-@forks
-def test_a_forked_scan_gives_every_file_as_scanned_here(tmp_path: Path) -> None:
-    """Whole files and files sent a batch at a time (the large one, scanned alone: its batches are
-    unpacked here while the child makes the next) come back as the scan here gives them."""
+def _large_in_the_middle(tmp_path: Path) -> list[str]:
+    """:func:`_plog_files` with the large file (scanned alone: sent in batches) second, its marker
+    lines ~80 batches' worth."""
     paths = _plog_files(tmp_path)
     big = Path(paths[-1])
-    big.write_bytes(big.read_bytes() + b"".join(MORE_LINES[0] + b"\n" for _ in range(5_000)))  # ~80 batches
-    out = _run(
-        f"""
-        import pickle, sys
-        import skdbg.parsers.plog_fork as pf
-        from skdbg.parsers.hashbehind import CountingSha256
+    big.write_bytes(big.read_bytes() + b"".join(MORE_LINES[0] + b"\n" for _ in range(5_000)))
+    return [paths[0], paths[-1], *paths[1:-1]]
 
-        paths = {paths!r}
-        scan = pf.start_forked_plog_scan(paths, hashed=True)
-        assert scan is not None, "the scan was not forked"
-        forked = [pf.pack_scanned(d) for d in scan.files()]
-        scan.finish()
-        here = [pf.pack_scanned(d) for d in pf.scan_files(paths, CountingSha256)]
-        sys.stdout.buffer.write(pickle.dumps((forked, here)))
-        """
-    )
-    forked, here = pickle.loads(out)
+
+_RECORDED = """
+import os, pickle, sys
+import skdbg.parsers.plog_fork as pf
+from skdbg.parsers.hashbehind import CountingSha256
+
+paths = {paths!r}
+die_after_batches = {die!r}
+real = pf._in_child
+
+def one_item_a_value(paths, new_hasher, also=None):
+    seen = 0
+    for sent in real(paths, new_hasher, also):
+        for item in sent:
+            yield [item]
+            seen += item[0] == "p"
+            if seen == die_after_batches:
+                os._exit(9)  # the large file's batches partly sent
+
+pf._in_child = one_item_a_value  # the child runs it: a fork keeps the parent's module state
+scan = pf.start_forked_plog_scan(paths, hashed=True)
+assert scan is not None, "the scan was not forked"
+# this process's side, recorded from now on (the child has forked)
+inside, scanned_here = [], []
+real_unpack, real_scan = pf.unpack_scanned, pf.scan_files
+pf.unpack_scanned = lambda packed: inside.append(len(packed[0])) or real_unpack(packed)
+pf.scan_files = lambda paths, new_hasher: scanned_here.append(list(paths)) or real_scan(paths, new_hasher)
+forked = [pf.pack_scanned(d) for d in scan.files()]
+scan.finish()
+pf.unpack_scanned, pf.scan_files = real_unpack, real_scan
+here = [pf.pack_scanned(d) for d in pf.scan_files(paths, CountingSha256)]
+sys.stdout.buffer.write(pickle.dumps((forked, here, inside, scanned_here)))
+"""
+
+
+@forks
+def test_a_forked_scan_gives_every_file_as_scanned_here(tmp_path: Path) -> None:
+    """Whole files and a file sent a batch at a time (the large one, scanned alone, between the
+    others) come back as the scan here gives them."""
+    paths = _large_in_the_middle(tmp_path)
+    forked, here, inside, scanned_here = pickle.loads(_run(_RECORDED.format(paths=paths, die=None)))
     assert len(forked) == len(here) == len(paths)
     for a, b in zip(here, forked, strict=True):
         _same(unpack_scanned(a), unpack_scanned(b))
-    assert len(unpack_scanned(forked[-1]).parts) > 50  # the large file's batches, assembled in order
+    assert len(unpack_scanned(forked[1]).parts) > 50
+    assert inside[1] == 0  # the large file's whole result came without its batches: they came ahead
+    assert scanned_here == []
+
+
+@forks
+def test_a_child_lost_inside_a_file_sent_in_batches_loses_no_line(tmp_path: Path) -> None:
+    """The child dies after two batches of the large file: they are dropped, and that file and the
+    ones after it are scanned here."""
+    paths = _large_in_the_middle(tmp_path)
+    forked, here, _, scanned_here = pickle.loads(_run(_RECORDED.format(paths=paths, die=2)))
+    assert scanned_here == [paths[1:]]
+    assert len(forked) == len(here) == len(paths)
+    for a, b in zip(here, forked, strict=True):
+        _same(unpack_scanned(a), unpack_scanned(b))
 
 
 _ANALYSE = """
