@@ -353,7 +353,12 @@ class Evidence:
         # started before the thread that files its results: a process may fork only while no other
         # thread runs (None: the scan runs in that thread, as before)
         forked = start_forked_plog_scan(self._plog_paths()[1], hashed=on_digest is not None, also=also)
-        self._plog_scan = _PlogScan(self, forked)
+        try:
+            self._plog_scan = _PlogScan(self, forked)
+        except BaseException:  # no thread to file what the child sends (Ctrl-C, no thread to be had)
+            if forked is not None:
+                forked.abandon()
+            raise
         return [f.path for f in self.plog_files] if on_digest is not None else []
 
     @property

@@ -317,6 +317,13 @@ class ForkedPlogScan:
             if also is not None:
                 also.settle()
 
+    def abandon(self) -> None:
+        """Nobody will read what the child sends: end it now, and let the readers ``also`` would have
+        served do the work themselves."""
+        self._stream.close()
+        if self._also is not None:
+            self._also.settle()
+
 
 def start_forked_plog_scan(
     paths: Sequence[str], *, hashed: bool, also: ChildWork | None = None

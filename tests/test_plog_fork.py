@@ -459,3 +459,42 @@ def test_a_digest_handed_over_after_an_error_does_not_replace_it(tmp_path: Path)
     with pytest.raises(ParseError) as again:
         artifact.digest()
     assert again.value is first.value
+
+
+@forks
+def test_a_scan_nobody_can_file_ends_its_child(tmp_path: Path) -> None:
+    """When the thread that files the child's results cannot start (no thread to be had, Ctrl-C at that
+    moment), the error reaches the caller and the child is ended and reaped at once, not left writing
+    into a pipe no one reads until the process ends."""
+    paths = _plog_files(tmp_path)
+    out = _run(
+        f"""
+        import json, os
+        import skdbg.parsers.background as background
+        import skdbg.parsers.plog_fork as pf
+        from skdbg.scene import evidence_for, open_scene
+
+        def no_thread(self, *args, **kwargs):
+            raise RuntimeError("can't start new thread")
+
+        background.BackgroundLoad.__init__ = no_thread
+        started = []
+        real = pf.start_forked_plog_scan
+        pf.start_forked_plog_scan = lambda *a, **k: started.append(real(*a, **k)) or started[-1]
+        got = {{}}
+        ev = evidence_for(open_scene({str(tmp_path)!r}))  # the plogs of _plog_files
+        assert len(ev.plog_files) == {len(paths) - 1}, ev.plog_files  # all but the missing one
+        try:
+            ev.start_plog_scan()
+        except RuntimeError as exc:
+            got["error"] = str(exc)
+        got["forked"] = started[0] is not None
+        try:
+            os.waitpid(-1, os.WNOHANG)
+            got["children"] = "some"
+        except ChildProcessError:
+            got["children"] = "none"
+        print(json.dumps(got))
+        """
+    )
+    assert json.loads(out) == {"error": "can't start new thread", "forked": True, "children": "none"}
