@@ -134,14 +134,32 @@ def test_no_fork_when_told_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert start_forked_plog_scan([str(big)], hashed=True) is None
 
 
+#: for the scripts below: "none" when this process has no child left (all reaped), else "some"
+_CHILDREN_LEFT = """
+import os as _os
+
+
+def children_left():
+    try:
+        _os.waitpid(-1, _os.WNOHANG)
+    except ChildProcessError:
+        return "none"
+    return "some"
+"""
+
+
 def _run(code: str, *, env: dict[str, str] | None = None) -> bytes:
-    """``code`` in a fresh interpreter (no other thread: it may fork); its stdout."""
+    """``code`` in a fresh interpreter (no other thread: it may fork), after :data:`_CHILDREN_LEFT`;
+    its stdout."""
     full = dict(os.environ)
     full.pop("SKDBG_NO_FORK", None)
     full.update(env or {})
     full["PYTHONPATH"] = os.pathsep.join([str(ROOT), full.get("PYTHONPATH", "")])
     proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, env=full, timeout=120
+        [sys.executable, "-c", _CHILDREN_LEFT + textwrap.dedent(code)],
+        capture_output=True,
+        env=full,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")
     return proc.stdout
@@ -188,11 +206,7 @@ def test_a_stream_gives_the_values_in_order_and_a_lost_child_says_how_many() -> 
 
         with ForkedStream(endless) as s:  # left part-way: close ends the child and reaps it
             next(iter(s))
-        try:
-            os.waitpid(-1, os.WNOHANG)
-            got["zombies"] = "some"
-        except ChildProcessError:
-            got["zombies"] = "none"
+        got["zombies"] = children_left()
         print(json.dumps(got))
         """
     )
@@ -489,11 +503,7 @@ def test_a_scan_nobody_can_file_ends_its_child(tmp_path: Path) -> None:
         except RuntimeError as exc:
             got["error"] = str(exc)
         got["forked"] = started[0] is not None
-        try:
-            os.waitpid(-1, os.WNOHANG)
-            got["children"] = "some"
-        except ChildProcessError:
-            got["children"] = "none"
+        got["children"] = children_left()
         print(json.dumps(got))
         """
     )
