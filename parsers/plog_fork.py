@@ -261,9 +261,6 @@ class ForkedPlogScan:
         self._also = also
         new_hasher = self._new_hasher
         self._files = 0  # files received whole
-        self._after: list[
-            _Item
-        ] = []  # items after the last file read with it (none: ``("a", ...)`` comes alone)
         self._stream: ForkedStream[list[_Item]] = ForkedStream(
             lambda: _in_child(self._paths, new_hasher, also)
         )
@@ -280,10 +277,7 @@ class ForkedPlogScan:
                     if item[0] == "p":
                         parts.extend((_unpack_items(batch), records_only) for batch, records_only in item[1])
                         continue
-                    if item[0] != "f":  # ``also``'s result: kept for finish
-                        self._after.append(item)
-                        continue
-                    done = unpack_scanned(item[1])
+                    done = unpack_scanned(item[1])  # an "f" item: ``("a", ...)`` comes alone, after the files
                     if parts:
                         done.parts[:0] = parts
                         parts = []
@@ -305,8 +299,7 @@ class ForkedPlogScan:
         stream, also = self._stream, self._also
         try:
             if also is not None and self._files == len(self._paths):
-                after = self._after or next(iter(stream), [])
-                result = next((item[1] for item in after if item[0] == "a"), None)
+                result = next((item[1] for item in next(iter(stream), []) if item[0] == "a"), None)
                 if result is not None:
                     also.adopt(result)
             stream.drain()
