@@ -34,7 +34,7 @@ from dataclasses import fields
 from operator import attrgetter
 from typing import Any, Protocol
 
-from skdbg.forkstream import ChildLost, ForkedStream, can_fork_child
+from skdbg.forkstream import ChildLost, ForkedStream, StandbyChild, can_fork_child
 from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import ParseError
 from skdbg.parsers.hashbehind import CountingSha256, Hasher, Sha256Done
@@ -177,11 +177,9 @@ def _in_child(
     does the work then),
     computed in a thread of its own beside the scan so the last file is not held up by it.
 
-    numpy loads here (the parent never needs it); its OpenBLAS would start a pool of threads at load,
-    one per CPU, costing ~0.04 s of CPU the parent's parsing could have used on a 2-core machine. The
-    scan does no linear algebra, so the child's pool is told to be one thread (read when the library
-    loads; the parent's environment is left as it is)."""
-    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    numpy loads in the child (the parent never needs it): in a standby child forked ahead, while the
+    parent opens the scene (:func:`_get_ready`), else here."""
+    _one_blas_thread()
     box: list[object] = []
     worker = None
     if also is not None:
@@ -237,6 +235,88 @@ def _in_child(
         yield [("a", box[0] if box else None)]
 
 
+def _one_blas_thread() -> None:
+    """numpy's OpenBLAS would start a pool of threads at load, one per CPU, costing ~0.04 s of CPU the
+    parent's parsing could have used on a 2-core machine. The scan does no linear algebra, so the
+    child's pool is told to be one thread (read when the library loads; the parent's environment is
+    left as it is)."""
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+
+
+def _get_ready(modules: tuple[str, ...]) -> None:
+    """A standby child's preparation (:func:`prepare_scan_child`): what its scan will import."""
+    _one_blas_thread()
+    import importlib
+
+    import numpy  # noqa: F401
+
+    for name in modules:
+        importlib.import_module(name)
+
+
+#: the standby child :func:`prepare_scan_child` forked, until a scan takes it or it is dismissed
+_STANDBY: list[StandbyChild[list[_Item]]] = []
+
+
+def prepare_scan_child(scene: str | os.PathLike[str], modules: Sequence[str] = ()) -> bool:
+    """Fork now the child a plog scan of ``scene`` started later in this process will run in (when
+    one is: :func:`start_forked_plog_scan` takes it, else :func:`dismiss_scan_child` ends it); True
+    when forked. It loads numpy and ``modules`` (those of the ``also`` work a scan will give it: it
+    comes pickled) while this process goes on. Only where a scan could fork
+    (:func:`~skdbg.forkstream.can_fork_child`), when the scene's logs look large enough for the scan
+    to fork (:func:`logs_reach`), and once.
+
+    Why: ``skdbg analyze`` calls it first thing, before it imports the triage stages and opens the
+    scene (~0.07 s on the bench scene); the child's numpy import (~0.08 s) then costs nothing on the
+    way to the scan, which is the analysis's last stretch on a scene with a large plog. Why the size
+    guess: on a small scene no scan forks, and an idle child alive beside the analysis costs it
+    ~0.02 s (the fork, then a copy of each memory page the analysis writes to while the child shares
+    it)."""
+    if _STANDBY or not can_fork_child() or not logs_reach(scene, FORK_MIN_BYTES):
+        return False
+    try:
+        _STANDBY.append(StandbyChild(lambda: _get_ready(tuple(modules))))
+    except OSError:
+        return False
+    return True
+
+
+def dismiss_scan_child() -> None:
+    """End the standby child, if no scan took it (none came, or the plogs were too small to fork
+    for). Call it when the work that could have started a scan is over."""
+    while _STANDBY:
+        _STANDBY.pop().dismiss()
+
+
+def logs_reach(root: str | os.PathLike[str], size: int) -> bool:
+    """The ``*.log`` files under ``root``, outside its ``sk_meta`` folders, hold ``size`` bytes or
+    more (the walk stops once they do): where a scene's plogs are, before the scene is opened.
+
+    A guess, and only ever used as one (:func:`prepare_scan_child`): it counts logs that are not
+    plogs, and the scan may count plogs this misses (a plog named ``*.log`` inside ``sk_meta``).
+    Folder links are not followed; an unreadable folder or file counts for nothing."""
+    total = 0
+    folders = [os.fspath(root)]
+    while folders:
+        try:
+            entries = os.scandir(folders.pop())
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name != "sk_meta":
+                            folders.append(entry.path)
+                    elif entry.name.endswith(".log") and entry.is_file(follow_symlinks=False):
+                        total += entry.stat(follow_symlinks=False).st_size
+                        if total >= size:
+                            return True
+                except OSError:
+                    continue
+    return False
+
+
 def _at_least(paths: Sequence[str], size: int) -> bool:
     """The files of ``paths`` hold ``size`` bytes or more (stat'ed until they are known to)."""
     total = 0
@@ -255,15 +335,26 @@ class ForkedPlogScan:
     and :meth:`finish` hands ``also``'s result (computed in the child beside the scan) to
     ``also.adopt``."""
 
-    def __init__(self, paths: Sequence[str], *, hashed: bool, also: ChildWork | None = None) -> None:
+    def __init__(
+        self,
+        paths: Sequence[str],
+        *,
+        hashed: bool,
+        also: ChildWork | None = None,
+        standby: StandbyChild[list[_Item]] | None = None,
+    ) -> None:
+        """Fork the child now, or hand the work to ``standby`` (forked earlier: the paths and ``also``
+        go to it pickled)."""
         self._paths = list(paths)
         self._new_hasher: Callable[[], Hasher] | None = CountingSha256 if hashed else None
         self._also = also
         new_hasher = self._new_hasher
         self._files = 0  # files received whole
-        self._stream: ForkedStream[list[_Item]] = ForkedStream(
-            lambda: _in_child(self._paths, new_hasher, also)
-        )
+        self._stream: ForkedStream[list[_Item]]
+        if standby is not None:
+            self._stream = standby.start(_in_child, self._paths, new_hasher, also)
+        else:
+            self._stream = ForkedStream(lambda: _in_child(self._paths, new_hasher, also))
 
     def files(self) -> Generator[ScannedFile, None, None]:
         """Every path's :class:`ScannedFile`, in order: from the child (a file scanned alone in batches
@@ -285,13 +376,13 @@ class ForkedPlogScan:
                     yield done
                 if self._files == last:
                     return
-            return
         except ChildLost:
-            rest = self._paths[self._files :]
+            pass
         finally:
             if self._files < last:  # lost, or left part-way: the child is ended
                 self._stream.close()
-        yield from scan_files(rest, self._new_hasher)
+        # lost, or (never from _in_child) a stream that ended short of the files: the rest is scanned here
+        yield from scan_files(self._paths[self._files :], self._new_hasher)
 
     def finish(self) -> None:
         """After every file: ``also``'s result handed to ``also.adopt`` (when the child sent it), the
@@ -321,13 +412,17 @@ class ForkedPlogScan:
 def start_forked_plog_scan(
     paths: Sequence[str], *, hashed: bool, also: ChildWork | None = None
 ) -> ForkedPlogScan | None:
-    """The scan of ``paths`` in a child process, started now, or None when it would not pay or is not
-    safe (:func:`~skdbg.forkstream.can_fork_child`, :data:`FORK_MIN_BYTES`) or the system refused a
-    process: the caller scans in this process then. ``hashed``: each file's SHA-256 comes back too;
+    """The scan of ``paths`` in a child process, started now (in the standby child of
+    :func:`prepare_scan_child` when there is one), or None when it would not pay or is not safe
+    (:func:`~skdbg.forkstream.can_fork_child`, :data:`FORK_MIN_BYTES`: a standby child is dismissed
+    then) or the system refused a process: the caller scans in this process then. ``hashed``: each file's SHA-256 comes back too;
     ``also``: more work the child does beside the scan (:class:`ChildWork`)."""
-    if not can_fork_child() or not _at_least(paths, FORK_MIN_BYTES):
+    standby = _STANDBY.pop() if _STANDBY else None
+    if not _at_least(paths, FORK_MIN_BYTES) or (standby is None and not can_fork_child()):
+        if standby is not None:
+            standby.dismiss()
         return None
     try:
-        return ForkedPlogScan(paths, hashed=hashed, also=also)
+        return ForkedPlogScan(paths, hashed=hashed, also=also, standby=standby)
     except OSError:  # no process or pipe to be had (a limit on processes, on open files)
         return None

@@ -41,6 +41,8 @@ from skdbg.show import one_line
 
 if TYPE_CHECKING:
     from skdbg.triage.cache import CachedAnalysis
+    from skdbg.triage.context import TriageContext
+    from skdbg.triage.model import Analysis
 
 #: the epilog of a command that writes a folder: the output-folder convention, then the exit codes
 OUTPUT_EXIT_HELP = OUTPUT_FOLDER_HELP + "\n\n" + EXIT_CODES_HELP
@@ -429,6 +431,37 @@ def analyze(
             else:
                 _print_analysis(hit.analysis, fmt)
             return
+    from skdbg.parsers.plog_fork import dismiss_scan_child, prepare_scan_child
+
+    # the child a large plog's scan runs in is forked first: it loads numpy (and the module of the
+    # hashing it does beside the scan) while this process imports the triage stages and opens the
+    # scene, and is ended unless the scan takes it
+    prepare_scan_child(scene, ("skdbg.scene",))
+    try:
+        analysis, ctx = _analyze_afresh(scene, run_json, source_root, pid, skew, grace, no_cache)
+        layout = ctx.scene.layout
+        _note_no_sk(analysis.fault.kind, ctx.root, bool(layout.models or layout.prof_files))
+        if session_id is not None:
+            from skdbg.workflow import freeze
+
+            with _open_ledger(session_dir) as ledger:
+                a = freeze(ledger, session_id, ctx=ctx, analysis=analysis)
+            click.echo(f"skdbg: recorded {a.round_id}/{a.key} ({a.status}) in session {session_id}", err=True)
+    finally:
+        dismiss_scan_child()
+    _print_analysis(analysis, fmt)
+
+
+def _analyze_afresh(
+    scene: Path,
+    run_json: Path | None,
+    source_root: Path | None,
+    pid: int | None,
+    skew: float,
+    grace: float,
+    no_cache: bool,
+) -> tuple[Analysis, TriageContext]:
+    """``analyze``'s analysis when the result cache had none: ``(analysis, context)``."""
     from skdbg.triage.context import check_inputs, open_context, start_reading
 
     ctx = open_context(
@@ -446,15 +479,7 @@ def analyze(
         from skdbg.triage.cache import AnalysisCache
 
         analysis = AnalysisCache().analyze(ctx, analyze_context)
-    layout = ctx.scene.layout
-    _note_no_sk(analysis.fault.kind, ctx.root, bool(layout.models or layout.prof_files))
-    if session_id is not None:
-        from skdbg.workflow import freeze
-
-        with _open_ledger(session_dir) as ledger:
-            a = freeze(ledger, session_id, ctx=ctx, analysis=analysis)
-        click.echo(f"skdbg: recorded {a.round_id}/{a.key} ({a.status}) in session {session_id}", err=True)
-    _print_analysis(analysis, fmt)
+    return analysis, ctx
 
 
 def _cache_hit(

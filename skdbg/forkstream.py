@@ -25,7 +25,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from typing import BinaryIO, Generic, TypeVar
+from typing import Any, BinaryIO, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -121,7 +121,9 @@ class ForkedStream(Generic[T]):
     only when :func:`can_fork_child` says so; ``OSError`` from ``fork`` or ``pipe`` is the caller's to
     handle (the system refused a process: compute in this one)."""
 
-    def __init__(self, produce: Callable[[], Iterable[T]]) -> None:
+    def __init__(self, produce: Callable[[], Iterable[T]], *, child_closes: Iterable[int] = ()) -> None:
+        """Fork now; ``child_closes``: descriptors of this process the child closes first (the ends of
+        other pipes the child must not hold, as :class:`StandbyChild`'s work pipe)."""
         read_fd, write_fd = os.pipe()
         parent = os.getpid()
         sys.stdout.flush()  # a child must not write out its copies of these buffers: empty them first
@@ -139,6 +141,8 @@ class ForkedStream(Generic[T]):
         if pid == 0:  # the child: never returns, whatever happens in it
             try:
                 os.close(read_fd)
+                for fd in child_closes:
+                    os.close(fd)
                 _child(produce, write_fd, parent)
             finally:
                 os._exit(1)
@@ -201,3 +205,82 @@ class ForkedStream(Generic[T]):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class StandbyChild(Generic[T]):
+    """A child forked before its work is known: it gets ready (``ready()``: imports, say) while this
+    process goes on, then waits for the work :meth:`start` sends, and streams its values back as a
+    :class:`ForkedStream` does.
+
+    Why: a child forked when its work is known starts cold. The plog scan's child spent its first
+    ~0.08 s importing numpy, the last stretch of an analysis on the bench scene, while this process
+    was still importing and opening the scene with the second CPU idle. Forked first, it imports
+    beside those steps and starts scanning the moment its files are known.
+
+    The work comes pickled through a pipe: a module-level function and its arguments (picklable).
+    The child reads it in a thread while it gets ready, so :meth:`start` never waits on a pipe the
+    child has not drained. :meth:`dismiss` ends a child that will get no work (it is killed: getting
+    ready has no effect outside it). Create one only when :func:`can_fork_child` says so; ``OSError``
+    from ``fork`` or ``pipe`` is the caller's, as for :class:`ForkedStream`."""
+
+    def __init__(self, ready: Callable[[], object]) -> None:
+        work_r, work_w = os.pipe()
+        try:
+            self._stream: ForkedStream[T] = ForkedStream(
+                lambda: _standby(ready, work_r), child_closes=(work_w,)
+            )
+        except BaseException:
+            os.close(work_r)
+            os.close(work_w)
+            raise
+        os.close(work_r)
+        self._work: int | None = work_w
+
+    @property
+    def pid(self) -> int | None:
+        """The child's process id while it is not reaped."""
+        return self._stream.pid
+
+    def start(self, produce: Callable[..., Iterable[T]], *args: object) -> ForkedStream[T]:
+        """Send the work, ``produce(*args)`` (``produce`` a module-level function, ``args`` picklable),
+        and return the stream of its values. Once only. A child lost meanwhile shows as the stream's
+        :class:`ChildLost` with nothing received: the caller computes everything itself."""
+        fd, self._work = self._work, None
+        if fd is None:
+            raise RuntimeError("a standby child's work is sent once")
+        data = pickle.dumps((produce, args), protocol=pickle.HIGHEST_PROTOCOL)
+        with contextlib.suppress(OSError), open(fd, "wb") as out:  # BrokenPipeError: the child is gone
+            out.write(len(data).to_bytes(_LEN, "little"))
+            out.write(data)
+        return self._stream
+
+    def dismiss(self) -> None:
+        """No work will come: end the child now and reap it (nothing it did leaves it)."""
+        fd, self._work = self._work, None
+        if fd is not None:
+            os.close(fd)
+        self._stream.close()
+
+
+def _standby(ready: Callable[[], object], work_fd: int) -> Iterator[Any]:
+    """The standby child's producer: ``ready()`` while a thread reads the work (its length, then its
+    pickle: no wait for the pipe's end, which another process forked meanwhile may hold open), then
+    the work's values. No work (the pipe closed before it: dismissed, or sending failed) ends the
+    child without the end frame: the parent sees it lost, never a finished stream of no values."""
+    box: list[bytes] = []
+
+    def read() -> None:
+        with open(work_fd, "rb") as pipe:
+            head = pipe.read(_LEN)
+            if len(head) == _LEN:
+                box.append(pipe.read(int.from_bytes(head, "little")))
+
+    reader = threading.Thread(target=read, name="skdbg-child-work", daemon=True)
+    reader.start()
+    with contextlib.suppress(Exception):  # the work imports what it needs all the same
+        ready()
+    reader.join()
+    if not box or not box[0]:
+        raise RuntimeError("a standby child got no work")
+    produce, args = pickle.loads(box[0])
+    yield from produce(*args)

@@ -12,7 +12,7 @@ import hashlib
 import os
 import stat
 import threading
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -338,6 +338,26 @@ class ArtifactDigests:
     def settle(self) -> None:
         """No more digests will come: readers stop waiting (and hash what has none)."""
         self.arrived.set()
+
+    def __reduce__(self) -> tuple[Callable[..., ArtifactDigests], tuple[object, ...]]:
+        """Pickled for a child forked before the scene was opened (``skdbg analyze``'s standby child,
+        ``parsers/plog_fork.py``): each artifact's kind and paths, no more. The copy hashes them there
+        and its digests come back by index, as from a child forked with the artifacts in place."""
+        todo = self.todo
+        return _detached_digests, (
+            [a.kind for a in todo],
+            [str(a.path) for a in todo],
+            [str(a.root) for a in todo],
+        )
+
+
+def _detached_digests(kinds: list[str], paths: list[str], roots: list[str]) -> ArtifactDigests:
+    """An :class:`ArtifactDigests` rebuilt from its pickle (:meth:`ArtifactDigests.__reduce__`); the
+    scene's artifacts share one or two roots, so each is made into a path once."""
+    root_paths = {r: Path(r) for r in set(roots)}
+    return ArtifactDigests(
+        [Artifact(k, Path(p), root_paths[r]) for k, p, r in zip(kinds, paths, roots, strict=True)]
+    )
 
 
 class NotASceneError(ParseError):

@@ -339,9 +339,15 @@ from skdbg.triage.context import check_inputs, open_context, start_reading
 from skdbg.triage.engine import analyze_context
 from skdbg.triage.jsontext import analysis_json_text
 
+import skdbg.forkstream as forkstream
 import skdbg.parsers.plog_fork as plog_fork
 
-if sys.argv[2] == "child-dies-at-start":  # as it starts hashing the artifacts, beside its scan
+standby_used = []
+if sys.argv[2] == "standby":  # as `skdbg analyze` does: the child forked before the scene is opened
+    real_start = forkstream.StandbyChild.start
+    forkstream.StandbyChild.start = lambda self, *a: standby_used.append(1) or real_start(self, *a)
+    assert plog_fork.prepare_scan_child(sys.argv[1], ("skdbg.scene",)), "no standby child"
+elif sys.argv[2] == "child-dies-at-start":  # as it starts hashing the artifacts, beside its scan
     scene_module.ArtifactDigests.compute = lambda self: os._exit(7)
 elif sys.argv[2] == "child-dies-after-plogs":  # every plog sent, the digests never
     real_child = plog_fork._in_child
@@ -362,6 +368,9 @@ _ = ctx.evidence.plogs
 text = analysis_json_text(analyze_context(ctx))
 print(json.dumps({
     "forked": forked,
+    "standby_used": bool(standby_used),
+    "standby_left": len(plog_fork._STANDBY),
+    "children": children_left(),
     "thread_hashed": ctx.scene._hasher is not None,
     "hashed_here": sorted(os.path.basename(p) for p in hashed_here),
     "analysis": text,
@@ -391,7 +400,10 @@ def big_scene(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _analyse(root: Path, mode: str, env: dict[str, str] | None = None) -> dict[str, object]:
-    code = f"import runpy, sys; sys.argv = ['x', {str(root)!r}, {mode!r}]; runpy.run_path({str(root / 'analyse.py')!r})"
+    code = (
+        f"import runpy, sys; sys.argv = ['x', {str(root)!r}, {mode!r}]; "
+        f"runpy.run_path({str(root / 'analyse.py')!r}, init_globals={{'children_left': children_left}})"
+    )
     return cast("dict[str, object]", json.loads(_run(code, env=env)))
 
 
@@ -413,6 +425,20 @@ def test_an_analysis_with_the_scan_forked_is_the_analysis_without(big_scene: Pat
     ]
     assert len(cast("list[str]", forked["hashed_here"])) == 1
     assert here["thread_hashed"] is True
+
+
+@forks
+def test_an_analysis_in_a_standby_child_is_the_analysis_without(big_scene: Path) -> None:
+    """The child forked before the scene was opened gets the paths and the artifacts to hash pickled,
+    and gives what a child forked with them in place gives."""
+    standby = _analyse(big_scene, "standby")
+    here = _analyse(big_scene, "plain", env={"SKDBG_NO_FORK": "1"})
+    assert (standby["forked"], standby["standby_used"], standby["standby_left"]) == (True, True, 0)
+    assert standby["analysis"] == here["analysis"]
+    assert (standby["gaps"], standby["errors"]) == (here["gaps"], here["errors"])
+    # the child hashed every other artifact (from their pickled paths): only the binary plog here
+    assert [p[-7:] for p in cast("list[str]", standby["hashed_here"])] == ["999.log"]
+    assert standby["children"] == "none"
 
 
 @forks
@@ -508,3 +534,139 @@ def test_a_scan_nobody_can_file_ends_its_child(tmp_path: Path) -> None:
         """
     )
     assert json.loads(out) == {"error": "can't start new thread", "forked": True, "children": "none"}
+
+
+@forks
+def test_a_standby_child_gets_ready_then_streams_the_work_it_is_sent() -> None:
+    """``ready`` runs in the child before the work (even when it fails, the work still runs); an
+    argument larger than a pipe holds goes through; work that never arrives is a lost child; a
+    dismissed child is ended and reaped; the work is sent once."""
+    out = _run(
+        """
+        import json, os
+        from skdbg.forkstream import ChildLost, StandbyChild
+
+        READY = {}
+
+        def ready():
+            READY["pid"] = os.getpid()
+
+        def not_ready():
+            raise ImportError("no such module")
+
+        def work(big, n):
+            yield READY.get("pid") == os.getpid()  # ready ran, and in this very process
+            yield len(big)
+            yield from range(n)
+
+        got = {}
+        child = StandbyChild(ready)
+        got["values"] = list(child.start(work, b"x" * 3_000_000, 3))
+        try:
+            child.start(work, b"", 0)
+        except RuntimeError as exc:
+            got["again"] = str(exc)
+        got["after_failed_ready"] = list(StandbyChild(not_ready).start(work, b"ab", 1))
+        lost = StandbyChild(ready)  # its work goes astray (the pipe is swapped for /dev/null)
+        os.close(lost._work)
+        lost._work = os.open(os.devnull, os.O_WRONLY)
+        try:
+            got["astray"] = list(lost.start(work, b"", 0))
+        except ChildLost as exc:
+            got["astray"] = exc.received
+        lost.dismiss()
+        idle = StandbyChild(ready)
+        idle.dismiss()
+        idle.dismiss()  # a second dismiss does nothing
+        got["children"] = children_left()
+        print(json.dumps(got))
+        """
+    )
+    assert json.loads(out) == {
+        "values": [True, 3_000_000, 0, 1, 2],
+        "again": "a standby child's work is sent once",
+        "after_failed_ready": [False, 2, 0],
+        "astray": 0,  # lost with nothing received: never a finished stream of no values
+        "children": "none",
+    }
+
+
+def _small_scene_with_a_large_log(tmp_path: Path, plogs: bool) -> Path:
+    """A bundled scene whose plogs are small (or gone), beside a large ``*.log`` that is no plog: the
+    guess of :func:`logs_reach` says fork, the scan then does not (or there is none)."""
+    import shutil
+
+    root = tmp_path / "scene"
+    shutil.copytree(ROOT / "examples" / "scenes" / "high-single-stream", root)
+    if not plogs:
+        for p in root.rglob("plog-*.log"):
+            p.unlink()
+    (root / "notes.log").write_bytes(b"a note that is no plog line\n" * (FORK_MIN_BYTES // 20))
+    return root
+
+
+@forks
+@pytest.mark.parametrize("plogs", [True, False], ids=["small-plogs", "no-plog"])
+def test_analyze_ends_a_standby_child_no_scan_took(tmp_path: Path, plogs: bool) -> None:
+    root = _small_scene_with_a_large_log(tmp_path, plogs)
+    out = _run(
+        f"""
+        import contextlib, io, json
+        import skdbg.parsers.plog_fork as pf
+        from skdbg.cli import main
+
+        prepared = []
+        real = pf.prepare_scan_child
+        pf.prepare_scan_child = lambda *a: prepared.append(real(*a)) or prepared[-1]
+        with contextlib.redirect_stdout(io.StringIO()) as text:
+            main(["analyze", {str(root)!r}, "--no-cache", "--format", "json"], standalone_mode=False)
+        print(json.dumps({{
+            "prepared": prepared,
+            "left": len(pf._STANDBY),
+            "children": children_left(),
+            "verdict": json.loads(text.getvalue())["verdict"]["rule"],
+        }}))
+        """
+    )
+    got = json.loads(out)
+    assert (got["prepared"], got["left"], got["children"]) == ([True], 0, "none")
+    plain = subprocess.run(
+        [sys.executable, "-m", "skdbg.cli", "analyze", str(root), "--no-cache", "--format", "json"],
+        capture_output=True,
+        env={**os.environ, "SKDBG_NO_FORK": "1"},
+        check=True,
+    )
+    assert got["verdict"] == json.loads(plain.stdout)["verdict"]["rule"]
+
+
+def test_the_logs_guess_counts_logs_outside_sk_meta_and_stops_at_the_size(tmp_path: Path) -> None:
+    from skdbg.parsers.plog_fork import logs_reach
+
+    (tmp_path / "sk_meta" / "123").mkdir(parents=True)
+    (tmp_path / "sk_meta" / "123" / "super_kernel.log").write_bytes(b"x" * 5000)  # not counted
+    (tmp_path / "log" / "plog").mkdir(parents=True)
+    (tmp_path / "log" / "plog" / "plog-1_20260101000000001.log").write_bytes(b"x" * 600)
+    (tmp_path / "kernel.o").write_bytes(b"x" * 5000)  # not a log
+    assert logs_reach(tmp_path, 600)
+    assert not logs_reach(tmp_path, 601)
+    (tmp_path / "run.log").write_bytes(b"x" * 400)
+    assert logs_reach(tmp_path, 1000)
+    outside = tmp_path.parent / (tmp_path.name + "-elsewhere")
+    outside.mkdir()
+    (outside / "big.log").write_bytes(b"x" * 5000)
+    (tmp_path / "linked").symlink_to(outside, target_is_directory=True)  # a folder link: not followed
+    assert not logs_reach(tmp_path, 1001)
+    assert not logs_reach(tmp_path / "missing", 1)
+
+
+def test_the_digests_a_standby_child_gets_are_those_of_the_same_artifacts(tmp_path: Path) -> None:
+    """A pickled :class:`ArtifactDigests` (what a standby child gets) hashes the same files and gives
+    the digests the original would, by the same indices."""
+    from skdbg.scene import open_scene
+
+    root = ROOT / "examples" / "scenes" / "high-single-stream"
+    original = open_scene(root).digests_in_child()
+    copy = pickle.loads(pickle.dumps(original))
+    assert [(a.kind, a.path, a.root) for a in copy.todo] == [(a.kind, a.path, a.root) for a in original.todo]
+    assert len(copy.todo) > 5
+    assert copy.compute() == original.compute()
