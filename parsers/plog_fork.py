@@ -34,17 +34,14 @@ from dataclasses import fields
 from operator import attrgetter
 from typing import Any, Protocol
 
-from skdbg.forkstream import ChildLost, ForkedStream, StandbyChild, can_fork_child
+from skdbg.forkstream import ChildLost, ForkedStream, StandbyChild, WorkNotSent, can_fork_child
 from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import ParseError
 from skdbg.parsers.hashbehind import CountingSha256, Hasher, Sha256Done
 from skdbg.parsers.plog import PlogBatch, ScannedFile, scan_plog_files
 from skdbg.parsers.plog_line import PlogLine
 from skdbg.parsers.readahead import FilesAhead
-
-#: the plogs of a scene scanned in a child only from this many bytes on: below, the fork, the pickling
-#: and the decoding cost more than the few milliseconds of scanning they take off this process
-FORK_MIN_BYTES = 1 << 20
+from skdbg.parsers.scan_child import FORK_MIN_BYTES, one_blas_thread, take_scan_child
 
 #: every field of a record but its source, in field order (the source goes first, flattened)
 _FIELDS = tuple(f.name for f in fields(PlogLine) if f.name != "src")
@@ -158,7 +155,8 @@ class ChildWork(Protocol):
     :meth:`adopt` here, by the thread that files the plogs, once they are handed over; then
     :meth:`settle` is called, whether a result came or not. When the child is lost first,
     :meth:`adopt` is never called: the work must be such that this process can do it later on its own
-    (a hash computed when first asked for)."""
+    (a hash computed when first asked for). It must pickle: a standby child, forked before the scene
+    was opened, gets it that way (work that does not pickle keeps the scan in this process)."""
 
     def compute(self) -> object: ...
 
@@ -178,8 +176,8 @@ def _in_child(
     computed in a thread of its own beside the scan so the last file is not held up by it.
 
     numpy loads in the child (the parent never needs it): in a standby child forked ahead, while the
-    parent opens the scene (:func:`_get_ready`), else here."""
-    _one_blas_thread()
+    parent opens the scene (:mod:`skdbg.parsers.scan_child`), else at the scan's first block."""
+    one_blas_thread()
     box: list[object] = []
     worker = None
     if also is not None:
@@ -233,88 +231,6 @@ def _in_child(
     if worker is not None:
         worker.join()
         yield [("a", box[0] if box else None)]
-
-
-def _one_blas_thread() -> None:
-    """numpy's OpenBLAS would start a pool of threads at load, one per CPU, costing ~0.04 s of CPU the
-    parent's parsing could have used on a 2-core machine. The scan does no linear algebra, so the
-    child's pool is told to be one thread (read when the library loads; the parent's environment is
-    left as it is)."""
-    os.environ["OPENBLAS_NUM_THREADS"] = "1"
-
-
-def _get_ready(modules: tuple[str, ...]) -> None:
-    """A standby child's preparation (:func:`prepare_scan_child`): what its scan will import."""
-    _one_blas_thread()
-    import importlib
-
-    import numpy  # noqa: F401
-
-    for name in modules:
-        importlib.import_module(name)
-
-
-#: the standby child :func:`prepare_scan_child` forked, until a scan takes it or it is dismissed
-_STANDBY: list[StandbyChild[list[_Item]]] = []
-
-
-def prepare_scan_child(scene: str | os.PathLike[str], modules: Sequence[str] = ()) -> bool:
-    """Fork now the child a plog scan of ``scene`` started later in this process will run in (when
-    one is: :func:`start_forked_plog_scan` takes it, else :func:`dismiss_scan_child` ends it); True
-    when forked. It loads numpy and ``modules`` (those of the ``also`` work a scan will give it: it
-    comes pickled) while this process goes on. Only where a scan could fork
-    (:func:`~skdbg.forkstream.can_fork_child`), when the scene's logs look large enough for the scan
-    to fork (:func:`logs_reach`), and once.
-
-    Why: ``skdbg analyze`` calls it first thing, before it imports the triage stages and opens the
-    scene (~0.07 s on the bench scene); the child's numpy import (~0.08 s) then costs nothing on the
-    way to the scan, which is the analysis's last stretch on a scene with a large plog. Why the size
-    guess: on a small scene no scan forks, and an idle child alive beside the analysis costs it
-    ~0.02 s (the fork, then a copy of each memory page the analysis writes to while the child shares
-    it)."""
-    if _STANDBY or not can_fork_child() or not logs_reach(scene, FORK_MIN_BYTES):
-        return False
-    try:
-        _STANDBY.append(StandbyChild(lambda: _get_ready(tuple(modules))))
-    except OSError:
-        return False
-    return True
-
-
-def dismiss_scan_child() -> None:
-    """End the standby child, if no scan took it (none came, or the plogs were too small to fork
-    for). Call it when the work that could have started a scan is over."""
-    while _STANDBY:
-        _STANDBY.pop().dismiss()
-
-
-def logs_reach(root: str | os.PathLike[str], size: int) -> bool:
-    """The ``*.log`` files under ``root``, outside its ``sk_meta`` folders, hold ``size`` bytes or
-    more (the walk stops once they do): where a scene's plogs are, before the scene is opened.
-
-    A guess, and only ever used as one (:func:`prepare_scan_child`): it counts logs that are not
-    plogs, and the scan may count plogs this misses (a plog named ``*.log`` inside ``sk_meta``).
-    Folder links are not followed; an unreadable folder or file counts for nothing."""
-    total = 0
-    folders = [os.fspath(root)]
-    while folders:
-        try:
-            entries = os.scandir(folders.pop())
-        except OSError:
-            continue
-        with entries:
-            for entry in entries:
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        if entry.name != "sk_meta":
-                            folders.append(entry.path)
-                    elif entry.name.endswith(".log") and entry.is_file(follow_symlinks=False):
-                        total += entry.stat(follow_symlinks=False).st_size
-                        if total >= size:
-                            return True
-                except OSError:
-                    continue
-    return False
 
 
 def _at_least(paths: Sequence[str], size: int) -> bool:
@@ -413,16 +329,17 @@ def start_forked_plog_scan(
     paths: Sequence[str], *, hashed: bool, also: ChildWork | None = None
 ) -> ForkedPlogScan | None:
     """The scan of ``paths`` in a child process, started now (in the standby child of
-    :func:`prepare_scan_child` when there is one), or None when it would not pay or is not safe
-    (:func:`~skdbg.forkstream.can_fork_child`, :data:`FORK_MIN_BYTES`: a standby child is dismissed
-    then) or the system refused a process: the caller scans in this process then. ``hashed``: each file's SHA-256 comes back too;
+    :func:`~skdbg.parsers.scan_child.prepare_scan_child` when there is one), or None when it would
+    not pay or is not safe (:func:`~skdbg.forkstream.can_fork_child`, :data:`FORK_MIN_BYTES`: a
+    standby child is dismissed then), the system refused a process or the work could not be sent to
+    the standby child (``also`` unpicklable): the caller scans in this process then. ``hashed``: each file's SHA-256 comes back too;
     ``also``: more work the child does beside the scan (:class:`ChildWork`)."""
-    standby = _STANDBY.pop() if _STANDBY else None
+    standby = take_scan_child()
     if not _at_least(paths, FORK_MIN_BYTES) or (standby is None and not can_fork_child()):
         if standby is not None:
             standby.dismiss()
         return None
     try:
         return ForkedPlogScan(paths, hashed=hashed, also=also, standby=standby)
-    except OSError:  # no process or pipe to be had (a limit on processes, on open files)
+    except (OSError, WorkNotSent):  # no process or pipe to be had, or work a standby child cannot get
         return None

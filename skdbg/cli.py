@@ -431,7 +431,7 @@ def analyze(
             else:
                 _print_analysis(hit.analysis, fmt)
             return
-    from skdbg.parsers.plog_fork import dismiss_scan_child, prepare_scan_child
+    from skdbg.parsers.scan_child import dismiss_scan_child, prepare_scan_child
 
     # the child a large plog's scan runs in is forked first: it loads numpy (and the module of the
     # hashing it does beside the scan) while this process imports the triage stages and opens the
@@ -439,16 +439,16 @@ def analyze(
     prepare_scan_child(scene, ("skdbg.scene",))
     try:
         analysis, ctx = _analyze_afresh(scene, run_json, source_root, pid, skew, grace, no_cache)
-        layout = ctx.scene.layout
-        _note_no_sk(analysis.fault.kind, ctx.root, bool(layout.models or layout.prof_files))
-        if session_id is not None:
-            from skdbg.workflow import freeze
-
-            with _open_ledger(session_dir) as ledger:
-                a = freeze(ledger, session_id, ctx=ctx, analysis=analysis)
-            click.echo(f"skdbg: recorded {a.round_id}/{a.key} ({a.status}) in session {session_id}", err=True)
     finally:
-        dismiss_scan_child()
+        dismiss_scan_child()  # when opening the scene failed (once the scan starts, it is ended there)
+    layout = ctx.scene.layout
+    _note_no_sk(analysis.fault.kind, ctx.root, bool(layout.models or layout.prof_files))
+    if session_id is not None:
+        from skdbg.workflow import freeze
+
+        with _open_ledger(session_dir) as ledger:
+            a = freeze(ledger, session_id, ctx=ctx, analysis=analysis)
+        click.echo(f"skdbg: recorded {a.round_id}/{a.key} ({a.status}) in session {session_id}", err=True)
     _print_analysis(analysis, fmt)
 
 
@@ -462,14 +462,16 @@ def _analyze_afresh(
     no_cache: bool,
 ) -> tuple[Analysis, TriageContext]:
     """``analyze``'s analysis when the result cache had none: ``(analysis, context)``."""
+    from skdbg.parsers.scan_child import dismiss_scan_child
     from skdbg.triage.context import check_inputs, open_context, start_reading
 
     ctx = open_context(
         scene, run_json=run_json, source_root=source_root, pid=pid, options=_triage_options(skew, grace)
     )
     # the plog scan and the hashing start now: they run while the triage stages are imported, the
-    # inputs checked and sk_meta parsed
+    # inputs checked and sk_meta parsed; a standby child no scan took is ended (none can start later)
     start_reading(ctx)
+    dismiss_scan_child()
     from skdbg.triage.engine import analyze_context
 
     check_inputs(ctx)

@@ -35,6 +35,9 @@ PR_SET_PDEATHSIG = 1
 _LEN = 8
 #: what the child's exit status says when it wrote every value and the end frame
 _DONE = 0
+#: the size asked for a standby child's work pipe: the bench scene's work (plog paths and two thousand
+#: artifacts to hash) is ~0.2 MB, over the default 64 KiB a pipe holds
+_WORK_PIPE_BYTES = 1 << 20
 
 
 class ChildLost(Exception):
@@ -207,6 +210,10 @@ class ForkedStream(Generic[T]):
         self.close()
 
 
+class WorkNotSent(Exception):
+    """A standby child's work could not be pickled (the child is ended): compute it here."""
+
+
 class StandbyChild(Generic[T]):
     """A child forked before its work is known: it gets ready (``ready()``: imports, say) while this
     process goes on, then waits for the work :meth:`start` sends, and streams its values back as a
@@ -217,14 +224,20 @@ class StandbyChild(Generic[T]):
     was still importing and opening the scene with the second CPU idle. Forked first, it imports
     beside those steps and starts scanning the moment its files are known.
 
-    The work comes pickled through a pipe: a module-level function and its arguments (picklable).
-    The child reads it in a thread while it gets ready, so :meth:`start` never waits on a pipe the
-    child has not drained. :meth:`dismiss` ends a child that will get no work (it is killed: getting
-    ready has no effect outside it). Create one only when :func:`can_fork_child` says so; ``OSError``
-    from ``fork`` or ``pipe`` is the caller's, as for :class:`ForkedStream`."""
+    The work comes pickled through a pipe (its length first): a module-level function and its
+    arguments, which must be picklable. The child reads it in a thread while it gets ready, and the
+    pipe is made to hold a MiB where the system allows, so :meth:`start` seldom waits for the child.
+    The child sees this process's modules as they were at the fork: a pickled function is looked up
+    by name there. :meth:`dismiss` ends a child that will get no work (it is killed: getting ready has
+    no effect outside it). Create one only when :func:`can_fork_child` says so; ``OSError`` from
+    ``fork`` or ``pipe`` is the caller's, as for :class:`ForkedStream`."""
 
     def __init__(self, ready: Callable[[], object]) -> None:
+        import fcntl  # (Unix only: a standby child is made only where processes fork)
+
         work_r, work_w = os.pipe()
+        with contextlib.suppress(OSError, AttributeError):  # not Linux, or over the user's pipe quota
+            fcntl.fcntl(work_w, fcntl.F_SETPIPE_SZ, _WORK_PIPE_BYTES)
         try:
             self._stream: ForkedStream[T] = ForkedStream(
                 lambda: _standby(ready, work_r), child_closes=(work_w,)
@@ -242,20 +255,33 @@ class StandbyChild(Generic[T]):
         return self._stream.pid
 
     def start(self, produce: Callable[..., Iterable[T]], *args: object) -> ForkedStream[T]:
-        """Send the work, ``produce(*args)`` (``produce`` a module-level function, ``args`` picklable),
-        and return the stream of its values. Once only. A child lost meanwhile shows as the stream's
-        :class:`ChildLost` with nothing received: the caller computes everything itself."""
-        fd, self._work = self._work, None
-        if fd is None:
+        """Send the work, ``produce(*args)``, and return the stream of its values. Once only.
+
+        Raises :class:`WorkNotSent` when the work cannot be pickled, the child ended first. A child
+        lost meanwhile shows as the stream's :class:`ChildLost` with nothing received: the caller
+        computes everything itself. Interrupted while sending (Ctrl-C), the child is ended too."""
+        if self._work is None:
             raise RuntimeError("a standby child's work is sent once")
-        data = pickle.dumps((produce, args), protocol=pickle.HIGHEST_PROTOCOL)
-        with contextlib.suppress(OSError), open(fd, "wb") as out:  # BrokenPipeError: the child is gone
-            out.write(len(data).to_bytes(_LEN, "little"))
-            out.write(data)
+        try:
+            data = pickle.dumps((produce, args), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:
+            self.dismiss()
+            raise WorkNotSent(f"the work could not be sent to the child: {exc}") from exc
+        fd, self._work = self._work, None
+        try:
+            with open(fd, "wb") as out:
+                out.write(len(data).to_bytes(_LEN, "little"))
+                out.write(data)
+        except OSError:  # BrokenPipeError: the child is gone (its stream says so)
+            pass
+        except BaseException:
+            self._stream.close()
+            raise
         return self._stream
 
     def dismiss(self) -> None:
-        """No work will come: end the child now and reap it (nothing it did leaves it)."""
+        """No work will come: end the child now and reap it (nothing it did leaves it). Killed, not
+        told: another process forked meanwhile may hold the work pipe open."""
         fd, self._work = self._work, None
         if fd is not None:
             os.close(fd)
@@ -265,8 +291,8 @@ class StandbyChild(Generic[T]):
 def _standby(ready: Callable[[], object], work_fd: int) -> Iterator[Any]:
     """The standby child's producer: ``ready()`` while a thread reads the work (its length, then its
     pickle: no wait for the pipe's end, which another process forked meanwhile may hold open), then
-    the work's values. No work (the pipe closed before it: dismissed, or sending failed) ends the
-    child without the end frame: the parent sees it lost, never a finished stream of no values."""
+    the work's values. A pipe that ends before the work ends the child without the end frame: the
+    parent sees it lost, never a finished stream of no values."""
     box: list[bytes] = []
 
     def read() -> None:

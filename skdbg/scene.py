@@ -341,14 +341,14 @@ class ArtifactDigests:
 
     def __reduce__(self) -> tuple[Callable[..., ArtifactDigests], tuple[object, ...]]:
         """Pickled for a child forked before the scene was opened (``skdbg analyze``'s standby child,
-        ``parsers/plog_fork.py``): each artifact's kind and paths, no more. The copy hashes them there
-        and its digests come back by index, as from a child forked with the artifacts in place."""
+        ``parsers/scan_child.py``): each artifact's kind, path and root (one text per root object,
+        which pickle then writes once), none of their state (digests known here are not sent). The
+        copy hashes them there and its digests come back by index, as from a child forked with the
+        artifacts in place."""
         todo = self.todo
-        return _detached_digests, (
-            [a.kind for a in todo],
-            [str(a.path) for a in todo],
-            [str(a.root) for a in todo],
-        )
+        root_text = {id(a.root): str(a.root) for a in todo}
+        roots = [root_text[id(a.root)] for a in todo]
+        return _detached_digests, ([a.kind for a in todo], [str(a.path) for a in todo], roots)
 
 
 def _detached_digests(kinds: list[str], paths: list[str], roots: list[str]) -> ArtifactDigests:

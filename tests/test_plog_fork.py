@@ -341,12 +341,13 @@ from skdbg.triage.jsontext import analysis_json_text
 
 import skdbg.forkstream as forkstream
 import skdbg.parsers.plog_fork as plog_fork
+import skdbg.parsers.scan_child as scan_child
 
 standby_used = []
 if sys.argv[2] == "standby":  # as `skdbg analyze` does: the child forked before the scene is opened
     real_start = forkstream.StandbyChild.start
     forkstream.StandbyChild.start = lambda self, *a: standby_used.append(1) or real_start(self, *a)
-    assert plog_fork.prepare_scan_child(sys.argv[1], ("skdbg.scene",)), "no standby child"
+    assert scan_child.prepare_scan_child(sys.argv[1], ("skdbg.scene",)), "no standby child"
 elif sys.argv[2] == "child-dies-at-start":  # as it starts hashing the artifacts, beside its scan
     scene_module.ArtifactDigests.compute = lambda self: os._exit(7)
 elif sys.argv[2] == "child-dies-after-plogs":  # every plog sent, the digests never
@@ -369,7 +370,7 @@ text = analysis_json_text(analyze_context(ctx))
 print(json.dumps({
     "forked": forked,
     "standby_used": bool(standby_used),
-    "standby_left": len(plog_fork._STANDBY),
+    "standby_left": len(scan_child._STANDBY),
     "children": children_left(),
     "thread_hashed": ctx.scene._hasher is not None,
     "hashed_here": sorted(os.path.basename(p) for p in hashed_here),
@@ -546,10 +547,16 @@ def test_a_standby_child_gets_ready_then_streams_the_work_it_is_sent() -> None:
         import json, os
         from skdbg.forkstream import ChildLost, StandbyChild
 
+        import time
+
         READY = {}
 
         def ready():
             READY["pid"] = os.getpid()
+
+        def slow_ready():
+            time.sleep(3)
+            ready()
 
         def not_ready():
             raise ImportError("no such module")
@@ -560,8 +567,11 @@ def test_a_standby_child_gets_ready_then_streams_the_work_it_is_sent() -> None:
             yield from range(n)
 
         got = {}
-        child = StandbyChild(ready)
-        got["values"] = list(child.start(work, b"x" * 3_000_000, 3))
+        child = StandbyChild(slow_ready)
+        began = time.monotonic()
+        stream = child.start(work, b"x" * 3_000_000, 3)  # read by the child while it gets ready
+        got["sent_before_ready"] = time.monotonic() - began < 1.5
+        got["values"] = list(stream)
         try:
             child.start(work, b"", 0)
         except RuntimeError as exc:
@@ -583,6 +593,7 @@ def test_a_standby_child_gets_ready_then_streams_the_work_it_is_sent() -> None:
         """
     )
     assert json.loads(out) == {
+        "sent_before_ready": True,
         "values": [True, 3_000_000, 0, 1, 2],
         "again": "a standby child's work is sent once",
         "after_failed_ready": [False, 2, 0],
@@ -612,7 +623,7 @@ def test_analyze_ends_a_standby_child_no_scan_took(tmp_path: Path, plogs: bool) 
     out = _run(
         f"""
         import contextlib, io, json
-        import skdbg.parsers.plog_fork as pf
+        import skdbg.parsers.scan_child as pf
         from skdbg.cli import main
 
         prepared = []
@@ -640,7 +651,7 @@ def test_analyze_ends_a_standby_child_no_scan_took(tmp_path: Path, plogs: bool) 
 
 
 def test_the_logs_guess_counts_logs_outside_sk_meta_and_stops_at_the_size(tmp_path: Path) -> None:
-    from skdbg.parsers.plog_fork import logs_reach
+    from skdbg.parsers.scan_child import logs_reach
 
     (tmp_path / "sk_meta" / "123").mkdir(parents=True)
     (tmp_path / "sk_meta" / "123" / "super_kernel.log").write_bytes(b"x" * 5000)  # not counted
@@ -659,6 +670,25 @@ def test_the_logs_guess_counts_logs_outside_sk_meta_and_stops_at_the_size(tmp_pa
     assert not logs_reach(tmp_path / "missing", 1)
 
 
+def test_the_logs_guess_looks_no_further_than_it_must(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import skdbg.parsers.scan_child as scan_child
+
+    for i in range(5):
+        (tmp_path / f"rank{i}").mkdir()
+        (tmp_path / f"rank{i}" / "plog-1_20260101000000001.log").write_bytes(b"x" * 100)
+    opened: list[str] = []
+    real = os.scandir
+    monkeypatch.setattr(scan_child.os, "scandir", lambda path: opened.append(path) or real(path))
+    assert scan_child.logs_reach(tmp_path, 100)  # the first rank's log is enough
+    assert len(opened) == 2  # the scene, then one rank folder
+    opened.clear()
+    monkeypatch.setattr(scan_child, "MAX_ENTRIES", 3)
+    assert not scan_child.logs_reach(tmp_path, 500)  # past three entries the answer is no
+    assert len(opened) == 1
+
+
 def test_the_digests_a_standby_child_gets_are_those_of_the_same_artifacts(tmp_path: Path) -> None:
     """A pickled :class:`ArtifactDigests` (what a standby child gets) hashes the same files and gives
     the digests the original would, by the same indices."""
@@ -670,3 +700,87 @@ def test_the_digests_a_standby_child_gets_are_those_of_the_same_artifacts(tmp_pa
     assert [(a.kind, a.path, a.root) for a in copy.todo] == [(a.kind, a.path, a.root) for a in original.todo]
     assert len(copy.todo) > 5
     assert copy.compute() == original.compute()
+
+
+@forks
+def test_work_a_standby_child_cannot_get_keeps_the_scan_here(tmp_path: Path) -> None:
+    """``also`` that does not pickle: the standby child is ended, the scan runs in this process."""
+    paths = _plog_files(tmp_path)
+    out = _run(
+        f"""
+        import json, threading
+        import skdbg.parsers.plog_fork as pf
+        import skdbg.parsers.scan_child as sc
+
+        class Unpicklable:
+            lock = None
+
+            def __init__(self):
+                self.lock = threading.Lock()
+
+            def compute(self):
+                return None
+
+        assert sc.prepare_scan_child({str(tmp_path)!r})
+        scan = pf.start_forked_plog_scan({paths!r}, hashed=True, also=Unpicklable())
+        print(json.dumps({{"scan": scan is None, "left": len(sc._STANDBY), "children": children_left()}}))
+        """
+    )
+    assert json.loads(out) == {"scan": True, "left": 0, "children": "none"}
+
+
+@forks
+def test_a_stream_that_ends_short_of_the_files_has_the_rest_scanned_here(tmp_path: Path) -> None:
+    paths = _plog_files(tmp_path)
+    out = _run(
+        f"""
+        import pickle, sys
+        import skdbg.parsers.plog_fork as pf
+        from skdbg.parsers.hashbehind import CountingSha256
+
+        real = pf._in_child
+
+        def first_file_only(paths, new_hasher, also=None):  # then a clean end: no file is lost all the same
+            for sent in real(paths, new_hasher, also):
+                first = [item for item in sent if item[0] == "f"][:1]
+                yield [item for item in sent if item[0] == "p"] + first
+                if first:
+                    return
+
+        pf._in_child = first_file_only
+        scan = pf.start_forked_plog_scan({paths!r}, hashed=True)
+        assert scan is not None, "the scan was not forked"
+        forked = [pf.pack_scanned(d) for d in scan.files()]
+        scan.finish()
+        here = [pf.pack_scanned(d) for d in pf.scan_files({paths!r}, CountingSha256)]
+        sys.stdout.buffer.write(pickle.dumps((forked, here, children_left())))
+        """
+    )
+    forked, here, children = pickle.loads(out)
+    assert len(forked) == len(here) == len(paths)
+    for a, b in zip(here, forked, strict=True):
+        _same(unpack_scanned(a), unpack_scanned(b))
+    assert children == "none"
+
+
+@forks
+def test_analyze_refusing_a_scene_leaves_no_standby_child(tmp_path: Path) -> None:
+    root = _small_scene_with_a_large_log(tmp_path, True)
+    (root / "run.json").write_text("{ not json")
+    out = _run(
+        f"""
+        import json
+        import skdbg.parsers.scan_child as sc
+        from skdbg.cli import main
+
+        prepared = []
+        real = sc.prepare_scan_child
+        sc.prepare_scan_child = lambda *a: prepared.append(real(*a)) or prepared[-1]
+        try:
+            main(["analyze", {str(root)!r}, "--no-cache", "--format", "json"])
+        except SystemExit as exc:
+            code = exc.code
+        print(json.dumps({{"code": code, "prepared": prepared, "left": len(sc._STANDBY), "children": children_left()}}))
+        """
+    )
+    assert json.loads(out) == {"code": 3, "prepared": [True], "left": 0, "children": "none"}
