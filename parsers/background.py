@@ -43,6 +43,10 @@ class BackgroundLoad(Generic[T]):
             with contextlib.suppress(Exception):
                 self._after()
 
+    def ready(self) -> bool:
+        """The load has ended (:meth:`result` returns at once)."""
+        return self._done.is_set()
+
     def result(self) -> T:
         """The load's value; its exception is re-raised here, in the caller's thread."""
         self._done.wait()

@@ -343,7 +343,7 @@ class Evidence:
         With ``on_digest``, each plog's SHA-256 is computed from the bytes the scan reads and handed
         over as ``(path, size, sha256)`` (gate G5 then reads no plog a second time). Returns the paths
         whose digest will be handed over (none when the plogs are already loaded or being scanned).
-        ``also``: work a forked child does beside its scan (:attr:`plog_scan_forked` says whether it
+        ``also``: work a forked child shares with this process (:attr:`plog_scan_forked` says whether it
         takes it; else it is the caller's)."""
         if self._plog_scan is not None or "plogs" in self.__dict__ or not self.plog_files:
             return []
@@ -1033,7 +1033,11 @@ class _PlogScan:
         """The scan's result, its gaps and errors put back once (a second caller gets the same list)."""
         with self._lock:
             if self._collected is None:
-                self._collected = self._merge(self._load.result())
+                forked, load = self.forked, self._load
+                if forked is not None:  # this thread waits for the scan: it takes on the child's other work
+                    while not load.ready() and forked.help():
+                        pass
+                self._collected = self._merge(load.result())
             return self._collected
 
     def _merge(self, out: list[PlogEvidence]) -> list[PlogEvidence]:

@@ -28,13 +28,13 @@ import contextlib
 import os
 import queue
 import threading
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import fields
 from operator import attrgetter
 from typing import Any, Protocol
 
-from skdbg.forkstream import ChildLost, ForkedStream, StandbyChild, WorkNotSent, can_fork_child
+from skdbg.forkstream import ChildLost, ForkedStream, SharedClaims, StandbyChild, WorkNotSent, can_fork_child
 from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import ParseError
 from skdbg.parsers.hashbehind import CountingSha256, Hasher, Sha256Done
@@ -150,15 +150,21 @@ _BATCHES_A_VALUE = 16
 
 
 class ChildWork(Protocol):
-    """More work for the scan's child (the other artifacts' SHA-256), done there in a thread beside
-    the scan: what :meth:`compute` returns there is pickled, sent after the plogs and handed to
-    :meth:`adopt` here, by the thread that files the plogs, once they are handed over; then
-    :meth:`settle` is called, whether a result came or not. When the child is lost first,
-    :meth:`adopt` is never called: the work must be such that this process can do it later on its own
-    (a hash computed when first asked for). It must pickle: a standby child, forked before the scene
-    was opened, gets it that way (work that does not pickle keeps the scan in this process)."""
+    """More work for the scan's child (the other artifacts' SHA-256), in :meth:`units` numbered units
+    claimed a chunk at a time (:class:`~skdbg.forkstream.SharedClaims`): by the child once its scan is
+    done (:meth:`compute`), and by this process while it waits for the scan (:meth:`do_here`). What
+    :meth:`compute` returns there is pickled, sent after the plogs and handed to :meth:`adopt` here,
+    by the thread that files the plogs; then :meth:`settle` is called, whether a result came or not.
+    When the child is lost first, :meth:`adopt` is never called: the work must be such that this
+    process can do what no one reported later on its own (a hash computed when first asked for). It
+    must pickle: a standby child, forked before the scene was opened, gets it that way (work that
+    does not pickle keeps the scan in this process)."""
 
-    def compute(self) -> object: ...
+    def units(self) -> int: ...
+
+    def compute(self, claimed: Iterable[int]) -> object: ...
+
+    def do_here(self, chunk: Iterable[int]) -> None: ...
 
     def adopt(self, result: object) -> None: ...
 
@@ -166,28 +172,25 @@ class ChildWork(Protocol):
 
 
 def _in_child(
-    paths: Sequence[str], new_hasher: Callable[[], Hasher] | None, also: ChildWork | None = None
+    paths: Sequence[str],
+    new_hasher: Callable[[], Hasher] | None,
+    also: ChildWork | None = None,
+    claims: SharedClaims | None = None,
 ) -> Iterator[list[_Item]]:
     """The child's work: the scan, in a thread that hands each batch of lines on as soon as it is
     made; this thread sends what has come meanwhile as one value (a list of items), so the parent
-    files the first batches while the last are made, and a fast scan sends few values. Then
-    ``also``'s result, as a value of its own, ``[("a", result)]`` (None when it raised: this process
-    does the work then),
-    computed in a thread of its own beside the scan so the last file is not held up by it.
+    files the first batches while the last are made, and a fast scan sends few values. Then, by the
+    scan's thread once every file is handed on, the units of ``also`` it can claim from ``claims``
+    (the parent claims some while it waits for the scan), their result sent as a value of its own,
+    ``[("a", result)]`` (None when it raised: this process does the work then).
+
+    Why the scan first: it is what the parent waits for; the other work is needed only at the end of
+    the analysis, and whichever process is idle first takes most of it.
 
     numpy loads in the child (the parent never needs it): in a standby child forked ahead, while the
     parent opens the scene (:mod:`skdbg.parsers.scan_child`), else at the scan's first block."""
     one_blas_thread()
     box: list[object] = []
-    worker = None
-    if also is not None:
-
-        def work() -> None:
-            with contextlib.suppress(Exception):  # None is sent: this process does the work (no traceback)
-                box.append(also.compute())
-
-        worker = threading.Thread(target=work, name="skdbg-child-also", daemon=True)
-        worker.start()
     # bounded: should the parent read slowly, the scan waits instead of holding many files' records
     items: queue.Queue[_Item] = queue.Queue(maxsize=64)
 
@@ -211,8 +214,12 @@ def _in_child(
             items.put(_FAILED)
             return
         items.put(_END)
+        if also is not None and claims is not None:
+            with contextlib.suppress(Exception):  # None is sent: this process does the work (no traceback)
+                box.append(also.compute(claims.claimed()))
 
-    threading.Thread(target=scan, name="skdbg-child-scan", daemon=True).start()
+    scanner = threading.Thread(target=scan, name="skdbg-child-scan", daemon=True)
+    scanner.start()
     while True:
         sent = [items.get()]
         with contextlib.suppress(queue.Empty):
@@ -228,8 +235,8 @@ def _in_child(
                 yield sent[:-1]
             break
         yield sent
-    if worker is not None:
-        worker.join()
+    if also is not None:
+        scanner.join()
         yield [("a", box[0] if box else None)]
 
 
@@ -248,8 +255,8 @@ def _at_least(paths: Sequence[str], size: int) -> bool:
 
 class ForkedPlogScan:
     """The scan of ``paths`` started in a forked child; :meth:`files` yields each file's result here,
-    and :meth:`finish` hands ``also``'s result (computed in the child beside the scan) to
-    ``also.adopt``."""
+    and :meth:`finish` hands ``also``'s result (computed in the child after the scan) to
+    ``also.adopt``. While this process waits for the files, :meth:`help` does a share of ``also``."""
 
     def __init__(
         self,
@@ -257,20 +264,42 @@ class ForkedPlogScan:
         *,
         hashed: bool,
         also: ChildWork | None = None,
-        standby: StandbyChild[list[_Item]] | None = None,
+        standby: tuple[StandbyChild[list[_Item]], SharedClaims] | None = None,
     ) -> None:
-        """Fork the child now, or hand the work to ``standby`` (forked earlier: the paths and ``also``
-        go to it pickled)."""
+        """Fork the child now, or hand the work to ``standby`` (forked earlier with the claims it
+        shares with this process: the paths and ``also`` go to it pickled)."""
         self._paths = list(paths)
         self._new_hasher: Callable[[], Hasher] | None = CountingSha256 if hashed else None
         self._also = also
         new_hasher = self._new_hasher
         self._files = 0  # files received whole
         self._stream: ForkedStream[list[_Item]]
-        if standby is not None:
-            self._stream = standby.start(_in_child, self._paths, new_hasher, also)
-        else:
-            self._stream = ForkedStream(lambda: _in_child(self._paths, new_hasher, also))
+        # the child inherits the claims' pipe: made before the fork (a standby child's came with it)
+        claims = standby[1] if standby is not None else SharedClaims() if also is not None else None
+        self._claims = claims if also is not None else None
+        try:
+            if also is not None and claims is not None:
+                claims.offer(also.units())
+            if standby is not None:
+                self._stream = standby[0].start(_in_child, self._paths, new_hasher, also, self._claims)
+            else:
+                self._stream = ForkedStream(lambda: _in_child(self._paths, new_hasher, also, claims))
+        except BaseException:
+            if claims is not None:
+                claims.close()
+            raise
+
+    def help(self) -> bool:
+        """Do a chunk of ``also`` here (for a caller that would only wait for the scan otherwise);
+        False when none is left to claim."""
+        claims, also = self._claims, self._also
+        if claims is None or also is None:
+            return False
+        chunk = claims.claim()
+        if chunk is None:
+            return False
+        also.do_here(chunk)
+        return True
 
     def files(self) -> Generator[ScannedFile, None, None]:
         """Every path's :class:`ScannedFile`, in order: from the child (a file scanned alone in batches
@@ -314,6 +343,8 @@ class ForkedPlogScan:
             pass
         finally:
             stream.close()
+            if self._claims is not None:
+                self._claims.close()
             if also is not None:
                 also.settle()
 
@@ -321,6 +352,8 @@ class ForkedPlogScan:
         """Nobody will read what the child sends: end it now, and let the readers ``also`` would have
         served do the work themselves."""
         self._stream.close()
+        if self._claims is not None:
+            self._claims.close()
         if self._also is not None:
             self._also.settle()
 
@@ -332,14 +365,25 @@ def start_forked_plog_scan(
     :func:`~skdbg.parsers.scan_child.prepare_scan_child` when there is one), or None when it would
     not pay or is not safe (:func:`~skdbg.forkstream.can_fork_child`, :data:`FORK_MIN_BYTES`: a
     standby child is dismissed then), the system refused a process or the work could not be sent to
-    the standby child (``also`` unpicklable): the caller scans in this process then. ``hashed``: each file's SHA-256 comes back too;
-    ``also``: more work the child does beside the scan (:class:`ChildWork`)."""
+    the standby child (``also`` unpicklable): the caller scans in this process then. ``hashed``:
+    each file's SHA-256 comes back too; ``also``: more work the child does after the scan and this
+    process while it waits for the scan (:class:`ChildWork`)."""
     standby = take_scan_child()
-    if not _at_least(paths, FORK_MIN_BYTES) or (standby is None and not can_fork_child()):
-        if standby is not None:
-            standby.dismiss()
-        return None
     try:
+        if not _at_least(paths, FORK_MIN_BYTES) or (standby is None and not can_fork_child()):
+            if standby is not None:
+                _end(standby)
+            return None
         return ForkedPlogScan(paths, hashed=hashed, also=also, standby=standby)
     except (OSError, WorkNotSent):  # no process or pipe to be had, or work a standby child cannot get
         return None
+    except BaseException:  # Ctrl-C meanwhile: the standby child taken is ended, not left behind
+        if standby is not None:
+            _end(standby)
+        raise
+
+
+def _end(standby: tuple[StandbyChild[list[_Item]], SharedClaims]) -> None:
+    """A standby child no scan runs in, ended, and its claims closed (each a no-op the second time)."""
+    standby[0].dismiss()
+    standby[1].close()

@@ -20,7 +20,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from skdbg.forkstream import StandbyChild, can_fork_child
+from skdbg.forkstream import SharedClaims, StandbyChild, can_fork_child
 
 #: the plogs of a scene scanned in a child only from this many bytes on: below, the fork, the pickling
 #: and the decoding cost more than the few milliseconds of scanning they take off this process
@@ -30,8 +30,9 @@ FORK_MIN_BYTES = 1 << 20
 #: scene's plogs lie a few folders deep, and a tree this large is no scene copied for triage)
 MAX_ENTRIES = 20_000
 
-#: the standby child :func:`prepare_scan_child` forked, until a scan takes it or it is dismissed
-_STANDBY: list[StandbyChild[Any]] = []
+#: the standby child :func:`prepare_scan_child` forked and the claims it shares with this process
+#: (made before the fork: it inherited their pipe), until a scan takes them or they are dismissed
+_STANDBY: list[tuple[StandbyChild[Any], SharedClaims]] = []
 
 
 def one_blas_thread() -> None:
@@ -58,14 +59,14 @@ def prepare_scan_child(scene: str | os.PathLike[str], modules: Sequence[str] = (
     one is: :func:`~skdbg.parsers.plog_fork.start_forked_plog_scan` takes it, else
     :func:`dismiss_scan_child` ends it); True when forked. The scan's modules are loaded here first
     (this process needs them too); the child then loads numpy and ``modules`` (those of the ``also``
-    work a scan will give it: it comes pickled) while this process goes on. Only where a scan could fork (:func:`~skdbg.forkstream.can_fork_child`), when the
-    scene's logs look large enough for the scan to fork (:func:`logs_reach`), and while no other
-    standby child waits.
+    work a scan will give it: it comes pickled) while this process goes on. Only where a scan could
+    fork (:func:`~skdbg.forkstream.can_fork_child`), when the scene's logs look large enough for the
+    scan to fork (:func:`logs_reach`), and while no other standby child waits.
 
     Why: ``skdbg analyze`` calls it first thing, before it imports the triage stages and opens the
     scene (~0.07 s on the bench scene); the child's numpy import (~0.08 s) then costs nothing on the
-    way to the scan, which is the analysis's last stretch on a scene with a large
-    plog. Why the size guess: on a small scene no scan forks, and an idle child alive beside the
+    way to the scan, which is the analysis's last stretch on a scene with a large plog. Why the size
+    guess: on a small scene no scan forks, and an idle child alive beside the
     analysis costs it ~0.02 s (the fork, then a copy of each memory page the analysis writes to while
     the child shares it)."""
     if _STANDBY or not can_fork_child() or not logs_reach(scene, FORK_MIN_BYTES):
@@ -74,14 +75,20 @@ def prepare_scan_child(scene: str | os.PathLike[str], modules: Sequence[str] = (
 
     wanted = tuple(modules)
     try:
-        _STANDBY.append(StandbyChild(lambda: _get_ready(wanted)))
+        claims = SharedClaims()
     except OSError:
+        return False
+    try:
+        _STANDBY.append((StandbyChild(lambda: _get_ready(wanted)), claims))
+    except OSError:
+        claims.close()
         return False
     return True
 
 
-def take_scan_child() -> StandbyChild[Any] | None:
-    """The waiting standby child, now the scan's to start or dismiss (None: there is none)."""
+def take_scan_child() -> tuple[StandbyChild[Any], SharedClaims] | None:
+    """The waiting standby child and its claims, now the scan's to start or dismiss and close (None:
+    there is none)."""
     return _STANDBY.pop() if _STANDBY else None
 
 
@@ -89,7 +96,9 @@ def dismiss_scan_child() -> None:
     """End the standby child, if no scan took it (none came, or the plogs were too small to fork
     for). Call it once a scan can no longer start, and again when the command ends (a no-op then)."""
     while _STANDBY:
-        _STANDBY.pop().dismiss()
+        child, claims = _STANDBY.pop()
+        child.dismiss()
+        claims.close()
 
 
 def logs_reach(root: str | os.PathLike[str], size: int) -> bool:

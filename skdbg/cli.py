@@ -440,7 +440,7 @@ def analyze(
     try:
         analysis, ctx = _analyze_afresh(scene, run_json, source_root, pid, skew, grace, no_cache)
     finally:
-        dismiss_scan_child()  # when opening the scene failed (once the scan starts, it is ended there)
+        dismiss_scan_child()  # when opening the scene failed (else it was ended once the scan could start)
     layout = ctx.scene.layout
     _note_no_sk(analysis.fault.kind, ctx.root, bool(layout.models or layout.prof_files))
     if session_id is not None:

@@ -264,12 +264,16 @@ class StandbyChild(Generic[T]):
             raise RuntimeError("a standby child's work is sent once")
         try:
             data = pickle.dumps((produce, args), protocol=pickle.HIGHEST_PROTOCOL)
+            out = open(self._work, "wb")  # noqa: SIM115 - closed below; owns the descriptor from here on
         except Exception as exc:
             self.dismiss()
             raise WorkNotSent(f"the work could not be sent to the child: {exc}") from exc
-        fd, self._work = self._work, None
+        except BaseException:
+            self.dismiss()
+            raise
+        self._work = None
         try:
-            with open(fd, "wb") as out:
+            with out:
                 out.write(len(data).to_bytes(_LEN, "little"))
                 out.write(data)
         except OSError:  # BrokenPipeError: the child is gone (its stream says so)
@@ -310,3 +314,82 @@ def _standby(ready: Callable[[], object], work_fd: int) -> Iterator[Any]:
         raise RuntimeError("a standby child got no work")
     produce, args = pickle.loads(box[0])
     yield from produce(*args)
+
+
+class SharedClaims:
+    """The numbers ``0 … n-1`` in chunks, each chunk handed to whichever process asks first: this one
+    or a child it forks after making this (the child inherits the pipe they travel in).
+
+    Why: some work either side can do (hashing the artifacts gate G5 needs) is best done by the side
+    that is idle. The forked scan's child does it after its scan, and the parent while it waits for
+    the scan; neither knows beforehand which finishes first (a cold disk slows the child, a large
+    sk_meta the parent). No lock is needed: the chunks are records of a fixed size, written at once
+    (:meth:`offer`, in one write of at most ``PIPE_BUF`` bytes, which a pipe never splits), and every
+    read takes exactly one record from a pipe that never blocks (:meth:`claim`), so each chunk goes
+    to exactly one reader. A process that dies with chunks it claimed loses them: the caller's work
+    must be such that what no one reports is done later (a digest computed when first asked for)."""
+
+    #: bytes of a chunk's record: its first and its end number
+    _RECORD = 8
+
+    def __init__(self) -> None:
+        import select
+
+        #: chunks at most: their records must fit one atomic pipe write (``PIPE_BUF``: 4,096 bytes on
+        #: Linux, 512 records)
+        self.max_chunks = max(1, select.PIPE_BUF // self._RECORD)
+        self._read, self._write = os.pipe()
+        os.set_blocking(self._read, False)
+        self.closed = False
+        self._lock = threading.Lock()  # a claim and the close never overlap (no read of a closed fd)
+
+    def __reduce__(self) -> tuple[Callable[..., SharedClaims], tuple[int, int, int]]:
+        """Pickled for a child forked after this was made (a :class:`StandbyChild`'s work): its
+        descriptors, which that child inherited under the same numbers. Meaningless anywhere else."""
+        return _claims_at, (self._read, self._write, self.max_chunks)
+
+    def offer(self, n: int) -> None:
+        """Put ``0 … n-1`` up for claiming, in at most :attr:`max_chunks` chunks of consecutive
+        numbers (once)."""
+        if n <= 0:
+            return
+        size = -(-n // self.max_chunks)
+        records = b"".join(
+            start.to_bytes(4, "little") + min(start + size, n).to_bytes(4, "little")
+            for start in range(0, n, size)
+        )
+        os.write(self._write, records)
+
+    def claim(self) -> range | None:
+        """The next chunk no process has claimed, or None when none is left (or none was offered)."""
+        with self._lock:
+            if self.closed:
+                return None
+            try:
+                record = os.read(self._read, self._RECORD)
+            except BlockingIOError:
+                return None
+        if len(record) != self._RECORD:
+            return None
+        return range(int.from_bytes(record[:4], "little"), int.from_bytes(record[4:], "little"))
+
+    def claimed(self) -> Iterator[int]:
+        """Each number of each chunk this process claims, claiming the next chunk when one is done."""
+        while (chunk := self.claim()) is not None:
+            yield from chunk
+
+    def close(self) -> None:
+        """Close this process's ends of the pipe (a second call does nothing)."""
+        with self._lock:
+            if not self.closed:
+                self.closed = True
+                os.close(self._read)
+                os.close(self._write)
+
+
+def _claims_at(read_fd: int, write_fd: int, max_chunks: int) -> SharedClaims:
+    """The :class:`SharedClaims` of inherited descriptors (its pickle, in the child)."""
+    claims = SharedClaims.__new__(SharedClaims)
+    claims._read, claims._write, claims.max_chunks, claims.closed = read_fd, write_fd, max_chunks, False
+    claims._lock = threading.Lock()
+    return claims

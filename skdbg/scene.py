@@ -12,7 +12,7 @@ import hashlib
 import os
 import stat
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -150,6 +150,11 @@ class Artifact:
         awaiting = self._awaiting
         if awaiting is not None and self._digest is None:
             awaiting.wait()  # the child's digests come right after the plogs the analysis waited for
+        return self.hash_now()
+
+    def hash_now(self) -> tuple[int, str]:
+        """:meth:`digest` without waiting for a child's digests: for the one that hashes this artifact
+        itself (a chunk of :class:`ArtifactDigests` it claimed). Raises as :meth:`digest` does."""
         with self._lock:  # the worker and a reader never hash the same file twice
             if self._digest is None and self._error is None:
                 try:
@@ -264,9 +269,10 @@ class Scene:
         return self._hasher
 
     def digests_in_child(self, *, skip: Collection[str] = ()) -> ArtifactDigests:
-        """The hashing of :meth:`start_hashing` as work for the plog scan's forked child, done there in
-        a thread beside its scan (``Evidence.start_plog_scan(also=...)``). Its digests come after the
-        plogs and are adopted here by the thread that files the plogs, once the plogs are handed over.
+        """The hashing of :meth:`start_hashing` as work shared with the plog scan's forked child
+        (``Evidence.start_plog_scan(also=...)``): the child hashes, after its scan, what this process
+        did not claim while it waited for the scan. The child's digests come after the plogs and are
+        adopted here by the thread that files the plogs, once the plogs are handed over.
         Once the child is forked, :meth:`ArtifactDigests.expect` makes a reader of a digest wait for
         them instead of hashing the file itself.
 
@@ -311,9 +317,11 @@ def _hash_all(todo: list[Artifact]) -> None:
 
 @dataclass(slots=True)
 class ArtifactDigests:
-    """:meth:`Scene.digests_in_child`: ``compute`` runs in the child (``(index, size, sha256, mtime)``
-    of each artifact it could hash: the values :meth:`Artifact.digest` keeps), ``adopt`` here, then
-    ``settle`` (always, whether digests came or not)."""
+    """:meth:`Scene.digests_in_child`: the artifacts to hash, numbered ``0 … units()-1`` and claimed a
+    chunk at a time by the child (``compute``, after its scan) and by this process while it waits for
+    the scan (``do_here``). ``compute`` returns ``(index, size, sha256, mtime)`` of each artifact it
+    could hash (the values :meth:`Artifact.digest` keeps), ``adopt`` takes them here, then ``settle``
+    (always, whether digests came or not)."""
 
     todo: list[Artifact]
     arrived: threading.Event = field(default_factory=threading.Event)
@@ -323,13 +331,35 @@ class ArtifactDigests:
         for a in self.todo:
             a._awaiting = self.arrived
 
-    def compute(self) -> list[tuple[int, int, str, float | None]]:
-        _hash_all(self.todo)
-        return [
-            (i, a._digest[0], a._digest[1], a._hashed_mtime)
-            for i, a in enumerate(self.todo)
-            if a._digest is not None
-        ]
+    def units(self) -> int:
+        """How many artifacts there are to hash (the numbers claimed)."""
+        return len(self.todo)
+
+    def compute(self, claimed: Iterable[int]) -> list[tuple[int, int, str, float | None]]:
+        """In the child: hash the artifacts numbered ``claimed`` (an unreadable one is left to its
+        reader here, which meets the error itself)."""
+        todo = self.todo
+        # cold, the disk fetches the files ahead while one is hashed (the other process's too: shared)
+        ahead = FilesAhead([a.path for a in todo])
+        out: list[tuple[int, int, str, float | None]] = []
+        for i in claimed:
+            ahead.reached(i)
+            a = todo[i]
+            try:
+                size, sha256 = a.hash_now()
+            except (ParseError, OSError):
+                continue
+            out.append((i, size, sha256, a._hashed_mtime))
+        return out
+
+    def do_here(self, chunk: Iterable[int]) -> None:
+        """Here: hash the artifacts numbered ``chunk`` (claimed by this process while it waited)."""
+        todo = self.todo
+        for i in chunk:
+            try:  # noqa: SIM105 (as in _hash_all: contextlib.suppress costs three calls an artifact)
+                todo[i].hash_now()
+            except (ParseError, OSError):  # kept for the artifact's reader
+                pass
 
     def adopt(self, result: object) -> None:
         for i, size, sha256, mtime in cast("list[tuple[int, int, str, float | None]]", result):
@@ -341,14 +371,16 @@ class ArtifactDigests:
 
     def __reduce__(self) -> tuple[Callable[..., ArtifactDigests], tuple[object, ...]]:
         """Pickled for a child forked before the scene was opened (``skdbg analyze``'s standby child,
-        ``parsers/scan_child.py``): each artifact's kind, path and root (one text per root object,
-        which pickle then writes once), none of their state (digests known here are not sent). The
-        copy hashes them there and its digests come back by index, as from a child forked with the
-        artifacts in place."""
+        ``parsers/scan_child.py``): each artifact's kind, path and root (a path keeps its text once
+        made, so the shared root is one string, written once), none of their state (digests known
+        here are not sent). The copy hashes them there and its digests come back by index, as from a
+        child forked with the artifacts in place."""
         todo = self.todo
-        root_text = {id(a.root): str(a.root) for a in todo}
-        roots = [root_text[id(a.root)] for a in todo]
-        return _detached_digests, ([a.kind for a in todo], [str(a.path) for a in todo], roots)
+        return _detached_digests, (
+            [a.kind for a in todo],
+            [str(a.path) for a in todo],
+            [str(a.root) for a in todo],
+        )
 
 
 def _detached_digests(kinds: list[str], paths: list[str], roots: list[str]) -> ArtifactDigests:

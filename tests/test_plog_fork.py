@@ -230,9 +230,9 @@ def test_a_child_lost_part_way_loses_no_file(tmp_path: Path) -> None:
         paths = {paths!r}
         real = pf._in_child
 
-        def dies_after_two(paths, new_hasher, also=None):
+        def dies_after_two(paths, new_hasher, also=None, claims=None):
             files = 0
-            for sent in real(paths, new_hasher, also):
+            for sent in real(paths, new_hasher, also, claims):
                 for item in sent:  # one item a value: the loss comes right after the second file
                     yield [item]
                     files += item[0] == "f"
@@ -281,9 +281,9 @@ paths = {paths!r}
 die_after_batches = {die!r}
 real = pf._in_child
 
-def one_item_a_value(paths, new_hasher, also=None):
+def one_item_a_value(paths, new_hasher, also=None, claims=None):
     seen = 0
-    for sent in real(paths, new_hasher, also):
+    for sent in real(paths, new_hasher, also, claims):
         for item in sent:
             yield [item]
             seen += item[0] == "p"
@@ -348,13 +348,23 @@ if sys.argv[2] == "standby":  # as `skdbg analyze` does: the child forked before
     real_start = forkstream.StandbyChild.start
     forkstream.StandbyChild.start = lambda self, *a: standby_used.append(1) or real_start(self, *a)
     assert scan_child.prepare_scan_child(sys.argv[1], ("skdbg.scene",)), "no standby child"
-elif sys.argv[2] == "child-dies-at-start":  # as it starts hashing the artifacts, beside its scan
-    scene_module.ArtifactDigests.compute = lambda self: os._exit(7)
+elif sys.argv[2] == "slow-scan":  # the child's scan takes long: this process claims all the hashing
+    import time
+
+    real_scan_files = plog_fork.scan_files
+
+    def slow_scan_files(*args, **kwargs):
+        time.sleep(2)
+        yield from real_scan_files(*args, **kwargs)
+
+    plog_fork.scan_files = slow_scan_files
+elif sys.argv[2] == "child-dies-at-start":  # as it starts hashing the artifacts, after its scan
+    scene_module.ArtifactDigests.compute = lambda self, claimed: os._exit(7)
 elif sys.argv[2] == "child-dies-after-plogs":  # every plog sent, the digests never
     real_child = plog_fork._in_child
 
-    def plogs_only(paths, new_hasher, also=None):
-        yield from real_child(paths, new_hasher, None)
+    def plogs_only(paths, new_hasher, also=None, claims=None):
+        yield from real_child(paths, new_hasher, None, None)
         os._exit(7)
 
     plog_fork._in_child = plogs_only
@@ -363,6 +373,20 @@ start_reading(ctx)  # as `skdbg analyze` does: before the triage stages are impo
 hashed_here = []
 real = scene_module.Artifact._small_digest
 scene_module.Artifact._small_digest = staticmethod(lambda path: hashed_here.append(path) or real(path))
+claimed_here = []  # the artifacts this process hashed while it waited for the scan (claimed chunks)
+real_do_here = scene_module.ArtifactDigests.do_here
+
+
+units = []
+
+
+def recording_do_here(self, chunk):
+    units[:] = [self.units()]
+    claimed_here.extend(os.path.basename(str(self.todo[i].path)) for i in chunk)
+    return real_do_here(self, chunk)
+
+
+scene_module.ArtifactDigests.do_here = recording_do_here
 check_inputs(ctx)
 forked = ctx.evidence.plog_scan_forked
 _ = ctx.evidence.plogs
@@ -374,6 +398,8 @@ print(json.dumps({
     "children": children_left(),
     "thread_hashed": ctx.scene._hasher is not None,
     "hashed_here": sorted(os.path.basename(p) for p in hashed_here),
+    "claimed_here": claimed_here,
+    "units": units[0] if units else None,
     "analysis": text,
     "gaps": [[g.kind, g.detail] for g in ctx.evidence.gaps],
     "errors": [[role, [str(e) for e in errs]] for role, errs in ctx.evidence.errors.items()],
@@ -417,15 +443,22 @@ def test_an_analysis_with_the_scan_forked_is_the_analysis_without(big_scene: Pat
     assert forked["gaps"] == here["gaps"]
     assert forked["errors"] == here["errors"]
     assert [role for role, _ in here["errors"]][:1] == ["plog"]  # the damage above was met
-    # the other artifacts were hashed by the child, not by a thread here nor on demand (a reader waits
-    # for the child's digests); but the binary plog: the scan stopped at its first bytes and handed no
-    # digest over, so G5 hashes it here (as without the fork)
-    assert forked["thread_hashed"] is False
-    assert forked["hashed_here"] == [
-        p for p in cast("list[str]", forked["hashed_here"]) if p.endswith("999.log")
-    ]
-    assert len(cast("list[str]", forked["hashed_here"])) == 1
+    _hashed_by_the_child_or_while_waiting(forked)
     assert here["thread_hashed"] is True
+
+
+def _hashed_by_the_child_or_while_waiting(run: dict[str, object]) -> None:
+    """The other artifacts were hashed by the child or by this process in chunks it claimed while it
+    waited for the scan, each once, never by a thread here nor on demand (a reader waits for the
+    child's digests); but the binary plog: the scan stopped at its first bytes and handed no digest
+    over, so G5 hashes it here (as without the fork)."""
+    hashed = cast("list[str]", run["hashed_here"])
+    claimed = cast("list[str]", run["claimed_here"])
+    assert run["thread_hashed"] is False
+    assert [p for p in hashed if p.endswith("999.log")] == ["plog-48213_20260610140058999.log"]
+    assert len(hashed) == len(set(hashed))  # no file hashed twice here
+    assert set(hashed) - set(claimed) == {"plog-48213_20260610140058999.log"}
+    assert len(claimed) == len(set(claimed))  # no chunk claimed twice
 
 
 @forks
@@ -437,9 +470,83 @@ def test_an_analysis_in_a_standby_child_is_the_analysis_without(big_scene: Path)
     assert (standby["forked"], standby["standby_used"], standby["standby_left"]) == (True, True, 0)
     assert standby["analysis"] == here["analysis"]
     assert (standby["gaps"], standby["errors"]) == (here["gaps"], here["errors"])
-    # the child hashed every other artifact (from their pickled paths): only the binary plog here
-    assert [p[-7:] for p in cast("list[str]", standby["hashed_here"])] == ["999.log"]
+    # the child hashed every other artifact (from their pickled paths) but those this process claimed
+    _hashed_by_the_child_or_while_waiting(standby)
     assert standby["children"] == "none"
+
+
+@forks
+def test_this_process_hashes_while_it_waits_for_a_slow_scan(big_scene: Path) -> None:
+    """The child's scan is slow: this process, waiting for it, claims every chunk of the hashing,
+    and the child, once scanned, finds none left; the output is the same."""
+    slow = _analyse(big_scene, "slow-scan")
+    here = _analyse(big_scene, "plain", env={"SKDBG_NO_FORK": "1"})
+    assert slow["forked"] is True
+    assert slow["analysis"] == here["analysis"]
+    _hashed_by_the_child_or_while_waiting(slow)
+    claimed = cast("list[str]", slow["claimed_here"])
+    assert len(claimed) == slow["units"]
+    assert any(p.endswith(".o") for p in claimed)  # the kernel ELFs too
+
+
+@forks
+def test_claims_are_shared_with_a_child_each_number_once() -> None:
+    """This process and a child (forked, and a standby child given the claims pickled) claim from the
+    same chunks at the same time: between them every number once."""
+    out = _run(
+        """
+        import json
+        from skdbg.forkstream import ForkedStream, SharedClaims, StandbyChild
+
+        def claim_all(claims):
+            yield list(claims.claim())  # one chunk first: the parent claims only once it has it
+            yield list(claims.claimed())
+
+        got = {}
+        for how in ("forked", "standby"):
+            claims = SharedClaims()
+            standby = StandbyChild(lambda: None) if how == "standby" else None
+            claims.offer(100_000)
+            if standby is None:
+                stream = ForkedStream(lambda: claim_all(claims))
+            else:
+                stream = standby.start(claim_all, claims)
+            values = iter(stream)
+            theirs = next(values)
+            mine = list(claims.claimed())
+            theirs += next(values)
+            stream.drain()
+            stream.close()
+            claims.close()
+            got[how] = [sorted(mine + theirs) == list(range(100_000)), len(theirs) > 0]
+        got["children"] = children_left()
+        print(json.dumps(got))
+        """
+    )
+    assert json.loads(out) == {"forked": [True, True], "standby": [True, True], "children": "none"}
+
+
+def test_claims_hand_out_each_number_once_in_bounded_chunks() -> None:
+    from skdbg.forkstream import SharedClaims
+
+    claims = SharedClaims()
+    assert claims.claim() is None  # nothing offered yet
+    claims.offer(0)
+    assert claims.claim() is None
+    claims.offer(10_000)
+    chunks = []
+    while (chunk := claims.claim()) is not None:
+        chunks.append(chunk)
+    assert [n for c in chunks for n in c] == list(range(10_000))
+    assert len(chunks) <= claims.max_chunks
+    assert claims.max_chunks >= 64
+    small = SharedClaims()
+    small.offer(3)
+    assert [list(c) for c in iter(small.claim, None)] == [[0], [1], [2]]
+    small.close()
+    small.close()  # a second close does nothing
+    assert small.claim() is None  # closed: nothing to claim
+    claims.close()
 
 
 @forks
@@ -544,7 +651,7 @@ def test_a_standby_child_gets_ready_then_streams_the_work_it_is_sent() -> None:
     dismissed child is ended and reaped; the work is sent once."""
     out = _run(
         """
-        import json, os
+        import fcntl, json, os
         from skdbg.forkstream import ChildLost, StandbyChild
 
         import time
@@ -555,7 +662,7 @@ def test_a_standby_child_gets_ready_then_streams_the_work_it_is_sent() -> None:
             READY["pid"] = os.getpid()
 
         def slow_ready():
-            time.sleep(3)
+            time.sleep(2)
             ready()
 
         def not_ready():
@@ -568,9 +675,15 @@ def test_a_standby_child_gets_ready_then_streams_the_work_it_is_sent() -> None:
 
         got = {}
         child = StandbyChild(slow_ready)
+        try:  # the work pipe holds a MiB where the system lets a pipe hold that much
+            cap = int(open("/proc/sys/fs/pipe-max-size").read())
+        except OSError:
+            cap = 0
+        size = fcntl.fcntl(child._work, fcntl.F_GETPIPE_SZ)
+        got["pipe"] = size == 1 << 20 if cap >= 1 << 20 else size >= 4096
         began = time.monotonic()
         stream = child.start(work, b"x" * 3_000_000, 3)  # read by the child while it gets ready
-        got["sent_before_ready"] = time.monotonic() - began < 1.5
+        got["sent_before_ready"] = time.monotonic() - began < 1.0
         got["values"] = list(stream)
         try:
             child.start(work, b"", 0)
@@ -593,6 +706,7 @@ def test_a_standby_child_gets_ready_then_streams_the_work_it_is_sent() -> None:
         """
     )
     assert json.loads(out) == {
+        "pipe": True,
         "sent_before_ready": True,
         "values": [True, 3_000_000, 0, 1, 2],
         "again": "a standby child's work is sent once",
@@ -626,13 +740,23 @@ def test_analyze_ends_a_standby_child_no_scan_took(tmp_path: Path, plogs: bool) 
         import skdbg.parsers.scan_child as pf
         from skdbg.cli import main
 
-        prepared = []
+        import skdbg.triage.context as context
+
+        prepared, at_check = [], []
         real = pf.prepare_scan_child
         pf.prepare_scan_child = lambda *a: prepared.append(real(*a)) or prepared[-1]
+        real_check = context.check_inputs
+
+        def check_inputs(ctx):  # the scene is open, the scan started or not: no standby child left
+            at_check.append([len(pf._STANDBY), children_left()])
+            return real_check(ctx)
+
+        context.check_inputs = check_inputs
         with contextlib.redirect_stdout(io.StringIO()) as text:
             main(["analyze", {str(root)!r}, "--no-cache", "--format", "json"], standalone_mode=False)
         print(json.dumps({{
             "prepared": prepared,
+            "at_check": at_check,
             "left": len(pf._STANDBY),
             "children": children_left(),
             "verdict": json.loads(text.getvalue())["verdict"]["rule"],
@@ -640,7 +764,12 @@ def test_analyze_ends_a_standby_child_no_scan_took(tmp_path: Path, plogs: bool) 
         """
     )
     got = json.loads(out)
-    assert (got["prepared"], got["left"], got["children"]) == ([True], 0, "none")
+    assert (got["prepared"], got["at_check"], got["left"], got["children"]) == (
+        [True],
+        [[0, "none"]],
+        0,
+        "none",
+    )
     plain = subprocess.run(
         [sys.executable, "-m", "skdbg.cli", "analyze", str(root), "--no-cache", "--format", "json"],
         capture_output=True,
@@ -699,7 +828,8 @@ def test_the_digests_a_standby_child_gets_are_those_of_the_same_artifacts(tmp_pa
     copy = pickle.loads(pickle.dumps(original))
     assert [(a.kind, a.path, a.root) for a in copy.todo] == [(a.kind, a.path, a.root) for a in original.todo]
     assert len(copy.todo) > 5
-    assert copy.compute() == original.compute()
+    everything = range(original.units())
+    assert copy.compute(everything) == original.compute(everything)
 
 
 @forks
@@ -718,7 +848,10 @@ def test_work_a_standby_child_cannot_get_keeps_the_scan_here(tmp_path: Path) -> 
             def __init__(self):
                 self.lock = threading.Lock()
 
-            def compute(self):
+            def units(self):
+                return 1
+
+            def compute(self, claimed):
                 return None
 
         assert sc.prepare_scan_child({str(tmp_path)!r})
@@ -740,12 +873,13 @@ def test_a_stream_that_ends_short_of_the_files_has_the_rest_scanned_here(tmp_pat
 
         real = pf._in_child
 
-        def first_file_only(paths, new_hasher, also=None):  # then a clean end: no file is lost all the same
-            for sent in real(paths, new_hasher, also):
-                first = [item for item in sent if item[0] == "f"][:1]
-                yield [item for item in sent if item[0] == "p"] + first
-                if first:
+        def first_file_only(paths, new_hasher, also=None, claims=None):  # then a clean end
+            for sent in real(paths, new_hasher, also, claims):
+                ends = [i for i, item in enumerate(sent) if item[0] == "f"]
+                if ends:
+                    yield sent[: ends[0] + 1]  # up to the first whole file: then no more
                     return
+                yield sent
 
         pf._in_child = first_file_only
         scan = pf.start_forked_plog_scan({paths!r}, hashed=True)
@@ -780,7 +914,8 @@ def test_analyze_refusing_a_scene_leaves_no_standby_child(tmp_path: Path) -> Non
             main(["analyze", {str(root)!r}, "--no-cache", "--format", "json"])
         except SystemExit as exc:
             code = exc.code
-        print(json.dumps({{"code": code, "prepared": prepared, "left": len(sc._STANDBY), "children": children_left()}}))
+        left = len(sc._STANDBY)
+        print(json.dumps({{"code": code, "prepared": prepared, "left": left, "children": children_left()}}))
         """
     )
     assert json.loads(out) == {"code": 3, "prepared": [True], "left": 0, "children": "none"}

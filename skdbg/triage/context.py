@@ -230,7 +230,8 @@ def open_context(
 def start_reading(ctx: TriageContext) -> None:
     """Start an analysis's background reads now: the plogs are scanned (hashing what they read) in a
     forked child process or a worker thread, and the other artifacts hashed for G5 by that child
-    beside its scan, or else in a worker thread, while the caller goes on. The scan starts first: a
+    after its scan and by this process while it waits for the scan, or else in a worker thread,
+    while the caller goes on. The scan starts first: a
     process forks only while no other thread runs.
 
     Why a function of its own, here and not in the engine: ``skdbg analyze`` calls it right after
@@ -246,7 +247,7 @@ def start_reading(ctx: TriageContext) -> None:
         plogs = [f.path for f in ev.plog_files]  # the scan hashes them as it reads them
         in_child = scene.digests_in_child(skip=plogs)
         hashed_by_scan = ev.start_plog_scan(on_digest=scene.adopt_digest, also=in_child)
-        if ev.plog_scan_forked:  # its child hashes the other artifacts beside its scan: readers wait for it
+        if ev.plog_scan_forked:  # its child hashes the other artifacts (with this process): readers wait
             in_child.expect()
             return
     scene.start_hashing(skip=hashed_by_scan)  # once per scene (a second call does nothing)
