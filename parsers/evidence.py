@@ -11,6 +11,7 @@ with a bytes-level prefilter, and only those are tokenized (GB-sized plogs stay 
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import threading
 from collections.abc import Callable, Collection, Sequence
@@ -33,6 +34,7 @@ from skdbg.parsers.hashbehind import CountingSha256, Sha256Done
 if TYPE_CHECKING:
     import pandas as pd
 
+    from skdbg.parsers.background import BackgroundLoad
     from skdbg.parsers.binfiles import ImageTable
     from skdbg.parsers.device_args import DeviceArgsResult
     from skdbg.parsers.discovery import ModelDir, SkMetaLayout
@@ -365,6 +367,13 @@ class Evidence:
     def plog_scan_started(self) -> bool:
         """The plogs are scanned already, or being scanned (:meth:`start_plog_scan` would do nothing)."""
         return self._plog_scan is not None or "plogs" in self.__dict__
+
+    def help_plog_scan(self) -> bool:
+        """Do a chunk of the forked scan's other work here (:meth:`ForkedPlogScan.help`), for a caller
+        that would only wait for it otherwise; False when none is left or no scan was forked."""
+        scan = self._plog_scan
+        forked = None if scan is None else scan.forked
+        return forked is not None and forked.help()
 
     @property
     def plog_scan_forked(self) -> bool:
@@ -1034,9 +1043,10 @@ class _PlogScan:
         with self._lock:
             if self._collected is None:
                 forked, load = self.forked, self._load
-                if forked is not None:  # this thread waits for the scan: it takes on the child's other work
-                    while not load.ready() and forked.help():
-                        pass
+                if forked is not None and not load.ready():  # this process waits: it takes on other work
+                    threading.Thread(
+                        target=_help_until_ready, args=(forked, load), name="skdbg-plog-help", daemon=True
+                    ).start()
                 self._collected = self._merge(load.result())
             return self._collected
 
@@ -1051,6 +1061,15 @@ class _PlogScan:
         ev.errors.clear()
         ev.errors.update(merged)
         return out
+
+
+def _help_until_ready(forked: ForkedPlogScan, load: BackgroundLoad[Any]) -> None:
+    """Chunks of the child's other work (:meth:`ForkedPlogScan.help`), claimed until the scan's files
+    are all filed. Why a thread of its own: the main thread goes on the moment they are, even when a
+    chunk holds a large file still being hashed (the hashing gives up the GIL)."""
+    with contextlib.suppress(Exception):  # a failing helper leaves the work to the child and the readers
+        while not load.ready() and forked.help():
+            pass
 
 
 def _record_row(rec: Any) -> dict[str, Any]:

@@ -276,7 +276,10 @@ class ForkedPlogScan:
         self._stream: ForkedStream[list[_Item]]
         # the child inherits the claims' pipe: made before the fork (a standby child's came with it)
         claims = standby[1] if standby is not None else SharedClaims() if also is not None else None
-        self._claims = claims if also is not None else None
+        if also is None and claims is not None:
+            claims.close()  # a standby child's: nothing to share
+            claims = None
+        self._claims = claims
         try:
             if also is not None and claims is not None:
                 claims.offer(also.units())
@@ -376,6 +379,8 @@ def start_forked_plog_scan(
             return None
         return ForkedPlogScan(paths, hashed=hashed, also=also, standby=standby)
     except (OSError, WorkNotSent):  # no process or pipe to be had, or work a standby child cannot get
+        if standby is not None:
+            _end(standby)
         return None
     except BaseException:  # Ctrl-C meanwhile: the standby child taken is ended, not left behind
         if standby is not None:

@@ -358,7 +358,12 @@ class SharedClaims:
             start.to_bytes(4, "little") + min(start + size, n).to_bytes(4, "little")
             for start in range(0, n, size)
         )
-        os.write(self._write, records)
+        with self._lock:
+            if self.closed:
+                raise ValueError("offer on closed claims")
+            written = os.write(self._write, records)  # fits an empty pipe: never blocks, never short
+        if written != len(records):
+            raise OSError(f"the claims pipe took {written} of {len(records)} bytes")
 
     def claim(self) -> range | None:
         """The next chunk no process has claimed, or None when none is left (or none was offered)."""

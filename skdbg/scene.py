@@ -8,6 +8,7 @@ and every command needs the same answer to "what is in this folder". Discovery i
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
@@ -105,9 +106,10 @@ class Artifact:
     _hashed_mtime: float | None = field(default=None, repr=False)
     _error: Exception | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
-    #: set once a forked scan's child has handed its digests over (or never will): until then a
-    #: reader waits for it instead of hashing the file a second time (None: nothing to wait for)
-    _awaiting: threading.Event | None = field(default=None, repr=False, compare=False)
+    #: the digests a forked scan's child will hand over (or never will): until they have come, a
+    #: reader helps with them, then waits, instead of hashing the file a second time (None: nothing
+    #: to wait for)
+    _awaiting: ArtifactDigests | None = field(default=None, repr=False, compare=False)
 
     @property
     def relpath(self) -> str:
@@ -148,7 +150,7 @@ class Artifact:
         Raises the :class:`ParseError`/``OSError`` of an unreadable artifact (every time, from the
         one failed attempt)."""
         awaiting = self._awaiting
-        if awaiting is not None and self._digest is None:
+        if awaiting is not None and self._digest is None and self._error is None:
             awaiting.wait()  # the child's digests come right after the plogs the analysis waited for
         return self.hash_now()
 
@@ -325,11 +327,25 @@ class ArtifactDigests:
 
     todo: list[Artifact]
     arrived: threading.Event = field(default_factory=threading.Event)
+    #: claims a chunk of this work and does it here; False when none is left (:meth:`expect`)
+    helper: Callable[[], bool] | None = None
 
-    def expect(self) -> None:
-        """The child is forked and will hash: readers of these artifacts' digests wait for it."""
+    def expect(self, helper: Callable[[], bool] | None = None) -> None:
+        """The child is forked and will hash: readers of these artifacts' digests wait for it, after
+        doing the chunks of the work still unclaimed with ``helper`` (see :meth:`wait`)."""
+        self.helper = helper
         for a in self.todo:
-            a._awaiting = self.arrived
+            a._awaiting = self
+
+    def wait(self) -> None:
+        """Until the child's digests have come (or never will): first this thread does what is left
+        to claim (it would only wait otherwise), then it waits for the child's share."""
+        helper = self.helper
+        if helper is not None:
+            with contextlib.suppress(Exception):  # a helper that fails leaves the work to the child
+                while not self.arrived.is_set() and helper():
+                    pass
+        self.arrived.wait()
 
     def units(self) -> int:
         """How many artifacts there are to hash (the numbers claimed)."""
@@ -355,7 +371,10 @@ class ArtifactDigests:
     def do_here(self, chunk: Iterable[int]) -> None:
         """Here: hash the artifacts numbered ``chunk`` (claimed by this process while it waited)."""
         todo = self.todo
-        for i in chunk:
+        numbers = list(chunk)
+        ahead = FilesAhead([todo[i].path for i in numbers])  # cold, the disk fetches ahead meanwhile
+        for k, i in enumerate(numbers):
+            ahead.reached(k)
             try:  # noqa: SIM105 (as in _hash_all: contextlib.suppress costs three calls an artifact)
                 todo[i].hash_now()
             except (ParseError, OSError):  # kept for the artifact's reader

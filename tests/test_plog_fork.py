@@ -358,6 +358,16 @@ elif sys.argv[2] == "slow-scan":  # the child's scan takes long: this process cl
         yield from real_scan_files(*args, **kwargs)
 
     plog_fork.scan_files = slow_scan_files
+elif sys.argv[2] == "slow-child-hashing":  # the child waits before it claims: the readers here do it all
+    import time
+
+    real_compute = scene_module.ArtifactDigests.compute
+
+    def late_compute(self, claimed):
+        time.sleep(2)
+        return real_compute(self, claimed)
+
+    scene_module.ArtifactDigests.compute = late_compute
 elif sys.argv[2] == "child-dies-at-start":  # as it starts hashing the artifacts, after its scan
     scene_module.ArtifactDigests.compute = lambda self, claimed: os._exit(7)
 elif sys.argv[2] == "child-dies-after-plogs":  # every plog sent, the digests never
@@ -382,22 +392,37 @@ units = []
 
 def recording_do_here(self, chunk):
     units[:] = [self.units()]
-    claimed_here.extend(os.path.basename(str(self.todo[i].path)) for i in chunk)
+    claimed_here.extend(os.path.relpath(self.todo[i].path, sys.argv[1]) for i in chunk)
     return real_do_here(self, chunk)
 
 
 scene_module.ArtifactDigests.do_here = recording_do_here
 check_inputs(ctx)
 forked = ctx.evidence.plog_scan_forked
+if sys.argv[2] == "slow-child-hashing":  # the plogs are filed before they are asked for: no help then
+    time.sleep(1)
 _ = ctx.evidence.plogs
 text = analysis_json_text(analyze_context(ctx))
+
+
+def children_left_once_filed():
+    # children_left() once the threads that file the child's results (and help with its other work)
+    # are done: the filing thread reaps the child, after its last digests
+    import threading
+
+    for thread in threading.enumerate():
+        if thread.name in ("skdbg-plog-scan", "skdbg-plog-help"):
+            thread.join()
+    return children_left()
+
+
 print(json.dumps({
     "forked": forked,
     "standby_used": bool(standby_used),
     "standby_left": len(scan_child._STANDBY),
-    "children": children_left(),
+    "children": children_left_once_filed(),
     "thread_hashed": ctx.scene._hasher is not None,
-    "hashed_here": sorted(os.path.basename(p) for p in hashed_here),
+    "hashed_here": sorted(os.path.relpath(p, sys.argv[1]) for p in hashed_here),
     "claimed_here": claimed_here,
     "units": units[0] if units else None,
     "analysis": text,
@@ -455,9 +480,10 @@ def _hashed_by_the_child_or_while_waiting(run: dict[str, object]) -> None:
     hashed = cast("list[str]", run["hashed_here"])
     claimed = cast("list[str]", run["claimed_here"])
     assert run["thread_hashed"] is False
-    assert [p for p in hashed if p.endswith("999.log")] == ["plog-48213_20260610140058999.log"]
+    binary = "log/plog/plog-48213_20260610140058999.log"
+    assert [p for p in hashed if p.endswith("999.log")] == [binary]
     assert len(hashed) == len(set(hashed))  # no file hashed twice here
-    assert set(hashed) - set(claimed) == {"plog-48213_20260610140058999.log"}
+    assert set(hashed) - set(claimed) == {binary}
     assert len(claimed) == len(set(claimed))  # no chunk claimed twice
 
 
@@ -487,6 +513,18 @@ def test_this_process_hashes_while_it_waits_for_a_slow_scan(big_scene: Path) -> 
     claimed = cast("list[str]", slow["claimed_here"])
     assert len(claimed) == slow["units"]
     assert any(p.endswith(".o") for p in claimed)  # the kernel ELFs too
+
+
+@forks
+def test_a_reader_waiting_for_the_childs_digests_hashes_what_is_unclaimed(big_scene: Path) -> None:
+    """The child is slow to start on the other artifacts: the gate's reader, which would only wait,
+    claims and hashes them here; the output is the same."""
+    late = _analyse(big_scene, "slow-child-hashing")
+    here = _analyse(big_scene, "plain", env={"SKDBG_NO_FORK": "1"})
+    assert late["forked"] is True
+    assert late["analysis"] == here["analysis"]
+    _hashed_by_the_child_or_while_waiting(late)
+    assert len(cast("list[str]", late["claimed_here"])) == late["units"]
 
 
 @forks

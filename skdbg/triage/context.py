@@ -248,7 +248,7 @@ def start_reading(ctx: TriageContext) -> None:
         in_child = scene.digests_in_child(skip=plogs)
         hashed_by_scan = ev.start_plog_scan(on_digest=scene.adopt_digest, also=in_child)
         if ev.plog_scan_forked:  # its child hashes the other artifacts (with this process): readers wait
-            in_child.expect()
+            in_child.expect(helper=ev.help_plog_scan)
             return
     scene.start_hashing(skip=hashed_by_scan)  # once per scene (a second call does nothing)
 
