@@ -368,6 +368,23 @@ class Evidence:
         """The plogs are scanned already, or being scanned (:meth:`start_plog_scan` would do nothing)."""
         return self._plog_scan is not None or "plogs" in self.__dict__
 
+    def ask_ahead_sk_meta(self) -> None:
+        """Ask the disk now for the sk_meta files the main thread parses next (a scene of one rank:
+        :func:`~skdbg.triage.engine.read_sk_meta` parses them all), when they are not in the page
+        cache (:class:`~skdbg.parsers.readahead.FilesAhead`: one probe when they are, at most its
+        window of bytes asked for).
+
+        Why: on a scene read cold (just copied over), parsing each file waited for the disk at every
+        few hundred KB the kernel's own read-ahead fetches, while the plog scan's child streamed the
+        plog; asked for at once, the files arrive while the triage stages are imported and the first
+        file is parsed."""
+        models = self.models
+        if not models or len({m.pid for m in models}) > 1:
+            return
+        from skdbg.parsers.readahead import FilesAhead
+
+        FilesAhead([p for m in models for p in m.files.values()]).reached(0)
+
     def help_plog_scan(self) -> bool:
         """Do a chunk of the forked scan's other work here (:meth:`ForkedPlogScan.help`), for a caller
         that would only wait for it otherwise; False when none is left or no scan was forked."""

@@ -385,3 +385,31 @@ def test_the_real_probe_tells_a_warm_file_from_an_evicted_one() -> None:
             os.fsync(fh.fileno())
             os.posix_fadvise(fh.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
         assert readahead._residency(path) == "cold"
+
+
+@pytest.mark.usefixtures("cold")
+def test_a_cold_scene_of_one_rank_has_its_sk_meta_files_asked_for_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the main thread parses next (every sk_meta file of the rank) is asked for when the scan
+    starts; of a scene of several ranks (each rank's handler block only), nothing."""
+    import shutil
+
+    from skdbg.scene import evidence_for, open_scene
+
+    root = tmp_path / "one"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "scenes" / "high-single-stream", root)
+    calls: list[tuple[int, int, int]] = []
+    monkeypatch.setattr(readahead, "_ADVISE", _inode_recorder(calls))
+    ev = evidence_for(open_scene(root))
+    (model,) = ev.models
+    ev.ask_ahead_sk_meta()
+    assert sorted(c[0] for c in calls) == sorted(p.stat().st_ino for p in model.files.values())
+    assert len(model.files) >= 5
+    pid_dir = model.path.parent
+    shutil.copytree(pid_dir, pid_dir.with_name(str(int(pid_dir.name) + 1)))  # a second rank
+    calls.clear()
+    two = evidence_for(open_scene(root))
+    assert len({m.pid for m in two.models}) == 2
+    two.ask_ahead_sk_meta()
+    assert calls == []
