@@ -41,7 +41,7 @@ from skdbg.show import one_line
 
 if TYPE_CHECKING:
     from skdbg.triage.cache import CachedAnalysis
-    from skdbg.triage.context import TriageContext
+    from skdbg.triage.context import TriageContext, TriageOptions
     from skdbg.triage.model import Analysis
 
 #: the epilog of a command that writes a folder: the output-folder convention, then the exit codes
@@ -433,12 +433,13 @@ def analyze(
             return
     from skdbg.parsers.scan_child import dismiss_scan_child, prepare_scan_child
 
+    options = _triage_options(skew, grace)  # a usage error is refused before anything is forked
     # the child a large plog's scan runs in is forked first: it loads numpy (and the module of the
-    # hashing it does beside the scan) while this process imports the triage stages and opens the
-    # scene, and is ended unless the scan takes it
+    # hashing it shares with this process) while this process imports the triage stages and opens
+    # the scene, and is ended unless the scan takes it
     prepare_scan_child(scene, ("skdbg.scene",))
     try:
-        analysis, ctx = _analyze_afresh(scene, run_json, source_root, pid, skew, grace, no_cache)
+        analysis, ctx = _analyze_afresh(scene, run_json, source_root, pid, options, no_cache=no_cache)
     finally:
         dismiss_scan_child()  # when opening the scene failed (else it was ended once the scan could start)
     layout = ctx.scene.layout
@@ -457,17 +458,15 @@ def _analyze_afresh(
     run_json: Path | None,
     source_root: Path | None,
     pid: int | None,
-    skew: float,
-    grace: float,
+    options: TriageOptions,
+    *,
     no_cache: bool,
 ) -> tuple[Analysis, TriageContext]:
     """``analyze``'s analysis when the result cache had none: ``(analysis, context)``."""
     from skdbg.parsers.scan_child import dismiss_scan_child
     from skdbg.triage.context import check_inputs, open_context, start_reading
 
-    ctx = open_context(
-        scene, run_json=run_json, source_root=source_root, pid=pid, options=_triage_options(skew, grace)
-    )
+    ctx = open_context(scene, run_json=run_json, source_root=source_root, pid=pid, options=options)
     # the plog scan and the hashing start now: they run while the triage stages are imported, the
     # inputs checked and sk_meta parsed; a standby child no scan took is ended (none can start later)
     start_reading(ctx)
