@@ -371,8 +371,8 @@ class Evidence:
     def ask_ahead_sk_meta(self) -> None:
         """Ask the disk now for the sk_meta files the main thread parses next (a scene of one rank:
         :func:`~skdbg.triage.engine.read_sk_meta` parses them all), when they are not in the page
-        cache (:class:`~skdbg.parsers.readahead.FilesAhead`: one probe when they are, at most its
-        window of bytes asked for).
+        cache (:class:`~skdbg.parsers.readahead.FilesAhead`: one probe when they are, at most twice
+        its window of bytes asked for).
 
         Why: on a scene read cold (just copied over), parsing each file waited for the disk at every
         few hundred KB the kernel's own read-ahead fetches, while the plog scan's child streamed the
@@ -383,7 +383,7 @@ class Evidence:
             return
         from skdbg.parsers.readahead import FilesAhead
 
-        FilesAhead([p for m in models for p in m.files.values()]).reached(0)
+        FilesAhead([p for m in models for p in m.files.values()]).reached(0)  # (none: nothing asked)
 
     def help_plog_scan(self) -> bool:
         """Do a chunk of the forked scan's other work here (:meth:`ForkedPlogScan.help`), for a caller

@@ -150,15 +150,15 @@ _BATCHES_A_VALUE = 16
 
 
 class ChildWork(Protocol):
-    """More work for the scan's child (the other artifacts' SHA-256), in :meth:`units` numbered units
-    claimed a chunk at a time (:class:`~skdbg.forkstream.SharedClaims`): by the child once its scan is
-    done (:meth:`compute`), and by this process while it waits for the scan (:meth:`do_here`). What
-    :meth:`compute` returns there is pickled, sent after the plogs and handed to :meth:`adopt` here,
-    by the thread that files the plogs; then :meth:`settle` is called, whether a result came or not.
-    When the child is lost first, :meth:`adopt` is never called: the work must be such that this
-    process can do what no one reported later on its own (a hash computed when first asked for). It
-    must pickle: a standby child, forked before the scene was opened, gets it that way (work that
-    does not pickle keeps the scan in this process)."""
+    """More work for the scan's child (the other artifacts' SHA-256), in :meth:`units` numbered units claimed
+    a chunk at a time (:class:`~skdbg.forkstream.SharedClaims`): by the child once its scan is done
+    (:meth:`compute`), and by this process while it waits for the scan or the digests (:meth:`do_here`). What
+    :meth:`compute` returns there is pickled, sent after the plogs and handed to :meth:`adopt` here, by the
+    thread that files the plogs; then :meth:`settle` is called, whether a result came or not. When the child
+    is lost first, :meth:`adopt` is never called: the work must be such that this process can do what no one
+    reported later on its own (a hash computed when first asked for). It must pickle: a standby child,
+    forked before the scene was opened, gets it that way (work that does not pickle keeps the scan in
+    this process)."""
 
     def units(self) -> int: ...
 
@@ -181,7 +181,7 @@ def _in_child(
     made; this thread sends what has come meanwhile as one value (a list of items), so the parent
     files the first batches while the last are made, and a fast scan sends few values. Then, by the
     scan's thread once every file is handed on, the units of ``also`` it can claim from ``claims``
-    (the parent claims some while it waits for the scan), their result sent as a value of its own,
+    (the parent claims some while it waits), their result sent as a value of its own,
     ``[("a", result)]`` (None when it raised: this process does the work then).
 
     Why the scan first: it is what the parent waits for; the other work is needed only at the end of
@@ -345,20 +345,20 @@ class ForkedPlogScan:
         except ChildLost:
             pass
         finally:
+            if also is not None:
+                also.settle()  # first: a reader waiting for the child must never wait for ever
             stream.close()
             if self._claims is not None:
                 self._claims.close()
-            if also is not None:
-                also.settle()
 
     def abandon(self) -> None:
         """Nobody will read what the child sends: end it now, and let the readers ``also`` would have
         served do the work themselves."""
+        if self._also is not None:
+            self._also.settle()
         self._stream.close()
         if self._claims is not None:
             self._claims.close()
-        if self._also is not None:
-            self._also.settle()
 
 
 def start_forked_plog_scan(
@@ -370,7 +370,7 @@ def start_forked_plog_scan(
     standby child is dismissed then), the system refused a process or the work could not be sent to
     the standby child (``also`` unpicklable): the caller scans in this process then. ``hashed``:
     each file's SHA-256 comes back too; ``also``: more work the child does after the scan and this
-    process while it waits for the scan (:class:`ChildWork`)."""
+    process while it waits (:class:`ChildWork`)."""
     standby = take_scan_child()
     try:
         if not _at_least(paths, FORK_MIN_BYTES) or (standby is None and not can_fork_child()):

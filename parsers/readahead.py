@@ -138,8 +138,9 @@ class FilesAhead:
         self.next_probe: int | None = 0  # the index of the next file probed; None: cold, asking
 
     def reached(self, index: int) -> None:
-        """The reader is about to read file ``index``: keep the files after it asked for."""
-        if not self.enabled:
+        """The reader is about to read file ``index``: keep the files after it asked for (an index past
+        the list asks for nothing)."""
+        if not self.enabled or index >= len(self.paths):
             return
         if self.next_probe is not None:
             if index < self.next_probe:

@@ -19,6 +19,7 @@ Why fork only, only on Linux, and only when no other thread runs: see :func:`can
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import pickle
 import signal
@@ -323,7 +324,8 @@ class SharedClaims:
     Why: some work either side can do (hashing the artifacts gate G5 needs) is best done by the side
     that is idle. The forked scan's child does it after its scan, and the parent while it waits for
     the scan; neither knows beforehand which finishes first (a cold disk slows the child, a large
-    sk_meta the parent). No lock is needed: the chunks are records of a fixed size, written at once
+    sk_meta the parent). No lock is needed between the processes (one guards this process's threads
+    and the close): the chunks are records of a fixed size, written at once
     (:meth:`offer`, in one write of at most ``PIPE_BUF`` bytes, which a pipe never splits), and every
     read takes exactly one record from a pipe that never blocks (:meth:`claim`), so each chunk goes
     to exactly one reader. A process that dies with chunks it claimed loses them: the caller's work
@@ -360,7 +362,7 @@ class SharedClaims:
         )
         with self._lock:
             if self.closed:
-                raise ValueError("offer on closed claims")
+                raise OSError(errno.EBADF, "offer on closed claims")
             written = os.write(self._write, records)  # fits an empty pipe: never blocks, never short
         if written != len(records):
             raise OSError(f"the claims pipe took {written} of {len(records)} bytes")

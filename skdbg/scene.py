@@ -91,9 +91,10 @@ def _find_plogs(root: Path, gaps: list[Gap]) -> list[tuple[PlogFile, Path]]:
 @dataclass(slots=True)
 class Artifact:
     """One file of the scene. Its SHA-256 is computed once — by :meth:`Scene.start_hashing`'s worker,
-    by the plog scan's forked child (:meth:`Scene.digests_in_child`; a reader then waits for the
-    child's digests instead of hashing), or on first access, whichever comes first — and cached with
-    the size it had when it was read. The first answer stands: a digest handed over later does not
+    by the plog scan's forked child or this process's share of that work (:meth:`Scene.digests_in_child`;
+    a reader then hashes what no one has claimed yet, then waits for the child's digests instead of
+    hashing a file twice), or on first access, whichever comes first — and cached with the size it
+    had when it was read. The first answer stands: a digest handed over later does not
     replace an error already met."""
 
     kind: str  # plog, device_log, run_json, env_probe, source_sites, perf, marker_file, sk_prof, bin_file, entry_bin, …
@@ -150,9 +151,13 @@ class Artifact:
         Raises the :class:`ParseError`/``OSError`` of an unreadable artifact (every time, from the
         one failed attempt)."""
         awaiting = self._awaiting
-        if awaiting is not None and self._digest is None and self._error is None:
-            awaiting.wait()  # the child's digests come right after the plogs the analysis waited for
+        if awaiting is not None and not self._answered():
+            awaiting.wait(self._answered)  # the child's digests come right after the plogs
         return self.hash_now()
+
+    def _answered(self) -> bool:
+        """A digest or an error is known (no reader need wait for the child's)."""
+        return self._digest is not None or self._error is not None
 
     def hash_now(self) -> tuple[int, str]:
         """:meth:`digest` without waiting for a child's digests: for the one that hashes this artifact
@@ -272,16 +277,17 @@ class Scene:
 
     def digests_in_child(self, *, skip: Collection[str] = ()) -> ArtifactDigests:
         """The hashing of :meth:`start_hashing` as work shared with the plog scan's forked child
-        (``Evidence.start_plog_scan(also=...)``): the child hashes, after its scan, what this process
-        did not claim while it waited for the scan. The child's digests come after the plogs and are
-        adopted here by the thread that files the plogs, once the plogs are handed over.
-        Once the child is forked, :meth:`ArtifactDigests.expect` makes a reader of a digest wait for
-        them instead of hashing the file itself.
+        (``Evidence.start_plog_scan(also=...)``): the child hashes, after its scan, what this process did not
+        claim while it waited for the scan or for the child's digests. The child's digests come after the
+        plogs and are adopted here by the thread that files the plogs, once the plogs are handed over. Once
+        the child is forked, :meth:`ArtifactDigests.expect` makes a reader of a digest hash what no one has
+        claimed, then wait for them instead of hashing a file twice.
 
-        Why: in this process the two thousand kernel ELFs of a scene cost ~0.07 s of CPU, a third of
-        it Python holding the GIL beside the main thread's parsing. Should the child be lost before
-        its digests, the wait ends at once and each artifact is hashed here when first asked for (on
-        the reader's thread: the hashing thread of :meth:`start_hashing` is not started then)."""
+        Why: in this process the two thousand kernel ELFs of a scene cost ~0.07 s of CPU, a third of it Python
+        holding the GIL beside the main thread's parsing. Should the child be lost before its digests, the
+        wait ends once the filing thread has scanned here the plogs it did not send, and each artifact is
+        hashed here when first asked for (on the reader's thread: the hashing thread of :meth:`start_hashing`
+        is not started then)."""
         return ArtifactDigests(self._unhashed(skip))
 
     def _unhashed(self, skip: Collection[str]) -> list[Artifact]:
@@ -319,16 +325,19 @@ def _hash_all(todo: list[Artifact]) -> None:
 
 @dataclass(slots=True)
 class ArtifactDigests:
-    """:meth:`Scene.digests_in_child`: the artifacts to hash, numbered ``0 … units()-1`` and claimed a
-    chunk at a time by the child (``compute``, after its scan) and by this process while it waits for
-    the scan (``do_here``). ``compute`` returns ``(index, size, sha256, mtime)`` of each artifact it
-    could hash (the values :meth:`Artifact.digest` keeps), ``adopt`` takes them here, then ``settle``
+    """:meth:`Scene.digests_in_child`: the artifacts to hash, numbered ``0 … units()-1`` and claimed a chunk
+    at a time by the child (``compute``, after its scan) and by this process (``do_here``) while it waits for
+    the scan or for the child's digests. ``compute`` returns ``(index, size, sha256, mtime)`` of each artifact
+    it could hash (the values :meth:`Artifact.digest` keeps), ``adopt`` takes them here, then ``settle``
     (always, whether digests came or not)."""
 
     todo: list[Artifact]
     arrived: threading.Event = field(default_factory=threading.Event)
     #: claims a chunk of this work and does it here; False when none is left (:meth:`expect`)
     helper: Callable[[], bool] | None = None
+    #: this process's read-ahead over the artifacts (its threads take turns with it: ``_ahead_lock``)
+    _ahead: FilesAhead | None = None
+    _ahead_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def expect(self, helper: Callable[[], bool] | None = None) -> None:
         """The child is forked and will hash: readers of these artifacts' digests wait for it, after
@@ -337,15 +346,17 @@ class ArtifactDigests:
         for a in self.todo:
             a._awaiting = self
 
-    def wait(self) -> None:
-        """Until the child's digests have come (or never will): first this thread does what is left
-        to claim (it would only wait otherwise), then it waits for the child's share."""
+    def wait(self, answered: Callable[[], bool]) -> None:
+        """Until ``answered()`` (the reader's own artifact is hashed) or the child's digests have come
+        (or never will): first this thread does what is left to claim (it would only wait
+        otherwise), then it waits for the child's share."""
         helper = self.helper
         if helper is not None:
             with contextlib.suppress(Exception):  # a helper that fails leaves the work to the child
-                while not self.arrived.is_set() and helper():
+                while not self.arrived.is_set() and not answered() and helper():
                     pass
-        self.arrived.wait()
+        if not answered():
+            self.arrived.wait()
 
     def units(self) -> int:
         """How many artifacts there are to hash (the numbers claimed)."""
@@ -371,10 +382,11 @@ class ArtifactDigests:
     def do_here(self, chunk: Iterable[int]) -> None:
         """Here: hash the artifacts numbered ``chunk`` (claimed by this process while it waited)."""
         todo = self.todo
-        numbers = list(chunk)
-        ahead = FilesAhead([todo[i].path for i in numbers])  # cold, the disk fetches ahead meanwhile
-        for k, i in enumerate(numbers):
-            ahead.reached(k)
+        for i in chunk:
+            with self._ahead_lock:  # cold, the disk fetches the files ahead while one is hashed
+                if self._ahead is None:
+                    self._ahead = FilesAhead([a.path for a in todo])
+                self._ahead.reached(i)
             try:  # noqa: SIM105 (as in _hash_all: contextlib.suppress costs three calls an artifact)
                 todo[i].hash_now()
             except (ParseError, OSError):  # kept for the artifact's reader
@@ -387,6 +399,7 @@ class ArtifactDigests:
     def settle(self) -> None:
         """No more digests will come: readers stop waiting (and hash what has none)."""
         self.arrived.set()
+        self.helper = None  # (it holds the evidence: nothing to claim any more)
 
     def __reduce__(self) -> tuple[Callable[..., ArtifactDigests], tuple[object, ...]]:
         """Pickled for a child forked before the scene was opened (``skdbg analyze``'s standby child,

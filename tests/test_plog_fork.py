@@ -339,6 +339,8 @@ from skdbg.triage.context import check_inputs, open_context, start_reading
 from skdbg.triage.engine import analyze_context
 from skdbg.triage.jsontext import analysis_json_text
 
+import time
+
 import skdbg.forkstream as forkstream
 import skdbg.parsers.plog_fork as plog_fork
 import skdbg.parsers.scan_child as scan_child
@@ -348,26 +350,37 @@ if sys.argv[2] == "standby":  # as `skdbg analyze` does: the child forked before
     real_start = forkstream.StandbyChild.start
     forkstream.StandbyChild.start = lambda self, *a: standby_used.append(1) or real_start(self, *a)
     assert scan_child.prepare_scan_child(sys.argv[1], ("skdbg.scene",)), "no standby child"
-elif sys.argv[2] == "slow-scan":  # the child's scan takes long: this process claims all the hashing
-    import time
 
-    real_scan_files = plog_fork.scan_files
 
-    def slow_scan_files(*args, **kwargs):
-        time.sleep(2)
-        yield from real_scan_files(*args, **kwargs)
+def until_all_claimed(claims):
+    # in the child: wait until this process has claimed every chunk (the claims pipe is empty)
+    import array, fcntl, termios
 
-    plog_fork.scan_files = slow_scan_files
-elif sys.argv[2] == "slow-child-hashing":  # the child waits before it claims: the readers here do it all
-    import time
+    unread = array.array("i", [0])
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        fcntl.ioctl(claims._read, termios.FIONREAD, unread, True)
+        if unread[0] == 0:
+            return
+        time.sleep(0.01)
 
-    real_compute = scene_module.ArtifactDigests.compute
 
-    def late_compute(self, claimed):
-        time.sleep(2)
-        return real_compute(self, claimed)
+if sys.argv[2] == "slow-scan":  # the child scans once this process, waiting for it, claimed all
+    real_in_child = plog_fork._in_child
 
-    scene_module.ArtifactDigests.compute = late_compute
+    def scan_after_the_claims(paths, new_hasher, also=None, claims=None):
+        until_all_claimed(claims)
+        yield from real_in_child(paths, new_hasher, also, claims)
+
+    plog_fork._in_child = scan_after_the_claims
+elif sys.argv[2] == "slow-child-hashing":  # the child claims once the readers here claimed all
+    real_claimed = forkstream.SharedClaims.claimed
+
+    def claimed_after_the_parent(self):
+        until_all_claimed(self)
+        yield from real_claimed(self)
+
+    forkstream.SharedClaims.claimed = claimed_after_the_parent
 elif sys.argv[2] == "child-dies-at-start":  # as it starts hashing the artifacts, after its scan
     scene_module.ArtifactDigests.compute = lambda self, claimed: os._exit(7)
 elif sys.argv[2] == "child-dies-after-plogs":  # every plog sent, the digests never

@@ -413,3 +413,16 @@ def test_a_cold_scene_of_one_rank_has_its_sk_meta_files_asked_for_at_once(
     assert len({m.pid for m in two.models}) == 2
     two.ask_ahead_sk_meta()
     assert calls == []
+
+
+@pytest.mark.usefixtures("cold")
+def test_an_index_past_the_files_asks_for_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model folder with no sk_meta file (found by the scene fuzzer) or a reader past the end."""
+    calls: list[tuple[int, int, int]] = []
+    monkeypatch.setattr(readahead, "_ADVISE", _inode_recorder(calls))
+    readahead.FilesAhead([]).reached(0)
+    ahead = readahead.FilesAhead(_files(tmp_path, [100] * 2))
+    ahead.reached(5)
+    assert calls == []
+    ahead.reached(1)
+    assert len(calls) == 1

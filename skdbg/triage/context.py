@@ -244,10 +244,10 @@ def start_reading(ctx: TriageContext) -> None:
         return
     hashed_by_scan: list[str] = []
     if not ev.plog_scan_started:
-        ev.ask_ahead_sk_meta()
         plogs = [f.path for f in ev.plog_files]  # the scan hashes them as it reads them
         in_child = scene.digests_in_child(skip=plogs)
         hashed_by_scan = ev.start_plog_scan(on_digest=scene.adopt_digest, also=in_child)
+        ev.ask_ahead_sk_meta()  # after the scan's start: the plog's reads are asked for first
         if ev.plog_scan_forked:  # its child hashes the other artifacts (with this process): readers wait
             in_child.expect(helper=ev.help_plog_scan)
             return
