@@ -34,14 +34,14 @@ from dataclasses import fields
 from operator import attrgetter
 from typing import Any, Protocol
 
-from skdbg.forkstream import ChildLost, ForkedStream, SharedClaims, StandbyChild, WorkNotSent, can_fork_child
+from skdbg.forkstream import ChildLost, ForkedStream, SharedClaims, WorkNotSent, can_fork_child
 from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import ParseError
 from skdbg.parsers.hashbehind import CountingSha256, Hasher, Sha256Done
 from skdbg.parsers.plog import PlogBatch, ScannedFile, scan_plog_files
 from skdbg.parsers.plog_line import PlogLine
 from skdbg.parsers.readahead import FilesAhead
-from skdbg.parsers.scan_child import FORK_MIN_BYTES, one_blas_thread, take_scan_child
+from skdbg.parsers.scan_child import FORK_MIN_BYTES, Standby, one_blas_thread, take_scan_child
 
 #: every field of a record but its source, in field order (the source goes first, flattened)
 _FIELDS = tuple(f.name for f in fields(PlogLine) if f.name != "src")
@@ -264,7 +264,7 @@ class ForkedPlogScan:
         *,
         hashed: bool,
         also: ChildWork | None = None,
-        standby: tuple[StandbyChild[list[_Item]], SharedClaims] | None = None,
+        standby: Standby | None = None,
     ) -> None:
         """Fork the child now, or hand the work to ``standby`` (forked earlier with the claims it
         shares with this process: the paths and ``also`` go to it pickled)."""
@@ -275,16 +275,15 @@ class ForkedPlogScan:
         self._files = 0  # files received whole
         self._stream: ForkedStream[list[_Item]]
         # the child inherits the claims' pipe: made before the fork (a standby child's came with it)
-        claims = standby[1] if standby is not None else SharedClaims() if also is not None else None
-        if also is None and claims is not None:
-            claims.close()  # a standby child's: nothing to share
-            claims = None
+        if standby is not None and also is None:
+            standby.claims.close()  # nothing to share
+        claims = None if also is None else standby.claims if standby is not None else SharedClaims()
         self._claims = claims
         try:
             if also is not None and claims is not None:
                 claims.offer(also.units())
             if standby is not None:
-                self._stream = standby[0].start(_in_child, self._paths, new_hasher, also, self._claims)
+                self._stream = standby.child.start(_in_child, self._paths, new_hasher, also, claims)
             else:
                 self._stream = ForkedStream(lambda: _in_child(self._paths, new_hasher, also, claims))
         except BaseException:
@@ -372,23 +371,13 @@ def start_forked_plog_scan(
     each file's SHA-256 comes back too; ``also``: more work the child does after the scan and this
     process while it waits (:class:`ChildWork`)."""
     standby = take_scan_child()
+    scan = None
     try:
-        if not _at_least(paths, FORK_MIN_BYTES) or (standby is None and not can_fork_child()):
-            if standby is not None:
-                _end(standby)
-            return None
-        return ForkedPlogScan(paths, hashed=hashed, also=also, standby=standby)
-    except (OSError, WorkNotSent):  # no process or pipe to be had, or work a standby child cannot get
-        if standby is not None:
-            _end(standby)
-        return None
-    except BaseException:  # Ctrl-C meanwhile: the standby child taken is ended, not left behind
-        if standby is not None:
-            _end(standby)
-        raise
-
-
-def _end(standby: tuple[StandbyChild[list[_Item]], SharedClaims]) -> None:
-    """A standby child no scan runs in, ended, and its claims closed (each a no-op the second time)."""
-    standby[0].dismiss()
-    standby[1].close()
+        if _at_least(paths, FORK_MIN_BYTES) and (standby is not None or can_fork_child()):
+            # no process or pipe to be had, or work a standby child cannot get: None
+            with contextlib.suppress(OSError, WorkNotSent):
+                scan = ForkedPlogScan(paths, hashed=hashed, also=also, standby=standby)
+        return scan
+    finally:  # whatever ended it (Ctrl-C too), a standby child no scan took is ended, not left behind
+        if scan is None and standby is not None:
+            standby.end()

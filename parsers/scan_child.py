@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from skdbg.forkstream import SharedClaims, StandbyChild, can_fork_child
 
@@ -30,9 +30,22 @@ FORK_MIN_BYTES = 1 << 20
 #: scene's plogs lie a few folders deep, and a tree this large is no scene copied for triage)
 MAX_ENTRIES = 20_000
 
-#: the standby child :func:`prepare_scan_child` forked and the claims it shares with this process
-#: (made before the fork: it inherited their pipe), until a scan takes them or they are dismissed
-_STANDBY: list[tuple[StandbyChild[Any], SharedClaims]] = []
+
+class Standby(NamedTuple):
+    """A standby child and the claims it shares with this process (made before the fork: the child
+    inherited their pipe)."""
+
+    child: StandbyChild[Any]
+    claims: SharedClaims
+
+    def end(self) -> None:
+        """No scan runs in it: the child ended, the claims closed (each a no-op the second time)."""
+        self.child.dismiss()
+        self.claims.close()
+
+
+#: the standby :func:`prepare_scan_child` forked, until a scan takes it or it is dismissed
+_STANDBY: list[Standby] = []
 
 
 def one_blas_thread() -> None:
@@ -79,14 +92,14 @@ def prepare_scan_child(scene: str | os.PathLike[str], modules: Sequence[str] = (
     except OSError:
         return False
     try:
-        _STANDBY.append((StandbyChild(lambda: _get_ready(wanted)), claims))
+        _STANDBY.append(Standby(StandbyChild(lambda: _get_ready(wanted)), claims))
     except OSError:
         claims.close()
         return False
     return True
 
 
-def take_scan_child() -> tuple[StandbyChild[Any], SharedClaims] | None:
+def take_scan_child() -> Standby | None:
     """The waiting standby child and its claims, now the scan's to start or dismiss and close (None:
     there is none)."""
     return _STANDBY.pop() if _STANDBY else None
@@ -96,9 +109,7 @@ def dismiss_scan_child() -> None:
     """End the standby child, if no scan took it (none came, or the plogs were too small to fork
     for). Call it once a scan can no longer start, and again when the command ends (a no-op then)."""
     while _STANDBY:
-        child, claims = _STANDBY.pop()
-        child.dismiss()
-        claims.close()
+        _STANDBY.pop().end()
 
 
 def logs_reach(root: str | os.PathLike[str], size: int) -> bool:

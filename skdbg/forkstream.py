@@ -250,11 +250,6 @@ class StandbyChild(Generic[T]):
         os.close(work_r)
         self._work: int | None = work_w
 
-    @property
-    def pid(self) -> int | None:
-        """The child's process id while it is not reaped."""
-        return self._stream.pid
-
     def start(self, produce: Callable[..., Iterable[T]], *args: object) -> ForkedStream[T]:
         """Send the work, ``produce(*args)``, and return the stream of its values. Once only.
 

@@ -13,7 +13,7 @@ import hashlib
 import os
 import stat
 import threading
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -311,16 +311,28 @@ class Scene:
         return found[0] if found else None
 
 
-def _hash_all(todo: list[Artifact]) -> None:
-    """:meth:`Artifact.digest` of each of ``todo``; an unreadable one keeps its error for its reader."""
-    # cold, the disk fetches the files ahead while one is hashed (not one round trip a file)
-    ahead = FilesAhead([a.path for a in todo])
-    for i, a in enumerate(todo):
-        ahead.reached(i)
-        try:  # noqa: SIM105 (contextlib.suppress: three Python-level calls an artifact, 2,000 artifacts)
-            a.digest()
+def _hash_each(
+    todo: list[Artifact],
+    numbers: Iterable[int],
+    reached: Callable[[int], None],
+    hash_one: Callable[[Artifact], tuple[int, str]],
+) -> Iterator[tuple[int, tuple[int, str]]]:
+    """``(i, hash_one(todo[i]))`` for each of ``numbers`` that could be hashed, ``reached(i)`` called
+    first (the read-ahead: cold, the disk fetches the files ahead while one is hashed, not one round
+    trip a file); an unreadable one keeps its error for its reader."""
+    for i in numbers:
+        reached(i)
+        try:
+            digest = hash_one(todo[i])
         except (ParseError, OSError):
-            pass
+            continue
+        yield i, digest
+
+
+def _hash_all(todo: list[Artifact]) -> None:
+    """:meth:`Artifact.digest` of each of ``todo`` (the hashing thread of :meth:`Scene.start_hashing`)."""
+    for _ in _hash_each(todo, range(len(todo)), FilesAhead([a.path for a in todo]).reached, Artifact.digest):
+        pass
 
 
 @dataclass(slots=True)
@@ -366,31 +378,23 @@ class ArtifactDigests:
         """In the child: hash the artifacts numbered ``claimed`` (an unreadable one is left to its
         reader here, which meets the error itself)."""
         todo = self.todo
-        # cold, the disk fetches the files ahead while one is hashed (the other process's too: shared)
-        ahead = FilesAhead([a.path for a in todo])
-        out: list[tuple[int, int, str, float | None]] = []
-        for i in claimed:
-            ahead.reached(i)
-            a = todo[i]
-            try:
-                size, sha256 = a.hash_now()
-            except (ParseError, OSError):
-                continue
-            out.append((i, size, sha256, a._hashed_mtime))
-        return out
+        ahead = FilesAhead([a.path for a in todo])  # (the files the other process hashes share the cache)
+        return [
+            (i, size, sha256, todo[i]._hashed_mtime)
+            for i, (size, sha256) in _hash_each(todo, claimed, ahead.reached, Artifact.hash_now)
+        ]
 
     def do_here(self, chunk: Iterable[int]) -> None:
         """Here: hash the artifacts numbered ``chunk`` (claimed by this process while it waited)."""
-        todo = self.todo
-        for i in chunk:
-            with self._ahead_lock:  # cold, the disk fetches the files ahead while one is hashed
-                if self._ahead is None:
-                    self._ahead = FilesAhead([a.path for a in todo])
-                self._ahead.reached(i)
-            try:  # noqa: SIM105 (as in _hash_all: contextlib.suppress costs three calls an artifact)
-                todo[i].hash_now()
-            except (ParseError, OSError):  # kept for the artifact's reader
-                pass
+        for _ in _hash_each(self.todo, chunk, self._reached, Artifact.hash_now):
+            pass
+
+    def _reached(self, i: int) -> None:
+        """This process's read-ahead over the artifacts, one for all its threads (they take turns)."""
+        with self._ahead_lock:
+            if self._ahead is None:
+                self._ahead = FilesAhead([a.path for a in self.todo])
+            self._ahead.reached(i)
 
     def adopt(self, result: object) -> None:
         for i, size, sha256, mtime in cast("list[tuple[int, int, str, float | None]]", result):
