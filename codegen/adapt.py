@@ -8,7 +8,6 @@ half-written directory.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -31,6 +30,7 @@ from skdbg.codegen.forms import (
 from skdbg.codegen.kerneltype import KernelTypeError
 from skdbg.codegen.reader import KernelEntry, SourceReading, read_source
 from skdbg.forkmap import OrderedMap, process_count
+from skdbg.jsonindent import dumps_indented
 
 ADAPTED_DIR = "operator-sk-adapted"
 MANIFEST = "operator-sk-adapted.json"
@@ -363,7 +363,7 @@ class _AssetAdapter:
             "ignored_support_files": self.sorting.found.ignored,
             "escalations": self.escalations,
         }
-        self.out.put(MANIFEST, json.dumps(manifest, indent=2) + "\n")
+        self.out.put(MANIFEST, dumps_indented(manifest, indent=2) + "\n")
         return manifest
 
 
