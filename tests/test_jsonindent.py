@@ -3,12 +3,15 @@ text for any document, the same exceptions for what it refuses."""
 
 from __future__ import annotations
 
+import collections
 import datetime
+import enum
 import json
 import math
 import random
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -164,11 +167,22 @@ def test_nesting_deeper_than_the_walk_goes_is_the_standard_librarys() -> None:
         dumps_indented(deep, indent=1)
 
 
-def test_threads_rendering_at_once_each_get_their_own_text() -> None:
+@pytest.mark.skipif(jsonindent._STDLIB_IN_C, reason="the standard library writes every document here")
+def test_threads_rendering_at_once_each_get_their_own_text(monkeypatch: pytest.MonkeyPatch) -> None:
     """The encoders of each depth are made as a walk first reaches it and shared: threads that reach
-    new depths together must not misplace them (every later text would be mis-indented)."""
+    new depths together must not misplace them (every later text would be mis-indented). Making an
+    encoder is slowed down here, so that the threads are inside it together."""
+    make = jsonindent.c_make_encoder
+    assert make is not None
+
+    def slow_make(*args: Any) -> Any:
+        time.sleep(0.001)
+        return make(*args)
+
+    monkeypatch.setattr(jsonindent, "c_make_encoder", slow_make)
+    monkeypatch.setattr(jsonindent, "_CACHE", {})
     docs = []
-    for depth in range(1, 25):
+    for depth in range(1, 12):
         doc: Any = [1, "x"]
         for i in range(depth):
             doc = {f"k{i}": doc, "n": i}
@@ -182,19 +196,141 @@ def test_threads_rendering_at_once_each_get_their_own_text() -> None:
         for d in docs if k % 2 else reversed(docs):
             got[k].append(dumps_indented(d, indent=3))
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        threads = [threading.Thread(target=render, args=(k,)) for k in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(interval)
+    threads = [threading.Thread(target=render, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
     for k in range(4):
         assert got[k] == (want if k % 2 else want[::-1])
     assert [dumps_indented(d, indent=3) for d in docs] == want
+
+
+@pytest.mark.skipif(jsonindent._STDLIB_IN_C, reason="the standard library writes every document here")
+def test_the_walk_writes_plain_documents_without_the_standard_library(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The fallback must stay a fallback: a walk that gave up on every document would still give the
+    right text, only slower than ``json.dumps``. Plain documents (the real ones, random ones) are
+    written with ``json.dumps`` unavailable."""
+    from skdbg.triage.engine import analyze
+
+    rng = random.Random(7)
+
+    def make(depth: int) -> Any:
+        r = rng.random()
+        if depth > 5 or r < 0.4:
+            return rng.choice([None, True, False, 0, -5, 2**64, 0.5, math.inf, math.nan, "é", 'q"\\'])
+        if r < 0.7:
+            return [make(depth + 1) for _ in range(rng.randint(0, 4))]
+        if r < 0.8:
+            return tuple(make(depth + 1) for _ in range(rng.randint(0, 3)))
+        return {rng.choice(["k", 3, 1.5, True, None]): make(depth + 1) for _ in range(rng.randint(0, 4))}
+
+    docs: list[tuple[Any, bool]] = [(make(0), ea) for ea in (True, False) for _ in range(300)]
+    scenes = sorted(p for p in (Path(__file__).parents[1] / "examples" / "scenes").iterdir() if p.is_dir())
+    docs += [(analyze(scene).to_json(), False) for scene in scenes]
+    want = [json.dumps(d, indent=2, ensure_ascii=ea) for d, ea in docs]
+
+    def unavailable(*args: Any, **kwargs: Any) -> str:
+        raise AssertionError("the walk gave the document to json.dumps")
+
+    monkeypatch.setattr(jsonindent.json, "dumps", unavailable)
+    assert [dumps_indented(d, indent=2, ensure_ascii=ea) for d, ea in docs] == want
+
+
+class _Colour(enum.IntEnum):
+    RED = 1
+
+
+class _Name(str, enum.Enum):
+    A = "a"
+
+
+class _Lying(float):
+    """A float whose comparisons lie: the standard library's Python encoder asks them, C does not."""
+
+    def __ne__(self, other: object) -> bool:
+        return True
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = float.__hash__
+
+
+class _Elsewhere(dict):  # type: ignore[type-arg]
+    """A mapping that keeps its items elsewhere: the C encoder looks at the dict itself."""
+
+    def __len__(self) -> int:
+        return 1
+
+    def items(self) -> Any:
+        return [("a", 1)]
+
+
+class _Once(list):  # type: ignore[type-arg]
+    """A list whose iteration works once."""
+
+    def __init__(self, items: list[Any]) -> None:
+        super().__init__(items)
+        self.used = False
+
+    def __iter__(self) -> Any:
+        if self.used:
+            return iter(())
+        self.used = True
+        return super().__iter__()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: {"colour": _Colour.RED, "names": [_Name.A, 1]},
+        lambda: [collections.namedtuple("P", "x y")(1, [2])],
+        lambda: collections.OrderedDict(a=[1], b=2),
+        lambda: {"v": [_Lying(1.0)], "k": {_Lying(2.0): [1]}},
+        lambda: {"v": [_Lying(1.0)]},  # in a flat list: the C encoder would write 1.0, json NaN
+        lambda: [_Lying(1.0), [1]],  # beside a container
+        lambda: {_Lying(2.0): 1},
+        lambda: _Elsewhere(),
+        lambda: [_Once([1, [2]])],
+        lambda: [_Once([1, 2])],
+        lambda: {_Colour.RED: [1]},
+    ],
+)
+def test_subclasses_and_enums_are_the_standard_librarys(make: Any) -> None:
+    """Only the exact JSON types are walked: a subclass may answer the two encoders differently, so
+    anything else is written by ``json.dumps`` itself (each document is made afresh for each side:
+    some answer once)."""
+    try:
+        want: Any = json.dumps(make(), indent=2)
+    except Exception as exc:  # noqa: BLE001 - the standard library's refusal is the expectation
+        want = (type(exc), str(exc))
+    try:
+        got: Any = dumps_indented(make(), indent=2)
+    except Exception as exc:  # noqa: BLE001
+        got = (type(exc), str(exc))
+    assert got == want
+
+
+def test_a_refusal_is_the_standard_librarys_own_exception() -> None:
+    """Not chained to anything the walk raised first: the traceback a user sees is json's."""
+    doc = {datetime.date(2020, 1, 1): 1}
+    with pytest.raises(TypeError) as theirs:
+        json.dumps(doc, indent=2)
+    with pytest.raises(TypeError) as ours:
+        dumps_indented(doc, indent=2)
+    assert str(ours.value) == str(theirs.value)
+    assert ours.value.__context__ is None and theirs.value.__context__ is None
+
+
+def test_options_outside_their_types_are_the_standard_librarys() -> None:
+    doc = {"a": [1, "é"]}
+    for ensure_ascii in ([], 0, 1, "yes"):
+        assert dumps_indented(doc, ensure_ascii=ensure_ascii) == json.dumps(  # type: ignore[arg-type]
+            doc, indent=2, ensure_ascii=ensure_ascii
+        )
 
 
 def test_from_python_3_13_the_standard_library_writes_it(monkeypatch: pytest.MonkeyPatch) -> None:
