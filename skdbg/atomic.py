@@ -42,36 +42,24 @@ def safe_name(text: str, *, fallback: str = "unnamed") -> str:
     return cleaned or fallback
 
 
-def _inside(
-    root: Path,
-    rel: str,
-    real_root: Path | None = None,
-    real_dirs: dict[Path, Path] | None = None,
-    *,
-    may_exist: bool = True,
-) -> Path:
+def _inside(root: Path, rel: str, real_root: Path, real_dirs: dict[Path, Path]) -> Path:
     """``root / rel``, refusing a relative path that is absolute or climbs out of ``root``.
 
-    ``real_root`` (``root`` resolved) and ``real_dirs`` (resolved folders, filled here) let a caller
-    writing many files resolve the root and each folder once instead of every path in full; a name
-    that already exists is still resolved itself (it could be a link). ``may_exist=False``: nothing but
-    the caller writes under ``root`` and it makes no links (a fresh private folder of its own), so a
-    name there can only be one of its own files or folders and is not looked up (on some disks each
-    look-up costs tens of microseconds; an asset of 500 kernels made 500).
+    ``root`` is a fresh private folder only the caller writes into, and it makes no links there (the
+    staging folder of :class:`TreeWriter`): a name in it is one of the caller's own files or folders, so
+    only its folder is resolved, once per folder (``real_dirs``, filled here; ``real_root`` is ``root``
+    resolved), and the name itself is never looked up (on some disks each look-up costs tens of
+    microseconds; an asset of 500 kernels made 500).
     """
     rel_path = Path(rel)
     if not rel or rel_path.is_absolute() or ".." in rel_path.parts:
         raise ValueError(f"refusing to write {rel!r}: not a path inside the output folder")
     dest = root / rel_path
-    if real_dirs is None or (may_exist and os.path.lexists(dest)):
-        real = dest.resolve()
-    else:
-        parent = dest.parent
-        real_parent = real_dirs.get(parent)
-        if real_parent is None:
-            real_parent = real_dirs[parent] = parent.resolve()
-        real = real_parent / dest.name
-    if not real.is_relative_to(real_root or root.resolve()):
+    parent = dest.parent
+    real_parent = real_dirs.get(parent)
+    if real_parent is None:
+        real_parent = real_dirs[parent] = parent.resolve()
+    if not (real_parent / dest.name).is_relative_to(real_root):
         raise ValueError(f"refusing to write {rel!r}: it resolves outside the output folder")
     return dest
 
@@ -228,7 +216,7 @@ class TreeWriter:
             raise self._failure
         # the root is the staging folder streamed_tree made (mkdtemp: fresh, this user's only), into
         # which only this writer puts regular files and folders: no name there can be a link
-        dest = _inside(self.root, rel, self._real_root, self._real_dirs, may_exist=False)
+        dest = _inside(self.root, rel, self._real_root, self._real_dirs)
         if b"\0" in os.fsencode(dest):  # a name the system cannot take fails here, at this file
             raise ValueError(f"refusing to write {rel!r}: a file name cannot hold a NUL character")
         if isinstance(data, str):
