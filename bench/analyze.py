@@ -20,7 +20,11 @@ run with the files in the page cache (warm, ``--no-cache``: target ≤ 10×), a 
 them with ``posix_fadvise(POSIX_FADV_DONTNEED)`` (cold — a freshly copied scene, the common case;
 ``--no-cache``: target ≤ 3×), and a repeat run answered by the result cache (warm: target ≤ 3×). The
 cache lives in a temporary ``SKDBG_CACHE_DIR``, never the user's. The script checks that the verdict
-names the planted child, and exits non-zero on a wrong verdict or a ratio above its target.
+names the planted child, and exits non-zero on a wrong verdict or a ratio above its target. Under
+each situation's CPU line, its *CPU floor*: skdbg's CPU time divided by the CPUs it may use, the
+wall time of a perfect schedule of that work (every CPU busy from start to end), as a ratio to
+``cat``. A ratio above its target with a floor below it is a question of overlap; a floor above it is
+a question of work.
 
 ``--split-plogs N`` (default 1,000; 0 skips it) also times a warm first run of the same scene with its
 plog cut into N rotated files (a thousand-rank job's worth of plog files: per-file costs), against
@@ -189,6 +193,9 @@ def _children_cpu() -> float:
 
 #: CPU seconds of each timed run, by command ("skdbg" / "cat"), appended by the timers below
 CPU: dict[str, list[float]] = {"skdbg": [], "cat": []}
+#: the CPUs this process (and so skdbg, its child) may run on: the work's CPU seconds over them is the
+#: shortest wall time any schedule of it could take, whatever it overlaps
+CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def timed_analyze(skdbg: str, root: Path, *, cache: bool) -> tuple[float, dict[str, object]]:
@@ -390,6 +397,11 @@ def main() -> int:
             print(
                 f"{'':27} CPU: skdbg median {statistics.median(ocpu):6.2f} s | "
                 f"cat median {statistics.median(ccpu):6.2f} s"
+            )
+            floor = statistics.median(ocpu) / CPUS
+            print(
+                f"{'':27} CPU floor: that CPU spread over the {CPUS} CPUs this process may use takes "
+                f"{floor:.2f} s, {floor / statistics.median(cats):.2f}x cat (the ratio no schedule of this work beats)"
             )
         if args.split_plogs > 1:
             wrong = split_plogs(skdbg, cat, root, built.plog, args.split_plogs, args.samples, results, doc)
