@@ -47,7 +47,7 @@ from datetime import datetime
 from functools import partial
 from itertools import accumulate, repeat
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from skdbg.parsers.bulk import build_source
 from skdbg.parsers.common import (
@@ -62,7 +62,13 @@ from skdbg.parsers.common import (
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.fsguard import open_regular_fd, read_error
 from skdbg.parsers.hashbehind import Hasher, HashLane, Sha256Done
-from skdbg.parsers.plog_line import PlogLine, fast_plog_block, fast_plog_lines, parse_plog_line
+from skdbg.parsers.plog_line import (
+    PlogLine,
+    fast_plog_block,
+    fast_plog_lines,
+    fast_plog_rows,
+    parse_plog_line,
+)
 from skdbg.parsers.readahead import ReadAhead
 from skdbg.parsers.runtime_faults import (
     ErrorManagerLine,
@@ -1024,6 +1030,19 @@ def scan_plog_batches(
 PlogBatch = tuple[list[PlogLine | Unrecognized], bool]
 
 
+class PlogRows(list[Any]):
+    """A batch of marker lines the bulk tokenizer took whole, as its rows
+    (:data:`~skdbg.parsers.plog_line.PlogRow`) instead of records: what a scan asked for rows
+    (:func:`scan_plog_files` with ``rows=True``) puts in a :data:`PlogBatch` in place of the records.
+    :func:`~skdbg.parsers.plog_line.plog_lines_of_rows` makes them the records.
+
+    Why: only a scan in a child process asks for them (:mod:`skdbg.parsers.plog_fork`); its parent
+    makes the records (see :func:`~skdbg.parsers.plog_line.fast_plog_rows`). The class says which
+    form a batch is in, also once pickled, without a look at its items."""
+
+    __slots__ = ()
+
+
 def scan_plog_parts(
     path: PathLike,
     pid: int | None = None,
@@ -1048,10 +1067,12 @@ def _scan_parts(
     hasher: Hasher | None,
     opened: tuple[int, os.stat_result] | None,
     lane: HashLane | None = None,
+    rows: bool = False,
 ) -> Iterator[PlogBatch]:
     """:func:`scan_plog_parts`; ``opened`` is the file already opened by
     :func:`~skdbg.parsers.fsguard.open_regular_fd` (the scan closes it), None to open it here;
-    ``lane``: an idle lane to hash through (see :func:`_marker_line_columns`)."""
+    ``lane``: an idle lane to hash through (see :func:`_marker_line_columns`); ``rows``: see
+    :func:`scan_plog_files`."""
     p = Path(path)  # as check_text_file names it: its ParseErrors are worded the same
     file = str(path)
     cuts: list[tuple[int, int]] = []
@@ -1059,7 +1080,7 @@ def _scan_parts(
         for nos, raws, completes in _batches(
             _marker_line_columns(p, markers, cuts, hasher, True, opened, lane)
         ):
-            yield _batch_records(file, nos, raws, completes, pid)
+            yield _batch_records(file, nos, raws, completes, pid, rows)
     except ReadFailure:
         _cut_gaps(file, cuts, gaps)  # the lines cut before the failure are kept, as their records are
         raise
@@ -1096,7 +1117,7 @@ def _batches(blocks: Iterable[MarkerColumns]) -> Iterator[MarkerColumns]:
 
 
 def _batch_records(
-    file: str, nos: list[int], raws: list[bytes], completes: list[bool], pid: int | None
+    file: str, nos: list[int], raws: list[bytes], completes: list[bool], pid: int | None, rows: bool = False
 ) -> PlogBatch:
     """The records of one batch of marker lines (see :data:`_BATCH_LINES`).
 
@@ -1106,7 +1127,8 @@ def _batch_records(
     :func:`fast_plog_block` then takes the whole batch, or says that some line is not its shape.
     Otherwise :func:`fast_plog_lines` is asked line by line, with the lines that may hold an
     oversized number left to the general path (which refuses those), and :func:`parse_plog_line`
-    for every line it does not recognise."""
+    for every line it does not recognise. ``rows`` (a scan of every pid: see :func:`scan_plog_files`):
+    a batch the bulk tokenizer takes whole comes as its :class:`PlogRows`."""
     n = len(nos)
     blob = b"\n".join(raws)
     if b"\r" in blob:  # one \r off each line end (no raw line holds a \n: each \r\n is an end)
@@ -1116,6 +1138,13 @@ def _batch_records(
         # a run of 17 hex digits somewhere (an address, a 20-digit hash): one scan of the whole batch
         # for an oversized number; none in the batch is none in any of its lines (see _none_oversized)
         cleared = not may_hold_oversized(blob) or _none_oversized(text)
+        if (
+            rows
+            and pid is None
+            and cleared
+            and (taken := fast_plog_rows(text, file, nos, completes)) is not None
+        ):
+            return PlogRows(taken), True
         if cleared and (block := fast_plog_block(text, file, nos, completes)) is not None:
             if pid is None:
                 return cast("list[PlogLine | Unrecognized]", block), True
@@ -1187,6 +1216,7 @@ def scan_plog_files(
     markers: Sequence[bytes] = FAULT_MARKERS,
     reached: Callable[[int], None] | None = None,
     on_part: Callable[[int, PlogBatch], None] | None = None,
+    rows: bool = False,
 ) -> Generator[ScannedFile, None, None]:
     """:func:`scan_plog_parts` of each of ``paths`` in turn (no pid filter), one :class:`ScannedFile`
     each, in order; each file's bytes go to a hasher of its own from ``new_hasher``; ``reached(i)``
@@ -1204,9 +1234,12 @@ def scan_plog_files(
 
     Once :data:`_LANE_FILE` bytes were packed, the packed files' bytes are hashed in a second thread
     while their block is searched (see :mod:`skdbg.parsers.hashbehind`); each result is yielded with
-    its hash complete."""
+    its hash complete.
+
+    With ``rows``, a batch the bulk tokenizer takes whole is its :class:`PlogRows` instead of its
+    records (for a scan whose batches another process files: :mod:`skdbg.parsers.plog_fork`)."""
     with HashLane() as lane:  # settled on the way out: an abandoned scan leaves no view of the block
-        yield from _scan_files(paths, new_hasher, markers, reached, lane, on_part)
+        yield from _scan_files(paths, new_hasher, markers, reached, lane, on_part, rows)
 
 
 def _scan_files(
@@ -1216,6 +1249,7 @@ def _scan_files(
     reached: Callable[[int], None] | None,
     lane: HashLane,
     on_part: Callable[[int, PlogBatch], None] | None = None,
+    rows: bool = False,
 ) -> Iterator[ScannedFile]:
     """:func:`scan_plog_files`, the packed files hashed through ``lane``."""
     # the largest file packed (-1: none, in a block too small to hold a few probes' worth)
@@ -1228,7 +1262,7 @@ def _scan_files(
         if reached is not None:
             reached(i)
         if len(_STATE.buf) != CHUNK:
-            yield from _search_pack(pack, used, markers, lane)
+            yield from _search_pack(pack, used, markers, lane, rows=rows)
             pack, used = [], 0
             _STATE.buf = bytearray(CHUNK)
         hasher = new_hasher() if new_hasher is not None else None
@@ -1239,17 +1273,18 @@ def _scan_files(
             pack.append(ScannedFile([], [], hasher, exc))
             continue
         if st.st_size > limit:  # alone, as scan_plog_parts scans it (the scan closes the file)
-            yield from _closing_on_exit(fd, _search_pack(pack, used, markers, lane))
+            yield from _closing_on_exit(fd, _search_pack(pack, used, markers, lane, rows=rows))
             pack, used = [], 0
             part_to = None if on_part is None else partial(on_part, i)
-            done = _scan_alone(path, hasher, markers, (fd, st), lane, part_to)  # the pack searched: lane idle
+            # the pack searched: the lane is idle
+            done = _scan_alone(path, hasher, markers, (fd, st), lane, part_to, rows)
             _release(lane, last)  # a refused head leaves its hash pending
             done.stat = st
             yield done
             continue
         room = max(st.st_size, BINARY_PROBE) + 2  # the file, its added newline, one byte to see its end
         if used + room > CHUNK:  # the block is full: search it first
-            yield from _closing_on_exit(fd, _search_pack(pack, used, markers, lane))
+            yield from _closing_on_exit(fd, _search_pack(pack, used, markers, lane, rows=rows))
             pack, used = [], 0
         fed = hasher if hasher is None or inline > 0 else lane.to(hasher)
         inline -= st.st_size
@@ -1275,15 +1310,15 @@ def _scan_files(
             lane.settle()  # its head stays at ``used``, where the next file is read
             pack.append(packed)
         else:  # it grew past its fstat size while read: read again, alone, with a fresh hasher
-            yield from _search_pack(pack, used, markers, lane)
+            yield from _search_pack(pack, used, markers, lane, rows=rows)
             pack, used = [], 0
             again = new_hasher() if new_hasher is not None else None
             done = _scan_alone(
-                path, again, markers, None, lane, None if on_part is None else partial(on_part, i)
+                path, again, markers, None, lane, None if on_part is None else partial(on_part, i), rows
             )
             _release(lane, last)
             yield done
-    yield from _search_pack(pack, used, markers, lane, at_end=True)
+    yield from _search_pack(pack, used, markers, lane, at_end=True, rows=rows)
 
 
 def _release(lane: HashLane, last: bool) -> None:
@@ -1349,13 +1384,14 @@ def _scan_alone(
     opened: tuple[int, os.stat_result] | None,
     lane: HashLane | None = None,
     on_part: Callable[[PlogBatch], None] | None = None,
+    rows: bool = False,
 ) -> ScannedFile:
     """:func:`scan_plog_parts` of one file, collected (``opened``, ``lane``: see :func:`_scan_parts`),
     or each batch handed to ``on_part`` as it is made."""
     done = ScannedFile([], [], hasher)
     keep = done.parts.append if on_part is None else on_part
     try:
-        for part in _scan_parts(path, None, markers, done.gaps, hasher, opened, lane):
+        for part in _scan_parts(path, None, markers, done.gaps, hasher, opened, lane, rows):
             keep(part)
     except ParseError as exc:
         done.error = exc
@@ -1368,6 +1404,7 @@ def _search_pack(
     markers: Sequence[bytes],
     lane: HashLane,
     at_end: bool = False,
+    rows: bool = False,
 ) -> Iterator[ScannedFile]:
     """Search the block's ``used`` bytes (the packed files' lines, each file's last line closed by a
     newline) once, deal the marker lines back to their files and yield each file's result in order,
@@ -1406,7 +1443,7 @@ def _search_pack(
                     ([own[-1]], [raws[hi - 1]], [False]),
                 ]
             for cols in _batches(b for b in blocks if b[0]):
-                item.result.parts.append(_batch_records(item.file, *cols, None))
+                item.result.parts.append(_batch_records(item.file, *cols, None, rows))
         yield item.result
 
 

@@ -9,7 +9,11 @@ and finished ~0.15 s sooner, its output byte-identical.
 
 What crosses the pipe is each file's :class:`~skdbg.parsers.plog.ScannedFile` with its records
 flattened to tuples of their fields (a pickled record costs several times its tuple, and building it
-again here from the tuple costs about a microsecond), the SHA-256 as its hex digest, and a file's
+again here from the tuple costs about a microsecond): a batch the bulk tokenizer took whole is never
+made records in the child at all, it comes as its rows (:class:`~skdbg.parsers.plog.PlogRows`, the
+stamp as its text: no datetime is made or pickled there) and the records are made here, by the same
+function a scan here uses (:func:`~skdbg.parsers.plog_line.plog_lines_of_rows`). Then the SHA-256 as
+its hex digest, and a file's
 :class:`~skdbg.parsers.common.ParseError` by its class, arguments and attributes (its ``__init__``
 takes other arguments than the ones it keeps). A file scanned alone (a large one) sends its batches of
 records ahead, a few at a time as they are made, and its :class:`ScannedFile` last; files searched
@@ -38,8 +42,8 @@ from skdbg.forkstream import ChildLost, ForkedStream, SharedClaims, WorkNotSent,
 from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import ParseError
 from skdbg.parsers.hashbehind import CountingSha256, Hasher, Sha256Done
-from skdbg.parsers.plog import PlogBatch, ScannedFile, scan_plog_files
-from skdbg.parsers.plog_line import PlogLine
+from skdbg.parsers.plog import PlogBatch, PlogRows, ScannedFile, scan_plog_files
+from skdbg.parsers.plog_line import PlogLine, plog_lines_of_rows
 from skdbg.parsers.readahead import FilesAhead
 from skdbg.parsers.scan_child import FORK_MIN_BYTES, Standby, one_blas_thread, take_scan_child
 
@@ -87,11 +91,16 @@ def _unpack_error(packed: PackedError | None) -> ParseError | None:
 
 
 def _pack_items(items: Sequence[object]) -> list[object]:
-    """A batch's records as ``(file, line, json_path, *other fields)`` tuples; other items as they are."""
+    """A batch's records as ``(file, line, json_path, *other fields)`` tuples; other items as they are;
+    a batch of rows (:class:`~skdbg.parsers.plog.PlogRows`) as it is."""
+    if type(items) is PlogRows:
+        return items
     return [(x.src.file, x.src.line, x.src.json_path, *_REST(x)) if type(x) is PlogLine else x for x in items]
 
 
 def _unpack_items(items: list[Any]) -> list[Any]:
+    if type(items) is PlogRows:
+        return plog_lines_of_rows(items)
     build, src = _BUILD_LINE, build_source
     return [build(src(x[0], x[1], x[2]), *x[3:]) if type(x) is tuple else x for x in items]
 
@@ -129,10 +138,12 @@ def scan_files(
     paths: Sequence[str],
     new_hasher: Callable[[], Hasher] | None,
     on_part: Callable[[int, PlogBatch], None] | None = None,
+    rows: bool = False,
 ) -> Generator[ScannedFile, None, None]:
-    """:func:`~skdbg.parsers.plog.scan_plog_files` of ``paths``, the disk asked ahead."""
+    """:func:`~skdbg.parsers.plog.scan_plog_files` of ``paths``, the disk asked ahead (``rows``: the
+    batches the bulk tokenizer takes whole as their rows, for a child to send)."""
     ahead = FilesAhead(paths)
-    scan = scan_plog_files(paths, new_hasher=new_hasher, reached=ahead.reached, on_part=on_part)
+    scan = scan_plog_files(paths, new_hasher=new_hasher, reached=ahead.reached, on_part=on_part, rows=rows)
     with closing(scan) as scanned:
         yield from scanned
 
@@ -205,7 +216,7 @@ def _in_child(
                 held = []
 
         try:
-            for done in scan_files(paths, new_hasher, on_part):
+            for done in scan_files(paths, new_hasher, on_part, rows=True):
                 if held:
                     items.put(("p", held))
                     held = []

@@ -396,12 +396,27 @@ BLOCK_LINE_RE = re.compile(
 )
 
 
-def fast_plog_block(
+#: one marker line as :func:`fast_plog_rows` gives it: the fields of its :class:`PlogLine` in field
+#: order but its source as ``file, line`` (a bulk line's ``json_path`` is None) and without ``ts``, which
+#: :func:`plog_lines_of_rows` works out from ``ts_text``
+PlogRow = tuple[
+    str, int, str, str, int, str, str, str, int, "int | None", "str | None", "tuple[str, ...]", str, bool, bool
+]  # fmt: skip
+
+
+def fast_plog_rows(
     block: str, file: str, nos: Sequence[int], completes: Sequence[bool]
-) -> list[PlogLine] | None:
-    """:func:`fast_plog_lines` of ``block.split("\\n")``, line ``k`` coming from ``Source(file,
-    nos[k])``, when it recognises every one of those lines (the common case); else None (nothing
-    recognised: ask :func:`fast_plog_lines`).
+) -> list[PlogRow] | None:
+    """The lines of ``block`` (joined by ``\n``, line ``k`` being line ``nos[k]`` of ``file``) as
+    :data:`PlogRow` tuples when the bulk tokenizer recognises every one of them (the common case);
+    else None (nothing recognised: ask :func:`fast_plog_lines`). :func:`plog_lines_of_rows` makes them
+    the records :func:`fast_plog_block` returns.
+
+    Why a form of its own: a plog scan in a child process (:mod:`skdbg.parsers.plog_fork`) sends its
+    lines to the parent, which makes the records. Built there and sent as records, each line cost the
+    child its record, the datetime of its stamp and that datetime's pickle (about half the child's work
+    on the SK handler block's 18,000 lines); a row is one tuple of strings and numbers, and the stamp
+    travels as its text only.
 
     Same preconditions as :func:`fast_plog_lines` for each line; ``nos`` and ``completes`` have one
     entry per line. See the comment above for why the records are the same."""
@@ -409,32 +424,21 @@ def fast_plog_block(
     if len(found) != len(nos) or len(completes) != len(nos):
         return None
     strip_cr = "\r" in block  # else no body can end in one: no rstrip per line
-    out: list[PlogLine] = []
+    out: list[PlogRow] = []
     append = out.append
-    build, new_source = build_plog_line, build_source
-    heads, places, tag_runs, digits3 = _HEADS, _PLACES, _TAGS, _DIGITS3
-    last_head = last_at = last_second = None
+    heads, places, tag_runs = _HEADS, _PLACES, _TAGS
+    last_head = last_at = None
     level = module = proc = src_file = ""
-    pid = src_line = year = month = day = hour = minute = sec = 0
-    fields: tuple[int, int, int, int, int, int] | None = None
+    pid = src_line = 0
     tags: tuple[str, ...] | None
     for row, no, complete in zip(found, nos, completes, strict=True):
-        head, ts_text, second, milli, micro, at, sk_func, tid, func, tag_text, idedd_tid, body = row
+        head, ts_text, _, _, _, at, sk_func, tid, func, tag_text, idedd_tid, body = row
         if head != last_head:
             last_head = head
             level, module, pid, proc = heads.get(head) or _head(head)
         if at != last_at:
             last_at = at
             src_file, src_line = places.get(at) or _place(at)
-        if second != last_second:  # the second's fields as locals: no argument tuple per record
-            last_second, fields = second, _second(second)
-            if fields is not None:
-                year, month, day, hour, minute, sec = fields
-        ts = (
-            None
-            if fields is None
-            else datetime(year, month, day, hour, minute, sec, digits3[milli] * 1000 + digits3[micro])
-        )
         if strip_cr:
             body = body.rstrip("\r")
         # the three rest shapes differ only in tid, function, tags and the SK flag
@@ -448,9 +452,46 @@ def fast_plog_block(
         else:
             line_tid, line_func, tags, is_sk = None, sk_func, (), True
         append(
+            (file, no, level, module, pid, proc, ts_text, src_file, src_line, line_tid, line_func, tags, body, is_sk, complete)
+        )  # fmt: skip
+    return out
+
+
+def plog_lines_of_rows(rows: Sequence[PlogRow]) -> list[PlogLine]:
+    """The :class:`PlogLine` of each of ``rows`` (:func:`fast_plog_rows`), its ``ts`` worked out from
+    its ``ts_text`` as :func:`fast_plog_lines` does (the second's fields reused while it lasts: rows
+    come in file order, stamps mostly in time order)."""
+    out: list[PlogLine] = []
+    append = out.append
+    build, new_source, digits3 = build_plog_line, build_source, _DIGITS3
+    last_second = None
+    year = month = day = hour = minute = sec = 0
+    fields: tuple[int, int, int, int, int, int] | None = None
+    for file, no, level, module, pid, proc, ts_text, src_file, src_line, tid, func, tags, body, is_sk, complete in rows:  # fmt: skip
+        second = ts_text[:19]
+        if second != last_second:  # the second's fields as locals: no argument tuple per record
+            last_second, fields = second, _second(second)
+            if fields is not None:
+                year, month, day, hour, minute, sec = fields
+        micro = digits3[ts_text[20:23]] * 1000 + digits3[ts_text[24:27]]
+        ts = None if fields is None else datetime(year, month, day, hour, minute, sec, micro)
+        append(
             build(
                 new_source(file, no, None), level, module, pid, proc, ts, ts_text, src_file, src_line,
-                line_tid, line_func, tags, body, is_sk, complete,
+                tid, func, tags, body, is_sk, complete,
             )
         )  # fmt: skip
     return out
+
+
+def fast_plog_block(
+    block: str, file: str, nos: Sequence[int], completes: Sequence[bool]
+) -> list[PlogLine] | None:
+    """:func:`fast_plog_lines` of ``block.split("\n")``, line ``k`` coming from ``Source(file,
+    nos[k])``, when it recognises every one of those lines (the common case); else None (nothing
+    recognised: ask :func:`fast_plog_lines`): :func:`fast_plog_rows`, then :func:`plog_lines_of_rows`.
+
+    Same preconditions as :func:`fast_plog_lines` for each line; ``nos`` and ``completes`` have one
+    entry per line. See the comment above for why the records are the same."""
+    rows = fast_plog_rows(block, file, nos, completes)
+    return None if rows is None else plog_lines_of_rows(rows)

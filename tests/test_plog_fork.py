@@ -23,7 +23,7 @@ import pytest
 from skdbg.forkstream import available_cpus
 from skdbg.parsers.common import ParseError, ReadFailure
 from skdbg.parsers.hashbehind import CountingSha256, Sha256Done
-from skdbg.parsers.plog import MAX_LINE, ScannedFile
+from skdbg.parsers.plog import MAX_LINE, PlogRows, ScannedFile
 from skdbg.parsers.plog_fork import (
     FORK_MIN_BYTES,
     pack_scanned,
@@ -107,6 +107,22 @@ def test_a_packed_file_is_the_file_scanned_here(tmp_path: Path) -> None:
     assert [type(done.error) for done in here].count(type(None)) == 3  # the binary and the missing one
     for done in here:
         _same(done, unpack_scanned(pickle.loads(pickle.dumps(pack_scanned(done)))))
+
+
+def test_rows_sent_are_the_records_made_here(tmp_path: Path) -> None:
+    """A scan asked for rows (the child's) gives the batches the bulk tokenizer takes whole as rows,
+    the others as records; unpacked after a pickle, the files are the scan here, record for record
+    (the stamp out of range too: its datetime is worked out here, as None)."""
+    paths = _plog_files(tmp_path)
+    here = list(scan_files(paths, CountingSha256))
+    as_rows = list(scan_files(paths, CountingSha256, rows=True))
+    kinds = [type(items) for done in as_rows for items, _ in done.parts]
+    assert PlogRows in kinds and list in kinds  # both forms: the odd lines keep the general path
+    assert all(flag for done in as_rows for items, flag in done.parts if type(items) is PlogRows)
+    sent = pickle.loads(pickle.dumps([pack_scanned(done) for done in as_rows]))
+    assert PlogRows in [type(items) for packed in sent for items, _ in packed[0]]
+    for a, b in zip(here, sent, strict=True):
+        _same(a, unpack_scanned(b))
 
 
 def test_a_packed_read_failure_keeps_its_class_message_fields_and_cause(tmp_path: Path) -> None:
@@ -318,6 +334,48 @@ def test_a_forked_scan_gives_every_file_as_scanned_here(tmp_path: Path) -> None:
     assert len(unpack_scanned(forked[1]).parts) > 50
     assert inside[1] == 0  # the large file's whole result came without its batches: they came ahead
     assert scanned_here == []
+
+
+@forks
+def test_the_child_sends_the_batches_the_tokenizer_took_as_rows(tmp_path: Path) -> None:
+    """What the child sends (watched there, written to a file): the large file's batches and the
+    packed files' come as rows where the bulk tokenizer took them, as records elsewhere; here they
+    are the scan here's records."""
+    paths = _large_in_the_middle(tmp_path)
+    seen = tmp_path / "sent.json"
+    out = _run(
+        f"""
+        import json, pickle, sys
+        import skdbg.parsers.plog_fork as pf
+        from skdbg.parsers.hashbehind import CountingSha256
+
+        real = pf._in_child
+
+        def watched(paths, new_hasher, also=None, claims=None):
+            kinds = []
+            for sent in real(paths, new_hasher, also, claims):
+                for item in sent:
+                    batches = item[1] if item[0] == "p" else item[1][0] if item[0] == "f" else []
+                    kinds += [type(batch).__name__ for batch, _ in batches]
+                yield sent
+            with open({str(seen)!r}, "w") as fh:
+                json.dump(kinds, fh)
+
+        pf._in_child = watched  # the child runs it: a fork keeps the parent's module state
+        scan = pf.start_forked_plog_scan({paths!r}, hashed=True)
+        assert scan is not None, "the scan was not forked"
+        forked = [pf.pack_scanned(d) for d in scan.files()]
+        scan.finish()
+        here = [pf.pack_scanned(d) for d in pf.scan_files({paths!r}, CountingSha256)]
+        sys.stdout.buffer.write(pickle.dumps((forked, here)))
+        """
+    )
+    forked, here = pickle.loads(out)
+    for a, b in zip(here, forked, strict=True):
+        _same(unpack_scanned(a), unpack_scanned(b))
+    kinds = json.loads(seen.read_text())
+    assert kinds.count("PlogRows") > 50  # the large file's handler rows, a batch at a time
+    assert "list" in kinds  # the batches holding an odd line: records, made there
 
 
 @forks
