@@ -440,11 +440,13 @@ class Evidence:
     def _file_scan(self, f: PlogFile, pe: PlogEvidence, done: ScannedFile, gaps: list[Gap]) -> None:
         """File one plog's scan (:func:`~skdbg.parsers.plog.scan_plog_parts`' batches, its gaps and its
         digest) into ``pe``; its :class:`ParseError` is raised here, after what was read before it."""
+        # records only: no scan here asks for rows, and a forked scan's files come with its rows made
+        # records (ForkedPlogScan.files)
         for items, records_only in done.parts:
             if records_only:
                 _file_records(cast("list[PlogLine]", items), pe)
             else:
-                _file_items(items, pe)
+                _file_items(cast("list[PlogLine | Unrecognized]", items), pe)
         gaps.extend(done.gaps)  # a line over MAX_LINE is a recorded gap
         if done.error is not None:
             raise done.error

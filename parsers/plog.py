@@ -47,7 +47,7 @@ from datetime import datetime
 from functools import partial
 from itertools import accumulate, repeat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from skdbg.parsers.bulk import build_source
 from skdbg.parsers.common import (
@@ -64,6 +64,7 @@ from skdbg.parsers.fsguard import open_regular_fd, read_error
 from skdbg.parsers.hashbehind import Hasher, HashLane, Sha256Done
 from skdbg.parsers.plog_line import (
     PlogLine,
+    PlogRow,
     fast_plog_block,
     fast_plog_lines,
     fast_plog_rows,
@@ -1030,17 +1031,23 @@ def scan_plog_batches(
 PlogBatch = tuple[list[PlogLine | Unrecognized], bool]
 
 
-class PlogRows(list[Any]):
+class PlogRows(list[PlogRow]):
     """A batch of marker lines the bulk tokenizer took whole, as its rows
     (:data:`~skdbg.parsers.plog_line.PlogRow`) instead of records: what a scan asked for rows
-    (:func:`scan_plog_files` with ``rows=True``) puts in a :data:`PlogBatch` in place of the records.
-    :func:`~skdbg.parsers.plog_line.plog_lines_of_rows` makes them the records.
+    (:func:`scan_plog_files` with ``rows=True``) holds in place of such a batch's records, flagged
+    True. :func:`~skdbg.parsers.plog_line.plog_lines_of_rows` makes them the records.
 
     Why: only a scan in a child process asks for them (:mod:`skdbg.parsers.plog_fork`); its parent
     makes the records (see :func:`~skdbg.parsers.plog_line.fast_plog_rows`). The class says which
-    form a batch is in, also once pickled, without a look at its items."""
+    form a batch is in, also once pickled, without a look at its items (a copy made by slicing or
+    ``+`` is a plain list: rows are handed on as they are made)."""
 
     __slots__ = ()
+
+
+#: a batch as a scan of files holds it (:attr:`ScannedFile.parts`): a :data:`PlogBatch`, or, in a scan
+#: asked for rows, the :class:`PlogRows` of a batch the bulk tokenizer took whole (flagged True)
+ScanBatch = tuple[list[PlogLine | Unrecognized] | PlogRows, bool]
 
 
 def scan_plog_parts(
@@ -1056,7 +1063,8 @@ def scan_plog_parts(
     Why the flag: ``Evidence`` files a batch of records with a few C-level passes (pid filter,
     SK lines left out of the fault classifier) instead of a type check per item; the scan knows the
     answer for free in the common case (every line of the batch taken by the bulk tokenizer)."""
-    return _scan_parts(path, pid, markers, gaps, hasher, None)
+    # not asked for rows: every batch is records
+    return cast("Iterator[PlogBatch]", _scan_parts(path, pid, markers, gaps, hasher, None))
 
 
 def _scan_parts(
@@ -1068,7 +1076,7 @@ def _scan_parts(
     opened: tuple[int, os.stat_result] | None,
     lane: HashLane | None = None,
     rows: bool = False,
-) -> Iterator[PlogBatch]:
+) -> Iterator[ScanBatch]:
     """:func:`scan_plog_parts`; ``opened`` is the file already opened by
     :func:`~skdbg.parsers.fsguard.open_regular_fd` (the scan closes it), None to open it here;
     ``lane``: an idle lane to hash through (see :func:`_marker_line_columns`); ``rows``: see
@@ -1118,7 +1126,7 @@ def _batches(blocks: Iterable[MarkerColumns]) -> Iterator[MarkerColumns]:
 
 def _batch_records(
     file: str, nos: list[int], raws: list[bytes], completes: list[bool], pid: int | None, rows: bool = False
-) -> PlogBatch:
+) -> ScanBatch:
     """The records of one batch of marker lines (see :data:`_BATCH_LINES`).
 
     Each line is what the line-at-a-time loop made of it: one trailing ``\r`` removed, decoded as
@@ -1127,8 +1135,9 @@ def _batch_records(
     :func:`fast_plog_block` then takes the whole batch, or says that some line is not its shape.
     Otherwise :func:`fast_plog_lines` is asked line by line, with the lines that may hold an
     oversized number left to the general path (which refuses those), and :func:`parse_plog_line`
-    for every line it does not recognise. ``rows`` (a scan of every pid: see :func:`scan_plog_files`):
-    a batch the bulk tokenizer takes whole comes as its :class:`PlogRows`."""
+    for every line it does not recognise. With ``rows`` (see :func:`scan_plog_files`), a batch the
+    bulk tokenizer takes whole comes as its :class:`PlogRows`, every pid's lines (``pid`` is None:
+    only :func:`scan_plog_parts` filters, and it asks for records)."""
     n = len(nos)
     blob = b"\n".join(raws)
     if b"\r" in blob:  # one \r off each line end (no raw line holds a \n: each \r\n is an end)
@@ -1138,14 +1147,10 @@ def _batch_records(
         # a run of 17 hex digits somewhere (an address, a 20-digit hash): one scan of the whole batch
         # for an oversized number; none in the batch is none in any of its lines (see _none_oversized)
         cleared = not may_hold_oversized(blob) or _none_oversized(text)
-        if (
-            rows
-            and pid is None
-            and cleared
-            and (taken := fast_plog_rows(text, file, nos, completes)) is not None
-        ):
-            return PlogRows(taken), True
-        if cleared and (block := fast_plog_block(text, file, nos, completes)) is not None:
+        if cleared and rows:  # (one findall either way: None sends the batch the line-at-a-time way)
+            if (taken := fast_plog_rows(text, file, nos, completes)) is not None:
+                return PlogRows(taken), True
+        elif cleared and (block := fast_plog_block(text, file, nos, completes)) is not None:
             if pid is None:
                 return cast("list[PlogLine | Unrecognized]", block), True
             return [r for r in block if r.pid == pid], True
@@ -1190,7 +1195,7 @@ class ScannedFile:
     ones made before the error (none: an error comes before any line is read). ``stat``: the ``fstat``
     of the descriptor read (None: not known)."""
 
-    parts: list[PlogBatch]
+    parts: list[ScanBatch]
     gaps: list[Gap]
     hasher: Hasher | Sha256Done | None  # Sha256Done: the digest a scan in a child process sent back
     error: ParseError | None = None
@@ -1215,7 +1220,7 @@ def scan_plog_files(
     new_hasher: Callable[[], Hasher] | None = None,
     markers: Sequence[bytes] = FAULT_MARKERS,
     reached: Callable[[int], None] | None = None,
-    on_part: Callable[[int, PlogBatch], None] | None = None,
+    on_part: Callable[[int, ScanBatch], None] | None = None,
     rows: bool = False,
 ) -> Generator[ScannedFile, None, None]:
     """:func:`scan_plog_parts` of each of ``paths`` in turn (no pid filter), one :class:`ScannedFile`
@@ -1248,7 +1253,7 @@ def _scan_files(
     markers: Sequence[bytes],
     reached: Callable[[int], None] | None,
     lane: HashLane,
-    on_part: Callable[[int, PlogBatch], None] | None = None,
+    on_part: Callable[[int, ScanBatch], None] | None = None,
     rows: bool = False,
 ) -> Iterator[ScannedFile]:
     """:func:`scan_plog_files`, the packed files hashed through ``lane``."""
@@ -1383,7 +1388,7 @@ def _scan_alone(
     markers: Sequence[bytes],
     opened: tuple[int, os.stat_result] | None,
     lane: HashLane | None = None,
-    on_part: Callable[[PlogBatch], None] | None = None,
+    on_part: Callable[[ScanBatch], None] | None = None,
     rows: bool = False,
 ) -> ScannedFile:
     """:func:`scan_plog_parts` of one file, collected (``opened``, ``lane``: see :func:`_scan_parts`),

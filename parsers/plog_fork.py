@@ -1,24 +1,25 @@
 """An analysis's plog scan in a forked child process; its files come back here, in order, as they are done.
 
-Why: the scan is numpy passes, SHA-256 of every byte and the records of the marker lines (~18,000 on
-the bench scene: the exception handler's table rows, copied into the plog). In a thread, it shared one
-interpreter with the main thread's sk_meta parsing: each record built waited for the GIL, and the
-parsing waited for the scan's turns. With the scan in a child (:mod:`skdbg.forkstream`), the parent
-only decodes what the child sends: the bench scene's analysis spent ~0.6 s less CPU in its own process
+Why: the scan is numpy passes, SHA-256 of every byte and the marker lines (~18,000 on the bench scene:
+the exception handler's table rows, copied into the plog). In a thread, it shared one interpreter with
+the main thread's sk_meta parsing: each record built waited for the GIL, and the parsing waited for the
+scan's turns. With the scan in a child (:mod:`skdbg.forkstream`), the parent only decodes what the
+child sends and makes its records: the bench scene's analysis spent ~0.6 s less CPU in its own process
 and finished ~0.15 s sooner, its output byte-identical.
 
-What crosses the pipe is each file's :class:`~skdbg.parsers.plog.ScannedFile` with its records
-flattened to tuples of their fields (a pickled record costs several times its tuple, and building it
-again here from the tuple costs about a microsecond): a batch the bulk tokenizer took whole is never
-made records in the child at all, it comes as its rows (:class:`~skdbg.parsers.plog.PlogRows`, the
-stamp as its text: no datetime is made or pickled there) and the records are made here, by the same
-function a scan here uses (:func:`~skdbg.parsers.plog_line.plog_lines_of_rows`). Then the SHA-256 as
-its hex digest, and a file's
-:class:`~skdbg.parsers.common.ParseError` by its class, arguments and attributes (its ``__init__``
-takes other arguments than the ones it keeps). A file scanned alone (a large one) sends its batches of
-records ahead, a few at a time as they are made, and its :class:`ScannedFile` last; files searched
-together come whole. The parent files them exactly as the ones a scan in this process yields, so
-everything downstream is unchanged; tests hold the two to each other.
+What crosses the pipe is each file's :class:`~skdbg.parsers.plog.ScannedFile`, its batches in one of
+two forms. A batch the bulk tokenizer took whole (nearly all of them) is its rows
+(:class:`~skdbg.parsers.plog.PlogRows`: each line's fields as strings and numbers, the stamp as its
+text), and :func:`~skdbg.parsers.plog_line.plog_lines_of_rows` makes them here the records a scan here
+makes: the child makes no record, no datetime and no pickle of one (~0.035 s of the child's CPU on the
+bench scene). Any other batch comes as its records flattened to tuples of their fields (a pickled
+record costs several times its tuple, and building it again here costs about a microsecond). With
+them, the SHA-256 as its hex digest, and a file's :class:`~skdbg.parsers.common.ParseError` by its
+class, arguments and attributes (its ``__init__`` takes other arguments than the ones it keeps). A file
+scanned alone (a large one) sends its batches ahead, a few at a time as they are made, and its
+:class:`ScannedFile` last; files searched together come whole. The parent files them exactly as the
+ones a scan in this process yields, records only, so everything downstream is unchanged; tests hold
+the two to each other.
 
 A child that dies (killed, out of memory) or fails part-way loses nothing: the files it did not send
 whole (the batches of one it was sending are dropped) are scanned here, from the first one missing,
@@ -42,7 +43,7 @@ from skdbg.forkstream import ChildLost, ForkedStream, SharedClaims, WorkNotSent,
 from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import ParseError
 from skdbg.parsers.hashbehind import CountingSha256, Hasher, Sha256Done
-from skdbg.parsers.plog import PlogBatch, PlogRows, ScannedFile, scan_plog_files
+from skdbg.parsers.plog import PlogRows, ScanBatch, ScannedFile, scan_plog_files
 from skdbg.parsers.plog_line import PlogLine, plog_lines_of_rows
 from skdbg.parsers.readahead import FilesAhead
 from skdbg.parsers.scan_child import FORK_MIN_BYTES, Standby, one_blas_thread, take_scan_child
@@ -90,7 +91,7 @@ def _unpack_error(packed: PackedError | None) -> ParseError | None:
     return exc
 
 
-def _pack_items(items: Sequence[object]) -> list[object]:
+def _pack_items(items: Sequence[object]) -> Sequence[object]:
     """A batch's records as ``(file, line, json_path, *other fields)`` tuples; other items as they are;
     a batch of rows (:class:`~skdbg.parsers.plog.PlogRows`) as it is."""
     if type(items) is PlogRows:
@@ -98,7 +99,9 @@ def _pack_items(items: Sequence[object]) -> list[object]:
     return [(x.src.file, x.src.line, x.src.json_path, *_REST(x)) if type(x) is PlogLine else x for x in items]
 
 
-def _unpack_items(items: list[Any]) -> list[Any]:
+def _unpack_items(items: Sequence[Any]) -> list[Any]:
+    """What :func:`_pack_items` was given, a batch of rows made the records a scan here makes of its
+    lines (the files handed on from here hold records only, as a scan here gives them)."""
     if type(items) is PlogRows:
         return plog_lines_of_rows(items)
     build, src = _BUILD_LINE, build_source
@@ -106,7 +109,7 @@ def _unpack_items(items: list[Any]) -> list[Any]:
 
 
 #: one file's scan as the child sends it
-PackedFile = tuple[list[tuple[list[object], bool]], list[Any], Sha256Done | None, PackedError | None, Any]
+PackedFile = tuple[list[tuple[Sequence[object], bool]], list[Any], Sha256Done | None, PackedError | None, Any]
 
 
 def pack_scanned(done: ScannedFile) -> PackedFile:
@@ -123,7 +126,7 @@ def pack_scanned(done: ScannedFile) -> PackedFile:
 
 def unpack_scanned(packed: PackedFile) -> ScannedFile:
     """The :class:`ScannedFile` :func:`pack_scanned` was given, equal to it field by field (the hasher
-    as its :class:`Sha256Done`)."""
+    as its :class:`Sha256Done`, a batch of rows as its records)."""
     parts, gaps, digest, error, stat = packed
     return ScannedFile(
         [(_unpack_items(items), records_only) for items, records_only in parts],
@@ -137,7 +140,7 @@ def unpack_scanned(packed: PackedFile) -> ScannedFile:
 def scan_files(
     paths: Sequence[str],
     new_hasher: Callable[[], Hasher] | None,
-    on_part: Callable[[int, PlogBatch], None] | None = None,
+    on_part: Callable[[int, ScanBatch], None] | None = None,
     rows: bool = False,
 ) -> Generator[ScannedFile, None, None]:
     """:func:`~skdbg.parsers.plog.scan_plog_files` of ``paths``, the disk asked ahead (``rows``: the
@@ -206,9 +209,9 @@ def _in_child(
     items: queue.Queue[_Item] = queue.Queue(maxsize=64)
 
     def scan() -> None:
-        held: list[tuple[list[object], bool]] = []  # batches not handed on yet
+        held: list[tuple[Sequence[object], bool]] = []  # batches not handed on yet
 
-        def on_part(_: int, part: PlogBatch) -> None:
+        def on_part(_: int, part: ScanBatch) -> None:
             nonlocal held
             held.append((_pack_items(part[0]), part[1]))
             if len(held) >= _BATCHES_A_VALUE:
@@ -319,7 +322,7 @@ class ForkedPlogScan:
         unpacked as they come), then, should it be lost, from a scan here of the paths it did not
         send. :meth:`finish` then takes what follows them."""
         last = len(self._paths)
-        parts: list[PlogBatch] = []  # the batches of the file the child is scanning alone
+        parts: list[ScanBatch] = []  # the batches of the file the child is scanning alone
         try:
             for sent in self._stream:
                 for item in sent:

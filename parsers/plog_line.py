@@ -16,9 +16,10 @@ Only this module knows the grammar; everything downstream works on :class:`PlogL
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import cast
 
 from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import Source, lazy_regex, oversized_number
@@ -367,8 +368,9 @@ def fast_plog_lines(
 #
 # Why: even :func:`fast_plog_lines` pays, per line, a pattern call, a group tuple, the end offset and
 # a slice; on the bench scene's 18,000 SK handler lines that is a fifth of the scan thread's Python,
-# all of it with the GIL held beside the main thread's parsing. :func:`fast_plog_block` asks one
-# ``findall`` over the batch's lines joined by ``\n`` for every line's groups at once (C, one call).
+# all of it with the GIL held beside the main thread's parsing. :func:`fast_plog_block` (and
+# :func:`fast_plog_rows`, the same lines as tuples) asks one ``findall`` over the batch's lines joined by
+# ``\n`` for every line's groups at once (C, one call).
 #
 # :data:`BLOCK_LINE_RE` is :data:`FAST_LINE_RE` anchored at each line start (``^`` + MULTILINE), with
 # the rest of the line as one more group and every class that could run past a line end made to stop
@@ -404,35 +406,53 @@ PlogRow = tuple[
 ]  # fmt: skip
 
 
-def fast_plog_rows(
+def fast_plog_block(
     block: str, file: str, nos: Sequence[int], completes: Sequence[bool]
-) -> list[PlogRow] | None:
-    """The lines of ``block`` (joined by ``\n``, line ``k`` being line ``nos[k]`` of ``file``) as
-    :data:`PlogRow` tuples when the bulk tokenizer recognises every one of them (the common case);
-    else None (nothing recognised: ask :func:`fast_plog_lines`). :func:`plog_lines_of_rows` makes them
-    the records :func:`fast_plog_block` returns.
-
-    Why a form of its own: a plog scan in a child process (:mod:`skdbg.parsers.plog_fork`) sends its
-    lines to the parent, which makes the records. Built there and sent as records, each line cost the
-    child its record, the datetime of its stamp and that datetime's pickle (about half the child's work
-    on the SK handler block's 18,000 lines); a row is one tuple of strings and numbers, and the stamp
-    travels as its text only.
+) -> list[PlogLine] | None:
+    """:func:`fast_plog_lines` of ``block.split("\\n")``, line ``k`` coming from ``Source(file,
+    nos[k])``, when it recognises every one of those lines (the common case); else None (nothing
+    recognised: ask :func:`fast_plog_lines`).
 
     Same preconditions as :func:`fast_plog_lines` for each line; ``nos`` and ``completes`` have one
     entry per line. See the comment above for why the records are the same."""
+    return cast("list[PlogLine] | None", _tokenized(block, file, nos, completes, rows=False))
+
+
+def fast_plog_rows(
+    block: str, file: str, nos: Sequence[int], completes: Sequence[bool]
+) -> list[PlogRow] | None:
+    """:func:`fast_plog_block`'s lines as :data:`PlogRow` tuples: :func:`plog_lines_of_rows` makes
+    them the same records.
+
+    Why a form of its own: a plog scan in a child process (:mod:`skdbg.parsers.plog_fork`) sends its
+    lines to the parent, which makes the records. Made in the child and sent as records, each line
+    cost the child its record, the datetime of its stamp and that datetime's pickle (about half the
+    child's work on the SK handler block's 18,000 lines); a row is one tuple of strings and numbers,
+    and the stamp travels as its text only."""
+    return cast("list[PlogRow] | None", _tokenized(block, file, nos, completes, rows=True))
+
+
+def _tokenized(
+    block: str, file: str, nos: Sequence[int], completes: Sequence[bool], *, rows: bool
+) -> list[PlogLine] | list[PlogRow] | None:
+    """:func:`fast_plog_block` (``rows`` False) or :func:`fast_plog_rows`: one loop, whose last step
+    (the row's tuple, or the stamp's datetime and the record) depends on ``rows``."""
     found = BLOCK_LINE_RE.findall(block)
     if len(found) != len(nos) or len(completes) != len(nos):
         return None
     strip_cr = "\r" in block  # else no body can end in one: no rstrip per line
-    out: list[PlogRow] = []
-    append = out.append
-    heads, places, tag_runs = _HEADS, _PLACES, _TAGS
-    last_head = last_at = None
+    records: list[PlogLine] = []
+    tuples: list[PlogRow] = []
+    append, add = records.append, tuples.append
+    build, new_source = build_plog_line, build_source
+    heads, places, tag_runs, digits3 = _HEADS, _PLACES, _TAGS, _DIGITS3
+    last_head = last_at = last_second = None
     level = module = proc = src_file = ""
-    pid = src_line = 0
+    pid = src_line = year = month = day = hour = minute = sec = 0
+    fields: tuple[int, int, int, int, int, int] | None = None
     tags: tuple[str, ...] | None
     for row, no, complete in zip(found, nos, completes, strict=True):
-        head, ts_text, _, _, _, at, sk_func, tid, func, tag_text, idedd_tid, body = row
+        head, ts_text, second, milli, micro, at, sk_func, tid, func, tag_text, idedd_tid, body = row
         if head != last_head:
             last_head = head
             level, module, pid, proc = heads.get(head) or _head(head)
@@ -451,16 +471,34 @@ def fast_plog_rows(
             line_tid, line_func, tags, is_sk = int(idedd_tid), None, (), False
         else:
             line_tid, line_func, tags, is_sk = None, sk_func, (), True
+        if rows:
+            add(
+                (file, no, level, module, pid, proc, ts_text, src_file, src_line, line_tid, line_func, tags, body, is_sk, complete)
+            )  # fmt: skip
+            continue
+        if second != last_second:  # the second's fields as locals: no argument tuple per record
+            last_second, fields = second, _second(second)
+            if fields is not None:
+                year, month, day, hour, minute, sec = fields
+        ts = (
+            None
+            if fields is None
+            else datetime(year, month, day, hour, minute, sec, digits3[milli] * 1000 + digits3[micro])
+        )
         append(
-            (file, no, level, module, pid, proc, ts_text, src_file, src_line, line_tid, line_func, tags, body, is_sk, complete)
+            build(
+                new_source(file, no, None), level, module, pid, proc, ts, ts_text, src_file, src_line,
+                line_tid, line_func, tags, body, is_sk, complete,
+            )
         )  # fmt: skip
-    return out
+    return tuples if rows else records
 
 
-def plog_lines_of_rows(rows: Sequence[PlogRow]) -> list[PlogLine]:
-    """The :class:`PlogLine` of each of ``rows`` (:func:`fast_plog_rows`), its ``ts`` worked out from
-    its ``ts_text`` as :func:`fast_plog_lines` does (the second's fields reused while it lasts: rows
-    come in file order, stamps mostly in time order)."""
+def plog_lines_of_rows(rows: Iterable[PlogRow]) -> list[PlogLine]:
+    """The :class:`PlogLine` of each of ``rows`` (:func:`fast_plog_rows`), equal to the record
+    :func:`fast_plog_block` makes of its line: ``ts`` is worked out from ``ts_text`` (its second, milli-
+    and microseconds at fixed places: the tokenizer took the stamp whole), the second's fields reused
+    while it lasts (rows come in file order, stamps mostly in time order)."""
     out: list[PlogLine] = []
     append = out.append
     build, new_source, digits3 = build_plog_line, build_source, _DIGITS3
@@ -473,8 +511,11 @@ def plog_lines_of_rows(rows: Sequence[PlogRow]) -> list[PlogLine]:
             last_second, fields = second, _second(second)
             if fields is not None:
                 year, month, day, hour, minute, sec = fields
-        micro = digits3[ts_text[20:23]] * 1000 + digits3[ts_text[24:27]]
-        ts = None if fields is None else datetime(year, month, day, hour, minute, sec, micro)
+        ts = (
+            None
+            if fields is None
+            else datetime(year, month, day, hour, minute, sec, digits3[ts_text[20:23]] * 1000 + digits3[ts_text[24:27]])
+        )  # fmt: skip
         append(
             build(
                 new_source(file, no, None), level, module, pid, proc, ts, ts_text, src_file, src_line,
@@ -482,16 +523,3 @@ def plog_lines_of_rows(rows: Sequence[PlogRow]) -> list[PlogLine]:
             )
         )  # fmt: skip
     return out
-
-
-def fast_plog_block(
-    block: str, file: str, nos: Sequence[int], completes: Sequence[bool]
-) -> list[PlogLine] | None:
-    """:func:`fast_plog_lines` of ``block.split("\n")``, line ``k`` coming from ``Source(file,
-    nos[k])``, when it recognises every one of those lines (the common case); else None (nothing
-    recognised: ask :func:`fast_plog_lines`): :func:`fast_plog_rows`, then :func:`plog_lines_of_rows`.
-
-    Same preconditions as :func:`fast_plog_lines` for each line; ``nos`` and ``completes`` have one
-    entry per line. See the comment above for why the records are the same."""
-    rows = fast_plog_rows(block, file, nos, completes)
-    return None if rows is None else plog_lines_of_rows(rows)

@@ -111,18 +111,25 @@ def test_a_packed_file_is_the_file_scanned_here(tmp_path: Path) -> None:
 
 def test_rows_sent_are_the_records_made_here(tmp_path: Path) -> None:
     """A scan asked for rows (the child's) gives the batches the bulk tokenizer takes whole as rows,
-    the others as records; unpacked after a pickle, the files are the scan here, record for record
-    (the stamp out of range too: its datetime is worked out here, as None)."""
-    paths = _plog_files(tmp_path)
+    the others as records; unpacked after a pickle, the files are the scan here, record for record,
+    records only. One file's lines (handler rows, another pid's fault line, a stamp out of range) are
+    all the tokenizer's: its batch travels as rows, and the stamp out of range comes back None."""
+    tokenized = tmp_path / "plog-48213_20260610140000006.log"
+    tokenized.write_bytes(b"\n".join([MORE_LINES[0], MORE_LINES[3], MORE_LINES[1], MORE_LINES[2]]) + b"\n")
+    paths = [*_plog_files(tmp_path), str(tokenized)]
     here = list(scan_files(paths, CountingSha256))
     as_rows = list(scan_files(paths, CountingSha256, rows=True))
     kinds = [type(items) for done in as_rows for items, _ in done.parts]
     assert PlogRows in kinds and list in kinds  # both forms: the odd lines keep the general path
     assert all(flag for done in as_rows for items, flag in done.parts if type(items) is PlogRows)
+    assert [type(items) for items, _ in as_rows[-1].parts] == [PlogRows]
     sent = pickle.loads(pickle.dumps([pack_scanned(done) for done in as_rows]))
     assert PlogRows in [type(items) for packed in sent for items, _ in packed[0]]
-    for a, b in zip(here, sent, strict=True):
-        _same(a, unpack_scanned(b))
+    back = [unpack_scanned(b) for b in sent]
+    assert not any(type(items) is PlogRows for done in back for items, _ in done.parts)
+    for a, b in zip(here, back, strict=True):
+        _same(a, b)
+    assert [r.ts is None for r in back[-1].parts[0][0]] == [False, True, False, False]
 
 
 def test_a_packed_read_failure_keeps_its_class_message_fields_and_cause(tmp_path: Path) -> None:
@@ -364,13 +371,16 @@ def test_the_child_sends_the_batches_the_tokenizer_took_as_rows(tmp_path: Path) 
         pf._in_child = watched  # the child runs it: a fork keeps the parent's module state
         scan = pf.start_forked_plog_scan({paths!r}, hashed=True)
         assert scan is not None, "the scan was not forked"
-        forked = [pf.pack_scanned(d) for d in scan.files()]
+        files = list(scan.files())
         scan.finish()
+        as_sent = sorted({{type(batch).__name__ for d in files for batch, _ in d.parts}})
+        forked = [pf.pack_scanned(d) for d in files]
         here = [pf.pack_scanned(d) for d in pf.scan_files({paths!r}, CountingSha256)]
-        sys.stdout.buffer.write(pickle.dumps((forked, here)))
+        sys.stdout.buffer.write(pickle.dumps((forked, here, as_sent)))
         """
     )
-    forked, here = pickle.loads(out)
+    forked, here, as_filed = pickle.loads(out)
+    assert as_filed == ["list"]  # what this process files: records, the rows made records
     for a, b in zip(here, forked, strict=True):
         _same(unpack_scanned(a), unpack_scanned(b))
     kinds = json.loads(seen.read_text())

@@ -28,7 +28,14 @@ from skdbg.parsers import runtime_faults as rf
 from skdbg.parsers.common import Source, Unrecognized, oversized_number
 from skdbg.parsers.evidence import PlogEvidence, _file_items, _file_records, _sort_by_time
 from skdbg.parsers.plog import scan_plog_batches, scan_plog_parts
-from skdbg.parsers.plog_line import PlogLine, fast_plog_block, fast_plog_lines, parse_plog_line
+from skdbg.parsers.plog_line import (
+    PlogLine,
+    fast_plog_block,
+    fast_plog_lines,
+    fast_plog_rows,
+    parse_plog_line,
+    plog_lines_of_rows,
+)
 from tests.support.plog_reference import plog_reference
 
 FILE = "plog-48213_20260610140321518.log"
@@ -159,12 +166,15 @@ def _line_at_a_time(lines: list[str], completes: list[bool]) -> list[PlogLine | 
 def _check_block(lines: list[str], completes: list[bool]) -> list[PlogLine] | None:
     """The property: the bulk tokenizer takes the batch exactly when the line-at-a-time fast path
     recognises every line, and then builds the same records (the grammar's, field for field)."""
-    got = fast_plog_block("\n".join(lines), FILE, list(range(1, len(lines) + 1)), completes)
+    nos = list(range(1, len(lines) + 1))
+    got = fast_plog_block("\n".join(lines), FILE, nos, completes)
+    rows = fast_plog_rows("\n".join(lines), FILE, nos, completes)
     want = _line_at_a_time(lines, completes)
     if not lines or not all(want):
-        assert got is None or not lines
+        assert (got is None and rows is None) or not lines
         return got
     assert got == want
+    assert rows is not None and plog_lines_of_rows(rows) == want  # the form a forked scan sends
     assert got == [
         parse_plog_line(t, s, complete=c)
         for t, s, c in zip(lines, _sources(len(lines)), completes, strict=True)
@@ -203,6 +213,16 @@ def test_block_takes_the_spec_lines_whole() -> None:
         # carriage returns left inside and at the end of texts, other line breaks kept inside
         [SPEC_LINES[0] + "\r\r", SPEC_LINES[1] + "\x0b\u2028x\r", SPEC_LINES[2]],
         ["[ERROR] RUNTIME(1,p):2026-13-10-14:03:21.518.100 [a.cc:1]2 Func: month 13", SPEC_LINES[3]],
+        # stamps across seconds, one out of range between two in the same second, micro- and
+        # milliseconds that differ (a swap of the two shows)
+        [
+            "[INFO] RUNTIME(1,p):2026-06-10-14:03:21.518.100 [a.cc:1]2 Func: a",
+            "[INFO] RUNTIME(1,p):2026-06-10-14:03:21.907.003 [a.cc:1]2 Func: b",
+            "[INFO] RUNTIME(1,p):2026-06-31-14:03:21.001.002 [a.cc:1]2 Func: June 31",
+            "[INFO] RUNTIME(1,p):2026-06-10-14:03:21.120.999 [a.cc:1]2 Func: c",
+            "[INFO] RUNTIME(1,p):2026-06-10-14:03:22.000.001 [a.cc:1]2 Func: d",
+            "[INFO] RUNTIME(1,p):2026-06-10-23:59:59.999.999 [a.cc:1]2 Func: e",
+        ],
     ],
 )
 def test_block_at_line_ends_and_odd_lines(lines: list[str]) -> None:
