@@ -1129,7 +1129,7 @@ def _batch_records(
 ) -> ScanBatch:
     """The records of one batch of marker lines (see :data:`_BATCH_LINES`).
 
-    Each line is what the line-at-a-time loop made of it: one trailing ``\r`` removed, decoded as
+    Each line is what the line-at-a-time loop made of it: one trailing ``\\r`` removed, decoded as
     UTF-8 with replacement, then :func:`parse_plog_line`. Two C passes over the batch tell that none
     of its lines is non-ASCII or holds a run of 17 hex digits (the common case); the bulk tokenizer
     :func:`fast_plog_block` then takes the whole batch, or says that some line is not its shape.

@@ -205,7 +205,7 @@ def _in_child(
     parent opens the scene (:mod:`skdbg.parsers.scan_child`), else at the scan's first block."""
     one_blas_thread()
     box: list[object] = []
-    # bounded: should the parent read slowly, the scan waits instead of holding many files' records
+    # bounded: should the parent read slowly, the scan waits instead of holding many files' lines
     items: queue.Queue[_Item] = queue.Queue(maxsize=64)
 
     def scan() -> None:

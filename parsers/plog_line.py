@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import cast
+from typing import Literal, overload
 
 from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import Source, lazy_regex, oversized_number
@@ -415,7 +415,7 @@ def fast_plog_block(
 
     Same preconditions as :func:`fast_plog_lines` for each line; ``nos`` and ``completes`` have one
     entry per line. See the comment above for why the records are the same."""
-    return cast("list[PlogLine] | None", _tokenized(block, file, nos, completes, rows=False))
+    return _tokenized(block, file, nos, completes, rows=False)
 
 
 def fast_plog_rows(
@@ -429,7 +429,19 @@ def fast_plog_rows(
     cost the child its record, the datetime of its stamp and that datetime's pickle (about half the
     child's work on the SK handler block's 18,000 lines); a row is one tuple of strings and numbers,
     and the stamp travels as its text only."""
-    return cast("list[PlogRow] | None", _tokenized(block, file, nos, completes, rows=True))
+    return _tokenized(block, file, nos, completes, rows=True)
+
+
+@overload
+def _tokenized(
+    block: str, file: str, nos: Sequence[int], completes: Sequence[bool], *, rows: Literal[False]
+) -> list[PlogLine] | None: ...
+
+
+@overload
+def _tokenized(
+    block: str, file: str, nos: Sequence[int], completes: Sequence[bool], *, rows: Literal[True]
+) -> list[PlogRow] | None: ...
 
 
 def _tokenized(
