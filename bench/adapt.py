@@ -10,7 +10,10 @@ are ``partial`` (they must end ``needs-human``). One ``adapt_asset`` call then a
 asset in this process (reader, forms, contract checks, the SK blocks, the re-check of each output's
 form, atomic write). The figure that counts is the whole process a user runs — ``skdbg codegen adapt ASSET -o OUT
 --io-contract io.json --force``, interpreter start-up and imports included — sampled ``--samples``
-times (min and median; target ≤ 0.5 s median, issue 18), with bytecode caches on as a user's install has
+times (min and median; target ≤ 0.5 s median, issue 18) in two situations, each sample of one followed
+by one of the other: again over its own output (a user's edit-and-rerun loop, where an unchanged file is
+taken over from the folder being replaced, :class:`skdbg.atomic.TreeWriter`) and into a fresh folder
+(every file created); the target holds for both. Bytecode caches are on as a user's install has
 them (``benchenv.py``); the default ``--jobs`` is automatic (worker processes beside this one for an
 asset this size), and each sample is paired with one of ``--jobs 1`` (this process alone) to show what
 the workers change. The in-process ``adapt_asset`` time (``jobs=1``, the library's default) is printed too, and the 1-minute load
@@ -125,12 +128,19 @@ def main() -> int:
     prime(argv)
     load_before = os.getloadavg()[0]
     times: list[float] = []
+    fresh_times: list[float] = []
     serial_times: list[float] = []
     cp_times: list[float] = []
     codes = set()
     copy = work / "cp-out"
-    for _ in range(args.samples):
-        for run_argv, into in ((argv, times), ([*argv, "--jobs", "1"], serial_times)):
+    fresh = work / "fresh"  # a new output folder per sample, all removed after the samples
+    for i in range(args.samples):
+        fresh_argv = [*argv[:4], "-o", str(fresh / str(i)), *argv[6:]]
+        for run_argv, into in (
+            (argv, times),
+            (fresh_argv, fresh_times),
+            ([*argv, "--jobs", "1"], serial_times),
+        ):
             t0 = time.perf_counter()
             proc = subprocess.run(run_argv, capture_output=True, check=False, env=user_env())
             into.append(time.perf_counter() - t0)
@@ -140,10 +150,16 @@ def main() -> int:
         subprocess.run(["cp", "-r", str(asset), str(copy)], check=True)
         cp_times.append(time.perf_counter() - t0)
     med = statistics.median(times)
+    fresh_med = statistics.median(fresh_times)
     print(f"load average (1 min): {load_before:.2f} before the samples, {os.getloadavg()[0]:.2f} after")
     print(
-        f"skdbg codegen adapt (whole process): min {min(times):.2f} s median {med:.2f} s "
-        f"(target <= {TARGET_S} s); exit codes {sorted(codes)} (4 = needs-human, expected with partial kernels)"
+        f"skdbg codegen adapt (whole process), again over its output (--force): min {min(times):.2f} s median "
+        f"{med:.2f} s (target <= {TARGET_S} s); exit codes {sorted(codes)} (4 = needs-human, expected with "
+        "partial kernels)"
+    )
+    print(
+        f"  into a fresh output folder (every file created): min {min(fresh_times):.2f} s median "
+        f"{fresh_med:.2f} s (target <= {TARGET_S} s)"
     )
     print(
         f"  the same with --jobs 1 (this process alone, alternated with the samples): min {min(serial_times):.2f} s "
@@ -159,7 +175,7 @@ def main() -> int:
         adapted == forms["none"] and needs_human == forms["partial"] and current == forms["current-sk-bind"]
     )
     states_ok = states_ok and codes <= {0, 4}
-    ok = states_ok and med <= TARGET_S
+    ok = states_ok and max(med, fresh_med) <= TARGET_S
     if not args.keep:
         shutil.rmtree(work)
     else:
@@ -168,7 +184,11 @@ def main() -> int:
         print("FAIL: a kernel did not end in the expected state", file=sys.stderr)
         return 1
     if not ok:
-        print(f"FAIL: median {med:.2f} s above the {TARGET_S} s target", file=sys.stderr)
+        print(
+            f"FAIL: median {max(med, fresh_med):.2f} s above the {TARGET_S} s target (when the cp anchor is slow "
+            "too, creating files on this disk is what is slow)",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

@@ -233,3 +233,112 @@ def test_a_write_error_names_the_file_as_text(tmp_path: Path) -> None:
         write_tree(tmp_path / "out", {"a.txt": "1", long_name: "2"})
     assert isinstance(caught.value.filename, str) and caught.value.filename.endswith(long_name)
     assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------- --force over a previous output
+
+
+def _inode(path: Path) -> int:
+    return path.stat().st_ino
+
+
+@pytest.mark.skipif(
+    sys.platform != "linux", reason="the umask is read from /proc (elsewhere every file is written)"
+)
+def test_force_takes_over_an_unchanged_file_and_writes_a_changed_one(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    write_tree(
+        out, {"same.txt": "kept\n", "sub/same.bin": b"\x00\x01", "changed.txt": "v1\n", "gone.txt": "x"}
+    )
+    before = {name: _inode(out / name) for name in ("same.txt", "sub/same.bin", "changed.txt")}
+    write_tree(
+        out,
+        {"same.txt": "kept\n", "sub/same.bin": b"\x00\x01", "changed.txt": "v2\n", "new.txt": "n"},
+        force=True,
+    )
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()) == [
+        "changed.txt",
+        "new.txt",
+        "same.txt",
+        "sub/same.bin",
+    ]
+    assert (out / "changed.txt").read_text() == "v2\n"
+    assert _inode(out / "same.txt") == before["same.txt"]  # taken over: the very file, not a copy
+    assert _inode(out / "sub/same.bin") == before["sub/same.bin"]
+    assert _inode(out / "changed.txt") != before["changed.txt"]
+    assert all((out / n).stat().st_nlink == 1 for n in ("same.txt", "sub/same.bin", "changed.txt", "new.txt"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # the old folder is gone
+
+
+@pytest.mark.skipif(
+    sys.platform != "linux", reason="the umask is read from /proc (elsewhere every file is written)"
+)
+@pytest.mark.parametrize("case", ["other_link", "other_mode", "longer", "same_size_other_bytes", "symlink"])
+def test_force_writes_anew_what_it_may_not_take_over(tmp_path: Path, case: str) -> None:
+    """A file linked elsewhere, with other permissions, other bytes or a symlink is never shared with the
+    new folder: the new file is written, and whatever lies outside the folder is untouched."""
+    out = tmp_path / "out"
+    outside = tmp_path / "outside.txt"
+    write_tree(out, {"f.txt": "same\n"})
+    target = out / "f.txt"
+    if case == "other_link":
+        (tmp_path / "elsewhere.txt").hardlink_to(target)
+    elif case == "other_mode":
+        target.chmod(0o600)
+    elif case == "longer":
+        target.write_text("same\nmore\n")
+    elif case == "same_size_other_bytes":
+        target.write_text("SAME\n")
+    else:
+        outside.write_text("same\n")
+        target.unlink()
+        target.symlink_to(outside)
+    old_ino = _inode(outside) if case == "symlink" else _inode(target)
+    write_tree(out, {"f.txt": "same\n"}, force=True)
+    new = out / "f.txt"
+    assert not new.is_symlink() and new.read_text() == "same\n"
+    assert _inode(new) != old_ino and new.stat().st_nlink == 1
+    assert new.stat().st_mode & 0o777 != 0o600 or case != "other_mode"
+    if case == "symlink":
+        assert outside.read_text() == "same\n" and outside.stat().st_nlink == 1
+    if case == "other_link":
+        assert (tmp_path / "elsewhere.txt").read_text() == "same\n"
+
+
+@pytest.mark.skipif(
+    sys.platform != "linux", reason="the umask is read from /proc (elsewhere every file is written)"
+)
+def test_force_does_not_take_over_through_a_linked_folder(tmp_path: Path) -> None:
+    """A folder of the old output that is a link leads outside it: nothing is taken from there."""
+    out = tmp_path / "out"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "f.txt").write_text("same\n")
+    out.mkdir()
+    (out / "sub").symlink_to(elsewhere, target_is_directory=True)
+    write_tree(out, {"sub/f.txt": "same\n"}, force=True)
+    assert not (out / "sub").is_symlink()
+    assert _inode(out / "sub/f.txt") != _inode(elsewhere / "f.txt")
+    assert (elsewhere / "f.txt").stat().st_nlink == 1
+
+
+@pytest.mark.skipif(
+    sys.platform != "linux", reason="the umask is read from /proc (elsewhere every file is written)"
+)
+def test_a_file_put_twice_after_being_taken_over_leaves_the_old_folder_intact(tmp_path: Path) -> None:
+    """The first put of a name is taken over, the second differs: the new file is written apart, and a
+    run that then fails leaves the old folder exactly as it was (its file was never written through)."""
+    out = tmp_path / "out"
+    write_tree(out, {"f.txt": "same\n"})
+    old_ino = _inode(out / "f.txt")
+    with pytest.raises(RuntimeError), streamed_tree(out, force=True) as writer:
+        writer.put("f.txt", "same\n")
+        writer.put("f.txt", "other\n")
+        writer.finish()
+        raise RuntimeError("the run fails after its writes")
+    assert (out / "f.txt").read_text() == "same\n" and _inode(out / "f.txt") == old_ino
+    assert (out / "f.txt").stat().st_nlink == 1
+    with streamed_tree(out, force=True) as writer:
+        writer.put("f.txt", "same\n")
+        writer.put("f.txt", "other\n")
+    assert (out / "f.txt").read_text() == "other\n" and _inode(out / "f.txt") != old_ino
