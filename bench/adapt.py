@@ -122,8 +122,21 @@ def main() -> int:
     print(f"adapted {adapted}, already_current {current}, needs-human {needs_human}")
     print(f"adapt_asset in process: {elapsed:.2f} s  ->  {args.kernels / elapsed:.0f} kernels/s")
     skdbg = shutil.which("skdbg") or str(Path(sys.executable).with_name("skdbg"))
-    argv = [skdbg, "codegen", "adapt", str(asset), "-o", str(work / "cli-out"), "--io-contract",
-            str(work / "io.json"), "--force"]  # fmt: skip
+
+    def adapt_argv(out: Path) -> list[str]:
+        return [
+            skdbg,
+            "codegen",
+            "adapt",
+            str(asset),
+            "-o",
+            str(out),
+            "--io-contract",
+            str(work / "io.json"),
+            "--force",
+        ]
+
+    argv = adapt_argv(work / "cli-out")
     print(NOTE)
     prime(argv)
     load_before = os.getloadavg()[0]
@@ -135,7 +148,7 @@ def main() -> int:
     copy = work / "cp-out"
     fresh = work / "fresh"  # a new output folder per sample, all removed after the samples
     for i in range(args.samples):
-        fresh_argv = [*argv[:4], "-o", str(fresh / str(i)), *argv[6:]]
+        fresh_argv = adapt_argv(fresh / str(i))
         for run_argv, into in (
             (argv, times),
             (fresh_argv, fresh_times),

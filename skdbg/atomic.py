@@ -13,6 +13,7 @@ scenes all promise the same convention for ``-o DIR``:
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import shutil
@@ -23,6 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from queue import SimpleQueue
+from typing import NamedTuple
 
 #: the one-line advice every command prints after the refusal of an existing output folder
 OUTPUT_EXISTS_HINT = "use --force to replace it"
@@ -188,19 +190,23 @@ class TreeWriter:
     is free. A caller that computes its files one by one (``codegen adapt`` of an asset with hundreds
     of kernels) then computes the next file while the previous one is created, instead of paying for
     every creation after all the computing (bench/README.md, adapt, has the figures). The writing thread
-    only makes system calls (open, write, close): each time it ran Python code it would wait for the
-    interpreter lock, which the busy caller hands over only every switch interval. So the path is
-    checked and encoded, its folder made and the text encoded in the caller's thread, and those errors
-    are raised by :meth:`put` at that file, before it is queued.
+    runs as little Python as it can: each time it runs some it waits for the interpreter lock, which the
+    busy caller hands over only every switch interval. So the path is checked and encoded, its folder
+    made and the text encoded in the caller's thread, and those errors are raised by :meth:`put` at that
+    file, before it is queued.
 
     ``previous``, the folder the new one replaces (``--force``): a file there at the same place, holding
-    exactly the bytes to write, is linked into ``root`` instead of being created again
-    (:func:`_take_over`). Why: a run repeated over its own output (the usual ``--force`` loop) made
-    every file anew and then deleted the old ones, and on ext4 a new file's inode is searched past the
-    inodes freed in the last minutes: measured, 500 files then took ~0.4 s of system time to create,
-    against ~0.02 s otherwise (bench/README.md, adapt). An unchanged file also keeps its modification
-    time, so a build that depends on the folder does not redo its work. The folder appears as before:
-    the new files and the taken-over ones, and nothing else of the old folder.
+    exactly the bytes to write and looking in every other way as a new file would (:func:`_take_over`),
+    is linked into ``root`` instead of being created again. That costs the writing thread a few lines of
+    Python per file (a stat, a read, a compare), against the creation it spares. Why: a run repeated
+    over its own output (the usual ``--force`` loop) made every file anew and then deleted the old ones,
+    and on ext4 a new file's inode is searched for past the inodes freed in the last minutes: measured
+    on the project's machine, creating 500 files took ~0.4 s of system time in that state, against
+    ~0.02 s otherwise (bench/README.md, adapt, twenty-first round). An unchanged file also keeps its
+    modification time. The folder appears as before: the files put, and nothing else of the old folder.
+    A file taken over is the old file itself: :meth:`finish` writes anew any that changed while the run
+    went on, but a program that still holds an old output file open for writing after the run writes
+    into the new folder's (docs/codegen-adapt.md says so).
 
     A failure of the writing itself (a full disk) stops the writing and is raised again by the next
     :meth:`put` or by :meth:`finish`: nothing is reported written that was not.
@@ -213,8 +219,9 @@ class TreeWriter:
         self._made: set[Path] = set()
         self._failure: BaseException | None = None
         self._dropped = False
-        self._previous = _Previous.of(previous)
-        self._linked: set[str] = set()  # files of root taken over from previous (the writing thread's)
+        self._previous = _Previous.of(previous, root)
+        #: files of root taken over from previous (the writing thread's until it stops)
+        self._linked: dict[str, _Linked] = {}
         self._queue: SimpleQueue[tuple[str, bytes, str | None] | None] = SimpleQueue()
         self._thread = threading.Thread(target=self._drain, name="skdbg-write", daemon=True)
         self._thread.start()
@@ -252,19 +259,18 @@ class TreeWriter:
             if self._failure is None and not self._dropped:
                 path, data, old = item
                 try:
-                    if (
-                        path in linked
-                    ):  # put twice: the taken-over file is the old folder's, not to be written
-                        os.unlink(path)
-                        linked.discard(path)
-                    if (
-                        old is not None
-                        and previous is not None
-                        and _take_over(old, path, data, previous.mode)
-                    ):
-                        linked.add(path)
+                    if previous is None:
+                        _write_bytes(path, data)
                         continue
-                    _write_bytes(path, data)
+                    # put twice: a file taken over is the old folder's, never written through
+                    if linked.pop(path, None) is not None:
+                        os.unlink(path)
+                    if old is not None:
+                        taken = _take_over(old, path, data, previous.look())
+                        if taken is not None:
+                            linked[path] = taken
+                            continue
+                    _write_new(path, data)
                 except BaseException as exc:  # any failure is the caller's: raised by put() or finish()
                     self._failure = exc
 
@@ -274,17 +280,32 @@ class TreeWriter:
             self._thread.join()
 
     def finish(self) -> None:
-        """Wait until every queued file is written; raise the first failure."""
+        """Wait until every queued file is written; raise the first failure. A file taken over from the
+        old folder that changed since (another program wrote into the old folder meanwhile) is written
+        anew with the bytes put."""
         self._stop()
         if self._failure is not None:
             raise self._failure
+        for path, taken in self._linked.items():
+            try:
+                now = os.lstat(path)
+            except FileNotFoundError:
+                continue  # replaced by a later put under another spelling of its name (a case-folding disk)
+            if (now.st_dev, now.st_ino) == (taken.dev, taken.ino) and (now.st_size, now.st_mtime_ns) != (
+                taken.size,
+                taken.mtime_ns,
+            ):
+                os.unlink(path)
+                _write_new(path, taken.data)
+        self._linked.clear()
 
     def abandon(self) -> None:
         """Drop the files not yet written and wait for the one being written (the folder is about to go).
 
         Called while an exception (often a Ctrl-C) is already on its way out: a second Ctrl-C during the
         wait is not allowed to cut it short, or the folder would be removed while a file is still being
-        created in it (and left behind). The wait is one file's write at most."""
+        created in it (and left behind). The wait is one file's write, or one old file's comparison, at
+        most (an old file is opened without waiting: a named pipe there cannot hold it up)."""
         self._dropped = True
         while True:
             try:
@@ -294,117 +315,196 @@ class TreeWriter:
                 continue
 
 
+class _Linked(NamedTuple):
+    """A file taken over from the old folder: what it was when linked, and the bytes that were put."""
+
+    dev: int
+    ino: int
+    size: int
+    mtime_ns: int
+    data: bytes
+
+
+class _NewFile(NamedTuple):
+    """How a file created in the staging folder looks: its permission bits, owner, group and extended
+    attributes (access lists, security labels). The umask, a default access list of the folder, a
+    set-group-id folder: whatever decides them, a probe file shows it."""
+
+    mode: int
+    uid: int
+    gid: int
+    xattrs: dict[str, bytes]
+
+
 class _Previous:
     """The folder a :class:`TreeWriter`'s output replaces, where unchanged files are taken from."""
 
-    def __init__(self, root: Path, real_root: Path, mode: int) -> None:
+    def __init__(self, root: Path, real_root: Path, staging: Path, dev: int) -> None:
         self.root = root
         self.real_root = real_root
-        #: the permission bits a file written here gets (``0o666`` less the umask): a file of the old
-        #: folder with other bits (a user's ``chmod``) is written anew, with these
-        self.mode = mode
-        self._real_dirs: dict[Path, bool] = {}  # a folder of the old tree -> it lies where its name says
+        self.staging = staging
+        self.dev = dev  # the staging folder's disk: a file on another cannot be linked
+        self._dirs: dict[Path, bool] = {}  # a folder of the old tree -> files may be taken from it
+        self._probed = False
+        self._look: _NewFile | None = None  # once probed, None: nothing is taken over
 
     @classmethod
-    def of(cls, root: Path | None) -> _Previous | None:
-        """``root`` ready to take files from, or None (no folder, or this system's umask unknown: every
-        file is then written)."""
-        if root is None:
-            return None
-        umask = _umask()
-        if umask is None:
+    def of(cls, root: Path | None, staging: Path) -> _Previous | None:
+        """``root`` ready to take files from, or None (no folder, or a system without extended
+        attributes to compare: every file is then written)."""
+        if root is None or not hasattr(os, "listxattr"):
             return None
         try:
             real = root.resolve(strict=True)
+            dev = os.stat(staging).st_dev
         except OSError:
             return None
-        return cls(root, real, 0o666 & ~umask)
+        return cls(root, real, staging, dev)
 
     def twin(self, rel: Path) -> str | None:
         """The old folder's path of the file at ``rel`` of the new one, when its folder is inside the old
-        folder once links are followed (a linked folder there may lead anywhere), else None."""
+        folder once links are followed (a linked folder there may lead anywhere) and on the staging
+        folder's disk, else None."""
         folder = self.root / rel.parent
-        inside = self._real_dirs.get(folder)
-        if inside is None:
+        ok = self._dirs.get(folder)
+        if ok is None:
             try:
-                inside = folder.resolve(strict=True) == self.real_root / rel.parent
+                ok = (
+                    folder.resolve(strict=True) == self.real_root / rel.parent
+                    and os.stat(folder).st_dev == self.dev
+                )
             except OSError:
-                inside = False
-            self._real_dirs[folder] = inside
-        return os.fspath(folder / rel.name) if inside else None
+                ok = False
+            self._dirs[folder] = ok
+        return os.fspath(folder / rel.name) if ok else None
+
+    def look(self) -> _NewFile | None:
+        """How a new file looks here (probed once, by the writing thread); None when it cannot be
+        known, and then nothing is taken over."""
+        if not self._probed:
+            self._look, self._probed = _probe(self.staging), True
+        return self._look
 
 
-def _umask() -> int | None:
-    """This process's umask, read where Linux shows it (``os.umask`` can only read it by setting it,
-    which another thread creating a file at that moment would see); None where it is not shown."""
+def _probe(folder: Path) -> _NewFile | None:
+    """Create, look at and remove a file in ``folder`` (None on any error)."""
+    path = os.fspath(folder / f".skdbg-probe-{os.getpid()}-{threading.get_ident()}")
     try:
-        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError:
         return None
-    return None
-
-
-def _take_over(old: str, path: str, data: bytes, mode: int) -> bool:
-    """Link ``old`` at ``path`` when it is a regular file of this user, with ``mode`` and no other
-    link, holding exactly ``data``, and stays so (the same size and modification time) while it is
-    read and linked; True when linked.
-
-    Why those checks: the two names then share one file until the old folder is deleted, after the new
-    one is in place; a file with another name elsewhere (a link the user made), another owner or mode
-    would carry that into the new folder, and a file being changed could be linked half-changed. Any
-    doubt, or any error, and the file is written as usual (False)."""
     try:
-        fd = os.open(old, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0))
+        st = os.fstat(fd)
+        return _NewFile(stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid, _xattrs(fd))
     except OSError:
-        return False
-    try:
-        before = os.fstat(fd)
-        if not (
-            stat.S_ISREG(before.st_mode)
-            and before.st_nlink == 1
-            and before.st_size == len(data)
-            and stat.S_IMODE(before.st_mode) == mode
-            and before.st_uid == _EUID
-        ):
-            return False
-        with open(fd, "rb", closefd=False) as fh:
-            if fh.read(len(data) + 1) != data:
-                return False
-        os.link(old, path, follow_symlinks=False)
-        after = os.fstat(fd)
-        if (after.st_size, after.st_mtime_ns, after.st_nlink) != (before.st_size, before.st_mtime_ns, 2):
-            os.unlink(path)  # changed meanwhile, or another link appeared: written instead
-            return False
-        return True
-    except OSError:
+        return None
+    finally:
+        os.close(fd)
         with contextlib.suppress(OSError):
-            if os.path.samefile(old, path):
-                os.unlink(path)
-        return False
+            os.unlink(path)
+
+
+def _xattrs(fd: int) -> dict[str, bytes]:
+    """The extended attributes of the open file ``fd``, by name (none on a disk that has none)."""
+    try:
+        names = os.listxattr(fd)
+    except OSError as exc:
+        if exc.errno in (errno.ENOTSUP, errno.EOPNOTSUPP):
+            return {}
+        raise
+    return {name: os.getxattr(fd, name) for name in names}
+
+
+#: how an old file is opened to be compared: never through a link, and without waiting (a named pipe
+#: would block the open until a writer came)
+_COMPARE_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOCTTY", 0)
+    | getattr(os, "O_BINARY", 0)
+)
+
+
+def _take_over(old: str, path: str, data: bytes, look: _NewFile | None) -> _Linked | None:
+    """Link ``old`` at ``path`` when it is a regular file with no other name, holding exactly ``data``
+    and looking as a new file would (``look``: permissions, owner, group, extended attributes), and
+    when it stays the same file, unchanged, while it is read and linked; its :class:`_Linked` then,
+    else None (nothing linked: the caller writes the file).
+
+    Why those checks: the two names share one file until the old folder is deleted, after the new
+    one is in place. A file with another name elsewhere (a link the user made), another owner, group,
+    mode or access list would carry that into the new folder, and a file being changed could be
+    linked half-changed. A link this made and cannot take back is an error (raised): writing through it
+    would change the old folder."""
+    if look is None:
+        return None
+    try:
+        fd = os.open(old, _COMPARE_FLAGS)
+    except OSError:
+        return None
+    try:
+        try:
+            before = os.fstat(fd)
+            if not (
+                stat.S_ISREG(before.st_mode)
+                and before.st_nlink == 1
+                and before.st_size == len(data)
+                and (stat.S_IMODE(before.st_mode), before.st_uid, before.st_gid) == look[:3]
+                and _xattrs(fd) == look.xattrs
+            ):
+                return None
+            with open(fd, "rb", closefd=False) as fh:
+                if fh.read(len(data) + 1) != data:
+                    return None
+            os.link(old, path, follow_symlinks=False)
+        except OSError:
+            return None  # nothing linked
+        try:
+            after = os.fstat(fd)
+            made = os.lstat(path)
+            same = (after.st_size, after.st_mtime_ns, after.st_nlink) == (
+                before.st_size,
+                before.st_mtime_ns,
+                2,
+            ) and (made.st_dev, made.st_ino) == (before.st_dev, before.st_ino)
+        except OSError:
+            same = False
+        if not same:  # changed meanwhile, another file linked, or another name appeared: written instead
+            os.unlink(path)
+            return None
+        return _Linked(before.st_dev, before.st_ino, before.st_size, before.st_mtime_ns, data)
     finally:
         os.close(fd)
 
 
-#: the user this process writes files as (a file of another user's is never taken over)
-_EUID = os.geteuid() if hasattr(os, "geteuid") else -1
-
 #: ``open(path, "wb")``'s flags: no newline translation where the system has it (Windows)
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)
+#: a new file only: with an old folder's files linked into the staging folder, a name there may be a
+#: file shared with the old folder, which must never be written through
+_NEW_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 
 
-def _write_bytes(path: str, data: bytes) -> None:
+def _write_bytes(path: str, data: bytes, flags: int = _WRITE_FLAGS) -> None:
     """Create (or truncate) ``path`` and write ``data``, with the mode ``open(path, "wb")`` gives it
     (``os.open`` descriptors are not inherited by child processes, as ``open``'s are not)."""
-    fd = os.open(path, _WRITE_FLAGS, 0o666)
+    fd = os.open(path, flags, 0o666)
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
+
+
+def _write_new(path: str, data: bytes) -> None:
+    """:func:`_write_bytes` into a new file: a name already there (a file put before under this name,
+    or under another spelling of it on a case-folding disk) is removed first, never written through."""
+    try:
+        _write_bytes(path, data, _NEW_FLAGS)
+    except FileExistsError:
+        os.unlink(path)
+        _write_bytes(path, data, _NEW_FLAGS)
 
 
 @contextmanager

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import threading
@@ -237,14 +238,18 @@ def test_a_write_error_names_the_file_as_text(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------- --force over a previous output
 
+_LINUX_ONLY = pytest.mark.skipif(
+    sys.platform != "linux", reason="taken over only where extended attributes can be compared"
+)
+_ROOT_ONLY = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs chown")
+
 
 def _inode(path: Path) -> int:
+    """The file's inode number: the same one means the file was taken over, not written."""
     return path.stat().st_ino
 
 
-@pytest.mark.skipif(
-    sys.platform != "linux", reason="the umask is read from /proc (elsewhere every file is written)"
-)
+@_LINUX_ONLY
 def test_force_takes_over_an_unchanged_file_and_writes_a_changed_one(tmp_path: Path) -> None:
     out = tmp_path / "out"
     write_tree(
@@ -267,20 +272,11 @@ def test_force_takes_over_an_unchanged_file_and_writes_a_changed_one(tmp_path: P
     assert _inode(out / "sub/same.bin") == before["sub/same.bin"]
     assert _inode(out / "changed.txt") != before["changed.txt"]
     assert all((out / n).stat().st_nlink == 1 for n in ("same.txt", "sub/same.bin", "changed.txt", "new.txt"))
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # the old folder is gone
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # the old folder is gone, the probe too
 
 
-@pytest.mark.skipif(
-    sys.platform != "linux", reason="the umask is read from /proc (elsewhere every file is written)"
-)
-@pytest.mark.parametrize("case", ["other_link", "other_mode", "longer", "same_size_other_bytes", "symlink"])
-def test_force_writes_anew_what_it_may_not_take_over(tmp_path: Path, case: str) -> None:
-    """A file linked elsewhere, with other permissions, other bytes or a symlink is never shared with the
-    new folder: the new file is written, and whatever lies outside the folder is untouched."""
-    out = tmp_path / "out"
-    outside = tmp_path / "outside.txt"
-    write_tree(out, {"f.txt": "same\n"})
-    target = out / "f.txt"
+def _unlike(case: str, target: Path, tmp_path: Path) -> None:
+    """Make the old file ``target`` (holding ``same\\n``) one that must not be taken over."""
     if case == "other_link":
         (tmp_path / "elsewhere.txt").hardlink_to(target)
     elif case == "other_mode":
@@ -289,25 +285,75 @@ def test_force_writes_anew_what_it_may_not_take_over(tmp_path: Path, case: str) 
         target.write_text("same\nmore\n")
     elif case == "same_size_other_bytes":
         target.write_text("SAME\n")
-    else:
-        outside.write_text("same\n")
+    elif case == "symlink":
+        (tmp_path / "outside.txt").write_text("same\n")
         target.unlink()
-        target.symlink_to(outside)
-    old_ino = _inode(outside) if case == "symlink" else _inode(target)
-    write_tree(out, {"f.txt": "same\n"}, force=True)
+        target.symlink_to(tmp_path / "outside.txt")
+    elif case == "fifo":
+        target.unlink()
+        os.mkfifo(target)
+    elif case == "xattr":
+        try:
+            os.setxattr(target, "user.note", b"mine")
+        except OSError:
+            pytest.skip("this disk takes no user extended attributes")
+    elif case == "other_uid":
+        os.chown(target, 4242, -1)
+    elif case == "other_gid":
+        os.chown(target, -1, 4242)
+    else:
+        raise AssertionError(case)
+
+
+@_LINUX_ONLY
+@pytest.mark.parametrize(
+    "case",
+    [
+        "other_link",
+        "other_mode",
+        "longer",
+        "same_size_other_bytes",
+        "symlink",
+        "fifo",
+        "xattr",
+        pytest.param("other_uid", marks=_ROOT_ONLY),
+        pytest.param("other_gid", marks=_ROOT_ONLY),
+    ],
+)
+def test_force_writes_anew_what_it_may_not_take_over(tmp_path: Path, case: str) -> None:
+    """A file with another name elsewhere, other permissions, owner, group or attributes, other bytes, a
+    symlink or a named pipe is never shared with the new folder: the new file is written (a pipe does
+    not hold the run up), and whatever lies outside the folder is untouched."""
+    out = tmp_path / "out"
+    write_tree(out, {"f.txt": "same\n"})
+    target = out / "f.txt"
+    _unlike(case, target, tmp_path)
+    old_ino = target.lstat().st_ino
+    done = threading.Event()
+
+    def run() -> None:
+        write_tree(out, {"f.txt": "same\n"}, force=True)
+        done.set()
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(timeout=20)
+    assert done.is_set(), "the run did not finish"
     new = out / "f.txt"
+    st = new.lstat()
     assert not new.is_symlink() and new.read_text() == "same\n"
-    assert _inode(new) != old_ino and new.stat().st_nlink == 1
-    assert new.stat().st_mode & 0o777 != 0o600 or case != "other_mode"
+    assert st.st_ino != old_ino and st.st_nlink == 1
+    assert (st.st_uid, st.st_gid) == (os.geteuid(), os.getegid())
+    assert os.listxattr(new) == []
     if case == "symlink":
-        assert outside.read_text() == "same\n" and outside.stat().st_nlink == 1
+        assert (tmp_path / "outside.txt").read_text() == "same\n"
+        assert (tmp_path / "outside.txt").stat().st_nlink == 1
     if case == "other_link":
         assert (tmp_path / "elsewhere.txt").read_text() == "same\n"
+        assert (tmp_path / "elsewhere.txt").stat().st_nlink == 1
 
 
-@pytest.mark.skipif(
-    sys.platform != "linux", reason="the umask is read from /proc (elsewhere every file is written)"
-)
+@_LINUX_ONLY
 def test_force_does_not_take_over_through_a_linked_folder(tmp_path: Path) -> None:
     """A folder of the old output that is a link leads outside it: nothing is taken from there."""
     out = tmp_path / "out"
@@ -322,9 +368,7 @@ def test_force_does_not_take_over_through_a_linked_folder(tmp_path: Path) -> Non
     assert (elsewhere / "f.txt").stat().st_nlink == 1
 
 
-@pytest.mark.skipif(
-    sys.platform != "linux", reason="the umask is read from /proc (elsewhere every file is written)"
-)
+@_LINUX_ONLY
 def test_a_file_put_twice_after_being_taken_over_leaves_the_old_folder_intact(tmp_path: Path) -> None:
     """The first put of a name is taken over, the second differs: the new file is written apart, and a
     run that then fails leaves the old folder exactly as it was (its file was never written through)."""
@@ -342,3 +386,67 @@ def test_a_file_put_twice_after_being_taken_over_leaves_the_old_folder_intact(tm
         writer.put("f.txt", "same\n")
         writer.put("f.txt", "other\n")
     assert (out / "f.txt").read_text() == "other\n" and _inode(out / "f.txt") != old_ino
+
+
+@_LINUX_ONLY
+def test_a_file_changed_while_it_is_linked_is_written_instead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The old file changes between the compare and the link: the link is taken back and the new file
+    written, with the bytes put."""
+    out = tmp_path / "out"
+    write_tree(out, {"f.txt": "same\n"})
+    old = out / "f.txt"
+    link = os.link
+
+    def link_then_edit(src: Any, dst: Any, **kw: Any) -> None:
+        link(src, dst, **kw)
+        with open(src, "a") as fh:
+            fh.write("edited\n")
+
+    monkeypatch.setattr(skdbg.atomic.os, "link", link_then_edit)
+    old_ino = _inode(old)
+    write_tree(out, {"f.txt": "same\n"}, force=True)
+    assert (out / "f.txt").read_text() == "same\n" and _inode(out / "f.txt") != old_ino
+
+
+@_LINUX_ONLY
+def test_a_link_that_cannot_be_checked_is_taken_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The look at the new link fails: it is removed again, the file written, the old one left alone."""
+    out = tmp_path / "out"
+    write_tree(out, {"f.txt": "same\n"})
+    old_ino = _inode(out / "f.txt")
+    lstat = os.lstat
+
+    def failing(path: Any, *a: Any, **kw: Any) -> os.stat_result:
+        if ".tmp-" in os.fspath(path) and os.fspath(path).endswith("f.txt"):
+            raise OSError("no look")
+        return lstat(path, *a, **kw)
+
+    with streamed_tree(out, force=True) as writer:
+        monkeypatch.setattr(skdbg.atomic.os, "lstat", failing)
+        writer.put("f.txt", "same\n")
+        writer._stop()  # the file is handled while the look fails; finish() then looks normally
+        monkeypatch.setattr(skdbg.atomic.os, "lstat", lstat)
+    assert (out / "f.txt").read_text() == "same\n" and _inode(out / "f.txt") != old_ino
+    assert (out / "f.txt").stat().st_nlink == 1
+
+
+@_LINUX_ONLY
+def test_an_old_file_changed_after_it_was_taken_over_is_written_anew(tmp_path: Path) -> None:
+    """Another program writes into the old folder's file once it is shared: the run writes the new file
+    apart before the folder appears, with the bytes put."""
+    out = tmp_path / "out"
+    write_tree(out, {"f.txt": "same\n"})
+    old = out / "f.txt"
+    old_ino = _inode(old)
+    with streamed_tree(out, force=True) as writer:
+        writer.put("f.txt", "same\n")
+        deadline = time.monotonic() + 20
+        while not (writer.root / "f.txt").exists() and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert _inode(writer.root / "f.txt") == old_ino  # taken over
+        time.sleep(0.01)  # a later modification time, on any clock granularity
+        with open(old, "a") as fh:
+            fh.write("edited\n")
+    assert (out / "f.txt").read_text() == "same\n" and _inode(out / "f.txt") != old_ino

@@ -210,9 +210,11 @@ def _fail_second_write(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
 
     real_tree_write = skdbg.atomic._write_bytes
 
-    def tree_write(path: str, data: bytes) -> None:  # the writing thread of skdbg.atomic.TreeWriter
+    def tree_write(
+        path: str, data: bytes, *flags: int
+    ) -> None:  # the writing thread of skdbg.atomic.TreeWriter
         check(Path(path))
-        real_tree_write(path, data)
+        real_tree_write(path, data, *flags)
 
     monkeypatch.setattr(pathlib.Path, "write_text", write_text)
     monkeypatch.setattr(pathlib.Path, "write_bytes", write_bytes)
