@@ -243,10 +243,11 @@ class TreeWriter:
             data = data.encode("utf-8", errors="backslashreplace")
         elif not isinstance(data, bytes):
             raise TypeError(f"{rel}: a file's content is text or bytes, not {type(data).__name__}")
-        if dest.parent not in self._made:
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            self._made.add(dest.parent)
-        old = None if self._previous is None else self._previous.twin(dest.relative_to(self.root))
+        folder = dest.parent
+        if folder not in self._made:
+            folder.mkdir(parents=True, exist_ok=True)
+            self._made.add(folder)
+        old = None if self._previous is None else self._previous.twin(folder, dest.name)
         self._queue.put((os.fspath(dest), data, old))  # text: an error names the file as text, not b'...'
 
     def backlog(self) -> int:
@@ -344,7 +345,9 @@ class _Previous:
         self.real_root = real_root
         self.staging = staging
         self.dev = dev  # the staging folder's disk: a file on another cannot be linked
-        self._dirs: dict[Path, bool] = {}  # a folder of the old tree -> files may be taken from it
+        #: a folder of the staging folder -> its twin in the old one, with a trailing separator ("": none
+        #: that files may be taken from)
+        self._dirs: dict[Path, str] = {}
         self._probed = False
         self._look: _NewFile | None = None  # once probed, None: nothing is taken over
 
@@ -361,22 +364,22 @@ class _Previous:
             return None
         return cls(root, real, staging, dev)
 
-    def twin(self, rel: Path) -> str | None:
-        """The old folder's path of the file at ``rel`` of the new one, when its folder is inside the old
-        folder once links are followed (a linked folder there may lead anywhere) and on the staging
-        folder's disk, else None."""
-        folder = self.root / rel.parent
-        ok = self._dirs.get(folder)
-        if ok is None:
+    def twin(self, folder: Path, name: str) -> str | None:
+        """The old folder's path of the file ``name`` of the staging folder's ``folder``, when the old
+        folder's same folder is inside it once links are followed (a linked folder there may lead
+        anywhere) and on the staging folder's disk, else None."""
+        old = self._dirs.get(folder)
+        if old is None:
+            rel = folder.relative_to(self.staging)
+            there = self.root / rel
             try:
-                ok = (
-                    folder.resolve(strict=True) == self.real_root / rel.parent
-                    and os.stat(folder).st_dev == self.dev
+                inside = (
+                    there.resolve(strict=True) == self.real_root / rel and os.stat(there).st_dev == self.dev
                 )
             except OSError:
-                ok = False
-            self._dirs[folder] = ok
-        return os.fspath(folder / rel.name) if ok else None
+                inside = False
+            old = self._dirs[folder] = os.path.join(there, "") if inside else ""
+        return old + name if old else None
 
     def look(self) -> _NewFile | None:
         """How a new file looks here (probed once, by the writing thread); None when it cannot be
