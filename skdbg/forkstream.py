@@ -39,6 +39,8 @@ _DONE = 0
 #: the size asked for a standby child's work pipe: the bench scene's work (plog paths and two thousand
 #: artifacts to hash) is ~0.2 MB, over the default 64 KiB a pipe holds
 _WORK_PIPE_BYTES = 1 << 20
+#: the size asked for a stream's pipe (the most an unprivileged process may ask by default)
+_PIPE_BYTES = 1 << 20
 
 
 class ChildLost(Exception):
@@ -96,6 +98,21 @@ def detach_from_parent(parent: int) -> None:
         os._exit(1)
 
 
+def _widen(fd: int) -> None:
+    """Make the pipe of ``fd`` hold :data:`_PIPE_BYTES` where the system allows (Linux, within the
+    user's pipe quota); else it keeps its size.
+
+    Why: a value of several MB (a batch of plog rows, a file read ahead) crosses a 64 KiB pipe in
+    hundreds of reads, and the reading thread here takes the interpreter lock back after each, waiting
+    up to a switch interval for the busy main thread every time; the child's writing waits as long."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+    except (ImportError, OSError, AttributeError):
+        pass
+
+
 def _child(produce: Callable[[], Iterable[object]], write_fd: int, parent: int) -> None:
     """The child's whole life: every value of ``produce()`` as a frame, then the end frame; never
     returns (``os._exit``: no atexit handler, no flush of the parent's buffers, no ``finally`` of the
@@ -129,6 +146,7 @@ class ForkedStream(Generic[T]):
         """Fork now; ``child_closes``: descriptors of this process the child closes first (the ends of
         other pipes the child must not hold, as :class:`StandbyChild`'s work pipe)."""
         read_fd, write_fd = os.pipe()
+        _widen(write_fd)
         parent = os.getpid()
         sys.stdout.flush()  # a child must not write out its copies of these buffers: empty them first
         sys.stderr.flush()
