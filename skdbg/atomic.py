@@ -148,10 +148,20 @@ def staged_dir(
         if out.exists():
             if any(out.iterdir()):
                 old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-                os.replace(out, old / "previous")
+                try:
+                    os.replace(out, old / "previous")
+                except BaseException:
+                    old.rmdir()
+                    raise
             else:
                 out.rmdir()  # empty: the rename needs the name free
-        os.replace(tmp, out)
+        try:
+            os.replace(tmp, out)
+        except BaseException:
+            if old is not None:  # the old folder goes back where it was, not left hidden beside it
+                os.replace(old / "previous", out)
+                old.rmdir()
+            raise
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
     except BaseException:
@@ -204,9 +214,10 @@ class TreeWriter:
     on the project's machine, creating 500 files took ~0.4 s of system time in that state, against
     ~0.02 s otherwise (bench/README.md, adapt, twenty-first round). An unchanged file also keeps its
     modification time. The folder appears as before: the files put, and nothing else of the old folder.
-    A file taken over is the old file itself: :meth:`finish` writes anew any that changed while the run
-    went on, but a program that still holds an old output file open for writing after the run writes
-    into the new folder's (docs/codegen-adapt.md says so).
+    A file taken over is the old file itself: :meth:`finish` writes anew any that changed in any way
+    while the run went on (its change time says so), and :meth:`unshare` any that a leftover of the old
+    folder (one it could not remove) still names; but a program that still holds an old output file
+    open for writing after the run writes into the new folder's (docs/codegen-adapt.md says so).
 
     A failure of the writing itself (a full disk) stops the writing and is raised again by the next
     :meth:`put` or by :meth:`finish`: nothing is reported written that was not.
@@ -222,7 +233,7 @@ class TreeWriter:
         self._previous = _Previous.of(previous, root)
         #: files of root taken over from previous (the writing thread's until it stops)
         self._linked: dict[str, _Linked] = {}
-        self._queue: SimpleQueue[tuple[str, bytes, str | None] | None] = SimpleQueue()
+        self._queue: SimpleQueue[tuple[str, bytes, tuple[int, str] | None] | None] = SimpleQueue()
         self._thread = threading.Thread(target=self._drain, name="skdbg-write", daemon=True)
         self._thread.start()
 
@@ -267,7 +278,7 @@ class TreeWriter:
                     if linked.pop(path, None) is not None:
                         os.unlink(path)
                     if old is not None:
-                        taken = _take_over(old, path, data, previous.look())
+                        taken = _take_over(old[0], old[1], path, data, previous.look())
                         if taken is not None:
                             linked[path] = taken
                             continue
@@ -282,23 +293,35 @@ class TreeWriter:
 
     def finish(self) -> None:
         """Wait until every queued file is written; raise the first failure. A file taken over from the
-        old folder that changed since (another program wrote into the old folder meanwhile) is written
-        anew with the bytes put."""
+        old folder that changed in any way since (another program wrote into it, changed its mode or
+        attributes, gave it another name: its change time moved) is written anew with the bytes put."""
         self._stop()
+        self._close_previous()
         if self._failure is not None:
             raise self._failure
         for path, taken in self._linked.items():
-            try:
-                now = os.lstat(path)
-            except FileNotFoundError:
-                continue  # replaced by a later put under another spelling of its name (a case-folding disk)
-            if (now.st_dev, now.st_ino) == (taken.dev, taken.ino) and (now.st_size, now.st_mtime_ns) != (
-                taken.size,
-                taken.mtime_ns,
-            ):
+            now = os.lstat(path)
+            if (now.st_dev, now.st_ino) != (taken.dev, taken.ino):
+                continue  # a later put wrote the name anew (another spelling of it on a case-folding disk)
+            if (now.st_size, now.st_mtime_ns, now.st_ctime_ns, now.st_nlink) != taken.as_linked:
                 os.unlink(path)
                 _write_new(path, taken.data)
-        self._linked.clear()
+
+    def unshare(self, out: Path) -> None:
+        """After the new folder replaced the old one at ``out``: a file taken over that still has another
+        name (what is left of the old folder when it could not be removed whole) is replaced by a copy of
+        its own, so nothing outside the output shares it. Usually no file has: one look at each."""
+        linked, self._linked = self._linked, {}
+        for path, taken in linked.items():
+            dest = out / os.path.relpath(path, self.root)
+            try:
+                now = os.lstat(dest)
+            except FileNotFoundError:
+                continue
+            if (now.st_dev, now.st_ino) == (taken.dev, taken.ino) and now.st_nlink > 1:
+                spare = f"{dest}.skdbg-{os.getpid()}.new"
+                _write_new(spare, taken.data)
+                os.replace(spare, dest)
 
     def abandon(self) -> None:
         """Drop the files not yet written and wait for the one being written (the folder is about to go).
@@ -311,18 +334,25 @@ class TreeWriter:
         while True:
             try:
                 self._stop()
-                return
+                break
             except KeyboardInterrupt:
                 continue
+        self._close_previous()
+
+    def _close_previous(self) -> None:
+        """The old folder's descriptors closed (the writing thread has stopped)."""
+        if self._previous is not None:
+            self._previous.close()
 
 
 class _Linked(NamedTuple):
-    """A file taken over from the old folder: what it was when linked, and the bytes that were put."""
+    """A file taken over from the old folder: what it was once linked, and the bytes that were put."""
 
     dev: int
     ino: int
-    size: int
-    mtime_ns: int
+    #: size, modification and change time, links, just after the link: any later change to the file
+    #: (bytes, mode, attributes, another name) moves the change time, which no program can set back
+    as_linked: tuple[int, int, int, int]
     data: bytes
 
 
@@ -338,48 +368,63 @@ class _NewFile(NamedTuple):
 
 
 class _Previous:
-    """The folder a :class:`TreeWriter`'s output replaces, where unchanged files are taken from."""
+    """The folder a :class:`TreeWriter`'s output replaces, where unchanged files are taken from: each of
+    its folders opened once, component by component without following a link, so a file is opened and
+    linked relative to the very folder that was checked (a folder swapped for a link meanwhile cannot
+    lead outside)."""
 
-    def __init__(self, root: Path, real_root: Path, staging: Path, dev: int) -> None:
-        self.root = root
-        self.real_root = real_root
+    def __init__(self, root_fd: int, staging: Path, dev: int) -> None:
         self.staging = staging
         self.dev = dev  # the staging folder's disk: a file on another cannot be linked
-        #: a folder of the staging folder -> its twin in the old one, with a trailing separator ("": none
-        #: that files may be taken from)
-        self._dirs: dict[Path, str] = {}
+        #: a folder of the staging folder -> the descriptor of its twin in the old folder (None: none
+        #: that files may be taken from); the old folder's own is the staging folder's entry
+        self._fds: dict[Path, int | None] = {staging: root_fd}
+        self._lock = threading.Lock()  # put() opens, the closing thread closes
         self._probed = False
         self._look: _NewFile | None = None  # once probed, None: nothing is taken over
 
     @classmethod
     def of(cls, root: Path | None, staging: Path) -> _Previous | None:
-        """``root`` ready to take files from, or None (no folder, or a system without extended
-        attributes to compare: every file is then written)."""
-        if root is None or not hasattr(os, "listxattr"):
+        """``root`` ready to take files from, or None (no folder, on another disk, or a system without
+        extended attributes to compare or folder descriptors to work from: every file is then written)."""
+        if root is None or not hasattr(os, "listxattr") or os.link not in os.supports_dir_fd:
             return None
         try:
-            real = root.resolve(strict=True)
             dev = os.stat(staging).st_dev
+            fd = os.open(root, _FOLDER_FLAGS)
         except OSError:
             return None
-        return cls(root, real, staging, dev)
+        try:
+            if os.fstat(fd).st_dev == dev:
+                return cls(fd, staging, dev)
+        except OSError:
+            pass
+        os.close(fd)
+        return None
 
-    def twin(self, folder: Path, name: str) -> str | None:
-        """The old folder's path of the file ``name`` of the staging folder's ``folder``, when the old
-        folder's same folder is inside it once links are followed (a linked folder there may lead
-        anywhere) and on the staging folder's disk, else None."""
-        old = self._dirs.get(folder)
-        if old is None:
-            rel = folder.relative_to(self.staging)
-            there = self.root / rel
+    def twin(self, folder: Path, name: str) -> tuple[int, str] | None:
+        """The old folder's twin of the staging folder's ``folder`` (its descriptor) and ``name``, when
+        that folder exists in the old one, reached without following a link and on the same disk."""
+        fd = self._folder(folder)
+        return None if fd is None else (fd, name)
+
+    def _folder(self, folder: Path) -> int | None:
+        with self._lock:
+            if folder in self._fds:
+                return self._fds[folder]
+        parent = self._folder(folder.parent) if folder != self.staging else None
+        fd: int | None = None
+        if parent is not None:
             try:
-                inside = (
-                    there.resolve(strict=True) == self.real_root / rel and os.stat(there).st_dev == self.dev
-                )
+                fd = os.open(folder.name, _FOLDER_FLAGS, dir_fd=parent)
+                if os.fstat(fd).st_dev != self.dev:
+                    os.close(fd)
+                    fd = None
             except OSError:
-                inside = False
-            old = self._dirs[folder] = os.path.join(there, "") if inside else ""
-        return old + name if old else None
+                fd = None
+        with self._lock:
+            self._fds[folder] = fd
+        return fd
 
     def look(self) -> _NewFile | None:
         """How a new file looks here (probed once, by the writing thread); None when it cannot be
@@ -388,12 +433,28 @@ class _Previous:
             self._look, self._probed = _probe(self.staging), True
         return self._look
 
+    def close(self) -> None:
+        """Close the old folder's descriptors (once the writing thread stopped); twice is a no-op."""
+        with self._lock:
+            fds = [fd for fd in self._fds.values() if fd is not None]
+            self._fds = dict.fromkeys(self._fds)
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+#: a folder of the old tree, opened to work relative to it: never through a link
+_FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+
 
 def _probe(folder: Path) -> _NewFile | None:
-    """Create, look at and remove a file in ``folder`` (None on any error)."""
-    path = os.fspath(folder / f".skdbg-probe-{os.getpid()}-{threading.get_ident()}")
+    """How a file created in ``folder`` now looks: an unnamed file (``O_TMPFILE``) made there and looked
+    at, never seen in the folder. None where the system cannot make one (nothing is taken over then)."""
+    tmpfile = getattr(os, "O_TMPFILE", 0)
+    if not tmpfile:
+        return None
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        fd = os.open(folder, tmpfile | os.O_WRONLY, 0o666)
     except OSError:
         return None
     try:
@@ -403,8 +464,6 @@ def _probe(folder: Path) -> _NewFile | None:
         return None
     finally:
         os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(path)
 
 
 def _xattrs(fd: int) -> dict[str, bytes]:
@@ -418,49 +477,51 @@ def _xattrs(fd: int) -> dict[str, bytes]:
     return {name: os.getxattr(fd, name) for name in names}
 
 
-#: how an old file is opened to be compared: never through a link, and without waiting (a named pipe
-#: would block the open until a writer came)
+#: how an old file is opened to be compared: never through a link, and without waiting (it is known to
+#: be a regular file first; a named pipe put there meanwhile would block the open until a writer came)
 _COMPARE_FLAGS = (
-    os.O_RDONLY
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_NONBLOCK", 0)
-    | getattr(os, "O_NOCTTY", 0)
-    | getattr(os, "O_BINARY", 0)
+    os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 )
 
 
-def _take_over(old: str, path: str, data: bytes, look: _NewFile | None) -> _Linked | None:
-    """Link ``old`` at ``path`` when it is a regular file with no other name, holding exactly ``data``
-    and looking as a new file would (``look``: permissions, owner, group, extended attributes), and
-    when it stays the same file, unchanged, while it is read and linked; its :class:`_Linked` then,
-    else None (nothing linked: the caller writes the file).
+def _take_over(folder: int, name: str, path: str, data: bytes, look: _NewFile | None) -> _Linked | None:
+    """Link ``name`` of the old folder's ``folder`` (a descriptor) at ``path`` when it is a regular file
+    with no other name, holding exactly ``data`` and looking as a new file would (``look``: permissions,
+    owner, group, extended attributes), and when it stays the same file, unchanged, while it is read and
+    linked; its :class:`_Linked` then, else None (nothing linked: the caller writes the file).
 
     Why those checks: the two names share one file until the old folder is deleted, after the new
     one is in place. A file with another name elsewhere (a link the user made), another owner, group,
     mode or access list would carry that into the new folder, and a file being changed could be
-    linked half-changed. A link this made and cannot take back is an error (raised): writing through it
-    would change the old folder."""
+    linked half-changed. Its type is known before it is opened (opening a device or a pipe has effects
+    of its own). A link this made and cannot take back is an error (raised): writing through it would
+    change the old folder."""
     if look is None:
         return None
     try:
-        fd = os.open(old, _COMPARE_FLAGS)
+        seen = os.lstat(name, dir_fd=folder)
+        if not (stat.S_ISREG(seen.st_mode) and seen.st_nlink == 1 and seen.st_size == len(data)):
+            return None
+        fd = os.open(name, _COMPARE_FLAGS, dir_fd=folder)
     except OSError:
         return None
     try:
         try:
             before = os.fstat(fd)
             if not (
-                stat.S_ISREG(before.st_mode)
+                (before.st_dev, before.st_ino) == (seen.st_dev, seen.st_ino)
+                and stat.S_ISREG(before.st_mode)
                 and before.st_nlink == 1
                 and before.st_size == len(data)
-                and (stat.S_IMODE(before.st_mode), before.st_uid, before.st_gid) == look[:3]
+                and stat.S_IMODE(before.st_mode) == look.mode
+                and (before.st_uid, before.st_gid) == (look.uid, look.gid)
                 and _xattrs(fd) == look.xattrs
             ):
                 return None
             with open(fd, "rb", closefd=False) as fh:
                 if fh.read(len(data) + 1) != data:
                     return None
-            os.link(old, path, follow_symlinks=False)
+            os.link(name, path, src_dir_fd=folder, follow_symlinks=False)
         except OSError:
             return None  # nothing linked
         try:
@@ -476,7 +537,8 @@ def _take_over(old: str, path: str, data: bytes, look: _NewFile | None) -> _Link
         if not same:  # changed meanwhile, another file linked, or another name appeared: written instead
             os.unlink(path)
             return None
-        return _Linked(before.st_dev, before.st_ino, before.st_size, before.st_mtime_ns, data)
+        as_linked = (made.st_size, made.st_mtime_ns, made.st_ctime_ns, made.st_nlink)
+        return _Linked(made.st_dev, made.st_ino, as_linked, data)
     finally:
         os.close(fd)
 
@@ -538,6 +600,7 @@ def streamed_tree(
         except BaseException:
             writer.abandon()
             raise
+    writer.unshare(out)  # the old folder is gone, or what is left of it keeps none of the new files
 
 
 def write_tree(

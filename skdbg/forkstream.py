@@ -36,10 +36,9 @@ PR_SET_PDEATHSIG = 1
 _LEN = 8
 #: what the child's exit status says when it wrote every value and the end frame
 _DONE = 0
-#: the size asked for a standby child's work pipe: the bench scene's work (plog paths and two thousand
-#: artifacts to hash) is ~0.2 MB, over the default 64 KiB a pipe holds
-_WORK_PIPE_BYTES = 1 << 20
-#: the size asked for a stream's pipe (the most an unprivileged process may ask by default)
+#: the size asked for a stream's pipe and a standby child's work pipe (the most an unprivileged process
+#: may ask by default): the bench scene's work (plog paths and two thousand artifacts to hash) is
+#: ~0.2 MB, and its scan sends batches of rows of several MB, over the default 64 KiB a pipe holds
 _PIPE_BYTES = 1 << 20
 
 
@@ -99,12 +98,15 @@ def detach_from_parent(parent: int) -> None:
 
 
 def _widen(fd: int) -> None:
-    """Make the pipe of ``fd`` hold :data:`_PIPE_BYTES` where the system allows (Linux, within the
-    user's pipe quota); else it keeps its size.
+    """Make the pipe of ``fd`` hold :data:`_PIPE_BYTES` where the system allows (Linux, within
+    ``/proc/sys/fs/pipe-max-size`` and the user's pipe quota); else it keeps its size (64 KiB).
 
-    Why: a value of several MB (a batch of plog rows, a file read ahead) crosses a 64 KiB pipe in
+    Why: a value of several MB (a batch of plog rows, a standby child's work) crosses a 64 KiB pipe in
     hundreds of reads, and the reading thread here takes the interpreter lock back after each, waiting
-    up to a switch interval for the busy main thread every time; the child's writing waits as long."""
+    up to a switch interval for the busy main thread every time; the child's writing waits as long.
+    The memory is taken only as the pipe fills; while the pipe lives, its 256 pages count against the
+    user's soft quota of pipe pages (``pipe-user-pages-soft``, 16,384 by default): an analysis holds
+    two such pipes, for a second or so."""
     try:
         import fcntl
 
@@ -252,11 +254,9 @@ class StandbyChild(Generic[T]):
     ``fork`` or ``pipe`` is the caller's, as for :class:`ForkedStream`."""
 
     def __init__(self, ready: Callable[[], object]) -> None:
-        import fcntl  # (Unix only: a standby child is made only where processes fork)
 
         work_r, work_w = os.pipe()
-        with contextlib.suppress(OSError, AttributeError):  # not Linux, or over the user's pipe quota
-            fcntl.fcntl(work_w, fcntl.F_SETPIPE_SZ, _WORK_PIPE_BYTES)
+        _widen(work_w)
         try:
             self._stream: ForkedStream[T] = ForkedStream(
                 lambda: _standby(ready, work_r), child_closes=(work_w,)

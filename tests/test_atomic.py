@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
+import stat
 import sys
 import threading
 import time
@@ -450,3 +452,115 @@ def test_an_old_file_changed_after_it_was_taken_over_is_written_anew(tmp_path: P
         with open(old, "a") as fh:
             fh.write("edited\n")
     assert (out / "f.txt").read_text() == "same\n" and _inode(out / "f.txt") != old_ino
+
+
+def _taken_over_then(out: Path, change: Any) -> tuple[int, Path]:
+    """Run a ``--force`` write of ``f.txt`` whose old file is taken over, and call ``change(old)`` once
+    the link is made, before the run ends; the old inode number and the new file."""
+    old = out / "f.txt"
+    old_ino = _inode(old)
+    with streamed_tree(out, force=True) as writer:
+        writer.put("f.txt", "same\n")
+        deadline = time.monotonic() + 20
+        while not (writer.root / "f.txt").exists() and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert _inode(writer.root / "f.txt") == old_ino  # taken over
+        change(old)
+    return old_ino, out / "f.txt"
+
+
+def _same_size_same_time(old: Path) -> None:
+    st = old.stat()
+    old.write_text("EVIL\n")
+    os.utime(old, ns=(st.st_atime_ns, st.st_mtime_ns))  # as rsync --inplace or touch -r would
+
+
+@_LINUX_ONLY
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(_same_size_same_time, id="same-size-and-mtime"),
+        pytest.param(lambda old: old.chmod(0o640), id="chmod"),
+        pytest.param(lambda old: os.setxattr(old, "user.x", b"1"), id="xattr"),
+        pytest.param(lambda old: os.link(old, old.parent.parent / "elsewhere.txt"), id="another-name"),
+    ],
+)
+def test_any_change_to_a_file_taken_over_before_the_run_ends_is_undone(tmp_path: Path, change: Any) -> None:
+    """The change time tells: the bytes put, with a new file's looks and one name, whatever was done to
+    the shared file (even bytes of the same size with the modification time set back)."""
+    out = tmp_path / "out"
+    write_tree(out, {"f.txt": "same\n"})
+    try:
+        old_ino, new = _taken_over_then(out, change)
+    except OSError as exc:
+        pytest.skip(f"this disk refuses the change: {exc}")
+    st = new.stat()
+    assert new.read_text() == "same\n" and st.st_ino != old_ino and st.st_nlink == 1
+    assert stat.S_IMODE(st.st_mode) != 0o640 and os.listxattr(new) == []
+
+
+@_LINUX_ONLY
+def test_a_folder_swapped_for_a_link_after_put_leads_nowhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The old folder's folders are opened when a file is put there; swapped for a link to another
+    folder before the file is compared, they still lead to the old file, never to the other folder's."""
+    out = tmp_path / "out"
+    write_tree(out, {"sub/f.txt": "same\n"})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "f.txt").write_text("same\n")
+    go = threading.Event()
+    take_over = skdbg.atomic._take_over
+
+    def held(*args: Any) -> Any:
+        go.wait(20)
+        return take_over(*args)
+
+    monkeypatch.setattr(skdbg.atomic, "_take_over", held)
+    with streamed_tree(out, force=True) as writer:
+        writer.put("sub/f.txt", "same\n")
+        (out / "sub").rename(out / "moved")
+        (out / "sub").symlink_to(elsewhere, target_is_directory=True)
+        go.set()
+    assert (out / "sub/f.txt").read_text() == "same\n" and not (out / "sub").is_symlink()
+    assert (elsewhere / "f.txt").stat().st_nlink == 1
+    assert _inode(out / "sub/f.txt") != _inode(elsewhere / "f.txt")
+
+
+@_LINUX_ONLY
+def test_a_leftover_of_the_old_folder_shares_no_file_with_the_new_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The old folder could not be removed (here: its removal does nothing): the files taken over from
+    it are copied apart once the new folder is in place, and the leftover keeps its own."""
+    out = tmp_path / "out"
+    write_tree(out, {"f.txt": "same\n", "sub/g.txt": "also\n"})
+    monkeypatch.setattr(skdbg.atomic.shutil, "rmtree", lambda *a, **kw: None)
+    write_tree(out, {"f.txt": "same\n", "sub/g.txt": "also\n"}, force=True)
+    leftover = [p for p in tmp_path.iterdir() if p.name.startswith(".out.old-")]
+    assert len(leftover) == 1
+    for rel, text in (("f.txt", "same\n"), ("sub/g.txt", "also\n")):
+        new, old = out / rel, leftover[0] / "previous" / rel
+        assert new.read_text() == text and old.read_text() == text
+        assert new.stat().st_nlink == 1 and old.stat().st_nlink == 1 and _inode(new) != _inode(old)
+    assert sorted(p.name for p in out.iterdir()) == ["f.txt", "sub"]  # no spare copy left behind
+
+
+def test_a_failed_swap_puts_the_old_folder_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The new folder cannot take the old one's place (the rename fails): the old folder is back at its
+    name, whole, and nothing is left beside it."""
+    out = tmp_path / "out"
+    write_tree(out, {"f.txt": "old\n"})
+    replace = os.replace
+
+    def failing(src: Any, dst: Any) -> None:
+        if ".tmp-" in os.fspath(src):
+            raise OSError(errno.EBUSY, "busy", os.fspath(dst))
+        replace(src, dst)
+
+    monkeypatch.setattr(skdbg.atomic.os, "replace", failing)
+    with pytest.raises(OSError, match="busy"):
+        write_tree(out, {"f.txt": "new\n"}, force=True)
+    assert (out / "f.txt").read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]

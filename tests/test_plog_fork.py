@@ -192,12 +192,18 @@ def _run(code: str, *, env: dict[str, str] | None = None) -> bytes:
 def test_a_stream_gives_the_values_in_order_and_a_lost_child_says_how_many() -> None:
     out = _run(
         """
-        import json, os
+        import fcntl, json, os
         from skdbg.forkstream import ChildLost, ForkedStream, can_fork_child
 
         assert can_fork_child()
         got = {}
+        try:  # the stream's pipe holds a MiB where the system lets a pipe hold that much
+            cap = int(open("/proc/sys/fs/pipe-max-size").read())
+        except OSError:
+            cap = 0
         with ForkedStream(lambda: iter([1, "two", (3, b"\\x00" * 200_000)])) as s:
+            size = fcntl.fcntl(s._pipe.fileno(), fcntl.F_GETPIPE_SZ)
+            got["pipe"] = size == 1 << 20 if cap >= 1 << 20 else size >= 4096
             values = list(s)
         got["values"] = [values[0], values[1], values[2][0], len(values[2][1])]
 
@@ -234,6 +240,7 @@ def test_a_stream_gives_the_values_in_order_and_a_lost_child_says_how_many() -> 
         """
     )
     assert json.loads(out) == {
+        "pipe": True,
         "values": [1, "two", 3, 200_000],
         "lost_after": 2,
         "killed_after": 1,
