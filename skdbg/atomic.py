@@ -16,6 +16,7 @@ import contextlib
 import errno
 import os
 import re
+import secrets
 import shutil
 import stat
 import tempfile
@@ -319,9 +320,7 @@ class TreeWriter:
             except FileNotFoundError:
                 continue
             if (now.st_dev, now.st_ino) == (taken.dev, taken.ino) and now.st_nlink > 1:
-                spare = f"{dest}.skdbg-{os.getpid()}.new"
-                _write_new(spare, taken.data)
-                os.replace(spare, dest)
+                _replace_by_copy(dest, taken.data)
 
     def abandon(self) -> None:
         """Drop the files not yet written and wait for the one being written (the folder is about to go).
@@ -560,6 +559,29 @@ def _write_bytes(path: str, data: bytes, flags: int = _WRITE_FLAGS) -> None:
             view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
+
+
+def _replace_by_copy(dest: Path, data: bytes) -> None:
+    """Replace ``dest`` by a new file holding ``data``: written under a name of its own beside it (never
+    one of the folder's files: a random one, created exclusively), then renamed over it; a copy that
+    could not be made whole is removed, and ``dest`` stays as it was."""
+    while True:
+        spare = f"{dest}.{secrets.token_hex(8)}.skdbg-copy"
+        try:
+            _write_bytes(spare, data, _NEW_FLAGS)
+        except FileExistsError:
+            continue
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(spare)
+            raise
+        break
+    try:
+        os.replace(spare, dest)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(spare)
+        raise
 
 
 def _write_new(path: str, data: bytes) -> None:
