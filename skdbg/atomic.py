@@ -21,7 +21,7 @@ import shutil
 import stat
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from queue import SimpleQueue
@@ -57,7 +57,7 @@ def _inside(root: Path, rel: str, real_root: Path, real_dirs: dict[Path, Path]) 
     microseconds; an asset of 500 kernels made 500).
     """
     rel_path = Path(rel)
-    if not rel or rel_path.is_absolute() or ".." in rel_path.parts:
+    if not rel or not rel_path.parts or rel_path.is_absolute() or ".." in rel_path.parts:
         raise ValueError(f"refusing to write {rel!r}: not a path inside the output folder")
     dest = root / rel_path
     parent = dest.parent
@@ -124,12 +124,20 @@ def staged_dir(
     what: str = "output folder",
     inputs: Iterable[str | os.PathLike[str]] = (),
     sealed: Iterable[str | os.PathLike[str]] = (),
+    after_swap: Callable[[], None] | None = None,
 ) -> Iterator[Path]:
     """Yield a temporary sibling of ``out_dir`` to fill; on success it becomes ``out_dir``.
 
     On any exception the temporary folder is removed and ``out_dir`` is untouched — and a parent
     folder this call had to create is removed again, so a failed run leaves nothing behind. With
-    ``force`` an existing ``out_dir`` is swapped out only after the new folder is complete.
+    ``force`` an existing ``out_dir`` is swapped out only after the new folder is complete. The new
+    folder gets the permissions a folder made now gets (``mkdir``: the umask applies), not the private
+    ones of a temporary folder. ``after_swap`` runs once the new folder is in place and the old one
+    removed (:class:`TreeWriter`'s :meth:`~TreeWriter.unshare`).
+
+    The swap (the two renames, the old folder's removal, ``after_swap``) is not cut short by a Ctrl-C
+    in the main thread: the interrupt is raised once it is done. Why: cut between its steps, it left
+    the old folder hidden beside the new one, or the new one sharing files with that leftover.
     """
     out = Path(out_dir)
     inputs, sealed = list(inputs), list(sealed)
@@ -141,34 +149,88 @@ def staged_dir(
         _remove_created(created)
         raise
     try:
-        yield tmp
-        ensure_fresh_dir(
-            out, force=force, what=what, inputs=inputs, sealed=sealed
-        )  # nobody filled it while we worked
-        old: Path | None = None
-        if out.exists():
-            if any(out.iterdir()):
-                old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-                try:
-                    os.replace(out, old / "previous")
-                except BaseException:
-                    old.rmdir()
-                    raise
-            else:
-                out.rmdir()  # empty: the rename needs the name free
-        try:
-            os.replace(tmp, out)
-        except BaseException:
-            if old is not None:  # the old folder goes back where it was, not left hidden beside it
-                os.replace(old / "previous", out)
-                old.rmdir()
-            raise
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        _as_new_folder(tmp)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         _remove_created(created)
         raise
+    try:
+        yield tmp
+        ensure_fresh_dir(
+            out, force=force, what=what, inputs=inputs, sealed=sealed
+        )  # nobody filled it while we worked
+        with _interrupts_deferred():
+            _swap(tmp, out, after_swap)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        _remove_created(created)
+        raise
+
+
+def _swap(tmp: Path, out: Path, after_swap: Callable[[], None] | None) -> None:
+    """Put the complete folder ``tmp`` at ``out``: an old folder there is moved aside first and removed
+    after; on an error, ``out`` is as it was (an empty folder there made again, with its mode)."""
+    old: Path | None = None
+    empty_mode: int | None = None
+    if out.exists():
+        if any(out.iterdir()):
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+            try:
+                os.replace(out, old / "previous")
+            except BaseException:
+                old.rmdir()
+                raise
+        else:
+            empty_mode = stat.S_IMODE(out.stat().st_mode)
+            out.rmdir()  # empty: the rename needs the name free
+    try:
+        os.replace(tmp, out)
+    except BaseException:
+        if old is not None:  # the old folder goes back where it was, not left hidden beside it
+            os.replace(old / "previous", out)
+            old.rmdir()
+        elif empty_mode is not None:
+            out.mkdir()
+            os.chmod(out, empty_mode)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+    if after_swap is not None:
+        after_swap()
+
+
+@contextmanager
+def _interrupts_deferred() -> Iterator[None]:
+    """A Ctrl-C (SIGINT) during the block is raised after it, as KeyboardInterrupt (in the main thread,
+    where Python runs signal handlers; elsewhere, and under a handler of the user's, nothing changes)."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is not signal.default_int_handler:
+        yield
+        return
+    got: list[int] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: got.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if got:
+        raise KeyboardInterrupt
+
+
+def _as_new_folder(folder: Path) -> None:
+    """Give ``folder`` (made private by ``mkdtemp``) the permissions ``mkdir`` gives a folder now: those of
+    a folder made in it and removed at once (the umask, read without setting it)."""
+    probe = folder / ".skdbg-mode"
+    probe.mkdir()
+    try:
+        os.chmod(folder, stat.S_IMODE(probe.stat().st_mode))
+    finally:
+        probe.rmdir()
 
 
 def _make_parents(parent: Path) -> list[Path]:
@@ -236,7 +298,11 @@ class TreeWriter:
         self._linked: dict[str, _Linked] = {}
         self._queue: SimpleQueue[tuple[str, bytes, tuple[int, str] | None] | None] = SimpleQueue()
         self._thread = threading.Thread(target=self._drain, name="skdbg-write", daemon=True)
-        self._thread.start()
+        try:
+            self._thread.start()
+        except BaseException:
+            self._close_previous()
+            raise
 
     def put(self, rel: str, data: str | bytes) -> None:
         """Queue ``data`` for ``root / rel``; a file put twice ends as the last.
@@ -311,16 +377,18 @@ class TreeWriter:
     def unshare(self, out: Path) -> None:
         """After the new folder replaced the old one at ``out``: a file taken over that still has another
         name (what is left of the old folder when it could not be removed whole) is replaced by a copy of
-        its own, so nothing outside the output shares it. Usually no file has: one look at each."""
+        its own, so nothing outside the output shares it. Usually no file has: one look at each.
+
+        As the removal of the old folder, this does what it can and raises nothing: the new folder is
+        complete and in place (each file holds the bytes put), and a file that could not be copied apart
+        stays shared with the leftover, as the leftover itself stays (both left by a failure to remove)."""
         linked, self._linked = self._linked, {}
         for path, taken in linked.items():
             dest = out / os.path.relpath(path, self.root)
-            try:
+            with contextlib.suppress(OSError):
                 now = os.lstat(dest)
-            except FileNotFoundError:
-                continue
-            if (now.st_dev, now.st_ino) == (taken.dev, taken.ino) and now.st_nlink > 1:
-                _replace_by_copy(dest, taken.data)
+                if (now.st_dev, now.st_ino) == (taken.dev, taken.ino) and now.st_nlink > 1:
+                    _replace_by_copy(dest, taken.data)
 
     def abandon(self) -> None:
         """Drop the files not yet written and wait for the one being written (the folder is about to go).
@@ -350,7 +418,9 @@ class _Linked(NamedTuple):
     dev: int
     ino: int
     #: size, modification and change time, links, just after the link: any later change to the file
-    #: (bytes, mode, attributes, another name) moves the change time, which no program can set back
+    #: (bytes, mode, attributes, another name) moves the change time, which no program can set back.
+    #: (Where the kernel keeps file times coarsely, to a tick of a few ms, as Linux before 6.13 did, a
+    #: change within the tick of this look leaves the time as it was: that instant is not covered.)
     as_linked: tuple[int, int, int, int]
     data: bytes
 
@@ -378,6 +448,7 @@ class _Previous:
         #: a folder of the staging folder -> the descriptor of its twin in the old folder (None: none
         #: that files may be taken from); the old folder's own is the staging folder's entry
         self._fds: dict[Path, int | None] = {staging: root_fd}
+        self._open = 1  # descriptors in _fds (at most MAX_OLD_FOLDERS)
         self._lock = threading.Lock()  # put() opens, the closing thread closes
         self._probed = False
         self._look: _NewFile | None = None  # once probed, None: nothing is taken over
@@ -411,7 +482,10 @@ class _Previous:
         with self._lock:
             if folder in self._fds:
                 return self._fds[folder]
-        parent = self._folder(folder.parent) if folder != self.staging else None
+            full = self._open >= MAX_OLD_FOLDERS
+        parent = None
+        if not full and folder != folder.parent and folder.is_relative_to(self.staging):
+            parent = self._folder(folder.parent)
         fd: int | None = None
         if parent is not None:
             try:
@@ -419,10 +493,11 @@ class _Previous:
                 if os.fstat(fd).st_dev != self.dev:
                     os.close(fd)
                     fd = None
-            except OSError:
+            except OSError:  # none there, a link, no descriptor left (EMFILE): its files are written
                 fd = None
         with self._lock:
             self._fds[folder] = fd
+            self._open += fd is not None
         return fd
 
     def look(self) -> _NewFile | None:
@@ -442,6 +517,9 @@ class _Previous:
                 os.close(fd)
 
 
+#: folders of the old tree kept open at once (each until the writer is done): a tree with more has the
+#: files of its other folders written, not taken over, so a large tree never runs out of descriptors
+MAX_OLD_FOLDERS = 64
 #: a folder of the old tree, opened to work relative to it: never through a link
 _FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
 
@@ -509,11 +587,7 @@ def _take_over(folder: int, name: str, path: str, data: bytes, look: _NewFile | 
             before = os.fstat(fd)
             if not (
                 (before.st_dev, before.st_ino) == (seen.st_dev, seen.st_ino)
-                and stat.S_ISREG(before.st_mode)
-                and before.st_nlink == 1
-                and before.st_size == len(data)
-                and stat.S_IMODE(before.st_mode) == look.mode
-                and (before.st_uid, before.st_gid) == (look.uid, look.gid)
+                and _looks_new(before, len(data), look, nlink=1)
                 and _xattrs(fd) == look.xattrs
             ):
                 return None
@@ -524,13 +598,18 @@ def _take_over(folder: int, name: str, path: str, data: bytes, look: _NewFile | 
         except OSError:
             return None  # nothing linked
         try:
-            after = os.fstat(fd)
+            # the link's own state first, then everything checked again: a change made before this
+            # look is seen below, one made after it moves the change time past the one recorded here
             made = os.lstat(path)
-            same = (after.st_size, after.st_mtime_ns, after.st_nlink) == (
-                before.st_size,
-                before.st_mtime_ns,
-                2,
-            ) and (made.st_dev, made.st_ino) == (before.st_dev, before.st_ino)
+            os.lseek(fd, 0, os.SEEK_SET)
+            with open(fd, "rb", closefd=False) as fh:
+                same = (
+                    (made.st_dev, made.st_ino) == (before.st_dev, before.st_ino)
+                    and made.st_nlink == 2
+                    and _looks_new(os.fstat(fd), len(data), look, nlink=2)
+                    and _xattrs(fd) == look.xattrs
+                    and fh.read(len(data) + 1) == data
+                )
         except OSError:
             same = False
         if not same:  # changed meanwhile, another file linked, or another name appeared: written instead
@@ -540,6 +619,18 @@ def _take_over(folder: int, name: str, path: str, data: bytes, look: _NewFile | 
         return _Linked(made.st_dev, made.st_ino, as_linked, data)
     finally:
         os.close(fd)
+
+
+def _looks_new(st: os.stat_result, size: int, look: _NewFile, *, nlink: int) -> bool:
+    """``st`` is a regular file of ``size`` bytes with ``nlink`` names and the permissions, owner and
+    group of a new file (``look``)."""
+    return (
+        stat.S_ISREG(st.st_mode)
+        and st.st_nlink == nlink
+        and st.st_size == size
+        and stat.S_IMODE(st.st_mode) == look.mode
+        and (st.st_uid, st.st_gid) == (look.uid, look.gid)
+    )
 
 
 #: ``open(path, "wb")``'s flags: no newline translation where the system has it (Windows)
@@ -566,7 +657,7 @@ def _replace_by_copy(dest: Path, data: bytes) -> None:
     one of the folder's files: a random one, created exclusively), then renamed over it; a copy that
     could not be made whole is removed, and ``dest`` stays as it was."""
     while True:
-        spare = f"{dest}.{secrets.token_hex(8)}.skdbg-copy"
+        spare = os.path.join(dest.parent, f".{secrets.token_hex(8)}.skdbg-copy")  # (short: any name fits)
         try:
             _write_bytes(spare, data, _NEW_FLAGS)
         except FileExistsError:
@@ -612,17 +703,23 @@ def streamed_tree(
     already is taken over from it, not written again (:class:`TreeWriter`, ``previous``).
     """
     out = Path(out_dir)
-    with staged_dir(out, force=force, what=what, inputs=inputs, sealed=sealed) as tmp:
+    made: list[TreeWriter] = []
+
+    def unshare() -> None:  # the old folder is gone, or what is left of it keeps none of the new files
+        if made:
+            made[0].unshare(out)
+
+    with staged_dir(out, force=force, what=what, inputs=inputs, sealed=sealed, after_swap=unshare) as tmp:
         # with force, the folder being replaced (ensure_fresh_dir made sure it is a real folder)
         previous = out if force and out.is_dir() and not out.is_symlink() else None
         writer = TreeWriter(tmp, previous=previous)
+        made.append(writer)
         try:
             yield writer
             writer.finish()
         except BaseException:
             writer.abandon()
             raise
-    writer.unshare(out)  # the old folder is gone, or what is left of it keeps none of the new files
 
 
 def write_tree(

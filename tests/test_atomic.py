@@ -391,28 +391,6 @@ def test_a_file_put_twice_after_being_taken_over_leaves_the_old_folder_intact(tm
 
 
 @_LINUX_ONLY
-def test_a_file_changed_while_it_is_linked_is_written_instead(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The old file changes between the compare and the link: the link is taken back and the new file
-    written, with the bytes put."""
-    out = tmp_path / "out"
-    write_tree(out, {"f.txt": "same\n"})
-    old = out / "f.txt"
-    link = os.link
-
-    def link_then_edit(src: Any, dst: Any, **kw: Any) -> None:
-        link(src, dst, **kw)
-        with open(src, "a") as fh:
-            fh.write("edited\n")
-
-    monkeypatch.setattr(skdbg.atomic.os, "link", link_then_edit)
-    old_ino = _inode(old)
-    write_tree(out, {"f.txt": "same\n"}, force=True)
-    assert (out / "f.txt").read_text() == "same\n" and _inode(out / "f.txt") != old_ino
-
-
-@_LINUX_ONLY
 def test_a_link_that_cannot_be_checked_is_taken_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The look at the new link fails: it is removed again, the file written, the old one left alone."""
     out = tmp_path / "out"
@@ -551,3 +529,157 @@ def test_a_failed_swap_puts_the_old_folder_back(tmp_path: Path, monkeypatch: pyt
         write_tree(out, {"f.txt": "new\n"}, force=True)
     assert (out / "f.txt").read_text() == "old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def _chown_away(old: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs chown")
+    os.chown(old, 4242, 4242)
+
+
+_CHANGES = [
+    pytest.param(lambda old: _append(old), id="append"),
+    pytest.param(lambda old: _same_size_same_time(old), id="same-size-and-mtime"),
+    pytest.param(lambda old: old.chmod(0o640), id="chmod"),
+    pytest.param(lambda old: os.setxattr(old, "user.x", b"1"), id="xattr"),
+    pytest.param(_chown_away, id="chown"),
+]
+
+
+@_LINUX_ONLY
+@pytest.mark.parametrize("change", _CHANGES)
+def test_a_change_in_the_instant_of_the_link_is_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: Any
+) -> None:
+    """The old file changes between its comparison and its link (here: right after the link, before the
+    link is looked at): the link is taken back and the file written, with the bytes put and a new
+    file's looks."""
+    out = tmp_path / "out"
+    write_tree(out, {"f.txt": "same\n"})
+    old = out / "f.txt"
+    old_ino = _inode(old)
+    link = os.link
+    calls: list[str] = []
+
+    def link_then_change(*args: Any, **kw: Any) -> None:
+        link(*args, **kw)
+        calls.append("link")
+        change(old)
+
+    with streamed_tree(out, force=True) as writer:
+        monkeypatch.setattr(skdbg.atomic.os, "link", link_then_change)  # after the writer checked os.link
+        writer.put("f.txt", "same\n")
+    assert calls == ["link"]  # the old file was taken over, then changed
+    new = out / "f.txt"
+    st = new.stat()
+    assert new.read_text() == "same\n" and st.st_ino != old_ino and st.st_nlink == 1
+    assert stat.S_IMODE(st.st_mode) != 0o640 and os.listxattr(new) == []
+    assert (st.st_uid, st.st_gid) == (os.geteuid(), os.getegid())
+
+
+@_LINUX_ONLY
+def test_a_tree_of_many_folders_keeps_few_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past MAX_OLD_FOLDERS open folders of the old tree, the files of the others are written, not taken
+    over: a large tree never runs out of descriptors."""
+    monkeypatch.setattr(skdbg.atomic, "MAX_OLD_FOLDERS", 3)  # the old root and two of its folders
+    out = tmp_path / "out"
+    files = {f"d{i}/f.txt": f"{i}\n" for i in range(5)}
+    write_tree(out, files)
+    before = {rel: _inode(out / rel) for rel in files}
+    write_tree(out, files, force=True)
+    taken = [rel for rel in files if _inode(out / rel) == before[rel]]
+    assert taken == ["d0/f.txt", "d1/f.txt"]
+    assert all((out / rel).read_text() == text for rel, text in files.items())
+
+
+def test_a_ctrl_c_during_the_swap_is_raised_after_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while the old folder is being removed: the swap ends (old folder removed, nothing left
+    beside the new one), then the interrupt is raised."""
+    import signal
+
+    out = tmp_path / "out"
+    write_tree(out, {"f.txt": "old\n"})
+    rmtree = shutil.rmtree
+
+    def interrupted(path: Any, *args: Any, **kw: Any) -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+        rmtree(path, *args, **kw)
+
+    monkeypatch.setattr(skdbg.atomic.shutil, "rmtree", interrupted)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            write_tree(out, {"f.txt": "new\n"}, force=True)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert (out / "f.txt").read_text() == "new\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_failed_swap_makes_an_empty_folder_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    out.chmod(0o750)
+    replace = os.replace
+
+    def failing(src: Any, dst: Any) -> None:
+        if ".tmp-" in os.fspath(src):
+            raise OSError(errno.EBUSY, "busy", os.fspath(dst))
+        replace(src, dst)
+
+    monkeypatch.setattr(skdbg.atomic.os, "replace", failing)
+    with pytest.raises(OSError, match="busy"):
+        write_tree(out, {"f.txt": "new\n"})
+    assert out.is_dir() and list(out.iterdir()) == [] and stat.S_IMODE(out.stat().st_mode) == 0o750
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_the_new_folder_has_the_permissions_of_a_folder_made_now(tmp_path: Path) -> None:
+    """Not the private ones of a temporary folder: as ``mkdir`` makes it (and as its own folders are)."""
+    made = tmp_path / "made"
+    made.mkdir()
+    out = tmp_path / "out"
+    write_tree(out, {"sub/f.txt": "x"})
+    mode = stat.S_IMODE(made.stat().st_mode)
+    assert stat.S_IMODE(out.stat().st_mode) == mode == stat.S_IMODE((out / "sub").stat().st_mode)
+
+
+@pytest.mark.parametrize("rel", [".", "./", "sub/.."])
+def test_the_folder_itself_is_no_file_name(tmp_path: Path, rel: str) -> None:
+    with pytest.raises(ValueError, match="not a path inside the output folder"):
+        write_tree(tmp_path / "out", {rel: "x"}, force=True)
+    assert list(tmp_path.iterdir()) == []
+
+
+@_LINUX_ONLY
+def test_a_file_of_a_long_name_is_copied_apart_from_a_leftover(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The copy is written under a short name of its own: a name near the system's limit still fits."""
+    out = tmp_path / "out"
+    long = "n" * 240 + ".txt"
+    write_tree(out, {long: "same\n", "z.txt": "z\n"})
+    monkeypatch.setattr(skdbg.atomic.shutil, "rmtree", lambda *a, **kw: None)
+    write_tree(out, {long: "same\n", "z.txt": "z\n"}, force=True)
+    assert (out / long).stat().st_nlink == 1 and (out / "z.txt").stat().st_nlink == 1
+    assert sorted(p.name for p in out.iterdir()) == sorted([long, "z.txt"])
+
+
+def test_no_descriptor_is_left_open_when_the_writer_cannot_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "out"
+    write_tree(out, {"f.txt": "same\n"})
+    fds = Path("/proc/self/fd")
+    if not fds.is_dir():
+        pytest.skip("no /proc/self/fd to count descriptors")
+    before = len(list(fds.iterdir()))
+
+    def no_thread(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", no_thread)
+    with pytest.raises(RuntimeError, match="can't start"):
+        write_tree(out, {"f.txt": "same\n"}, force=True)
+    assert len(list(fds.iterdir())) == before
+    assert (out / "f.txt").read_text() == "same\n" and sorted(p.name for p in tmp_path.iterdir()) == ["out"]
