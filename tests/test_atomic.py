@@ -512,11 +512,8 @@ def test_a_leftover_of_the_old_folder_shares_no_file_with_the_new_one(
     assert sorted(p.name for p in out.iterdir()) == ["f.txt", "sub"]  # no spare copy left behind
 
 
-def test_a_failed_swap_puts_the_old_folder_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The new folder cannot take the old one's place (the rename fails): the old folder is back at its
-    name, whole, and nothing is left beside it."""
-    out = tmp_path / "out"
-    write_tree(out, {"f.txt": "old\n"})
+def _failing_swap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rename of the staging folder onto the output fails (EBUSY); every other rename works."""
     replace = os.replace
 
     def failing(src: Any, dst: Any) -> None:
@@ -525,9 +522,24 @@ def test_a_failed_swap_puts_the_old_folder_back(tmp_path: Path, monkeypatch: pyt
         replace(src, dst)
 
     monkeypatch.setattr(skdbg.atomic.os, "replace", failing)
+
+
+@pytest.mark.parametrize("old_files", [{"f.txt": "old\n"}, {}], ids=["old-folder", "empty-folder"])
+def test_a_failed_swap_leaves_the_output_folder_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old_files: dict[str, str]
+) -> None:
+    """The new folder cannot take the old one's place (the rename fails): the old folder is back at its
+    name, whole, or the empty one made again with its mode, and nothing is left beside it."""
+    out = tmp_path / "out"
+    out.mkdir()
+    out.chmod(0o750)
+    for rel, text in old_files.items():
+        (out / rel).write_text(text)
+    _failing_swap(monkeypatch)
     with pytest.raises(OSError, match="busy"):
         write_tree(out, {"f.txt": "new\n"}, force=True)
-    assert (out / "f.txt").read_text() == "old\n"
+    assert {p.name: p.read_text() for p in out.iterdir()} == old_files
+    assert stat.S_IMODE(out.stat().st_mode) == 0o750
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
@@ -613,24 +625,6 @@ def test_a_ctrl_c_during_the_swap_is_raised_after_it(tmp_path: Path, monkeypatch
     finally:
         signal.signal(signal.SIGINT, previous)
     assert (out / "f.txt").read_text() == "new\n"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
-
-
-def test_a_failed_swap_makes_an_empty_folder_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    out = tmp_path / "out"
-    out.mkdir()
-    out.chmod(0o750)
-    replace = os.replace
-
-    def failing(src: Any, dst: Any) -> None:
-        if ".tmp-" in os.fspath(src):
-            raise OSError(errno.EBUSY, "busy", os.fspath(dst))
-        replace(src, dst)
-
-    monkeypatch.setattr(skdbg.atomic.os, "replace", failing)
-    with pytest.raises(OSError, match="busy"):
-        write_tree(out, {"f.txt": "new\n"})
-    assert out.is_dir() and list(out.iterdir()) == [] and stat.S_IMODE(out.stat().st_mode) == 0o750
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
