@@ -584,16 +584,8 @@ def _take_over(folder: int, name: str, path: str, data: bytes, look: _NewFile | 
         return None
     try:
         try:
-            before = os.fstat(fd)
-            if not (
-                (before.st_dev, before.st_ino) == (seen.st_dev, seen.st_ino)
-                and _looks_new(before, len(data), look, nlink=1)
-                and _xattrs(fd) == look.xattrs
-            ):
+            if not (_same_file(seen, fd) and _holds_new(fd, data, look, nlink=1)):
                 return None
-            with open(fd, "rb", closefd=False) as fh:
-                if fh.read(len(data) + 1) != data:
-                    return None
             os.link(name, path, src_dir_fd=folder, follow_symlinks=False)
         except OSError:
             return None  # nothing linked
@@ -601,15 +593,7 @@ def _take_over(folder: int, name: str, path: str, data: bytes, look: _NewFile | 
             # the link's own state first, then everything checked again: a change made before this
             # look is seen below, one made after it moves the change time past the one recorded here
             made = os.lstat(path)
-            os.lseek(fd, 0, os.SEEK_SET)
-            with open(fd, "rb", closefd=False) as fh:
-                same = (
-                    (made.st_dev, made.st_ino) == (before.st_dev, before.st_ino)
-                    and made.st_nlink == 2
-                    and _looks_new(os.fstat(fd), len(data), look, nlink=2)
-                    and _xattrs(fd) == look.xattrs
-                    and fh.read(len(data) + 1) == data
-                )
+            same = made.st_nlink == 2 and _same_file(made, fd) and _holds_new(fd, data, look, nlink=2)
         except OSError:
             same = False
         if not same:  # changed meanwhile, another file linked, or another name appeared: written instead
@@ -621,16 +605,28 @@ def _take_over(folder: int, name: str, path: str, data: bytes, look: _NewFile | 
         os.close(fd)
 
 
-def _looks_new(st: os.stat_result, size: int, look: _NewFile, *, nlink: int) -> bool:
-    """``st`` is a regular file of ``size`` bytes with ``nlink`` names and the permissions, owner and
-    group of a new file (``look``)."""
-    return (
+def _same_file(st: os.stat_result, fd: int) -> bool:
+    """``st`` is of the file open as ``fd``."""
+    there = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (there.st_dev, there.st_ino)
+
+
+def _holds_new(fd: int, data: bytes, look: _NewFile, *, nlink: int) -> bool:
+    """The file open as ``fd`` is a regular file with ``nlink`` names, the permissions, owner, group and
+    extended attributes of a new file (``look``), and holds exactly ``data`` (read from its start)."""
+    st = os.fstat(fd)
+    if not (
         stat.S_ISREG(st.st_mode)
         and st.st_nlink == nlink
-        and st.st_size == size
+        and st.st_size == len(data)
         and stat.S_IMODE(st.st_mode) == look.mode
         and (st.st_uid, st.st_gid) == (look.uid, look.gid)
-    )
+        and _xattrs(fd) == look.xattrs
+    ):
+        return False
+    os.lseek(fd, 0, os.SEEK_SET)
+    with open(fd, "rb", closefd=False) as fh:
+        return fh.read(len(data) + 1) == data
 
 
 #: ``open(path, "wb")``'s flags: no newline translation where the system has it (Windows)
