@@ -122,7 +122,11 @@ def _stamp(ts_text: str) -> datetime | None:
     fields = _second(ts_text[:19])
     if fields is None:
         return None
-    return datetime(*fields, int(ts_text[20:23]) * 1000 + int(ts_text[24:27]))
+    try:  # three ASCII digits each, looked up (a regex's ``\d`` also takes other digits: ``int`` then)
+        fraction = _DIGITS3[ts_text[20:23]] * 1000 + _DIGITS3[ts_text[24:27]]
+    except KeyError:
+        fraction = int(ts_text[20:23]) * 1000 + int(ts_text[24:27])
+    return datetime(*fields, fraction)
 
 
 def parse_plog_line(text: str, src: Source, *, complete: bool = True) -> PlogLine | None:
@@ -508,30 +512,16 @@ def _tokenized(
 
 def plog_lines_of_rows(rows: Iterable[PlogRow]) -> list[PlogLine]:
     """The :class:`PlogLine` of each of ``rows`` (:func:`fast_plog_rows`), equal to the record
-    :func:`fast_plog_block` makes of its line: ``ts`` is worked out from ``ts_text`` (its second, milli-
-    and microseconds at fixed places: the tokenizer took the stamp whole), the second's fields reused
-    while it lasts (rows come in file order, stamps mostly in time order)."""
+    :func:`fast_plog_block` makes of its line: ``ts`` is :func:`_stamp` of ``ts_text`` (the tokenizer
+    took the stamp whole, and the same fields come out of it)."""
     out: list[PlogLine] = []
     append = out.append
-    build, new_source, digits3 = build_plog_line, build_source, _DIGITS3
-    last_second = None
-    year = month = day = hour = minute = sec = 0
-    fields: tuple[int, int, int, int, int, int] | None = None
+    build, new_source, stamp = build_plog_line, build_source, _stamp
     for file, no, level, module, pid, proc, ts_text, src_file, src_line, tid, func, tags, body, is_sk, complete in rows:  # fmt: skip
-        second = ts_text[:19]
-        if second != last_second:  # the second's fields as locals: no argument tuple per record
-            last_second, fields = second, _second(second)
-            if fields is not None:
-                year, month, day, hour, minute, sec = fields
-        ts = (
-            None
-            if fields is None
-            else datetime(year, month, day, hour, minute, sec, digits3[ts_text[20:23]] * 1000 + digits3[ts_text[24:27]])
-        )  # fmt: skip
         append(
             build(
-                new_source(file, no, None), level, module, pid, proc, ts, ts_text, src_file, src_line,
-                tid, func, tags, body, is_sk, complete,
+                new_source(file, no, None), level, module, pid, proc, stamp(ts_text), ts_text, src_file,
+                src_line, tid, func, tags, body, is_sk, complete,
             )
         )  # fmt: skip
     return out
