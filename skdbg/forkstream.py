@@ -254,7 +254,6 @@ class StandbyChild(Generic[T]):
     ``fork`` or ``pipe`` is the caller's, as for :class:`ForkedStream`."""
 
     def __init__(self, ready: Callable[[], object]) -> None:
-
         work_r, work_w = os.pipe()
         _widen(work_w)
         try:
