@@ -905,6 +905,34 @@ def test_analyze_ends_a_standby_child_no_scan_took(tmp_path: Path, plogs: bool) 
     assert got["verdict"] == json.loads(plain.stdout)["verdict"]["rule"]
 
 
+def test_a_usage_error_is_refused_before_a_standby_child_is_forked(tmp_path: Path) -> None:
+    """``--skew -1`` on a scene whose logs would fork the scan's standby child: exit 2, and the child
+    was never prepared (the options are checked before the fork, their module loaded after it)."""
+    root = _small_scene_with_a_large_log(tmp_path, True)
+    out = _run(
+        f"""
+        import contextlib, io, json
+        import skdbg.parsers.scan_child as pf
+        from skdbg.cli import main
+
+        prepared = []
+        real = pf.prepare_scan_child
+        pf.prepare_scan_child = lambda *a: prepared.append(real(*a)) or prepared[-1]
+        with contextlib.redirect_stderr(io.StringIO()) as err:
+            try:
+                main(["analyze", {str(root)!r}, "--no-cache", "--skew", "-1"], standalone_mode=False)
+                code = 0
+            except SystemExit as exc:
+                code = exc.code
+        print(json.dumps({{"code": code, "prepared": prepared, "children": children_left(),
+                           "err": err.getvalue()}}))
+        """
+    )
+    got = json.loads(out)
+    assert (got["code"], got["prepared"], got["children"]) == (2, [], "none")
+    assert "--skew and --grace must be >= 0 seconds" in got["err"]
+
+
 def test_the_logs_guess_counts_logs_outside_sk_meta_and_stops_at_the_size(tmp_path: Path) -> None:
     from skdbg.parsers.scan_child import logs_reach
 
