@@ -907,30 +907,43 @@ def test_analyze_ends_a_standby_child_no_scan_took(tmp_path: Path, plogs: bool) 
 
 def test_a_usage_error_is_refused_before_a_standby_child_is_forked(tmp_path: Path) -> None:
     """``--skew -1`` on a scene whose logs would fork the scan's standby child: exit 2, and the child
-    was never prepared (the options are checked before the fork, their module loaded after it)."""
+    was never prepared. A valid run then forks it before the triage options' module is loaded (the
+    options are checked before the fork, their module loaded after it: the child starts sooner)."""
     root = _small_scene_with_a_large_log(tmp_path, True)
     out = _run(
         f"""
-        import contextlib, io, json
+        import contextlib, io, json, sys
         import skdbg.parsers.scan_child as pf
         from skdbg.cli import main
 
-        prepared = []
+        prepared, loaded = [], []
         real = pf.prepare_scan_child
-        pf.prepare_scan_child = lambda *a: prepared.append(real(*a)) or prepared[-1]
+
+        def prepare(*a):
+            loaded.append("skdbg.triage.context" in sys.modules)
+            prepared.append(real(*a))
+            return prepared[-1]
+
+        pf.prepare_scan_child = prepare
         with contextlib.redirect_stderr(io.StringIO()) as err:
             try:
                 main(["analyze", {str(root)!r}, "--no-cache", "--skew", "-1"], standalone_mode=False)
                 code = 0
             except SystemExit as exc:
                 code = exc.code
-        print(json.dumps({{"code": code, "prepared": prepared, "children": children_left(),
-                           "err": err.getvalue()}}))
+        refused = {{"code": code, "prepared": list(prepared), "children": children_left(),
+                    "err": err.getvalue()}}
+        with contextlib.redirect_stdout(io.StringIO()):
+            main(["analyze", {str(root)!r}, "--no-cache", "--format", "json"], standalone_mode=False)
+        print(json.dumps({{"refused": refused, "prepared": prepared, "loaded": loaded,
+                           "children": children_left()}}))
         """
     )
     got = json.loads(out)
-    assert (got["code"], got["prepared"], got["children"]) == (2, [], "none")
-    assert "--skew and --grace must be >= 0 seconds" in got["err"]
+    refused = got["refused"]
+    assert (refused["code"], refused["prepared"], refused["children"]) == (2, [], "none")
+    assert "--skew and --grace must be >= 0 seconds" in refused["err"]
+    assert (got["prepared"], got["loaded"], got["children"]) == ([True], [False], "none")
 
 
 def test_the_logs_guess_counts_logs_outside_sk_meta_and_stops_at_the_size(tmp_path: Path) -> None:
