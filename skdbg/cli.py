@@ -35,6 +35,7 @@ from skdbg.cli_errors import (
 from skdbg.cli_errors import EXIT_INTERNAL as EXIT_INTERNAL  # re-exported: the exit codes are an API
 from skdbg.cli_errors import EXIT_OK as EXIT_OK
 from skdbg.cli_errors import EXIT_PIPE as EXIT_PIPE
+from skdbg.cli_types import WINDOW_SECONDS
 from skdbg.output import FORMATS, write_frame
 from skdbg.parsers.common import ParseError
 from skdbg.show import one_line
@@ -340,18 +341,13 @@ def symbolize(elf: Path, pcs: tuple[str, ...], base: str | None, fmt: str, no_de
 ANALYZE_FORMATS = ("text", "md", "json")
 
 
-def _check_windows(skew: float, grace: float) -> None:
-    """Refuse a negative ``--skew`` or ``--grace`` (exit 2), importing nothing."""
-    if skew < 0 or grace < 0:
-        _fail("--skew and --grace must be >= 0 seconds", EXIT_USAGE)
-
-
 def _triage_options(skew: float, grace: float) -> Any:
+    """The triage options of ``--skew`` and ``--grace`` (each a finite span click has checked:
+    :data:`~skdbg.cli_types.WINDOW_SECONDS`)."""
     from datetime import timedelta
 
     from skdbg.triage.context import TriageOptions
 
-    _check_windows(skew, grace)
     return TriageOptions(skew=timedelta(seconds=skew), grace=timedelta(seconds=grace))
 
 
@@ -377,14 +373,14 @@ def _scene_options(func: F) -> F:
             ),
             click.option(
                 "--skew",
-                type=float,
+                type=WINDOW_SECONDS,
                 default=5.0,
                 show_default=True,
                 help="F2/F4 clock skew allowance, seconds.",
             ),
             click.option(
                 "--grace",
-                type=float,
+                type=WINDOW_SECONDS,
                 default=120.0,
                 show_default=True,
                 help="F2 grace after run end, seconds.",
@@ -438,11 +434,11 @@ def analyze(
             return
     from skdbg.parsers.scan_child import dismiss_scan_child, prepare_scan_child
 
-    _check_windows(skew, grace)  # a usage error is refused before anything is forked
-    # the child a large plog's scan runs in is forked first, before even the triage options' module
-    # loads: it loads numpy (and the module of the hashing it shares with this process) while this
-    # process imports the triage stages and opens the scene, and is ended unless the scan takes it.
-    # (The options' module, ~0.01 s of imports, loaded first, delayed the scan's start by as much.)
+    # the child a large plog's scan runs in is forked first (click refused bad options before this runs),
+    # before even the triage options' module loads: it loads numpy (and the module of the hashing it
+    # shares with this process) while this process imports the triage stages and opens the scene, and
+    # is ended unless the scan takes it. (The options' module, ~0.01 s of imports, loaded first, delayed
+    # the scan's start by as much.)
     prepare_scan_child(scene, ("skdbg.scene",))
     try:
         options = _triage_options(skew, grace)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from skdbg.cli_errors import EXIT_CODES_HELP, EXIT_USAGE, cli_errors, fail
+from skdbg.cli_types import TIMEOUT_SECONDS
 from skdbg.parsers.common import ParseError
 from skdbg.sessions.errors import LedgerError
 
@@ -72,7 +73,9 @@ def _progress(line: str) -> None:
 @click.option(
     "--repeat", type=click.IntRange(min=1), default=1, show_default=True, help="Runs per probe (majority)."
 )
-@click.option("--timeout", type=float, default=None, help="Seconds per launch (the process group is killed).")
+@click.option(
+    "--timeout", type=TIMEOUT_SECONDS, default=None, help="Seconds per launch (the process group is killed)."
+)
 @click.option("--cwd", type=click.Path(path_type=Path), default=None, help="Working directory of ARGV.")
 @click.option(
     "--source",

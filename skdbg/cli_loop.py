@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from skdbg.cli_errors import EXIT_USAGE, cli_errors, fail
+from skdbg.cli_types import TIMEOUT_SECONDS
 
 RELAUNCH_EPILOG = """\b
 Examples:
@@ -104,7 +105,9 @@ def _debug_options(items: tuple[str, ...], candidate: Path | None) -> dict[str, 
     help="The model source tree where the edits are already applied: checked, not copied.",
 )
 @click.option("--cwd", type=click.Path(path_type=Path), default=None, help="Working directory of the job.")
-@click.option("--timeout", type=float, default=None, help="Seconds before the job's process group is ended.")
+@click.option(
+    "--timeout", type=TIMEOUT_SECONDS, default=None, help="Seconds before the job's process group is ended."
+)
 @click.option(
     "--sim",
     "sim_model",

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from skdbg.cli_errors import EXIT_BAD_INPUT, EXIT_USAGE, cli_errors, fail, force_option
+from skdbg.cli_types import WINDOW_MILLISECONDS
 
 SCAN_EPILOG = """\b
 Each ROOT is a folder (or a quoted glob) holding rank folders: one folder per rank or host,
@@ -68,7 +69,7 @@ def _dask_errors() -> tuple[type[BaseException], ...]:
               "needs pip install 'skdbg[dask]' and the ranks on storage the workers see.")  # fmt: skip
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Local worker processes (default: the CPUs this process may use).")  # fmt: skip
-@click.option("--skew-ms", type=click.FloatRange(min=0), default=None,
+@click.option("--skew-ms", type=WINDOW_MILLISECONDS, default=None,
               help="Clock-skew tolerance between ranks' plog clocks, in ms (default 1000).")  # fmt: skip
 @click.option("--open", "open_tui", is_flag=True,
               help="Then open the TUI: the first failing rank's scene, and the Ranks screen (9) with this scan.")  # fmt: skip

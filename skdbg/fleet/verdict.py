@@ -17,6 +17,7 @@ Why these rules (docs/scan.md):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -67,8 +68,8 @@ def signature_key(s: RankSignature, status: str) -> tuple[str, ...]:
 
 def decide(signatures: Sequence[RankSignature], *, skew_ms: float = DEFAULT_SKEW_MS) -> Verdict:
     """Apply the rules of the module docstring to the rank signatures."""
-    if skew_ms < 0:
-        raise ValueError(f"--skew-ms must be >= 0, got {skew_ms:g}")
+    if not (math.isfinite(skew_ms) and skew_ms >= 0):  # NaN passes a ``< 0`` check
+        raise ValueError(f"--skew-ms must be a finite number >= 0, got {skew_ms:g}")
     ranks = sorted(signatures, key=_rank_key)
     v = Verdict(ranks, {i: s.status for i, s in enumerate(ranks)}, None, skew_ms=skew_ms)
     faulted = [i for i, s in enumerate(ranks) if s.status == "fault"]

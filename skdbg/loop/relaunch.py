@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import sys
 import threading
@@ -355,8 +356,14 @@ def relaunch(ledger: Ledger, req: RelaunchRequest) -> RelaunchResult:
         raise RelaunchError(f"{req.sim_model}: the emulator model folder given by --sim (not a directory)")
     if req.applied and req.source_root is None:
         raise RelaunchError("--applied needs the folder that holds the applied change")
-    if req.timeout is not None and req.timeout <= 0:
-        raise RelaunchError(f"--timeout: expected a positive number of seconds, got {req.timeout}")
+    if req.timeout is not None and not (
+        math.isfinite(req.timeout) and 0 < req.timeout <= threading.TIMEOUT_MAX
+    ):
+        # NaN passes a ``<= 0`` check, and a NaN deadline never comes: the runner polled for ever
+        raise RelaunchError(
+            f"--timeout: expected a finite number of seconds above 0 (at most {threading.TIMEOUT_MAX:g}), "
+            f"got {req.timeout}"
+        )
     plan = _plan(ledger, req)
     manifest = _candidate_manifest(req.candidate, plan.declared) if req.candidate is not None else None
     options = _options(req, plan, manifest)

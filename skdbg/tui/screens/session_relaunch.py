@@ -24,6 +24,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Label, RichLog, Static
 
+from skdbg.cli_types import MAX_WAIT_SECONDS, span_ok
 from skdbg.loop.relaunch import RelaunchError, RelaunchRequest, relaunch, verdict_lines
 from skdbg.loop.runner import RunnerError
 from skdbg.parsers.common import ParseError
@@ -77,6 +78,8 @@ def parse_job(text: str) -> Job:
                 timeout = float(value)
         except ValueError as exc:
             raise ValueError(f"{opt}: expected a number, got {value!r}") from exc
+        if opt == "--timeout" and not span_ok(float(value), positive=True, most=MAX_WAIT_SECONDS):
+            raise ValueError(f"--timeout: expected a finite number of seconds above 0, got {value!r}")
     if sim is not None and words:
         raise ValueError("give either --sim MODEL_DIR or the job, not both")
     if sim is None and not words:

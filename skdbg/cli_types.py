@@ -1,0 +1,77 @@
+"""Option types for spans of time: a finite number in range, anything else refused as a usage error.
+
+Why: click's ``FLOAT`` takes ``nan``, ``inf`` and ``1e300``. A check such as ``value < 0`` lets NaN through
+(every comparison with it is false), and ``timedelta(seconds=...)``, a window's ends or a job's deadline
+then failed deep inside: ``--skew nan`` ended as an internal error (exit 1), and a re-launch with ``--timeout nan`` waited for
+its job in a busy loop with no timeout at all. Refused here, such a value is exit 2 with a message that
+names the option, before a command does anything.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:  # generic from click 8.3 on; skdbg supports click 8.1, where it cannot be subscripted
+    _ParamType = click.ParamType[float, Any]
+else:
+    _ParamType = click.ParamType
+
+#: the widest time window an option takes, in seconds: a year. A skew or grace wider than the job is
+#: meaningless, and one of centuries took a run's times out of the calendar (``datetime`` stops at
+#: year 1), which failed inside as an internal error
+MAX_WINDOW_SECONDS = 365 * 24 * 3600.0
+#: the longest wait the interpreter's timed waits accept (a larger one raises OverflowError)
+MAX_WAIT_SECONDS = threading.TIMEOUT_MAX
+
+
+def span_ok(number: float, *, positive: bool = False, most: float = MAX_WINDOW_SECONDS) -> bool:
+    """``number`` is finite, at least 0 (above 0 when ``positive``) and at most ``most``."""
+    return math.isfinite(number) and (number > 0 if positive else number >= 0) and number <= most
+
+
+class Span(_ParamType):
+    """A finite number of ``unit`` from 0 (or above 0: ``positive``) up to ``most``."""
+
+    def __init__(
+        self, unit: str = "seconds", *, positive: bool = False, most: float = MAX_WINDOW_SECONDS
+    ) -> None:
+        self.unit = unit
+        self.name = unit  # the help shows ``--skew SECONDS``
+        self.positive = positive
+        self.most = most
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of {self.unit}", param, ctx)
+        if not span_ok(number, positive=self.positive, most=self.most):
+            low = "above 0" if self.positive else "from 0"
+            self.fail(
+                f"{value!r}: expected a finite number of {self.unit}, {low} up to {self.most:,.0f}",
+                param,
+                ctx,
+            )
+        return number
+
+
+#: a time window (clock skew, grace after a run's end) in seconds
+WINDOW_SECONDS = Span("seconds")
+#: a clock-skew tolerance in milliseconds
+WINDOW_MILLISECONDS = Span("milliseconds", most=MAX_WINDOW_SECONDS * 1000)
+#: a job's timeout in seconds (above 0)
+TIMEOUT_SECONDS = Span("seconds", positive=True, most=MAX_WAIT_SECONDS)
+
+__all__ = [
+    "MAX_WAIT_SECONDS",
+    "MAX_WINDOW_SECONDS",
+    "TIMEOUT_SECONDS",
+    "WINDOW_MILLISECONDS",
+    "WINDOW_SECONDS",
+    "Span",
+    "span_ok",
+]
