@@ -376,14 +376,14 @@ def _scene_options(func: F) -> F:
                 type=WINDOW_SECONDS,
                 default=5.0,
                 show_default=True,
-                help="F2/F4 clock skew allowance, seconds.",
+                help="F2/F4 clock skew allowance, seconds (0 to a year).",
             ),
             click.option(
                 "--grace",
                 type=WINDOW_SECONDS,
                 default=120.0,
                 show_default=True,
-                help="F2 grace after run end, seconds.",
+                help="F2 grace after run end, seconds (0 to a year).",
             ),
         )
     ):

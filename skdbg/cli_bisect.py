@@ -74,7 +74,10 @@ def _progress(line: str) -> None:
     "--repeat", type=click.IntRange(min=1), default=1, show_default=True, help="Runs per probe (majority)."
 )
 @click.option(
-    "--timeout", type=TIMEOUT_SECONDS, default=None, help="Seconds per launch (the process group is killed)."
+    "--timeout",
+    type=TIMEOUT_SECONDS,
+    default=None,
+    help="Seconds per launch, above 0 (the process group is killed).",
 )
 @click.option("--cwd", type=click.Path(path_type=Path), default=None, help="Working directory of ARGV.")
 @click.option(

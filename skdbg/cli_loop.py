@@ -106,7 +106,10 @@ def _debug_options(items: tuple[str, ...], candidate: Path | None) -> dict[str, 
 )
 @click.option("--cwd", type=click.Path(path_type=Path), default=None, help="Working directory of the job.")
 @click.option(
-    "--timeout", type=TIMEOUT_SECONDS, default=None, help="Seconds before the job's process group is ended."
+    "--timeout",
+    type=TIMEOUT_SECONDS,
+    default=None,
+    help="Seconds before the job's process group is ended (above 0).",
 )
 @click.option(
     "--sim",

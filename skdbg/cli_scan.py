@@ -70,7 +70,7 @@ def _dask_errors() -> tuple[type[BaseException], ...]:
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Local worker processes (default: the CPUs this process may use).")  # fmt: skip
 @click.option("--skew-ms", type=WINDOW_MILLISECONDS, default=None,
-              help="Clock-skew tolerance between ranks' plog clocks, in ms (default 1000).")  # fmt: skip
+              help="Clock-skew tolerance between ranks' plog clocks, in ms (default 1000; 0 to a year).")  # fmt: skip
 @click.option("--open", "open_tui", is_flag=True,
               help="Then open the TUI: the first failing rank's scene, and the Ranks screen (9) with this scan.")  # fmt: skip
 @cli_errors(bad_input=_dask_errors)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-if TYPE_CHECKING:  # generic from click 8.3 on; skdbg supports click 8.1, where it cannot be subscripted
+if TYPE_CHECKING:  # generic in newer click (8.5: two parameters); skdbg supports 8.1, where it is not
     _ParamType = click.ParamType[float, Any]
 else:
     _ParamType = click.ParamType

@@ -81,11 +81,58 @@ def test_a_window_over_a_year_is_refused(option: str, value: str) -> None:
     assert code == 2 and "up to 31,536,000" in err
 
 
-def test_the_fleet_verdict_refuses_a_nan_skew() -> None:
-    from skdbg.fleet.verdict import decide
+@pytest.mark.parametrize("skew_ms", [math.nan, math.inf, -1.0, 1e300])
+def test_the_fleet_verdict_refuses_a_skew_out_of_range(skew_ms: float) -> None:
+    from skdbg.fleet.verdict import MAX_SKEW_MS, decide
 
-    with pytest.raises(ValueError, match="--skew-ms must be a finite number"):
-        decide([], skew_ms=math.nan)
+    with pytest.raises(ValueError, match="--skew-ms must be a finite number from 0 to"):
+        decide([], skew_ms=skew_ms)
+    assert decide([], skew_ms=MAX_SKEW_MS).skew_ms == MAX_SKEW_MS
+
+
+@pytest.mark.parametrize(
+    ("start", "end"), [("0001-01-01T00:00:01.000", None), (None, "9999-12-31T23:59:00.000")]
+)
+def test_run_times_at_the_calendar_ends_keep_the_window_inside_it(
+    tmp_path: Path, start: str | None, end: str | None
+) -> None:
+    """A run.json time near year 1 or 9999 (a bad clock, a hand-edited file): the gate's window ends are
+    held at the calendar's first and last day instead of failing the arithmetic (was an internal error
+    with the default windows)."""
+    import json
+    import shutil
+
+    scene = tmp_path / "scene"
+    shutil.copytree(SCENE, scene)
+    run = json.loads((scene / "run.json").read_text(encoding="utf-8"))
+    run["start"] = start or run["start"]
+    run["end"] = end or run["end"]
+    (scene / "run.json").write_text(json.dumps(run), encoding="utf-8")
+    code, err = _run("analyze", str(scene), "--no-cache", "--format", "json", "--skew", "31536000")
+    assert code == 0, err
+    assert "internal error" not in err
+
+
+def test_the_options_hold_the_window_at_the_calendar_ends() -> None:
+    from datetime import datetime, timedelta, timezone
+
+    from skdbg.triage.context import TriageOptions
+
+    opts = TriageOptions(skew=timedelta(days=2), grace=timedelta(days=2))
+    assert opts.earliest(datetime(1, 1, 1, 12)) == datetime.min
+    assert opts.latest(datetime(9999, 12, 31)) == datetime.max
+    aware = datetime(9999, 12, 31, tzinfo=timezone.utc)
+    assert opts.latest(aware) == datetime.max.replace(tzinfo=timezone.utc)
+    assert opts.earliest(datetime(2026, 6, 10)) == datetime(2026, 6, 8)
+    assert opts.latest(datetime(2026, 6, 10)) == datetime(2026, 6, 12)
+
+
+def test_the_relaunch_api_refuses_a_grace_that_is_no_finite_number(tmp_path: Path) -> None:
+    req = RelaunchRequest(
+        session_id="S", round_id="R", argv=["true"], sim_model=None, source_root=None, grace=math.nan
+    )
+    with pytest.raises(RelaunchError, match="grace: expected a finite number of seconds"):
+        relaunch(None, req)  # type: ignore[arg-type]
 
 
 def test_the_bounds_of_each_kind_of_span() -> None:
@@ -105,7 +152,7 @@ def test_the_bounds_of_each_kind_of_span() -> None:
     assert Span("milliseconds").name == "milliseconds"  # what the help shows as the option's metavar
 
 
-@pytest.mark.parametrize("value", ["nan", "inf", "0", "-3"])
+@pytest.mark.parametrize("value", ["nan", "inf", "0", "-3", "1e300"])
 def test_the_workbench_job_line_refuses_a_timeout_that_is_no_finite_positive_number(value: str) -> None:
     with pytest.raises(ValueError, match="--timeout: expected a finite number of seconds above 0"):
         parse_job(f"--timeout {value} -- python3 infer.py")

@@ -101,7 +101,7 @@ def find_sk_meta(pid: int, given: Path | None) -> tuple[Path | None, list[Path]]
 def _window(proc: ProcessLogs, options: TriageOptions) -> tuple[datetime | None, datetime | None]:
     if proc.first_ts is None or proc.last_ts is None:
         return None, None
-    return proc.first_ts - options.skew, proc.last_ts + options.grace
+    return options.earliest(proc.first_ts), options.latest(proc.last_ts)
 
 
 def device_logs(

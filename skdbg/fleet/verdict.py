@@ -66,10 +66,16 @@ def signature_key(s: RankSignature, status: str) -> tuple[str, ...]:
     return (status,)
 
 
+#: the widest clock-skew tolerance, in ms: a year (``timedelta`` and the ranks' times hold it)
+MAX_SKEW_MS = 365 * 24 * 3600 * 1000.0
+
+
 def decide(signatures: Sequence[RankSignature], *, skew_ms: float = DEFAULT_SKEW_MS) -> Verdict:
     """Apply the rules of the module docstring to the rank signatures."""
-    if not (math.isfinite(skew_ms) and skew_ms >= 0):  # NaN passes a ``< 0`` check
-        raise ValueError(f"--skew-ms must be a finite number >= 0, got {skew_ms:g}")
+    if not (math.isfinite(skew_ms) and 0 <= skew_ms <= MAX_SKEW_MS):  # NaN passes a ``< 0`` check
+        raise ValueError(
+            f"--skew-ms must be a finite number from 0 to {MAX_SKEW_MS:,.0f} (a year), got {skew_ms:g}"
+        )
     ranks = sorted(signatures, key=_rank_key)
     v = Verdict(ranks, {i: s.status for i, s in enumerate(ranks)}, None, skew_ms=skew_ms)
     faulted = [i for i, s in enumerate(ranks) if s.status == "fault"]

@@ -361,9 +361,12 @@ def relaunch(ledger: Ledger, req: RelaunchRequest) -> RelaunchResult:
     ):
         # NaN passes a ``<= 0`` check, and a NaN deadline never comes: the runner polled for ever
         raise RelaunchError(
-            f"--timeout: expected a finite number of seconds above 0 (at most {threading.TIMEOUT_MAX:g}), "
+            f"--timeout: expected a finite number of seconds above 0 up to {threading.TIMEOUT_MAX:,.0f}, "
             f"got {req.timeout}"
         )
+    if not (math.isfinite(req.grace) and 0 <= req.grace <= threading.TIMEOUT_MAX):
+        # the wait between SIGTERM and SIGKILL: a NaN one would never end in SIGKILL
+        raise RelaunchError(f"grace: expected a finite number of seconds from 0, got {req.grace}")
     plan = _plan(ledger, req)
     manifest = _candidate_manifest(req.candidate, plan.declared) if req.candidate is not None else None
     options = _options(req, plan, manifest)

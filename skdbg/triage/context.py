@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,6 +37,22 @@ class TriageOptions:
 
     skew: timedelta = timedelta(seconds=5)
     grace: timedelta = timedelta(seconds=120)
+
+    def earliest(self, start: datetime) -> datetime:
+        """``start - skew``: the window's first time, held at the calendar's first day (a run.json
+        start near year 1 would otherwise fail the arithmetic)."""
+        try:
+            return start - self.skew
+        except OverflowError:
+            return datetime.min.replace(tzinfo=start.tzinfo)
+
+    def latest(self, end: datetime) -> datetime:
+        """``end + grace``: the window's last time, held at the calendar's last day (a run.json end
+        near year 9999 would otherwise fail the arithmetic)."""
+        try:
+            return end + self.grace
+        except OverflowError:
+            return datetime.max.replace(tzinfo=end.tzinfo)
 
 
 @dataclass

@@ -250,7 +250,7 @@ def _window(ctx: TriageContext, run: RunIdentity | None, g: _Gate) -> _Window:
                 "record run.json times without a zone, in the plog's clock (scene-layout.md)",
             )
         )
-    return _Window(t0 - ctx.options.skew, t1 + ctx.options.grace, t0, t1)
+    return _Window(ctx.options.earliest(t0), ctx.options.latest(t1), t0, t1)
 
 
 def _g1(ctx: TriageContext, loc: Localization, run: RunIdentity | None, g: _Gate) -> None:

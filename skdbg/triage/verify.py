@@ -724,9 +724,9 @@ def _fresh(st: _State, models: list[ModelEvidence]) -> None:
     run = new.run
     lo = hi = None
     if run is not None and run.start is not None:
-        lo = run.start - new.options.skew
+        lo = new.options.earliest(run.start)
     if run is not None and run.end is not None:
-        hi = run.end + new.options.grace
+        hi = new.options.latest(run.end)
     for me in models:
         if me.model.pid != st.new_pid:
             raise _Fail(f"F3: metadata dir {me.model.pid_label} is not sk_meta/{st.new_pid}")

@@ -79,7 +79,9 @@ def parse_job(text: str) -> Job:
         except ValueError as exc:
             raise ValueError(f"{opt}: expected a number, got {value!r}") from exc
         if opt == "--timeout" and not span_ok(float(value), positive=True, most=MAX_WAIT_SECONDS):
-            raise ValueError(f"--timeout: expected a finite number of seconds above 0, got {value!r}")
+            raise ValueError(
+                f"--timeout: expected a finite number of seconds above 0 up to {MAX_WAIT_SECONDS:,.0f}, got {value!r}"
+            )
     if sim is not None and words:
         raise ValueError("give either --sim MODEL_DIR or the job, not both")
     if sim is None and not words:
