@@ -9,28 +9,16 @@ names the option, before a command does anything.
 
 from __future__ import annotations
 
-import math
-import threading
 from typing import TYPE_CHECKING, Any
 
 import click
+
+from skdbg.spans import MAX_WAIT_SECONDS, MAX_WINDOW_SECONDS, span_ok
 
 if TYPE_CHECKING:  # generic in newer click (8.5: two parameters); skdbg supports 8.1, where it is not
     _ParamType = click.ParamType[float, Any]
 else:
     _ParamType = click.ParamType
-
-#: the widest time window an option takes, in seconds: a year. A skew or grace wider than the job is
-#: meaningless, and one of centuries took a run's times out of the calendar (``datetime`` stops at
-#: year 1), which failed inside as an internal error
-MAX_WINDOW_SECONDS = 365 * 24 * 3600.0
-#: the longest wait the interpreter's timed waits accept (a larger one raises OverflowError)
-MAX_WAIT_SECONDS = threading.TIMEOUT_MAX
-
-
-def span_ok(number: float, *, positive: bool = False, most: float = MAX_WINDOW_SECONDS) -> bool:
-    """``number`` is finite, at least 0 (above 0 when ``positive``) and at most ``most``."""
-    return math.isfinite(number) and (number > 0 if positive else number >= 0) and number <= most
 
 
 class Span(_ParamType):

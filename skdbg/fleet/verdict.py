@@ -17,12 +17,12 @@ Why these rules (docs/scan.md):
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 
 from skdbg.fleet.signature import RankSignature
+from skdbg.spans import MAX_WINDOW_SECONDS, span_ok
 
 #: default clock-skew tolerance between ranks' plog clocks (milliseconds)
 DEFAULT_SKEW_MS = 1000.0
@@ -67,12 +67,12 @@ def signature_key(s: RankSignature, status: str) -> tuple[str, ...]:
 
 
 #: the widest clock-skew tolerance, in ms: a year (``timedelta`` and the ranks' times hold it)
-MAX_SKEW_MS = 365 * 24 * 3600 * 1000.0
+MAX_SKEW_MS = MAX_WINDOW_SECONDS * 1000
 
 
 def decide(signatures: Sequence[RankSignature], *, skew_ms: float = DEFAULT_SKEW_MS) -> Verdict:
     """Apply the rules of the module docstring to the rank signatures."""
-    if not (math.isfinite(skew_ms) and 0 <= skew_ms <= MAX_SKEW_MS):  # NaN passes a ``< 0`` check
+    if not span_ok(skew_ms, most=MAX_SKEW_MS):
         raise ValueError(
             f"--skew-ms must be a finite number from 0 to {MAX_SKEW_MS:,.0f} (a year), got {skew_ms:g}"
         )

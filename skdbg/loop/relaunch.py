@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import sys
 import threading
@@ -53,6 +52,7 @@ from skdbg.parsers.markers import MarkerEdit
 from skdbg.sessions.attempts import frozen_text
 from skdbg.sessions.errors import NotFound
 from skdbg.sessions.store import AttemptInfo, Ledger, ProposalInfo, RoundInfo, attempt_key
+from skdbg.spans import MAX_WAIT_SECONDS, span_ok
 from skdbg.workflow import freeze, verify_round
 
 #: CANN slog level 1 = INFO: the SK exception handler's header, task queues and counters are INFO lines
@@ -356,15 +356,13 @@ def relaunch(ledger: Ledger, req: RelaunchRequest) -> RelaunchResult:
         raise RelaunchError(f"{req.sim_model}: the emulator model folder given by --sim (not a directory)")
     if req.applied and req.source_root is None:
         raise RelaunchError("--applied needs the folder that holds the applied change")
-    if req.timeout is not None and not (
-        math.isfinite(req.timeout) and 0 < req.timeout <= threading.TIMEOUT_MAX
-    ):
+    if req.timeout is not None and not span_ok(req.timeout, positive=True, most=MAX_WAIT_SECONDS):
         # NaN passes a ``<= 0`` check, and a NaN deadline never comes: the runner polled for ever
         raise RelaunchError(
-            f"--timeout: expected a finite number of seconds above 0 up to {threading.TIMEOUT_MAX:,.0f}, "
+            f"--timeout: expected a finite number of seconds above 0 up to {MAX_WAIT_SECONDS:,.0f}, "
             f"got {req.timeout}"
         )
-    if not (math.isfinite(req.grace) and 0 <= req.grace <= threading.TIMEOUT_MAX):
+    if not span_ok(req.grace, most=MAX_WAIT_SECONDS):
         # the wait between SIGTERM and SIGKILL: a NaN one would never end in SIGKILL
         raise RelaunchError(f"grace: expected a finite number of seconds from 0, got {req.grace}")
     plan = _plan(ledger, req)

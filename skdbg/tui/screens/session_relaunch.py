@@ -24,11 +24,11 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Label, RichLog, Static
 
-from skdbg.cli_types import MAX_WAIT_SECONDS, span_ok
 from skdbg.loop.relaunch import RelaunchError, RelaunchRequest, relaunch, verdict_lines
 from skdbg.loop.runner import RunnerError
 from skdbg.parsers.common import ParseError
 from skdbg.sessions.errors import LedgerError
+from skdbg.spans import MAX_WAIT_SECONDS, span_ok
 from skdbg.tui.keymap import RELAUNCH_BINDINGS
 from skdbg.tui.screens.session_ref import SessionRef
 from skdbg.tui.widgets.text import escape
@@ -78,7 +78,11 @@ def parse_job(text: str) -> Job:
                 timeout = float(value)
         except ValueError as exc:
             raise ValueError(f"{opt}: expected a number, got {value!r}") from exc
-        if opt == "--timeout" and not span_ok(float(value), positive=True, most=MAX_WAIT_SECONDS):
+        if (
+            timeout is not None
+            and opt == "--timeout"
+            and not span_ok(timeout, positive=True, most=MAX_WAIT_SECONDS)
+        ):
             raise ValueError(
                 f"--timeout: expected a finite number of seconds above 0 up to {MAX_WAIT_SECONDS:,.0f}, got {value!r}"
             )
