@@ -21,7 +21,7 @@ from functools import cached_property, partial
 from itertools import filterfalse
 from operator import attrgetter, is_
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar, cast, overload
 
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.frames import SRC_COLS, Col, concat_frames, empty_frame, records_frame, rows_frame
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from skdbg.parsers.runtime_faults import ErrorManagerLine, RuntimeRecord
     from skdbg.parsers.scope_split import ScopeSplitResult
     from skdbg.parsers.sk_handler import Incident, NonSkFault, SkHandlerResult
+    from skdbg.parsers.sk_log_ahead import SkLogsAhead
     from skdbg.parsers.skmeta_lines import Provenance
     from skdbg.parsers.super_kernel_log import DeferredWait, SkLogOutline, SuperKernelLogResult
     from skdbg.parsers.task_queue import TaskQueueFile
@@ -176,12 +177,23 @@ class ModelEvidence:
         """Parse every part; with ``facts`` False, what an analysis of this directory's rank reads:
         all but super_kernel.log's facts unless the file may hold deferred waits (its file is still
         read, for the exception blocks and the outline, so an unreadable file is known). The outline
-        is asked for first: then the facts triage will ask for come from the same read."""
+        is asked for first of super_kernel.log's parts: then the facts triage will ask for come from
+        the same read. super_kernel.log is read after the other files, so that the plog scan's child,
+        once its scan is done, can read it meanwhile (:mod:`skdbg.parsers.sk_log_ahead`); the parts'
+        listings keep their order whatever the order of the reads."""
+        for name in MODEL_PARTS:
+            if name not in SK_LOG_PARTS:
+                self._part(name)
+        # super_kernel.log last: the plog scan's child may read it meanwhile (parsers/sk_log_ahead.py)
         if not facts:
             self._part("sk_log_outline")
-        for name in MODEL_PARTS:
+        for name in SK_LOG_PARTS:
             if facts or name != "super_kernel_log":
                 self._part(name)
+
+    def loaded_any(self, names: Collection[str]) -> bool:
+        """Some part of ``names`` is parsed already (or being handed over whole)."""
+        return any(n in self._parts for n in names)
 
     def loaded(self) -> list[Any]:
         """The parts parsed so far (not None), in :data:`MODEL_PARTS` order, but the exception blocks
@@ -296,6 +308,8 @@ class Evidence:
         self._real_dirs: dict[str, Path] = {}  # resolved folders of the files relpath was asked for
         self._plog_scan: _PlogScan | None = None
         self._on_digest: DigestSink | None = None
+        #: the super_kernel.log files the plog scan's child may read for this process (None: read here)
+        self._sk_ahead: SkLogsAhead | None = None
 
     # ------------------------------------------------------------------ loading helpers
 
@@ -362,6 +376,32 @@ class Evidence:
                 forked.abandon()
             raise
         return [f.path for f in self.plog_files] if on_digest is not None else []
+
+    def sk_logs_ahead(self) -> SkLogsAhead | None:
+        """The super_kernel.log files the plog scan's child may read for this process, once its scan is
+        done (:mod:`skdbg.parsers.sk_log_ahead`): those of a scene with one rank's sk_meta, which an
+        analysis reads whole, not read yet; None when there are none. (Of a scene with many ranks'
+        sk_meta, the child would read them far ahead of this process and their runs would wait here,
+        a rank's ~15 MB each on the bench model: they are read here, one at a time.)"""
+        models = self.models
+        if len({m.pid for m in models}) > 1:
+            return None
+        made = self._model_evidence  # (not made here: that would mark the model gaps' place now)
+        paths = [
+            str(m.files["super_kernel_log"])
+            for i, m in enumerate(models)
+            if "super_kernel_log" in m.files and (made is None or not made[i].loaded_any(SK_LOG_PARTS))
+        ]
+        if not paths:
+            return None
+        from skdbg.parsers.sk_log_ahead import SkLogsAhead
+
+        return SkLogsAhead(paths)
+
+    def expect_sk_logs(self, ahead: SkLogsAhead) -> None:
+        """The plog scan's child was forked with ``ahead`` in its share of the work: the files are taken
+        from it (read by the child, or claimed and read here)."""
+        self._sk_ahead = ahead
 
     @property
     def plog_scan_started(self) -> bool:
@@ -519,7 +559,14 @@ class Evidence:
         )
 
         path = m.files["super_kernel_log"]
-        lines = self._guard("super_kernel_log", lambda: read_super_kernel_log(path), sink)
+        ahead = self._sk_ahead
+        got = None if ahead is None else ahead.take(str(path), self.help_plog_scan)
+        if isinstance(got, ParseError):  # the child's read failed: filed as this process's read would be
+            lines = self._guard("super_kernel_log", partial(_raise, got), sink)
+        elif got is not None:
+            lines = got
+        else:
+            lines = self._guard("super_kernel_log", lambda: read_super_kernel_log(path), sink)
         if lines is None:
             return {part: None for part in SK_LOG_PARTS if part not in have}
         found: dict[str, Any] = {}
@@ -1013,6 +1060,11 @@ _PID = attrgetter("pid")
 _IS_SK = attrgetter("is_sk")
 _TEXT = attrgetter("text")
 _IS_NONE = partial(is_, None)
+
+
+def _raise(exc: BaseException) -> NoReturn:
+    """Raise ``exc`` (a load for :meth:`Evidence._guard` that fails as another process's load did)."""
+    raise exc
 
 
 def _drop_tracebacks(exc: BaseException) -> None:

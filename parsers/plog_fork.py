@@ -59,13 +59,15 @@ _BUILD_LINE = frozen_builder(PlogLine)
 PackedError = tuple[type[ParseError], tuple[Any, ...], dict[str, Any], Any]
 
 
-def _pack_error(exc: ParseError | None) -> PackedError | None:
+def pack_error(exc: ParseError | None) -> PackedError | None:
+    """``exc`` as it crosses the pipe from a child (a ParseError's ``__init__`` takes other arguments
+    than the ones it keeps, so it is sent by its parts); :func:`unpack_error` makes it again."""
     if exc is None:
         return None
     cause = exc.__cause__
     packed_cause: Any = None
     if isinstance(cause, ParseError):
-        packed_cause = _pack_error(cause)
+        packed_cause = pack_error(cause)
     elif cause is not None:
         import pickle
 
@@ -77,7 +79,8 @@ def _pack_error(exc: ParseError | None) -> PackedError | None:
     return (type(exc), exc.args, dict(vars(exc)), packed_cause)
 
 
-def _unpack_error(packed: PackedError | None) -> ParseError | None:
+def unpack_error(packed: PackedError | None) -> ParseError | None:
+    """The ParseError :func:`pack_error` was given: its class, arguments, attributes and cause."""
     if packed is None:
         return None
     cls, args, attrs, cause = packed
@@ -85,7 +88,7 @@ def _unpack_error(packed: PackedError | None) -> ParseError | None:
     exc.args = args
     vars(exc).update(attrs)
     if isinstance(cause, tuple):
-        exc.__cause__ = _unpack_error(cause)
+        exc.__cause__ = unpack_error(cause)
     elif isinstance(cause, BaseException):
         exc.__cause__ = cause
     return exc
@@ -121,7 +124,7 @@ def pack_scanned(done: ScannedFile) -> PackedFile:
         else None
     )
     parts = [(_pack_items(items), records_only) for items, records_only in done.parts]
-    return (parts, done.gaps, digest, _pack_error(done.error), done.stat)
+    return (parts, done.gaps, digest, pack_error(done.error), done.stat)
 
 
 def unpack_scanned(packed: PackedFile) -> ScannedFile:
@@ -132,7 +135,7 @@ def unpack_scanned(packed: PackedFile) -> ScannedFile:
         [(_unpack_items(items), records_only) for items, records_only in parts],
         gaps,
         digest,
-        _unpack_error(error),
+        unpack_error(error),
         stat,
     )
 
@@ -155,8 +158,9 @@ def scan_files(
 #: they are made (``("p", [(items, records_only), ...])``), or a whole file (``("f", PackedFile)``, its
 #: batches in it when the file was searched with others, else already sent)
 _Item = tuple[Any, ...]
-#: the scan thread's last word: every file sent (or the scan raised: the stream then ends early)
-_END, _FAILED = ("end",), ("failed",)
+#: the scan thread's word after the files: every file sent (or the scan raised: the stream then ends
+#: early); its last word, ``_DONE``, after the results of the child's share of the other work
+_END, _FAILED, _DONE = ("end",), ("failed",), ("done",)
 #: batches of a file scanned alone handed on together: one at a time, each a value through the pipe,
 #: cost the child ~0.08 s more on the bench plog's ~290 batches; 16 leave the parent as much to file
 #: meanwhile
@@ -164,19 +168,22 @@ _BATCHES_A_VALUE = 16
 
 
 class ChildWork(Protocol):
-    """More work for the scan's child (the other artifacts' SHA-256), in :meth:`units` numbered units claimed
-    a chunk at a time (:class:`~skdbg.forkstream.SharedClaims`): by the child once its scan is done
-    (:meth:`compute`), and by this process while it waits for the scan or the digests (:meth:`do_here`). What
-    :meth:`compute` returns there is pickled, sent after the plogs and handed to :meth:`adopt` here, by the
-    thread that files the plogs; then :meth:`settle` is called, whether a result came or not. When the child
-    is lost first, :meth:`adopt` is never called: the work must be such that this process can do what no one
+    """More work for the scan's child (the other artifacts' SHA-256, a log read ahead), in :meth:`units`
+    numbered units claimed a chunk at a time (:class:`~skdbg.forkstream.SharedClaims`; the first
+    :meth:`alone` each in a chunk of its own): by the child once its scan is done (:meth:`compute`), and by
+    this process while it waits (:meth:`do_here`). Each result :meth:`compute` yields there is pickled and
+    sent as soon as it is made, after the plogs, and handed to :meth:`adopt` here, by the thread that files
+    the plogs; then :meth:`settle` is called, whether results came or not. When the child is lost first,
+    what it did not send is never adopted: the work must be such that this process can do what no one
     reported later on its own (a hash computed when first asked for). It must pickle: a standby child,
     forked before the scene was opened, gets it that way (work that does not pickle keeps the scan in
     this process)."""
 
     def units(self) -> int: ...
 
-    def compute(self, claimed: Iterable[int]) -> object: ...
+    def alone(self) -> int: ...
+
+    def compute(self, claimed: Iterable[int]) -> Iterable[object]: ...
 
     def do_here(self, chunk: Iterable[int]) -> None: ...
 
@@ -195,8 +202,8 @@ def _in_child(
     made; this thread sends what has come meanwhile as one value (a list of items), so the parent
     files the first batches while the last are made, and a fast scan sends few values. Then, by the
     scan's thread once every file is handed on, the units of ``also`` it can claim from ``claims``
-    (the parent claims some while it waits), their result sent as a value of its own,
-    ``[("a", result)]`` (None when it raised: this process does the work then).
+    (the parent claims some while it waits), each result as a value of its own, ``[("a", result)]``,
+    sent as soon as it is made (should the work raise, what it did not yield is this process's to do).
 
     Why the scan first: it is what the parent waits for; the other work is needed only at the end of
     the analysis, and whichever process is idle first takes most of it.
@@ -204,9 +211,10 @@ def _in_child(
     numpy loads in the child (the parent never needs it): in a standby child forked ahead, while the
     parent opens the scene (:mod:`skdbg.parsers.scan_child`), else at the scan's first block."""
     one_blas_thread()
-    box: list[object] = []
     # bounded: should the parent read slowly, the scan waits instead of holding many files' lines
     items: queue.Queue[_Item] = queue.Queue(maxsize=64)
+    # the results of ``also``, then _DONE: a queue of their own, so the files' last batch ends with _END
+    results: queue.Queue[_Item] = queue.Queue()
 
     def scan() -> None:
         held: list[tuple[Sequence[object], bool]] = []  # batches not handed on yet
@@ -229,8 +237,10 @@ def _in_child(
             return
         items.put(_END)
         if also is not None and claims is not None:
-            with contextlib.suppress(Exception):  # None is sent: this process does the work (no traceback)
-                box.append(also.compute(claims.claimed()))
+            with contextlib.suppress(Exception):  # what is not sent is this process's (no traceback)
+                for result in also.compute(claims.claimed()):
+                    results.put(("a", result))
+        results.put(_DONE)
 
     scanner = threading.Thread(target=scan, name="skdbg-child-scan", daemon=True)
     scanner.start()
@@ -249,9 +259,9 @@ def _in_child(
                 yield sent[:-1]
             break
         yield sent
-    if also is not None:
-        scanner.join()
-        yield [("a", box[0] if box else None)]
+    # then each result of ``also``, a value of its own, as soon as it is made (none without ``also``)
+    while (result := results.get()) is not _DONE:
+        yield [result]
 
 
 def _at_least(paths: Sequence[str], size: int) -> bool:
@@ -295,7 +305,7 @@ class ForkedPlogScan:
         self._claims = claims
         try:
             if also is not None and claims is not None:
-                claims.offer(also.units())
+                claims.offer(also.units(), alone=also.alone())
             if standby is not None:
                 self._stream = standby.child.start(_in_child, self._paths, new_hasher, also, claims)
             else:
@@ -351,9 +361,10 @@ class ForkedPlogScan:
         stream, also = self._stream, self._also
         try:
             if also is not None and self._files == len(self._paths):
-                result = next((item[1] for item in next(iter(stream), []) if item[0] == "a"), None)
-                if result is not None:
-                    also.adopt(result)
+                for sent in stream:  # each result of the child's share, until its stream ends
+                    for item in sent:
+                        if item[0] == "a":
+                            also.adopt(item[1])
             stream.drain()
         except ChildLost:
             pass

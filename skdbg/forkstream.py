@@ -362,16 +362,19 @@ class SharedClaims:
         descriptors, which that child inherited under the same numbers. Meaningless anywhere else."""
         return _claims_at, (self._read, self._write, self.max_chunks)
 
-    def offer(self, n: int) -> None:
+    def offer(self, n: int, *, alone: int = 0) -> None:
         """Put ``0 … n-1`` up for claiming, in at most :attr:`max_chunks` chunks of consecutive
-        numbers (once)."""
+        numbers (once); the first ``alone`` numbers each in a chunk of its own, claimed first.
+
+        Why alone: a unit that is much more work than the others, and whose result a reader waits
+        for (a whole log read ahead), is taken by one side and never drags a chunk of others along."""
         if n <= 0:
             return
-        size = -(-n // self.max_chunks)
-        records = b"".join(
-            start.to_bytes(4, "little") + min(start + size, n).to_bytes(4, "little")
-            for start in range(0, n, size)
-        )
+        alone = max(0, min(alone, n, self.max_chunks - 1))
+        size = max(1, -(-(n - alone) // (self.max_chunks - alone)))
+        bounds = [(i, i + 1) for i in range(alone)]
+        bounds += [(start, min(start + size, n)) for start in range(alone, n, size)]
+        records = b"".join(start.to_bytes(4, "little") + end.to_bytes(4, "little") for start, end in bounds)
         with self._lock:
             if self.closed:
                 raise OSError(errno.EBADF, "offer on closed claims")

@@ -339,8 +339,8 @@ def _hash_all(todo: list[Artifact]) -> None:
 class ArtifactDigests:
     """:meth:`Scene.digests_in_child`: the artifacts to hash, numbered ``0 … units()-1`` and claimed a chunk
     at a time by the child (``compute``, after its scan) and by this process (``do_here``) while it waits for
-    the scan or for the child's digests. ``compute`` returns ``(index, size, sha256, mtime)`` of each artifact
-    it could hash (the values :meth:`Artifact.digest` keeps), ``adopt`` takes them here, then ``settle``
+    the scan or for the child's digests. ``compute`` yields one list, ``(index, size, sha256, mtime)`` of each
+    artifact it could hash (the values :meth:`Artifact.digest` keeps), ``adopt`` takes it here, then ``settle``
     (always, whether digests came or not)."""
 
     todo: list[Artifact]
@@ -374,12 +374,17 @@ class ArtifactDigests:
         """How many artifacts there are to hash (the numbers claimed)."""
         return len(self.todo)
 
-    def compute(self, claimed: Iterable[int]) -> list[tuple[int, int, str, float | None]]:
+    def alone(self) -> int:
+        """No artifact is claimed alone: each chunk holds several (:meth:`SharedClaims.offer`)."""
+        return 0
+
+    def compute(self, claimed: Iterable[int]) -> Iterator[list[tuple[int, int, str, float | None]]]:
         """In the child: hash the artifacts numbered ``claimed`` (an unreadable one is left to its
-        reader here, which meets the error itself)."""
+        reader here, which meets the error itself); their digests come as one result, once all are
+        hashed (each result crosses the pipe on its own: one a file would cost more than it saves)."""
         todo = self.todo
         ahead = FilesAhead([a.path for a in todo])  # (the files the other process hashes share the cache)
-        return [
+        yield [
             (i, size, sha256, todo[i]._hashed_mtime)
             for i, (size, sha256) in _hash_each(todo, claimed, ahead.reached, Artifact.hash_now)
         ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -417,8 +418,10 @@ from skdbg.triage.jsontext import analysis_json_text
 import time
 
 import skdbg.forkstream as forkstream
+import skdbg.parsers.evidence as evidence_module
 import skdbg.parsers.plog_fork as plog_fork
 import skdbg.parsers.scan_child as scan_child
+import skdbg.parsers.sk_log_ahead as sk_log_ahead
 
 standby_used = []
 if sys.argv[2] == "standby":  # as `skdbg analyze` does: the child forked before the scene is opened
@@ -466,6 +469,31 @@ elif sys.argv[2] == "child-dies-after-plogs":  # every plog sent, the digests ne
         os._exit(7)
 
     plog_fork._in_child = plogs_only
+# what a reader of super_kernel.log got from the work shared with the child: "SkLog" (the child read it),
+# "ParseError" (the child's read failed), "None" (this process reads it)
+took = []
+real_take = sk_log_ahead.SkLogsAhead.take
+
+
+def recording_take(self, path, claim_here):
+    got = real_take(self, path, claim_here)
+    took.append(type(got).__name__ if got is not None else "None")
+    return got
+
+
+sk_log_ahead.SkLogsAhead.take = recording_take
+if sys.argv[2] in ("child-reads-sk-log", "child-dies-reading-sk-log"):
+    # the child claims super_kernel.log: nothing here claims before the child's word on it has come
+    evidence_module._help_until_ready = lambda forked, load: None
+
+    def take_after_the_child(self, path, claim_here):
+        with self._changed:
+            self._changed.wait_for(lambda: self._index[path] in self._outcomes or self._settled, 60)
+        return recording_take(self, path, claim_here)
+
+    sk_log_ahead.SkLogsAhead.take = take_after_the_child
+if sys.argv[2] == "child-dies-reading-sk-log":  # in the child, once it claimed the file
+    sk_log_ahead.SkLogsAhead.read = lambda self, unit: os._exit(7)
 ctx = open_context(sys.argv[1])
 start_reading(ctx)  # as `skdbg analyze` does: before the triage stages are imported
 hashed_here = []
@@ -513,6 +541,7 @@ print(json.dumps({
     "hashed_here": sorted(os.path.relpath(p, sys.argv[1]) for p in hashed_here),
     "claimed_here": claimed_here,
     "units": units[0] if units else None,
+    "took": took,
     "analysis": text,
     "gaps": [[g.kind, g.detail] for g in ctx.evidence.gaps],
     "errors": [[role, [str(e) for e in errs]] for role, errs in ctx.evidence.errors.items()],
@@ -616,6 +645,69 @@ def test_a_reader_waiting_for_the_childs_digests_hashes_what_is_unclaimed(big_sc
 
 
 @forks
+def test_super_kernel_log_read_by_the_child_gives_the_analysis_without(big_scene: Path) -> None:
+    """The child, its scan done, reads the rank's super_kernel.log while this process parses the other
+    files; what it sends gives the analysis, gaps and errors of a read here, and is the only read."""
+    child = _analyse(big_scene, "child-reads-sk-log")
+    here = _analyse(big_scene, "plain", env={"SKDBG_NO_FORK": "1"})
+    assert child["forked"] is True
+    assert child["took"] == ["SkLog"]
+    assert here["took"] == []  # no child: nothing shared, the file read here as before
+    assert child["analysis"] == here["analysis"]
+    assert (child["gaps"], child["errors"]) == (here["gaps"], here["errors"])
+    assert child["children"] == "none"
+
+
+@forks
+def test_super_kernel_log_claimed_here_first_is_read_here(big_scene: Path) -> None:
+    """This process claims every unit before the child does (the child claims only then): it reads
+    super_kernel.log itself; the output is the same."""
+    late = _analyse(big_scene, "slow-child-hashing")
+    here = _analyse(big_scene, "plain", env={"SKDBG_NO_FORK": "1"})
+    assert late["took"] == ["None"]
+    assert late["analysis"] == here["analysis"]
+    assert (late["gaps"], late["errors"]) == (here["gaps"], here["errors"])
+
+
+@forks
+def test_a_child_lost_reading_super_kernel_log_leaves_it_to_this_process(big_scene: Path) -> None:
+    lost = _analyse(big_scene, "child-dies-reading-sk-log")
+    here = _analyse(big_scene, "plain", env={"SKDBG_NO_FORK": "1"})
+    assert lost["took"] == ["None"]  # the child sent nothing: read here
+    assert lost["analysis"] == here["analysis"]
+    assert (lost["gaps"], lost["errors"]) == (here["gaps"], here["errors"])
+    assert len(cast("list[str]", lost["hashed_here"])) > 1  # and its digests: each hashed here when asked
+
+
+@pytest.fixture(scope="module")
+def binary_sk_log_scene(big_scene: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``big_scene`` with a super_kernel.log that is not text (its read raises a ParseError)."""
+    root = tmp_path_factory.mktemp("binary-sk-log") / "scene"
+    shutil.copytree(big_scene, root)
+    (log,) = root.glob("sk_meta/*/*/super_kernel.log")
+    log.write_bytes(b"\x00\x01\x02 not a log\n" * 4)
+    return root
+
+
+@forks
+@pytest.mark.parametrize("mode", ["child-reads-sk-log", "plain"])
+def test_a_super_kernel_log_the_child_cannot_read_is_filed_as_a_read_here(
+    binary_sk_log_scene: Path, mode: str
+) -> None:
+    """The child's read fails with a ParseError: it comes back as that error, and is filed where and as
+    this process's read's would be (an unreadable-file gap, the CLI's error)."""
+    forked = _analyse(binary_sk_log_scene, mode)
+    here = _analyse(binary_sk_log_scene, "plain", env={"SKDBG_NO_FORK": "1"})
+    if mode == "child-reads-sk-log":
+        assert forked["took"] == ["ParseError"]
+    assert forked["analysis"] == here["analysis"]
+    assert (forked["gaps"], forked["errors"]) == (here["gaps"], here["errors"])
+    roles = [role for role, _ in here["errors"]]
+    assert "super_kernel_log" in roles  # the damage was met
+    assert any(kind == "unreadable" and "super_kernel.log" in detail for kind, detail in here["gaps"])
+
+
+@forks
 def test_claims_are_shared_with_a_child_each_number_once() -> None:
     """This process and a child (forked, and a standby child given the claims pickled) claim from the
     same chunks at the same time: between them every number once."""
@@ -673,6 +765,29 @@ def test_claims_hand_out_each_number_once_in_bounded_chunks() -> None:
     small.close()  # a second close does nothing
     assert small.claim() is None  # closed: nothing to claim
     claims.close()
+
+
+def test_units_offered_alone_come_first_each_in_a_chunk_of_its_own() -> None:
+    from skdbg.forkstream import SharedClaims
+
+    claims = SharedClaims()
+    claims.offer(10_000, alone=2)
+    chunks = list(iter(claims.claim, None))
+    assert [list(c) for c in chunks[:2]] == [[0], [1]]
+    assert [n for c in chunks for n in c] == list(range(10_000))
+    assert len(chunks) <= claims.max_chunks
+    assert len(chunks[2]) > 1  # the rest still in chunks of several
+    claims.close()
+    few = SharedClaims()
+    few.offer(2, alone=5)  # more asked alone than offered: each alone
+    assert [list(c) for c in iter(few.claim, None)] == [[0], [1]]
+    few.close()
+    many = SharedClaims()
+    many.offer(5 * many.max_chunks, alone=10 * many.max_chunks)  # the records still fit one write
+    got = list(iter(many.claim, None))
+    assert len(got) == many.max_chunks
+    assert [n for c in got for n in c] == list(range(5 * many.max_chunks))
+    many.close()
 
 
 @forks
@@ -996,7 +1111,10 @@ def test_the_digests_a_standby_child_gets_are_those_of_the_same_artifacts(tmp_pa
     assert [(a.kind, a.path, a.root) for a in copy.todo] == [(a.kind, a.path, a.root) for a in original.todo]
     assert len(copy.todo) > 5
     everything = range(original.units())
-    assert copy.compute(everything) == original.compute(everything)
+    results = list(original.compute(everything))
+    assert len(results) == 1  # one result: every digest at once
+    assert len(results[0]) == len(original.todo)
+    assert list(copy.compute(everything)) == results
 
 
 @forks
@@ -1018,8 +1136,11 @@ def test_work_a_standby_child_cannot_get_keeps_the_scan_here(tmp_path: Path) -> 
             def units(self):
                 return 1
 
+            def alone(self):
+                return 0
+
             def compute(self, claimed):
-                return None
+                return ()
 
         assert sc.prepare_scan_child({str(tmp_path)!r})
         scan = pf.start_forked_plog_scan({paths!r}, hashed=True, also=Unpicklable())

@@ -24,6 +24,7 @@ from skdbg.triage.markers import check_model_source
 from skdbg.triage.model import EvidenceItem
 
 if TYPE_CHECKING:
+    from skdbg.parsers.plog_fork import ChildWork
     from skdbg.parsers.plog_line import PlogLine
 
 #: files above this size are never read whole to quote one line (plogs can be GBs)
@@ -262,10 +263,19 @@ def start_reading(ctx: TriageContext) -> None:
     if not ev.plog_scan_started:
         plogs = [f.path for f in ev.plog_files]  # the scan hashes them as it reads them
         in_child = scene.digests_in_child(skip=plogs)
-        hashed_by_scan = ev.start_plog_scan(on_digest=scene.adopt_digest, also=in_child)
+        # the child also reads the rank's super_kernel.log when it is done before this process gets to it
+        logs = ev.sk_logs_ahead()
+        share: ChildWork = in_child
+        if logs is not None:
+            from skdbg.parsers.sk_log_ahead import ChildShare
+
+            share = ChildShare(logs, in_child)
+        hashed_by_scan = ev.start_plog_scan(on_digest=scene.adopt_digest, also=share)
         ev.ask_ahead_sk_meta()  # after the scan's start: the plog's reads are asked for first
         if ev.plog_scan_forked:  # its child hashes the other artifacts (with this process): readers wait
             in_child.expect(helper=ev.help_plog_scan)
+            if logs is not None:
+                ev.expect_sk_logs(logs)
             return
     scene.start_hashing(skip=hashed_by_scan)  # once per scene (a second call does nothing)
 

@@ -1,0 +1,173 @@
+"""A rank's ``super_kernel.log`` read by the plog scan's child once its scan is done, while this process
+parses the other sk_meta files.
+
+Why: after the plog scan, the child only hashes the other artifacts, and a scene whose plogs are small
+beside its sk_meta leaves it idle while this process parses sk_meta alone. Reading super_kernel.log (cutting
+it into runs, :func:`~skdbg.parsers.sklog_runs.read_super_kernel_log`) is the one sk_meta step whose result
+costs little to send: the runs are bytes, the bench model's 15 MB pickle in ~0.01 s and unpickle in
+~0.007 s, where the read takes ~0.06 s. The other parses' records cost as much to unpickle as to parse
+(bench/README.md), so they stay here. The file's exception blocks are still parsed here, from the runs.
+
+How: each file is a unit of the work the child shares with this process
+(:class:`~skdbg.parsers.plog_fork.ChildWork`), claimed alone and before the hashing
+(:meth:`~skdbg.forkstream.SharedClaims.offer`): by the child as soon as its scan is done, or by this
+process when it comes to the file first (:class:`~skdbg.parsers.evidence.Evidence` reads the rank's
+super_kernel.log after its other files, so the child has the time to take it). A unit this process
+claims is read by the reader here as before; one the child claims comes back as the child read it (equal
+to a read here: the same function on the same bytes), or as its ParseError, which the reader here files
+as its own read's would be. A child lost before it sends a file leaves it to the reader here (:meth:`SkLogsAhead.settle`).
+Where no child is forked, nothing here is used: the files are read as before.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import chain
+from typing import TYPE_CHECKING, Any
+
+from skdbg.parsers.common import ParseError
+
+if TYPE_CHECKING:
+    from skdbg.parsers.plog_fork import ChildWork, PackedError
+    from skdbg.parsers.sklog_runs import SkLog
+
+#: a file's outcome: read by the child (its runs), its read's error (packed), or the reader's here to read
+#: (claimed here, or the child's read failed otherwise than with a ParseError)
+_Outcome = tuple[str, Any]
+_HERE: _Outcome = ("here", None)
+
+
+def _read(path: str) -> _Outcome:
+    """The child's read of ``path``: ``("log", runs)``, ``("error", packed ParseError)``, or ``_HERE``
+    when it failed otherwise (the reader here then reads it and meets the failure itself)."""
+    from skdbg.parsers.plog_fork import pack_error
+    from skdbg.parsers.sklog_runs import read_super_kernel_log
+
+    try:
+        return ("log", read_super_kernel_log(path))
+    except ParseError as exc:
+        return ("error", pack_error(exc))
+    except Exception:  # noqa: BLE001 - left to the reader here, which meets it as a read here would
+        return _HERE
+
+
+class SkLogsAhead:
+    """The super_kernel.log files (``paths``) the child may read for this process: unit ``i`` is
+    ``paths[i]``. :meth:`take` gives a reader here what became of its file."""
+
+    def __init__(self, paths: Sequence[str]) -> None:
+        self.paths = list(paths)
+        self._index = {p: i for i, p in enumerate(self.paths)}
+        self._outcomes: dict[int, _Outcome] = {}
+        self._changed = threading.Condition()
+        self._settled = False
+
+    def __reduce__(self) -> tuple[type[SkLogsAhead], tuple[list[str]]]:
+        """Pickled for a standby child: the paths only (what the child sends back is by unit)."""
+        return (SkLogsAhead, (self.paths,))
+
+    def units(self) -> int:
+        return len(self.paths)
+
+    def read(self, unit: int) -> _Outcome:
+        """In the child: read the file of ``unit``."""
+        return _read(self.paths[unit])
+
+    def note(self, unit: int, outcome: _Outcome) -> None:
+        """Here: what became of ``unit`` (sent by the child, or claimed here)."""
+        with self._changed:
+            self._outcomes.setdefault(unit, outcome)
+            self._changed.notify_all()
+
+    def settle(self) -> None:
+        """No outcome will come from the child any more: a reader still waiting reads its file itself."""
+        with self._changed:
+            self._settled = True
+            self._changed.notify_all()
+
+    def take(self, path: str, claim_here: Callable[[], bool]) -> SkLog | ParseError | None:
+        """What became of ``path``: the child's read (its runs, or its ParseError, as a read here would
+        have raised it), or None for the caller to read it here (claimed here, not offered, or the child
+        sent nothing). ``claim_here`` claims the next chunk of the shared work and does it here (False
+        when none is left): while ``path``'s unit may still be unclaimed, the caller claims chunks
+        (doing what it gets: a file's unit it marks for its reader, artifacts it hashes) until the unit
+        is claimed, then waits for the child's read of it. Each outcome is handed over once (the runs
+        are not kept here after)."""
+        from skdbg.parsers.plog_fork import unpack_error
+
+        unit = self._index.get(path)
+        if unit is None:
+            return None
+        while unit not in self._outcomes and not self._settled and claim_here():
+            pass
+        with self._changed:
+            self._changed.wait_for(lambda: unit in self._outcomes or self._settled)
+            kind, value = self._outcomes.pop(unit, _HERE)
+            self._outcomes[unit] = _HERE  # taken: a second reader reads the file itself
+        if kind == "log":
+            return value  # type: ignore[no-any-return]
+        if kind == "error":
+            packed: PackedError = value
+            return unpack_error(packed)
+        return None
+
+
+class ChildShare:
+    """The work the scan's child shares with this process: the super_kernel.log files of ``logs`` (units
+    ``0 … len-1``, each claimed alone, first), then the units of ``rest`` (the artifacts' hashing),
+    numbered after them. A :class:`~skdbg.parsers.plog_fork.ChildWork`."""
+
+    def __init__(self, logs: SkLogsAhead, rest: ChildWork) -> None:
+        self.logs = logs
+        self.rest = rest
+
+    def units(self) -> int:
+        return self.logs.units() + self.rest.units()
+
+    def alone(self) -> int:
+        return self.logs.units()
+
+    def compute(self, claimed: Iterable[int]) -> Iterator[object]:
+        """In the child: each file claimed, read and sent at once (``("log", unit, outcome)``); then the
+        units of ``rest`` it claims, its results as ``("rest", result)``. The files are claimed first
+        (each alone, at the head of the claims), so once a unit of ``rest`` is claimed no file is
+        left to claim; should one come after all, it is not read here (the reader there reads it)."""
+        n = self.logs.units()
+        numbers = iter(claimed)
+        for k in numbers:
+            if k < n:
+                yield ("log", k, self.logs.read(k))
+                continue
+            theirs = (j - n for j in chain((k,), numbers) if j >= n)
+            yield from (("rest", result) for result in self.rest.compute(theirs))
+            return
+
+    def do_here(self, chunk: Iterable[int]) -> None:
+        """Here: a file's unit is marked for its reader (who reads it as before); ``rest``'s are done."""
+        n = self.logs.units()
+        numbers = list(chunk)
+        for k in numbers:
+            if k < n:
+                self.logs.note(k, _HERE)
+        theirs = [k - n for k in numbers if k >= n]
+        if theirs:
+            self.rest.do_here(theirs)
+
+    def adopt(self, result: object) -> None:
+        """Here: a result the child sent, handed to ``logs`` or to ``rest``."""
+        if not isinstance(result, tuple) or not result:
+            return
+        if result[0] == "log":
+            _, unit, outcome = result
+            self.logs.note(unit, outcome)
+        elif result[0] == "rest":
+            self.rest.adopt(result[1])
+
+    def settle(self) -> None:
+        """Nothing more will come: readers of either part stop waiting (``logs`` first: its reader
+        is this process's main thread, which also waits for the digests later)."""
+        try:
+            self.logs.settle()
+        finally:
+            self.rest.settle()

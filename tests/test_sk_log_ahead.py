@@ -1,0 +1,174 @@
+"""super_kernel.log read ahead by the plog scan's child (parsers/sk_log_ahead.py), in this process: what a
+reader gets for each outcome, and how the work shared with the child is numbered, done and handed on.
+The forked paths (the child reads, a child lost, a read that fails there) are in tests/test_plog_fork.py."""
+
+from __future__ import annotations
+
+import pickle
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import pytest
+
+from skdbg.parsers.common import ParseError
+from skdbg.parsers.plog_fork import pack_error
+from skdbg.parsers.sk_log_ahead import ChildShare, SkLogsAhead
+from skdbg.parsers.sklog_runs import read_super_kernel_log
+
+ROOT = Path(__file__).resolve().parents[1]
+(SK_LOG,) = (ROOT / "examples" / "scenes" / "high-single-stream").glob("sk_meta/*/*/super_kernel.log")
+
+
+def _never() -> bool:
+    raise AssertionError("nothing is claimed once the file's outcome is known")
+
+
+def _nothing_left() -> bool:
+    return False
+
+
+def test_the_childs_read_is_handed_over_once() -> None:
+    ahead = SkLogsAhead([str(SK_LOG)])
+    read = ahead.read(0)  # what the child sends
+    assert read[0] == "log"
+    ahead.note(0, pickle.loads(pickle.dumps(read)))  # through the pipe
+    got = ahead.take(str(SK_LOG), _never)
+    assert got == read_super_kernel_log(SK_LOG)  # equal to a read here
+    assert ahead.take(str(SK_LOG), _never) is None  # a second reader reads it itself
+
+
+def test_the_childs_parse_error_comes_back_as_that_error() -> None:
+    ahead = SkLogsAhead(["/no/such/super_kernel.log"])
+    outcome = ahead.read(0)
+    assert outcome[0] == "error"
+    with pytest.raises(ParseError) as here:
+        read_super_kernel_log("/no/such/super_kernel.log")
+    ahead.note(0, outcome)
+    got = ahead.take("/no/such/super_kernel.log", _never)
+    assert isinstance(got, ParseError)
+    assert (type(got), str(got), got.args) == (type(here.value), str(here.value), here.value.args)
+
+
+def test_a_file_not_offered_or_claimed_here_is_read_here() -> None:
+    ahead = SkLogsAhead([str(SK_LOG)])
+    assert ahead.take("/another/super_kernel.log", _never) is None  # not offered
+    share = ChildShare(ahead, _Recorder(0))
+    claimed: list[int] = []
+
+    def claim_the_file() -> bool:  # as ForkedPlogScan.help: the next chunk, done here
+        if claimed:
+            return False
+        claimed.append(0)
+        share.do_here([0])
+        return True
+
+    assert ahead.take(str(SK_LOG), claim_the_file) is None
+    assert claimed == [0]
+
+
+def test_a_reader_waits_for_the_child_then_reads_itself_when_nothing_came() -> None:
+    ahead = SkLogsAhead([str(SK_LOG)])
+    got: list[object] = []
+    reader = threading.Thread(target=lambda: got.append(ahead.take(str(SK_LOG), _nothing_left)))
+    reader.start()
+    reader.join(0.2)
+    assert reader.is_alive()  # the child has the file: the reader waits for its word
+    ahead.settle()  # the child is lost, or ended without sending it
+    reader.join(10)
+    assert got == [None]
+
+
+def test_a_non_parse_failure_of_the_childs_read_leaves_the_file_to_the_reader_here(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import skdbg.parsers.sklog_runs as sklog_runs
+
+    def fails(path: object) -> None:
+        raise MemoryError("out of memory")
+
+    monkeypatch.setattr(sklog_runs, "read_super_kernel_log", fails)
+    assert SkLogsAhead([str(SK_LOG)]).read(0) == ("here", None)  # the reader here meets it itself
+
+
+class _Recorder:
+    """A :class:`ChildWork` of ``n`` units recording what is asked of it."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.computed: list[int] = []
+        self.here: list[int] = []
+        self.adopted: list[object] = []
+        self.settled = False
+
+    def units(self) -> int:
+        return self.n
+
+    def alone(self) -> int:
+        return 0
+
+    def compute(self, claimed: Iterable[int]) -> Iterator[object]:
+        self.computed = list(claimed)
+        yield ("digests", tuple(self.computed))
+
+    def do_here(self, chunk: Iterable[int]) -> None:
+        self.here.extend(chunk)
+
+    def adopt(self, result: object) -> None:
+        self.adopted.append(result)
+
+    def settle(self) -> None:
+        self.settled = True
+
+
+def test_the_files_come_first_alone_and_the_rest_after_them() -> None:
+    logs = SkLogsAhead([str(SK_LOG), "/no/such/super_kernel.log"])
+    rest = _Recorder(5)
+    share = ChildShare(logs, rest)
+    assert (share.units(), share.alone()) == (7, 2)
+    results = list(share.compute(iter(range(7))))
+    assert [r[:2] for r in results[:2]] == [("log", 0), ("log", 1)]
+    assert results[0][2][0] == "log" and results[1][2][0] == "error"
+    assert results[2:] == [("rest", ("digests", (0, 1, 2, 3, 4)))]  # rest's own numbers
+    # a file claimed after a unit of the rest (never, the files come first) is left to its reader
+    rest2 = _Recorder(3)
+    late = list(ChildShare(SkLogsAhead([str(SK_LOG)]), rest2).compute(iter([1, 0, 2, 3])))
+    assert late == [("rest", ("digests", (0, 1, 2)))]
+
+
+def test_work_done_here_and_results_adopted_go_to_their_part() -> None:
+    logs = SkLogsAhead([str(SK_LOG)])
+    rest = _Recorder(4)
+    share = ChildShare(logs, rest)
+    share.do_here([0, 1, 2])
+    assert rest.here == [0, 1]
+    assert logs.take(str(SK_LOG), _never) is None  # claimed here: its reader reads it
+    share.adopt(("rest", "digests"))
+    share.adopt(("log", 0, ("log", "runs")))  # an outcome after the file was taken changes nothing
+    share.adopt(None)  # nothing of either
+    assert rest.adopted == ["digests"]
+    share.settle()
+    assert rest.settled is True
+
+
+def test_the_shared_work_pickles_to_its_paths() -> None:
+    """A standby child gets it pickled: the files by path, no outcome nor lock."""
+    logs = SkLogsAhead([str(SK_LOG)])
+    logs.note(0, ("here", None))
+    copy = pickle.loads(pickle.dumps(ChildShare(logs, _PicklableRest())))
+    assert copy.logs.paths == [str(SK_LOG)]
+    assert copy.logs.read(0)[0] == "log"
+    assert copy.units() == 1 + 2
+
+
+class _PicklableRest(_Recorder):
+    def __init__(self) -> None:
+        super().__init__(2)
+
+
+def test_pack_error_is_the_one_the_plog_scan_uses() -> None:
+    """The child packs a read's error as it packs a plog's (one way for a ParseError across the pipe)."""
+    outcome = SkLogsAhead(["/no/such/super_kernel.log"]).read(0)
+    with pytest.raises(ParseError) as here:
+        read_super_kernel_log("/no/such/super_kernel.log")
+    assert outcome == ("error", pack_error(here.value))
