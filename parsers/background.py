@@ -20,8 +20,9 @@ T = TypeVar("T")
 class BackgroundLoad(Generic[T]):
     """Run ``load`` once in a daemon thread named ``name``; :meth:`result` waits for its value. Then,
     in the same thread, ``after`` runs: work that must not hold up the value (a forked scan's child
-    handing over the other artifacts' hashes); an exception it raises is dropped (it must leave its
-    work for others to do)."""
+    handing over the other artifacts' hashes and a log it read ahead, for readers that wait for them);
+    an exception it raises is dropped (it must leave its work for others to do, and let those readers
+    go on: the forked scan's ``finish`` settles them whatever happens)."""
 
     def __init__(self, load: Callable[[], T], *, name: str, after: Callable[[], None] | None = None) -> None:
         self._load = load

@@ -228,7 +228,8 @@ class ModelEvidence:
         """The unreadable-file gaps of the parts parsed so far, in :data:`MODEL_PARTS` order."""
         return [g for n in MODEL_PARTS for g in self._unreadable.get(n, ())]
 
-    # the parts, in their listing order (gaps, unrecognized lines): the order a full parse takes them in
+    # the parts, in their listing order (gaps, unrecognized lines), whatever order they are parsed in
+    # (:meth:`load_all` reads super_kernel.log's last)
     fused_nodes: _Part[FusedNodesResult] = _Part()
     node_detail: _Part[NodeDetailResult] = _Part()
     scope_split: _Part[ScopeSplitResult] = _Part()
@@ -423,7 +424,10 @@ class Evidence:
             return
         from skdbg.parsers.readahead import FilesAhead
 
-        FilesAhead([p for m in models for p in m.files.values()]).reached(0)  # (none: nothing asked)
+        # in the order they are parsed: super_kernel.log last (load_all)
+        paths = [p for m in models for p in m.files.values()]
+        paths.sort(key=lambda p: p.name == "super_kernel.log")  # (stable: the rest keep their order)
+        FilesAhead(paths).reached(0)  # (none: nothing asked)
 
     def help_plog_scan(self) -> bool:
         """Do a chunk of the forked scan's other work here (:meth:`ForkedPlogScan.help`), for a caller

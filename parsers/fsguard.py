@@ -150,11 +150,17 @@ def failed_reads() -> int:
     return _failed_reads
 
 
+def count_failed_read() -> None:
+    """Count one more failed read in :func:`failed_reads`: a :func:`read_error` here, or one that failed
+    in a forked child and reached this process as its error (the child's count is its own)."""
+    global _failed_reads
+    _failed_reads += 1
+
+
 def read_error(path: str | os.PathLike[str], what: str, exc: OSError, at: int = 0) -> ReadFailure:
     """The :class:`ReadFailure` of a read of ``path`` that failed; ``at``: the byte offset of a read
     past the file's start (0: its first read). Counted in :func:`failed_reads`."""
-    global _failed_reads
-    _failed_reads += 1
+    count_failed_read()
     where = f" at byte {at}" if at else ""
     return ReadFailure(os.fsdecode(path), f"{what} (readable file: {exc.strerror or exc}{where})")
 

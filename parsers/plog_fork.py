@@ -41,7 +41,8 @@ from typing import Any, Protocol
 
 from skdbg.forkstream import ChildLost, ForkedStream, SharedClaims, WorkNotSent, can_fork_child
 from skdbg.parsers.bulk import build_source, frozen_builder
-from skdbg.parsers.common import ParseError
+from skdbg.parsers.common import ParseError, ReadFailure
+from skdbg.parsers.fsguard import count_failed_read
 from skdbg.parsers.hashbehind import CountingSha256, Hasher, Sha256Done
 from skdbg.parsers.plog import PlogRows, ScanBatch, ScannedFile, scan_plog_files
 from skdbg.parsers.plog_line import PlogLine, plog_lines_of_rows
@@ -80,13 +81,18 @@ def pack_error(exc: ParseError | None) -> PackedError | None:
 
 
 def unpack_error(packed: PackedError | None) -> ParseError | None:
-    """The ParseError :func:`pack_error` was given: its class, arguments, attributes and cause."""
+    """The ParseError :func:`pack_error` was given: its class, arguments, attributes and cause. A
+    :class:`~skdbg.parsers.common.ReadFailure` is counted as a failed read of this process
+    (:func:`~skdbg.parsers.fsguard.count_failed_read`): the child counted it in its own, and the result
+    cache must keep no verdict built without the file here either."""
     if packed is None:
         return None
     cls, args, attrs, cause = packed
     exc = cls.__new__(cls)
     exc.args = args
     vars(exc).update(attrs)
+    if isinstance(exc, ReadFailure):
+        count_failed_read()
     if isinstance(cause, tuple):
         exc.__cause__ = unpack_error(cause)
     elif isinstance(cause, BaseException):
@@ -236,11 +242,13 @@ def _in_child(
             items.put(_FAILED)
             return
         items.put(_END)
-        if also is not None and claims is not None:
-            with contextlib.suppress(Exception):  # what is not sent is this process's (no traceback)
-                for result in also.compute(claims.claimed()):
-                    results.put(("a", result))
-        results.put(_DONE)
+        try:
+            if also is not None and claims is not None:
+                with contextlib.suppress(Exception):  # what is not sent is this process's (no traceback)
+                    for result in also.compute(claims.claimed()):
+                        results.put(("a", result))
+        finally:  # whatever ended the work (a SystemExit too), the stream ends: the parent's readers wait
+            results.put(_DONE)
 
     scanner = threading.Thread(target=scan, name="skdbg-child-scan", daemon=True)
     scanner.start()
@@ -279,7 +287,7 @@ def _at_least(paths: Sequence[str], size: int) -> bool:
 
 class ForkedPlogScan:
     """The scan of ``paths`` started in a forked child; :meth:`files` yields each file's result here,
-    and :meth:`finish` hands ``also``'s result (computed in the child after the scan) to
+    and :meth:`finish` hands each result of ``also`` (computed in the child after the scan) to
     ``also.adopt``. While this process waits for the files, :meth:`help` does a share of ``also``."""
 
     def __init__(
@@ -356,8 +364,10 @@ class ForkedPlogScan:
         yield from scan_files(self._paths[self._files :], self._new_hasher)
 
     def finish(self) -> None:
-        """After every file: ``also``'s result handed to ``also.adopt`` (when the child sent it), the
-        child reaped, the pipe closed. Call it once :meth:`files` is done with."""
+        """After every file: each result of ``also`` the child sends handed to ``also.adopt`` as it
+        comes, then ``also.settle``, the child reaped, the pipe closed. Call it once :meth:`files` is
+        done with. (A reader here may be waiting for one of those results: ``settle`` runs whatever
+        ended the stream.)"""
         stream, also = self._stream, self._also
         try:
             if also is not None and self._files == len(self._paths):

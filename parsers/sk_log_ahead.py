@@ -4,23 +4,27 @@ parses the other sk_meta files.
 Why: after the plog scan, the child only hashes the other artifacts, and a scene whose plogs are small
 beside its sk_meta leaves it idle while this process parses sk_meta alone. Reading super_kernel.log (cutting
 it into runs, :func:`~skdbg.parsers.sklog_runs.read_super_kernel_log`) is the one sk_meta step whose result
-costs little to send: the runs are bytes, the bench model's 15 MB pickle in ~0.01 s and unpickle in
-~0.007 s, where the read takes ~0.06 s. The other parses' records cost as much to unpickle as to parse
+costs little to send: the runs are bytes; on the 2-core test machine the bench model's 15 MB pickle in
+~0.009 s and unpickle in ~0.007 s, where the read takes ~0.06 s. The other parses' records cost as much to unpickle as to parse
 (bench/README.md), so they stay here. The file's exception blocks are still parsed here, from the runs.
 
 How: each file is a unit of the work the child shares with this process
 (:class:`~skdbg.parsers.plog_fork.ChildWork`), claimed alone and before the hashing
-(:meth:`~skdbg.forkstream.SharedClaims.offer`): by the child as soon as its scan is done, or by this
-process when it comes to the file first (:class:`~skdbg.parsers.evidence.Evidence` reads the rank's
+(:meth:`~skdbg.forkstream.SharedClaims.offer`; the claims pipe carries only which side takes what, the
+child's results come through the scan's stream after the plogs): by the child as soon as its scan is
+done, or by this process when it comes to the file first (:class:`~skdbg.parsers.evidence.Evidence` reads the rank's
 super_kernel.log after its other files, so the child has the time to take it). A unit this process
 claims is read by the reader here as before; one the child claims comes back as the child read it (equal
 to a read here: the same function on the same bytes), or as its ParseError, which the reader here files
-as its own read's would be. A child lost before it sends a file leaves it to the reader here (:meth:`SkLogsAhead.settle`).
+as its own read's would be (a failed read, :class:`~skdbg.parsers.common.ReadFailure`, counted here too:
+:func:`~skdbg.parsers.plog_fork.unpack_error`). A child lost before it sends a file leaves it to the
+reader here (:meth:`SkLogsAhead.settle`).
 Where no child is forked, nothing here is used: the files are read as before.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain
@@ -62,6 +66,9 @@ class SkLogsAhead:
         self._outcomes: dict[int, _Outcome] = {}
         self._changed = threading.Condition()
         self._settled = False
+        #: a unit of the work after the files was claimed here: every file's unit is claimed (they
+        #: come first), so a reader has nothing more to claim for its file
+        self._files_claimed = False
 
     def __reduce__(self) -> tuple[type[SkLogsAhead], tuple[list[str]]]:
         """Pickled for a standby child: the paths only (what the child sends back is by unit)."""
@@ -80,6 +87,10 @@ class SkLogsAhead:
             self._outcomes.setdefault(unit, outcome)
             self._changed.notify_all()
 
+    def all_claimed(self) -> None:
+        """Every file's unit is claimed (a unit of the work after them was claimed here)."""
+        self._files_claimed = True
+
     def settle(self) -> None:
         """No outcome will come from the child any more: a reader still waiting reads its file itself."""
         with self._changed:
@@ -90,17 +101,23 @@ class SkLogsAhead:
         """What became of ``path``: the child's read (its runs, or its ParseError, as a read here would
         have raised it), or None for the caller to read it here (claimed here, not offered, or the child
         sent nothing). ``claim_here`` claims the next chunk of the shared work and does it here (False
-        when none is left): while ``path``'s unit may still be unclaimed, the caller claims chunks
-        (doing what it gets: a file's unit it marks for its reader, artifacts it hashes) until the unit
-        is claimed, then waits for the child's read of it. Each outcome is handed over once (the runs
-        are not kept here after)."""
+        when none is left). The files' units come first among the claims, so while ``path``'s may
+        still be unclaimed the caller claims chunks: it gets its own unit (then reads the file), or
+        another file's (marked for that file's reader), or a chunk of the work after the files (done
+        here: hashing a few artifacts), which says every file is claimed; then it waits for the child's
+        read of its file, or for the child to be done. A failing ``claim_here`` is left to the child and
+        to the later readers, as the hashing's helpers leave it. Each outcome is handed over once (the
+        runs are not kept here after)."""
         from skdbg.parsers.plog_fork import unpack_error
 
         unit = self._index.get(path)
         if unit is None:
             return None
-        while unit not in self._outcomes and not self._settled and claim_here():
-            pass
+        with contextlib.suppress(Exception):  # a failing helper leaves the work to the child
+            while (
+                unit not in self._outcomes and not self._settled and not self._files_claimed and claim_here()
+            ):
+                pass
         with self._changed:
             self._changed.wait_for(lambda: unit in self._outcomes or self._settled)
             kind, value = self._outcomes.pop(unit, _HERE)
@@ -152,6 +169,7 @@ class ChildShare:
                 self.logs.note(k, _HERE)
         theirs = [k - n for k in numbers if k >= n]
         if theirs:
+            self.logs.all_claimed()  # (claimed after every file's unit)
             self.rest.do_here(theirs)
 
     def adopt(self, result: object) -> None:

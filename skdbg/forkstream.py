@@ -333,8 +333,8 @@ class SharedClaims:
     """The numbers ``0 … n-1`` in chunks, each chunk handed to whichever process asks first: this one
     or a child it forks after making this (the child inherits the pipe they travel in).
 
-    Why: some work either side can do (hashing the artifacts gate G5 needs) is best done by the side
-    that is idle. The forked scan's child does it after its scan, and the parent while it waits for
+    Why: some work either side can do (hashing the artifacts gate G5 needs, reading a log ahead) is best
+    done by the side that is idle. The forked scan's child does it after its scan, and the parent while it waits for
     the scan; neither knows beforehand which finishes first (a cold disk slows the child, a large
     sk_meta the parent). No lock is needed between the processes (one guards this process's threads
     and the close): the chunks are records of a fixed size, written at once

@@ -145,6 +145,20 @@ def test_a_packed_read_failure_keeps_its_class_message_fields_and_cause(tmp_path
     assert back.error.__cause__.errno == 5
 
 
+def test_a_read_failure_from_the_child_counts_as_a_failed_read_here() -> None:
+    """The child counted its failed read in its own process: unpacked here, it counts here too, so the
+    result cache keeps no verdict built without the file (a content error is no failed read)."""
+    from skdbg.parsers.fsguard import failed_reads
+
+    failure = pack_scanned(ScannedFile([], [], None, ReadFailure("plog-1_2.log", "the whole file"), None))
+    content = pack_scanned(ScannedFile([], [], None, ParseError("plog-1_2.log", "a CANN plog (text)"), None))
+    before = failed_reads()
+    unpack_scanned(pickle.loads(pickle.dumps(content)))
+    assert failed_reads() == before
+    unpack_scanned(pickle.loads(pickle.dumps(failure)))
+    assert failed_reads() == before + 1
+
+
 def test_small_plogs_are_scanned_in_this_process(tmp_path: Path) -> None:
     small = tmp_path / "plog-48213_20260610140000001.log"
     small.write_bytes(b"\n".join(HAND_LINES) + b"\n")
@@ -423,8 +437,9 @@ import skdbg.parsers.plog_fork as plog_fork
 import skdbg.parsers.scan_child as scan_child
 import skdbg.parsers.sk_log_ahead as sk_log_ahead
 
+flags = set(sys.argv[2].split("+"))  # a mode, or several joined by "+"
 standby_used = []
-if sys.argv[2] == "standby":  # as `skdbg analyze` does: the child forked before the scene is opened
+if "standby" in flags:  # as `skdbg analyze` does: the child forked before the scene is opened
     real_start = forkstream.StandbyChild.start
     forkstream.StandbyChild.start = lambda self, *a: standby_used.append(1) or real_start(self, *a)
     assert scan_child.prepare_scan_child(sys.argv[1], ("skdbg.scene",)), "no standby child"
@@ -482,7 +497,7 @@ def recording_take(self, path, claim_here):
 
 
 sk_log_ahead.SkLogsAhead.take = recording_take
-if sys.argv[2] in ("child-reads-sk-log", "child-dies-reading-sk-log"):
+if flags & {"child-reads-sk-log", "child-dies-reading-sk-log"}:
     # the child claims super_kernel.log: nothing here claims before the child's word on it has come
     evidence_module._help_until_ready = lambda forked, load: None
 
@@ -492,8 +507,27 @@ if sys.argv[2] in ("child-reads-sk-log", "child-dies-reading-sk-log"):
         return recording_take(self, path, claim_here)
 
     sk_log_ahead.SkLogsAhead.take = take_after_the_child
-if sys.argv[2] == "child-dies-reading-sk-log":  # in the child, once it claimed the file
+if "child-dies-reading-sk-log" in flags:  # in the child, once it claimed the file
     sk_log_ahead.SkLogsAhead.read = lambda self, unit: os._exit(7)
+if "child-exits-in-its-share" in flags:  # the child's share raises what no `except Exception` stops
+
+
+    def exits(self, claimed):
+        next(iter(claimed))  # a chunk claimed, then the work ends without a result
+        raise SystemExit(3)
+
+    scene_module.ArtifactDigests.compute = exits
+if "sk-log-read-fails" in flags:  # every read of super_kernel.log fails (here and in the child)
+    import skdbg.parsers.fsguard as fsguard
+
+    real_readinto = fsguard._file_readinto
+
+    def failing_readinto(f, buffer):
+        if str(getattr(f, "_path", "")).endswith("super_kernel.log"):
+            raise OSError(5, "Input/output error")
+        return real_readinto(f, buffer)
+
+    fsguard._file_readinto = failing_readinto
 ctx = open_context(sys.argv[1])
 start_reading(ctx)  # as `skdbg analyze` does: before the triage stages are imported
 hashed_here = []
@@ -542,6 +576,7 @@ print(json.dumps({
     "claimed_here": claimed_here,
     "units": units[0] if units else None,
     "took": took,
+    "read_failed": ctx.read_failed,
     "analysis": text,
     "gaps": [[g.kind, g.detail] for g in ctx.evidence.gaps],
     "errors": [[role, [str(e) for e in errs]] for role, errs in ctx.evidence.errors.items()],
@@ -677,6 +712,44 @@ def test_a_child_lost_reading_super_kernel_log_leaves_it_to_this_process(big_sce
     assert lost["analysis"] == here["analysis"]
     assert (lost["gaps"], lost["errors"]) == (here["gaps"], here["errors"])
     assert len(cast("list[str]", lost["hashed_here"])) > 1  # and its digests: each hashed here when asked
+
+
+@forks
+def test_a_standby_child_reads_super_kernel_log_as_a_child_forked_in_place(big_scene: Path) -> None:
+    """The standby child gets the file's path pickled with the rest of its work and reads it the same."""
+    standby = _analyse(big_scene, "standby+child-reads-sk-log")
+    here = _analyse(big_scene, "plain", env={"SKDBG_NO_FORK": "1"})
+    assert (standby["forked"], standby["standby_used"], standby["took"]) == (True, True, ["SkLog"])
+    assert standby["analysis"] == here["analysis"]
+    assert (standby["gaps"], standby["errors"]) == (here["gaps"], here["errors"])
+
+
+@forks
+def test_a_failed_read_of_super_kernel_log_in_the_child_keeps_the_verdict_out_of_the_cache(
+    big_scene: Path,
+) -> None:
+    """The child's read fails on the disk: the error is filed here as a read here would file it, and
+    counted as a failed read of this process (the result cache keeps no verdict built without it)."""
+    child = _analyse(big_scene, "child-reads-sk-log+sk-log-read-fails")
+    here = _analyse(big_scene, "sk-log-read-fails", env={"SKDBG_NO_FORK": "1"})
+    assert child["took"] == ["ReadFailure"]  # (a ParseError)
+    assert child["read_failed"] is True
+    assert here["read_failed"] is True
+    assert child["analysis"] == here["analysis"]
+    assert (child["gaps"], child["errors"]) == (here["gaps"], here["errors"])
+    assert "super_kernel_log" in [role for role, _ in here["errors"]]
+
+
+@forks
+def test_a_child_whose_share_ends_with_system_exit_still_ends_its_stream(big_scene: Path) -> None:
+    """The child's other work raises SystemExit (no ``except Exception`` stops it): the stream still
+    ends, this process stops waiting for the child's results and does the work itself."""
+    ended = _analyse(big_scene, "child-exits-in-its-share")
+    here = _analyse(big_scene, "plain", env={"SKDBG_NO_FORK": "1"})
+    assert ended["forked"] is True
+    assert ended["analysis"] == here["analysis"]
+    assert (ended["gaps"], ended["errors"]) == (here["gaps"], here["errors"])
+    assert ended["children"] == "none"
 
 
 @pytest.fixture(scope="module")

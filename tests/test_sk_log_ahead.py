@@ -5,6 +5,7 @@ The forked paths (the child reads, a child lost, a read that fails there) are in
 from __future__ import annotations
 
 import pickle
+import shutil
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -147,16 +148,59 @@ def test_work_done_here_and_results_adopted_go_to_their_part() -> None:
     share.adopt(("log", 0, ("log", "runs")))  # an outcome after the file was taken changes nothing
     share.adopt(None)  # nothing of either
     assert rest.adopted == ["digests"]
+    assert logs.take(str(SK_LOG), _never) is None  # still read here, not the late "runs"
     share.settle()
     assert rest.settled is True
+
+
+def test_a_reader_stops_claiming_once_the_work_after_the_files_is_reached() -> None:
+    """A chunk of the hashing claimed here says every file's unit is claimed (they come first): the
+    reader then waits for the child's read instead of hashing every chunk left on its own thread."""
+    logs = SkLogsAhead([str(SK_LOG)])
+    share = ChildShare(logs, _Recorder(100))
+    chunks = iter([[1, 2, 3], [4, 5, 6], [7, 8, 9]])  # the file's unit went to the child
+
+    def claim() -> bool:
+        share.do_here(next(chunks))
+        return True
+
+    done: list[object] = []
+    reader = threading.Thread(target=lambda: done.append(logs.take(str(SK_LOG), claim)))
+    reader.start()
+    reader.join(0.2)
+    assert reader.is_alive()  # waiting for the child's read, after one chunk
+    assert next(chunks) == [4, 5, 6]  # the second chunk was never claimed
+    logs.note(0, ("log", "runs"))
+    reader.join(10)
+    assert done == ["runs"]
+
+
+def test_a_failing_claim_leaves_the_reader_waiting_for_the_child() -> None:
+    logs = SkLogsAhead([str(SK_LOG)])
+    calls: list[int] = []
+
+    def broken() -> bool:
+        calls.append(1)
+        raise RuntimeError("a chunk could not be done")
+
+    done: list[object] = []
+    reader = threading.Thread(target=lambda: done.append(logs.take(str(SK_LOG), broken)))
+    reader.start()
+    reader.join(0.2)
+    assert reader.is_alive() and calls == [1]  # the failure left the file to the child: it waits
+    logs.note(0, ("log", "runs"))
+    reader.join(10)
+    assert done == ["runs"]
 
 
 def test_the_shared_work_pickles_to_its_paths() -> None:
     """A standby child gets it pickled: the files by path, no outcome nor lock."""
     logs = SkLogsAhead([str(SK_LOG)])
     logs.note(0, ("here", None))
+    logs.settle()
     copy = pickle.loads(pickle.dumps(ChildShare(logs, _PicklableRest())))
     assert copy.logs.paths == [str(SK_LOG)]
+    assert (copy.logs._outcomes, copy.logs._settled) == ({}, False)  # nothing of this process's state
     assert copy.logs.read(0)[0] == "log"
     assert copy.units() == 1 + 2
 
@@ -172,3 +216,23 @@ def test_pack_error_is_the_one_the_plog_scan_uses() -> None:
     with pytest.raises(ParseError) as here:
         read_super_kernel_log("/no/such/super_kernel.log")
     assert outcome == ("error", pack_error(here.value))
+
+
+def test_only_a_scene_with_one_ranks_sk_meta_offers_its_super_kernel_log(tmp_path: Path) -> None:
+    """One rank's files, not read yet, are offered; once read, or with several ranks' sk_meta (whose
+    runs would pile up here), none is."""
+    from skdbg.triage.context import open_context
+
+    scene = SK_LOG.parents[3]
+    ev = open_context(scene).evidence
+    ahead = ev.sk_logs_ahead()
+    assert ahead is not None
+    assert ahead.paths == [str(p) for p in sorted(scene.glob("sk_meta/*/*/super_kernel.log"))]
+    _ = ev.model_evidence[0].handler  # read here
+    assert ev.sk_logs_ahead() is None
+    many = tmp_path / "scene"
+    shutil.copytree(scene, many)
+    shutil.copytree(many / "sk_meta" / "48213", many / "sk_meta" / "48214")
+    several = open_context(many).evidence
+    assert len({m.pid for m in several.models}) == 2
+    assert several.sk_logs_ahead() is None

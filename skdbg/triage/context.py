@@ -248,7 +248,8 @@ def start_reading(ctx: TriageContext) -> None:
     """Start an analysis's background reads now: the plogs are scanned (hashing what they read) in a
     forked child process or a worker thread, and the other artifacts hashed for G5 by that child
     after its scan and by this process while it waits for the scan, or else in a worker thread,
-    while the caller goes on. The scan starts first: a
+    while the caller goes on. A forked child may also read the rank's super_kernel.log for this
+    process once its scan is done (:mod:`skdbg.parsers.sk_log_ahead`). The scan starts first: a
     process forks only while no other thread runs.
 
     Why a function of its own, here and not in the engine: ``skdbg analyze`` calls it right after
