@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 import threading
 from collections.abc import Callable, Collection, Sequence
 from contextlib import closing
@@ -255,6 +256,10 @@ SK_LOG_PARTS = ("super_kernel_log", "handler", "sk_log_outline")
 _NOT_LISTED = frozenset({"handler", "sk_log_outline"})
 
 
+#: the super_kernel.log bytes a plog scan's child may read ahead for this process at most
+#: (:meth:`Evidence.sk_logs_ahead`): eight ranks of the bench model
+SK_LOGS_AHEAD_BYTES = 128 << 20
+
 #: where in ``Evidence._gaps`` the model directories' unreadable-file gaps go (a full parse of sk_meta
 #: put them there, so every listing of gaps keeps that order however lazily the files are parsed)
 _MODEL_GAPS = Gap("model-directories", "")
@@ -380,19 +385,26 @@ class Evidence:
 
     def sk_logs_ahead(self) -> SkLogsAhead | None:
         """The super_kernel.log files the plog scan's child may read for this process, once its scan is
-        done (:mod:`skdbg.parsers.sk_log_ahead`): those of a scene with one rank's sk_meta, which an
-        analysis reads whole, not read yet; None when there are none. (Of a scene with many ranks'
-        sk_meta, the child would read them far ahead of this process and their runs would wait here,
-        a rank's ~15 MB each on the bench model: they are read here, one at a time.)"""
-        models = self.models
-        if len({m.pid for m in models}) > 1:
-            return None
+        done (:mod:`skdbg.parsers.sk_log_ahead`): every model directory's that is not read yet, in the
+        order an analysis reads them (one rank's files whole, or each rank's exception blocks), up to
+        :data:`SK_LOGS_AHEAD_BYTES` in all (at least the first); None when there are none.
+
+        Why a bound: the child reads them as fast as it can, and what it sends waits here until this
+        process comes to the file. Each side takes the next file not taken, so the child is rarely more
+        than a file or two ahead; but a job's hundred ranks, each with a large exception block this
+        process is slow to parse, would pile their runs up here (the bench model's file is 15 MB)."""
         made = self._model_evidence  # (not made here: that would mark the model gaps' place now)
-        paths = [
-            str(m.files["super_kernel_log"])
-            for i, m in enumerate(models)
-            if "super_kernel_log" in m.files and (made is None or not made[i].loaded_any(SK_LOG_PARTS))
-        ]
+        paths: list[str] = []
+        total = 0
+        for i, m in enumerate(self.models):
+            path = m.files.get("super_kernel_log")
+            if path is None or (made is not None and made[i].loaded_any(SK_LOG_PARTS)):
+                continue
+            with contextlib.suppress(OSError):  # its reader meets the error
+                total += os.stat(path).st_size
+            if paths and total > SK_LOGS_AHEAD_BYTES:
+                break
+            paths.append(str(path))
         if not paths:
             return None
         from skdbg.parsers.sk_log_ahead import SkLogsAhead

@@ -1,25 +1,27 @@
-"""A rank's ``super_kernel.log`` read by the plog scan's child once its scan is done, while this process
+"""``super_kernel.log`` files read by the plog scan's child once its scan is done, while this process
 parses the other sk_meta files.
 
 Why: after the plog scan, the child only hashes the other artifacts, and a scene whose plogs are small
-beside its sk_meta leaves it idle while this process parses sk_meta alone. Reading super_kernel.log (cutting
-it into runs, :func:`~skdbg.parsers.sklog_runs.read_super_kernel_log`) is the one sk_meta step whose result
-costs little to send: the runs are bytes; on the 2-core test machine the bench model's 15 MB pickle in
-~0.009 s and unpickle in ~0.007 s, where the read takes ~0.06 s. The other parses' records cost as much to unpickle as to parse
-(bench/README.md), so they stay here. The file's exception blocks are still parsed here, from the runs.
+beside its sk_meta leaves it idle while this process parses sk_meta alone. Reading super_kernel.log
+(cutting it into runs, :func:`~skdbg.parsers.sklog_runs.read_super_kernel_log`) is the one sk_meta step
+whose result costs little to send: the runs are bytes; on the 2-core test machine the bench model's
+15 MB pickle in ~0.009 s and unpickle in ~0.007 s, where the read takes ~0.06 s. The other parses'
+records cost as much to unpickle as to parse (bench/README.md), so they stay here. The files' exception
+blocks are still parsed here, from the runs.
 
 How: each file is a unit of the work the child shares with this process
-(:class:`~skdbg.parsers.plog_fork.ChildWork`), claimed alone and before the hashing
-(:meth:`~skdbg.forkstream.SharedClaims.offer`; the claims pipe carries only which side takes what, the
-child's results come through the scan's stream after the plogs): by the child as soon as its scan is
-done, or by this process when it comes to the file first (:class:`~skdbg.parsers.evidence.Evidence` reads the rank's
-super_kernel.log after its other files, so the child has the time to take it). A unit this process
-claims is read by the reader here as before; one the child claims comes back as the child read it (equal
-to a read here: the same function on the same bytes), or as its ParseError, which the reader here files
-as its own read's would be (a failed read, :class:`~skdbg.parsers.common.ReadFailure`, counted here too:
-:func:`~skdbg.parsers.plog_fork.unpack_error`). A child lost before it sends a file leaves it to the
-reader here (:meth:`SkLogsAhead.settle`).
-Where no child is forked, nothing here is used: the files are read as before.
+(:class:`~skdbg.parsers.plog_fork.ChildWork`), claimed alone, in the order this process reads them, and
+before the hashing (:meth:`~skdbg.forkstream.SharedClaims.offer`; the claims pipe carries only which
+side takes what, the child's results come through the scan's stream after the plogs): by the child as
+soon as its scan is done, or by this process when it comes to the file first
+(:class:`~skdbg.parsers.evidence.Evidence` reads a rank's super_kernel.log after its other files, so
+the child has the time to take it; with several ranks, the two go through the files from the first).
+A unit this process claims is read by the reader here as before; one the child claims comes back as
+the child read it (equal to a read here: the same function on the same bytes), or as its ParseError,
+which the reader here files as its own read's would be (a failed read,
+:class:`~skdbg.parsers.common.ReadFailure`, counted here too: :func:`~skdbg.parsers.plog_fork.unpack_error`).
+A child lost before it sends a file leaves it to the reader here (:meth:`SkLogsAhead.settle`). Where no
+child is forked, nothing here is used: the files are read as before.
 """
 
 from __future__ import annotations
@@ -69,6 +71,8 @@ class SkLogsAhead:
         #: a unit of the work after the files was claimed here: every file's unit is claimed (they
         #: come first), so a reader has nothing more to claim for its file
         self._files_claimed = False
+        #: the last file's unit this process claimed (-1: none): the units before it are all claimed
+        self._claimed_here_upto = -1
 
     def __reduce__(self) -> tuple[type[SkLogsAhead], tuple[list[str]]]:
         """Pickled for a standby child: the paths only (what the child sends back is by unit)."""
@@ -87,6 +91,13 @@ class SkLogsAhead:
             self._outcomes.setdefault(unit, outcome)
             self._changed.notify_all()
 
+    def claimed_here(self, unit: int) -> None:
+        """This process claimed ``unit``: its reader reads the file here (and, the claims going in
+        order, every unit before it is claimed)."""
+        with self._changed:
+            self._claimed_here_upto = max(self._claimed_here_upto, unit)
+        self.note(unit, _HERE)
+
     def all_claimed(self) -> None:
         """Every file's unit is claimed (a unit of the work after them was claimed here)."""
         self._files_claimed = True
@@ -97,15 +108,22 @@ class SkLogsAhead:
             self._settled = True
             self._changed.notify_all()
 
+    def _may_be_unclaimed(self, unit: int) -> bool:
+        """Nothing says yet who has ``unit``: no outcome, the child not done, and no later unit (of a
+        file, or of the work after the files) claimed here, which would say it was claimed before."""
+        return not (
+            unit in self._outcomes or self._settled or self._files_claimed or self._claimed_here_upto > unit
+        )
+
     def take(self, path: str, claim_here: Callable[[], bool]) -> SkLog | ParseError | None:
         """What became of ``path``: the child's read (its runs, or its ParseError, as a read here would
         have raised it), or None for the caller to read it here (claimed here, not offered, or the child
         sent nothing). ``claim_here`` claims the next chunk of the shared work and does it here (False
-        when none is left). The files' units come first among the claims, so while ``path``'s may
-        still be unclaimed the caller claims chunks: it gets its own unit (then reads the file), or
-        another file's (marked for that file's reader), or a chunk of the work after the files (done
-        here: hashing a few artifacts), which says every file is claimed; then it waits for the child's
-        read of its file, or for the child to be done. A failing ``claim_here`` is left to the child and
+        when none is left). The files' units come first among the claims, in order, so while
+        ``path``'s may still be unclaimed the caller claims chunks: it gets its own unit (then reads the
+        file), or an earlier file's (marked for that file's reader, and it claims on), or a later one's
+        or a chunk of the work after the files (done here), either of which says its own unit was
+        claimed before: then it waits for the child's read of its file, or for the child to be done. A failing ``claim_here`` is left to the child and
         to the later readers, as the hashing's helpers leave it. Each outcome is handed over once (the
         runs are not kept here after)."""
         from skdbg.parsers.plog_fork import unpack_error
@@ -114,9 +132,7 @@ class SkLogsAhead:
         if unit is None:
             return None
         with contextlib.suppress(Exception):  # a failing helper leaves the work to the child
-            while (
-                unit not in self._outcomes and not self._settled and not self._files_claimed and claim_here()
-            ):
+            while self._may_be_unclaimed(unit) and claim_here():
                 pass
         with self._changed:
             self._changed.wait_for(lambda: unit in self._outcomes or self._settled)
@@ -166,7 +182,7 @@ class ChildShare:
         numbers = list(chunk)
         for k in numbers:
             if k < n:
-                self.logs.note(k, _HERE)
+                self.logs.claimed_here(k)
         theirs = [k - n for k in numbers if k >= n]
         if theirs:
             self.logs.all_claimed()  # (claimed after every file's unit)

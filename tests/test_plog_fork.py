@@ -753,6 +753,36 @@ def test_a_child_whose_share_ends_with_system_exit_still_ends_its_stream(big_sce
 
 
 @pytest.fixture(scope="module")
+def three_ranks_scene(big_scene: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``big_scene`` with two more ranks' sk_meta (copies): an analysis reads each one's exception blocks."""
+    root = tmp_path_factory.mktemp("three-ranks") / "scene"
+    shutil.copytree(big_scene, root)
+    (rank,) = (root / "sk_meta").iterdir()
+    for pid in (int(rank.name) + 1, int(rank.name) + 2):
+        shutil.copytree(rank, rank.parent / str(pid))
+    return root
+
+
+@forks
+@pytest.mark.parametrize("mode", ["child-reads-sk-log", "plain"])
+def test_several_ranks_super_kernel_logs_shared_with_the_child_give_the_analysis_without(
+    three_ranks_scene: Path, mode: str
+) -> None:
+    """Each rank's super_kernel.log is read by whichever side comes to it first (forced: the child, all
+    three); the analysis, gaps and errors are those of a run without the child."""
+    forked = _analyse(three_ranks_scene, mode)
+    here = _analyse(three_ranks_scene, "plain", env={"SKDBG_NO_FORK": "1"})
+    assert forked["forked"] is True
+    if mode == "child-reads-sk-log":
+        assert forked["took"] == ["SkLog", "SkLog", "SkLog"]
+    else:
+        assert len(cast("list[str]", forked["took"])) == 3
+    assert forked["analysis"] == here["analysis"]
+    assert (forked["gaps"], forked["errors"]) == (here["gaps"], here["errors"])
+    assert forked["children"] == "none"
+
+
+@pytest.fixture(scope="module")
 def binary_sk_log_scene(big_scene: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``big_scene`` with a super_kernel.log that is not text (its read raises a ParseError)."""
     root = tmp_path_factory.mktemp("binary-sk-log") / "scene"

@@ -175,6 +175,35 @@ def test_a_reader_stops_claiming_once_the_work_after_the_files_is_reached() -> N
     assert done == ["runs"]
 
 
+def test_a_reader_claims_past_earlier_files_and_stops_at_a_later_one() -> None:
+    """The claims go in order: an earlier file's unit claimed here is marked for its reader and the
+    reader claims on; a later file's says its own was claimed before (by the child): it waits."""
+    paths = [str(SK_LOG), "/b/super_kernel.log", "/c/super_kernel.log"]
+    logs = SkLogsAhead(paths)
+    share = ChildShare(logs, _Recorder(3))
+    heads = iter([[0], [1]])
+
+    def claim() -> bool:
+        share.do_here(next(heads))
+        return True
+
+    assert logs.take(paths[1], claim) is None  # unit 0 (marked), then its own: read here
+    assert logs.take(paths[0], _never) is None  # unit 0's reader reads it here too
+    later = SkLogsAhead(paths)
+    share = ChildShare(later, _Recorder(3))
+    heads = iter([[2], [3, 4]])
+    done: list[object] = []
+    reader = threading.Thread(target=lambda: done.append(later.take(paths[1], claim)))
+    reader.start()
+    reader.join(0.2)
+    assert reader.is_alive()  # unit 2 claimed here: unit 1 is the child's, and only one chunk was claimed
+    assert next(heads) == [3, 4]
+    later.note(1, ("log", "runs"))
+    reader.join(10)
+    assert done == ["runs"]
+    assert later.take(paths[2], _never) is None  # claimed here on the way: read here
+
+
 def test_a_failing_claim_leaves_the_reader_waiting_for_the_child() -> None:
     logs = SkLogsAhead([str(SK_LOG)])
     calls: list[int] = []
@@ -218,9 +247,12 @@ def test_pack_error_is_the_one_the_plog_scan_uses() -> None:
     assert outcome == ("error", pack_error(here.value))
 
 
-def test_only_a_scene_with_one_ranks_sk_meta_offers_its_super_kernel_log(tmp_path: Path) -> None:
-    """One rank's files, not read yet, are offered; once read, or with several ranks' sk_meta (whose
-    runs would pile up here), none is."""
+def test_every_model_directorys_super_kernel_log_not_read_yet_is_offered_within_a_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In the order an analysis reads them (every rank's, for its exception blocks), those not read
+    yet, up to SK_LOGS_AHEAD_BYTES in all but at least the first."""
+    import skdbg.parsers.evidence as evidence
     from skdbg.triage.context import open_context
 
     scene = SK_LOG.parents[3]
@@ -232,7 +264,20 @@ def test_only_a_scene_with_one_ranks_sk_meta_offers_its_super_kernel_log(tmp_pat
     assert ev.sk_logs_ahead() is None
     many = tmp_path / "scene"
     shutil.copytree(scene, many)
-    shutil.copytree(many / "sk_meta" / "48213", many / "sk_meta" / "48214")
+    for pid in ("48214", "48215"):
+        shutil.copytree(many / "sk_meta" / "48213", many / "sk_meta" / pid)
     several = open_context(many).evidence
-    assert len({m.pid for m in several.models}) == 2
-    assert several.sk_logs_ahead() is None
+    assert len({m.pid for m in several.models}) == 3
+    logs = [str(m.files["super_kernel_log"]) for m in several.models]
+    offered = several.sk_logs_ahead()
+    assert offered is not None and offered.paths == logs
+    _ = several.model_evidence[1].handler  # the second rank's read: the others are still offered
+    offered = several.sk_logs_ahead()
+    assert offered is not None and offered.paths == [logs[0], logs[2]]
+    size = Path(logs[0]).stat().st_size
+    monkeypatch.setattr(evidence, "SK_LOGS_AHEAD_BYTES", size)  # room for one file
+    offered = several.sk_logs_ahead()
+    assert offered is not None and offered.paths == [logs[0]]
+    monkeypatch.setattr(evidence, "SK_LOGS_AHEAD_BYTES", 1)  # the first is offered whatever its size
+    offered = several.sk_logs_ahead()
+    assert offered is not None and offered.paths == [logs[0]]

@@ -248,8 +248,8 @@ def start_reading(ctx: TriageContext) -> None:
     """Start an analysis's background reads now: the plogs are scanned (hashing what they read) in a
     forked child process or a worker thread, and the other artifacts hashed for G5 by that child
     after its scan and by this process while it waits for the scan, or else in a worker thread,
-    while the caller goes on. A forked child may also read the rank's super_kernel.log for this
-    process once its scan is done (:mod:`skdbg.parsers.sk_log_ahead`). The scan starts first: a
+    while the caller goes on. A forked child may also read super_kernel.log files for this process
+    once its scan is done (:mod:`skdbg.parsers.sk_log_ahead`). The scan starts first: a
     process forks only while no other thread runs.
 
     Why a function of its own, here and not in the engine: ``skdbg analyze`` calls it right after
@@ -264,7 +264,7 @@ def start_reading(ctx: TriageContext) -> None:
     if not ev.plog_scan_started:
         plogs = [f.path for f in ev.plog_files]  # the scan hashes them as it reads them
         in_child = scene.digests_in_child(skip=plogs)
-        # the child also reads the rank's super_kernel.log when it is done before this process gets to it
+        # the child also reads super_kernel.log files, those it gets to before this process does
         logs = ev.sk_logs_ahead()
         share: ChildWork = in_child
         if logs is not None:
