@@ -256,9 +256,12 @@ SK_LOG_PARTS = ("super_kernel_log", "handler", "sk_log_outline")
 _NOT_LISTED = frozenset({"handler", "sk_log_outline"})
 
 
-#: the super_kernel.log bytes a plog scan's child may read ahead for this process at most
-#: (:meth:`Evidence.sk_logs_ahead`): eight ranks of the bench model
+#: the super_kernel.log bytes a plog scan's child may be offered to read for this process (but the
+#: first file, whatever its size: :meth:`Evidence.sk_logs_ahead`): eight ranks of the bench model
 SK_LOGS_AHEAD_BYTES = 128 << 20
+#: and the files at most: each is claimed alone, and the claims hold at most 511 chunks (a pipe's
+#: atomic write), which the hashing shares
+SK_LOGS_AHEAD_FILES = 64
 
 #: where in ``Evidence._gaps`` the model directories' unreadable-file gaps go (a full parse of sk_meta
 #: put them there, so every listing of gaps keeps that order however lazily the files are parsed)
@@ -387,12 +390,13 @@ class Evidence:
         """The super_kernel.log files the plog scan's child may read for this process, once its scan is
         done (:mod:`skdbg.parsers.sk_log_ahead`): every model directory's that is not read yet, in the
         order an analysis reads them (one rank's files whole, or each rank's exception blocks), up to
-        :data:`SK_LOGS_AHEAD_BYTES` in all (at least the first); None when there are none.
+        :data:`SK_LOGS_AHEAD_FILES` files and :data:`SK_LOGS_AHEAD_BYTES` in all (the first whatever its
+        size); None when there are none.
 
-        Why a bound: the child reads them as fast as it can, and what it sends waits here until this
-        process comes to the file. Each side takes the next file not taken, so the child is rarely more
-        than a file or two ahead; but a job's hundred ranks, each with a large exception block this
-        process is slow to parse, would pile their runs up here (the bench model's file is 15 MB)."""
+        Why a bound: the child reads them faster than this process parses them (~0.06 s a file against
+        ~0.12 s a rank on the bench model), and what it sends waits here until this process comes to the
+        file: its runs take about the file's size in memory (a few times that for a file of short lines
+        read one by one). Without a bound, a job's hundreds of ranks would pile up here."""
         made = self._model_evidence  # (not made here: that would mark the model gaps' place now)
         paths: list[str] = []
         total = 0
@@ -402,7 +406,7 @@ class Evidence:
                 continue
             with contextlib.suppress(OSError):  # its reader meets the error
                 total += os.stat(path).st_size
-            if paths and total > SK_LOGS_AHEAD_BYTES:
+            if paths and (total > SK_LOGS_AHEAD_BYTES or len(paths) >= SK_LOGS_AHEAD_FILES):
                 break
             paths.append(str(path))
         if not paths:

@@ -15,7 +15,8 @@ before the hashing (:meth:`~skdbg.forkstream.SharedClaims.offer`; the claims pip
 side takes what, the child's results come through the scan's stream after the plogs): by the child as
 soon as its scan is done, or by this process when it comes to the file first
 (:class:`~skdbg.parsers.evidence.Evidence` reads a rank's super_kernel.log after its other files, so
-the child has the time to take it; with several ranks, the two go through the files from the first).
+the child has the time to take it; with several ranks' sk_meta, where only each rank's exception blocks
+are read first, the two go through the files from the first, each taking the next one not taken).
 A unit this process claims is read by the reader here as before; one the child claims comes back as
 the child read it (equal to a read here: the same function on the same bytes), or as its ParseError,
 which the reader here files as its own read's would be (a failed read,
@@ -123,7 +124,8 @@ class SkLogsAhead:
         ``path``'s may still be unclaimed the caller claims chunks: it gets its own unit (then reads the
         file), or an earlier file's (marked for that file's reader, and it claims on), or a later one's
         or a chunk of the work after the files (done here), either of which says its own unit was
-        claimed before: then it waits for the child's read of its file, or for the child to be done. A failing ``claim_here`` is left to the child and
+        claimed before: then it waits for the word on its file (the child's read, or the mark of the
+        thread here that claimed it), or for the child to be done. A failing ``claim_here`` is left to the child and
         to the later readers, as the hashing's helpers leave it. Each outcome is handed over once (the
         runs are not kept here after)."""
         from skdbg.parsers.plog_fork import unpack_error

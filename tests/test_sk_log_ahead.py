@@ -7,7 +7,8 @@ from __future__ import annotations
 import pickle
 import shutil
 import threading
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -21,8 +22,32 @@ ROOT = Path(__file__).resolve().parents[1]
 (SK_LOG,) = (ROOT / "examples" / "scenes" / "high-single-stream").glob("sk_meta/*/*/super_kernel.log")
 
 
+class _ClaimedWhenItMustNot(BaseException):
+    """Raised by :func:`_never` (not an Exception: ``take`` leaves a failing claim to the child and
+    swallows those)."""
+
+
 def _never() -> bool:
-    raise AssertionError("nothing is claimed once the file's outcome is known")
+    raise _ClaimedWhenItMustNot("nothing is claimed once the file's outcome is known")
+
+
+def _reader(logs: SkLogsAhead, path: str, claim: Callable[[], bool]) -> tuple[threading.Thread, list[object]]:
+    """A reader of ``path`` in a thread of its own (a daemon: a failing test never hangs the run), and
+    the box its result goes to."""
+    done: list[object] = []
+    thread = threading.Thread(target=lambda: done.append(logs.take(path, claim)), daemon=True)
+    thread.start()
+    return thread, done
+
+
+def _until_waiting(logs: SkLogsAhead, thread: threading.Thread) -> None:
+    """Return once ``thread`` waits for an outcome (on the condition ``take`` waits on), however slow
+    the machine; fail if it ended instead."""
+    deadline = time.monotonic() + 30
+    while not logs._changed._waiters:  # type: ignore[attr-defined]  # (CPython's Condition)
+        assert thread.is_alive(), "the reader ended instead of waiting"
+        assert time.monotonic() < deadline, "the reader never waited"
+        time.sleep(0.005)
 
 
 def _nothing_left() -> bool:
@@ -70,11 +95,8 @@ def test_a_file_not_offered_or_claimed_here_is_read_here() -> None:
 
 def test_a_reader_waits_for_the_child_then_reads_itself_when_nothing_came() -> None:
     ahead = SkLogsAhead([str(SK_LOG)])
-    got: list[object] = []
-    reader = threading.Thread(target=lambda: got.append(ahead.take(str(SK_LOG), _nothing_left)))
-    reader.start()
-    reader.join(0.2)
-    assert reader.is_alive()  # the child has the file: the reader waits for its word
+    reader, got = _reader(ahead, str(SK_LOG), _nothing_left)
+    _until_waiting(ahead, reader)  # the child has the file: the reader waits for its word
     ahead.settle()  # the child is lost, or ended without sending it
     reader.join(10)
     assert got == [None]
@@ -164,11 +186,8 @@ def test_a_reader_stops_claiming_once_the_work_after_the_files_is_reached() -> N
         share.do_here(next(chunks))
         return True
 
-    done: list[object] = []
-    reader = threading.Thread(target=lambda: done.append(logs.take(str(SK_LOG), claim)))
-    reader.start()
-    reader.join(0.2)
-    assert reader.is_alive()  # waiting for the child's read, after one chunk
+    reader, done = _reader(logs, str(SK_LOG), claim)
+    _until_waiting(logs, reader)  # waiting for the child's read, after one chunk
     assert next(chunks) == [4, 5, 6]  # the second chunk was never claimed
     logs.note(0, ("log", "runs"))
     reader.join(10)
@@ -192,12 +211,9 @@ def test_a_reader_claims_past_earlier_files_and_stops_at_a_later_one() -> None:
     later = SkLogsAhead(paths)
     share = ChildShare(later, _Recorder(3))
     heads = iter([[2], [3, 4]])
-    done: list[object] = []
-    reader = threading.Thread(target=lambda: done.append(later.take(paths[1], claim)))
-    reader.start()
-    reader.join(0.2)
-    assert reader.is_alive()  # unit 2 claimed here: unit 1 is the child's, and only one chunk was claimed
-    assert next(heads) == [3, 4]
+    reader, done = _reader(later, paths[1], claim)
+    _until_waiting(later, reader)  # unit 2 claimed here: unit 1 is the child's
+    assert next(heads) == [3, 4]  # and only one chunk was claimed
     later.note(1, ("log", "runs"))
     reader.join(10)
     assert done == ["runs"]
@@ -212,11 +228,9 @@ def test_a_failing_claim_leaves_the_reader_waiting_for_the_child() -> None:
         calls.append(1)
         raise RuntimeError("a chunk could not be done")
 
-    done: list[object] = []
-    reader = threading.Thread(target=lambda: done.append(logs.take(str(SK_LOG), broken)))
-    reader.start()
-    reader.join(0.2)
-    assert reader.is_alive() and calls == [1]  # the failure left the file to the child: it waits
+    reader, done = _reader(logs, str(SK_LOG), broken)
+    _until_waiting(logs, reader)
+    assert calls == [1]  # the failure left the file to the child: it waits
     logs.note(0, ("log", "runs"))
     reader.join(10)
     assert done == ["runs"]
@@ -278,6 +292,10 @@ def test_every_model_directorys_super_kernel_log_not_read_yet_is_offered_within_
     monkeypatch.setattr(evidence, "SK_LOGS_AHEAD_BYTES", size)  # room for one file
     offered = several.sk_logs_ahead()
     assert offered is not None and offered.paths == [logs[0]]
+    monkeypatch.setattr(evidence, "SK_LOGS_AHEAD_BYTES", 10 * size)
+    monkeypatch.setattr(evidence, "SK_LOGS_AHEAD_FILES", 2)  # and so many files at most
+    offered = open_context(many).evidence.sk_logs_ahead()  # (none read yet)
+    assert offered is not None and offered.paths == logs[:2]
     monkeypatch.setattr(evidence, "SK_LOGS_AHEAD_BYTES", 1)  # the first is offered whatever its size
     offered = several.sk_logs_ahead()
     assert offered is not None and offered.paths == [logs[0]]
