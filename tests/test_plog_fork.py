@@ -611,6 +611,27 @@ def _analyse(root: Path, mode: str, env: dict[str, str] | None = None) -> dict[s
     return cast("dict[str, object]", json.loads(_run(code, env=env)))
 
 
+def _same_output(run: dict[str, object], here: dict[str, object]) -> None:
+    """``run`` gave what ``here`` (a run without the child) gave: the analysis, the gaps, the errors."""
+    assert run["analysis"] == here["analysis"]
+    assert (run["gaps"], run["errors"]) == (here["gaps"], here["errors"])
+
+
+def _with_and_without_the_child(scene: Path, mode: str) -> tuple[dict[str, object], dict[str, object]]:
+    """The harness's run of ``scene`` in ``mode``, and its run without a child (``SKDBG_NO_FORK``)."""
+    return _analyse(scene, mode), _analyse(scene, "plain", env={"SKDBG_NO_FORK": "1"})
+
+
+#: a test run twice: with the child made to read every super_kernel.log, and as it comes (either side)
+child_or_either = pytest.mark.parametrize("mode", ["child-reads-sk-log", "plain"])
+
+
+def _copy_of(scene: Path, factory: pytest.TempPathFactory, name: str) -> Path:
+    root = factory.mktemp(name) / "scene"
+    shutil.copytree(scene, root)
+    return root
+
+
 @forks
 def test_an_analysis_with_the_scan_forked_is_the_analysis_without(big_scene: Path) -> None:
     forked = _analyse(big_scene, "plain")
@@ -646,8 +667,7 @@ def test_an_analysis_in_a_standby_child_is_the_analysis_without(big_scene: Path)
     standby = _analyse(big_scene, "standby")
     here = _analyse(big_scene, "plain", env={"SKDBG_NO_FORK": "1"})
     assert (standby["forked"], standby["standby_used"], standby["standby_left"]) == (True, True, 0)
-    assert standby["analysis"] == here["analysis"]
-    assert (standby["gaps"], standby["errors"]) == (here["gaps"], here["errors"])
+    _same_output(standby, here)
     # the child hashed every other artifact (from their pickled paths) but those this process claimed
     _hashed_by_the_child_or_while_waiting(standby)
     assert standby["children"] == "none"
@@ -683,13 +703,11 @@ def test_a_reader_waiting_for_the_childs_digests_hashes_what_is_unclaimed(big_sc
 def test_super_kernel_log_read_by_the_child_gives_the_analysis_without(big_scene: Path) -> None:
     """The child, its scan done, reads the rank's super_kernel.log while this process parses the other
     files; what it sends gives the analysis, gaps and errors of a read here, and is the only read."""
-    child = _analyse(big_scene, "child-reads-sk-log")
-    here = _analyse(big_scene, "plain", env={"SKDBG_NO_FORK": "1"})
+    child, here = _with_and_without_the_child(big_scene, "child-reads-sk-log")
     assert child["forked"] is True
     assert child["took"] == ["SkLog"]
     assert here["took"] == []  # no child: nothing shared, the file read here as before
-    assert child["analysis"] == here["analysis"]
-    assert (child["gaps"], child["errors"]) == (here["gaps"], here["errors"])
+    _same_output(child, here)
     assert child["children"] == "none"
 
 
@@ -697,31 +715,25 @@ def test_super_kernel_log_read_by_the_child_gives_the_analysis_without(big_scene
 def test_super_kernel_log_claimed_here_first_is_read_here(big_scene: Path) -> None:
     """This process claims every unit before the child does (the child claims only then): it reads
     super_kernel.log itself; the output is the same."""
-    late = _analyse(big_scene, "slow-child-hashing")
-    here = _analyse(big_scene, "plain", env={"SKDBG_NO_FORK": "1"})
+    late, here = _with_and_without_the_child(big_scene, "slow-child-hashing")
     assert late["took"] == ["None"]
-    assert late["analysis"] == here["analysis"]
-    assert (late["gaps"], late["errors"]) == (here["gaps"], here["errors"])
+    _same_output(late, here)
 
 
 @forks
 def test_a_child_lost_reading_super_kernel_log_leaves_it_to_this_process(big_scene: Path) -> None:
-    lost = _analyse(big_scene, "child-dies-reading-sk-log")
-    here = _analyse(big_scene, "plain", env={"SKDBG_NO_FORK": "1"})
+    lost, here = _with_and_without_the_child(big_scene, "child-dies-reading-sk-log")
     assert lost["took"] == ["None"]  # the child sent nothing: read here
-    assert lost["analysis"] == here["analysis"]
-    assert (lost["gaps"], lost["errors"]) == (here["gaps"], here["errors"])
+    _same_output(lost, here)
     assert len(cast("list[str]", lost["hashed_here"])) > 1  # and its digests: each hashed here when asked
 
 
 @forks
 def test_a_standby_child_reads_super_kernel_log_as_a_child_forked_in_place(big_scene: Path) -> None:
     """The standby child gets the file's path pickled with the rest of its work and reads it the same."""
-    standby = _analyse(big_scene, "standby+child-reads-sk-log")
-    here = _analyse(big_scene, "plain", env={"SKDBG_NO_FORK": "1"})
+    standby, here = _with_and_without_the_child(big_scene, "standby+child-reads-sk-log")
     assert (standby["forked"], standby["standby_used"], standby["took"]) == (True, True, ["SkLog"])
-    assert standby["analysis"] == here["analysis"]
-    assert (standby["gaps"], standby["errors"]) == (here["gaps"], here["errors"])
+    _same_output(standby, here)
 
 
 @forks
@@ -735,8 +747,7 @@ def test_a_failed_read_of_super_kernel_log_in_the_child_keeps_the_verdict_out_of
     assert child["took"] == ["ReadFailure"]  # (a ParseError)
     assert child["read_failed"] is True
     assert here["read_failed"] is True
-    assert child["analysis"] == here["analysis"]
-    assert (child["gaps"], child["errors"]) == (here["gaps"], here["errors"])
+    _same_output(child, here)
     assert "super_kernel_log" in [role for role, _ in here["errors"]]
 
 
@@ -744,19 +755,16 @@ def test_a_failed_read_of_super_kernel_log_in_the_child_keeps_the_verdict_out_of
 def test_a_child_whose_share_ends_with_system_exit_still_ends_its_stream(big_scene: Path) -> None:
     """The child's other work raises SystemExit (no ``except Exception`` stops it): the stream still
     ends, this process stops waiting for the child's results and does the work itself."""
-    ended = _analyse(big_scene, "child-exits-in-its-share")
-    here = _analyse(big_scene, "plain", env={"SKDBG_NO_FORK": "1"})
+    ended, here = _with_and_without_the_child(big_scene, "child-exits-in-its-share")
     assert ended["forked"] is True
-    assert ended["analysis"] == here["analysis"]
-    assert (ended["gaps"], ended["errors"]) == (here["gaps"], here["errors"])
+    _same_output(ended, here)
     assert ended["children"] == "none"
 
 
 @pytest.fixture(scope="module")
 def three_ranks_scene(big_scene: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``big_scene`` with two more ranks' sk_meta (copies): an analysis reads each one's exception blocks."""
-    root = tmp_path_factory.mktemp("three-ranks") / "scene"
-    shutil.copytree(big_scene, root)
+    root = _copy_of(big_scene, tmp_path_factory, "three-ranks")
     (rank,) = (root / "sk_meta").iterdir()
     for pid in (int(rank.name) + 1, int(rank.name) + 2):
         shutil.copytree(rank, rank.parent / str(pid))
@@ -764,47 +772,42 @@ def three_ranks_scene(big_scene: Path, tmp_path_factory: pytest.TempPathFactory)
 
 
 @forks
-@pytest.mark.parametrize("mode", ["child-reads-sk-log", "plain"])
+@child_or_either
 def test_several_ranks_super_kernel_logs_shared_with_the_child_give_the_analysis_without(
     three_ranks_scene: Path, mode: str
 ) -> None:
     """Each rank's super_kernel.log is read by whichever side comes to it first (forced: the child, all
     three); the analysis, gaps and errors are those of a run without the child."""
-    forked = _analyse(three_ranks_scene, mode)
-    here = _analyse(three_ranks_scene, "plain", env={"SKDBG_NO_FORK": "1"})
+    forked, here = _with_and_without_the_child(three_ranks_scene, mode)
     assert forked["forked"] is True
     if mode == "child-reads-sk-log":
         assert forked["took"] == ["SkLog", "SkLog", "SkLog"]
     else:
         assert len(cast("list[str]", forked["took"])) == 3
-    assert forked["analysis"] == here["analysis"]
-    assert (forked["gaps"], forked["errors"]) == (here["gaps"], here["errors"])
+    _same_output(forked, here)
     assert forked["children"] == "none"
 
 
 @pytest.fixture(scope="module")
 def binary_sk_log_scene(big_scene: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``big_scene`` with a super_kernel.log that is not text (its read raises a ParseError)."""
-    root = tmp_path_factory.mktemp("binary-sk-log") / "scene"
-    shutil.copytree(big_scene, root)
+    root = _copy_of(big_scene, tmp_path_factory, "binary-sk-log")
     (log,) = root.glob("sk_meta/*/*/super_kernel.log")
     log.write_bytes(b"\x00\x01\x02 not a log\n" * 4)
     return root
 
 
 @forks
-@pytest.mark.parametrize("mode", ["child-reads-sk-log", "plain"])
+@child_or_either
 def test_a_super_kernel_log_the_child_cannot_read_is_filed_as_a_read_here(
     binary_sk_log_scene: Path, mode: str
 ) -> None:
     """The child's read fails with a ParseError: it comes back as that error, and is filed where and as
     this process's read's would be (an unreadable-file gap, the CLI's error)."""
-    forked = _analyse(binary_sk_log_scene, mode)
-    here = _analyse(binary_sk_log_scene, "plain", env={"SKDBG_NO_FORK": "1"})
+    forked, here = _with_and_without_the_child(binary_sk_log_scene, mode)
     if mode == "child-reads-sk-log":
         assert forked["took"] == ["ParseError"]
-    assert forked["analysis"] == here["analysis"]
-    assert (forked["gaps"], forked["errors"]) == (here["gaps"], here["errors"])
+    _same_output(forked, here)
     roles = [role for role, _ in here["errors"]]
     assert "super_kernel_log" in roles  # the damage was met
     assert any(kind == "unreadable" and "super_kernel.log" in detail for kind, detail in here["gaps"])
@@ -899,8 +902,7 @@ def test_a_child_lost_before_its_digests_leaves_them_to_this_process(big_scene: 
     lost = _analyse(big_scene, mode)
     here = _analyse(big_scene, "plain", env={"SKDBG_NO_FORK": "1"})
     assert lost["forked"] is True
-    assert lost["analysis"] == here["analysis"]
-    assert (lost["gaps"], lost["errors"]) == (here["gaps"], here["errors"])
+    _same_output(lost, here)
     assert len(cast("list[str]", lost["hashed_here"])) > 1  # each artifact hashed here when first asked for
 
 
