@@ -125,9 +125,9 @@ class SkLogsAhead:
         file), or an earlier file's (marked for that file's reader, and it claims on), or a later one's
         or a chunk of the work after the files (done here), either of which says its own unit was
         claimed before: then it waits for the word on its file (the child's read, or the mark of the
-        thread here that claimed it), or for the child to be done. A failing ``claim_here`` is left to the child and
-        to the later readers, as the hashing's helpers leave it. Each outcome is handed over once (the
-        runs are not kept here after)."""
+        thread here that claimed it), or for the child to be done. A failing ``claim_here`` is left to
+        the child and to the later readers, as the hashing's helpers leave it. Each outcome is handed
+        over once (the runs are not kept here after)."""
         from skdbg.parsers.plog_fork import unpack_error
 
         unit = self._index.get(path)
