@@ -127,10 +127,10 @@ def test_concurrent_builders_and_readers_agree(tmp_path: Path) -> None:
 
     def read() -> None:
         while not ix.done:
-            k = ix.lines
-            for i in (0, k // 2, k - 1):
-                if i >= 0 and ix.line(i) != str(i):
-                    bad.append(f"{i}: {ix.line(i)!r}")
+            k = ix.lines  # (0 before the first batch is published: no line to read yet)
+            for i in {0, k // 2, k - 1}:
+                if 0 <= i < k and (got := ix.line(i)) != str(i):
+                    bad.append(f"{i}: {got!r}")
 
     threads = [threading.Thread(target=build, args=(64, 4096)), threading.Thread(target=ix.build_all)]
     threads.append(threading.Thread(target=read))
