@@ -39,10 +39,13 @@ if TYPE_CHECKING:
     from skdbg.parsers.plog_fork import ChildWork, PackedError
     from skdbg.parsers.sklog_runs import SkLog
 
-#: a file's outcome: read by the child (its runs), its read's error (packed), or the reader's here to read
-#: (claimed here, or the child's read failed otherwise than with a ParseError)
+#: a file's outcome: read by the child (its runs), its read's error (packed), read here ahead of its
+#: reader (its runs, or the ParseError raised), being read here, taken by its reader, or its reader's to
+#: read (claimed here, or the child's read failed otherwise than with a ParseError)
 _Outcome = tuple[str, Any]
 _HERE: _Outcome = ("here", None)
+_TAKEN: _Outcome = ("taken", None)
+_READING: _Outcome = ("reading", None)
 
 
 def _read(path: str) -> _Outcome:
@@ -109,6 +112,41 @@ class SkLogsAhead:
             self._settled = True
             self._changed.notify_all()
 
+    def _known(self, unit: int) -> bool:
+        """The word on ``unit`` is in (or never will be): its reader may go on."""
+        got = self._outcomes.get(unit)
+        return (got is not None and got is not _READING) or (got is None and self._settled)
+
+    def _read_ahead_here(self, unit: int) -> None:
+        """While the word on ``unit`` is awaited, read here the first later file this process claimed and
+        no one has read (its reader would read it here anyway, later): the wait is spent on that read.
+        A ParseError it raises is kept for that file's reader, who files it then; any other failure
+        leaves the file to its reader."""
+        from skdbg.parsers.sklog_runs import read_super_kernel_log
+
+        with self._changed:
+            if self._known(unit):
+                return
+            later = next((j for j, got in sorted(self._outcomes.items()) if j > unit and got is _HERE), None)
+            if later is None:
+                return
+            self._outcomes[later] = _READING
+        outcome: _Outcome = _HERE
+        try:
+            outcome = ("log_here", read_super_kernel_log(self.paths[later]))
+        except ParseError as exc:
+            # kept until its reader files it: without the frames (a parser's buffers of MBs)
+            exc.__traceback__ = None
+            if exc.__cause__ is not None:
+                exc.__cause__.__traceback__ = None
+            outcome = ("raised_here", exc)
+        except Exception:  # noqa: BLE001, S110 - its reader reads it and meets the failure
+            pass
+        finally:
+            with self._changed:
+                self._outcomes[later] = outcome
+                self._changed.notify_all()
+
     def _may_be_unclaimed(self, unit: int) -> bool:
         """Nothing says yet who has ``unit``: no outcome, the child not done, and no later unit (of a
         file, or of the work after the files) claimed here, which would say it was claimed before."""
@@ -136,15 +174,18 @@ class SkLogsAhead:
         with contextlib.suppress(Exception):  # a failing helper leaves the work to the child
             while self._may_be_unclaimed(unit) and claim_here():
                 pass
+        self._read_ahead_here(unit)
         with self._changed:
-            self._changed.wait_for(lambda: unit in self._outcomes or self._settled)
+            self._changed.wait_for(lambda: self._known(unit))
             kind, value = self._outcomes.pop(unit, _HERE)
-            self._outcomes[unit] = _HERE  # taken: a second reader reads the file itself
-        if kind == "log":
+            self._outcomes[unit] = _TAKEN  # a second reader reads the file itself
+        if kind in ("log", "log_here"):
             return value  # type: ignore[no-any-return]
         if kind == "error":
             packed: PackedError = value
             return unpack_error(packed)
+        if kind == "raised_here":
+            return value  # type: ignore[no-any-return]
         return None
 
 

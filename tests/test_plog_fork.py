@@ -497,6 +497,17 @@ def recording_take(self, path, claim_here):
 
 
 sk_log_ahead.SkLogsAhead.take = recording_take
+read_ahead = []  # the files this process read while it waited for another's
+real_read_ahead = sk_log_ahead.SkLogsAhead._read_ahead_here
+
+
+def recording_read_ahead(self, unit):
+    before = {j for j, got in self._outcomes.items() if got[0] == "log_here"}
+    real_read_ahead(self, unit)
+    read_ahead.extend(j for j, got in self._outcomes.items() if got[0] == "log_here" and j not in before)
+
+
+sk_log_ahead.SkLogsAhead._read_ahead_here = recording_read_ahead
 if flags & {"child-reads-sk-log", "child-dies-reading-sk-log"}:
     # the child claims super_kernel.log: nothing here claims before the child's word on it has come
     evidence_module._help_until_ready = lambda forked, load: None
@@ -507,6 +518,37 @@ if flags & {"child-reads-sk-log", "child-dies-reading-sk-log"}:
         return recording_take(self, path, claim_here)
 
     sk_log_ahead.SkLogsAhead.take = take_after_the_child
+if "parent-reads-ahead" in flags:
+    # the child reads the first file only once this process has claimed the second (so this process, which
+    # waits for the first, reads the second meanwhile)
+    import array
+    import fcntl
+    import termios
+
+    real_read = sk_log_ahead.SkLogsAhead.read
+    shared = []
+    real_child = plog_fork._in_child
+
+    def keep_claims(paths, new_hasher, also=None, claims=None):
+        shared.append(claims)
+        yield from real_child(paths, new_hasher, also, claims)
+
+    def read_after_the_parent(self, unit):
+        if unit == 0:
+            left = array.array("i", [0])
+            fcntl.ioctl(shared[0]._read, termios.FIONREAD, left, True)
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                now = array.array("i", [0])
+                fcntl.ioctl(shared[0]._read, termios.FIONREAD, now, True)
+                if now[0] < left[0]:
+                    break
+                time.sleep(0.01)
+        return real_read(self, unit)
+
+    plog_fork._in_child = keep_claims
+    sk_log_ahead.SkLogsAhead.read = read_after_the_parent
+    evidence_module._help_until_ready = lambda forked, load: None
 if "child-dies-reading-sk-log" in flags:  # in the child, once it claimed the file
     sk_log_ahead.SkLogsAhead.read = lambda self, unit: os._exit(7)
 if "child-exits-in-its-share" in flags:  # the child's share raises what no `except Exception` stops
@@ -530,6 +572,28 @@ if "sk-log-read-fails" in flags:  # every read of super_kernel.log fails (here a
     fsguard._file_readinto = failing_readinto
 ctx = open_context(sys.argv[1])
 start_reading(ctx)  # as `skdbg analyze` does: before the triage stages are imported
+if "parent-reads-ahead" in flags:  # and this process asks for the first file once the child claimed it
+    import array
+    import fcntl
+    import termios
+
+    claims_here = ctx.evidence._plog_scan.forked._claims
+
+    def unread(claims):
+        n = array.array("i", [0])
+        fcntl.ioctl(claims._read, termios.FIONREAD, n, True)
+        return n[0]
+
+    offered = unread(claims_here)
+    take_now = sk_log_ahead.SkLogsAhead.take
+
+    def take_once_the_child_claimed(self, path, claim_here):
+        deadline = time.monotonic() + 60
+        while self._index[path] == 0 and unread(claims_here) == offered and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return take_now(self, path, claim_here)
+
+    sk_log_ahead.SkLogsAhead.take = take_once_the_child_claimed
 hashed_here = []
 real = scene_module.Artifact._small_digest
 scene_module.Artifact._small_digest = staticmethod(lambda path: hashed_here.append(path) or real(path))
@@ -576,6 +640,7 @@ print(json.dumps({
     "claimed_here": claimed_here,
     "units": units[0] if units else None,
     "took": took,
+    "read_ahead": read_ahead,
     "read_failed": ctx.read_failed,
     "analysis": text,
     "gaps": [[g.kind, g.detail] for g in ctx.evidence.gaps],
@@ -786,6 +851,18 @@ def test_several_ranks_super_kernel_logs_shared_with_the_child_give_the_analysis
         assert len(cast("list[str]", forked["took"])) == 3
     _same_output(forked, here)
     assert forked["children"] == "none"
+
+
+@forks
+def test_a_reader_waiting_for_the_child_reads_the_next_rank_meanwhile(three_ranks_scene: Path) -> None:
+    """The child has the first rank's file; this process, waiting for it, claims the second and reads it
+    meanwhile; the third goes to whichever side comes first. The output is that of a run without the child."""
+    ahead, here = _with_and_without_the_child(three_ranks_scene, "parent-reads-ahead")
+    assert ahead["forked"] is True
+    assert cast("list[str]", ahead["took"])[:2] == ["SkLog", "SkLog"]  # the child's, then read ahead here
+    assert ahead["read_ahead"] == [1]
+    _same_output(ahead, here)
+    assert ahead["children"] == "none"
 
 
 @pytest.fixture(scope="module")

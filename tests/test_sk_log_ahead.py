@@ -217,7 +217,32 @@ def test_a_reader_claims_past_earlier_files_and_stops_at_a_later_one() -> None:
     later.note(1, ("log", "runs"))
     reader.join(10)
     assert done == ["runs"]
-    assert later.take(paths[2], _never) is None  # claimed here on the way: read here
+    # claimed here on the way, and read while the reader waited (here: no such file): its reader gets
+    # what that read raised, as its own read would have
+    missing = later.take(paths[2], _never)
+    assert isinstance(missing, ParseError)
+    assert later.take(paths[2], _never) is None  # a second reader reads it itself
+
+
+def test_a_waiting_reader_reads_the_later_file_it_claimed() -> None:
+    """The reader's own file is the child's: while it waits, it reads the later file it claimed on its
+    way (its reader would read it here anyway), and that file's reader gets those runs."""
+    paths = ["/a/super_kernel.log", str(SK_LOG)]
+    logs = SkLogsAhead(paths)
+    share = ChildShare(logs, _Recorder(1))
+    heads = iter([[1]])
+
+    def claim() -> bool:
+        share.do_here(next(heads))
+        return True
+
+    reader, done = _reader(logs, paths[0], claim)
+    _until_waiting(logs, reader)
+    assert logs._outcomes[1][0] == "log_here"  # read while it waited
+    logs.note(0, ("log", "runs"))
+    reader.join(10)
+    assert done == ["runs"]
+    assert logs.take(paths[1], _never) == read_super_kernel_log(SK_LOG)
 
 
 def test_a_failing_claim_leaves_the_reader_waiting_for_the_child() -> None:
