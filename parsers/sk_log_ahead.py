@@ -124,28 +124,32 @@ class SkLogsAhead:
         leaves the file to its reader."""
         from skdbg.parsers.sklog_runs import read_super_kernel_log
 
-        with self._changed:
-            if self._known(unit):
-                return
-            later = next((j for j, got in sorted(self._outcomes.items()) if j > unit and got is _HERE), None)
-            if later is None:
-                return
-            self._outcomes[later] = _READING
+        later: int | None = None
         outcome: _Outcome = _HERE
         try:
+            with self._changed:
+                if self._known(unit):
+                    return
+                later = next(
+                    (j for j, got in sorted(self._outcomes.items()) if j > unit and got is _HERE), None
+                )
+                if later is None:
+                    return
+                self._outcomes[later] = _READING
             outcome = ("log_here", read_super_kernel_log(self.paths[later]))
         except ParseError as exc:
             # kept until its reader files it: without the frames (a parser's buffers of MBs)
-            exc.__traceback__ = None
-            if exc.__cause__ is not None:
-                exc.__cause__.__traceback__ = None
+            for e in (exc, exc.__cause__, exc.__context__):
+                if e is not None:
+                    e.__traceback__ = None
             outcome = ("raised_here", exc)
         except Exception:  # noqa: BLE001, S110 - its reader reads it and meets the failure
             pass
-        finally:
-            with self._changed:
-                self._outcomes[later] = outcome
-                self._changed.notify_all()
+        finally:  # whatever ended the read (Ctrl-C too), the file is never left marked as being read
+            if later is not None:
+                with self._changed:
+                    self._outcomes[later] = outcome
+                    self._changed.notify_all()
 
     def _may_be_unclaimed(self, unit: int) -> bool:
         """Nothing says yet who has ``unit``: no outcome, the child not done, and no later unit (of a

@@ -501,10 +501,15 @@ read_ahead = []  # the files this process read while it waited for another's
 real_read_ahead = sk_log_ahead.SkLogsAhead._read_ahead_here
 
 
+def read_ahead_units(self):
+    with self._changed:  # (the filing thread notes the child's outcomes meanwhile)
+        return {j for j, got in self._outcomes.items() if got[0] == "log_here"}
+
+
 def recording_read_ahead(self, unit):
-    before = {j for j, got in self._outcomes.items() if got[0] == "log_here"}
+    before = read_ahead_units(self)
     real_read_ahead(self, unit)
-    read_ahead.extend(j for j, got in self._outcomes.items() if got[0] == "log_here" and j not in before)
+    read_ahead.extend(sorted(read_ahead_units(self) - before))
 
 
 sk_log_ahead.SkLogsAhead._read_ahead_here = recording_read_ahead
@@ -519,15 +524,23 @@ if flags & {"child-reads-sk-log", "child-dies-reading-sk-log"}:
 
     sk_log_ahead.SkLogsAhead.take = take_after_the_child
 if "parent-reads-ahead" in flags:
-    # the child reads the first file only once this process has claimed the second (so this process, which
-    # waits for the first, reads the second meanwhile)
+    # a handshake: the child claims the first file and says so (a flag file); this process, asked for that
+    # file, waits for the word, then claims the second; the child reads the first only once the second is
+    # claimed, so this process, waiting for the first, reads the second meanwhile
     import array
     import fcntl
+    import tempfile
     import termios
 
+    flag = os.path.join(tempfile.mkdtemp(), "child-claimed-the-first-file")
     real_read = sk_log_ahead.SkLogsAhead.read
     shared = []
     real_child = plog_fork._in_child
+
+    def unread(claims):
+        n = array.array("i", [0])
+        fcntl.ioctl(claims._read, termios.FIONREAD, n, True)
+        return n[0]
 
     def keep_claims(paths, new_hasher, also=None, claims=None):
         shared.append(claims)
@@ -535,14 +548,10 @@ if "parent-reads-ahead" in flags:
 
     def read_after_the_parent(self, unit):
         if unit == 0:
-            left = array.array("i", [0])
-            fcntl.ioctl(shared[0]._read, termios.FIONREAD, left, True)
+            left = unread(shared[0])  # before the word: this process claims nothing until it comes
+            open(flag, "w").close()
             deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:
-                now = array.array("i", [0])
-                fcntl.ioctl(shared[0]._read, termios.FIONREAD, now, True)
-                if now[0] < left[0]:
-                    break
+            while unread(shared[0]) == left and time.monotonic() < deadline:
                 time.sleep(0.01)
         return real_read(self, unit)
 
@@ -573,23 +582,11 @@ if "sk-log-read-fails" in flags:  # every read of super_kernel.log fails (here a
 ctx = open_context(sys.argv[1])
 start_reading(ctx)  # as `skdbg analyze` does: before the triage stages are imported
 if "parent-reads-ahead" in flags:  # and this process asks for the first file once the child claimed it
-    import array
-    import fcntl
-    import termios
-
-    claims_here = ctx.evidence._plog_scan.forked._claims
-
-    def unread(claims):
-        n = array.array("i", [0])
-        fcntl.ioctl(claims._read, termios.FIONREAD, n, True)
-        return n[0]
-
-    offered = unread(claims_here)
     take_now = sk_log_ahead.SkLogsAhead.take
 
     def take_once_the_child_claimed(self, path, claim_here):
         deadline = time.monotonic() + 60
-        while self._index[path] == 0 and unread(claims_here) == offered and time.monotonic() < deadline:
+        while self._index[path] == 0 and not os.path.exists(flag) and time.monotonic() < deadline:
             time.sleep(0.01)
         return take_now(self, path, claim_here)
 
