@@ -60,6 +60,22 @@ class ReadFailure(ParseError):
     the file is never kept in the result cache."""
 
 
+def drop_tracebacks(exc: BaseException) -> None:
+    """Clear the tracebacks of ``exc`` and of the exceptions it was raised from or during.
+
+    Why: a kept ParseError's frames (a parser's buffers of MBs, a scan's hashing lane) would live as
+    long as the evidence; its message already names the file, the line and what was expected."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        e.__traceback__ = None
+        todo += [e.__cause__, e.__context__]
+
+
 @dataclass(frozen=True, slots=True)
 class Unrecognized:
     """A line a parser could not interpret. Kept so nothing is lost silently."""

@@ -24,7 +24,7 @@ from operator import attrgetter, is_
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar, cast, overload
 
-from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
+from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized, drop_tracebacks
 from skdbg.parsers.frames import SRC_COLS, Col, concat_frames, empty_frame, records_frame, rows_frame
 from skdbg.parsers.fsguard import real_path
 from skdbg.parsers.hashbehind import CountingSha256, Sha256Done
@@ -335,7 +335,7 @@ class Evidence:
         try:
             return load()
         except ParseError as exc:
-            _drop_tracebacks(exc)
+            drop_tracebacks(exc)
             errors.setdefault(role, []).append(exc)
             gaps.append(Gap("unreadable", str(exc), exc.source))
             return None
@@ -1085,22 +1085,6 @@ _IS_NONE = partial(is_, None)
 def _raise(exc: BaseException) -> NoReturn:
     """Raise ``exc`` (a load for :meth:`Evidence._guard` that fails as another process's load did)."""
     raise exc
-
-
-def _drop_tracebacks(exc: BaseException) -> None:
-    """Clear the tracebacks of ``exc`` and of the exceptions it was raised from or during.
-
-    Why: a kept ParseError's frames (a parser's buffers of MBs, a scan's hashing lane) would live as
-    long as the evidence; its message already names the file, the line and what was expected."""
-    seen: set[int] = set()
-    todo: list[BaseException | None] = [exc]
-    while todo:
-        e = todo.pop()
-        if e is None or id(e) in seen:
-            continue
-        seen.add(id(e))
-        e.__traceback__ = None
-        todo += [e.__cause__, e.__context__]
 
 
 class _PlogScan:

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
-from skdbg.parsers.common import ParseError
+from skdbg.parsers.common import ParseError, drop_tracebacks
 
 if TYPE_CHECKING:
     from skdbg.parsers.plog_fork import ChildWork, PackedError
@@ -138,10 +138,7 @@ class SkLogsAhead:
                 self._outcomes[later] = _READING
             outcome = ("log_here", read_super_kernel_log(self.paths[later]))
         except ParseError as exc:
-            # kept until its reader files it: without the frames (a parser's buffers of MBs)
-            for e in (exc, exc.__cause__, exc.__context__):
-                if e is not None:
-                    e.__traceback__ = None
+            drop_tracebacks(exc)  # kept until its reader files it: without the frames
             outcome = ("raised_here", exc)
         except Exception:  # noqa: BLE001, S110 - its reader reads it and meets the failure
             pass
