@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from skdbg.spans import MAX_WAIT_SECONDS, MAX_WINDOW_SECONDS, span_ok
+from skdbg.spans import MAX_WAIT_SECONDS, MAX_WINDOW_SECONDS, span_expected, span_ok
 
 if TYPE_CHECKING:  # generic in newer click (8.5: two parameters); skdbg supports 8.1, where it is not
     _ParamType = click.ParamType[float, Any]
@@ -38,12 +38,8 @@ class Span(_ParamType):
         except (TypeError, ValueError):
             self.fail(f"{value!r} is not a number of {self.unit}", param, ctx)
         if not span_ok(number, positive=self.positive, most=self.most):
-            low = "above 0" if self.positive else "from 0"
-            self.fail(
-                f"{value!r}: expected a finite number of {self.unit}, {low} up to {self.most:,.0f}",
-                param,
-                ctx,
-            )
+            expected = span_expected(self.unit, positive=self.positive, most=self.most)
+            self.fail(f"{value!r}: expected {expected}", param, ctx)
         return number
 
 

@@ -24,4 +24,10 @@ def span_ok(number: float, *, positive: bool = False, most: float = MAX_WINDOW_S
     return math.isfinite(number) and (number > 0 if positive else number >= 0) and number <= most
 
 
-__all__ = ["MAX_WAIT_SECONDS", "MAX_WINDOW_SECONDS", "span_ok"]
+def span_expected(unit: str = "seconds", *, positive: bool = False, most: float = MAX_WINDOW_SECONDS) -> str:
+    """What :func:`span_ok` accepts, in words, for the messages that refuse a value."""
+    low = "above 0" if positive else "from 0"
+    return f"a finite number of {unit} {low} up to {most:,.0f}"
+
+
+__all__ = ["MAX_WAIT_SECONDS", "MAX_WINDOW_SECONDS", "span_expected", "span_ok"]

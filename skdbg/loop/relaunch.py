@@ -52,7 +52,7 @@ from skdbg.parsers.markers import MarkerEdit
 from skdbg.sessions.attempts import frozen_text
 from skdbg.sessions.errors import NotFound
 from skdbg.sessions.store import AttemptInfo, Ledger, ProposalInfo, RoundInfo, attempt_key
-from skdbg.spans import MAX_WAIT_SECONDS, span_ok
+from skdbg.spans import MAX_WAIT_SECONDS, span_expected, span_ok
 from skdbg.workflow import freeze, verify_round
 
 #: CANN slog level 1 = INFO: the SK exception handler's header, task queues and counters are INFO lines
@@ -358,13 +358,11 @@ def relaunch(ledger: Ledger, req: RelaunchRequest) -> RelaunchResult:
         raise RelaunchError("--applied needs the folder that holds the applied change")
     if req.timeout is not None and not span_ok(req.timeout, positive=True, most=MAX_WAIT_SECONDS):
         # NaN passes a ``<= 0`` check, and a NaN deadline never comes: the runner polled for ever
-        raise RelaunchError(
-            f"--timeout: expected a finite number of seconds above 0 up to {MAX_WAIT_SECONDS:,.0f}, "
-            f"got {req.timeout}"
-        )
+        expected = span_expected(positive=True, most=MAX_WAIT_SECONDS)
+        raise RelaunchError(f"--timeout: expected {expected}, got {req.timeout}")
     if not span_ok(req.grace, most=MAX_WAIT_SECONDS):
         # the wait between SIGTERM and SIGKILL: a NaN one would never end in SIGKILL
-        raise RelaunchError(f"grace: expected a finite number of seconds from 0, got {req.grace}")
+        raise RelaunchError(f"grace: expected {span_expected(most=MAX_WAIT_SECONDS)}, got {req.grace}")
     plan = _plan(ledger, req)
     manifest = _candidate_manifest(req.candidate, plan.declared) if req.candidate is not None else None
     options = _options(req, plan, manifest)

@@ -28,7 +28,7 @@ from skdbg.loop.relaunch import RelaunchError, RelaunchRequest, relaunch, verdic
 from skdbg.loop.runner import RunnerError
 from skdbg.parsers.common import ParseError
 from skdbg.sessions.errors import LedgerError
-from skdbg.spans import MAX_WAIT_SECONDS, span_ok
+from skdbg.spans import MAX_WAIT_SECONDS, span_expected, span_ok
 from skdbg.tui.keymap import RELAUNCH_BINDINGS
 from skdbg.tui.screens.session_ref import SessionRef
 from skdbg.tui.widgets.text import escape
@@ -84,7 +84,7 @@ def parse_job(text: str) -> Job:
             and not span_ok(timeout, positive=True, most=MAX_WAIT_SECONDS)
         ):
             raise ValueError(
-                f"--timeout: expected a finite number of seconds above 0 up to {MAX_WAIT_SECONDS:,.0f}, got {value!r}"
+                f"--timeout: expected {span_expected(positive=True, most=MAX_WAIT_SECONDS)}, got {value!r}"
             )
     if sim is not None and words:
         raise ValueError("give either --sim MODEL_DIR or the job, not both")
