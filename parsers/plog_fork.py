@@ -36,6 +36,7 @@ import threading
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import fields
+from itertools import chain
 from operator import attrgetter
 from typing import Any, Protocol
 
@@ -198,10 +199,59 @@ class ChildWork(Protocol):
     def settle(self) -> None: ...
 
 
+class LoadedLater:
+    """A :class:`ChildWork` pickled on its own inside a standby child's work, and loaded there only
+    once the child has claimed a unit of it (after its scan).
+
+    Why: a standby child loads its work before it starts scanning, and the other work holds every
+    artifact of the scene (2,000 kernel files on the bench scene: ~6 ms of the child's time to load,
+    the modules of their classes besides) that the child needs only after its scan. On a scene whose
+    plog takes longest that is never (this process claims all of it while it waits), and the scan,
+    the analysis's last stretch there, started that much later. As a pickle in the work it costs the
+    child a copy of its bytes. An unpicklable work fails the whole work's pickle here, as before."""
+
+    __slots__ = ("_data", "_work")
+
+    def __init__(self, work: ChildWork) -> None:
+        self._work: ChildWork | None = work
+        self._data: bytes | None = None
+
+    def __reduce__(self) -> tuple[Callable[[bytes], LoadedLater], tuple[bytes]]:
+        import pickle
+
+        return _loaded_later, (pickle.dumps(self._work, protocol=pickle.HIGHEST_PROTOCOL),)
+
+    def load(self) -> ChildWork:
+        """The work (unpickled on the first call: its classes' modules are imported then)."""
+        if self._work is None:
+            import pickle
+
+            self._work, self._data = pickle.loads(self._data or b""), None
+        return self._work
+
+
+def _loaded_later(data: bytes) -> LoadedLater:
+    """A :class:`LoadedLater` as it arrives in the child: its work still pickled."""
+    later = LoadedLater.__new__(LoadedLater)
+    later._work, later._data = None, data
+    return later
+
+
+def _do_share(also: ChildWork | LoadedLater, claims: SharedClaims) -> Iterator[object]:
+    """The results of the units of ``also`` this process claims; none (and ``also`` left unloaded)
+    when the other process claimed them all first."""
+    numbers = claims.claimed()
+    first = next(numbers, None)
+    if first is None:
+        return
+    work = also.load() if isinstance(also, LoadedLater) else also
+    yield from work.compute(chain((first,), numbers))
+
+
 def _in_child(
     paths: Sequence[str],
     new_hasher: Callable[[], Hasher] | None,
-    also: ChildWork | None = None,
+    also: ChildWork | LoadedLater | None = None,
     claims: SharedClaims | None = None,
 ) -> Iterator[list[_Item]]:
     """The child's work: the scan, in a thread that hands each batch of lines on as soon as it is
@@ -245,7 +295,7 @@ def _in_child(
         try:
             if also is not None and claims is not None:
                 with contextlib.suppress(Exception):  # what is not sent is this process's (no traceback)
-                    for result in also.compute(claims.claimed()):
+                    for result in _do_share(also, claims):
                         results.put(("a", result))
         finally:  # whatever ended the work (a SystemExit too), the stream ends: the parent's readers wait
             results.put(_DONE)
@@ -315,7 +365,8 @@ class ForkedPlogScan:
             if also is not None and claims is not None:
                 claims.offer(also.units(), alone=also.alone())
             if standby is not None:
-                self._stream = standby.child.start(_in_child, self._paths, new_hasher, also, claims)
+                later = None if also is None else LoadedLater(also)
+                self._stream = standby.child.start(_in_child, self._paths, new_hasher, later, claims)
             else:
                 self._stream = ForkedStream(lambda: _in_child(self._paths, new_hasher, also, claims))
         except BaseException:

@@ -435,11 +435,12 @@ def analyze(
     from skdbg.parsers.scan_child import dismiss_scan_child, prepare_scan_child
 
     # the child a large plog's scan runs in is forked first (click refused bad options before this runs),
-    # before even the triage options' module loads: it loads numpy (and the module of the hashing it
-    # shares with this process) while this process imports the triage stages and opens the scene, and
-    # is ended unless the scan takes it. (The options' module, ~0.01 s of imports, loaded first, delayed
-    # the scan's start by as much.)
-    prepare_scan_child(scene, ("skdbg.scene",))
+    # before even the triage options' module loads: it loads numpy while this process imports the triage
+    # stages and opens the scene, and is ended unless the scan takes it. (The options' module, ~0.01 s of
+    # imports, loaded first, delayed the scan's start by as much. The modules of the hashing it shares
+    # with this process are not loaded ahead: it needs them only after its scan, if at all, and on the
+    # bench scene its numpy import already ends after its work has come.)
+    prepare_scan_child(scene)
     try:
         options = _triage_options(skew, grace)
         analysis, ctx = _analyze_afresh(scene, run_json, source_root, pid, options, no_cache=no_cache)

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import cast
 
@@ -27,6 +28,8 @@ from skdbg.parsers.hashbehind import CountingSha256, Sha256Done
 from skdbg.parsers.plog import MAX_LINE, PlogRows, ScannedFile
 from skdbg.parsers.plog_fork import (
     FORK_MIN_BYTES,
+    LoadedLater,
+    _do_share,
     pack_scanned,
     scan_files,
     start_forked_plog_scan,
@@ -922,6 +925,60 @@ def test_claims_are_shared_with_a_child_each_number_once() -> None:
         """
     )
     assert json.loads(out) == {"forked": [True, True], "standby": [True, True], "children": "none"}
+
+
+class _CountedWork:
+    """A :class:`ChildWork` whose unpicklings are counted (at module level, so it pickles)."""
+
+    loads = 0
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __setstate__(self, state: dict[str, int]) -> None:
+        type(self).loads += 1
+        self.__dict__.update(state)
+
+    def units(self) -> int:
+        return self.n
+
+    def alone(self) -> int:
+        return 0
+
+    def compute(self, claimed: Iterable[int]) -> Iterator[list[int]]:
+        yield sorted(claimed)
+
+    def do_here(self, chunk: Iterable[int]) -> None:
+        pass
+
+    def adopt(self, result: object) -> None:
+        pass
+
+    def settle(self) -> None:
+        pass
+
+
+def test_the_work_a_standby_child_shares_is_loaded_only_once_it_claims_some() -> None:
+    """As a standby child gets it (pickled inside its work), the other work stays a pickle until the
+    child has claimed a unit of it: when this process claimed them all, it is never loaded."""
+    from skdbg.forkstream import SharedClaims
+
+    later = pickle.loads(pickle.dumps(LoadedLater(_CountedWork(6))))
+    _CountedWork.loads = 0
+    taken, open_ = SharedClaims(), SharedClaims()
+    try:
+        taken.offer(6)
+        while taken.claim() is not None:  # the other process took every chunk first
+            pass
+        assert list(_do_share(later, taken)) == []
+        assert _CountedWork.loads == 0
+        open_.offer(6)
+        assert list(_do_share(later, open_)) == [[0, 1, 2, 3, 4, 5]]
+        assert _CountedWork.loads == 1
+        assert later.load().n == 6 and _CountedWork.loads == 1  # loaded once
+    finally:
+        taken.close()
+        open_.close()
 
 
 def test_claims_hand_out_each_number_once_in_bounded_chunks() -> None:
