@@ -1,0 +1,77 @@
+"""The work of the late stages done before localisation (``engine.prepare_late_stages``): made once,
+before localisation waits for the plogs, and the analysis is the one made without it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from triage_support import build_two_stream
+
+import skdbg.parsers.markers as markers
+import skdbg.triage.engine as engine
+from skdbg.parsers.common import ParseError
+from skdbg.triage.context import open_context
+from skdbg.triage.jsontext import analysis_json_text
+
+
+def _analysis(root: Path) -> str:
+    return analysis_json_text(engine.analyze(root))
+
+
+def _without_prepare(root: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    with monkeypatch.context() as m:
+        m.setattr(engine, "prepare_late_stages", lambda ctx: None)
+        markers._SCANS.clear()
+        return _analysis(root)
+
+
+def test_the_marker_scan_is_made_once_before_localisation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    b = build_two_stream(tmp_path, device=0)
+    events: list[str] = []
+    real_init = markers.MarkerScan.__init__
+    real_localize = engine.localize
+
+    def counted_init(self: markers.MarkerScan, *args: object, **kwargs: object) -> None:
+        events.append("scan")
+        real_init(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(markers.MarkerScan, "__init__", counted_init)
+    monkeypatch.setattr(engine, "localize", lambda ctx: events.append("localize") or real_localize(ctx))
+    markers._SCANS.clear()
+    analysis = engine.analyze_context(open_context(b.root))
+    assert events == ["scan", "localize"]  # the gate (F8) and the proposal read the same scan
+    assert analysis.proposal is not None and analysis.proposal.status == "proposed"
+
+
+def test_the_analysis_is_the_one_made_without_the_early_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    b = build_two_stream(tmp_path, device=0)
+    markers._SCANS.clear()
+    early = _analysis(b.root)
+    assert early == _without_prepare(b.root, monkeypatch)
+    assert '"status": "proposed"' in early
+
+
+def test_a_model_source_that_is_not_python_fails_as_it_did_without_the_early_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The early scan keeps its error to itself: the stage that reads the source meets it (here the
+    proposal, which needs the source: the CLI's exit 3), with the same message."""
+    b = build_two_stream(tmp_path, device=0)
+    model = b.root / "src" / "model.py"
+    model.write_text(model.read_text() + "\ndef broken(:\n")
+    markers._SCANS.clear()
+    with pytest.raises(ParseError) as early:
+        engine.analyze(b.root)
+    with monkeypatch.context() as m, pytest.raises(ParseError) as late:
+        m.setattr(engine, "prepare_late_stages", lambda ctx: None)
+        engine.analyze(b.root)
+    assert str(early.value) == str(late.value)
+    assert re.fullmatch(
+        r"src/model\.py:\d+: expected a Python model source, got 'invalid syntax'", str(early.value)
+    )
