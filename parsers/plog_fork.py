@@ -36,7 +36,6 @@ import threading
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import fields
-from itertools import chain
 from operator import attrgetter
 from typing import Any, Protocol
 
@@ -201,7 +200,7 @@ class ChildWork(Protocol):
 
 class LoadedLater:
     """A :class:`ChildWork` pickled on its own inside a standby child's work, and loaded there only
-    once the child has claimed a unit of it (after its scan).
+    when some unit of it is still unclaimed once the child's scan is done (:func:`_do_share`).
 
     Why: a standby child loads its work before it starts scanning, and the other work holds every
     artifact of the scene (2,000 kernel files on the bench scene: ~6 ms of the child's time to load,
@@ -219,6 +218,8 @@ class LoadedLater:
     def __reduce__(self) -> tuple[Callable[[bytes], LoadedLater], tuple[bytes]]:
         import pickle
 
+        if self._work is None:  # not loaded here either: its pickle as it came
+            return _loaded_later, (self._data or b"",)
         return _loaded_later, (pickle.dumps(self._work, protocol=pickle.HIGHEST_PROTOCOL),)
 
     def load(self) -> ChildWork:
@@ -238,14 +239,14 @@ def _loaded_later(data: bytes) -> LoadedLater:
 
 
 def _do_share(also: ChildWork | LoadedLater, claims: SharedClaims) -> Iterator[object]:
-    """The results of the units of ``also`` this process claims; none (and ``also`` left unloaded)
-    when the other process claimed them all first."""
-    numbers = claims.claimed()
-    first = next(numbers, None)
-    if first is None:
+    """The results of the units of ``also`` this process claims; none, and ``also`` left unloaded,
+    when the other process claimed them all first. The work is loaded before the first claim: that
+    unit may be a log a reader there waits for (should the other process take the last chunk
+    meanwhile, the load was for nothing, and nothing else is lost)."""
+    if not claims.pending():
         return
     work = also.load() if isinstance(also, LoadedLater) else also
-    yield from work.compute(chain((first,), numbers))
+    yield from work.compute(claims.claimed())
 
 
 def _in_child(

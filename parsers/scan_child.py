@@ -71,8 +71,10 @@ def prepare_scan_child(scene: str | os.PathLike[str], modules: Sequence[str] = (
     """Fork now the child a plog scan of ``scene`` started later in this process will run in (when
     one is: :func:`~skdbg.parsers.plog_fork.start_forked_plog_scan` takes it, else
     :func:`dismiss_scan_child` ends it); True when forked. The scan's modules are loaded here first
-    (this process needs them too); the child then loads numpy and ``modules`` (those of the ``also``
-    work a scan will give it: it comes pickled) while this process goes on. Only where a scan could
+    (this process needs them too); the child then loads numpy and ``modules`` while this process goes
+    on. (``analyze`` names none: the modules of the ``also`` work a scan gives the child load with that
+    work, which the child unpacks only if it takes some of it after its scan: see
+    :class:`~skdbg.parsers.plog_fork.LoadedLater`.) Only where a scan could
     fork (:func:`~skdbg.forkstream.can_fork_child`), when the scene's logs look large enough for the
     scan to fork (:func:`logs_reach`), and while no other standby child waits.
 

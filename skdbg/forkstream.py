@@ -395,6 +395,19 @@ class SharedClaims:
             return None
         return range(int.from_bytes(record[:4], "little"), int.from_bytes(record[4:], "little"))
 
+    def pending(self) -> bool:
+        """Some chunk is still unclaimed (at the time of asking: another process may take it next).
+
+        Why: a process that must prepare before it can do any of the work (load it, say) asks this
+        first, and spares the preparation when every chunk is gone."""
+        import select
+
+        with self._lock:
+            if self.closed:
+                return False
+            ready, _, _ = select.select([self._read], [], [], 0)
+        return bool(ready)
+
     def claimed(self) -> Iterator[int]:
         """Each number of each chunk this process claims, claiming the next chunk when one is done."""
         while (chunk := self.claim()) is not None:

@@ -441,11 +441,20 @@ import skdbg.parsers.scan_child as scan_child
 import skdbg.parsers.sk_log_ahead as sk_log_ahead
 
 flags = set(sys.argv[2].split("+"))  # a mode, or several joined by "+"
-standby_used = []
-if "standby" in flags:  # as `skdbg analyze` does: the child forked before the scene is opened
-    real_start = forkstream.StandbyChild.start
-    forkstream.StandbyChild.start = lambda self, *a: standby_used.append(1) or real_start(self, *a)
-    assert scan_child.prepare_scan_child(sys.argv[1], ("skdbg.scene",)), "no standby child"
+original_in_child = plog_fork._in_child
+
+# whether the child unpacked the other work it was sent (a standby child only: a flag file, as the
+# child's process writes it)
+loaded_flag = os.path.join(os.path.dirname(sys.argv[1]), f"loaded-{os.getpid()}")
+real_load = plog_fork.LoadedLater.load
+
+
+def recording_load(self):
+    open(loaded_flag, "w").close()
+    return real_load(self)
+
+
+plog_fork.LoadedLater.load = recording_load
 
 
 def until_all_claimed(claims):
@@ -461,7 +470,7 @@ def until_all_claimed(claims):
         time.sleep(0.01)
 
 
-if sys.argv[2] == "slow-scan":  # the child scans once this process, waiting for it, claimed all
+if "slow-scan" in flags:  # the child scans once this process, waiting for it, claimed all
     real_in_child = plog_fork._in_child
 
     def scan_after_the_claims(paths, new_hasher, also=None, claims=None):
@@ -582,6 +591,14 @@ if "sk-log-read-fails" in flags:  # every read of super_kernel.log fails (here a
         return real_readinto(f, buffer)
 
     fsguard._file_readinto = failing_readinto
+standby_used = []
+if "standby" in flags:  # as `skdbg analyze` does: the child forked before the scene is opened (and
+    # after this harness's patches, which it inherits; a replaced _in_child is sent to it by name)
+    if plog_fork._in_child is not original_in_child:
+        plog_fork._in_child.__module__, plog_fork._in_child.__qualname__ = plog_fork.__name__, "_in_child"
+    real_start = forkstream.StandbyChild.start
+    forkstream.StandbyChild.start = lambda self, *a: standby_used.append(1) or real_start(self, *a)
+    assert scan_child.prepare_scan_child(sys.argv[1]), "no standby child"
 ctx = open_context(sys.argv[1])
 start_reading(ctx)  # as `skdbg analyze` does: before the triage stages are imported
 if "parent-reads-ahead" in flags:  # and this process asks for the first file once the child claimed it
@@ -642,6 +659,7 @@ print(json.dumps({
     "took": took,
     "read_ahead": read_ahead,
     "read_failed": ctx.read_failed,
+    "loaded_in_child": os.path.exists(loaded_flag),
     "analysis": text,
     "gaps": [[g.kind, g.detail] for g in ctx.evidence.gaps],
     "errors": [[role, [str(e) for e in errs]] for role, errs in ctx.evidence.errors.items()],
@@ -798,7 +816,18 @@ def test_a_standby_child_reads_super_kernel_log_as_a_child_forked_in_place(big_s
     """The standby child gets the file's path pickled with the rest of its work and reads it the same."""
     standby, here = _with_and_without_the_child(big_scene, "standby+child-reads-sk-log")
     assert (standby["forked"], standby["standby_used"], standby["took"]) == (True, True, ["SkLog"])
+    assert standby["loaded_in_child"] is True  # it unpacked the work it took
     _same_output(standby, here)
+
+
+@forks
+def test_a_standby_child_never_unpacks_work_this_process_claimed_all_of(big_scene: Path) -> None:
+    """The scan is slow: this process claims every unit while it waits; the standby child, its scan
+    done, finds none left and never unpacks the work (the artifacts it was sent stay a pickle)."""
+    slow, here = _with_and_without_the_child(big_scene, "standby+slow-scan")
+    assert (slow["forked"], slow["standby_used"], slow["loaded_in_child"]) == (True, True, False)
+    assert slow["took"] == ["None"]  # super_kernel.log read here
+    _same_output(slow, here)
 
 
 @forks
@@ -958,9 +987,9 @@ class _CountedWork:
         pass
 
 
-def test_the_work_a_standby_child_shares_is_loaded_only_once_it_claims_some() -> None:
+def test_the_work_a_standby_child_shares_is_loaded_only_when_some_is_left() -> None:
     """As a standby child gets it (pickled inside its work), the other work stays a pickle until the
-    child has claimed a unit of it: when this process claimed them all, it is never loaded."""
+    child comes to it with some unit unclaimed: when this process claimed them all, it is never loaded."""
     from skdbg.forkstream import SharedClaims
 
     later = pickle.loads(pickle.dumps(LoadedLater(_CountedWork(6))))
@@ -976,9 +1005,26 @@ def test_the_work_a_standby_child_shares_is_loaded_only_once_it_claims_some() ->
         assert list(_do_share(later, open_)) == [[0, 1, 2, 3, 4, 5]]
         assert _CountedWork.loads == 1
         assert later.load().n == 6 and _CountedWork.loads == 1  # loaded once
+        again = pickle.loads(pickle.dumps(pickle.loads(pickle.dumps(LoadedLater(_CountedWork(4))))))
+        assert again.load().n == 4  # pickled again before it was loaded: the same work
     finally:
         taken.close()
         open_.close()
+
+
+def test_claims_say_whether_a_chunk_is_left() -> None:
+    from skdbg.forkstream import SharedClaims
+
+    claims = SharedClaims()
+    assert claims.pending() is False  # nothing offered
+    claims.offer(10)
+    assert claims.pending() is True
+    while claims.claim() is not None:
+        pass
+    assert claims.pending() is False
+    claims.offer(3)
+    claims.close()
+    assert claims.pending() is False  # closed: nothing to claim here
 
 
 def test_claims_hand_out_each_number_once_in_bounded_chunks() -> None:

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from skdbg.parsers.common import ParseError
 from skdbg.parsers.markers import read_markers
 from skdbg.parsers.run_identity import RunIdentity
 from skdbg.scene import iso_seconds
@@ -114,18 +113,23 @@ def read_sk_meta(ctx: TriageContext) -> None:
 def prepare_late_stages(ctx: TriageContext) -> None:
     """Work of the stages after localisation that reads no plog line, done before localisation waits for
     the plogs: the module the plog copy of an exception block is derived with (localisation imports it
-    whatever the scene), and the marker scan of the model source (gate F8 and the proposal read it, from
-    the scan's cache). The verdict is the same: each is what its stage asks for first, made earlier.
+    whatever the scene), and the marker scan of the model source when gate F8 will read it (run.json's
+    candidate names scopes). F8 then takes it from the scan cache, and so does the proposal when it names
+    the file as F8 does (its path in the scene, as run.json gives it: not with ``--source-root``, for
+    one). The verdict is the same: each is what a stage asks for first, made earlier.
 
     Why: on a scene with a large plog the scan's child finishes last, and this process, its sk_meta
     read, waits for it; every step after the plogs then runs alone. On the bench scene these two were
-    ~9 ms of that last stretch (the model source's tree index alone ~5 ms), now taken from the wait. A
-    model source that cannot be read or parsed is left as it is: F8 meets the error and reports it."""
+    ~9 ms of that last stretch (the model source's tree index alone ~5 ms), now taken from the wait.
+    Whatever the scan raises (a source that is not Python, a read that failed) is left as it is: F8
+    scans again, meets it and reports it, as without this step (a failed scan is not kept)."""
     import skdbg.parsers.sk_copies  # noqa: F401 - Evidence.handler imports it once the plogs are in
 
-    marker = ctx.marker_file()
+    run = ctx.run
+    candidate = None if run is None else run.candidate
+    marker = ctx.marker_file() if candidate is not None and candidate.scope_names else None
     if marker is not None:
-        with contextlib.suppress(ParseError, OSError):
+        with contextlib.suppress(Exception):  # F8's to meet again (see above)
             read_markers(marker, ctx.relpath(str(marker)))
 
 

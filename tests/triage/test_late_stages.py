@@ -75,3 +75,40 @@ def test_a_model_source_that_is_not_python_fails_as_it_did_without_the_early_wor
     assert re.fullmatch(
         r"src/model\.py:\d+: expected a Python model source, got 'invalid syntax'", str(early.value)
     )
+
+
+def test_no_early_scan_when_f8_will_not_read_the_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """run.json names no scopes: F8 does not read the model source, and neither does the early step
+    (only the proposal scans it, after localisation)."""
+    b = build_two_stream(tmp_path, device=0, run={"candidate": {"scope_names": []}})
+    events: list[str] = []
+    real_init = markers.MarkerScan.__init__
+    real_localize = engine.localize
+
+    def counted_init(self: markers.MarkerScan, *args: object, **kwargs: object) -> None:
+        events.append("scan")
+        real_init(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(markers.MarkerScan, "__init__", counted_init)
+    monkeypatch.setattr(engine, "localize", lambda ctx: events.append("localize") or real_localize(ctx))
+    markers._SCANS.clear()
+    engine.analyze_context(open_context(b.root))
+    assert events[0] == "localize"
+
+
+def test_whatever_the_early_scan_raises_is_left_for_f8(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The step itself never fails (F8 scans again and meets the error); nothing is kept of the scan."""
+    b = build_two_stream(tmp_path, device=0)
+    ctx = open_context(b.root)
+
+    def failing_init(self: markers.MarkerScan, *args: object, **kwargs: object) -> None:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(markers.MarkerScan, "__init__", failing_init)
+    markers._SCANS.clear()
+    engine.prepare_late_stages(ctx)
+    assert markers._SCANS == {}
