@@ -199,15 +199,20 @@ class ChildWork(Protocol):
 
 
 class LoadedLater:
-    """A :class:`ChildWork` pickled on its own inside a standby child's work, and loaded there only
-    when some unit of it is still unclaimed once the child's scan is done (:func:`_do_share`).
+    """A :class:`ChildWork` that a standby child gets as a pickle of its own inside its work, unpacked
+    there the first time the child needs it: when, its scan done, some unit is still unclaimed
+    (:func:`_do_share`), or, for a part of a larger work (the artifacts' hashing in
+    :class:`~skdbg.parsers.sk_log_ahead.ChildShare`), when it claims a unit of that part. It is a
+    ChildWork itself: each call goes to the work (in this process, the object it was made of).
 
-    Why: a standby child loads its work before it starts scanning, and the other work holds every
-    artifact of the scene (2,000 kernel files on the bench scene: ~6 ms of the child's time to load,
-    the modules of their classes besides) that the child needs only after its scan. On a scene whose
-    plog takes longest that is never (this process claims all of it while it waits), and the scan,
-    the analysis's last stretch there, started that much later. As a pickle in the work it costs the
-    child a copy of its bytes. An unpicklable work fails the whole work's pickle here, as before."""
+    Why: a standby child unpacks its work before it starts scanning, and the hashing holds every
+    artifact of the scene (2,000 kernel files on the bench scene: ~6 ms of the child's time to unpack,
+    the modules of their classes besides) that the child needs only after its scan, if at all. On a
+    scene whose plog takes longest it never does (this process claims all of it while it waits), and
+    the scan, the analysis's last stretch there, started that much later; on a scene whose plog is
+    small, the child reads super_kernel.log for this process first, which needs none of it. As a
+    pickle in the work it costs the child a copy of its bytes. A work that does not pickle fails the
+    whole work's pickle here, as before (:class:`~skdbg.forkstream.WorkNotSent`)."""
 
     __slots__ = ("_data", "_work")
 
@@ -218,9 +223,14 @@ class LoadedLater:
     def __reduce__(self) -> tuple[Callable[[bytes], LoadedLater], tuple[bytes]]:
         import pickle
 
-        if self._work is None:  # not loaded here either: its pickle as it came
+        if self._work is None:  # not unpacked here either: its pickle as it came
             return _loaded_later, (self._data or b"",)
         return _loaded_later, (pickle.dumps(self._work, protocol=pickle.HIGHEST_PROTOCOL),)
+
+    @property
+    def unpacked(self) -> bool:
+        """The work is at hand (always so in the process that made it)."""
+        return self._work is not None
 
     def load(self) -> ChildWork:
         """The work (unpickled on the first call: its classes' modules are imported then)."""
@@ -230,6 +240,24 @@ class LoadedLater:
             self._work, self._data = pickle.loads(self._data or b""), None
         return self._work
 
+    def units(self) -> int:
+        return self.load().units()
+
+    def alone(self) -> int:
+        return self.load().alone()
+
+    def compute(self, claimed: Iterable[int]) -> Iterable[object]:
+        return self.load().compute(claimed)
+
+    def do_here(self, chunk: Iterable[int]) -> None:
+        self.load().do_here(chunk)
+
+    def adopt(self, result: object) -> None:
+        self.load().adopt(result)
+
+    def settle(self) -> None:
+        self.load().settle()
+
 
 def _loaded_later(data: bytes) -> LoadedLater:
     """A :class:`LoadedLater` as it arrives in the child: its work still pickled."""
@@ -238,21 +266,20 @@ def _loaded_later(data: bytes) -> LoadedLater:
     return later
 
 
-def _do_share(also: ChildWork | LoadedLater, claims: SharedClaims) -> Iterator[object]:
-    """The results of the units of ``also`` this process claims; none, and ``also`` left unloaded,
-    when the other process claimed them all first. The work is loaded before the first claim: that
-    unit may be a log a reader there waits for (should the other process take the last chunk
-    meanwhile, the load was for nothing, and nothing else is lost)."""
+def _do_share(also: ChildWork, claims: SharedClaims) -> Iterator[object]:
+    """The results of the units of ``also`` this process claims; none, and a :class:`LoadedLater`
+    left packed, when the other process claimed them all first. A packed work is unpacked before the
+    first claim (by its first call): that unit may be a log a reader there waits for. Should the other
+    process take the last chunk meanwhile, the unpacking was for nothing, and nothing else is lost."""
     if not claims.pending():
         return
-    work = also.load() if isinstance(also, LoadedLater) else also
-    yield from work.compute(claims.claimed())
+    yield from also.compute(claims.claimed())
 
 
 def _in_child(
     paths: Sequence[str],
     new_hasher: Callable[[], Hasher] | None,
-    also: ChildWork | LoadedLater | None = None,
+    also: ChildWork | None = None,
     claims: SharedClaims | None = None,
 ) -> Iterator[list[_Item]]:
     """The child's work: the scan, in a thread that hands each batch of lines on as soon as it is
@@ -366,8 +393,9 @@ class ForkedPlogScan:
             if also is not None and claims is not None:
                 claims.offer(also.units(), alone=also.alone())
             if standby is not None:
-                later = None if also is None else LoadedLater(also)
-                self._stream = standby.child.start(_in_child, self._paths, new_hasher, later, claims)
+                # packed apart, unpacked in the child only if it comes to do some of it
+                sent = also if also is None or isinstance(also, LoadedLater) else LoadedLater(also)
+                self._stream = standby.child.start(_in_child, self._paths, new_hasher, sent, claims)
             else:
                 self._stream = ForkedStream(lambda: _in_child(self._paths, new_hasher, also, claims))
         except BaseException:

@@ -196,8 +196,12 @@ class ChildShare:
     numbered after them. A :class:`~skdbg.parsers.plog_fork.ChildWork`."""
 
     def __init__(self, logs: SkLogsAhead, rest: ChildWork) -> None:
+        from skdbg.parsers.plog_fork import LoadedLater
+
         self.logs = logs
-        self.rest = rest
+        #: sent to a standby child as a pickle of its own: the child reads the files without
+        #: unpacking it (every artifact of the scene), and unpacks it only if it claims a unit of it
+        self.rest = rest if isinstance(rest, LoadedLater) else LoadedLater(rest)
 
     def units(self) -> int:
         return self.logs.units() + self.rest.units()

@@ -450,7 +450,8 @@ real_load = plog_fork.LoadedLater.load
 
 
 def recording_load(self):
-    open(loaded_flag, "w").close()
+    if not self.unpacked:  # (this process holds the work: only the child unpacks it)
+        open(loaded_flag, "w").close()
     return real_load(self)
 
 

@@ -278,6 +278,30 @@ class _PicklableRest(_Recorder):
         super().__init__(2)
 
 
+class _CountedRest(_Recorder):
+    """A rest whose unpicklings are counted."""
+
+    unpacked = 0
+
+    def __init__(self) -> None:
+        super().__init__(2)
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        type(self).unpacked += 1
+        self.__dict__.update(state)
+
+
+def test_a_standby_child_reads_the_files_without_unpacking_the_rest() -> None:
+    """The hashing part travels packed (every artifact of a scene): a child that reads only the files
+    never unpacks it; its first unit of the hashing does, once."""
+    copy = pickle.loads(pickle.dumps(ChildShare(SkLogsAhead([str(SK_LOG)]), _CountedRest())))
+    _CountedRest.unpacked = 0
+    assert [r[:2] for r in copy.compute(iter([0]))] == [("log", 0)]
+    assert _CountedRest.unpacked == 0
+    assert list(copy.compute(iter([1, 2]))) == [("rest", ("digests", (0, 1)))]
+    assert _CountedRest.unpacked == 1
+
+
 def test_pack_error_is_the_one_the_plog_scan_uses() -> None:
     """The child packs a read's error as it packs a plog's (one way for a ParseError across the pipe)."""
     outcome = SkLogsAhead(["/no/such/super_kernel.log"]).read(0)
