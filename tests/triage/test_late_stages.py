@@ -27,10 +27,9 @@ def _without_prepare(root: Path, monkeypatch: pytest.MonkeyPatch) -> str:
         return _analysis(root)
 
 
-def test_the_marker_scan_is_made_once_before_localisation(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    b = build_two_stream(tmp_path, device=0)
+def _scans_and_localisation(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The events of the next analysis, in order: ``"scan"`` for each marker scan made, ``"localize"``
+    when localisation starts (the scan cache emptied first)."""
     events: list[str] = []
     real_init = markers.MarkerScan.__init__
     real_localize = engine.localize
@@ -42,6 +41,14 @@ def test_the_marker_scan_is_made_once_before_localisation(
     monkeypatch.setattr(markers.MarkerScan, "__init__", counted_init)
     monkeypatch.setattr(engine, "localize", lambda ctx: events.append("localize") or real_localize(ctx))
     markers._SCANS.clear()
+    return events
+
+
+def test_the_marker_scan_is_made_once_before_localisation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    b = build_two_stream(tmp_path, device=0)
+    events = _scans_and_localisation(monkeypatch)
     analysis = engine.analyze_context(open_context(b.root))
     assert events == ["scan", "localize"]  # the gate (F8) and the proposal read the same scan
     assert analysis.proposal is not None and analysis.proposal.status == "proposed"
@@ -83,17 +90,7 @@ def test_no_early_scan_when_f8_will_not_read_the_source(
     """run.json names no scopes: F8 does not read the model source, and neither does the early step
     (only the proposal scans it, after localisation)."""
     b = build_two_stream(tmp_path, device=0, run={"candidate": {"scope_names": []}})
-    events: list[str] = []
-    real_init = markers.MarkerScan.__init__
-    real_localize = engine.localize
-
-    def counted_init(self: markers.MarkerScan, *args: object, **kwargs: object) -> None:
-        events.append("scan")
-        real_init(self, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(markers.MarkerScan, "__init__", counted_init)
-    monkeypatch.setattr(engine, "localize", lambda ctx: events.append("localize") or real_localize(ctx))
-    markers._SCANS.clear()
+    events = _scans_and_localisation(monkeypatch)
     engine.analyze_context(open_context(b.root))
     assert events[0] == "localize"
 
