@@ -233,7 +233,8 @@ class LoadedLater:
         return self._work is not None
 
     def load(self) -> ChildWork:
-        """The work (unpickled on the first call: its classes' modules are imported then)."""
+        """The work (unpickled on the first call: its classes' modules are imported then). Not for two
+        threads at once: in a child, only its scan thread comes to the work, after the scan."""
         if self._work is None:
             import pickle
 

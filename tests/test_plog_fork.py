@@ -443,16 +443,24 @@ import skdbg.parsers.sk_log_ahead as sk_log_ahead
 flags = set(sys.argv[2].split("+"))  # a mode, or several joined by "+"
 original_in_child = plog_fork._in_child
 
-# whether the child unpacked the other work it was sent (a standby child only: a flag file, as the
-# child's process writes it)
-loaded_flag = os.path.join(os.path.dirname(sys.argv[1]), f"loaded-{os.getpid()}")
+# what of the other work it was sent the child unpacked (a standby child only: a file each, named by the
+# class unpacked, as the child's process writes them)
+loaded_prefix = os.path.join(os.path.dirname(sys.argv[1]), f"loaded-{os.getpid()}-")
 real_load = plog_fork.LoadedLater.load
 
 
 def recording_load(self):
-    if not self.unpacked:  # (this process holds the work: only the child unpacks it)
-        open(loaded_flag, "w").close()
-    return real_load(self)
+    unpacking = not self.unpacked  # (this process holds the work: only the child unpacks it)
+    work = real_load(self)
+    if unpacking:
+        open(loaded_prefix + type(work).__name__, "w").close()
+    return work
+
+
+def unpacked_in_child():
+    import glob
+
+    return sorted(p[len(loaded_prefix):] for p in glob.glob(loaded_prefix + "*"))
 
 
 plog_fork.LoadedLater.load = recording_load
@@ -660,7 +668,7 @@ print(json.dumps({
     "took": took,
     "read_ahead": read_ahead,
     "read_failed": ctx.read_failed,
-    "loaded_in_child": os.path.exists(loaded_flag),
+    "unpacked_in_child": unpacked_in_child(),
     "analysis": text,
     "gaps": [[g.kind, g.detail] for g in ctx.evidence.gaps],
     "errors": [[role, [str(e) for e in errs]] for role, errs in ctx.evidence.errors.items()],
@@ -817,7 +825,7 @@ def test_a_standby_child_reads_super_kernel_log_as_a_child_forked_in_place(big_s
     """The standby child gets the file's path pickled with the rest of its work and reads it the same."""
     standby, here = _with_and_without_the_child(big_scene, "standby+child-reads-sk-log")
     assert (standby["forked"], standby["standby_used"], standby["took"]) == (True, True, ["SkLog"])
-    assert standby["loaded_in_child"] is True  # it unpacked the work it took
+    assert "ChildShare" in standby["unpacked_in_child"]  # it unpacked the work it took
     _same_output(standby, here)
 
 
@@ -826,7 +834,7 @@ def test_a_standby_child_never_unpacks_work_this_process_claimed_all_of(big_scen
     """The scan is slow: this process claims every unit while it waits; the standby child, its scan
     done, finds none left and never unpacks the work (the artifacts it was sent stay a pickle)."""
     slow, here = _with_and_without_the_child(big_scene, "standby+slow-scan")
-    assert (slow["forked"], slow["standby_used"], slow["loaded_in_child"]) == (True, True, False)
+    assert (slow["forked"], slow["standby_used"], slow["unpacked_in_child"]) == (True, True, [])
     assert slow["took"] == ["None"]  # super_kernel.log read here
     _same_output(slow, here)
 

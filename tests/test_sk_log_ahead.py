@@ -294,8 +294,9 @@ class _CountedRest(_Recorder):
 def test_a_standby_child_reads_the_files_without_unpacking_the_rest() -> None:
     """The hashing part travels packed (every artifact of a scene): a child that reads only the files
     never unpacks it; its first unit of the hashing does, once."""
-    copy = pickle.loads(pickle.dumps(ChildShare(SkLogsAhead([str(SK_LOG)]), _CountedRest())))
     _CountedRest.unpacked = 0
+    copy = pickle.loads(pickle.dumps(ChildShare(SkLogsAhead([str(SK_LOG)]), _CountedRest())))
+    assert _CountedRest.unpacked == 0  # still packed as it arrives
     assert [r[:2] for r in copy.compute(iter([0]))] == [("log", 0)]
     assert _CountedRest.unpacked == 0
     assert list(copy.compute(iter([1, 2]))) == [("rest", ("digests", (0, 1)))]
