@@ -7,19 +7,17 @@ single stage. Analysis never writes into the scene.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from skdbg.parsers.markers import read_markers
 from skdbg.parsers.run_identity import RunIdentity
 from skdbg.scene import iso_seconds
 from skdbg.triage.attribution import attribute
 from skdbg.triage.confidence import grade
 from skdbg.triage.context import TriageContext, TriageOptions, check_run_json, open_context, start_reading
-from skdbg.triage.gate import run_gate
+from skdbg.triage.gate import read_f8_markers_ahead, run_gate
 from skdbg.triage.localize import localize
 from skdbg.triage.model import Analysis, ArtifactRef, SceneInfo
 from skdbg.triage.proposal import propose
@@ -125,12 +123,7 @@ def prepare_late_stages(ctx: TriageContext) -> None:
     scans again, meets it and reports it, as without this step (a failed scan is not kept)."""
     import skdbg.parsers.sk_copies  # noqa: F401 - Evidence.handler imports it once the plogs are in
 
-    run = ctx.run
-    candidate = None if run is None else run.candidate
-    marker = ctx.marker_file() if candidate is not None and candidate.scope_names else None
-    if marker is not None:
-        with contextlib.suppress(Exception):  # F8's to meet again (see above)
-            read_markers(marker, ctx.relpath(str(marker)))
+    read_f8_markers_ahead(ctx)
 
 
 def analyze_staged(

@@ -41,6 +41,7 @@ Decisions this module makes where the spec leaves room ([SKDBG], documented here
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -668,6 +669,25 @@ def _scope_matches(scope_name: str, wanted: str) -> bool:
     )
 
 
+def _f8_marker_file(ctx: TriageContext, run: RunIdentity | None) -> Path | None:
+    """The model source F8 scans for the candidate's scope markers: the marker file when the candidate
+    names scopes (None: F8 scans no source)."""
+    cand = run.candidate if run is not None else None
+    if cand is None or not cand.scope_names:
+        return None
+    return ctx.marker_file()
+
+
+def read_f8_markers_ahead(ctx: TriageContext) -> None:
+    """Make F8's marker scan now, under the name F8 gives it, into the scan cache F8 then reads it from
+    (:func:`skdbg.triage.engine.prepare_late_stages`); nothing when F8 will scan no source. Whatever the
+    scan raises is left as it is: F8 scans again (a failed scan is not kept), meets it and reports it."""
+    marker = _f8_marker_file(ctx, ctx.run)
+    if marker is not None:
+        with contextlib.suppress(Exception):  # F8's to meet again
+            read_markers(marker, ctx.relpath(str(marker)))
+
+
 def _f8_markers(ctx: TriageContext, marker: Path, names: tuple[str, ...], g: _Gate) -> None:
     """F8 (b): the marker file opens every candidate scope name — read by the one marker model
     (:mod:`skdbg.parsers.markers`): direct npugraph_ex calls (aliases resolved) and GE-mode
@@ -758,8 +778,9 @@ def _f8(ctx: TriageContext, loc: Localization, run: RunIdentity | None, g: _Gate
                 "give --source-root or keep src/ in the scene",
             )
         )
-    if marker is not None and cand.scope_names:
-        _f8_markers(ctx, marker, cand.scope_names, g)
+    scanned = _f8_marker_file(ctx, run)
+    if scanned is not None:
+        _f8_markers(ctx, scanned, cand.scope_names, g)
     # (c) the faulting SK belongs to the candidate's scopes
     inst = loc.instance
     if (
