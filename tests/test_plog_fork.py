@@ -136,6 +136,40 @@ def test_rows_sent_are_the_records_made_here(tmp_path: Path) -> None:
     assert [r.ts is None for r in back[-1].parts[0][0]] == [False, True, False, False]
 
 
+def test_the_childs_scan_thread_alone_looks_up_in_small_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The child's work, run here: its scan thread says it scans alone (the child runs no other Python
+    meanwhile, :func:`~skdbg.parsers.plog.scan_alone`), once, and the scan is the scan here; the
+    thread that reads the child's values keeps the lookup size of a thread beside others."""
+    import threading
+
+    from skdbg.parsers import plog as plog_mod
+    from skdbg.parsers import plog_fork
+
+    said: list[str] = []
+
+    def scan_alone() -> None:
+        said.append(threading.current_thread().name)
+        plog_mod.scan_alone()
+
+    monkeypatch.setattr(plog_fork, "scan_alone", scan_alone)
+    paths = _plog_files(tmp_path)
+    values = [item for sent in plog_fork._in_child(paths, None) for item in sent]
+    assert said == ["skdbg-child-scan"]
+    assert not plog_mod._STATE.alone
+    sent: list[ScannedFile] = []
+    parts: list[tuple[object, bool]] = []  # a file's batches come before it, as the parent files them
+    for item in values:
+        if item[0] == "p":
+            parts.extend((plog_fork._unpack_items(batch), flag) for batch, flag in item[1])
+        else:
+            sent.append(unpack_scanned(item[1]))
+            sent[-1].parts[:0], parts = parts, []
+    for a, b in zip(scan_files(paths, None), sent, strict=True):
+        _same(a, b)
+
+
 def test_a_packed_read_failure_keeps_its_class_message_fields_and_cause(tmp_path: Path) -> None:
     failure = ReadFailure("plog-1_2.log", "the whole file", line=17, got="Input/output error")
     failure.__cause__ = OSError(5, "Input/output error")

@@ -64,17 +64,24 @@ _PIECES = (
 
 
 @contextmanager
-def _tiny_blocks(chunk: int, *, small_block: int = -1, confirm_each_max: int | None = None) -> Iterator[None]:
+def _tiny_blocks(
+    chunk: int, *, small_block: int = -1, confirm_each_max: int | None = None, alone: int = 0
+) -> Iterator[None]:
     """Blocks of ``chunk`` bytes, the vectorised path forced (``small_block=-1``) and fresh per-thread
-    state, so every run of marker lines crosses block boundaries in a file of a few hundred bytes."""
+    state, so every run of marker lines crosses block boundaries in a file of a few hundred bytes.
+    ``alone``: the thread scans as the forked child's does (:func:`plog.scan_alone`), its lookups
+    sliced at another size."""
     with pytest.MonkeyPatch.context() as m:
         m.setattr(plog_mod, "MAX_LINE", MAX_LINE)
         m.setattr(plog_mod, "CHUNK", chunk)
         m.setattr(plog_mod, "_SMALL_BLOCK", small_block)
         m.setattr(plog_mod, "_GATHER", 8, raising=False)  # many lookup slices per block
+        m.setattr(plog_mod, "_GATHER_ALONE", 5, raising=False)  # as many, cut elsewhere
         if confirm_each_max is not None:
             m.setattr(plog_mod, "_CONFIRM_EACH_MAX", confirm_each_max, raising=False)
         m.setattr(plog_mod, "_STATE", plog_mod._ScanState())
+        if alone:
+            plog_mod.scan_alone()
         yield
 
 
@@ -168,6 +175,7 @@ def test_confirmations_and_the_small_block_search_agree(data: bytes, chunk: int)
         vectorised = _scan(path, chunk=chunk, confirm_each_max=0)
         assert _scan(path, chunk=chunk, confirm_each_max=1 << 30) == vectorised
         assert _scan(path, chunk=chunk, small_block=1 << 30) == vectorised
+        assert _scan(path, chunk=chunk, confirm_each_max=0, alone=1) == vectorised
 
 
 def _reference_records(path: Path, data: bytes) -> list[object]:
@@ -242,15 +250,17 @@ def test_many_true_candidates_do_not_re_anchor(tmp_path: Path) -> None:
     assert lines == again == [(no, SK_SHORT, True) for no in range(2, 2002)]
 
 
+@pytest.mark.parametrize("alone", [0, 1])
 @pytest.mark.parametrize("seed", range(4))
-def test_sliced_anchor_lookup_finds_every_anchor_position(seed: int) -> None:
-    """The table looked up 8 words at a time (and into the reused buffer) gives, in ascending order,
-    exactly the positions whose 4 bytes are one of the anchors (counted by brute force)."""
+def test_sliced_anchor_lookup_finds_every_anchor_position(seed: int, alone: int) -> None:
+    """The table looked up 8 words at a time (5 in a thread that scans alone; and into the reused
+    buffer) gives, in ascending order, exactly the positions whose 4 bytes are one of the anchors
+    (counted by brute force)."""
     rng = random.Random(seed)
     words = [b"[SK][", b"EZ9999", b"failed", b"The ", b"ab", b"\n", b"kernel execute failed", b"x"]
     data = b"".join(rng.choice(words) for _ in range(3000))
     a = np.frombuffer(data, dtype=np.uint8)
-    with _tiny_blocks(1 << 20):
+    with _tiny_blocks(1 << 20, alone=alone):
         pf = plog_mod._Prefilter(FAULT_MARKERS, a)
         pos, quads = pf.anchors(a)
         pos_again, _ = pf.anchors(a[:1001])  # a second, shorter call through the same buffer
