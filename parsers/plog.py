@@ -15,7 +15,8 @@ this project's benchmark), so the prefilter instead makes one vectorised pass pe
    a block where the anchors turn out common (lines full of "failed", "Dump", "The": many *false*
    candidates) has them re-chosen on its own bytes for the blocks after it;
 2. a 64 K boolean table holding each anchor's first two bigrams is indexed with the block viewed as
-   16-bit words at even offsets (numpy, :data:`_GATHER` words a call): an anchor at an even offset
+   16-bit words at even offsets (numpy, :data:`_GATHER` words a call, :data:`_GATHER_UNCONTENDED` in
+   the forked child's scan thread): an anchor at an even offset
    shows its first bigram there, one at an odd offset its second, so one lookup per two bytes gives
    every candidate position;
 3. candidates are confirmed on the full 4-byte anchor, then on the whole marker in place (at the
@@ -448,21 +449,22 @@ def _quads_at(a: ByteArray, pos: IntArray) -> npt.NDArray[np.uint32]:
 #: bench plog beside a busy Python thread, 64 K words a call scanned in ~2.7 s, 1 M in ~1.4 s, a whole
 #: block in ~1.7 s (alone: 0.77, 0.80, 1.2 s)
 _GATHER = 1 << 20
-#: words a call in a thread that scans alone (:func:`scan_alone`): no other thread of its process runs
-#: Python meanwhile, so a call's GIL take-back costs nothing, and the call's 512 KiB ``intp`` temporary
-#: stays in the core's cache where 1 M words' 8 MiB does not. Measured on an 8 MiB block: 2.85 ms a
-#: lookup pass against 4.2 ms (32 K and 128 K words within 5% of it; 16 K words 3.3 ms). The whole
-#: analysis of the 232 MB bench scene, whose plog the forked child scans: ~20 ms and ~40 ms of CPU less
-#: (issue 18, twenty-seventh round). In a scan thread beside the main thread's parsing the same size
-#: cost ~80 ms more: there each thread keeps :data:`_GATHER`.
-_GATHER_ALONE = 1 << 16
+#: words a call in a thread whose lookups seldom wait for the GIL (:func:`uncontended_lookups`: the
+#: forked child's scan thread, beside which its process only pickles a value to send now and then and
+#: takes the GIL briefly around each hash update), so a call's take-back costs next to nothing, and the
+#: call's 512 KiB ``intp`` temporary stays in the core's cache where 1 M words' 8 MiB does not.
+#: Measured on an 8 MiB block: 2.85 ms a lookup pass against 4.2 ms (32 K and 128 K words within 5% of
+#: it; 16 K words 3.3 ms). The whole analysis of the 232 MB bench scene: -10 to -17 ms of wall time
+#: and -16 to -44 ms of CPU (16 pairs; issue 18, twenty-seventh round). In a scan thread beside the
+#: main thread's parsing the same size cost ~80 ms more: there each thread keeps :data:`_GATHER`.
+_GATHER_UNCONTENDED = 1 << 16
 
 
 def _table_hits(table: npt.NDArray[np.bool_], words: npt.NDArray[np.uint16]) -> npt.NDArray[np.bool_]:
-    """``table[words]``, :data:`_GATHER` words a call (:data:`_GATHER_ALONE` in a thread that scans
-    alone), into the thread's reused buffer (valid until the next call in this thread). ``words``
-    are 16-bit, so every index is inside the 64 K table and ``mode="clip"`` (no bounds check) never
-    clips."""
+    """``table[words]``, :data:`_GATHER` words a call (:data:`_GATHER_UNCONTENDED` in a thread of
+    :func:`uncontended_lookups`), into the thread's reused buffer (valid until the next call in this
+    thread). ``words`` are 16-bit, so every index is inside the 64 K table and ``mode="clip"`` (no
+    bounds check) never clips."""
     import numpy as np
 
     n = len(words)
@@ -472,17 +474,18 @@ def _table_hits(table: npt.NDArray[np.bool_], words: npt.NDArray[np.uint16]) -> 
         if n <= CHUNK // 2:  # a block's worth is kept for the next block; a larger one-off is not
             _STATE.hits = out
     out = out[:n]
-    step = _GATHER_ALONE if _STATE.alone else _GATHER
+    step = _GATHER_UNCONTENDED if _STATE.uncontended else _GATHER
     for i in range(0, n, step):
         np.take(table, words[i : i + step], out=out[i : i + step], mode="clip")
     return out
 
 
-def scan_alone() -> None:
-    """Say that the calling thread scans with no other thread of its process running Python meanwhile
-    (the forked child's scan thread, :mod:`skdbg.parsers.plog_fork`): its prefilter lookups are then
-    made :data:`_GATHER_ALONE` words a call. For the thread's life: it is a thread-local setting."""
-    _STATE.alone = True
+def uncontended_lookups() -> None:
+    """Say that the calling thread's prefilter lookups seldom wait for the GIL: no other thread of its
+    process runs Python for long while it scans (the forked child's scan thread,
+    :mod:`skdbg.parsers.plog_fork`). Its lookups are then made :data:`_GATHER_UNCONTENDED` words a
+    call. For the thread's life: it is a thread-local setting."""
+    _STATE.uncontended = True
 
 
 def _quad(m: bytes, j: int) -> int:
@@ -561,7 +564,7 @@ class _ScanState(threading.local):
         self.prefilters: dict[tuple[bytes, ...], _Prefilter] = {}
         self.hits: npt.NDArray[np.bool_] | None = None  # _table_hits' output, made on first use
         self.small_bytes = 0  # bytes searched by _scan_small_block (see _SMALL_BUDGET)
-        self.alone = False  # no other thread of the process runs Python (see scan_alone)
+        self.uncontended = False  # lookups seldom wait for the GIL (see uncontended_lookups)
 
 
 _STATE = _ScanState()

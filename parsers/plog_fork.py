@@ -44,7 +44,7 @@ from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import ParseError, ReadFailure
 from skdbg.parsers.fsguard import count_failed_read
 from skdbg.parsers.hashbehind import CountingSha256, Hasher, Sha256Done
-from skdbg.parsers.plog import PlogRows, ScanBatch, ScannedFile, scan_alone, scan_plog_files
+from skdbg.parsers.plog import PlogRows, ScanBatch, ScannedFile, scan_plog_files, uncontended_lookups
 from skdbg.parsers.plog_line import PlogLine, plog_lines_of_rows
 from skdbg.parsers.readahead import FilesAhead
 from skdbg.parsers.scan_child import FORK_MIN_BYTES, Standby, one_blas_thread, take_scan_child
@@ -302,7 +302,6 @@ def _in_child(
     results: queue.Queue[_Item] = queue.Queue()
 
     def scan() -> None:
-        scan_alone()  # the other threads here only send the batches and hash (without the GIL)
         held: list[tuple[Sequence[object], bool]] = []  # batches not handed on yet
 
         def on_part(_: int, part: ScanBatch) -> None:
@@ -313,6 +312,9 @@ def _in_child(
                 held = []
 
         try:
+            # beside this thread, the sending one pickles a value now and then and the hash lane takes
+            # the GIL briefly around each update: this thread's lookups seldom wait for it
+            uncontended_lookups()
             for done in scan_files(paths, new_hasher, on_part, rows=True):
                 if held:
                     items.put(("p", held))

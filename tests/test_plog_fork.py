@@ -136,28 +136,34 @@ def test_rows_sent_are_the_records_made_here(tmp_path: Path) -> None:
     assert [r.ts is None for r in back[-1].parts[0][0]] == [False, True, False, False]
 
 
-def test_the_childs_scan_thread_alone_looks_up_in_small_calls(
+def test_the_childs_scan_thread_looks_up_in_small_calls_and_a_scan_here_does_not(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The child's work, run here: its scan thread says it scans alone (the child runs no other Python
-    meanwhile, :func:`~skdbg.parsers.plog.scan_alone`), once, and the scan is the scan here; the
-    thread that reads the child's values keeps the lookup size of a thread beside others."""
+    """The child's work, run here: its scan thread makes its prefilter lookups at most
+    ``_GATHER_UNCONTENDED`` words a call (its lookups seldom wait for the GIL,
+    :func:`~skdbg.parsers.plog.uncontended_lookups`), and its files are the scan here; a scan in this
+    thread, whose process runs other Python (pytest's), keeps the larger calls."""
     import threading
+
+    import numpy as np
 
     from skdbg.parsers import plog as plog_mod
     from skdbg.parsers import plog_fork
 
-    said: list[str] = []
+    monkeypatch.setattr(plog_fork, "one_blas_thread", lambda: None)  # no OPENBLAS_NUM_THREADS here
+    calls: list[tuple[str, int]] = []
+    real_take = np.take
 
-    def scan_alone() -> None:
-        said.append(threading.current_thread().name)
-        plog_mod.scan_alone()
+    def take(table: object, words: object, **kwargs: object) -> object:
+        if "out" in kwargs:  # a lookup slice (the anchors' choice takes a whole sample, without out=)
+            calls.append((threading.current_thread().name, len(words)))  # type: ignore[arg-type]
+        return real_take(table, words, **kwargs)  # type: ignore[call-overload]
 
-    monkeypatch.setattr(plog_fork, "scan_alone", scan_alone)
-    paths = _plog_files(tmp_path)
+    monkeypatch.setattr(np, "take", take)
+    paths = _plog_files(tmp_path)  # one file over 1 MiB: lookups of more than 64 K words to make
     values = [item for sent in plog_fork._in_child(paths, None) for item in sent]
-    assert said == ["skdbg-child-scan"]
-    assert not plog_mod._STATE.alone
+    in_child = [n for name, n in calls if name == "skdbg-child-scan"]
+    assert in_child and max(in_child) <= plog_mod._GATHER_UNCONTENDED < sum(in_child)
     sent: list[ScannedFile] = []
     parts: list[tuple[object, bool]] = []  # a file's batches come before it, as the parent files them
     for item in values:
@@ -166,7 +172,10 @@ def test_the_childs_scan_thread_alone_looks_up_in_small_calls(
         else:
             sent.append(unpack_scanned(item[1]))
             sent[-1].parts[:0], parts = parts, []
-    for a, b in zip(scan_files(paths, None), sent, strict=True):
+    calls.clear()
+    here = list(scan_files(paths, None))
+    assert max(n for _, n in calls) > plog_mod._GATHER_UNCONTENDED
+    for a, b in zip(here, sent, strict=True):
         _same(a, b)
 
 

@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -65,23 +66,23 @@ _PIECES = (
 
 @contextmanager
 def _tiny_blocks(
-    chunk: int, *, small_block: int = -1, confirm_each_max: int | None = None, alone: int = 0
+    chunk: int, *, small_block: int = -1, confirm_each_max: int | None = None, uncontended: bool = False
 ) -> Iterator[None]:
     """Blocks of ``chunk`` bytes, the vectorised path forced (``small_block=-1``) and fresh per-thread
     state, so every run of marker lines crosses block boundaries in a file of a few hundred bytes.
-    ``alone``: the thread scans as the forked child's does (:func:`plog.scan_alone`), its lookups
-    sliced at another size."""
+    ``uncontended``: the thread scans as the forked child's does (:func:`plog.uncontended_lookups`),
+    its lookups sliced at another size."""
     with pytest.MonkeyPatch.context() as m:
         m.setattr(plog_mod, "MAX_LINE", MAX_LINE)
         m.setattr(plog_mod, "CHUNK", chunk)
         m.setattr(plog_mod, "_SMALL_BLOCK", small_block)
         m.setattr(plog_mod, "_GATHER", 8, raising=False)  # many lookup slices per block
-        m.setattr(plog_mod, "_GATHER_ALONE", 5, raising=False)  # as many, cut elsewhere
+        m.setattr(plog_mod, "_GATHER_UNCONTENDED", 5, raising=False)  # as many, cut elsewhere
         if confirm_each_max is not None:
             m.setattr(plog_mod, "_CONFIRM_EACH_MAX", confirm_each_max, raising=False)
         m.setattr(plog_mod, "_STATE", plog_mod._ScanState())
-        if alone:
-            plog_mod.scan_alone()
+        if uncontended:
+            plog_mod.uncontended_lookups()
         yield
 
 
@@ -175,7 +176,7 @@ def test_confirmations_and_the_small_block_search_agree(data: bytes, chunk: int)
         vectorised = _scan(path, chunk=chunk, confirm_each_max=0)
         assert _scan(path, chunk=chunk, confirm_each_max=1 << 30) == vectorised
         assert _scan(path, chunk=chunk, small_block=1 << 30) == vectorised
-        assert _scan(path, chunk=chunk, confirm_each_max=0, alone=1) == vectorised
+        assert _scan(path, chunk=chunk, confirm_each_max=0, uncontended=True) == vectorised
 
 
 def _reference_records(path: Path, data: bytes) -> list[object]:
@@ -250,20 +251,30 @@ def test_many_true_candidates_do_not_re_anchor(tmp_path: Path) -> None:
     assert lines == again == [(no, SK_SHORT, True) for no in range(2, 2002)]
 
 
-@pytest.mark.parametrize("alone", [0, 1])
+@pytest.mark.parametrize("uncontended", [False, True])
 @pytest.mark.parametrize("seed", range(4))
-def test_sliced_anchor_lookup_finds_every_anchor_position(seed: int, alone: int) -> None:
-    """The table looked up 8 words at a time (5 in a thread that scans alone; and into the reused
+def test_sliced_anchor_lookup_finds_every_anchor_position(seed: int, uncontended: bool) -> None:
+    """The table looked up 8 words at a time (5 in a thread of uncontended lookups; and into the reused
     buffer) gives, in ascending order, exactly the positions whose 4 bytes are one of the anchors
-    (counted by brute force)."""
+    (counted by brute force); the lookups are made that many words a call."""
     rng = random.Random(seed)
     words = [b"[SK][", b"EZ9999", b"failed", b"The ", b"ab", b"\n", b"kernel execute failed", b"x"]
     data = b"".join(rng.choice(words) for _ in range(3000))
     a = np.frombuffer(data, dtype=np.uint8)
-    with _tiny_blocks(1 << 20, alone=alone):
+    sizes: list[int] = []
+    real_take = np.take
+
+    def take(table: object, words: Any, **kwargs: Any) -> Any:
+        sizes.append(len(words))
+        return real_take(table, words, **kwargs)
+
+    with _tiny_blocks(1 << 20, uncontended=uncontended), pytest.MonkeyPatch.context() as m:
         pf = plog_mod._Prefilter(FAULT_MARKERS, a)
+        m.setattr(np, "take", take)
         pos, quads = pf.anchors(a)
         pos_again, _ = pf.anchors(a[:1001])  # a second, shorter call through the same buffer
+    step = 5 if uncontended else 8
+    assert max(sizes) == step and sum(sizes) == len(data) // 2 + 1000 // 2  # every word, in such slices
     anchors = {int(q) for q in pf.quads}
     want = [p for p in range(len(data) - 3) if int.from_bytes(data[p : p + 4], "little") in anchors]
     assert pos.tolist() == want
