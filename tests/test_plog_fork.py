@@ -142,7 +142,7 @@ def test_the_childs_scan_thread_looks_up_in_small_calls_and_a_scan_here_does_not
     """The child's work, run here: its scan thread makes its prefilter lookups at most
     ``_GATHER_UNCONTENDED`` words a call (its lookups seldom wait for the GIL,
     :func:`~skdbg.parsers.plog.uncontended_lookups`), and its files are the scan here; a scan in this
-    thread, whose process runs other Python (pytest's), keeps the larger calls."""
+    thread, which never said so, keeps the larger calls."""
     import threading
 
     import numpy as np
@@ -155,7 +155,7 @@ def test_the_childs_scan_thread_looks_up_in_small_calls_and_a_scan_here_does_not
     real_take = np.take
 
     def take(table: object, words: object, **kwargs: object) -> object:
-        if "out" in kwargs:  # a lookup slice (the anchors' choice takes a whole sample, without out=)
+        if "out" in kwargs:  # a lookup slice (the anchors' choice and the line bounds call it without)
             calls.append((threading.current_thread().name, len(words)))  # type: ignore[arg-type]
         return real_take(table, words, **kwargs)  # type: ignore[call-overload]
 
