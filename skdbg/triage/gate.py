@@ -53,7 +53,7 @@ from skdbg.parsers.discovery import MODEL_FILES
 from skdbg.parsers.markers import read_markers
 from skdbg.parsers.plog import PLOG_NAME_RE
 from skdbg.parsers.plog_line import PlogLine
-from skdbg.parsers.run_identity import RunIdentity
+from skdbg.parsers.run_identity import Candidate, RunIdentity
 from skdbg.show import show
 from skdbg.triage.context import TriageContext
 from skdbg.triage.localize import diagnostic_entry, dialect_recognised, models_of, plogs_of
@@ -669,20 +669,20 @@ def _scope_matches(scope_name: str, wanted: str) -> bool:
     )
 
 
-def _f8_marker_file(ctx: TriageContext, run: RunIdentity | None) -> Path | None:
-    """The model source F8 scans for the candidate's scope markers: the marker file when the candidate
-    names scopes (None: F8 scans no source)."""
-    cand = run.candidate if run is not None else None
-    if cand is None or not cand.scope_names:
-        return None
-    return ctx.marker_file()
+def _f8_reads_source(cand: Candidate | None) -> bool:
+    """F8 (b) scans the model source for the candidate's scope markers only when the candidate names
+    scopes; F8 and :func:`read_f8_markers_ahead` both ask this."""
+    return cand is not None and bool(cand.scope_names)
 
 
 def read_f8_markers_ahead(ctx: TriageContext) -> None:
     """Make F8's marker scan now, under the name F8 gives it, into the scan cache F8 then reads it from
     (:func:`skdbg.triage.engine.prepare_late_stages`); nothing when F8 will scan no source. Whatever the
     scan raises is left as it is: F8 scans again (a failed scan is not kept), meets it and reports it."""
-    marker = _f8_marker_file(ctx, ctx.run)
+    run = ctx.run
+    if not _f8_reads_source(run.candidate if run is not None else None):
+        return
+    marker = ctx.marker_file()
     if marker is not None:
         with contextlib.suppress(Exception):  # F8's to meet again
             read_markers(marker, ctx.relpath(str(marker)))
@@ -778,9 +778,8 @@ def _f8(ctx: TriageContext, loc: Localization, run: RunIdentity | None, g: _Gate
                 "give --source-root or keep src/ in the scene",
             )
         )
-    scanned = _f8_marker_file(ctx, run)
-    if scanned is not None:
-        _f8_markers(ctx, scanned, cand.scope_names, g)
+    if marker is not None and _f8_reads_source(cand):
+        _f8_markers(ctx, marker, cand.scope_names, g)
     # (c) the faulting SK belongs to the candidate's scopes
     inst = loc.instance
     if (
