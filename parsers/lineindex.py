@@ -653,7 +653,7 @@ SK_MARKER = b"[SK]["
 def fault_lines(index: LineIndex, cancel: Cancel = _never, *, stops: bool = False) -> IntArray | None:
     """0-based numbers of the lines carrying a ``FAULT_MARKERS`` marker; None when cancelled.
 
-    Uses the plog scanner's vectorised prefilter (one numpy pass per 8 MiB block), so the result
+    Uses the plog scanner's vectorised prefilter (one numpy pass per 4 MiB block), so the result
     agrees with ``skdbg.parsers.plog.scan_plog`` line for line.
 
     ``stops=True`` gives the lines a "next fault" key should stop at: ``[SK][`` is a marker because

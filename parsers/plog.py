@@ -8,7 +8,7 @@ the fast path for multi-GiB logs that only needs the few lines carrying fault or
 The scan keeps the promise "every line that contains a marker, with its 1-based line number, and
 nothing else", so it must agree with ``grep -F -c`` on the same markers (bench/plog_scan.py checks
 this). A plain ``bytes.find`` pass per marker costs ~20 passes over the file (≈0.25× grep's speed on
-this project's benchmark), so the prefilter instead makes one vectorised pass per 8 MiB block:
+this project's benchmark), so the prefilter instead makes one vectorised pass per 4 MiB block:
 
 1. every marker contributes one 4-byte *anchor* taken where its leading bigram is rarest in the block
    the anchors were chosen on (an adaptive choice: a common bigram would make many false candidates);
@@ -126,7 +126,14 @@ FAULT_MARKERS: tuple[bytes, ...] = (
     b"[FUNC:",
 )
 
-CHUNK = 8 << 20
+#: bytes a large plog is read and searched in, a block at a time. Why 4 MiB: the forked child's scan
+#: thread searches each block while its hash lane hashes the same bytes, and both then find more of the
+#: block in the processor's caches; measured on the 232 MB bench scene (first run, warm, 16 pairs),
+#: 8 MiB blocks gave 0.615 s median and 1.056 s of CPU, 4 MiB 0.597 s and 1.018 s, 2 MiB 0.595 s and
+#: 1.016 s. 2 MiB cost a scan in a thread beside the main thread's parsing ``SKDBG_NO_FORK=1`` ~45 ms
+#: more (twice the numpy calls, each giving up the GIL); 4 MiB cost it nothing measurable, and packs
+#: the same small files (up to ``MAX_LINE``, a quarter of a block) as 8 MiB did
+CHUNK = 4 << 20
 _SAMPLE = 1 << 20  # bytes of a block the anchor choice looks at
 _ANCHOR = 4
 
@@ -364,7 +371,7 @@ class _Prefilter:
     def __init__(self, markers: Sequence[bytes], sample: ByteArray) -> None:
         import numpy as np
 
-        sample = sample[:_SAMPLE]  # 1 MiB of a block says which bigrams are common; all 8 MiB cost 10x
+        sample = sample[:_SAMPLE]  # 1 MiB of a block says which bigrams are common; a whole block cost more
         hist = np.zeros(65536, dtype=np.int64)
         for words in _bigram_views(sample):
             hist += np.bincount(words, minlength=65536)
@@ -443,8 +450,8 @@ def _quads_at(a: ByteArray, pos: IntArray) -> npt.NDArray[np.uint32]:
 
 
 #: words looked up per ``np.take`` call. Why sliced: the call casts its ``uint16`` indices to a
-#: temporary ``intp`` array (8 bytes a word), and a whole 8 MiB block's 32 MiB temporary costs ~2.5x
-#: a sliced lookup alone. Why not smaller: each call gives up the GIL and must take it back, and beside
+#: temporary ``intp`` array (8 bytes a word), and a whole block's temporary (measured with 8 MiB blocks:
+#: 32 MiB) cost ~2.5x a sliced lookup alone. Why not smaller: each call gives up the GIL and must take it back, and beside
 #: the main thread's parsing every take-back waits up to the switch interval; measured on the 200 MB
 #: bench plog beside a busy Python thread, 64 K words a call scanned in ~2.7 s, 1 M in ~1.4 s, a whole
 #: block in ~1.7 s (alone: 0.77, 0.80, 1.2 s)
@@ -453,7 +460,7 @@ _GATHER = 1 << 20
 #: forked child's scan thread, beside which its process only pickles a value to send now and then and
 #: takes the GIL briefly around each hash update), so a call's take-back costs next to nothing, and the
 #: call's 512 KiB ``intp`` temporary stays in the core's cache where 1 M words' 8 MiB does not.
-#: One lookup pass over an 8 MiB block, timed in a thread on its own: 2.85 ms at 64 K words, 4.2 ms at
+#: One lookup pass over an 8 MiB block (the block size then), timed in a thread on its own: 2.85 ms at 64 K words, 4.2 ms at
 #: 1 M (32 K and 128 K words within 5%; 16 K words 3.3 ms). A first run of the 232 MB bench scene:
 #: -10 to -18 ms of wall time, -12 to -16 ms of CPU (16 and 20 pairs; issue 18, twenty-seventh round).
 #: Tried in every thread, the same size cost a scan thread beside the main thread's parsing ~80 ms more
@@ -555,10 +562,10 @@ _REANCHOR_DENSITY = 1 / 4096
 class _ScanState(threading.local):
     """Per thread: one read buffer and the prefilter per marker set, reused across files.
 
-    Why: a scene can hold a thousand small plogs; allocating an 8 MiB buffer and re-deriving the anchor
+    Why: a scene can hold a thousand small plogs; allocating a block's buffer and re-deriving the anchor
     tables for each cost milliseconds per file. The TUI scans in worker threads, hence thread-local.
     The buffer is made by the first scan of a thread (every scan sizes it to CHUNK first): the thread
-    that imports this module, often not one that scans, need not zero 8 MiB."""
+    that imports this module, often not one that scans, need not zero a block."""
 
     def __init__(self) -> None:
         self.buf = bytearray()

@@ -29,7 +29,7 @@ from typing import Literal
 
 from skdbg.parsers.fsguard import READ_FLAGS
 
-#: bytes asked for ahead of the reader: a few blocks of the plog scan (8 MiB each)
+#: bytes asked for ahead of the reader: a few blocks of the plog scan (4 MiB each)
 WINDOW = 32 << 20
 
 _ADVISE = getattr(os, "posix_fadvise", None)

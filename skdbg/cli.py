@@ -80,7 +80,8 @@ BATCH_GC_THRESHOLDS = (1_000_000, 50, 1000)
 #: analysis scans the plogs in a worker thread (numpy passes, reads, SHA-256, all without the GIL)
 #: beside the Python parsing of sk_meta; after each numpy call the worker needs the GIL back and, with
 #: the default, waits up to 5 ms for it. Measured on the 200 MB bench plog: an 8 MiB block's anchor
-#: search took 11 ms alone and 94 ms beside a busy Python thread at 5 ms, 13 ms at 0.1 ms.
+#: search (the block size then) took 11 ms alone and 94 ms beside a busy Python thread at 5 ms, 13 ms
+#: at 0.1 ms.
 BATCH_SWITCH_INTERVAL = 0.0002
 
 
