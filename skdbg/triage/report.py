@@ -188,28 +188,56 @@ def _cell(value: Any) -> str:
 # ------------------------------------------------------------------------------------------ index
 
 
+class _ResolvedNames:
+    """Each file name's resolved path as text (the key files are matched by), worked out once per
+    distinct name, through one cache of resolved folders.
+
+    Why: the index matched every scanned plog line to its file by resolving the line's file name, and
+    every artifact twice: on the bench scene 18,000 plog lines and 2,000 ELFs made 22,000 full resolves
+    (a system call per path component), ~0.5 s of a report; a scene's lines name a handful of files."""
+
+    def __init__(self) -> None:
+        self._dirs: dict[str, Path] = {}
+        self._names: dict[str, str] = {}
+
+    def __call__(self, path: str | os.PathLike[str]) -> str:
+        name = os.fspath(path)
+        key = self._names.get(name)
+        if key is None:
+            key = self._names[name] = str(real_path(name, self._dirs))
+        return key
+
+
 def evidence_index(ctx: TriageContext) -> list[dict[str, Any]]:
     """Every artifact of the scene (§2.3): relpath, role, size, sha256, first/last ts, status."""
     rows: list[dict[str, Any]] = []
+    resolved = _ResolvedNames()
     plog_ts: dict[str, tuple[datetime | None, datetime | None]] = {}
     for pe in ctx.evidence.plogs:
         for line in pe.lines:
             if line.ts is None:
                 continue
-            key = str(real_path(line.src.file))
+            key = resolved(line.src.file)
             first, last = plog_ts.get(key, (None, None))
             plog_ts[key] = (first or line.ts, line.ts)
     seen: set[str] = set()
     arts = list(ctx.scene.artifacts)
     marker = ctx.marker_file()
     for a in arts:
-        seen.add(str(real_path(a.path)))
+        seen.add(resolved(a.path))
     present_roles = {a.kind for a in arts}
     for a in arts:
-        rows.append(_row(a.kind, a.path, ctx, plog_ts, a.digest))  # the scene's one hash per file
-    if marker is not None and str(real_path(marker)) not in seen:
+        rows.append(_row(a.kind, a.path, ctx, plog_ts, a.digest, resolved))  # the scene's one hash per file
+    if marker is not None and resolved(marker) not in seen:
         rows.append(
-            _row("marker_file", marker, ctx, plog_ts, Artifact("marker_file", marker, ctx.root).digest)
+            _row(
+                "marker_file",
+                marker,
+                ctx,
+                plog_ts,
+                Artifact("marker_file", marker, ctx.root).digest,
+                resolved,
+            )
         )
         present_roles.add("marker_file")
     for role, reason in EXPECTED_ROLES.items():
@@ -235,6 +263,7 @@ def _row(
     ctx: TriageContext,
     plog_ts: dict[str, tuple[datetime | None, datetime | None]],
     digest_of: Callable[[], tuple[int, str]],
+    resolved: Callable[[str | os.PathLike[str]], str],
 ) -> dict[str, Any]:
     rel = ctx.relpath(path)
     try:
@@ -247,7 +276,7 @@ def _row(
         size, digest, status = 0, None, f"missing(unreadable: {exc.strerror})"
     first = last = None
     producer: int | None = None
-    key = str(real_path(path))
+    key = resolved(path)
     if key in plog_ts:
         first, last = plog_ts[key]
     elif path.suffix == ".log" and digest is not None and size <= _META_TS_LIMIT:

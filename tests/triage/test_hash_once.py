@@ -84,3 +84,37 @@ def test_an_unreadable_artifact_reports_the_same_error_each_time(tmp_path: Path)
     for _ in range(2):
         with pytest.raises(ParseError, match="file does not exist"):
             victim.digest()
+
+
+def test_the_evidence_index_resolves_each_file_name_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The index matches each scanned plog line to its file by the file's resolved path: each distinct
+    name is resolved once (a scene's thousands of lines name a handful of files), and the plog's first
+    and last stamps are still those of its first and last stamped lines. The scene is reached through
+    a symbolic link, so the names and the resolved paths differ."""
+    from shutil import copytree
+
+    import skdbg.triage.report as report_mod
+
+    (tmp_path / "real").mkdir()
+    copytree(SCENE, tmp_path / "real" / "scene")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    ctx = open_context(tmp_path / "link" / "scene")
+    analyze_context(ctx)
+    lines = [line for pe in ctx.evidence.plogs for line in pe.lines if line.ts is not None]
+    assert len(lines) > 10 and len({line.src.file for line in lines}) == 1  # one plog, many lines
+    asked: Counter[str] = Counter()
+    real = report_mod.real_path
+
+    def counting(path: Any, dirs: Any = None) -> Any:
+        asked[str(path)] += 1
+        return real(path, dirs)
+
+    monkeypatch.setattr(report_mod, "real_path", counting)
+    index = evidence_index(ctx)
+    assert asked and max(asked.values()) == 1, asked.most_common(3)
+    plog = next(r for r in index if r["role"] == "plog")
+    first, last = lines[0].ts, lines[-1].ts
+    assert first is not None and last is not None
+    assert (plog["first_ts"], plog["last_ts"]) == (first.isoformat(), last.isoformat())
