@@ -12,6 +12,7 @@ inside code blocks stay English (§6.2).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -25,7 +26,7 @@ from skdbg.atomic import ensure_fresh_dir, write_tree
 from skdbg.glossary import titled
 from skdbg.parsers.common import ParseError
 from skdbg.parsers.fsguard import real_path
-from skdbg.parsers.skmeta_lines import iter_meta_lines
+from skdbg.parsers.skmeta_lines import TailUnsure, iter_meta_lines, last_stamp
 from skdbg.scene import Artifact
 from skdbg.show import show
 from skdbg.triage.context import TriageContext
@@ -280,14 +281,7 @@ def _row(
     if key in plog_ts:
         first, last = plog_ts[key]
     elif path.suffix == ".log" and digest is not None and size <= _META_TS_LIMIT:
-        try:
-            for ml in iter_meta_lines(path):
-                if ml.ts is not None:
-                    first = first or ml.ts
-                    last = ml.ts
-                    producer = producer or ml.pid
-        except (ParseError, OSError):
-            pass
+        first, last, producer = _stamp_span(path)
     raw_name: dict[str, str] = {}
     if any("\udc80" <= ch <= "\udcff" for ch in rel):
         # a file name that is not UTF-8: the text shows escapes, the exact bytes are kept here
@@ -303,6 +297,44 @@ def _row(
         "producer_pid": producer,
         "status": status,
     }
+
+
+def _stamp_span(path: Path) -> tuple[datetime | None, datetime | None, int | None]:
+    """``(first stamp, last stamp, producer pid)`` of an sk_meta file's lines: the first and last stamps
+    its lines carry and the first non-zero writer pid among the stamped lines (a read that fails keeps
+    what came before it).
+
+    Why not every line read forward: that made a line object of each of the ~30,000 lines of the bench
+    model's sk_meta, per rank. The lines are read forward only until the first stamp and a non-zero pid
+    are known (the first line, as a rule), and the last stamp is read from the file's end
+    (:func:`~skdbg.parsers.skmeta_lines.last_stamp`); where that cannot tell (see there), or finds none,
+    the forward read goes on to the end, as it always did."""
+    first: datetime | None = None
+    last: datetime | None = None
+    producer: int | None = None
+    lines = iter_meta_lines(path)
+    try:
+        for ml in lines:
+            if ml.ts is not None:
+                first = first or ml.ts
+                last = ml.ts
+                producer = producer or ml.pid
+                if producer:
+                    break
+        else:
+            return first, last, producer
+        with contextlib.suppress(TailUnsure, ParseError, OSError):
+            tail = last_stamp(path)
+            if tail is not None:
+                return first, tail, producer
+        for ml in lines:
+            if ml.ts is not None:
+                last = ml.ts
+    except (ParseError, OSError):
+        pass
+    finally:
+        lines.close()
+    return first, last, producer
 
 
 _FAULT_LINES_MAX = 50
