@@ -128,11 +128,15 @@ FAULT_MARKERS: tuple[bytes, ...] = (
 
 #: bytes a large plog is read and searched in, a block at a time. Why 4 MiB: the forked child's scan
 #: thread searches each block while its hash lane hashes the same bytes, and both then find more of the
-#: block in the processor's caches; measured on the 232 MB bench scene (first run, warm, 16 pairs),
-#: 8 MiB blocks gave 0.615 s median and 1.056 s of CPU, 4 MiB 0.597 s and 1.018 s, 2 MiB 0.595 s and
-#: 1.016 s. 2 MiB cost a scan in a thread beside the main thread's parsing ``SKDBG_NO_FORK=1`` ~45 ms
-#: more (twice the numpy calls, each giving up the GIL); 4 MiB cost it nothing measurable, and packs
-#: the same small files (up to ``MAX_LINE``, a quarter of a block) as 8 MiB did
+#: block in the processor's caches. Measured on the 232 MB bench scene (first runs, warm, the three
+#: sizes alternated 16 times): 8 MiB blocks gave 0.615 s median and 1.056 s of CPU, 4 MiB 0.597 s and
+#: 1.018 s, 2 MiB 0.595 s and 1.016 s. 2 MiB cost a scan in a thread beside the main thread's parsing
+#: (``SKDBG_NO_FORK=1``) ~45 ms more (twice the numpy calls, each giving up the GIL); 4 MiB cost it
+#: nothing measurable, and packs the same small files (up to ``MAX_LINE``, a quarter of a block) as
+#: 8 MiB did. The block size is also where a line over ``MAX_LINE`` changes treatment (see
+#: :func:`scan_marker_lines`): one that fits in a block is searched whole and cut only when it holds a
+#: marker, a longer one is searched in its first ``MAX_LINE`` bytes and always cut; with 8 MiB blocks
+#: the lines of 4–8 MiB were of the first kind
 CHUNK = 4 << 20
 _SAMPLE = 1 << 20  # bytes of a block the anchor choice looks at
 _ANCHOR = 4
@@ -450,9 +454,10 @@ def _quads_at(a: ByteArray, pos: IntArray) -> npt.NDArray[np.uint32]:
 
 
 #: words looked up per ``np.take`` call. Why sliced: the call casts its ``uint16`` indices to a
-#: temporary ``intp`` array (8 bytes a word), and a whole block's temporary (measured with 8 MiB blocks:
-#: 32 MiB) cost ~2.5x a sliced lookup alone. Why not smaller: each call gives up the GIL and must take it back, and beside
-#: the main thread's parsing every take-back waits up to the switch interval; measured on the 200 MB
+#: temporary ``intp`` array (8 bytes a word), and a whole block's temporary (measured with 8 MiB
+#: blocks: 32 MiB) cost ~2.5x a sliced lookup alone. Why not smaller: each call gives up the GIL and
+#: must take it back, and beside the main thread's parsing every take-back waits up to the switch
+#: interval; measured on the 200 MB
 #: bench plog beside a busy Python thread, 64 K words a call scanned in ~2.7 s, 1 M in ~1.4 s, a whole
 #: block in ~1.7 s (alone: 0.77, 0.80, 1.2 s)
 _GATHER = 1 << 20
@@ -460,8 +465,8 @@ _GATHER = 1 << 20
 #: forked child's scan thread, beside which its process only pickles a value to send now and then and
 #: takes the GIL briefly around each hash update), so a call's take-back costs next to nothing, and the
 #: call's 512 KiB ``intp`` temporary stays in the core's cache where 1 M words' 8 MiB does not.
-#: One lookup pass over an 8 MiB block (the block size then), timed in a thread on its own: 2.85 ms at 64 K words, 4.2 ms at
-#: 1 M (32 K and 128 K words within 5%; 16 K words 3.3 ms). A first run of the 232 MB bench scene:
+#: One lookup pass over an 8 MiB block (the block size then), timed in a thread on its own: 2.85 ms
+#: at 64 K words, 4.2 ms at 1 M (32 K and 128 K words within 5%; 16 K words 3.3 ms). A first run of the 232 MB bench scene:
 #: -10 to -18 ms of wall time, -12 to -16 ms of CPU (16 and 20 pairs; issue 18, twenty-seventh round).
 #: Tried in every thread, the same size cost a scan thread beside the main thread's parsing ~80 ms more
 #: wall time: every thread but the child's scan thread keeps :data:`_GATHER`.
