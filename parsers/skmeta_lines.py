@@ -177,46 +177,59 @@ _TAIL_READ = 64 << 10
 
 
 def last_stamp(path: str | os.PathLike[str], *, what: str = "an sk_meta log") -> datetime | None:
-    """The stamp of the last line of ``path`` that has one, as :func:`iter_meta_lines` reads the file
-    (None when no line has one), read from the file's end backwards.
+    """The stamp of the last line of ``path`` that has one, as :func:`iter_meta_lines` reads the line
+    (None when no line has one), read from the file's end backwards. The file is not tested for text
+    here: the caller's forward read of its head did that.
 
     Why: the evidence index wants a file's first and last stamps; reading every line forward to keep
     two values made a :class:`MetaLine` of each (30,000 on the bench model's sk_meta, eight ranks'
     worth on a job's scene). The file's last bytes are split at their newlines and each whole line,
     from the last, is made what the forward read makes of it: a line over ``MAX_LINE`` cut to its head,
-    one trailing ``\r`` dropped from one that is not, decoded, its ``[CONT:n]`` pieces joined, its
-    prefix split. One case is the forward read's alone: a line holding an oversized number but no run
-    of 17 hex digits in its bytes (its digits joined from ``[CONT:n]`` pieces, or not ASCII), which
-    the forward read checks or not depending on the other lines of its chunk; then :class:`TailUnsure`
-    is raised and the caller reads forward. Raises the ``OSError``/``ParseError`` of a failed read."""
+    one trailing ``\\r`` dropped from one that is not, decoded, its ``[CONT:n]`` pieces joined, its
+    prefix split. One case is the forward read's alone: a whole ASCII line whose oversized number has
+    no run of 17 hex digits in its bytes (its digits joined from ``[CONT:n]`` pieces), which the forward
+    read checks or not depending on the other lines of its chunk (:func:`raw_meta_line`); then
+    :class:`TailUnsure` is raised and the caller reads forward. Each larger read takes only the bytes
+    before the lines already looked at. Raises the ``OSError``/``ParseError`` of a failed read."""
     file = str(path)
     with open_regular(path, what=what) as fh:
         size = os.fstat(fh.fileno()).st_size
+        stop = size  # bytes [stop, size) are the lines looked at already (stop is where a line starts)
         want = _TAIL_READ
-        while True:
+        while stop > 0:
             start = max(0, size - want)
             fh.seek(start)
-            window = fh.read(size - start)
-            parts = window.split(b"\n")
-            if start > 0:
-                parts = parts[1:]  # the bytes before the window's first newline may be a line's tail
-            if parts and parts[-1] == b"":
-                parts.pop()  # the file ends with a newline: nothing after it
-            for raw in reversed(parts):
-                ts = _line_stamp(raw, file)
+            parts = fh.read(stop - start).split(b"\n")
+            tail = parts.pop()  # after the read's last newline: b"", or the file's unterminated last line
+            if tail and (parts or start == 0):  # (all of it: a newline or the file's start before it)
+                ts = _line_stamp(tail, file, unterminated=True)
                 if ts is not None:
                     return ts
-            if start == 0:
-                return None
+            if start > 0:
+                if not parts:  # no newline in the read: its line started earlier
+                    want *= 4
+                    continue
+                head = parts.pop(0)  # the bytes from ``start`` to the first newline: maybe a line's tail
+                stop = start + len(head) + 1
+            else:
+                stop = 0
+            for raw in reversed(parts):
+                ts = _line_stamp(raw, file, unterminated=False)
+                if ts is not None:
+                    return ts
             want *= 4
+        return None
 
 
-def _line_stamp(raw: bytes, file: str) -> datetime | None:
-    """The stamp :func:`iter_meta_lines` gives the line whose bytes (without the newline) are ``raw``."""
-    data = raw[:MAX_LINE] if len(raw) > MAX_LINE else raw.removesuffix(b"\r")
+def _line_stamp(raw: bytes, file: str, unterminated: bool) -> datetime | None:
+    """The stamp :func:`iter_meta_lines` gives the line whose bytes (without the newline) are ``raw``
+    (``unterminated``: the file's last line, without a newline, which the forward read always checks
+    for oversized numbers, as it does a cut line)."""
+    cut = len(raw) > MAX_LINE
+    data = raw[:MAX_LINE] if cut else raw.removesuffix(b"\r")
     text = rejoin_cont(decode(data))
     if oversized_number(text) is not None:
-        if len(raw) > MAX_LINE or may_hold_oversized(data):
+        if cut or unterminated or not text.isascii() or may_hold_oversized(data):
             return None  # checked by the forward read too: a line with no prefix
         raise TailUnsure(f"{file}: whether a line's number is read depends on its chunk")
     prefix, _ = split_prefix(text)
@@ -225,9 +238,13 @@ def _line_stamp(raw: bytes, file: str) -> datetime | None:
 
 def raw_meta_line(raw: bytes, no: int, file: str, *, check: bool) -> MetaLine:
     """:func:`to_meta_line` for one undecoded whole line (newline-terminated, not cut); ``check=False``
-    when its chunk holds no oversized number."""
+    when its chunk holds no run of 17 ASCII hex digits (:func:`~skdbg.parsers.common.may_hold_oversized`).
+
+    A line that is not ASCII is checked whatever its chunk holds: its number may be written in other
+    digits (a pattern's digit class takes them), which the byte test does not see; unchecked, a prefix with thousands of
+    them went to ``int`` and stopped the read with a ``ValueError``."""
     text = rejoin_cont(raw.decode("utf-8", "replace"))
-    if check and (oversized := oversized_number(text)) is not None:
+    if (check or not text.isascii()) and (oversized := oversized_number(text)) is not None:
         return MetaLine(Source(file, no), None, text, True, None, oversized)
     prefix, message = split_prefix(text)
     return MetaLine(Source(file, no), prefix, message, True)

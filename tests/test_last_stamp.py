@@ -136,3 +136,36 @@ def test_a_read_that_fails_keeps_what_came_before_it(tmp_path: Path, monkeypatch
     monkeypatch.setattr(report_mod, "iter_meta_lines", failing)
     first, last, producer = report_mod._stamp_span(f)
     assert first == last == datetime(2026, 6, 10, 14, 1, 1, 445000) and producer == 0
+
+
+def test_a_prefix_of_other_digits_is_an_oversized_number_whatever_its_chunk_holds(tmp_path: Path) -> None:
+    """A pid written in 5,000 Arabic-Indic digits: the chunk's byte test sees no run of ASCII hex digits,
+    yet the line layer checks the non-ASCII line and reads no prefix (``int`` of such a pid used to stop
+    the read with a ``ValueError``), and the end-first read agrees."""
+    f = tmp_path / "sk_node_detail.log"
+    odd = stamped(2).replace(b"48213", "\u0663".encode() * 5000)
+    f.write_bytes(stamped(1) + b"\n" + odd + b"\n" + stamped(3) + b"\n")
+    lines = list(iter_meta_lines(f))
+    assert [ml.prefix is None for ml in lines] == [False, True, False]
+    assert lines[1].oversized is not None
+    assert (
+        report_mod._stamp_span(f)
+        == forward(f)
+        == (
+            datetime(2026, 6, 10, 14, 1, 1, 445000),
+            datetime(2026, 6, 10, 14, 1, 3, 445000),
+            48213,
+        )
+    )
+    f.write_bytes(stamped(1) + b"\n" + odd + b"\n")  # the odd line last: no stamp there
+    assert last_stamp(f) == datetime(2026, 6, 10, 14, 1, 1, 445000)
+
+
+def test_an_unterminated_last_line_is_checked_as_the_forward_read_checks_it(tmp_path: Path) -> None:
+    """The file's last line without a newline goes through ``to_meta_line``, which always looks for
+    oversized numbers: no chunk context needed, so no fallback."""
+    head = stamped(6, text="")
+    pad = b"p" * (4096 - len(head) - 11) + b" "
+    f = tmp_path / "sk_device_args.log"
+    f.write_bytes(stamped(5) + b"\n" + head + pad + b"9999999999[CONT:1] 9999999999 end")
+    assert last_stamp(f) == datetime(2026, 6, 10, 14, 1, 5, 445000) == forward(f)[1]

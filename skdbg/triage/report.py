@@ -283,7 +283,7 @@ def _row(
     elif path.suffix == ".log" and digest is not None and size <= _META_TS_LIMIT:
         first, last, producer = _stamp_span(path)
     raw_name: dict[str, str] = {}
-    if any("\udc80" <= ch <= "\udcff" for ch in rel):
+    if not rel.isascii() and any("\udc80" <= ch <= "\udcff" for ch in rel):
         # a file name that is not UTF-8: the text shows escapes, the exact bytes are kept here
         raw_name = {"relpath_bytes_hex": os.fsencode(rel).hex()}
     return {
@@ -301,8 +301,9 @@ def _row(
 
 def _stamp_span(path: Path) -> tuple[datetime | None, datetime | None, int | None]:
     """``(first stamp, last stamp, producer pid)`` of an sk_meta file's lines: the first and last stamps
-    its lines carry and the first non-zero writer pid among the stamped lines (a read that fails keeps
-    what came before it).
+    its lines carry and the first non-zero writer pid among the stamped lines (0 when they are all 0).
+    A forward read that fails keeps what came before it; the middle of the file, which neither read
+    needs as a rule, is not read (the file was read whole for its hash already).
 
     Why not every line read forward: that made a line object of each of the ~30,000 lines of the bench
     model's sk_meta, per rank. The lines are read forward only until the first stamp and a non-zero pid
