@@ -466,8 +466,9 @@ _GATHER = 1 << 20
 #: takes the GIL briefly around each hash update), so a call's take-back costs next to nothing, and the
 #: call's 512 KiB ``intp`` temporary stays in the core's cache where 1 M words' 8 MiB does not.
 #: One lookup pass over an 8 MiB block (the block size then), timed in a thread on its own: 2.85 ms
-#: at 64 K words, 4.2 ms at 1 M (32 K and 128 K words within 5%; 16 K words 3.3 ms). A first run of the 232 MB bench scene:
-#: -10 to -18 ms of wall time, -12 to -16 ms of CPU (16 and 20 pairs; issue 18, twenty-seventh round).
+#: at 64 K words, 4.2 ms at 1 M (32 K and 128 K words within 5%; 16 K words 3.3 ms). A first run of
+#: the 232 MB bench scene: -10 to -18 ms of wall time, -12 to -16 ms of CPU (16 and 20 pairs; issue
+#: 18, twenty-seventh round).
 #: Tried in every thread, the same size cost a scan thread beside the main thread's parsing ~80 ms more
 #: wall time: every thread but the child's scan thread keeps :data:`_GATHER`.
 _GATHER_UNCONTENDED = 1 << 16

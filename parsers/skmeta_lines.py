@@ -241,8 +241,8 @@ def raw_meta_line(raw: bytes, no: int, file: str, *, check: bool) -> MetaLine:
     when its chunk holds no run of 17 ASCII hex digits (:func:`~skdbg.parsers.common.may_hold_oversized`).
 
     A line that is not ASCII is checked whatever its chunk holds: its number may be written in other
-    digits (a pattern's digit class takes them), which the byte test does not see; unchecked, a prefix with thousands of
-    them went to ``int`` and stopped the read with a ``ValueError``."""
+    digits (a pattern's digit class takes them), which the byte test does not see; unchecked, a prefix
+    with thousands of them went to ``int`` and stopped the read with a ``ValueError``."""
     text = rejoin_cont(raw.decode("utf-8", "replace"))
     if (check or not text.isascii()) and (oversized := oversized_number(text)) is not None:
         return MetaLine(Source(file, no), None, text, True, None, oversized)
