@@ -20,7 +20,7 @@ from skdbg.parsers.common import Gap, Source, Unrecognized, may_hold_oversized, 
 from skdbg.parsers.filelog import FORMAT_ERROR, FileLogPrefix, rejoin_cont, split_prefix
 from skdbg.parsers.frames import empty_frame, rows_frame
 from skdbg.parsers.fsguard import open_regular
-from skdbg.parsers.textio import MAX_LINE, TextLine, decode, iter_line_blocks
+from skdbg.parsers.textio import MAX_LINE, TextLine, iter_line_blocks
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -224,16 +224,16 @@ def last_stamp(path: str | os.PathLike[str], *, what: str = "an sk_meta log") ->
 def _line_stamp(raw: bytes, file: str, unterminated: bool) -> datetime | None:
     """The stamp :func:`iter_meta_lines` gives the line whose bytes (without the newline) are ``raw``
     (``unterminated``: the file's last line, without a newline, which the forward read always checks
-    for oversized numbers, as it does a cut line)."""
+    for oversized numbers, as it does a cut line): the line made by :func:`raw_meta_line` with the
+    check on, after the cut and the ``\\r`` the forward read applies."""
     cut = len(raw) > MAX_LINE
     data = raw[:MAX_LINE] if cut else raw.removesuffix(b"\r")
-    text = rejoin_cont(decode(data))
-    if oversized_number(text) is not None:
-        if cut or unterminated or not text.isascii() or may_hold_oversized(data):
-            return None  # checked by the forward read too: a line with no prefix
-        raise TailUnsure(f"{file}: whether a line's number is read depends on its chunk")
-    prefix, _ = split_prefix(text)
-    return prefix.ts if prefix is not None else None
+    ml = raw_meta_line(data, 0, file, check=True)
+    if ml.oversized is None:
+        return ml.ts
+    if cut or unterminated or not ml.message.isascii() or may_hold_oversized(data):
+        return None  # checked by the forward read too: a line with no prefix
+    raise TailUnsure(f"{file}: whether a line's number is read depends on its chunk")
 
 
 def raw_meta_line(raw: bytes, no: int, file: str, *, check: bool) -> MetaLine:
