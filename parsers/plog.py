@@ -138,7 +138,14 @@ FAULT_MARKERS: tuple[bytes, ...] = (
 #: marker, a longer one is searched in its first ``MAX_LINE`` bytes and always cut; with 8 MiB blocks
 #: the lines of 4–8 MiB were of the first kind
 CHUNK = 4 << 20
-_SAMPLE = 1 << 20  # bytes of a block the anchor choice looks at
+#: bytes of a block the anchor choice looks at. Why 256 KiB: the choice is made once per scanning thread,
+#: on its first block, and so on the forked child's scan, the analysis's last stretch on a large plog.
+#: A 1 MiB sample cost that thread ~24 ms there (the tables' passes over fresh memory), 256 KiB ~10 ms
+#: (~9 ms less of the child's CPU on the bench scene, first runs alternated with 1 MiB); the anchors
+#: chose the same candidates on the bench plog and on the noise plogs of bench/plog_scan.py at 0, 1 and
+#: 10 % common words (18,305 and 170 over the file). A block whose false candidates the sample did not
+#: foresee re-chooses them (:func:`_reanchor_if_defeated`)
+_SAMPLE = 1 << 18
 _ANCHOR = 4
 
 #: marker lines turned into records together (:func:`_batch_records`): enough to make the batch's
@@ -375,7 +382,7 @@ class _Prefilter:
     def __init__(self, markers: Sequence[bytes], sample: ByteArray) -> None:
         import numpy as np
 
-        sample = sample[:_SAMPLE]  # 1 MiB of a block says which bigrams are common; a whole block cost more
+        sample = sample[:_SAMPLE]  # the head of a block says which bigrams are common (see _SAMPLE)
         hist = np.zeros(65536, dtype=np.int64)
         for words in _bigram_views(sample):
             hist += np.bincount(words, minlength=65536)
@@ -510,7 +517,7 @@ def _quad(m: bytes, j: int) -> int:
 def _quad_counts(sample: ByteArray, quads: list[int]) -> dict[int, int]:
     """How often each of ``quads`` occurs in ``sample``, at any byte offset.
 
-    Why the two 64 K tables first: a binary search of every 4-byte word of the 1 MiB sample among a
+    Why the two 64 K tables first: a binary search of every 4-byte word of a 1 MiB sample among a
     few hundred quads cost ~20 ms per scan (it runs once per thread, so once per ``analyze``); the
     words whose low and high halves both occur in some quad are a few percent of the sample, and
     only those are searched (the counts are the same: a quad's own halves always pass)."""
