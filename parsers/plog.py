@@ -142,9 +142,10 @@ CHUNK = 4 << 20
 #: on its first block, and so on the forked child's scan, the analysis's last stretch on a large plog.
 #: A 1 MiB sample cost that thread ~24 ms there (the tables' passes over fresh memory), 256 KiB ~10 ms
 #: (~9 ms less of the child's CPU on the bench scene, first runs alternated with 1 MiB); the anchors
-#: chose the same candidates on the bench plog and on the noise plogs of bench/plog_scan.py at 0, 1 and
-#: 10 % common words (18,305 and 170 over the file). A block whose false candidates the sample did not
-#: foresee re-chooses them (:func:`_reanchor_if_defeated`)
+#: chose the same candidates on the bench plog (18,305 over the file) and on the noise plogs of
+#: bench/plog_scan.py (170 at each of 0, 1 and 10 % common words). A block with more false candidates
+#: than the sample foresaw has the anchors re-chosen, on its own first ``_SAMPLE`` bytes, for the blocks
+#: after it (:func:`_reanchor_if_defeated`)
 _SAMPLE = 1 << 18
 _ANCHOR = 4
 
@@ -409,7 +410,7 @@ class _Prefilter:
             self.anchored.setdefault(quad, []).append((m, best))
         self.table = table
         self.quads = np.array(sorted(quads), dtype=np.uint32)
-        #: confirmed candidates per byte in the block the anchors were chosen on
+        #: candidates (confirmed or not) per byte of the sample the anchors were chosen on
         self.density = len(self.candidates(sample)) / max(1, len(sample))
 
     def candidates(self, a: ByteArray) -> IntArray:
@@ -646,8 +647,9 @@ def _scan_block(buf: bytearray, n: int, markers: Sequence[bytes], final: bool, f
 def _reanchor_if_defeated(
     prefilter: _Prefilter, markers: Sequence[bytes], a: ByteArray, found: int, false: int
 ) -> None:
-    """Re-choose the anchors on this block for the blocks after it when its *false* candidates are
-    dense (lines full of "failed", "Dump", "The"), so the prefilter stays a prefilter.
+    """Re-choose the anchors on this block's first :data:`_SAMPLE` bytes, for the blocks after it, when
+    its *false* candidates are dense (lines full of "failed", "Dump", "The"), so the prefilter stays a
+    prefilter.
 
     Why after confirming, and triggered by false candidates only: this block's hits are already
     exact (every marker holds its anchor); an SK handler block is tens of thousands of true

@@ -14,6 +14,7 @@ import ast
 import inspect
 import tempfile
 import textwrap
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -30,6 +31,8 @@ from skdbg.parsers.evidence import PlogEvidence, _file_items, _file_records, _so
 from skdbg.parsers.plog import scan_plog_batches, scan_plog_parts
 from skdbg.parsers.plog_line import (
     PlogLine,
+    PlogRow,
+    _stamp,
     fast_plog_block,
     fast_plog_lines,
     fast_plog_rows,
@@ -492,6 +495,84 @@ def test_sort_by_time_is_the_ts_key_sort(stamps: list[datetime | None]) -> None:
     want = sorted(lines, key=lambda r: r.ts_key)
     _sort_by_time(lines)
     assert [r.src.line for r in lines] == [r.src.line for r in want]
+
+
+# ----------------------------------------------------------------------------- the rows' stamps
+
+#: stamps written by hand: the second changes, an impossible date (June 31, month 13, Feb 29 of a
+#: common year) between valid ones of the same and of another second, a leap day, digits that are
+#: not ASCII, cut and empty stamps
+_HAND_STAMPS = [
+    "2026-06-10-14:03:21.518.402",
+    "2026-06-10-14:03:21.907.003",
+    "2026-06-31-14:03:21.001.002",
+    "2026-06-10-14:03:21.120.999",
+    "2026-13-01-00:00:00.000.000",
+    "2026-06-10-14:03:22.000.001",
+    "2024-02-29-23:59:59.999.999",
+    "2023-02-29-23:59:59.999.999",
+    "2026-06-10-14:03:22.\u0661\u0662\u0663.004",
+    "2026-06-10-14:03:22",
+    "",
+]
+
+
+def _row_with_stamp(ts_text: str) -> PlogRow:
+    """A row (the PlogRow layout: source as file and line, no datetime) whose stamp text is ``ts_text``."""
+    return (FILE, 1, "ERROR", "RUNTIME", 1, "p", ts_text, "a.cc", 2, 3, "F", (), "x", False, True)
+
+
+def _outcome(make: Callable[[], list[datetime | None]]) -> tuple[object, ...]:
+    try:
+        return ("ok", make())
+    except Exception as exc:  # noqa: BLE001 - the two must fail alike, whatever the failure
+        return ("raised", type(exc), str(exc))
+
+
+_DIGIT_TEXT = st.text(alphabet="0123456789\u0660\u0669\uff10 x-:.", min_size=0, max_size=4)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    texts=st.lists(
+        st.one_of(
+            st.sampled_from(_HAND_STAMPS),
+            st.builds(
+                "{}-{}-{}-{}:{}:{}.{}.{}".format,
+                *(
+                    st.integers(0, top).map(lambda v, w=w: f"{v:0{w}d}")
+                    for top, w in ((9999, 4), (13, 2), (32, 2), (24, 2), (60, 2), (60, 2), (999, 3), (999, 3))
+                ),
+            ),
+            _DIGIT_TEXT.map(lambda t: "2026-06-10-14:03:21." + t + ".000"),
+            st.text(max_size=30),
+        ),
+        max_size=12,
+    )
+)
+def test_rows_stamps_are_the_stamp_function(texts: list[str]) -> None:
+    """plog_lines_of_rows works each stamp out inline, keeping the second's fields while the second
+    lasts: the same datetimes (or the same failure) as :func:`_stamp` on each text alone."""
+    rows = [_row_with_stamp(t) for t in texts]
+    assert _outcome(lambda: [r.ts for r in plog_lines_of_rows(rows)]) == _outcome(
+        lambda: [_stamp(t) for t in texts]
+    )
+
+
+def test_rows_stamps_by_hand() -> None:
+    """The hand-written stamps, their datetimes written out: a valid stamp after an impossible one
+    of the same second gets its own fraction, the leap day is kept and the common year's is not."""
+    rows = [_row_with_stamp(t) for t in _HAND_STAMPS[:8]]
+    assert [r.ts for r in plog_lines_of_rows(rows)] == [
+        datetime(2026, 6, 10, 14, 3, 21, 518402),
+        datetime(2026, 6, 10, 14, 3, 21, 907003),
+        None,
+        datetime(2026, 6, 10, 14, 3, 21, 120999),
+        None,
+        datetime(2026, 6, 10, 14, 3, 22, 1),
+        datetime(2024, 2, 29, 23, 59, 59, 999999),
+        None,
+    ]
 
 
 def test_unrecognized_items_keep_their_place(tmp_path: Path) -> None:
