@@ -5,14 +5,175 @@ fixed regex groups of their :class:`~skdbg.parsers.sk_lines.LineKind`. Written a
 keeps only the decisions that are not a plain copy (which block a line opens, conflicts, symbols),
 and a test checks every key against the kinds :mod:`skdbg.parsers.sk_lines` defines. The order of
 the rules is the order the fields are recorded in (it is the order of their sources).
+
+What a block under construction holds is typed too: each kind of block keeps its printed values in a
+dict whose keys and value types are one of the ``*Values`` types below (a ``TypedDict`` is a plain dict
+at run time), so every read of a value is checked by the type checker, and a test checks the table's
+fields against the keys of the block they go to. Why not attributes: a value's presence matters (a
+field printed twice with another value is a conflict, a repeated block key starts a new core block),
+and the values' sources are kept in the order the fields were printed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TypedDict
 
 Groups = tuple[str | None, ...]
+
+
+class CoreValues(TypedDict, total=False):
+    """A ``[Core N]`` block (§1.4.2/§1.4.3): :data:`CORE_LINE`'s fields and the parser's own."""
+
+    model_idx: int
+    model_id: str
+    original_model_ri: int
+    sk_scope_id: int
+    no_match: bool
+    matched: bool
+    core_type: str | None
+    start_pc: int
+    start_pc_label: str | None
+    current_pc: int
+    node: int
+    entry: int
+    entry_addr: int
+    end_addr: int
+    func_size: int
+    func_size_dec: int
+    num_blocks: int
+    cube_num: int
+    vec_num: int
+    not_func_node: int
+    origin_name: str
+    origin_name_legacy: bool
+    origin_name_error: tuple[int, int]
+    bin_buffer_error: tuple[int, int]
+    computed_func_offset: int
+    bin_dev_addr: int
+    func_offset_zero: bool
+    sk_symbol: str
+    sk_symbol_bind: str | None
+    sk_symbol_size: int
+    sk_symbol_failed_offset: int
+    dev_args: int
+    error_node_idx: int
+    exceeds_aicore_nums: int
+
+
+class TraceValues(TypedDict, total=False):
+    """A core's counter trace (§1.4.4): :data:`TRACE_HEADER`'s and :data:`TRACE_STEP`'s fields."""
+
+    core_type: str
+    op_state: int
+    op_id: int
+    legacy_exit: int
+    not_executed: bool
+    started: bool
+    next_op: int
+    next_is_first: bool
+    no_next: tuple[int, int]
+    running: int
+    finished_op: int
+    last_finished: int
+    completed: bool
+    unknown_state: int
+
+
+class _SymbolOf(TypedDict):
+    """What a symbol block is made with (its trace step's role and op id)."""
+
+    role: str
+    op_id: int
+
+
+class SymbolValues(_SymbolOf, total=False):
+    """The symbol lines of the op a trace step names."""
+
+    core_type: str | None
+    start_pc: int
+    current_pc: int
+    function_name: str
+    no_name: bool
+
+
+class CondValues(TypedDict, total=False):
+    """A core's COND register lines (§1.4.5)."""
+
+    arch: str
+    reg_low_idx: int
+    reg_high_idx: int
+    unavailable: bool
+    core_type: str | None
+    value: int
+    printed_state: int
+    printed_index: int
+    message: str
+    message_index: int
+    next_name: str
+    current_name: str
+    last_finished_name: str
+
+
+class PreValues(TypedDict, total=False):
+    """The lines before the header: the device entry arguments and the register count."""
+
+    args_dev: int
+    args_len: int
+    total_size: int
+    reg_core_num: int
+
+
+class HeaderValues(TypedDict, total=False):
+    """SkHeaderInfo: the offsets as printed (field names from the log) and the model identity."""
+
+    aicQueOffset: int
+    aivQueOffset: int
+    counterOffset: int
+    wsOffset: int
+    dfxOffset: int
+    nodeCnt: int
+    totalSize: int
+    model_scope_value: int
+    model_idx: int
+    sk_scope_id: int
+    model_id: str
+    original_model_ri: int
+
+
+class QueueValues(TypedDict, total=False):
+    """A task queue's header."""
+
+    offset: int
+    task_cnt: int
+
+
+class DfxNodeValues(TypedDict, total=False):
+    """A DfxInfo node row and the lines about it."""
+
+    node: int
+    bin_hdl: int
+    func_hdl_ori: int
+    aic_size: int
+    aiv_size: int
+    num_blocks: int
+    cube_num: int
+    vec_num: int
+    name_kind: str
+    origin_name: str
+    name_error_ret: int
+
+
+class BValues(TypedDict, total=False):
+    """Callback B's dump-array lines."""
+
+    array_count: int
+    array_empty: bool
+    fill_core_num: int
+    fill_valid_dump: int
+
+
 #: a field value made from the regex groups of one line
 Convert = Callable[[Groups], object]
 
@@ -131,4 +292,21 @@ TRACE_SYMBOL: Mapping[str, tuple[str, int]] = {
     "t_next": ("next", 0),
 }
 
-__all__ = ["CORE_KEY", "CORE_LINE", "TRACE_HEADER", "TRACE_STEP", "TRACE_SYMBOL", "FieldRule", "Groups"]
+__all__ = [
+    "CORE_KEY",
+    "CORE_LINE",
+    "TRACE_HEADER",
+    "TRACE_STEP",
+    "TRACE_SYMBOL",
+    "BValues",
+    "CondValues",
+    "CoreValues",
+    "DfxNodeValues",
+    "FieldRule",
+    "Groups",
+    "HeaderValues",
+    "PreValues",
+    "QueueValues",
+    "SymbolValues",
+    "TraceValues",
+]

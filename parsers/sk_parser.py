@@ -17,17 +17,33 @@ fault (row 43) unless callback-A-only lines (DfxInfo, header, A25 banner) follow
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import Generic, TypeVar, cast
 
 from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import Gap, Source, Unrecognized, oversized_number
 from skdbg.parsers.cond import decode_cond, state_name
 from skdbg.parsers.filelog import FileLogPrefix, rejoin_cont, split_prefix
 from skdbg.parsers.plog_line import PlogLine, parse_plog_line
-from skdbg.parsers.sk_fields import CORE_KEY, CORE_LINE, TRACE_HEADER, TRACE_STEP, TRACE_SYMBOL, Groups
+from skdbg.parsers.sk_fields import (
+    CORE_KEY,
+    CORE_LINE,
+    TRACE_HEADER,
+    TRACE_STEP,
+    TRACE_SYMBOL,
+    BValues,
+    CondValues,
+    CoreValues,
+    DfxNodeValues,
+    Groups,
+    HeaderValues,
+    PreValues,
+    QueueValues,
+    SymbolValues,
+    TraceValues,
+)
 from skdbg.parsers.sk_lines import (
     HANDLER_FUNCS,
     Classified,
@@ -215,19 +231,26 @@ def iter_filelog_messages(path: str) -> Iterator[SkMessage]:
 # --------------------------------------------------------------------------------------------- builders
 
 
-class _Fields:
-    """Collects printed values with their source; a repeated key with a different value is a conflict."""
+#: the values of one kind of block (a ``TypedDict`` of :mod:`skdbg.parsers.sk_fields`)
+V = TypeVar("V", bound=Mapping[str, object])
+
+
+class _Fields(Generic[V]):
+    """Collects printed values with their source; a repeated key with a different value is a conflict.
+
+    ``values`` is typed by the kind of block (``_Fields[CoreValues]``): its reads are checked. The keys
+    are written by name (the field table's rules, the parser's own lines), so :meth:`put` takes any."""
 
     __slots__ = ("values", "srcs")
 
     def __init__(self) -> None:
-        self.values: dict[str, Any] = {}
+        self.values: V = cast("V", {})
         self.srcs: dict[str, Source] = {}
 
     @classmethod
-    def of(cls, values: dict[str, Any], srcs: dict[str, Source]) -> _Fields:
+    def of(cls, values: V, srcs: dict[str, Source]) -> _Fields[V]:
         """Fields filled at once (each value's source in ``srcs``), without two empty dicts first."""
-        f = object.__new__(cls)
+        f: _Fields[V] = object.__new__(cls)
         f.values = values
         f.srcs = srcs
         return f
@@ -235,15 +258,13 @@ class _Fields:
     def has(self, key: str) -> bool:
         return key in self.values
 
-    def put(self, key: str, value: Any, src: Source) -> bool:
-        if key in self.values:
-            return bool(self.values[key] == value)
-        self.values[key] = value
+    def put(self, key: str, value: object, src: Source) -> bool:
+        values = cast("dict[str, object]", self.values)
+        if key in values:
+            return bool(values[key] == value)
+        values[key] = value
         self.srcs[key] = src
         return True
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self.values.get(key, default)
 
     def sources(self) -> Sources:
         return tuple(self.srcs.items())
@@ -254,10 +275,10 @@ class _TraceB:
         self.src = src
         self.core_id = core_id
         self.in_all_core = in_all_core
-        self.f = _Fields()
-        self.symbols: list[tuple[_Fields, list[str]]] = []
+        self.f: _Fields[TraceValues] = _Fields()
+        self.symbols: list[tuple[_Fields[SymbolValues], list[str]]] = []
 
-    def symbol(self) -> tuple[_Fields, list[str]] | None:
+    def symbol(self) -> tuple[_Fields[SymbolValues], list[str]] | None:
         return self.symbols[-1] if self.symbols else None
 
 
@@ -266,9 +287,9 @@ class _CoreB:
         self.src = src
         self.core_id = core_id
         self.callback = callback
-        self.f = _Fields()
+        self.f: _Fields[CoreValues] = _Fields()
         self.trace: _TraceB | None = None
-        self.cond: _Fields | None = None
+        self.cond: _Fields[CondValues] | None = None
         self.notes: list[tuple[str, Source]] = []
 
 
@@ -277,7 +298,7 @@ class _BB:
         self.src = src
         self.anchor: Source | None = None
         self.entry: str | None = None
-        self.f = _Fields()
+        self.f: _Fields[BValues] = _Fields()
         self.records: list[
             tuple[Source, int, list[tuple[str, str]], list[tuple[Source, int, list[tuple[str, str]]]]]
         ] = []
@@ -304,12 +325,14 @@ class _IncidentB:
         self.line_count = 0
         self.touched: list[Source] = []  # sources of the messages counted (sk_copies)
         self.sigs: list[tuple[int, int, str]] = []
-        self.pre = _Fields()
-        self.header: _Fields | None = None
+        self.pre: _Fields[PreValues] = _Fields()
+        self.header: _Fields[HeaderValues] | None = None
         self.header_src: Source | None = None
-        self.queues: dict[str, tuple[Source, _Fields, list[QueueTask]]] = {}
+        self.queues: dict[str, tuple[Source, _Fields[QueueValues], list[QueueTask]]] = {}
         self.counters: tuple[Source, int, list[CounterEntry]] | None = None
-        self.dfx: tuple[Source, int, int, list[tuple[Source, _Fields, list[int], list[int]]]] | None = None
+        self.dfx: (
+            tuple[Source, int, int, list[tuple[Source, _Fields[DfxNodeValues], list[int], list[int]]]] | None
+        ) = None
         self.cores: list[_CoreB] = []
         self.model_map: tuple[Source, str, int, list[tuple[int, str]]] | None = None
         self.model_errors: list[tuple[int, int, Source]] = []
@@ -745,7 +768,7 @@ class _Parser:
             return
         if k == "queue_header":
             ct = g[0] or ""
-            f = _Fields()
+            f: _Fields[QueueValues] = _Fields()
             f.put("offset", _int(g[1]), src)
             cur.queues[ct] = (src, f, [])
             cur.queue_key = ct
@@ -805,12 +828,12 @@ class _Parser:
             return
         self.result.unrecognized.append(Unrecognized(src, msg.text, f"sk_handler:{cur.section}:{k}"))
 
-    def _put(self, f: _Fields, key: str, value: Any, src: Source) -> None:
+    def _put(self, f: _Fields[V], key: str, value: object, src: Source) -> None:
         if not f.put(key, value, src):
             self.result.gaps.append(
                 Gap(
                     "conflicting_value",
-                    f"{key} printed twice with different values ({f.get(key)!r} vs {value!r})",
+                    f"{key} printed twice with different values ({f.values.get(key)!r} vs {value!r})",
                     src,
                 )
             )
@@ -870,7 +893,7 @@ class _Parser:
         if cur.dfx is None:
             cur.dfx = (src, 0, 0, [])
             self.result.gaps.append(Gap("dfx_header_missing", "DfxInfo node line without A19 header", src))
-        values: dict[str, Any] = {
+        values: DfxNodeValues = {
             "node": int(g[0] or "0"),
             "bin_hdl": int(g[1] or "0", 16),
             "func_hdl_ori": int(g[2] or "0", 16),
@@ -903,7 +926,7 @@ class _Parser:
             else:
                 self.result.unrecognized.append(Unrecognized(src, text, "sk_handler:dfx:entry_index"))
             return True
-        node = f.get("node")
+        node = f.values.get("node")
         if k in ("origin_name_failed", "node_not_func", "legacy_name_failed") and _int(g[0]) != node:
             self.result.gaps.append(
                 Gap("dfx_node_mismatch", f"line names node {g[0]} inside node {node}", src)
@@ -966,7 +989,7 @@ class _Parser:
                     )
             elif k in ("origin_name_failed", "legacy_name_failed"):
                 self._put(last.f, "origin_name_error", (_int(g[0]), _int(g[1])), src)
-                if last.f.has("node") and last.f.get("node") != _int(g[0]):
+                if last.f.has("node") and last.f.values.get("node") != _int(g[0]):
                     self.result.gaps.append(Gap("core_node_mismatch", f"name failure for node {g[0]}", src))
             elif k in ("sym_header", "function_name", "no_function_name", "lookup"):
                 self._trace_symbol_line(last, msg, c)
@@ -1024,7 +1047,7 @@ class _Parser:
 
     @staticmethod
     def _new_symbol(t: _TraceB, role: str, op_id: int, src: Source) -> None:
-        f = _Fields()
+        f: _Fields[SymbolValues] = _Fields()
         f.put("role", role, src)
         f.put("op_id", op_id, src)
         t.symbols.append((f, []))
@@ -1066,7 +1089,7 @@ class _Parser:
         assert c.core is not None
         if k in ("k_unavailable", "k_value"):
             core = self._core_for(cores, c.core, "cond", src, cb)
-            f = _Fields()
+            f: _Fields[CondValues] = _Fields()
             core.cond = f
             if cur.pending_arch is not None:
                 arch, lo, hi, asrc = cur.pending_arch
@@ -1227,8 +1250,8 @@ class _Parser:
         for s_lo, s_hi, _why in b.sigs:
             lo, hi = max(lo, s_lo), min(hi, s_hi)
         for core in b.cores:
-            if core.f.get("matched") is True:
-                label = core.f.get("start_pc_label")
+            if core.f.values.get("matched") is True:
+                label = core.f.values.get("start_pc_label")
                 if label == "startPC":
                     lo, hi = max(lo, 1), min(hi, 1)
                 elif label == "StartPC":
@@ -1253,36 +1276,36 @@ class _Parser:
             syms.append(
                 TraceSymbol(
                     src=sf.srcs.get("role", t.src),
-                    role=sf.get("role"),
-                    op_id=sf.get("op_id"),
-                    core_type=sf.get("core_type"),
-                    start_pc=sf.get("start_pc"),
-                    current_pc=sf.get("current_pc"),
-                    function_name=sf.get("function_name"),
-                    no_name=bool(sf.get("no_name", False)),
+                    role=sf.values["role"],
+                    op_id=sf.values["op_id"],
+                    core_type=sf.values.get("core_type"),
+                    start_pc=sf.values.get("start_pc"),
+                    current_pc=sf.values.get("current_pc"),
+                    function_name=sf.values.get("function_name"),
+                    no_name=bool(sf.values.get("no_name", False)),
                     lookups=tuple(lookups),
                 )
             )
-        st = f.get("op_state", 0)
+        st = f.values.get("op_state", 0)
         return CoreTrace(
             src=t.src,
             core_id=t.core_id,
-            core_type=f.get("core_type", ""),
+            core_type=f.values.get("core_type", ""),
             core_type_guessed=guessed,
             op_state=st,
             state_name=state_name(st),
-            op_id=f.get("op_id", 0),
-            legacy_exit=f.get("legacy_exit"),
-            not_executed=bool(f.get("not_executed", False)),
-            started=bool(f.get("started", False)),
-            running=f.get("running"),
-            finished_op=f.get("finished_op"),
-            last_finished=f.get("last_finished"),
-            next_op=f.get("next_op"),
-            next_is_first=bool(f.get("next_is_first", False)),
-            no_next=f.get("no_next"),
-            completed=bool(f.get("completed", False)),
-            unknown_state=f.get("unknown_state"),
+            op_id=f.values.get("op_id", 0),
+            legacy_exit=f.values.get("legacy_exit"),
+            not_executed=bool(f.values.get("not_executed", False)),
+            started=bool(f.values.get("started", False)),
+            running=f.values.get("running"),
+            finished_op=f.values.get("finished_op"),
+            last_finished=f.values.get("last_finished"),
+            next_op=f.values.get("next_op"),
+            next_is_first=bool(f.values.get("next_is_first", False)),
+            no_next=f.values.get("no_next"),
+            completed=bool(f.values.get("completed", False)),
+            unknown_state=f.values.get("unknown_state"),
             symbols=tuple(syms),
             sources=f.sources(),
         )
@@ -1292,24 +1315,24 @@ class _Parser:
         cond: CondInfo | None = None
         if core.cond is not None:
             cf = core.cond
-            value = cf.get("value")
+            value = cf.values.get("value")
             cond = CondInfo(
                 src=cf.srcs.get("value") or cf.srcs.get("unavailable") or core.src,
                 core_id=core.core_id,
-                core_type=cf.get("core_type"),
-                arch=cf.get("arch"),
-                reg_low_idx=cf.get("reg_low_idx"),
-                reg_high_idx=cf.get("reg_high_idx"),
-                unavailable=bool(cf.get("unavailable", False)),
+                core_type=cf.values.get("core_type"),
+                arch=cf.values.get("arch"),
+                reg_low_idx=cf.values.get("reg_low_idx"),
+                reg_high_idx=cf.values.get("reg_high_idx"),
+                unavailable=bool(cf.values.get("unavailable", False)),
                 value=value,
-                printed_state=cf.get("printed_state"),
-                printed_index=cf.get("printed_index"),
+                printed_state=cf.values.get("printed_state"),
+                printed_index=cf.values.get("printed_index"),
                 decoded=decode_cond(value) if value is not None else None,
-                message=cf.get("message"),
-                message_index=cf.get("message_index"),
-                next_name=cf.get("next_name"),
-                current_name=cf.get("current_name"),
-                last_finished_name=cf.get("last_finished_name"),
+                message=cf.values.get("message"),
+                message_index=cf.values.get("message_index"),
+                next_name=cf.values.get("next_name"),
+                current_name=cf.values.get("current_name"),
+                last_finished_name=cf.values.get("last_finished_name"),
                 sources=cf.sources(),
             )
             if cond.decoded is not None and (
@@ -1318,45 +1341,45 @@ class _Parser:
                 self.result.gaps.append(
                     Gap("cond_print_mismatch", "printed opState/opIndex differ from the value", cond.src)
                 )
-        matched = f.get("matched")
+        matched = f.values.get("matched")
         return ExceptionCore(
             src=core.src,
             order=order,
             callback=core.callback,
             core_id=core.core_id,
             matched=matched,
-            core_type=f.get("core_type"),
-            model_idx=f.get("model_idx"),
-            model_id=f.get("model_id"),
-            original_model_ri=f.get("original_model_ri"),
-            sk_scope_id=f.get("sk_scope_id"),
-            start_pc=f.get("start_pc"),
-            start_pc_label=f.get("start_pc_label"),
-            current_pc=f.get("current_pc"),
-            node=f.get("node"),
-            entry=f.get("entry"),
-            entry_addr=f.get("entry_addr"),
-            end_addr=f.get("end_addr"),
-            func_size=f.get("func_size"),
-            func_size_dec=f.get("func_size_dec"),
-            num_blocks=f.get("num_blocks"),
-            cube_num=f.get("cube_num"),
-            vec_num=f.get("vec_num"),
-            not_func_node=f.get("not_func_node"),
-            origin_name=f.get("origin_name"),
-            origin_name_legacy=bool(f.get("origin_name_legacy", False)),
-            origin_name_error=f.get("origin_name_error"),
-            bin_buffer_error=f.get("bin_buffer_error"),
-            computed_func_offset=f.get("computed_func_offset"),
-            bin_dev_addr=f.get("bin_dev_addr"),
-            func_offset_zero=bool(f.get("func_offset_zero", False)),
-            sk_symbol=f.get("sk_symbol"),
-            sk_symbol_bind=f.get("sk_symbol_bind"),
-            sk_symbol_size=f.get("sk_symbol_size"),
-            sk_symbol_failed_offset=f.get("sk_symbol_failed_offset"),
-            dev_args=f.get("dev_args"),
-            error_node_idx=f.get("error_node_idx"),
-            exceeds_aicore_nums=f.get("exceeds_aicore_nums"),
+            core_type=f.values.get("core_type"),
+            model_idx=f.values.get("model_idx"),
+            model_id=f.values.get("model_id"),
+            original_model_ri=f.values.get("original_model_ri"),
+            sk_scope_id=f.values.get("sk_scope_id"),
+            start_pc=f.values.get("start_pc"),
+            start_pc_label=f.values.get("start_pc_label"),
+            current_pc=f.values.get("current_pc"),
+            node=f.values.get("node"),
+            entry=f.values.get("entry"),
+            entry_addr=f.values.get("entry_addr"),
+            end_addr=f.values.get("end_addr"),
+            func_size=f.values.get("func_size"),
+            func_size_dec=f.values.get("func_size_dec"),
+            num_blocks=f.values.get("num_blocks"),
+            cube_num=f.values.get("cube_num"),
+            vec_num=f.values.get("vec_num"),
+            not_func_node=f.values.get("not_func_node"),
+            origin_name=f.values.get("origin_name"),
+            origin_name_legacy=bool(f.values.get("origin_name_legacy", False)),
+            origin_name_error=f.values.get("origin_name_error"),
+            bin_buffer_error=f.values.get("bin_buffer_error"),
+            computed_func_offset=f.values.get("computed_func_offset"),
+            bin_dev_addr=f.values.get("bin_dev_addr"),
+            func_offset_zero=bool(f.values.get("func_offset_zero", False)),
+            sk_symbol=f.values.get("sk_symbol"),
+            sk_symbol_bind=f.values.get("sk_symbol_bind"),
+            sk_symbol_size=f.values.get("sk_symbol_size"),
+            sk_symbol_failed_offset=f.values.get("sk_symbol_failed_offset"),
+            dev_args=f.values.get("dev_args"),
+            error_node_idx=f.values.get("error_node_idx"),
+            exceeds_aicore_nums=f.values.get("exceeds_aicore_nums"),
             trace=self._freeze_trace(core.trace, False) if core.trace is not None else None,
             cond=cond,
             notes=tuple(core.notes),
@@ -1371,23 +1394,25 @@ class _Parser:
             h = b.header
             header = SkHeaderInfo(
                 src=b.header_src or b.src,
-                aic_que_offset=h.get("aicQueOffset"),
-                aiv_que_offset=h.get("aivQueOffset"),
-                counter_offset=h.get("counterOffset"),
-                ws_offset=h.get("wsOffset"),
-                dfx_offset=h.get("dfxOffset"),
-                node_cnt=h.get("nodeCnt"),
-                total_size=h.get("totalSize"),
-                model_scope_value=h.get("model_scope_value"),
-                model_idx=h.get("model_idx"),
-                sk_scope_id=h.get("sk_scope_id"),
-                model_id=h.get("model_id"),
-                original_model_ri=h.get("original_model_ri"),
+                aic_que_offset=h.values.get("aicQueOffset"),
+                aiv_que_offset=h.values.get("aivQueOffset"),
+                counter_offset=h.values.get("counterOffset"),
+                ws_offset=h.values.get("wsOffset"),
+                dfx_offset=h.values.get("dfxOffset"),
+                node_cnt=h.values.get("nodeCnt"),
+                total_size=h.values.get("totalSize"),
+                model_scope_value=h.values.get("model_scope_value"),
+                model_idx=h.values.get("model_idx"),
+                sk_scope_id=h.values.get("sk_scope_id"),
+                model_id=h.values.get("model_id"),
+                original_model_ri=h.values.get("original_model_ri"),
                 sources=h.sources(),
             )
         queues: dict[str, TaskQueue] = {}
         for ct, (qsrc, qf, tasks) in b.queues.items():
-            queues[ct] = TaskQueue(qsrc, ct, qf.get("offset", 0), qf.get("task_cnt"), tuple(tasks))
+            queues[ct] = TaskQueue(
+                qsrc, ct, qf.values.get("offset", 0), qf.values.get("task_cnt"), tuple(tasks)
+            )
         counters = None
         if b.counters is not None:
             counters = CounterTable(b.counters[0], b.counters[1], tuple(b.counters[2]))
@@ -1445,12 +1470,12 @@ class _Parser:
                 src=bb.src,
                 anchor=bb.anchor,
                 entry=bb.entry,
-                array_count=bb.f.get("array_count"),
-                array_empty=bool(bb.f.get("array_empty", False)),
+                array_count=bb.f.values.get("array_count"),
+                array_empty=bool(bb.f.values.get("array_empty", False)),
                 records=records,
                 skipped_duplicates=tuple(bb.skips),
-                fill_core_num=bb.f.get("fill_core_num"),
-                fill_valid_dump=bb.f.get("fill_valid_dump"),
+                fill_core_num=bb.f.values.get("fill_core_num"),
+                fill_valid_dump=bb.f.values.get("fill_valid_dump"),
                 cores=tuple(self._freeze_core(c, i) for i, c in enumerate(bb.cores)),
                 failure=bb.failure,
                 notes=tuple(bb.notes),
@@ -1493,10 +1518,10 @@ class _Parser:
             last_ts=b.last_ts,
             origins=tuple(b.origins),
             files=tuple(b.files),
-            args_dev=pre.get("args_dev"),
-            args_len=pre.get("args_len"),
-            total_size=pre.get("total_size"),
-            reg_core_num=pre.get("reg_core_num"),
+            args_dev=pre.values.get("args_dev"),
+            args_len=pre.values.get("args_len"),
+            total_size=pre.values.get("total_size"),
+            reg_core_num=pre.values.get("reg_core_num"),
             header=header,
             aic_queue=queues.get("AIC"),
             aiv_queue=queues.get("AIV"),

@@ -6,11 +6,14 @@ what :func:`skdbg.parsers.sk_lines.classify` makes of each line.
 
 from __future__ import annotations
 
+import ast
+import inspect
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skdbg.parsers import sk_handler, sk_lines
+from skdbg.parsers import sk_fields, sk_handler, sk_lines, sk_parser
 from skdbg.parsers.sk_fields import CORE_KEY, CORE_LINE, TRACE_HEADER, TRACE_STEP, TRACE_SYMBOL, FieldRule
 
 
@@ -68,6 +71,61 @@ def test_every_key_is_a_core_line_kind_and_every_core_kind_has_rules() -> None:
 )
 def test_spec_lines(line: str, kind: str, fields: dict[str, object]) -> None:
     assert _fields(line) == (kind, fields)
+
+
+def _keys(values: type) -> set[str]:
+    """Every key a ``*Values`` TypedDict declares (required or not)."""
+    return set(values.__required_keys__) | set(values.__optional_keys__)  # type: ignore[attr-defined]
+
+
+def test_the_table_writes_only_keys_of_the_block_it_writes_to() -> None:
+    """Core lines write a core block, trace lines a trace: each rule's field is a key of that block's
+    values (a misspelt field would be stored where no read finds it)."""
+    core_fields = {r.field for rules in CORE_LINE.values() for r in rules}
+    trace_fields = {r.field for t in (TRACE_HEADER, TRACE_STEP) for rules in t.values() for r in rules}
+    assert core_fields <= _keys(sk_fields.CoreValues), core_fields - _keys(sk_fields.CoreValues)
+    assert set(CORE_KEY.values()) <= _keys(sk_fields.CoreValues)
+    assert trace_fields <= _keys(sk_fields.TraceValues), trace_fields - _keys(sk_fields.TraceValues)
+
+
+def _literal_writes() -> set[str]:
+    """The keys the handler parser writes by name: ``x.put("key", ...)`` and ``self._put(x, "key", ...)``."""
+    tree = ast.parse(inspect.getsource(sk_parser))
+    keys: set[str] = set()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        at = {"put": 0, "_put": 1}.get(node.func.attr)
+        if at is not None and len(node.args) > at:
+            arg = node.args[at]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                keys.add(arg.value)
+    return keys
+
+
+def test_every_key_the_parser_writes_is_a_key_of_some_block() -> None:
+    """The parser's own writes (not from the table) name keys the value types declare, and each value
+    type's key is written somewhere: by a rule, by name, or (the header's offsets) under the name the
+    log prints, which the ``a15_field`` line carries."""
+    declared = {
+        name: _keys(getattr(sk_fields, name)) for name in sk_fields.__all__ if name.endswith("Values")
+    }
+    written = _literal_writes()
+    assert written, "no literal writes found: the test no longer reads the parser"
+    every = set().union(*declared.values())
+    assert written <= every, written - every
+    table = {r.field for t in (CORE_LINE, TRACE_HEADER, TRACE_STEP) for rules in t.values() for r in rules}
+    printed = {
+        "aicQueOffset",
+        "aivQueOffset",
+        "counterOffset",
+        "wsOffset",
+        "dfxOffset",
+        "nodeCnt",
+        "totalSize",
+    }
+    dfx_row = {"node", "bin_hdl", "func_hdl_ori", "aic_size", "aiv_size", "num_blocks", "cube_num", "vec_num"}
+    assert every - written - table - printed - dfx_row == set()
 
 
 def test_the_facade_exports_the_split_modules() -> None:
