@@ -226,9 +226,9 @@ def _align(plog: Sequence[PlogLine], trace: ParseTrace) -> _Alignment:
 
 
 def _bookkeeping(touched: Sequence[PlogLine]) -> dict[str, Any]:
-    """What :meth:`_IncidentB.touch` accumulates (in touch order), over the plog twins of the
-    messages an incident counted: the first pid, the earliest and latest stamp, origins and files
-    in first-seen order, the count."""
+    """What :meth:`~skdbg.parsers.sk_builders._IncidentB.touch` accumulates (in touch order), over the
+    plog twins of the messages an incident counted: the first pid, the earliest and latest stamp,
+    origins and files in first-seen order, the count."""
     stamps = [p.ts for p in touched if p.ts is not None]
     return {
         "pid": next((p.pid for p in touched if p.pid is not None), None),

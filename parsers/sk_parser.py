@@ -17,33 +17,29 @@ fault (row 43) unless callback-A-only lines (DfxInfo, header, A25 banner) follow
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Generic, TypeVar, cast
 
 from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import Gap, Source, Unrecognized, oversized_number
-from skdbg.parsers.cond import decode_cond, state_name
+from skdbg.parsers.cond import state_name
 from skdbg.parsers.filelog import FileLogPrefix, rejoin_cont, split_prefix
 from skdbg.parsers.plog_line import PlogLine, parse_plog_line
+from skdbg.parsers.sk_builders import _BB, V, _CoreB, _Fields, _hex, _IncidentB, _int, _ptr, _TraceB
 from skdbg.parsers.sk_fields import (
     CORE_KEY,
     CORE_LINE,
     TRACE_HEADER,
     TRACE_STEP,
     TRACE_SYMBOL,
-    BValues,
     CondValues,
-    CoreValues,
     DfxNodeValues,
     Groups,
-    HeaderValues,
-    PreValues,
     QueueValues,
     SymbolValues,
-    TraceValues,
 )
+from skdbg.parsers.sk_freeze import freeze_incident
 from skdbg.parsers.sk_lines import (
     HANDLER_FUNCS,
     Classified,
@@ -53,31 +49,14 @@ from skdbg.parsers.sk_lines import (
     run_line_regex,
 )
 from skdbg.parsers.sk_records import (
-    DIALECTS,
     NON_AOT_DETAIL,
     AbortInfo,
-    AllCoreTrace,
-    CallbackB,
-    CondInfo,
-    CoreTrace,
     CounterEntry,
-    CounterTable,
-    DfxNode,
-    DfxTable,
-    DumpRecord,
-    DumpTensor,
-    ExceptionCore,
-    Incident,
-    ModelMap,
     NonSkFault,
     ParseTrace,
     QueueTask,
     SkHandlerResult,
-    SkHeaderInfo,
     SkipDuplicate,
-    Sources,
-    TaskQueue,
-    TraceSymbol,
 )
 from skdbg.parsers.sklog_runs import RUN_PREFIX_TEXT, HandlerRun, SkLog, run_prefix_text
 from skdbg.parsers.textio import iter_lines
@@ -85,7 +64,6 @@ from skdbg.parsers.textio import iter_lines
 # the records made per table line, built without the frozen __init__ (same objects, see bulk.py)
 _build_task = frozen_builder(QueueTask)
 _build_counter = frozen_builder(CounterEntry)
-_build_dfx_node = frozen_builder(DfxNode)
 
 # the source keys of the DfxInfo entry addresses (``entryAic[j]=``: Aic, else Aiv, as printed)
 _ENTRY_AIC = tuple(f"entryAic[{j}]" for j in range(4))
@@ -226,163 +204,6 @@ def iter_filelog_messages(path: str) -> Iterator[SkMessage]:
             continue  # the sk_meta parse of the same file records the over-long number as a gap
         prefix, message = split_prefix(text)
         yield SkMessage.from_filelog(prefix, message, Source(path, tl.no))
-
-
-# --------------------------------------------------------------------------------------------- builders
-
-
-#: the values of one kind of block (a ``TypedDict`` of :mod:`skdbg.parsers.sk_fields`)
-V = TypeVar("V", bound=Mapping[str, object])
-
-
-class _Fields(Generic[V]):
-    """Collects printed values with their source; a repeated key with a different value is a conflict.
-
-    ``values`` is typed by the kind of block (``_Fields[CoreValues]``): its reads are checked. The keys
-    are written by name (the field table's rules, the parser's own lines), so :meth:`put` takes any."""
-
-    __slots__ = ("values", "srcs")
-
-    def __init__(self) -> None:
-        self.values: V = cast("V", {})
-        self.srcs: dict[str, Source] = {}
-
-    @classmethod
-    def of(cls, values: V, srcs: dict[str, Source]) -> _Fields[V]:
-        """Fields filled at once (each value's source in ``srcs``), without two empty dicts first."""
-        f: _Fields[V] = object.__new__(cls)
-        f.values = values
-        f.srcs = srcs
-        return f
-
-    def has(self, key: str) -> bool:
-        return key in self.values
-
-    def put(self, key: str, value: object, src: Source) -> bool:
-        values = cast("dict[str, object]", self.values)
-        if key in values:
-            return bool(values[key] == value)
-        values[key] = value
-        self.srcs[key] = src
-        return True
-
-    def sources(self) -> Sources:
-        return tuple(self.srcs.items())
-
-
-class _TraceB:
-    def __init__(self, src: Source, core_id: int, in_all_core: bool) -> None:
-        self.src = src
-        self.core_id = core_id
-        self.in_all_core = in_all_core
-        self.f: _Fields[TraceValues] = _Fields()
-        self.symbols: list[tuple[_Fields[SymbolValues], list[str]]] = []
-
-    def symbol(self) -> tuple[_Fields[SymbolValues], list[str]] | None:
-        return self.symbols[-1] if self.symbols else None
-
-
-class _CoreB:
-    def __init__(self, src: Source, core_id: int, callback: str) -> None:
-        self.src = src
-        self.core_id = core_id
-        self.callback = callback
-        self.f: _Fields[CoreValues] = _Fields()
-        self.trace: _TraceB | None = None
-        self.cond: _Fields[CondValues] | None = None
-        self.notes: list[tuple[str, Source]] = []
-
-
-class _BB:
-    def __init__(self, src: Source) -> None:
-        self.src = src
-        self.anchor: Source | None = None
-        self.entry: str | None = None
-        self.f: _Fields[BValues] = _Fields()
-        self.records: list[
-            tuple[Source, int, list[tuple[str, str]], list[tuple[Source, int, list[tuple[str, str]]]]]
-        ] = []
-        self.skips: list[SkipDuplicate] = []
-        self.cores: list[_CoreB] = []
-        self.notes: list[tuple[str, Source]] = []
-        self.failure: str | None = None
-        self.in_tensor = False
-
-
-class _IncidentB:
-    """Mutable incident under construction; frozen into :class:`Incident` by :meth:`freeze`."""
-
-    def __init__(self, src: Source, pid: int | None) -> None:
-        self.src = src
-        self.pid = pid
-        self.anchor: Source | None = None
-        self.entry: str | None = None
-        self.op_trace: bool | None = None
-        self.first_ts: datetime | None = None
-        self.last_ts: datetime | None = None
-        self.origins: list[str] = []
-        self.files: list[str] = []
-        self.line_count = 0
-        self.touched: list[Source] = []  # sources of the messages counted (sk_copies)
-        self.sigs: list[tuple[int, int, str]] = []
-        self.pre: _Fields[PreValues] = _Fields()
-        self.header: _Fields[HeaderValues] | None = None
-        self.header_src: Source | None = None
-        self.queues: dict[str, tuple[Source, _Fields[QueueValues], list[QueueTask]]] = {}
-        self.counters: tuple[Source, int, list[CounterEntry]] | None = None
-        self.dfx: (
-            tuple[Source, int, int, list[tuple[Source, _Fields[DfxNodeValues], list[int], list[int]]]] | None
-        ) = None
-        self.cores: list[_CoreB] = []
-        self.model_map: tuple[Source, str, int, list[tuple[int, str]]] | None = None
-        self.model_errors: list[tuple[int, int, Source]] = []
-        self.all_core: tuple[Source, int, list[_TraceB]] | None = None
-        self.b: _BB | None = None
-        self.abort: AbortInfo | None = None
-        self.section = "pre"
-        self.queue_key: str | None = None
-        self.pending_arch: tuple[str, int, int, Source] | None = None
-        self.notes: list[tuple[str, Source]] = []
-        self.tentative: list[tuple[SkMessage, Classified]] | None = None
-
-    # -- bookkeeping
-    def touch(self, msg: SkMessage) -> None:
-        self.touch_at(msg.src, msg.origin, msg.ts, msg.pid)
-
-    def touch_at(self, src: Source, origin: str, ts: datetime | None, pid: int | None) -> None:
-        """Count one message. Apart from the count and ``touched``, a second message of the same
-        origin, file, stamp and pid changes nothing (the bulk path relies on it, see _feed_run)."""
-        self.line_count += 1
-        self.touched.append(src)
-        if origin not in self.origins:
-            self.origins.append(origin)
-        if src.file not in self.files:
-            self.files.append(src.file)
-        if ts is not None:
-            if self.first_ts is None or ts < self.first_ts:
-                self.first_ts = ts
-            if self.last_ts is None or ts > self.last_ts:
-                self.last_ts = ts
-        if self.pid is None and pid is not None:
-            self.pid = pid
-
-    def has_a_content(self) -> bool:
-        return bool(self.header or self.queues or self.counters or self.dfx or self.cores or self.model_map)
-
-    def has_late_content(self) -> bool:
-        return bool(self.dfx or self.cores or self.model_map or self.all_core)
-
-
-def _hex(s: str | None) -> int:
-    return int(s or "0", 16)
-
-
-def _int(s: str | None) -> int:
-    return int(s or "0", 10)
-
-
-def _ptr(s: str | None) -> int:
-    return 0 if s is None or s == "(nil)" else int(s, 16)
 
 
 def _stream(msg: SkMessage) -> tuple[int | None, str, str]:
@@ -538,7 +359,7 @@ class _Parser:
             self.done.append(cur)
         self.done.sort(key=lambda b: (b.src.file, b.src.line or 0))
         for b in self.done:
-            self.result.incidents.append(self._freeze(b))
+            self.result.incidents.append(freeze_incident(b, self.result))
         self.result.trace = ParseTrace(
             tuple(self.texts),
             tuple(self.funcs),
@@ -1245,300 +1066,6 @@ class _Parser:
         b.notes.append((text, src))
 
     # ------------------------------------------------------------------ freezing
-    def _dialect(self, b: _IncidentB) -> tuple[str, tuple[str, ...]]:
-        lo, hi = 0, 5
-        for s_lo, s_hi, _why in b.sigs:
-            lo, hi = max(lo, s_lo), min(hi, s_hi)
-        for core in b.cores:
-            if core.f.values.get("matched") is True:
-                label = core.f.values.get("start_pc_label")
-                if label == "startPC":
-                    lo, hi = max(lo, 1), min(hi, 1)
-                elif label == "StartPC":
-                    lo = max(lo, 2)
-        # D4+ print a COND line for every exception core (§1.4.5); a PC block without any COND → ≤ D3.
-        has_block = any(c.f.has("current_pc") or c.f.has("matched") for c in b.cores)
-        if has_block and b.abort is None and not any(c.cond is not None for c in b.cores):
-            hi = min(hi, 3)
-        if not b.sigs and b.anchor is None:
-            return "unknown", ()
-        if lo > hi:
-            return "unknown", ()
-        cands = tuple(DIALECTS[lo : hi + 1])
-        if lo == hi:
-            return DIALECTS[lo], cands
-        return "unknown", cands
-
-    def _freeze_trace(self, t: _TraceB, guessed: bool) -> CoreTrace:
-        f = t.f
-        syms = []
-        for sf, lookups in t.symbols:
-            syms.append(
-                TraceSymbol(
-                    src=sf.srcs.get("role", t.src),
-                    role=sf.values["role"],
-                    op_id=sf.values["op_id"],
-                    core_type=sf.values.get("core_type"),
-                    start_pc=sf.values.get("start_pc"),
-                    current_pc=sf.values.get("current_pc"),
-                    function_name=sf.values.get("function_name"),
-                    no_name=bool(sf.values.get("no_name", False)),
-                    lookups=tuple(lookups),
-                )
-            )
-        st = f.values.get("op_state", 0)
-        return CoreTrace(
-            src=t.src,
-            core_id=t.core_id,
-            core_type=f.values.get("core_type", ""),
-            core_type_guessed=guessed,
-            op_state=st,
-            state_name=state_name(st),
-            op_id=f.values.get("op_id", 0),
-            legacy_exit=f.values.get("legacy_exit"),
-            not_executed=bool(f.values.get("not_executed", False)),
-            started=bool(f.values.get("started", False)),
-            running=f.values.get("running"),
-            finished_op=f.values.get("finished_op"),
-            last_finished=f.values.get("last_finished"),
-            next_op=f.values.get("next_op"),
-            next_is_first=bool(f.values.get("next_is_first", False)),
-            no_next=f.values.get("no_next"),
-            completed=bool(f.values.get("completed", False)),
-            unknown_state=f.values.get("unknown_state"),
-            symbols=tuple(syms),
-            sources=f.sources(),
-        )
-
-    def _freeze_core(self, core: _CoreB, order: int) -> ExceptionCore:
-        f = core.f
-        cond: CondInfo | None = None
-        if core.cond is not None:
-            cf = core.cond
-            value = cf.values.get("value")
-            cond = CondInfo(
-                src=cf.srcs.get("value") or cf.srcs.get("unavailable") or core.src,
-                core_id=core.core_id,
-                core_type=cf.values.get("core_type"),
-                arch=cf.values.get("arch"),
-                reg_low_idx=cf.values.get("reg_low_idx"),
-                reg_high_idx=cf.values.get("reg_high_idx"),
-                unavailable=bool(cf.values.get("unavailable", False)),
-                value=value,
-                printed_state=cf.values.get("printed_state"),
-                printed_index=cf.values.get("printed_index"),
-                decoded=decode_cond(value) if value is not None else None,
-                message=cf.values.get("message"),
-                message_index=cf.values.get("message_index"),
-                next_name=cf.values.get("next_name"),
-                current_name=cf.values.get("current_name"),
-                last_finished_name=cf.values.get("last_finished_name"),
-                sources=cf.sources(),
-            )
-            if cond.decoded is not None and (
-                cond.decoded.state != cond.printed_state or cond.decoded.op_index != cond.printed_index
-            ):
-                self.result.gaps.append(
-                    Gap("cond_print_mismatch", "printed opState/opIndex differ from the value", cond.src)
-                )
-        matched = f.values.get("matched")
-        return ExceptionCore(
-            src=core.src,
-            order=order,
-            callback=core.callback,
-            core_id=core.core_id,
-            matched=matched,
-            core_type=f.values.get("core_type"),
-            model_idx=f.values.get("model_idx"),
-            model_id=f.values.get("model_id"),
-            original_model_ri=f.values.get("original_model_ri"),
-            sk_scope_id=f.values.get("sk_scope_id"),
-            start_pc=f.values.get("start_pc"),
-            start_pc_label=f.values.get("start_pc_label"),
-            current_pc=f.values.get("current_pc"),
-            node=f.values.get("node"),
-            entry=f.values.get("entry"),
-            entry_addr=f.values.get("entry_addr"),
-            end_addr=f.values.get("end_addr"),
-            func_size=f.values.get("func_size"),
-            func_size_dec=f.values.get("func_size_dec"),
-            num_blocks=f.values.get("num_blocks"),
-            cube_num=f.values.get("cube_num"),
-            vec_num=f.values.get("vec_num"),
-            not_func_node=f.values.get("not_func_node"),
-            origin_name=f.values.get("origin_name"),
-            origin_name_legacy=bool(f.values.get("origin_name_legacy", False)),
-            origin_name_error=f.values.get("origin_name_error"),
-            bin_buffer_error=f.values.get("bin_buffer_error"),
-            computed_func_offset=f.values.get("computed_func_offset"),
-            bin_dev_addr=f.values.get("bin_dev_addr"),
-            func_offset_zero=bool(f.values.get("func_offset_zero", False)),
-            sk_symbol=f.values.get("sk_symbol"),
-            sk_symbol_bind=f.values.get("sk_symbol_bind"),
-            sk_symbol_size=f.values.get("sk_symbol_size"),
-            sk_symbol_failed_offset=f.values.get("sk_symbol_failed_offset"),
-            dev_args=f.values.get("dev_args"),
-            error_node_idx=f.values.get("error_node_idx"),
-            exceeds_aicore_nums=f.values.get("exceeds_aicore_nums"),
-            trace=self._freeze_trace(core.trace, False) if core.trace is not None else None,
-            cond=cond,
-            notes=tuple(core.notes),
-            sources=f.sources(),
-        )
-
-    def _freeze(self, b: _IncidentB) -> Incident:
-        dialect, cands = self._dialect(b)
-        guessed = dialect != "D5"  # T7: D0–D4 (and unknown) label all-core traces by coreId < 25
-        header: SkHeaderInfo | None = None
-        if b.header is not None:
-            h = b.header
-            header = SkHeaderInfo(
-                src=b.header_src or b.src,
-                aic_que_offset=h.values.get("aicQueOffset"),
-                aiv_que_offset=h.values.get("aivQueOffset"),
-                counter_offset=h.values.get("counterOffset"),
-                ws_offset=h.values.get("wsOffset"),
-                dfx_offset=h.values.get("dfxOffset"),
-                node_cnt=h.values.get("nodeCnt"),
-                total_size=h.values.get("totalSize"),
-                model_scope_value=h.values.get("model_scope_value"),
-                model_idx=h.values.get("model_idx"),
-                sk_scope_id=h.values.get("sk_scope_id"),
-                model_id=h.values.get("model_id"),
-                original_model_ri=h.values.get("original_model_ri"),
-                sources=h.sources(),
-            )
-        queues: dict[str, TaskQueue] = {}
-        for ct, (qsrc, qf, tasks) in b.queues.items():
-            queues[ct] = TaskQueue(
-                qsrc, ct, qf.values.get("offset", 0), qf.values.get("task_cnt"), tuple(tasks)
-            )
-        counters = None
-        if b.counters is not None:
-            counters = CounterTable(b.counters[0], b.counters[1], tuple(b.counters[2]))
-        dfx = None
-        if b.dfx is not None:
-            nodes = []
-            for nsrc, nf, aic, aiv in b.dfx[3]:
-                v = nf.values.get
-                nodes.append(
-                    _build_dfx_node(
-                        nsrc,
-                        v("node"),
-                        v("bin_hdl"),
-                        v("func_hdl_ori"),
-                        v("aic_size"),
-                        v("aiv_size"),
-                        v("num_blocks"),
-                        v("cube_num"),
-                        v("vec_num"),
-                        v("name_kind"),
-                        v("origin_name"),
-                        v("name_error_ret"),
-                        (aic[0], aic[1], aic[2], aic[3]),
-                        (aiv[0], aiv[1], aiv[2], aiv[3]),
-                        nf.sources(),
-                    )
-                )
-            dfx = DfxTable(b.dfx[0], b.dfx[1], b.dfx[2], tuple(nodes))
-            if len(nodes) != b.dfx[2]:
-                self.result.gaps.append(
-                    Gap("dfx_node_count", f"nodeCnt={b.dfx[2]} but {len(nodes)} node lines", b.dfx[0])
-                )
-        cores = tuple(self._freeze_core(c, i) for i, c in enumerate(b.cores))
-        model_map = None
-        if b.model_map is not None:
-            model_map = ModelMap(b.model_map[0], b.model_map[1], b.model_map[2], tuple(b.model_map[3]))
-        all_cores = None
-        if b.all_core is not None:
-            all_cores = AllCoreTrace(
-                b.all_core[0],
-                b.all_core[1],
-                guessed,
-                tuple(self._freeze_trace(t, guessed) for t in b.all_core[2]),
-            )
-        cb = None
-        if b.b is not None:
-            bb = b.b
-            records = tuple(
-                DumpRecord(
-                    rsrc, idx, tuple(flds), tuple(DumpTensor(ts, ti, tuple(tf)) for ts, ti, tf in tens)
-                )
-                for rsrc, idx, flds, tens in bb.records
-            )
-            cb = CallbackB(
-                src=bb.src,
-                anchor=bb.anchor,
-                entry=bb.entry,
-                array_count=bb.f.values.get("array_count"),
-                array_empty=bool(bb.f.values.get("array_empty", False)),
-                records=records,
-                skipped_duplicates=tuple(bb.skips),
-                fill_core_num=bb.f.values.get("fill_core_num"),
-                fill_valid_dump=bb.f.values.get("fill_valid_dump"),
-                cores=tuple(self._freeze_core(c, i) for i, c in enumerate(bb.cores)),
-                failure=bb.failure,
-                notes=tuple(bb.notes),
-            )
-        reason: str | None = None
-        if b.abort is not None:
-            reason = f"{b.abort.code}: {b.abort.reason}"
-        elif b.tentative:
-            reason = "unresolved second anchor"
-        complete = b.abort is None
-        if b.anchor is None and b.has_a_content():
-            self.result.gaps.append(
-                Gap(
-                    "anchor_missing",
-                    "handler block without the A5 anchor (plog-only SK_DLOGE in AOT@index, or rotated plog)",
-                    b.src,
-                    collect="read the plog of the same pid for the anchor",
-                )
-            )
-        if b.pending_arch is not None:
-            self.result.unrecognized.append(
-                Unrecognized(
-                    b.pending_arch[3], "GetCondRegValue line without a following COND line", "sk_handler:cond"
-                )
-            )
-        pre = b.pre
-        entry = b.entry
-        op_trace = b.op_trace
-        if op_trace is None and entry is not None:
-            op_trace = "op_trace" in entry  # D0 prints no op_trace=; the handler derives it the same way (§2)
-        return Incident(
-            src=b.src,
-            anchor=b.anchor,
-            entry=entry,
-            op_trace=op_trace,
-            dialect=dialect,
-            dialect_candidates=cands,
-            pid=b.pid,
-            first_ts=b.first_ts,
-            last_ts=b.last_ts,
-            origins=tuple(b.origins),
-            files=tuple(b.files),
-            args_dev=pre.values.get("args_dev"),
-            args_len=pre.values.get("args_len"),
-            total_size=pre.values.get("total_size"),
-            reg_core_num=pre.values.get("reg_core_num"),
-            header=header,
-            aic_queue=queues.get("AIC"),
-            aiv_queue=queues.get("AIV"),
-            counters=counters,
-            dfx=dfx,
-            cores=cores,
-            model_map=model_map,
-            model_id_errors=tuple(b.model_errors),
-            all_cores=all_cores,
-            callback_b=cb,
-            complete=complete,
-            abort=b.abort,
-            incomplete_reason=reason,
-            notes=tuple(b.notes),
-            line_count=b.line_count,
-            sources=pre.sources(),
-        )
 
 
 def parse_sk_messages(messages: Iterable[SkMessage]) -> SkHandlerResult:

@@ -129,10 +129,11 @@ def test_every_key_the_parser_writes_is_a_key_of_some_block() -> None:
 
 
 def test_the_facade_exports_the_split_modules() -> None:
-    from skdbg.parsers import sk_dedupe, sk_frames, sk_parser, sk_records
+    from skdbg.parsers import sk_dedupe, sk_frames, sk_freeze, sk_parser, sk_records
 
     assert sk_handler.Incident is sk_records.Incident
     assert sk_handler.parse_sk_messages is sk_parser.parse_sk_messages
+    assert sk_parser.freeze_incident is sk_freeze.freeze_incident  # the parser makes its records there
     assert sk_handler.dedupe_incidents is sk_dedupe.dedupe_incidents
     assert sk_handler.cores_frame is sk_frames.cores_frame
 
