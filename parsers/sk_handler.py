@@ -1,9 +1,10 @@
 """The SK exception-handler parse (artifacts.md §1.4, §1.8), one import for its callers.
 
-The work is split by job: the records (:mod:`skdbg.parsers.sk_records`), the line parser
+The work is split by job: the records (:mod:`skdbg.parsers.sk_records`); the line parser
 (:mod:`skdbg.parsers.sk_parser`, driven by the line kinds of :mod:`skdbg.parsers.sk_lines` and the
-field table of :mod:`skdbg.parsers.sk_fields`), the blocks it fills (:mod:`skdbg.parsers.sk_builders`)
-and their making into records (:mod:`skdbg.parsers.sk_freeze`), the merging of plog and
+field table of :mod:`skdbg.parsers.sk_fields`), which follows the stream; the blocks it fills
+(:mod:`skdbg.parsers.sk_builders`), what each line writes into its block (:mod:`skdbg.parsers.sk_rows`)
+and the blocks made records (:mod:`skdbg.parsers.sk_freeze`); the merging of plog and
 ``super_kernel.log`` copies (:mod:`skdbg.parsers.sk_dedupe`) and the tables
 (:mod:`skdbg.parsers.sk_frames`). This module re-exports their public names.
 """
@@ -22,7 +23,6 @@ from skdbg.parsers.sk_frames import (
 from skdbg.parsers.sk_parser import (
     A_ONLY,
     B_ONLY,
-    CORE_FIELD,
     PRE,
     SkMessage,
     from_filelog,
@@ -60,6 +60,7 @@ from skdbg.parsers.sk_records import (
     TaskQueue,
     TraceSymbol,
 )
+from skdbg.parsers.sk_rows import CORE_FIELD
 
 __all__ = [
     "A_ONLY",

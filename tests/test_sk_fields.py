@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skdbg.parsers import sk_fields, sk_handler, sk_lines, sk_parser
+from skdbg.parsers import sk_fields, sk_handler, sk_lines, sk_parser, sk_rows
 from skdbg.parsers.sk_fields import CORE_KEY, CORE_LINE, TRACE_HEADER, TRACE_STEP, TRACE_SYMBOL, FieldRule
 
 
@@ -89,10 +89,11 @@ def test_the_table_writes_only_keys_of_the_block_it_writes_to() -> None:
 
 
 def _literal_writes() -> set[str]:
-    """The keys the handler parser writes by name: ``x.put("key", ...)`` and ``self._put(x, "key", ...)``."""
-    tree = ast.parse(inspect.getsource(sk_parser))
+    """The keys the handler parser writes by name: ``x.put("key", ...)`` and ``self._put(x, "key", ...)``
+    (in the stream's module and in the block lines' one)."""
+    trees = [ast.parse(inspect.getsource(module)) for module in (sk_parser, sk_rows)]
     keys: set[str] = set()
-    for node in ast.walk(tree):
+    for node in (n for tree in trees for n in ast.walk(tree)):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             continue
         at = {"put": 0, "_put": 1}.get(node.func.attr)
