@@ -1,8 +1,8 @@
-"""The SK handler parser's blocks under construction (:mod:`skdbg.parsers.sk_parser` fills them line by
-line, :mod:`skdbg.parsers.sk_freeze` makes them records).
+"""The SK handler parser's blocks under construction: :mod:`skdbg.parsers.sk_parser` opens them as it
+follows the stream, :mod:`skdbg.parsers.sk_rows` writes each line's values into them, and
+:mod:`skdbg.parsers.sk_freeze` makes them records.
 
-Why a module of their own: the parser decides which block a line goes to; the freeze reads every
-field a block collected. Both need the blocks' shapes, and neither needs the other's code.
+Why a module of their own: the three need the blocks' shapes, and none needs the others' code.
 """
 
 from __future__ import annotations

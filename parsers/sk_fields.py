@@ -117,7 +117,8 @@ class CondValues(TypedDict, total=False):
 
 
 class PreValues(TypedDict, total=False):
-    """The lines before the header: the device entry arguments and the register count."""
+    """Incident-level values outside any table: the device entry arguments (A7/A8/A12) and the
+    exception-register core count (A24)."""
 
     args_dev: int
     args_len: int

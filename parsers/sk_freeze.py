@@ -2,7 +2,8 @@
 with its dialect (D0–D5, triage.md §3.1.3) and what the block lacks.
 
 Why apart from the parser (:mod:`skdbg.parsers.sk_parser`): the parser's job is which block each line
-goes to; this one's is what a finished block says. It runs once per block, after the last line.
+goes to; this one's is what a finished block says. It runs once per incident, when the parser is done
+(``finish``, after the last message).
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def freeze_trace(t: _TraceB, guessed: bool) -> CoreTrace:
     for sf, lookups in t.symbols:
         syms.append(
             TraceSymbol(
-                src=sf.srcs.get("role", t.src),
+                src=sf.srcs["role"],
                 role=sf.values["role"],
                 op_id=sf.values["op_id"],
                 core_type=sf.values.get("core_type"),

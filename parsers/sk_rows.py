@@ -60,8 +60,9 @@ CORE_FIELD = {
 
 
 class _BlockLines:
-    """What each kind of line writes into the open block (the methods of :class:`_Parser` that take a
-    block and a classified line)."""
+    """What each kind of line writes into the open block: the methods of
+    :class:`~skdbg.parsers.sk_parser._Parser` that take the open incident and a classified line (or, for
+    the table rows, its kind, groups, source and text)."""
 
     #: where gaps and unrecognized lines go (the parser's result)
     result: SkHandlerResult
@@ -285,10 +286,9 @@ class _BlockLines:
 
     @staticmethod
     def _new_symbol(t: _TraceB, role: str, op_id: int, src: Source) -> None:
-        f: _Fields[SymbolValues] = _Fields()
-        f.put("role", role, src)
-        f.put("op_id", op_id, src)
-        t.symbols.append((f, []))
+        # made with the two keys a symbol block always has (SymbolValues requires them)
+        values: SymbolValues = {"role": role, "op_id": op_id}
+        t.symbols.append((_Fields.of(values, {"role": src, "op_id": src}), []))
 
     def _trace_symbol_line(self, core: _CoreB, msg: SkMessage, c: Classified) -> None:
         k, g, src, text = c.kind, c.groups, msg.src, msg.text.strip()

@@ -8,12 +8,19 @@ from __future__ import annotations
 
 import ast
 import inspect
+import types
+import typing
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skdbg.parsers import sk_fields, sk_handler, sk_lines, sk_parser, sk_rows
+from skdbg.parsers import sk_builders, sk_fields, sk_handler, sk_lines, sk_parser, sk_rows
+from skdbg.parsers.common import Source
+from skdbg.parsers.plog_line import parse_plog_line
 from skdbg.parsers.sk_fields import CORE_KEY, CORE_LINE, TRACE_HEADER, TRACE_STEP, TRACE_SYMBOL, FieldRule
 
 
@@ -89,18 +96,33 @@ def test_the_table_writes_only_keys_of_the_block_it_writes_to() -> None:
 
 
 def _literal_writes() -> set[str]:
-    """The keys the handler parser writes by name: ``x.put("key", ...)`` and ``self._put(x, "key", ...)``
-    (in the stream's module and in the block lines' one)."""
+    """The keys the handler parser writes by name (in the stream's module and in the block lines' one):
+    ``x.put("key", ...)``, ``self._put(x, "key", ...)``, the keys of a ``*Values`` dict display and
+    ``values["key"] = ...``."""
     trees = [ast.parse(inspect.getsource(module)) for module in (sk_parser, sk_rows)]
     keys: set[str] = set()
+
+    def literal(node: ast.expr | None) -> None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            keys.add(node.value)
+
     for node in (n for tree in trees for n in ast.walk(tree)):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
-            continue
-        at = {"put": 0, "_put": 1}.get(node.func.attr)
-        if at is not None and len(node.args) > at:
-            arg = node.args[at]
-            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-                keys.add(arg.value)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            at = {"put": 0, "_put": 1}.get(node.func.attr)
+            if at is not None and len(node.args) > at:
+                literal(node.args[at])
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.value, ast.Dict):
+            if isinstance(node.annotation, ast.Name) and node.annotation.id.endswith("Values"):
+                for key in node.value.keys:
+                    literal(key)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                if (
+                    isinstance(target, ast.Subscript)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == "values"
+                ):
+                    literal(target.slice)
     return keys
 
 
@@ -125,8 +147,94 @@ def test_every_key_the_parser_writes_is_a_key_of_some_block() -> None:
         "nodeCnt",
         "totalSize",
     }
-    dfx_row = {"node", "bin_hdl", "func_hdl_ori", "aic_size", "aiv_size", "num_blocks", "cube_num", "vec_num"}
-    assert every - written - table - printed - dfx_row == set()
+    assert every - written - table - printed == set()
+
+
+def _fits(value: object, hint: object) -> bool:
+    """``value`` is of the declared type ``hint`` (the few forms the ``*Values`` types use)."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_fits(value, arm) for arm in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if origin is tuple:
+        arms = typing.get_args(hint)
+        return isinstance(value, tuple) and len(value) == len(arms) and all(map(_fits, value, arms))
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    assert isinstance(hint, type), hint
+    return isinstance(value, hint)
+
+
+def _blocks(b: sk_builders._IncidentB) -> Iterator[tuple[str, sk_builders._Fields[typing.Any] | None]]:
+    """Every field bag of an incident under construction, with the name of its values type."""
+    yield "PreValues", b.pre
+    yield "HeaderValues", b.header
+    for _src, qf, _tasks in b.queues.values():
+        yield "QueueValues", qf
+    for _src, nf, _aic, _aiv in b.dfx[3] if b.dfx is not None else ():
+        yield "DfxNodeValues", nf
+    traces = [t for _src, _n, ts in ([b.all_core] if b.all_core is not None else []) for t in ts]
+    cores = [*b.cores, *(b.b.cores if b.b is not None else ())]
+    if b.b is not None:
+        yield "BValues", b.b.f
+    for core in cores:
+        yield "CoreValues", core.f
+        yield "CondValues", core.cond
+        if core.trace is not None:
+            traces.append(core.trace)
+    for t in traces:
+        yield "TraceValues", t.f
+        for sf, _lookups in t.symbols:
+            yield "SymbolValues", sf
+
+
+def test_the_values_stored_are_of_their_declared_types(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the parser stores in each block is of the type its ``*Values`` declares (writes go by name,
+    so the type checker sees only the reads): the incidents of every dialect as plog lines, with and
+    without callback B, at INFO and ERROR, and the bundled scenes' super_kernel.log files."""
+    from skdbg.parsers.sk_parser import parse_sk_log, parse_sk_messages
+    from skdbg.parsers.sklog_runs import read_super_kernel_log
+    from skdbg.scenebuilder.sk_incident import DIALECTS, CallbackBSpec, example_incident, to_plog_lines
+
+    hints = {
+        name: typing.get_type_hints(getattr(sk_fields, name))
+        for name in sk_fields.__all__
+        if name.endswith("Values")
+    }
+    wrong: list[tuple[str, str, object]] = []
+    seen: set[tuple[str, str]] = set()
+    made = sk_parser.freeze_incident
+
+    def checked(b: sk_builders._IncidentB, result: object) -> object:
+        for name, bag in _blocks(b):
+            for key, value in [] if bag is None else bag.values.items():
+                seen.add((name, key))
+                if key not in hints[name] or not _fits(value, hints[name][key]):
+                    wrong.append((name, key, value))
+        return made(b, result)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sk_parser, "freeze_incident", checked)
+    for dialect in DIALECTS:
+        for cb in (None, CallbackBSpec()):
+            spec = replace(example_incident(dialect=dialect), callback_b=cb)
+            for level in ("INFO", "ERROR"):
+                lines = to_plog_lines(spec, level=level)
+                messages = [
+                    m for no, text in enumerate(lines, 1) if (m := _plog_message(text, no)) is not None
+                ]
+                parse_sk_messages(messages)
+    logs = sorted(Path(__file__).resolve().parents[1].glob("examples/scenes/*/sk_meta/*/*/super_kernel.log"))
+    assert logs, "no bundled super_kernel.log found"
+    for log in logs:
+        parse_sk_log(read_super_kernel_log(log))
+    assert wrong == []
+    assert len({name for name, _key in seen}) == len(hints), "a kind of block was never filled"
+
+
+def _plog_message(text: str, no: int) -> sk_parser.SkMessage | None:
+    line = parse_plog_line(text, Source("plog-48213_1.log", no))
+    return None if line is None else sk_parser.SkMessage.from_plog(line)
 
 
 def test_the_facade_exports_the_split_modules() -> None:
