@@ -170,15 +170,3 @@ class _IncidentB:
 
     def has_late_content(self) -> bool:
         return bool(self.dfx or self.cores or self.model_map or self.all_core)
-
-
-def _hex(s: str | None) -> int:
-    return int(s or "0", 16)
-
-
-def _int(s: str | None) -> int:
-    return int(s or "0", 10)
-
-
-def _ptr(s: str | None) -> int:
-    return 0 if s is None or s == "(nil)" else int(s, 16)

@@ -195,6 +195,11 @@ def _hex(s: str | None) -> int:
     return int(s or "0", 16)
 
 
+def _ptr(s: str | None) -> int:
+    """A printed pointer: ``(nil)`` is 0."""
+    return 0 if s is None or s == "(nil)" else int(s, 16)
+
+
 def dec(i: int) -> Convert:
     """Group ``i`` as a decimal integer (absent = 0, as the parser always read it)."""
     return lambda g: _int(g[i])

@@ -25,11 +25,8 @@ from skdbg.parsers.bulk import build_source
 from skdbg.parsers.common import Source, Unrecognized, oversized_number
 from skdbg.parsers.filelog import FileLogPrefix, rejoin_cont, split_prefix
 from skdbg.parsers.plog_line import PlogLine, parse_plog_line
-from skdbg.parsers.sk_builders import _BB, _Fields, _hex, _IncidentB, _int
-from skdbg.parsers.sk_fields import (
-    Groups,
-    QueueValues,
-)
+from skdbg.parsers.sk_builders import _BB, _Fields, _IncidentB
+from skdbg.parsers.sk_fields import Groups, QueueValues, _hex, _int
 from skdbg.parsers.sk_freeze import freeze_incident
 from skdbg.parsers.sk_lines import (
     HANDLER_FUNCS,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import Gap, Source, Unrecognized
 from skdbg.parsers.cond import state_name
-from skdbg.parsers.sk_builders import V, _CoreB, _Fields, _hex, _IncidentB, _int, _ptr, _TraceB
+from skdbg.parsers.sk_builders import V, _CoreB, _Fields, _IncidentB, _TraceB
 from skdbg.parsers.sk_fields import (
     CORE_KEY,
     CORE_LINE,
@@ -25,6 +25,9 @@ from skdbg.parsers.sk_fields import (
     DfxNodeValues,
     Groups,
     SymbolValues,
+    _hex,
+    _int,
+    _ptr,
 )
 from skdbg.parsers.sk_records import AbortInfo, CounterEntry, QueueTask, SkHandlerResult, SkipDuplicate
 
