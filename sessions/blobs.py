@@ -3,15 +3,24 @@
 Why content addressing: a scene is frozen before anything is re-run (triage.md §6.2 "seal first");
 naming a file by its SHA-256 makes a retry unable to overwrite it, and identical files (kernel
 images shared by attempts) are stored once. Each file is read ONCE, in chunks: the same pass hashes
-it and writes the temp copy, which is fsynced and renamed onto its hash name (or dropped when that
-object already exists).
+it and writes the temp copy, which reaches the disk before it is renamed onto its hash name (or is
+dropped when that object already exists), so a name never stands for content a crash cut short.
+
+Why files are stored together (:meth:`ObjectStore.put_files`): a scene is two thousand kernel ELFs of
+a few KB beside its logs, and an ``fsync`` per file as it was written waited for a journal commit
+each (~0.55 s of a 2,000-file freeze on the test machine's ext4). The copies are now all written
+first, then flushed together (:func:`_flush`), then renamed onto their names; the folders holding the
+names are flushed last, so the ledger row written next never cites a name a crash could lose.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import os
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +43,17 @@ def hash_file(path: Path) -> Digest:
         while chunk := fh.read(CHUNK):
             h.update(chunk)
             size += len(chunk)
+    return Digest(h.hexdigest(), size)
+
+
+def _read_digest(path: Path, buf: bytearray) -> Digest:
+    """:func:`hash_file` read into ``buf`` (one buffer for a whole batch of files)."""
+    h = hashlib.sha256()
+    size = 0
+    with path.open("rb", buffering=0) as fh, memoryview(buf) as mv:
+        while n := fh.readinto(mv):
+            h.update(mv[:n])
+            size += n
     return Digest(h.hexdigest(), size)
 
 
@@ -68,46 +88,136 @@ class ObjectStore:
         os.replace(tmp, final)
 
     def put_file(self, src: Path) -> Digest:
-        """Copy ``src`` in (hashing in the same read pass); returns its digest."""
+        """Copy ``src`` in (hashing in the same read pass); returns its digest. Raises the
+        FileNotFoundError of a missing ``src``, and :class:`LedgerUnavailable` when the store fails."""
+        got = self.put_files([src])[0]
+        if isinstance(got, FileNotFoundError):
+            raise got
+        return got
+
+    def put_files(
+        self, sources: Sequence[Path], known: Sequence[str | None] | None = None
+    ) -> list[Digest | FileNotFoundError]:
+        """Copy each of ``sources`` in (each hashed in the read pass that copies it): its digest, or the
+        FileNotFoundError of a source that is missing (the others are stored all the same). Every new
+        object is on the disk under its name when this returns (see the module docstring); should the
+        store fail (disk full, no permission), :class:`LedgerUnavailable` is raised and no object of
+        this call is left half-written (some may be stored whole).
+
+        ``known``: per source, the SHA-256 a reader found in it earlier (an analysis hashes every
+        artifact), or None. A source whose known content is stored already is only read and hashed,
+        not copied: when it still hashes to that, nothing is written (a scene frozen again, the kernel
+        ELFs every attempt of a loop shares); when it changed meanwhile, it is copied as any other."""
+        out: list[Digest | FileNotFoundError] = []
+        staged: list[tuple[Path, Digest]] = []  # copies of content not stored yet
+        seen: set[str] = set()  # their content (a second source of the same content is not kept)
+        buf = bytearray(CHUNK)
+        src: Path | None = None
+        try:
+            for i, src in enumerate(sources):
+                try:
+                    sha = None if known is None else known[i]
+                    stored = None if sha is None or not self.has(sha) else _read_digest(src, buf)
+                    if stored is not None and stored.sha256 == sha:
+                        out.append(stored)
+                        continue
+                    tmp, digest = self._stage(src, buf)
+                except FileNotFoundError as exc:
+                    if exc.filename != str(src):
+                        raise
+                    out.append(exc)
+                    continue
+                out.append(digest)
+                if tmp is not None and digest.sha256 in seen:
+                    tmp.unlink()
+                elif tmp is not None:
+                    seen.add(digest.sha256)
+                    staged.append((tmp, digest))
+            src = None
+            if staged:
+                _flush([tmp for tmp, _ in staged])  # the content, before any name
+                self._commit_all(staged)
+        except OSError as exc:
+            self._drop(staged)
+            where = f"store {src} in {self.root}" if src is not None else f"write to {self.root}"
+            raise LedgerUnavailable(f"cannot {where}: {exc.strerror or exc}") from exc
+        except BaseException:
+            self._drop(staged)
+            raise
+        return out
+
+    def _stage(self, src: Path, buf: bytearray) -> tuple[Path | None, Digest]:
+        """Copy ``src`` to a temp file of the store, hashing it: the temp file (None, and removed,
+        when the content is stored already) and the digest."""
         fd, tmp = self._tmp()
         try:
             h = hashlib.sha256()
             size = 0
-            with os.fdopen(fd, "wb") as out, src.open("rb") as fh:
-                while chunk := fh.read(CHUNK):
+            # a buffered writer: it writes a chunk whole (a raw write may take part of it)
+            with os.fdopen(fd, "wb") as out, src.open("rb", buffering=0) as fh, memoryview(buf) as mv:
+                while n := fh.readinto(mv):
+                    chunk = mv[:n]
                     h.update(chunk)
-                    size += len(chunk)
+                    size += n
                     out.write(chunk)
-                out.flush()
-                digest = Digest(h.hexdigest(), size)
-                if not self.has(digest.sha256):
-                    os.fsync(out.fileno())  # only new content needs to reach the disk
-            self._commit(tmp, digest)
-            return digest
-        except OSError as exc:
-            tmp.unlink(missing_ok=True)
-            if isinstance(exc, FileNotFoundError) and exc.filename == str(src):
-                raise
-            raise LedgerUnavailable(f"cannot store {src} in {self.root}: {exc.strerror or exc}") from exc
+            digest = Digest(h.hexdigest(), size)
+            if self.has(digest.sha256):
+                tmp.unlink()
+                return None, digest
+            return tmp, digest
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
 
-    def put_bytes(self, data: bytes) -> Digest:
-        digest = hash_bytes(data)
-        if self.has(digest.sha256):
-            return digest
-        fd, tmp = self._tmp()
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-                out.flush()
-                os.fsync(out.fileno())
+    def _commit_all(self, staged: list[tuple[Path, Digest]]) -> None:
+        """Rename each flushed copy of ``staged`` onto its name (each entry then holds that name), then
+        flush the folders of the names, so no ledger row written after this cites a name a crash could
+        lose."""
+        for i, (tmp, digest) in enumerate(staged):
             self._commit(tmp, digest)
+            staged[i] = (self.path(digest.sha256), digest)
+        if os.name == "posix":  # (a folder cannot be opened for an fsync on Windows)
+            _flush(sorted({p.parent for p, _ in staged} | {self.root}), folders=True)
+
+    @staticmethod
+    def _drop(staged: Sequence[tuple[Path, Digest]]) -> None:
+        """Remove the temp copies a failed :meth:`put_files` left (a copy already renamed is whole)."""
+        for tmp, _ in staged:
+            if tmp.name.startswith(".tmp-"):
+                # the error that brought us here is the one to report (a disk gone read-only fails here too)
+                with contextlib.suppress(OSError):
+                    tmp.unlink(missing_ok=True)
+
+    def put_bytes(self, data: bytes) -> Digest:
+        return self.put_many([data])[0]
+
+    def put_many(self, blobs: Sequence[bytes]) -> list[Digest]:
+        """Store each of ``blobs``: their digests, every new one on the disk under its name when this
+        returns (made durable together, as :meth:`put_files` does)."""
+        out: list[Digest] = []
+        staged: list[tuple[Path, Digest]] = []
+        seen: set[str] = set()  # content staged in this call (stored once)
+        try:
+            for data in blobs:
+                digest = hash_bytes(data)
+                out.append(digest)
+                if digest.sha256 in seen or self.has(digest.sha256):
+                    continue
+                seen.add(digest.sha256)
+                fd, tmp = self._tmp()
+                staged.append((tmp, digest))
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+            if staged:
+                _flush([tmp for tmp, _ in staged])
+                self._commit_all(staged)
         except OSError as exc:
-            tmp.unlink(missing_ok=True)
+            self._drop(staged)
             raise LedgerUnavailable(f"cannot write to {self.root}: {exc.strerror or exc}") from exc
-        return digest
+        except BaseException:
+            self._drop(staged)
+            raise
+        return out
 
     def read_bytes(self, sha256: str, what: str) -> bytes:
         """The stored content, checked against its name (``what`` names it in the error)."""
@@ -119,6 +229,67 @@ class ObjectStore:
         if hash_bytes(data).sha256 != sha256:
             raise TamperError(f"{what}: stored object {p} no longer matches its SHA-256 {sha256}")
         return data
+
+
+#: ``fsync`` calls made at once by :func:`_flush` (each waits for the disk, the GIL let go)
+FLUSH_THREADS = 8
+
+
+#: what an ``fsync`` of a folder answers on a file system that has none for folders: the entries are
+#: then as durable as that file system makes them (SQLite ignores these too)
+_NO_FOLDER_SYNC = frozenset({errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP})
+
+
+def _fsync_path(path: Path, folder: bool) -> None:
+    """``fsync`` the file (opened for writing: an ``fsync`` through a read-only descriptor fails on
+    Windows and is skipped by some network file systems, SMB's Linux client among them) or the folder
+    at ``path``."""
+    fd = os.open(path, os.O_RDONLY if folder else os.O_WRONLY)
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if not (folder and exc.errno in _NO_FOLDER_SYNC):
+            raise
+    finally:
+        os.close(fd)
+
+
+def _flush(paths: Sequence[Path], *, folders: bool = False) -> None:
+    """``fsync`` each of ``paths`` (files: their content; ``folders``: their entries), up to
+    :data:`FLUSH_THREADS` at a time; once all are done, raise the exception of the first path that
+    failed, in the order given.
+
+    Why at a time: each ``fsync`` of a freshly written file waits for a journal commit; issued together,
+    the file system commits many in one (ext4 on the test machine: 2,000 small files in ~0.23 s against
+    ~0.45 s one after the other, ~0.55 s with each flushed as it was written). Only these files are
+    flushed: a ``syncfs`` would be as fast on an idle disk, but would wait for every other writer's
+    dirty data on that file system too (a training job's checkpoints on an NPU host). No thread outlives
+    the call, an interrupted one too (a process forks only while no other thread runs)."""
+    if len(paths) <= 1:
+        for path in paths:
+            _fsync_path(path, folders)
+        return
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(min(FLUSH_THREADS, len(paths)), thread_name_prefix="skdbg-fsync")
+    interrupted: BaseException | None = None
+    futures: list[Future[None]] = []
+    try:
+        futures = [pool.submit(_fsync_path, path, folders) for path in paths]
+    except BaseException as exc:  # Ctrl-C: no more is started ...
+        interrupted = exc
+    while True:
+        try:
+            pool.shutdown(wait=True, cancel_futures=interrupted is not None)
+            break
+        except BaseException as exc:  # ... and what runs is waited for, a Ctrl-C meanwhile too
+            interrupted = interrupted or exc
+    if interrupted is not None:
+        raise interrupted
+    for future in futures:
+        failed = future.exception()
+        if failed is not None:
+            raise failed
 
 
 __all__ = ["CHUNK", "Digest", "ObjectStore", "hash_bytes", "hash_file"]

@@ -140,7 +140,7 @@ def import_session(ledger: Ledger, folder: str | os.PathLike[str]) -> str:
         sid = str(doc["session"]["id"])
         if ledger._session_rows(sid):
             raise LedgerError(f"session {sid} already exists in {ledger.db_path}; sessions are immutable")
-        digests = {sha: ledger.objects.put_bytes(data) for sha, data in blobs.items()}
+        digests = dict(zip(blobs, ledger.objects.put_many(list(blobs.values())), strict=True))
         proposals = {p["round_id"]: p for p in doc["proposals"]}
         with ledger.write() as db:
             s = doc["session"]

@@ -15,14 +15,14 @@ import os
 import secrets
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from skdbg.sessions.blobs import ObjectStore
+from skdbg.sessions.blobs import Digest, ObjectStore
 from skdbg.sessions.errors import ForwardOnlyError, LedgerError, LedgerUnavailable, NotFound
 from skdbg.sessions.location import DB_NAME, OBJECTS, filesystem_type, journal_mode_for, read_mounts
 from skdbg.sessions.schema import MIGRATIONS, SCHEMA_VERSION
@@ -583,7 +583,7 @@ class Ledger:
     def record_attempt(self, session_id: str, round_id: str, new: NewAttempt) -> AttemptInfo:
         """Append the next attempt of ``round_id`` with its artifacts, snapshots and status — one transaction."""
         rnd = self.round(session_id, round_id)
-        snaps = {name: self.objects.put_bytes(data) for name, data in new.snapshots.items()}
+        snaps = self._put_snapshots(new.snapshots)
         ts = new.created or now()
         with self.write() as db:
             row = db.execute(
@@ -622,6 +622,11 @@ class Ledger:
                     db, "round", rnd.pk, new.round_status, f"{attempt_key(no)} {new.status}", ts
                 )
         return self._attempt_by_pk(pk)
+
+    def _put_snapshots(self, snapshots: Mapping[str, bytes]) -> dict[str, Digest]:
+        """Store the snapshots' bytes together (one flush for all: :meth:`ObjectStore.put_many`), by name."""
+        digests = self.objects.put_many(list(snapshots.values()))
+        return dict(zip(snapshots, digests, strict=True))
 
     def _attempt_by_pk(self, pk: int) -> AttemptInfo:
         rows = self._q(self._ATTEMPT_SQL.replace("WHERE r.session_id = ?", "WHERE a.pk = ?"), (pk,))
@@ -792,7 +797,7 @@ class Ledger:
     ) -> None:
         """V1–V5 results of an attempt plus the status moves they imply, in one transaction."""
         ts = created or now()
-        snaps = {name: self.objects.put_bytes(data) for name, data in (snapshots or {}).items()}
+        snaps = self._put_snapshots(snapshots or {})
         if self.gates(attempt.pk):
             raise LedgerError(
                 f"{attempt.round_id}/{attempt.key} already has gate results; a verified attempt is never "

@@ -155,6 +155,12 @@ class Artifact:
             awaiting.wait(self._answered)  # the child's digests come right after the plogs
         return self.hash_now()
 
+    def known_digest(self) -> tuple[int, str] | None:
+        """``(size, SHA-256)`` when some reader has hashed the file already, else None: it neither reads
+        the file nor waits for a hash under way (one attribute read, no lock). A session freeze passes it
+        on, and its store then copies only what it does not hold."""
+        return self._digest
+
     def _answered(self) -> bool:
         """A digest or an error is known (no reader need wait for the child's)."""
         return self._digest is not None or self._error is not None

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from skdbg.sessions.attempts import REPORT_LANGS, STORAGES, marker_sha, report_dir_name
-from skdbg.sessions.blobs import hash_file
+from skdbg.sessions.blobs import Digest, hash_file
 from skdbg.sessions.errors import LedgerError
 from skdbg.sessions.store import AttemptInfo, FrozenArtifact, Ledger, NewAttempt
 from skdbg.triage.context import TriageContext, open_context
@@ -47,22 +47,50 @@ def _freeze_artifacts(ledger: Ledger, ctx: TriageContext, storage: str) -> list[
     if marker is not None and marker.is_file():
         # the model source the candidate was launched with (V1 re-reads it from the frozen copy)
         items.append(("marker_file", marker, ctx.relpath(marker), None, None))
+    # each artifact once, by its relative path: its stat (a missing one is recorded as missing), then
+    # all of them stored together (one flush of their copies: sessions/blobs.py)
+    stats: list[tuple[str, Path, str, str | None, Any, os.stat_result | FileNotFoundError]] = []
     for kind, path, rel, pid_label, art in items:
         if rel in seen:
             continue
         seen.add(rel)
         try:
-            st = path.stat()
-            digest = ledger.objects.put_file(path) if storage == "copy" else hash_file(path)
+            st: os.stat_result | FileNotFoundError = path.stat()
         except FileNotFoundError as exc:
-            reason = f"missing(unreadable: {exc.strerror})"
+            st = exc
+        stats.append((kind, path, rel, pid_label, art, st))
+    listed = [(path, art) for _, path, _, _, art, st in stats if not isinstance(st, FileNotFoundError)]
+    present = [path for path, _ in listed]
+    if storage == "copy":
+        # what the analysis hashed already: content the store holds is then read, not copied again
+        known = [None if art is None or (d := art.known_digest()) is None else d[1] for _, art in listed]
+        stored = iter(ledger.objects.put_files(present, known))
+    else:
+        stored = iter(_hash_each(present))
+    for kind, _path, rel, pid_label, art, st in stats:
+        digest = st if isinstance(st, FileNotFoundError) else next(stored)
+        if isinstance(digest, FileNotFoundError):
+            reason = f"missing(unreadable: {digest.strerror})"
             out.append(FrozenArtifact(kind, rel, None, None, None, pid_label, reason))
             continue
+        assert not isinstance(st, FileNotFoundError)
         if art is not None:
             art.remember_digest(digest.size, digest.sha256)  # hashed once: the engine and the report reuse it
         out.append(
             FrozenArtifact(kind, rel, digest.sha256, digest.size, _iso(st.st_mtime), pid_label, "present")
         )
+    return out
+
+
+def _hash_each(paths: list[Path]) -> list[Digest | FileNotFoundError]:
+    """:func:`hash_file` of each of ``paths`` (storage ``reference``: nothing is copied), or the
+    FileNotFoundError of one that vanished since it was listed."""
+    out: list[Digest | FileNotFoundError] = []
+    for path in paths:
+        try:
+            out.append(hash_file(path))
+        except FileNotFoundError as exc:
+            out.append(exc)
     return out
 
 
