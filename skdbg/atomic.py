@@ -317,10 +317,9 @@ class TreeWriter:
         dest = _inside(self.root, rel, self._real_root, self._real_dirs)
         if b"\0" in os.fsencode(dest):  # a name the system cannot take fails here, at this file
             raise ValueError(f"refusing to write {rel!r}: a file name cannot hold a NUL character")
-        if isinstance(data, str):
-            data = data.encode("utf-8", errors="backslashreplace")
-        elif not isinstance(data, bytes):
+        if not isinstance(data, (str, bytes)):
             raise TypeError(f"{rel}: a file's content is text or bytes, not {type(data).__name__}")
+        data = file_bytes(data)
         folder = dest.parent
         if folder not in self._made:
             folder.mkdir(parents=True, exist_ok=True)
@@ -718,6 +717,12 @@ def streamed_tree(
             raise
 
 
+def file_bytes(data: str | bytes) -> bytes:
+    """The bytes a folder written here holds for ``data``: text as UTF-8, line endings as they are, a
+    lone surrogate (a non-UTF-8 file name quoted in a report) escaped; bytes as they are."""
+    return data.encode("utf-8", errors="backslashreplace") if isinstance(data, str) else data
+
+
 def write_tree(
     out_dir: str | os.PathLike[str],
     files: Mapping[str, str | bytes],
@@ -744,6 +749,7 @@ __all__ = [
     "OUTPUT_EXISTS_HINT",
     "OutputNotEmptyError",
     "ensure_fresh_dir",
+    "file_bytes",
     "safe_name",
     "staged_dir",
     "streamed_tree",

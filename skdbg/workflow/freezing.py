@@ -11,11 +11,11 @@ in one transaction.
 from __future__ import annotations
 
 import os
-import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from skdbg.atomic import file_bytes
 from skdbg.sessions.attempts import REPORT_LANGS, STORAGES, marker_sha, report_dir_name
 from skdbg.sessions.blobs import Digest, hash_file
 from skdbg.sessions.errors import LedgerError
@@ -99,22 +99,23 @@ def _iso(ts: float) -> str:
 
 
 def _report_snapshots(ctx: TriageContext, analysis: Analysis, name: str) -> dict[str, bytes]:
-    """The §6.2 report of this attempt in every language, rendered once by skdbg.triage.report, with
-    its pictures (timeline.svg, scope-graph.svg: drawn once, linked from each language's index)."""
+    """The §6.2 report of this attempt in every language, rendered by skdbg.triage.report (what no
+    language changes made once), with its pictures (timeline.svg, scope-graph.svg: drawn once, linked
+    from each language's index): the bytes ``skdbg report`` writes into each language's folder named
+    ``name``, the JSON documents once (the same in every language)."""
     from skdbg.pictures.export import faulting_instance, report_pictures
-    from skdbg.triage.report import write_report  # jinja2: only when a report is rendered
+    from skdbg.triage.report import report_files  # jinja2: only when a report is rendered
 
     out: dict[str, bytes] = {}
     pictures = report_pictures(ctx, faulting_instance(ctx), analysis)
-    with tempfile.TemporaryDirectory(prefix="skdbg-report-") as tmp:
-        for lang in REPORT_LANGS:
-            files = write_report(ctx, analysis, Path(tmp) / lang / name, lang=lang, pictures=pictures)
-            for f in files:
-                if f.name in _JSON_FILES:
-                    if lang == REPORT_LANGS[0]:
-                        out[f.name] = f.read_bytes()
-                else:
-                    out[f.name if lang == REPORT_LANGS[0] else f"{lang}/{f.name}"] = f.read_bytes()
+    rendered = report_files(ctx, analysis, report_dir=name, langs=REPORT_LANGS, pictures=pictures)
+    for lang in REPORT_LANGS:
+        for file_name, text in rendered[lang].items():
+            if file_name in _JSON_FILES:
+                if lang == REPORT_LANGS[0]:
+                    out[file_name] = file_bytes(text)
+            else:
+                out[file_name if lang == REPORT_LANGS[0] else f"{lang}/{file_name}"] = file_bytes(text)
     return out
 
 
