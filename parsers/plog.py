@@ -485,8 +485,10 @@ _GATHER_UNCONTENDED = 1 << 16
 def _table_hits(table: npt.NDArray[np.bool_], words: npt.NDArray[np.uint16]) -> npt.NDArray[np.bool_]:
     """``table[words]``, :data:`_GATHER` words a call (:data:`_GATHER_UNCONTENDED` in a thread of
     :func:`uncontended_lookups`), into the thread's reused buffer (valid until the next call in this
-    thread). ``words`` are 16-bit, so every index is inside the 64 K table and ``mode="clip"`` (no
-    bounds check) never clips."""
+    thread). ``words`` are 16-bit, so every index is inside the 64 K table and ``mode="wrap"`` (no
+    error check) never wraps. Why wrap, not clip: the same lookups, ~7% faster in numpy's loop (1.17
+    against 1.27 ms on a 4 MiB block of the bench plog, 64 K words a call, medians of 15; ~4 ms of the
+    child's scan of the 200 MB plog)."""
     import numpy as np
 
     n = len(words)
@@ -498,7 +500,7 @@ def _table_hits(table: npt.NDArray[np.bool_], words: npt.NDArray[np.uint16]) -> 
     out = out[:n]
     step = _GATHER_UNCONTENDED if _STATE.uncontended else _GATHER
     for i in range(0, n, step):
-        np.take(table, words[i : i + step], out=out[i : i + step], mode="clip")
+        np.take(table, words[i : i + step], out=out[i : i + step], mode="wrap")
     return out
 
 
