@@ -25,6 +25,11 @@ def _files(folder: Path, contents: list[bytes]) -> list[Path]:
     return paths
 
 
+def _sources_and_store(tmp_path: Path, contents: list[bytes]) -> tuple[list[Path], ObjectStore]:
+    """Files of ``contents`` under ``src/`` and an empty store under ``objects/``."""
+    return _files(tmp_path / "src", contents), ObjectStore(tmp_path / "objects")
+
+
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -57,8 +62,7 @@ def test_a_missing_source_is_answered_in_its_place_and_the_others_are_stored(tmp
 
 
 def test_content_stored_before_is_not_written_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    paths = _files(tmp_path / "src", [b"kept", b"new"])
-    store = ObjectStore(tmp_path / "objects")
+    paths, store = _sources_and_store(tmp_path, [b"kept", b"new"])
     store.put_file(paths[0])
     flushed: list[list[Path]] = []
     real = blobs._flush
@@ -72,8 +76,7 @@ def test_content_stored_before_is_not_written_again(tmp_path: Path, monkeypatch:
 def test_copies_are_flushed_before_they_are_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every copy is on the disk (its fsync done) before any of them is renamed onto its hash name, and
     the folders holding the names are flushed after the renames."""
-    paths = _files(tmp_path / "src", [bytes([i]) * 10 for i in range(20)])
-    store = ObjectStore(tmp_path / "objects")
+    paths, store = _sources_and_store(tmp_path, [bytes([i]) * 10 for i in range(20)])
     events: list[tuple[str, str]] = []
     lock = threading.Lock()
     real_fsync, real_replace = os.fsync, os.replace
@@ -102,8 +105,7 @@ def test_copies_are_flushed_before_they_are_named(tmp_path: Path, monkeypatch: p
 def test_a_failed_flush_is_a_clear_error_and_leaves_no_copy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    paths = _files(tmp_path / "src", [b"x" * 5000, b"y" * 5000, b"z"])
-    store = ObjectStore(tmp_path / "objects")
+    paths, store = _sources_and_store(tmp_path, [b"x" * 5000, b"y" * 5000, b"z"])
     calls = []
 
     def full(fd: int) -> None:
@@ -149,8 +151,7 @@ def test_flush_asks_every_path_even_after_a_failure(tmp_path: Path, monkeypatch:
 def test_known_stored_content_is_hashed_not_copied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A source whose earlier digest names stored content is read and hashed only; one that changed
     since that digest is copied like any other, and one with no digest known is copied."""
-    paths = _files(tmp_path / "src", [b"same", b"was", b"fresh"])
-    store = ObjectStore(tmp_path / "objects")
+    paths, store = _sources_and_store(tmp_path, [b"same", b"was", b"fresh"])
     store.put_files(paths[:2])
     paths[1].write_bytes(b"now")  # changed after it was hashed
     copied: list[Path] = []
@@ -174,8 +175,7 @@ def _left(root: Path) -> list[str]:
 def test_a_failure_while_staging_names_the_source_and_leaves_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    paths = _files(tmp_path / "src", [b"a", b"b", b"c"])
-    store = ObjectStore(tmp_path / "objects")
+    paths, store = _sources_and_store(tmp_path, [b"a", b"b", b"c"])
     real, made = store._tmp, []
 
     def tmp() -> tuple[int, Path]:
@@ -193,8 +193,7 @@ def test_a_failure_while_staging_names_the_source_and_leaves_nothing(
 def test_a_failed_rename_keeps_the_objects_named_before_it_and_no_copy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    paths = _files(tmp_path / "src", [b"a", b"b", b"c"])
-    store = ObjectStore(tmp_path / "objects")
+    paths, store = _sources_and_store(tmp_path, [b"a", b"b", b"c"])
     real, renamed = os.replace, []
 
     def replace(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> None:
@@ -216,8 +215,7 @@ def test_a_folder_without_fsync_is_no_error_a_file_without_is(
 ) -> None:
     """A file system that has no ``fsync`` for folders answers EINVAL: the objects are stored and named,
     and the call succeeds; a file's flush that fails is still an error."""
-    paths = _files(tmp_path / "src", [b"a", b"b"])
-    store = ObjectStore(tmp_path / "objects")
+    paths, store = _sources_and_store(tmp_path, [b"a", b"b"])
     real = os.fsync
 
     def fsync(fd: int) -> None:
@@ -237,8 +235,7 @@ def test_each_copy_is_flushed_through_a_descriptor_open_for_writing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Windows (and SMB's Linux client, silently) refuse to flush a file through a read-only descriptor."""
-    paths = _files(tmp_path / "src", [b"a", b"b"])
-    store = ObjectStore(tmp_path / "objects")
+    paths, store = _sources_and_store(tmp_path, [b"a", b"b"])
     real = os.fsync
     modes: list[int] = []
 
@@ -258,8 +255,7 @@ def test_each_copy_is_flushed_through_a_descriptor_open_for_writing(
 def test_identical_sources_are_copied_and_flushed_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    paths = _files(tmp_path / "src", [b"same", b"other", b"same"])
-    store = ObjectStore(tmp_path / "objects")
+    paths, store = _sources_and_store(tmp_path, [b"same", b"other", b"same"])
     flushed: list[list[Path]] = []
     real = blobs._flush
     monkeypatch.setattr(blobs, "_flush", lambda ps, **kw: (flushed.append(list(ps)), real(ps, **kw))[1])
@@ -270,8 +266,7 @@ def test_identical_sources_are_copied_and_flushed_once(
 
 
 def test_a_missing_source_with_a_known_digest_is_answered_in_place(tmp_path: Path) -> None:
-    paths = _files(tmp_path / "src", [b"x"])
-    store = ObjectStore(tmp_path / "objects")
+    paths, store = _sources_and_store(tmp_path, [b"x"])
     store.put_files(paths)
     paths[0].unlink()
     got = store.put_files(paths, [_sha(b"x")])
@@ -279,8 +274,7 @@ def test_a_missing_source_with_a_known_digest_is_answered_in_place(tmp_path: Pat
 
 
 def test_interrupted_while_staging_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    paths = _files(tmp_path / "src", [b"a", b"b", b"c"])
-    store = ObjectStore(tmp_path / "objects")
+    paths, store = _sources_and_store(tmp_path, [b"a", b"b", b"c"])
     real, calls = store._stage, []
 
     def stage(src: Path, buf: bytearray) -> tuple[Path | None, Digest]:
@@ -303,8 +297,7 @@ def test_no_flush_thread_outlives_an_interrupted_flush(
     import signal
     import time
 
-    paths = _files(tmp_path / "src", [bytes([i]) for i in range(4)])
-    store = ObjectStore(tmp_path / "objects")
+    paths, store = _sources_and_store(tmp_path, [bytes([i]) for i in range(4)])
     real = blobs._fsync_path
 
     def slow(path: Path, folder: bool) -> None:
