@@ -159,7 +159,7 @@ def staged_dir(
         ensure_fresh_dir(
             out, force=force, what=what, inputs=inputs, sealed=sealed
         )  # nobody filled it while we worked
-        with _interrupts_deferred():
+        with interrupts_deferred():
             _swap(tmp, out, after_swap)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -200,7 +200,7 @@ def _swap(tmp: Path, out: Path, after_swap: Callable[[], None] | None) -> None:
 
 
 @contextmanager
-def _interrupts_deferred() -> Iterator[None]:
+def interrupts_deferred() -> Iterator[None]:
     """A Ctrl-C (SIGINT) during the block is raised after it, as KeyboardInterrupt (in the main thread,
     where Python runs signal handlers; elsewhere, and under a handler of the user's, nothing changes)."""
     import signal
@@ -750,6 +750,7 @@ __all__ = [
     "OutputNotEmptyError",
     "ensure_fresh_dir",
     "file_bytes",
+    "interrupts_deferred",
     "safe_name",
     "staged_dir",
     "streamed_tree",

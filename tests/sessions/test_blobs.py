@@ -6,6 +6,7 @@ import hashlib
 import os
 import stat
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -37,8 +38,7 @@ def _sha(data: bytes) -> str:
 def test_put_files_stores_each_under_its_hash_and_answers_in_order(tmp_path: Path) -> None:
     # a duplicate, an empty file, one of several read chunks
     contents = [b"alpha\n", b"", b"beta" * (blobs.CHUNK // 2), b"alpha\n"]
-    paths = _files(tmp_path / "src", contents)
-    store = ObjectStore(tmp_path / "objects")
+    paths, store = _sources_and_store(tmp_path, contents)
     got = store.put_files(paths)
     assert got == [Digest(_sha(c), len(c)) for c in contents]
     for c in contents:
@@ -50,9 +50,8 @@ def test_put_files_stores_each_under_its_hash_and_answers_in_order(tmp_path: Pat
 
 
 def test_a_missing_source_is_answered_in_its_place_and_the_others_are_stored(tmp_path: Path) -> None:
-    paths = _files(tmp_path / "src", [b"one", b"two"])
+    paths, store = _sources_and_store(tmp_path, [b"one", b"two"])
     gone = tmp_path / "src" / "gone.bin"
-    store = ObjectStore(tmp_path / "objects")
     got = store.put_files([paths[0], gone, paths[1]])
     assert got[0] == Digest(_sha(b"one"), 3) and got[2] == Digest(_sha(b"two"), 3)
     assert isinstance(got[1], FileNotFoundError) and got[1].filename == str(gone)
@@ -69,7 +68,7 @@ def test_content_stored_before_is_not_written_again(tmp_path: Path, monkeypatch:
     monkeypatch.setattr(blobs, "_flush", lambda ps, **kw: (flushed.append(list(ps)), real(ps, **kw))[1])
     assert store.put_files(paths) == [Digest(_sha(b"kept"), 4), Digest(_sha(b"new"), 3)]
     assert [p.name.startswith(".tmp-") for p in flushed[0]] == [True]  # only the new content's copy
-    assert set(flushed[1]) == {store.path(_sha(b"new")).parent, store.root}  # then its name
+    assert set(flushed[1]) == {store.path(_sha(b"new")).parent, store.root, store.root.parent}  # its name
 
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="names an open file through /proc (Linux)")
@@ -99,7 +98,10 @@ def test_copies_are_flushed_before_they_are_named(tmp_path: Path, monkeypatch: p
     copies = [p for k, p in events[:first_rename] if k == "fsync"]
     assert len(copies) == 20 and all(Path(p).name.startswith(".tmp-") for p in copies)
     folders = {p for k, p in events[last_rename + 1 :] if k == "fsync"}
-    assert folders == {str(store.path(_sha(bytes([i]) * 10)).parent) for i in range(20)} | {str(store.root)}
+    assert folders == {str(store.path(_sha(bytes([i]) * 10)).parent) for i in range(20)} | {
+        str(store.root),
+        str(store.root.parent),
+    }
 
 
 def test_a_failed_flush_is_a_clear_error_and_leaves_no_copy(
@@ -156,7 +158,7 @@ def test_known_stored_content_is_hashed_not_copied(tmp_path: Path, monkeypatch: 
     paths[1].write_bytes(b"now")  # changed after it was hashed
     copied: list[Path] = []
     real = store._stage
-    monkeypatch.setattr(store, "_stage", lambda src, buf: (copied.append(src), real(src, buf))[1])
+    monkeypatch.setattr(store, "_stage", lambda src, buf, held: (copied.append(src), real(src, buf, held))[1])
     got = store.put_files(paths, [_sha(b"same"), _sha(b"was"), None])
     assert got == [Digest(_sha(b"same"), 4), Digest(_sha(b"now"), 3), Digest(_sha(b"fresh"), 5)]
     assert copied == [paths[1], paths[2]]
@@ -235,6 +237,7 @@ def test_each_copy_is_flushed_through_a_descriptor_open_for_writing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Windows (and SMB's Linux client, silently) refuse to flush a file through a read-only descriptor."""
+    pytest.importorskip("fcntl")
     paths, store = _sources_and_store(tmp_path, [b"a", b"b"])
     real = os.fsync
     modes: list[int] = []
@@ -257,12 +260,17 @@ def test_identical_sources_are_copied_and_flushed_once(
 ) -> None:
     paths, store = _sources_and_store(tmp_path, [b"same", b"other", b"same"])
     flushed: list[list[Path]] = []
-    real = blobs._flush
+    real, real_tmp, temps = blobs._flush, store._tmp, []
     monkeypatch.setattr(blobs, "_flush", lambda ps, **kw: (flushed.append(list(ps)), real(ps, **kw))[1])
+    monkeypatch.setattr(store, "_tmp", lambda: (temps.append(1), real_tmp())[1])
     got = store.put_files(paths)
     assert got[0] == got[2] == Digest(_sha(b"same"), 4)
-    assert len(flushed[0]) == 2
-    assert _left(store.root) == sorted(f"{h[:2]}/{h}" for h in (_sha(b"same"), _sha(b"other")))
+    assert len(temps) == 2 and len(flushed[0]) == 2  # the second "same" read and hashed, not copied
+    big = b"B" * (blobs.CHUNK + 7)  # larger than a read: copied while hashed, the second copy dropped
+    paths = _files(tmp_path / "big", [big, big])
+    assert store.put_files(paths, [None, _sha(big)]) == [Digest(_sha(big), len(big))] * 2
+    assert len(temps) == 3
+    assert _left(store.root) == sorted(f"{h[:2]}/{h}" for h in (_sha(b"same"), _sha(b"other"), _sha(big)))
 
 
 def test_a_missing_source_with_a_known_digest_is_answered_in_place(tmp_path: Path) -> None:
@@ -277,11 +285,11 @@ def test_interrupted_while_staging_leaves_nothing(tmp_path: Path, monkeypatch: p
     paths, store = _sources_and_store(tmp_path, [b"a", b"b", b"c"])
     real, calls = store._stage, []
 
-    def stage(src: Path, buf: bytearray) -> tuple[Path | None, Digest]:
+    def stage(src: Path, buf: bytearray, held: Callable[[str], bool]) -> tuple[Path | None, Digest]:
         calls.append(src)
         if len(calls) == 3:
             raise KeyboardInterrupt
-        return real(src, buf)
+        return real(src, buf, held)
 
     monkeypatch.setattr(store, "_stage", stage)
     with pytest.raises(KeyboardInterrupt):
@@ -312,5 +320,93 @@ def test_no_flush_thread_outlives_an_interrupted_flush(
             store.put_files(paths)
     finally:
         timer.cancel()
+        timer.join()  # no thread of this test left running (later tests count objects)
     assert not [t for t in threading.enumerate() if t.name.startswith("skdbg-fsync") and t.is_alive()]
     assert _left(store.root) == []
+
+
+def test_stored_small_files_are_read_not_copied_known_or_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file that fits in one read is hashed before any copy is made: content the store holds (the
+    kernel ELFs every attempt of a loop shares) makes no temp file, with no digest known."""
+    paths, store = _sources_and_store(tmp_path, [b"elf-1", b"elf-2", b"new-log"])
+    store.put_files(paths[:2])
+    real_tmp, temps = store._tmp, []
+    monkeypatch.setattr(store, "_tmp", lambda: (temps.append(1), real_tmp())[1])
+    assert store.put_files(paths) == [Digest(_sha(c), len(c)) for c in (b"elf-1", b"elf-2", b"new-log")]
+    assert temps == [1]  # only the new content was copied
+
+
+def test_a_file_exactly_one_read_long_is_whole(tmp_path: Path) -> None:
+    """A source of exactly one buffer is told from a longer one by a second read, not by its size."""
+    one, more = b"x" * blobs.CHUNK, b"y" * blobs.CHUNK + b"z"
+    paths, store = _sources_and_store(tmp_path, [one, more])
+    assert store.put_files(paths) == [Digest(_sha(one), len(one)), Digest(_sha(more), len(more))]
+    assert store.read_bytes(_sha(more), "more") == more
+
+
+def test_the_interrupt_comes_after_every_flush_under_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import signal
+    import time
+
+    paths, store = _sources_and_store(tmp_path, [bytes([i]) for i in range(4)])
+    done: list[Path] = []
+    real = blobs._fsync_path
+
+    def slow(path: Path, folder: bool) -> None:
+        time.sleep(0.3)
+        real(path, folder)
+        done.append(path)
+
+    monkeypatch.setattr(blobs, "_fsync_path", slow)
+    timer = threading.Timer(0.05, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            store.put_files(paths)
+    finally:
+        timer.cancel()
+        timer.join()  # no thread of this test left running (later tests count objects)
+    assert len(done) == 4  # every copy's flush finished before the interrupt was raised
+
+
+def test_where_no_thread_can_start_the_rest_are_flushed_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    paths = _files(tmp_path, [bytes([i]) * 3 for i in range(6)])
+    asked: list[Path] = []
+    monkeypatch.setattr(blobs, "_fsync_path", lambda path, folder: asked.append(path))
+    real_submit, submitted = ThreadPoolExecutor.submit, []
+
+    def submit(self: ThreadPoolExecutor, fn: Callable[..., object], *args: object) -> object:
+        if len(submitted) == 2:
+            raise RuntimeError("can't start new thread")
+        submitted.append(args)
+        return real_submit(self, fn, *args)
+
+    monkeypatch.setattr(ThreadPoolExecutor, "submit", submit)
+    blobs._flush(paths)
+    assert sorted(asked) == sorted(paths)
+
+
+def test_a_copy_the_owner_may_not_write_is_flushed_read_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A umask that takes the owner's write bit (or a mount with fixed modes) refuses to open the copy
+    for writing; the flush then goes through a read-only descriptor."""
+    paths, store = _sources_and_store(tmp_path, [b"a", b"b"])
+    real_open, modes = os.open, []
+
+    def refusing(path: str | os.PathLike[str], flags: int, *args: int) -> int:
+        if Path(path).name.startswith(".tmp-") and flags & os.O_ACCMODE == os.O_WRONLY:
+            raise PermissionError(13, "Permission denied", str(path))
+        modes.append(flags & os.O_ACCMODE)
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(os, "open", refusing)
+    assert store.put_files(paths) == [Digest(_sha(b"a"), 1), Digest(_sha(b"b"), 1)]
