@@ -264,7 +264,7 @@ FLUSH_THREADS = 8
 
 
 #: what an ``fsync`` of a folder answers on a file system that has none for folders: the entries are
-#: then as durable as that file system makes them (SQLite ignores these too)
+#: then as durable as that file system makes them (SQLite, for one, ignores a failed folder flush)
 _NO_FOLDER_SYNC = frozenset({errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP})
 
 
