@@ -37,14 +37,15 @@ class Digest:
     size: int
 
 
-def hash_file(path: Path) -> Digest:
-    """Streaming SHA-256 (never a whole-file read)."""
+def hash_file(path: Path, buf: bytearray | None = None) -> Digest:
+    """Streaming SHA-256 (never a whole-file read), read into ``buf`` (one buffer for a whole batch of
+    files; a fresh one of :data:`CHUNK` bytes when None)."""
     h = hashlib.sha256()
     size = 0
-    with path.open("rb") as fh:
-        while chunk := fh.read(CHUNK):
-            h.update(chunk)
-            size += len(chunk)
+    with path.open("rb", buffering=0) as fh, memoryview(bytearray(CHUNK) if buf is None else buf) as mv:
+        while n := fh.readinto(mv):
+            h.update(mv[:n])
+            size += n
     return Digest(h.hexdigest(), size)
 
 
@@ -62,17 +63,6 @@ def _fill(fh: io.RawIOBase, mv: memoryview) -> int:
     while got < len(mv) and (n := fh.readinto(mv[got:])):
         got += n
     return got
-
-
-def _read_digest(path: Path, buf: bytearray) -> Digest:
-    """:func:`hash_file` read into ``buf`` (one buffer for a whole batch of files)."""
-    h = hashlib.sha256()
-    size = 0
-    with path.open("rb", buffering=0) as fh, memoryview(buf) as mv:
-        while n := fh.readinto(mv):
-            h.update(mv[:n])
-            size += n
-    return Digest(h.hexdigest(), size)
 
 
 def hash_bytes(data: bytes) -> Digest:
@@ -141,7 +131,7 @@ class ObjectStore:
             for i, src in enumerate(sources):
                 try:
                     sha = None if known is None else known[i]
-                    stored = _read_digest(src, buf) if sha is not None and held(sha) else None
+                    stored = hash_file(src, buf) if sha is not None and held(sha) else None
                     if stored is not None and stored.sha256 == sha:
                         out.append(stored)
                         continue

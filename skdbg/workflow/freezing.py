@@ -17,7 +17,7 @@ from typing import Any
 
 from skdbg.atomic import file_bytes
 from skdbg.sessions.attempts import REPORT_LANGS, STORAGES, marker_sha, report_dir_name
-from skdbg.sessions.blobs import Digest, hash_file
+from skdbg.sessions.blobs import CHUNK, Digest, hash_file
 from skdbg.sessions.errors import LedgerError
 from skdbg.sessions.store import AttemptInfo, FrozenArtifact, Ledger, NewAttempt
 from skdbg.triage.context import TriageContext, open_context
@@ -86,9 +86,10 @@ def _hash_each(paths: list[Path]) -> list[Digest | FileNotFoundError]:
     """:func:`hash_file` of each of ``paths`` (storage ``reference``: nothing is copied), or the
     FileNotFoundError of one that vanished since it was listed."""
     out: list[Digest | FileNotFoundError] = []
+    buf = bytearray(CHUNK)
     for path in paths:
         try:
-            out.append(hash_file(path))
+            out.append(hash_file(path, buf))
         except FileNotFoundError as exc:
             out.append(exc)
     return out
