@@ -17,7 +17,7 @@ from skdbg.scene import iso_seconds
 from skdbg.triage.attribution import attribute
 from skdbg.triage.confidence import grade
 from skdbg.triage.context import TriageContext, TriageOptions, check_run_json, open_context, start_reading
-from skdbg.triage.gate import read_f8_markers_ahead, run_gate
+from skdbg.triage.gate import draft_gate, read_f8_markers_ahead
 from skdbg.triage.localize import localize
 from skdbg.triage.model import Analysis, ArtifactRef, SceneInfo
 from skdbg.triage.proposal import propose
@@ -155,7 +155,8 @@ def analyze_staged(
     step(0)
     loc = localize(ctx)
     step(1)
-    gate = run_gate(ctx, loc)
+    draft = draft_gate(ctx, loc)
+    gate = draft.assuming_readable()  # G5 is checked last (GateDraft): the digests come meanwhile
     step(2)
     att = attribute(ctx, loc)
     step(3)
@@ -164,6 +165,12 @@ def analyze_staged(
     proposal = propose(ctx, loc, verdict)
     step(5)
     routes, steps = route(ctx, gate, loc, att, verdict, proposal)
+    checked = draft.finish()
+    if checked != gate:  # an artifact cannot be read (G5 failed): the stages that read the gate, again
+        gate = checked
+        verdict = grade(ctx, gate, loc, att)
+        proposal = propose(ctx, loc, verdict)
+        routes, steps = route(ctx, gate, loc, att, verdict, proposal)
     fault = replace(loc.fault, cores=att.cores)
     # the chain starts with where the fault is (runtime line, handler anchor, SK identity lines)
     seen = {(e.file, e.line, e.json_path, e.level) for e in verdict.evidence}

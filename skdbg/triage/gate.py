@@ -97,6 +97,12 @@ class _Gate:
     evidence: list[EvidenceItem] = field(default_factory=list)
     hints: list[str] = field(default_factory=list)
 
+    def copy(self) -> _Gate:
+        """Another accumulator holding the same so far (a draft's checks go on in each copy apart)."""
+        return _Gate(
+            dict(self.checks), list(self.gaps), list(self.failed), list(self.evidence), list(self.hints)
+        )
+
     def ok(self, gid: str) -> None:
         self.checks.setdefault(gid, "passed")
 
@@ -129,10 +135,76 @@ class _Gate:
 
 def run_gate(ctx: TriageContext, loc: Localization) -> GateResult:
     """Evaluate G1–G5 and F1–F9 for the process ``loc.pid`` (see module docstring)."""
+    return draft_gate(ctx, loc).finish()
+
+
+@dataclass(frozen=True, slots=True)
+class GateDraft:
+    """The gate of one localisation with every check evaluated but G5, which reads each artifact's
+    SHA-256 (:func:`draft_gate`). :meth:`finish` evaluates G5 and gives :func:`run_gate`'s result;
+    :meth:`assuming_readable` gives the result G5 leads to when every artifact can be read.
+
+    Why split: the digests G5 reads are the last work of a forked plog scan's child (after its scan),
+    and the stages after the gate do not depend on them. The engine runs those stages on the gate as
+    it is when every artifact reads, meanwhile the child hashes, and checks G5 after them; when an
+    artifact cannot be read, it runs them again on the real gate (:func:`~skdbg.triage.engine.analyze_staged`).
+    Either way the analysis is the one the stages give on the real gate. On the bench scene G5 waited
+    ~12 ms for the child's digests when this process did not hash the artifacts itself meanwhile, and
+    hashing them here slowed the filing of the plog's last lines by more."""
+
+    ctx: TriageContext
+    loc: Localization
+    #: the checks so far (None: the attempt never started, X7: :attr:`early` is the whole result)
+    state: _Gate | None
+    diagnostic: bool = False
+    reasons: tuple[str, ...] = ()
+    early: GateResult | None = None
+
+    def assuming_readable(self) -> GateResult:
+        """The gate :meth:`finish` gives when every artifact can be read (no read is made here)."""
+        if self.state is None:
+            assert self.early is not None
+            return self.early
+        g = self.state.copy()
+        g.ok("G5")
+        return self._result(g)
+
+    def finish(self) -> GateResult:
+        """The gate with G5 evaluated: each artifact's SHA-256 is read (it waits for a digest being
+        computed)."""
+        if self.state is None:
+            assert self.early is not None
+            return self.early
+        g = self.state.copy()
+        _g5(self.ctx, g)
+        return self._result(g)
+
+    def _result(self, g: _Gate) -> GateResult:
+        for gid in (*GATE_IDS, *FRESH_IDS):
+            g.checks.setdefault(gid, "unknown")
+        if self.loc.fault.kind == "non_sk":
+            g.hints.append("X3")
+        failed = tuple(x for x in (*GATE_IDS, *FRESH_IDS) if x in g.failed)
+        if "G2" in failed and self.loc.fault.kind != "ge_sk":
+            g.hints.append("R1")  # no fresh plog / sk_meta of this attempt: stop, report the evidence gap
+        return GateResult(
+            passed=not failed,
+            failed=failed,
+            gaps=tuple(g.gaps),
+            checks=tuple((k, g.checks[k]) for k in (*GATE_IDS, *FRESH_IDS)),
+            diagnostic=self.diagnostic,
+            diagnostic_reasons=self.reasons,
+            evidence=tuple(g.evidence),
+            route_hints=tuple(dict.fromkeys(g.hints)),
+        )
+
+
+def draft_gate(ctx: TriageContext, loc: Localization) -> GateDraft:
+    """G1–G4 and F1–F9 for the process ``loc.pid``; G5 is the draft's (see :class:`GateDraft`)."""
     g = _Gate()
     run = ctx.run
     if _not_started(ctx, run):
-        return _x7(ctx, run)
+        return GateDraft(ctx, loc, None, early=_x7(ctx, run))
     window = _window(ctx, run, g)
     _g1(ctx, loc, run, g)
     _f1(ctx, loc, g)
@@ -165,24 +237,7 @@ def run_gate(ctx: TriageContext, loc: Localization) -> GateResult:
     if "X1" in g.hints:
         _x1_not_this_workflow(g)
     _g4(ctx, loc, run, g)
-    _g5(ctx, g)
-    for gid in (*GATE_IDS, *FRESH_IDS):
-        g.checks.setdefault(gid, "unknown")
-    if loc.fault.kind == "non_sk":
-        g.hints.append("X3")
-    failed = tuple(x for x in (*GATE_IDS, *FRESH_IDS) if x in g.failed)
-    if "G2" in failed and loc.fault.kind != "ge_sk":
-        g.hints.append("R1")  # no fresh plog / sk_meta of this attempt: stop, report the evidence gap
-    return GateResult(
-        passed=not failed,
-        failed=failed,
-        gaps=tuple(g.gaps),
-        checks=tuple((k, g.checks[k]) for k in (*GATE_IDS, *FRESH_IDS)),
-        diagnostic=diag,
-        diagnostic_reasons=tuple(reasons),
-        evidence=tuple(g.evidence),
-        route_hints=tuple(dict.fromkeys(g.hints)),
-    )
+    return GateDraft(ctx, loc, g, diag, tuple(reasons))
 
 
 # ------------------------------------------------------------------------------------------ X7
@@ -1050,4 +1105,4 @@ def _g5(ctx: TriageContext, g: _Gate) -> None:
     g.ok("G5")
 
 
-__all__ = ["FRESH_IDS", "GATE_IDS", "run_gate"]
+__all__ = ["FRESH_IDS", "GATE_IDS", "GateDraft", "draft_gate", "run_gate"]

@@ -60,7 +60,7 @@ async def test_log_lines_show_while_the_analysis_runs(
 
 def test_every_stage_runs_once(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: dict[str, int] = {}
-    for name in ("localize", "run_gate", "attribute", "grade", "propose", "route"):
+    for name in ("localize", "draft_gate", "attribute", "grade", "propose", "route"):
         real = getattr(engine, name)
 
         def counted(*args: Any, _real: Any = real, _name: str = name, **kw: Any) -> Any:
@@ -70,7 +70,7 @@ def test_every_stage_runs_once(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(engine, name, counted)
     seen: list[tuple[str, int, int]] = []
     state = run_analysis(scene("high-single-stream"), lambda *a: seen.append(a), lambda: False)
-    assert calls == {n: 1 for n in ("localize", "run_gate", "attribute", "grade", "propose", "route")}
+    assert calls == {n: 1 for n in ("localize", "draft_gate", "attribute", "grade", "propose", "route")}
     assert [s[0] for s in seen] == [
         "open scene",
         "localise",

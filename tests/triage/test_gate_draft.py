@@ -1,0 +1,80 @@
+"""G5 is checked after the stages that read the gate (``GateDraft``, issue 18): the analysis must be the
+one those stages give on the real gate, whether every artifact can be read or one cannot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from triage_support import build_two_stream
+
+from skdbg.parsers.common import ParseError
+from skdbg.triage import gate as gate_module
+from skdbg.triage.context import open_context
+from skdbg.triage.engine import analyze_context
+from skdbg.triage.gate import GateDraft, draft_gate, run_gate
+from skdbg.triage.jsontext import analysis_json_text
+from skdbg.triage.localize import localize
+
+
+def _analysis(root: Path, *, lose: str | None) -> str:
+    """The analysis JSON of ``root`` with ``lose`` (a relative path) gone once the scene is inventoried
+    (so it cannot be hashed: G5 fails on it), or the error the analysis ends with."""
+    ctx = open_context(root)
+    if lose is not None:
+        (root / lose).unlink()
+    try:
+        return analysis_json_text(analyze_context(ctx))
+    except ParseError as exc:  # the scene block cannot list an artifact without its digest
+        return f"{type(exc).__name__}: {exc}".replace(str(root), "<root>")
+
+
+def _strict(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine as it ran before the draft: G5 evaluated before the stages that read the gate."""
+    monkeypatch.setattr(GateDraft, "assuming_readable", GateDraft.finish)
+
+
+@pytest.mark.parametrize("lose", [None, "source_sites.json", "run.json"])
+def test_the_analysis_is_the_strict_order_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lose: str | None
+) -> None:
+    """Byte for byte the text (or the error) of the engine that checks G5 first, on a scene whose
+    artifacts all read and on copies where one vanished after the inventory."""
+    ours = _analysis(build_two_stream(tmp_path / "draft", device=0).root, lose=lose)
+    with monkeypatch.context() as m:
+        _strict(m)
+        strict = _analysis(build_two_stream(tmp_path / "strict", device=0).root, lose=lose)
+    assert ours == strict
+    assert ours.startswith("{") == (lose is None)
+
+
+def test_a_lost_artifact_fails_the_finished_gate_only(tmp_path: Path) -> None:
+    """The draft's passing gate is what G5 gives when every artifact reads; with one gone, the finished
+    gate fails G5 (and so the gate), naming the file: the engine then runs the stages again on it."""
+    root = build_two_stream(tmp_path, device=0).root
+    ctx = open_context(root)
+    loc = localize(ctx)
+    (root / "source_sites.json").unlink()
+    draft = draft_gate(ctx, loc)
+    assumed, finished = draft.assuming_readable(), draft.finish()
+    assert "G5" not in assumed.failed and "G5" in finished.failed
+    assert not finished.passed and finished != assumed
+    assert any("source_sites.json" in g.detail for g in finished.gaps if g.id == "G5")
+    assert finished == run_gate(ctx, loc)
+
+
+def test_assuming_readable_reads_no_artifact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The draft's passing gate asks no digest (it is what lets the stages run while the digests are
+    computed); :meth:`GateDraft.finish` asks every artifact's."""
+    root = build_two_stream(tmp_path, device=0).root
+    ctx = open_context(root)
+    loc = localize(ctx)
+    asked: list[str] = []
+    real = gate_module._g5
+    monkeypatch.setattr(gate_module, "_g5", lambda c, g: (asked.append("G5"), real(c, g))[1])
+    draft = draft_gate(ctx, loc)
+    assumed = draft.assuming_readable()
+    assert asked == []
+    assert dict(assumed.checks)["G5"] == "passed"
+    assert draft.finish() == assumed == run_gate(ctx, loc)
+    assert asked == ["G5", "G5"]
