@@ -48,6 +48,10 @@ class BackgroundLoad(Generic[T]):
         """The load has ended (:meth:`result` returns at once)."""
         return self._done.is_set()
 
+    def wait(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the load to end; True when it has."""
+        return self._done.wait(timeout)
+
     def result(self) -> T:
         """The load's value; its exception is re-raised here, in the caller's thread."""
         self._done.wait()

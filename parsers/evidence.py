@@ -1138,13 +1138,33 @@ class _PlogScan:
         return out
 
 
+#: this process helps with the child's other work only once the thread filing the child's values has
+#: waited this long for the next (:meth:`ForkedPlogScan.quiet_for`)
+HELP_AFTER_QUIET = 0.02
+
+
 def _help_until_ready(forked: ForkedPlogScan, load: BackgroundLoad[Any]) -> None:
     """Chunks of the child's other work (:meth:`ForkedPlogScan.help`), claimed until the scan's files
-    are all filed. Why a thread of its own: the main thread goes on the moment they are, even when a
-    chunk holds a large file still being hashed (the hashing gives up the GIL)."""
+    are all filed, while the child sends nothing. Why a thread of its own: the main thread goes on the
+    moment the files are in, even when a chunk holds a large file still being hashed (the hashing gives
+    up the GIL).
+
+    Why only while the child is quiet (:data:`HELP_AFTER_QUIET` without a value): then its scan is
+    slow (a cold disk) or searches lines it keeps none of, and a chunk hashed here is a chunk the child
+    need not hash after its scan. While it sends lines (the marker lines at a plog's end: a value every
+    few milliseconds on the bench scene), the child and the thread filing its values are the analysis's
+    last stretch and need both CPUs: hashed here then, the bench scene's 2,000 kernel ELFs delayed the
+    filing of the plog's last lines by ~20 ms. What the child has not hashed by the end of its scan it
+    hashes while this process runs the stages after localisation, which read no digest before G5
+    (:class:`~skdbg.triage.gate.GateDraft`); a reader that still finds one missing claims the rest."""
     with contextlib.suppress(Exception):  # a failing helper leaves the work to the child and the readers
-        while not load.ready() and forked.help():
-            pass
+        while not load.ready():
+            quiet = forked.quiet_for()
+            if quiet < HELP_AFTER_QUIET:
+                load.wait(HELP_AFTER_QUIET - quiet)
+                continue
+            if not forked.help():
+                return
 
 
 def _record_row(rec: Any) -> dict[str, Any]:

@@ -33,6 +33,7 @@ import contextlib
 import os
 import queue
 import threading
+import time
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import fields
@@ -387,6 +388,8 @@ class ForkedPlogScan:
         self._also = also
         new_hasher = self._new_hasher
         self._files = 0  # files received whole
+        #: when the thread filing the child's values began to wait for the next (None: it is filing)
+        self._waiting_since: float | None = None
         self._stream: ForkedStream[list[_Item]]
         # the child inherits the claims' pipe: made before the fork (a standby child's came with it)
         if standby is not None and also is None:
@@ -426,7 +429,7 @@ class ForkedPlogScan:
         last = len(self._paths)
         parts: list[ScanBatch] = []  # the batches of the file the child is scanning alone
         try:
-            for sent in self._stream:
+            for sent in self._waited_for(self._stream):
                 for item in sent:
                     if item[0] == "p":
                         parts.extend((_unpack_items(batch), records_only) for batch, records_only in item[1])
@@ -446,6 +449,25 @@ class ForkedPlogScan:
                 self._stream.close()
         # lost, or (never from _in_child) a stream that ended short of the files: the rest is scanned here
         yield from scan_files(self._paths[self._files :], self._new_hasher)
+
+    def _waited_for(self, values: Iterable[list[_Item]]) -> Iterator[list[_Item]]:
+        """``values``, the time each was waited for kept (:meth:`quiet_for`)."""
+        it = iter(values)
+        while True:
+            self._waiting_since = time.monotonic()
+            try:
+                value = next(it)
+            except StopIteration:
+                return
+            finally:
+                self._waiting_since = None
+            yield value
+
+    def quiet_for(self) -> float:
+        """How long the thread filing the child's values has waited for the next one (0 while it files
+        one, or before it started): a long wait says the child scans lines it has nothing to send of."""
+        since = self._waiting_since
+        return 0.0 if since is None else max(0.0, time.monotonic() - since)
 
     def finish(self) -> None:
         """After every file: each result of ``also`` the child sends handed to ``also.adopt`` as it
