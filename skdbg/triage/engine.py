@@ -19,7 +19,7 @@ from skdbg.triage.confidence import grade
 from skdbg.triage.context import TriageContext, TriageOptions, check_run_json, open_context, start_reading
 from skdbg.triage.gate import draft_gate, read_f8_markers_ahead
 from skdbg.triage.localize import localize
-from skdbg.triage.model import Analysis, ArtifactRef, SceneInfo
+from skdbg.triage.model import Analysis, ArtifactRef, GateResult, NextStep, Proposal, SceneInfo, Verdict
 from skdbg.triage.proposal import propose
 from skdbg.triage.routing import route
 from skdbg.triage.stages import STAGES, Cancelled, Localization, StageCallback
@@ -126,6 +126,10 @@ def prepare_late_stages(ctx: TriageContext) -> None:
     read_f8_markers_ahead(ctx)
 
 
+#: what the stages after the gate give: the verdict, the proposal, the routes and the next steps
+_AfterGate = tuple[Verdict, Proposal, tuple[str, ...], tuple[NextStep, ...]]
+
+
 def analyze_staged(
     ctx: TriageContext,
     *,
@@ -156,21 +160,36 @@ def analyze_staged(
     loc = localize(ctx)
     step(1)
     draft = draft_gate(ctx, loc)
-    gate = draft.assuming_readable()  # G5 is checked last (GateDraft): the digests come meanwhile
+    gate = draft.assuming_readable()  # G5 is checked after the stages that read the gate (GateDraft)
     step(2)
     att = attribute(ctx, loc)
-    step(3)
-    verdict = grade(ctx, gate, loc, att)
-    step(4)
-    proposal = propose(ctx, loc, verdict)
-    step(5)
-    routes, steps = route(ctx, gate, loc, att, verdict, proposal)
-    checked = draft.finish()
-    if checked != gate:  # an artifact cannot be read (G5 failed): the stages that read the gate, again
-        gate = checked
+
+    def after_gate(gate: GateResult, steps_on: bool) -> _AfterGate:
+        if steps_on:
+            step(3)
         verdict = grade(ctx, gate, loc, att)
+        if steps_on:
+            step(4)
         proposal = propose(ctx, loc, verdict)
-        routes, steps = route(ctx, gate, loc, att, verdict, proposal)
+        if steps_on:
+            step(5)
+        return (verdict, proposal, *route(ctx, gate, loc, att, verdict, proposal))
+
+    later: _AfterGate | Exception
+    try:
+        later = after_gate(gate, True)
+    except Cancelled:
+        raise
+    except Exception as exc:  # noqa: BLE001 - raised below, unless G5 fails: then the real gate decides
+        later = exc
+    checked = draft.finish()  # G5: every artifact's SHA-256, the child's by now
+    if checked != gate:  # an artifact cannot be read: the stages on the real gate (it may fail sooner)
+        gate, later = checked, after_gate(checked, False)
+    elif isinstance(later, Exception):
+        raise later
+    if cancelled is not None and cancelled():
+        raise Cancelled(f"cancelled after {STAGES[-1]}")
+    verdict, proposal, routes, steps = later
     fault = replace(loc.fault, cores=att.cores)
     # the chain starts with where the fault is (runtime line, handler anchor, SK identity lines)
     seen = {(e.file, e.line, e.json_path, e.level) for e in verdict.evidence}

@@ -147,8 +147,10 @@ class GateDraft:
     Why split: the digests G5 reads are the last work of a forked plog scan's child (after its scan),
     and the stages after the gate do not depend on them. The engine runs those stages on the gate as
     it is when every artifact reads, meanwhile the child hashes, and checks G5 after them; when an
-    artifact cannot be read, it runs them again on the real gate (:func:`~skdbg.triage.engine.analyze_staged`).
-    Either way the analysis is the one the stages give on the real gate. On the bench scene G5 waited
+    artifact cannot be read, it runs them again on the real gate (:func:`~skdbg.triage.engine.analyze_staged`),
+    and what they raised on the assumed one is dropped (a failed gate's verdict may not read what raised,
+    a model source, say). Either way the analysis, or the error it ends with, is the one the stages give
+    on the real gate. On the bench scene G5 waited
     ~12 ms for the child's digests when this process did not hash the artifacts itself meanwhile, and
     hashing them here slowed the filing of the plog's last lines by more."""
 

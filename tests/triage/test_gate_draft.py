@@ -3,6 +3,7 @@ one those stages give on the real gate, whether every artifact can be read or on
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -17,9 +18,13 @@ from skdbg.triage.jsontext import analysis_json_text
 from skdbg.triage.localize import localize
 
 
-def _analysis(root: Path, *, lose: str | None) -> str:
+def _analysis(root: Path, *, lose: str | None, bad_source: bool = False) -> str:
     """The analysis JSON of ``root`` with ``lose`` (a relative path) gone once the scene is inventoried
-    (so it cannot be hashed: G5 fails on it), or the error the analysis ends with."""
+    (so it cannot be hashed: G5 fails on it), or the error the analysis ends with; ``bad_source``: the
+    model source (run.json's marker file) is no Python."""
+    if bad_source:
+        marker_file = json.loads((root / "run.json").read_text(encoding="utf-8"))["candidate"]["marker_file"]
+        (root / marker_file).write_text("def (:\n", encoding="utf-8")
     ctx = open_context(root)
     if lose is not None:
         (root / lose).unlink()
@@ -34,18 +39,25 @@ def _strict(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(GateDraft, "assuming_readable", GateDraft.finish)
 
 
+@pytest.mark.parametrize("bad_source", [False, True])
 @pytest.mark.parametrize("lose", [None, "source_sites.json", "run.json"])
 def test_the_analysis_is_the_strict_order_one(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lose: str | None
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lose: str | None, bad_source: bool
 ) -> None:
     """Byte for byte the text (or the error) of the engine that checks G5 first, on a scene whose
-    artifacts all read and on copies where one vanished after the inventory."""
-    ours = _analysis(build_two_stream(tmp_path / "draft", device=0).root, lose=lose)
+    artifacts all read and on copies where one vanished after the inventory; with a model source that
+    is no Python too, which the proposal reads on a passing gate only: with an artifact gone, the
+    strict order's failed gate never reads it, and its error is not the analysis's."""
+    ours = _analysis(build_two_stream(tmp_path / "draft", device=0).root, lose=lose, bad_source=bad_source)
     with monkeypatch.context() as m:
         _strict(m)
-        strict = _analysis(build_two_stream(tmp_path / "strict", device=0).root, lose=lose)
+        strict = _analysis(
+            build_two_stream(tmp_path / "strict", device=0).root, lose=lose, bad_source=bad_source
+        )
     assert ours == strict
-    assert ours.startswith("{") == (lose is None)
+    assert ours.startswith("{") == (lose is None and not bad_source)
+    if lose == "source_sites.json":  # the vanished file's error, not the source's
+        assert "source_sites.json" in ours and "model source" not in ours
 
 
 def test_a_lost_artifact_fails_the_finished_gate_only(tmp_path: Path) -> None:
