@@ -30,6 +30,7 @@ was scanned with it).
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import queue
 import threading
@@ -390,6 +391,8 @@ class ForkedPlogScan:
         self._files = 0  # files received whole
         #: when the thread filing the child's values began to wait for the next (None: it is filing)
         self._waiting_since: float | None = None
+        #: the child sends no more (lost, or its stream ended short): the rest is scanned here
+        self._gone = False
         self._stream: ForkedStream[list[_Item]]
         # the child inherits the claims' pipe: made before the fork (a standby child's came with it)
         if standby is not None and also is None:
@@ -448,6 +451,7 @@ class ForkedPlogScan:
             if self._files < last:  # lost, or left part-way: the child is ended
                 self._stream.close()
         # lost, or (never from _in_child) a stream that ended short of the files: the rest is scanned here
+        self._gone = True  # nothing more comes from the child: it is quiet for good
         yield from scan_files(self._paths[self._files :], self._new_hasher)
 
     def _waited_for(self, values: Iterable[list[_Item]]) -> Iterator[list[_Item]]:
@@ -465,7 +469,11 @@ class ForkedPlogScan:
 
     def quiet_for(self) -> float:
         """How long the thread filing the child's values has waited for the next one (0 while it files
-        one, or before it started): a long wait says the child scans lines it has nothing to send of."""
+        one, or before it started): a long wait says the child scans lines it has nothing to send of.
+        Without end once the child sends no more (the files it did not send are scanned here, and what
+        it claimed of the other work and did not report is done when first asked for)."""
+        if self._gone:
+            return math.inf
         since = self._waiting_since
         return 0.0 if since is None else max(0.0, time.monotonic() - since)
 

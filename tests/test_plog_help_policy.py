@@ -16,6 +16,7 @@ def _bare_scan() -> ForkedPlogScan:
     """A ForkedPlogScan with only what :meth:`ForkedPlogScan.quiet_for` reads (no child)."""
     scan = ForkedPlogScan.__new__(ForkedPlogScan)
     scan._waiting_since = None
+    scan._gone = False
     return scan
 
 
@@ -108,3 +109,11 @@ def test_background_load_wait() -> None:
     done.set()
     assert load.wait(5) is True
     assert load.result() == 1
+
+
+def test_a_child_that_sends_no_more_is_quiet_for_good() -> None:
+    """Lost (or its stream ended short), the child sends nothing more while its files are scanned here:
+    the helper may claim what is left of its other work at once."""
+    scan = _bare_scan()
+    scan._gone = True
+    assert scan.quiet_for() > 3600
