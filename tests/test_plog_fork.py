@@ -341,8 +341,12 @@ def test_a_child_lost_part_way_loses_no_file(tmp_path: Path) -> None:
             return real_scan(paths, new_hasher)
 
         pf.scan_files = recorded
-        forked = [pf.pack_scanned(d) for d in scan.files()]
+        forked, quiet = [], []
+        for d in scan.files():  # the helper may claim the child's other work once it sends no more
+            forked.append(pf.pack_scanned(d))
+            quiet.append(scan.quiet_for() == float("inf"))
         assert scanned_here == [paths[2:]], scanned_here  # the child sent two files, then was lost
+        assert quiet == [False, False] + [True] * (len(paths) - 2), quiet
         pf.scan_files = real_scan
         here = [pf.pack_scanned(d) for d in pf.scan_files(paths, CountingSha256)]
         sys.stdout.buffer.write(pickle.dumps((forked, here)))
@@ -390,10 +394,11 @@ real_unpack, real_scan = pf.unpack_scanned, pf.scan_files
 pf.unpack_scanned = lambda packed: inside.append(len(packed[0])) or real_unpack(packed)
 pf.scan_files = lambda paths, new_hasher: scanned_here.append(list(paths)) or real_scan(paths, new_hasher)
 forked = [pf.pack_scanned(d) for d in scan.files()]
+quiet = scan.quiet_for()  # 0 once the files are filed; without end once the child sent no more
 scan.finish()
 pf.unpack_scanned, pf.scan_files = real_unpack, real_scan
 here = [pf.pack_scanned(d) for d in pf.scan_files(paths, CountingSha256)]
-sys.stdout.buffer.write(pickle.dumps((forked, here, inside, scanned_here)))
+sys.stdout.buffer.write(pickle.dumps((forked, here, inside, scanned_here, quiet)))
 """
 
 
@@ -402,13 +407,14 @@ def test_a_forked_scan_gives_every_file_as_scanned_here(tmp_path: Path) -> None:
     """Whole files and a file sent a batch at a time (the large one, scanned alone, between the
     others) come back as the scan here gives them."""
     paths = _large_in_the_middle(tmp_path)
-    forked, here, inside, scanned_here = pickle.loads(_run(_RECORDED.format(paths=paths, die=None)))
+    forked, here, inside, scanned_here, quiet = pickle.loads(_run(_RECORDED.format(paths=paths, die=None)))
     assert len(forked) == len(here) == len(paths)
     for a, b in zip(here, forked, strict=True):
         _same(unpack_scanned(a), unpack_scanned(b))
     assert len(unpack_scanned(forked[1]).parts) > 50
     assert inside[1] == 0  # the large file's whole result came without its batches: they came ahead
     assert scanned_here == []
+    assert quiet == 0.0  # every file came from the child: it was never taken for gone
 
 
 @forks
@@ -461,8 +467,9 @@ def test_a_child_lost_inside_a_file_sent_in_batches_loses_no_line(tmp_path: Path
     """The child dies after two batches of the large file: they are dropped, and that file and the
     ones after it are scanned here."""
     paths = _large_in_the_middle(tmp_path)
-    forked, here, _, scanned_here = pickle.loads(_run(_RECORDED.format(paths=paths, die=2)))
+    forked, here, _, scanned_here, quiet = pickle.loads(_run(_RECORDED.format(paths=paths, die=2)))
     assert scanned_here == [paths[1:]]
+    assert quiet == float("inf")  # the child sends no more: this process may claim its other work
     assert len(forked) == len(here) == len(paths)
     for a, b in zip(here, forked, strict=True):
         _same(unpack_scanned(a), unpack_scanned(b))

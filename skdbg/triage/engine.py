@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from skdbg.parsers.run_identity import RunIdentity
 from skdbg.scene import iso_seconds
@@ -128,6 +128,17 @@ def prepare_late_stages(ctx: TriageContext) -> None:
 
 #: what the stages after the gate give: the verdict, the proposal, the routes and the next steps
 _AfterGate = tuple[Verdict, Proposal, tuple[str, ...], tuple[NextStep, ...]]
+T = TypeVar("T")
+
+
+class _HeldError(Exception):
+    """What a stage after the gate raised on the gate G5 was assumed to pass (``error``), held until G5
+    is known (:func:`analyze_staged`): raised when it passes, dropped when it fails (the stages then run
+    on the real gate, which may not come to what raised)."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(error)
+        self.error = error
 
 
 def analyze_staged(
@@ -164,24 +175,30 @@ def analyze_staged(
     step(2)
     att = attribute(ctx, loc)
 
-    def after_gate(gate: GateResult, steps_on: bool) -> _AfterGate:
-        if steps_on:
-            step(3)
-        verdict = grade(ctx, gate, loc, att)
-        if steps_on:
-            step(4)
-        proposal = propose(ctx, loc, verdict)
-        if steps_on:
-            step(5)
-        return (verdict, proposal, *route(ctx, gate, loc, att, verdict, proposal))
+    def after_gate(gate: GateResult, first: bool) -> _AfterGate:
+        """Grade, propose and route on ``gate``. The first time (on the assumed gate), each stage is
+        announced (``step``: a cancel or a callback's error is raised at once, as ever) and what a stage
+        raises comes wrapped in :class:`_HeldError`, for the caller to decide on once G5 is known."""
+
+        def stage(i: int, run: Callable[[], T]) -> T:
+            if not first:
+                return run()
+            step(i)
+            try:
+                return run()
+            except Exception as exc:
+                raise _HeldError(exc) from None
+
+        verdict = stage(3, lambda: grade(ctx, gate, loc, att))
+        proposal = stage(4, lambda: propose(ctx, loc, verdict))
+        routes, steps = stage(5, lambda: route(ctx, gate, loc, att, verdict, proposal))
+        return verdict, proposal, routes, steps
 
     later: _AfterGate | Exception
     try:
         later = after_gate(gate, True)
-    except Cancelled:
-        raise
-    except Exception as exc:  # noqa: BLE001 - raised below, unless G5 fails: then the real gate decides
-        later = exc
+    except _HeldError as held:  # raised below, unless G5 fails: then the real gate decides
+        later = held.error
     checked = draft.finish()  # G5: every artifact's SHA-256, the child's by now
     if checked != gate:  # an artifact cannot be read: the stages on the real gate (it may fail sooner)
         gate, later = checked, after_gate(checked, False)

@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from triage_support import build_two_stream
 
 from skdbg.parsers.common import ParseError
+from skdbg.triage import engine
 from skdbg.triage import gate as gate_module
 from skdbg.triage.context import open_context
-from skdbg.triage.engine import analyze_context
+from skdbg.triage.engine import analyze_context, analyze_staged
 from skdbg.triage.gate import GateDraft, draft_gate, run_gate
 from skdbg.triage.jsontext import analysis_json_text
 from skdbg.triage.localize import localize
+from skdbg.triage.stages import Cancelled
 
 
 def _analysis(root: Path, *, lose: str | None, bad_source: bool = False) -> str:
@@ -90,3 +93,52 @@ def test_assuming_readable_reads_no_artifact(tmp_path: Path, monkeypatch: pytest
     assert dict(assumed.checks)["G5"] == "passed"
     assert draft.finish() == assumed == run_gate(ctx, loc)
     assert asked == ["G5", "G5"]
+
+
+def _staged(root: Path, on_stage: Any, cancelled: Any) -> None:
+    analyze_staged(open_context(root), on_stage=on_stage, cancelled=cancelled)
+
+
+def test_a_cancel_during_the_g5_wait_is_honoured(tmp_path: Path) -> None:
+    """The token turns true once the last stage was announced (while G5 reads the digests): the
+    analysis stops there, naming the last stage, as a cancel between two stages does."""
+    seen: list[str] = []
+    with pytest.raises(Cancelled, match="cancelled after route"):
+        _staged(
+            build_two_stream(tmp_path, device=0).root,
+            lambda name, *_: seen.append(name),
+            lambda: bool(seen) and seen[-1] == "route",
+        )
+    assert seen[-1] == "route"
+
+
+def test_a_cancel_between_the_stages_after_the_gate_is_raised_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cancelled before the proposal: it is never run, and the cancel is not held until G5 is known."""
+    proposed: list[int] = []
+    monkeypatch.setattr(engine, "propose", lambda *a: proposed.append(1))
+    seen: list[str] = []
+    with pytest.raises(Cancelled, match="cancelled after grade"):
+        _staged(
+            build_two_stream(tmp_path, device=0).root,
+            lambda name, *_: seen.append(name),
+            lambda: bool(seen) and seen[-1] == "grade",
+        )
+    assert proposed == []
+    assert seen[-1] == "grade"
+
+
+def test_a_callback_error_is_raised_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The caller's stage callback fails: its error comes out at once, not held like a stage's."""
+    finished: list[int] = []
+    real_finish = GateDraft.finish
+    monkeypatch.setattr(GateDraft, "finish", lambda self: (finished.append(1), real_finish(self))[1])
+
+    def callback(name: str, *_: object) -> None:
+        if name == "propose":
+            raise RuntimeError("the progress line broke")
+
+    with pytest.raises(RuntimeError, match="the progress line broke"):
+        _staged(build_two_stream(tmp_path, device=0).root, callback, None)
+    assert finished == []
