@@ -149,9 +149,12 @@ def analyze_staged(
 ) -> tuple[Localization, Analysis]:
     """Run every stage once on an opened context; also return the localisation (the TUI draws from it).
 
-    ``on_stage`` is told before each stage; ``cancelled`` is polled before each stage and raises
-    :class:`Cancelled` naming the last finished one. Why here and not in the UI: one pass of the stages,
-    whoever asks — the TUI used to run them for its progress line and then again for the result.
+    ``on_stage`` is told before each stage; ``cancelled`` is polled before each stage (and once more
+    after the last, when gate G5 has been read) and raises :class:`Cancelled` naming the last finished
+    one. Why here and not in the UI: one pass of the stages, whoever asks — the TUI used to run them for
+    its progress line and then again for the result. (Gate G5 is read after grade, propose and route,
+    which run on the gate as it is when every artifact reads; only should one not read are those three
+    run again, on the real gate: see :class:`~skdbg.triage.gate.GateDraft`.)
     A malformed run.json (or ``--run`` file) is bad input, not a gap: the gate would otherwise
     report a run identity that was merely unreadable as "missing" (exit 3).
     """
