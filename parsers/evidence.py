@@ -148,7 +148,7 @@ class ModelEvidence:
     the fault is. Parsed whole, each more rank cost ~0.25 s on the bench model. :meth:`load_all` parses
     the rest (tables, the report, a rank's full picture)."""
 
-    __slots__ = ("model", "_parts", "_unreadable", "_load", "_lock")
+    __slots__ = ("model", "_parts", "_unreadable", "_load", "_lock", "derived")
 
     def __init__(
         self,
@@ -162,6 +162,9 @@ class ModelEvidence:
         self._load = load
         #: one parse per part when two threads ask at once (the TUI's analysis worker and its tables)
         self._lock = threading.Lock()
+        #: what the layers above derive from these parts, made once and kept while the directory lives
+        #: (triage's SKs: :func:`skdbg.triage.skview.instances_of`)
+        self.derived: dict[str, Any] = {}
 
     def _part(self, name: str) -> Any:
         parts = self._parts

@@ -66,7 +66,7 @@ def sk_node(
 
 
 def inst_of(nodes: list[SkNode]) -> SkInstance:
-    return cast(SkInstance, SimpleNamespace(nodes=nodes))
+    return cast(SkInstance, SimpleNamespace(nodes=nodes, derived={}))
 
 
 def test_every_kind_from_hand_written_nodes() -> None:

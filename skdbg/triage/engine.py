@@ -7,6 +7,7 @@ single stage. Analysis never writes into the scene.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import replace
@@ -17,11 +18,13 @@ from skdbg.scene import iso_seconds
 from skdbg.triage.attribution import attribute
 from skdbg.triage.confidence import grade
 from skdbg.triage.context import TriageContext, TriageOptions, check_run_json, open_context, start_reading
+from skdbg.triage.fragment import barrier_groups_of, fnodes_of
 from skdbg.triage.gate import draft_gate, read_f8_markers_ahead
 from skdbg.triage.localize import localize
 from skdbg.triage.model import Analysis, ArtifactRef, GateResult, NextStep, Proposal, SceneInfo, Verdict
 from skdbg.triage.proposal import propose
 from skdbg.triage.routing import route
+from skdbg.triage.skview import instances_of
 from skdbg.triage.stages import STAGES, Cancelled, Localization, StageCallback
 
 
@@ -114,16 +117,29 @@ def prepare_late_stages(ctx: TriageContext) -> None:
     whatever the scene), and the marker scan of the model source when gate F8 will read it (run.json's
     candidate names scopes). F8 then takes it from the scan cache, and so does the proposal when it names
     the file as F8 does (its path in the scene, as run.json gives it: not with ``--source-root``, for
-    one). The verdict is the same: each is what a stage asks for first, made earlier.
+    one). And, when the rank's sk_meta holds a single SK (the one localisation can name), that SK with
+    its nodes, tasks and the fragment inputs the proposal derives from it (kept on the SK:
+    :func:`~skdbg.triage.skview.instances_of`). The verdict is the same: each is what a stage asks for
+    first, made earlier.
 
     Why: on a scene with a large plog the scan's child finishes last, and this process, its sk_meta
-    read, waits for it; every step after the plogs then runs alone. On the bench scene these two were
-    ~9 ms of that last stretch (the model source's tree index alone ~5 ms), now taken from the wait.
-    Whatever the scan raises (a source that is not Python, a read that failed) is left as it is: F8
-    scans again, meets it and reports it, as without this step (a failed scan is not kept)."""
+    read, waits for it; every step after the plogs then runs alone. On the bench scene the first two were
+    ~9 ms of that last stretch (the model source's tree index alone ~5 ms), the SK's ~10 ms more, now
+    taken from the wait. Whatever the scan raises (a source that is not Python, a read that failed) is left
+    as it is: F8 scans again, meets it and reports it, as without this step (a failed scan is not kept).
+    The SK is made only where :func:`read_sk_meta` parsed every file it reads (a single rank's sk_meta),
+    so nothing is parsed here that would not be anyway, and no gap comes sooner than it did."""
     import skdbg.parsers.sk_copies  # noqa: F401 - Evidence.handler imports it once the plogs are in
 
     read_f8_markers_ahead(ctx)
+    models = ctx.evidence.model_evidence
+    if len({me.model.pid for me in models}) <= 1:
+        # what raises here is kept nowhere: the stage that asks for it meets it, in its place
+        with contextlib.suppress(Exception):
+            sks = [sk for me in models for sk in instances_of(me)]
+            if len(sks) == 1:
+                barrier_groups_of(sks[0])
+                fnodes_of(sks[0])
 
 
 #: what the stages after the gate give: the verdict, the proposal, the routes and the next steps

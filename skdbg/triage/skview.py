@@ -11,9 +11,11 @@ stages all need them joined on (model dir, scope id); this module does the join 
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import Source
@@ -111,6 +113,8 @@ class SkInstance:
     tq_scope: TaskQueueScope | None = None
     deferred_waits: tuple[DeferredWait, ...] = ()
     _child_cache: dict[tuple[int, str | None], ChildRef] = field(default_factory=dict, repr=False)
+    #: what later stages derive from this SK alone, made once (:mod:`skdbg.triage.fragment`'s inputs)
+    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     # ------------------------------------------------------------------ identity
 
@@ -397,8 +401,29 @@ def _latest_blocks(me: ModelEvidence) -> dict[int, SkBlock]:
     return out
 
 
+#: one making of a directory's SKs at a time (the TUI's analysis worker and its tables may ask at once)
+_INSTANCES_LOCK = threading.Lock()
+
+
 def instances_of(me: ModelEvidence) -> list[SkInstance]:
-    """Every SK of one model dir, joined over all its metadata files, in scope-id order."""
+    """Every SK of one model dir, joined over all its metadata files, in scope-id order.
+
+    Made once per directory and kept on it (``me.derived``, so it goes with the directory):
+    localisation, the gate and the stages after them ask for the same SKs, and what is derived from an
+    SK (its nodes, tasks, fragment inputs) is kept on the SK, so it is made once too, whenever it is
+    first asked for (:func:`skdbg.triage.engine.prepare_late_stages` asks before the plogs are in). The
+    SKs are a function of the directory's parts, each parsed once, so the list is the same whenever it
+    is made."""
+    made: list[SkInstance] | None = me.derived.get("sk_instances")
+    if made is None:
+        fresh = _instances_of(me)
+        with _INSTANCES_LOCK:  # two threads at once: the first list stands
+            made = me.derived.setdefault("sk_instances", fresh)
+    return list(made)
+
+
+def _instances_of(me: ModelEvidence) -> list[SkInstance]:
+    """:func:`instances_of`, made."""
     blocks = _latest_blocks(me)
     da: dict[int, DeviceArgsBlock] = {}
     if me.device_args is not None:

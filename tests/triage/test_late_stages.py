@@ -109,3 +109,96 @@ def test_whatever_the_early_scan_raises_is_left_for_f8(
     markers._SCANS.clear()
     engine.prepare_late_stages(ctx)
     assert markers._SCANS == {}
+
+
+def test_the_single_sk_and_its_fragment_inputs_are_made_once_before_localisation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rank with one SK: the SK, its nodes and the fragment inputs the proposal derives from it are made
+    before localisation waits for the plogs, once; every later stage gets the same objects, and the
+    early step parses no file and leaves no gap that the analysis would not."""
+    import skdbg.triage.fragment as fragment
+    from skdbg.triage.skview import instances_of
+
+    b = build_two_stream(tmp_path, device=0)
+    ctx = open_context(b.root)
+    made: list[str] = []
+    real_groups, real_nodes = fragment._barrier_groups_of, fragment._fnodes_of
+    monkeypatch.setattr(fragment, "_barrier_groups_of", lambda sk: made.append("groups") or real_groups(sk))
+    monkeypatch.setattr(fragment, "_fnodes_of", lambda sk: made.append("nodes") or real_nodes(sk))
+    engine.read_sk_meta(ctx)
+    parsed = {id(me): set(me._parts) for me in ctx.evidence.model_evidence}
+    gaps = list(ctx.evidence._gaps)
+    engine.prepare_late_stages(ctx)
+    assert sorted(made) == ["groups", "nodes"]
+    assert {id(me): set(me._parts) for me in ctx.evidence.model_evidence} == parsed
+    assert ctx.evidence._gaps == gaps
+    (me,) = ctx.evidence.model_evidence
+    (sk,) = instances_of(me)
+    assert instances_of(me) == [sk] and instances_of(me)[0] is sk  # the same SK, a list of its own
+    assert instances_of(me) is not instances_of(me)
+    analysis = engine.analyze_context(ctx)
+    assert sorted(made) == ["groups", "nodes"]  # the proposal took them from the SK
+    assert analysis.proposal is not None and analysis.proposal.status == "proposed"
+
+
+def test_no_sk_is_made_early_when_the_rank_holds_several(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Several SKs: localisation names the one at fault, and only that one's fragment inputs are made."""
+    import skdbg.triage.engine as eng
+
+    b = build_two_stream(tmp_path, device=0)
+    ctx = open_context(b.root)
+    engine.read_sk_meta(ctx)
+    (me,) = ctx.evidence.model_evidence
+    (sk,) = eng.instances_of(me)
+    made: list[object] = []
+    monkeypatch.setattr(eng, "instances_of", lambda m: [sk, sk])
+    monkeypatch.setattr(eng, "fnodes_of", lambda s: made.append(s))
+    monkeypatch.setattr(eng, "barrier_groups_of", lambda s: made.append(s))
+    engine.prepare_late_stages(ctx)
+    assert made == []
+
+
+def test_what_the_early_sk_raises_is_left_to_the_stage_that_asks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The step never fails, and keeps nothing of a failed derivation: the stage asks again."""
+    import skdbg.triage.fragment as fragment
+    from skdbg.triage.skview import instances_of
+
+    b = build_two_stream(tmp_path, device=0)
+    ctx = open_context(b.root)
+    engine.read_sk_meta(ctx)
+
+    def failing(sk: object) -> object:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(fragment, "_barrier_groups_of", failing)
+    engine.prepare_late_stages(ctx)
+    (me,) = ctx.evidence.model_evidence
+    assert "barrier_groups" not in instances_of(me)[0].derived
+
+
+def test_the_sks_go_with_their_directory(tmp_path: Path) -> None:
+    """The SKs are kept on their directory's evidence, not in a table of the module: once the context is
+    dropped, the directory and its SKs are freed (a scan of many scenes in one process keeps none)."""
+    import gc
+
+    from skdbg.parsers.evidence import ModelEvidence
+    from skdbg.triage.skview import instances_of
+
+    def alive() -> int:
+        gc.collect()
+        return sum(type(o) is ModelEvidence for o in gc.get_objects())
+
+    before = alive()
+    ctx = open_context(build_two_stream(tmp_path, device=0).root)
+    engine.read_sk_meta(ctx)
+    engine.prepare_late_stages(ctx)
+    (me,) = ctx.evidence.model_evidence
+    assert me.derived["sk_instances"] == instances_of(me)
+    assert alive() == before + 1
+    del ctx, me
+    assert alive() == before
