@@ -117,7 +117,8 @@ def prepare_late_stages(ctx: TriageContext) -> None:
     whatever the scene), and the marker scan of the model source when gate F8 will read it (run.json's
     candidate names scopes). F8 then takes it from the scan cache, and so does the proposal when it names
     the file as F8 does (its path in the scene, as run.json gives it: not with ``--source-root``, for
-    one). And, when the rank's sk_meta holds a single SK (the one localisation can name), that SK with
+    one). And, when the scene's sk_meta holds a single SK (the one localisation names when it names
+    one: it may name none, a fault of another process), that SK with
     its nodes, tasks and the fragment inputs the proposal derives from it (kept on the SK:
     :func:`~skdbg.triage.skview.instances_of`). The verdict is the same: each is what a stage asks for
     first, made earlier.
@@ -127,8 +128,10 @@ def prepare_late_stages(ctx: TriageContext) -> None:
     ~9 ms of that last stretch (the model source's tree index alone ~5 ms), the SK's ~10 ms more, now
     taken from the wait. Whatever the scan raises (a source that is not Python, a read that failed) is left
     as it is: F8 scans again, meets it and reports it, as without this step (a failed scan is not kept).
-    The SK is made only where :func:`read_sk_meta` parsed every file it reads (a single rank's sk_meta),
-    so nothing is parsed here that would not be anyway, and no gap comes sooner than it did."""
+    The SK is made only where :func:`read_sk_meta` parsed the files it reads (a single rank's sk_meta),
+    but for super_kernel.log's facts where the file may hold deferred waits and they were not parsed
+    yet (its exception blocks read first): the stages after the plogs parse them then anyway, so no
+    file is parsed that would not be, and the gaps and errors reported are the same."""
     import skdbg.parsers.sk_copies  # noqa: F401 - Evidence.handler imports it once the plogs are in
 
     read_f8_markers_ahead(ctx)

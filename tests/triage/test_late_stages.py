@@ -54,10 +54,13 @@ def test_the_marker_scan_is_made_once_before_localisation(
     assert analysis.proposal is not None and analysis.proposal.status == "proposed"
 
 
+@pytest.mark.parametrize("reorder", [None, "auto"])
 def test_the_analysis_is_the_one_made_without_the_early_work(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reorder: str | None
 ) -> None:
-    b = build_two_stream(tmp_path, device=0)
+    """With a super_kernel.log that may hold deferred waits too (``reorder``: the early SK reads its facts
+    where the analysis parses them later)."""
+    b = build_two_stream(tmp_path, device=0, **({} if reorder is None else {"reorder": reorder}))
     markers._SCANS.clear()
     early = _analysis(b.root)
     assert early == _without_prepare(b.root, monkeypatch)
@@ -128,11 +131,12 @@ def test_the_single_sk_and_its_fragment_inputs_are_made_once_before_localisation
     monkeypatch.setattr(fragment, "_fnodes_of", lambda sk: made.append("nodes") or real_nodes(sk))
     engine.read_sk_meta(ctx)
     parsed = {id(me): set(me._parts) for me in ctx.evidence.model_evidence}
-    gaps = list(ctx.evidence._gaps)
+    gaps, errors = list(ctx.evidence.gaps), {k: list(v) for k, v in ctx.evidence.errors.items()}
     engine.prepare_late_stages(ctx)
     assert sorted(made) == ["groups", "nodes"]
     assert {id(me): set(me._parts) for me in ctx.evidence.model_evidence} == parsed
-    assert ctx.evidence._gaps == gaps
+    assert list(ctx.evidence.gaps) == gaps
+    assert {k: list(v) for k, v in ctx.evidence.errors.items()} == errors
     (me,) = ctx.evidence.model_evidence
     (sk,) = instances_of(me)
     assert instances_of(me) == [sk] and instances_of(me)[0] is sk  # the same SK, a list of its own
@@ -183,7 +187,8 @@ def test_what_the_early_sk_raises_is_left_to_the_stage_that_asks(
 
 def test_the_sks_go_with_their_directory(tmp_path: Path) -> None:
     """The SKs are kept on their directory's evidence, not in a table of the module: once the context is
-    dropped, the directory and its SKs are freed (a scan of many scenes in one process keeps none)."""
+    dropped, the directory and its SKs are garbage (collected with the directory's own reference cycles:
+    a scan of many scenes in one process keeps none of them)."""
     import gc
 
     from skdbg.parsers.evidence import ModelEvidence
