@@ -12,7 +12,7 @@ from triage_support import build_two_stream
 import skdbg.parsers.markers as markers
 import skdbg.triage.engine as engine
 from skdbg.parsers.common import ParseError
-from skdbg.triage.context import open_context
+from skdbg.triage.context import TriageContext, open_context
 from skdbg.triage.jsontext import analysis_json_text
 
 
@@ -114,6 +114,13 @@ def test_whatever_the_early_scan_raises_is_left_for_f8(
     assert markers._SCANS == {}
 
 
+def _sk_meta_read(tmp_path: Path) -> TriageContext:
+    """The two-stream scene's context with its sk_meta read, as the analysis has it before its early step."""
+    ctx = open_context(build_two_stream(tmp_path, device=0).root)
+    engine.read_sk_meta(ctx)
+    return ctx
+
+
 def test_the_single_sk_and_its_fragment_inputs_are_made_once_before_localisation(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -123,13 +130,11 @@ def test_the_single_sk_and_its_fragment_inputs_are_made_once_before_localisation
     import skdbg.triage.fragment as fragment
     from skdbg.triage.skview import instances_of
 
-    b = build_two_stream(tmp_path, device=0)
-    ctx = open_context(b.root)
     made: list[str] = []
     real_groups, real_nodes = fragment._barrier_groups_of, fragment._fnodes_of
     monkeypatch.setattr(fragment, "_barrier_groups_of", lambda sk: made.append("groups") or real_groups(sk))
     monkeypatch.setattr(fragment, "_fnodes_of", lambda sk: made.append("nodes") or real_nodes(sk))
-    engine.read_sk_meta(ctx)
+    ctx = _sk_meta_read(tmp_path)
     parsed = {id(me): set(me._parts) for me in ctx.evidence.model_evidence}
     gaps, errors = list(ctx.evidence.gaps), {k: list(v) for k, v in ctx.evidence.errors.items()}
     engine.prepare_late_stages(ctx)
@@ -150,17 +155,13 @@ def test_no_sk_is_made_early_when_the_rank_holds_several(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Several SKs: localisation names the one at fault, and only that one's fragment inputs are made."""
-    import skdbg.triage.engine as eng
-
-    b = build_two_stream(tmp_path, device=0)
-    ctx = open_context(b.root)
-    engine.read_sk_meta(ctx)
+    ctx = _sk_meta_read(tmp_path)
     (me,) = ctx.evidence.model_evidence
-    (sk,) = eng.instances_of(me)
+    (sk,) = engine.instances_of(me)
     made: list[object] = []
-    monkeypatch.setattr(eng, "instances_of", lambda m: [sk, sk])
-    monkeypatch.setattr(eng, "fnodes_of", lambda s: made.append(s))
-    monkeypatch.setattr(eng, "barrier_groups_of", lambda s: made.append(s))
+    monkeypatch.setattr(engine, "instances_of", lambda m: [sk, sk])
+    monkeypatch.setattr(engine, "fnodes_of", lambda s: made.append(s))
+    monkeypatch.setattr(engine, "barrier_groups_of", lambda s: made.append(s))
     engine.prepare_late_stages(ctx)
     assert made == []
 
@@ -172,9 +173,7 @@ def test_what_the_early_sk_raises_is_left_to_the_stage_that_asks(
     import skdbg.triage.fragment as fragment
     from skdbg.triage.skview import instances_of
 
-    b = build_two_stream(tmp_path, device=0)
-    ctx = open_context(b.root)
-    engine.read_sk_meta(ctx)
+    ctx = _sk_meta_read(tmp_path)
 
     def failing(sk: object) -> object:
         raise RecursionError("maximum recursion depth exceeded")
