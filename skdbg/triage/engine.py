@@ -117,11 +117,10 @@ def prepare_late_stages(ctx: TriageContext) -> None:
     whatever the scene), and the marker scan of the model source when gate F8 will read it (run.json's
     candidate names scopes). F8 then takes it from the scan cache, and so does the proposal when it names
     the file as F8 does (its path in the scene, as run.json gives it: not with ``--source-root``, for
-    one). And, when the scene's sk_meta holds a single SK (the one localisation names when it names
-    one: it may name none, a fault of another process), that SK with
-    its nodes, tasks and the fragment inputs the proposal derives from it (kept on the SK:
-    :func:`~skdbg.triage.skview.instances_of`). The verdict is the same: each is what a stage asks for
-    first, made earlier.
+    one). And, when the scene's sk_meta holds a single SK (the one localisation names when it names one:
+    it may name none, for a fault of another process), that SK with its nodes, tasks and the fragment
+    inputs the proposal derives from it (kept on the SK: :func:`~skdbg.triage.skview.instances_of`).
+    The verdict is the same: each is what a stage asks for first, made earlier.
 
     Why: on a scene with a large plog the scan's child finishes last, and this process, its sk_meta
     read, waits for it; every step after the plogs then runs alone. On the bench scene the first two were
