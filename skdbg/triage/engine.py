@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
+from skdbg.parsers.evidence import ModelEvidence
 from skdbg.parsers.run_identity import RunIdentity
 from skdbg.scene import iso_seconds
 from skdbg.triage.attribution import attribute
@@ -95,6 +96,11 @@ def run_summary(run: RunIdentity | None) -> dict[str, Any]:
 WARNING_GAP_KINDS = ("unreadable", "malformed_json")
 
 
+def _one_rank(models: Sequence[ModelEvidence]) -> bool:
+    """The scene's sk_meta is one rank's (or none): :func:`read_sk_meta` then parses all of it."""
+    return len({me.model.pid for me in models}) <= 1
+
+
 def read_sk_meta(ctx: TriageContext) -> None:
     """Parse the sk_meta the analysis will need, while the plog scan runs: every file of a scene with
     one rank's sk_meta (super_kernel.log's facts only when it may hold deferred waits, the one fact
@@ -104,7 +110,7 @@ def read_sk_meta(ctx: TriageContext) -> None:
     Why not every rank's files: a scene copied from a job holds each rank's ``sk_meta/<pid>/``, ~0.25 s
     each on the bench model, and the verdict reads one rank's."""
     models = ctx.evidence.model_evidence
-    if len({me.model.pid for me in models}) <= 1:
+    if _one_rank(models):
         ctx.evidence.load_models(None, facts=False)
     else:
         for me in models:
@@ -135,7 +141,7 @@ def prepare_late_stages(ctx: TriageContext) -> None:
 
     read_f8_markers_ahead(ctx)
     models = ctx.evidence.model_evidence
-    if len({me.model.pid for me in models}) <= 1:
+    if _one_rank(models):
         # what raises here is kept nowhere: the stage that asks for it meets it, in its place
         with contextlib.suppress(Exception):
             sks = [sk for me in models for sk in instances_of(me)]

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from skdbg.parsers.common import Source
-from skdbg.triage.skview import SkInstance
+from skdbg.triage.skview import SkInstance, made_once
 
 #: node kinds that wait / publish (§4.2 a)
 WAIT_TYPES = frozenset({"EventWait", "MemoryWait"})
@@ -454,10 +454,7 @@ def fnodes_of(inst: SkInstance) -> tuple[FNode, ...]:
 
     Built positionally through :func:`frozen_builder` (FNode's field order): the frozen ``__init__``
     set each of the nine fields through ``object.__setattr__`` (2,500 nodes: 4.8 -> 1.5 ms)."""
-    made: tuple[FNode, ...] | None = inst.derived.get("fnodes")
-    if made is None:
-        made = inst.derived.setdefault("fnodes", _fnodes_of(inst))
-    return made
+    return made_once(inst.derived, "fnodes", lambda: _fnodes_of(inst))
 
 
 def _fnodes_of(inst: SkInstance) -> tuple[FNode, ...]:
@@ -531,10 +528,7 @@ def barrier_groups_of(inst: SkInstance) -> tuple[BarrierGroup, ...]:
     """(c) groups: each ALL_SYNC SYNC task joins the FUNCs around it in its queue (and the node it
     belongs to); ``syncAllNodes`` and ``SYNCALL_OP_DROP`` break infos join their listed nodes. Made
     once per SK (kept in ``inst.derived``)."""
-    made: tuple[BarrierGroup, ...] | None = inst.derived.get("barrier_groups")
-    if made is None:
-        made = inst.derived.setdefault("barrier_groups", _barrier_groups_of(inst))
-    return made
+    return made_once(inst.derived, "barrier_groups", lambda: _barrier_groups_of(inst))
 
 
 def _barrier_groups_of(inst: SkInstance) -> tuple[BarrierGroup, ...]:

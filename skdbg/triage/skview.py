@@ -11,11 +11,10 @@ stages all need them joined on (model dir, scope id); this module does the join 
 from __future__ import annotations
 
 import re
-import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import Source
@@ -401,8 +400,14 @@ def _latest_blocks(me: ModelEvidence) -> dict[int, SkBlock]:
     return out
 
 
-#: one making of a directory's SKs at a time (the TUI's analysis worker and its tables may ask at once)
-_INSTANCES_LOCK = threading.Lock()
+T = TypeVar("T")
+
+
+def made_once(store: dict[str, Any], key: str, make: Callable[[], T]) -> T:
+    """``store[key]``, made by ``make()`` the first time. Two threads asking at once may both make it;
+    ``dict.setdefault`` keeps the first, so every caller gets the same object."""
+    made: T | None = store.get(key)
+    return made if made is not None else store.setdefault(key, make())
 
 
 def instances_of(me: ModelEvidence) -> list[SkInstance]:
@@ -414,12 +419,7 @@ def instances_of(me: ModelEvidence) -> list[SkInstance]:
     first asked for (:func:`skdbg.triage.engine.prepare_late_stages` asks before the plogs are in). The
     SKs are a function of the directory's parts, each parsed once, so the list is the same whenever it
     is made."""
-    made: list[SkInstance] | None = me.derived.get("sk_instances")
-    if made is None:
-        fresh = _instances_of(me)
-        with _INSTANCES_LOCK:  # two threads at once: the first list stands
-            made = me.derived.setdefault("sk_instances", fresh)
-    return list(made)
+    return list(made_once(me.derived, "sk_instances", lambda: _instances_of(me)))
 
 
 def _instances_of(me: ModelEvidence) -> list[SkInstance]:
