@@ -575,6 +575,22 @@ def test_rows_stamps_by_hand() -> None:
     ]
 
 
+def test_rows_share_each_function_name() -> None:
+    """A forked scan pickles its rows to the parent, and pickle writes a string object once, then
+    refers to it: every row of one function (an SK ``[SK][Func]`` or a runtime ``tid Func:`` line)
+    holds the one object of its name, equal to what the records path gives."""
+    texts = [SPEC_LINES[0], SPEC_LINES[0].replace("518.402", "518.403"), SPEC_LINES[2], SPEC_LINES[2]]
+    nos = list(range(1, len(texts) + 1))
+    block = "\n".join(texts)
+    rows = fast_plog_rows(block, FILE, nos, [True] * len(texts))
+    records = fast_plog_block(block, FILE, nos, [True] * len(texts))
+    assert rows is not None and records is not None
+    funcs = [r[10] for r in rows]
+    assert funcs == [r.func for r in records] == ["IsSuperKernelException"] * 2 + ["GetError"] * 2
+    # the pattern's groups are new objects per line: only the sharing makes them one
+    assert funcs[0] is funcs[1] and funcs[2] is funcs[3]
+
+
 def test_unrecognized_items_keep_their_place(tmp_path: Path) -> None:
     """A batch holding a non-record line is filed item by item: its error-manager and unrecognized
     lines land where the general path puts them."""
