@@ -27,7 +27,13 @@ from skdbg.parsers import evidence as ev_mod
 from skdbg.parsers import plog as plog_mod
 from skdbg.parsers import runtime_faults as rf
 from skdbg.parsers.common import Source, Unrecognized, oversized_number
-from skdbg.parsers.evidence import PlogEvidence, _file_items, _file_records, _sort_by_time
+from skdbg.parsers.evidence import (
+    PlogEvidence,
+    _file_items,
+    _file_record_batches,
+    _file_records,
+    _sort_by_time,
+)
 from skdbg.parsers.plog import scan_plog_batches, scan_plog_parts
 from skdbg.parsers.plog_line import (
     PlogLine,
@@ -436,6 +442,34 @@ def test_filing_records_is_filing_items(batches: list[list[PlogLine]], pid: int)
         _file_records(list(batch), bulk)
         _file_items(list(batch), general)
     assert bulk == general
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@given(batches=st.lists(record_batches(), max_size=5), pid=st.sampled_from([48213, 777, 1]))
+def test_filing_batches_together_is_filing_items(batches: list[list[PlogLine]], pid: int) -> None:
+    """Consecutive batches of records filed together (a scan's run of record batches) make the lists
+    the per-item filing makes of them one by one."""
+    together = PlogEvidence(pid=pid, kind="plog", files=[FILE])
+    general = PlogEvidence(pid=pid, kind="plog", files=[FILE])
+    _file_record_batches([list(b) for b in batches], together)
+    for batch in batches:
+        _file_items(list(batch), general)
+    assert together == general
+
+
+def test_filing_sk_batches_then_a_fault_batch() -> None:
+    """Batches of SK handler lines only, then one holding a runtime fault, all of one pid (the
+    filing's shortcut): every line in order, and the fault found in its batch."""
+    recs = [parse_plog_line(t, Source(FILE, i + 1)) for i, t in enumerate(SPEC_LINES[:3] * 3)]
+    sk, fault = [r for r in recs if r is not None and r.is_sk], recs[2]
+    assert fault is not None and not fault.is_sk and len(sk) == 6
+    pe = PlogEvidence(pid=48213, kind="plog", files=[FILE])
+    _file_record_batches([sk[:2], sk[2:], [fault]], pe)
+    assert pe.lines == [*sk, fault]
+    assert [type(f).__name__ for f in pe.faults] == ["KernelFaultLine"]
+    only_sk = PlogEvidence(pid=48213, kind="plog", files=[FILE])
+    _file_record_batches([sk[:2], sk[2:]], only_sk)
+    assert only_sk.lines == sk and only_sk.faults == [] and only_sk.foreign == []
 
 
 def test_filing_the_spec_lines_finds_their_faults() -> None:
