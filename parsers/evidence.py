@@ -1093,9 +1093,9 @@ def _file_record_batches(batches: list[list[PlogLine]], pe: PlogEvidence) -> Non
     Why together: a batch is at most 64 lines, and the bench plog's SK handler block alone is ~290
     of them; filed one by one they cost ~3.5 ms of calls, once the scan's last batch is in, ahead of
     the rest of the analysis. When every record is ``pe``'s (the common case), the lines go in with
-    one pid pass and one ``extend``, and the batches are classified only if one of their records is
-    no SK handler line (each batch on its own then, as :func:`_file_records` does: the runtime-fault
-    prefilter keeps its per-batch reach). The same lists in the same order either way."""
+    one pid pass and one ``extend``, and only the batches holding a record that is no SK handler line
+    are classified (each on its own, as :func:`_file_records` does: the runtime-fault prefilter keeps
+    its per-batch reach). The same lists in the same order either way."""
     if len(batches) <= 1:
         if batches:
             _file_records(batches[0], pe)
@@ -1109,7 +1109,8 @@ def _file_record_batches(batches: list[list[PlogLine]], pe: PlogEvidence) -> Non
     pe.lines.extend(records)
     if any(filterfalse(_IS_SK, records)):  # (a record is never false: any() asks "one is left")
         for batch in batches:
-            _classify_plain(batch, pe)
+            if not all(map(_IS_SK, batch)):  # (one of SK lines only has no fault to classify)
+                _classify_plain(batch, pe)
 
 
 _TS = attrgetter("ts")
