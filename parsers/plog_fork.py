@@ -49,7 +49,13 @@ from skdbg.parsers.hashbehind import CountingSha256, Hasher, Sha256Done
 from skdbg.parsers.plog import PlogRows, ScanBatch, ScannedFile, scan_plog_files, uncontended_lookups
 from skdbg.parsers.plog_line import PlogLine, plog_lines_of_rows
 from skdbg.parsers.readahead import FilesAhead
-from skdbg.parsers.scan_child import FORK_MIN_BYTES, Standby, one_blas_thread, take_scan_child
+from skdbg.parsers.scan_child import (
+    FORK_MIN_BYTES,
+    Standby,
+    keep_freed_memory,
+    one_blas_thread,
+    take_scan_child,
+)
 
 #: every field of a record but its source, in field order (the source goes first, flattened)
 _FIELDS = tuple(f.name for f in fields(PlogLine) if f.name != "src")
@@ -298,6 +304,7 @@ def _in_child(
     numpy loads in the child (the parent never needs it): in a standby child forked ahead, while the
     parent opens the scene (:mod:`skdbg.parsers.scan_child`), else at the scan's first block."""
     one_blas_thread()
+    keep_freed_memory()
     # bounded: should the parent read slowly, the scan waits instead of holding many files' lines
     items: queue.Queue[_Item] = queue.Queue(maxsize=64)
     # the results of ``also``, then _DONE: a queue of their own, so the files' last batch ends with _END
