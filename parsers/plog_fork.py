@@ -42,6 +42,7 @@ from operator import attrgetter
 from typing import Any, Protocol
 
 from skdbg.forkstream import ChildLost, ForkedStream, SharedClaims, WorkNotSent, can_fork_child
+from skdbg.heap import keep_freed_memory
 from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import ParseError, ReadFailure
 from skdbg.parsers.fsguard import count_failed_read
@@ -49,13 +50,7 @@ from skdbg.parsers.hashbehind import CountingSha256, Hasher, Sha256Done
 from skdbg.parsers.plog import PlogRows, ScanBatch, ScannedFile, scan_plog_files, uncontended_lookups
 from skdbg.parsers.plog_line import PlogLine, plog_lines_of_rows
 from skdbg.parsers.readahead import FilesAhead
-from skdbg.parsers.scan_child import (
-    FORK_MIN_BYTES,
-    Standby,
-    keep_freed_memory,
-    one_blas_thread,
-    take_scan_child,
-)
+from skdbg.parsers.scan_child import FORK_MIN_BYTES, Standby, one_blas_thread, take_scan_child
 
 #: every field of a record but its source, in field order (the source goes first, flattened)
 _FIELDS = tuple(f.name for f in fields(PlogLine) if f.name != "src")

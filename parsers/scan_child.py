@@ -56,40 +56,6 @@ def one_blas_thread() -> None:
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
 
-#: glibc's ``mallopt`` parameters (``<malloc.h>``) and what :func:`keep_freed_memory` sets them to
-_M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD = -1, -2, -3
-_TRIM_THRESHOLD = 1 << 30  # free memory at the heap's top is kept up to this much (default 128 KiB, then
-_TOP_PAD = 64 << 20  # adaptive); the heap grows this much beyond a request (default 128 KiB)
-_MMAP_THRESHOLD = 32 << 20  # requests below this come from the heap (glibc's own maximum: 32 MiB)
-
-
-def keep_freed_memory() -> None:
-    """Have the C allocator keep the memory this process frees for its next requests, instead of
-    handing it back to the system and taking fresh pages again. Call it in the scan's child.
-
-    Why: the scan frees and makes again, block after block, numpy's temporaries and each value's
-    pickle, a few hundred KB to a few MB each; with glibc's defaults part of them came back to the
-    system each time and returned as fresh pages, one page fault per 4 KiB (~1.7 us each on the test
-    machine, its zeroing included). On the 232 MB bench scene the scan thread took 8,500 faults, 5,500
-    with these settings; the child's memory stays at most its largest heap, and lives a second. Only
-    glibc has these parameters (``mallopt`` is looked up, and nothing is done where it is missing or
-    refuses one: the allocator's defaults stay). ctypes is loaded by numpy anyway, which the scan
-    needs."""
-    import ctypes
-
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return
-    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
-    for param, value in (
-        (_M_TRIM_THRESHOLD, _TRIM_THRESHOLD),
-        (_M_TOP_PAD, _TOP_PAD),
-        (_M_MMAP_THRESHOLD, _MMAP_THRESHOLD),
-    ):
-        mallopt(param, value)
-
-
 def _get_ready(modules: tuple[str, ...]) -> None:
     """A standby child's preparation: what its scan will import, and ``modules``."""
     one_blas_thread()
@@ -185,7 +151,6 @@ __all__ = [
     "FORK_MIN_BYTES",
     "dismiss_scan_child",
     "logs_reach",
-    "keep_freed_memory",
     "one_blas_thread",
     "prepare_scan_child",
     "take_scan_child",

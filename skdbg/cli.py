@@ -36,6 +36,7 @@ from skdbg.cli_errors import EXIT_INTERNAL as EXIT_INTERNAL  # re-exported: the 
 from skdbg.cli_errors import EXIT_OK as EXIT_OK
 from skdbg.cli_errors import EXIT_PIPE as EXIT_PIPE
 from skdbg.cli_types import WINDOW_SECONDS
+from skdbg.heap import keep_freed_memory
 from skdbg.output import FORMATS, write_frame
 from skdbg.parsers.common import ParseError
 from skdbg.show import one_line
@@ -143,10 +144,12 @@ def _resume_collector(enabled: bool) -> None:
 
 
 def _tune_for_batch() -> None:
-    """The interpreter settings of a batch command (see the constants above); the exit hook once per
-    process however many commands run in it (the tests invoke many)."""
+    """The interpreter settings of a batch command (see the constants above) and its allocator's
+    (:func:`~skdbg.heap.keep_freed_memory`); the exit hook once per process however many commands
+    run in it (the tests invoke many)."""
     gc.set_threshold(*BATCH_GC_THRESHOLDS)
     sys.setswitchinterval(BATCH_SWITCH_INTERVAL)
+    keep_freed_memory()
     atexit.unregister(_skip_exit_collection)
     atexit.register(_skip_exit_collection)
 

@@ -1551,39 +1551,3 @@ def test_analyze_refusing_a_scene_leaves_no_standby_child(tmp_path: Path) -> Non
         """
     )
     assert json.loads(out) == {"code": 3, "prepared": [True], "left": 0, "children": "none"}
-
-
-@pytest.mark.skipif(
-    not sys.platform.startswith("linux") or os.confstr("CS_GNU_LIBC_VERSION") is None,
-    reason="glibc's mallopt parameters",
-)
-def test_the_child_keeps_its_freed_memory() -> None:
-    """keep_freed_memory, in a process of its own (it tunes the process's allocator): memory freed at
-    the heap's top is reused by the next requests instead of coming back as fresh pages. Two 16 MiB
-    buffers made and dropped twenty times fault tens of thousands of pages with glibc's defaults, next
-    to none once it is called."""
-    script = textwrap.dedent(
-        """
-        import resource, sys
-        if sys.argv[1] == "keep":
-            from skdbg.parsers.scan_child import keep_freed_memory
-            keep_freed_memory()
-        def faults():
-            return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-        a = bytearray(16 << 20); b = bytearray(16 << 20); del a, b
-        before = faults()
-        for _ in range(20):
-            a = bytearray(16 << 20); b = bytearray(16 << 20); del a, b
-        print(faults() - before)
-        """
-    )
-
-    def faults(mode: str) -> int:
-        done = subprocess.run(
-            [sys.executable, "-c", script, mode], capture_output=True, text=True, check=True
-        )
-        return int(done.stdout)
-
-    default, kept = faults("default"), faults("keep")
-    assert default > 20 * 4096  # (16 MiB is 4,096 pages: at least one buffer comes back fresh each time)
-    assert kept < 1000
