@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from skdbg.parsers.device_args import DeviceArgsResult
     from skdbg.parsers.discovery import ModelDir, SkMetaLayout
     from skdbg.parsers.fail_reasons import FailReasonsResult
+    from skdbg.parsers.filelog_outline import FileLogOutline
     from skdbg.parsers.fused_nodes import FusedNodesResult
     from skdbg.parsers.graph_json import GraphFile
     from skdbg.parsers.node_detail import NodeDetailResult
@@ -172,7 +173,7 @@ class ModelEvidence:
             with self._lock:
                 if name not in parts:
                     found, gaps = self._load(self.model, name, parts.keys())
-                    file_part = "super_kernel_log" if name in SK_LOG_PARTS else name
+                    file_part = _FILE_PART.get(name, name)
                     self._unreadable.setdefault(file_part, []).extend(gaps)
                     parts.update(found)  # last: a reader that finds the part finds it whole
         return parts[name]
@@ -180,14 +181,16 @@ class ModelEvidence:
     def load_all(self, *, facts: bool = True) -> None:
         """Parse every part; with ``facts`` False, what an analysis of this directory's rank reads:
         all but super_kernel.log's facts unless the file may hold deferred waits (its file is still
-        read, for the exception blocks and the outline, so an unreadable file is known). The outline
+        read, for the exception blocks and the outline, so an unreadable file is known), and of
+        sk_node_detail.log only which processes wrote it (its outline: no node parsed). The outline
         is asked for first of super_kernel.log's parts: then the facts triage will ask for come from
         the same read. super_kernel.log is read after the other files, so that the plog scan's child,
         once its scan is done, can read it meanwhile (:mod:`skdbg.parsers.sk_log_ahead`); the parts'
         listings keep their order whatever the order of the reads."""
         for name in MODEL_PARTS:
-            if name not in SK_LOG_PARTS:
-                self._part(name)
+            if name in SK_LOG_PARTS or name == ("node_detail" if not facts else "node_detail_outline"):
+                continue
+            self._part(name)
         # super_kernel.log last: the plog scan's child may read it meanwhile (parsers/sk_log_ahead.py)
         if not facts:
             self._part("sk_log_outline")
@@ -220,11 +223,14 @@ class ModelEvidence:
     def provenance(self, role: str) -> Provenance | None:
         """The file-logger provenance of the ``role`` log (``first_prefix``, ``pid_first_line``;
         gate F4/F7), None when it is no log or is unreadable. super_kernel.log's comes from its
-        outline: its facts are not parsed for it."""
+        outline: its facts are not parsed for it; sk_node_detail.log's from its own outline, unless
+        its nodes are parsed already."""
         from skdbg.parsers.skmeta_lines import MetaResultBase
 
         if role == "super_kernel_log":
             return self.sk_log_outline
+        if role == "node_detail" and "node_detail" not in self._parts:
+            return self.node_detail_outline  # the nodes are not parsed for it
         parsed = getattr(self, role, None) if role in MODEL_PARTS else None
         return parsed if isinstance(parsed, MetaResultBase) else None
 
@@ -236,6 +242,9 @@ class ModelEvidence:
     # (:meth:`load_all` reads super_kernel.log's last)
     fused_nodes: _Part[FusedNodesResult] = _Part()
     node_detail: _Part[NodeDetailResult] = _Part()
+    #: what an analysis needs of ``node_detail``: which processes wrote the file (gates F4/F7), from a
+    #: read of it alone (:mod:`skdbg.parsers.filelog_outline`); ``node_detail`` is parsed when asked
+    node_detail_outline: _Part[FileLogOutline] = _Part()
     scope_split: _Part[ScopeSplitResult] = _Part()
     fail_reasons: _Part[FailReasonsResult] = _Part()
     device_args: _Part[DeviceArgsResult] = _Part()
@@ -256,7 +265,14 @@ MODEL_PARTS = tuple(name for name, value in vars(ModelEvidence).items() if isins
 #: is filed under ``super_kernel_log``)
 SK_LOG_PARTS = ("super_kernel_log", "handler", "sk_log_outline")
 #: parts :meth:`ModelEvidence.loaded` leaves out: no file's parse of their own
-_NOT_LISTED = frozenset({"handler", "sk_log_outline"})
+_NOT_LISTED = frozenset({"handler", "sk_log_outline", "node_detail_outline"})
+#: parts that are a cheaper reading of another part's file: their unreadable-file gap is filed under
+#: that file's part (one place in the listing, whichever was read)
+_FILE_PART = {
+    "handler": "super_kernel_log",
+    "sk_log_outline": "super_kernel_log",
+    "node_detail_outline": "node_detail",
+}
 
 
 #: the super_kernel.log bytes a plog scan's child may be offered to read for this process (but the
@@ -549,6 +565,16 @@ class Evidence:
         sink = (gaps, self.errors)
         if name in SK_LOG_PARTS:
             return self._load_sk_log(m, name, have, sink), gaps
+        if name == "node_detail_outline":
+            if "node_detail" not in f:
+                return {name: None}, gaps
+            from skdbg.parsers.discovery import MODEL_FILES
+            from skdbg.parsers.filelog_outline import outline_file_log
+
+            path, what = f["node_detail"], MODEL_FILES["node_detail"]  # named as its parser names it
+            outline = self._guard("node_detail", lambda: outline_file_log(path, what=what), sink)
+            # an unreadable file is known as such for the full parse too: not read (and reported) again
+            return ({name: outline} if outline is not None else {name: None, "node_detail": None}), gaps
         if name == "images":
             if not m.bin_files:
                 return {name: None}, gaps

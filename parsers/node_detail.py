@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import ParseError, Source, Unrecognized
+from skdbg.parsers.discovery import MODEL_FILES
 from skdbg.parsers.filelog import prefix_ts
 from skdbg.parsers.node_format import Node, match_node
 from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, frame, record_row
@@ -47,6 +48,9 @@ _TAIL = re.compile(
     r"(?:, isFusible=(?P<fus>[01]))?"
     r"(?:, stackSize=(?P<stack>\d+))?\s*$"
 )
+
+#: the file's name in messages (a read error, a cut line)
+WHAT = MODEL_FILES["node_detail"]
 
 
 def scope_indices(flags: str) -> tuple[int, ...]:
@@ -155,7 +159,7 @@ def parse_node_detail(
         res.nodes.append(_detail(src, ml.ts, ml.pid, got[0], tail))
 
     def general(ml: MetaLine) -> None:
-        res.note_truncated(ml, "sk_node_detail.log")
+        res.note_truncated(ml, WHAT)
         if res.note_common(ml):
             return
         msg = ml.message
@@ -169,7 +173,7 @@ def parse_node_detail(
         for ml in source:
             general(ml)
         return res
-    scan = FastScan(source, _FAST, what="sk_node_detail.log")
+    scan = FastScan(source, _FAST, what=WHAT)
     note, file, nodes = scan.note, scan.file, res.nodes
     for item in scan:
         if isinstance(item, MetaLine):

@@ -267,8 +267,10 @@ def _triple(
     return prefix, message, src
 
 
-def read_super_kernel_log(path: str | os.PathLike[str]) -> SkLog:
-    """super_kernel.log as runs (see the module docstring); raises ParseError for a missing/binary file."""
+def read_super_kernel_log(path: str | os.PathLike[str], *, what: str = "super_kernel.log") -> SkLog:
+    """super_kernel.log as runs (see the module docstring); raises ParseError for a missing/binary file
+    (``what`` names the file in its message: another sk_meta log read for its outline alone,
+    :mod:`skdbg.parsers.filelog_outline`, is named as its own parser names it)."""
     file = str(path)
     log = SkLog(file)
     items = log.items
@@ -285,7 +287,7 @@ def read_super_kernel_log(path: str | os.PathLike[str]) -> SkLog:
         pids.append(pid)
         return True
 
-    for chunk in iter_line_chunks(path, what="super_kernel.log", scan_oversized=False):
+    for chunk in iter_line_chunks(path, what=what, scan_oversized=False):
         if isinstance(chunk, TextLine):
             ml = to_meta_line(chunk, file)
             items.append(ml)

@@ -19,13 +19,13 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from skdbg import regexcode
 from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.filelog import MILLIS, prefix_ts, second_of, ts_from_bytes
+from skdbg.parsers.filelog_outline import provenance_of
 from skdbg.parsers.node_format import Node, match_node
 from skdbg.parsers.sklog_runs import (
     FACT_LINE,
@@ -439,21 +439,13 @@ def outline_super_kernel_log(log: SkLog) -> SkLogOutline:
     deferred wait is a message :data:`_DEFERRED` matches, so its line holds :data:`DEFERRED_TEXT`:
     a run's bytes are searched whole, and a line read one by one is searched in its message (where
     ``[CONT:n]`` pieces are joined)."""
-    first: tuple[datetime | None, int, int | None] | None = None
-    pids: dict[int, int | None] = {}
-    defer = False
+    first, pids = provenance_of(log.items)
     needle = DEFERRED_TEXT.encode("ascii")
-    for item in log.items:
-        if isinstance(item, MetaLine):
-            prefix = item.prefix
-            if prefix is not None:
-                if first is None:
-                    first = (prefix.ts, prefix.pid, item.src.line)
-                pids.setdefault(prefix.pid, item.src.line)
-            defer = defer or DEFERRED_TEXT in item.message
-        elif not defer:
-            defer = needle in item.data
-    return SkLogOutline(log.file, first, MappingProxyType(pids), defer)
+    defer = any(
+        DEFERRED_TEXT in item.message if isinstance(item, MetaLine) else needle in item.data
+        for item in log.items
+    )
+    return SkLogOutline(log.file, first, pids, defer)
 
 
 def is_handler_line(ml: MetaLine) -> bool:

@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 import skdbg.parsers.evidence as evidence_mod
+import skdbg.parsers.filelog_outline as filelog_outline
 from skdbg.cli import main
 from skdbg.scene import evidence_for, open_scene
 
@@ -80,9 +81,19 @@ def test_other_ranks_give_their_exception_blocks_only(
         return run
 
     monkeypatch.setattr(evidence_mod, "_part_parser", noting)
+    outlined: list[str] = []
+    real_outline = filelog_outline.outline_file_log
+
+    def outlining(path: Path, *, what: str) -> object:
+        outlined.append(f"{path.parent.parent.name}/{path.name}")
+        return real_outline(path, what=what)
+
+    monkeypatch.setattr(filelog_outline, "outline_file_log", outlining)
     with_other = _analyze(scene)
     assert parsed and all(p.startswith(f"{FAULT_PID}/") for p in parsed), parsed
-    assert f"{FAULT_PID}/sk_node_detail.log" in parsed  # the faulting rank's files, all of them
+    # the faulting rank's files, all of them; of sk_node_detail.log only which processes wrote it
+    assert f"{FAULT_PID}/sk_scope_split.log" in parsed and f"{FAULT_PID}/sk_node_detail.log" not in parsed
+    assert outlined == [f"{FAULT_PID}/sk_node_detail.log"]
     # the verdict is the one of the scene without the other rank
     alone = _analyze(EXAMPLE)
     assert with_other["verdict"] == alone["verdict"] and with_other["proposal"] == alone["proposal"]
@@ -162,12 +173,14 @@ def test_load_models_parses_one_ranks_directories_whole_and_no_other(tmp_path: P
     by_pid = {me.model.pid: me for me in ev.model_evidence}
     _ = by_pid[48214].handler
     ev.load_models(48213, facts=False)
-    assert set(by_pid[48213]._parts) == set(evidence_mod.MODEL_PARTS) - {"super_kernel_log"}
+    # what an analysis reads: neither super_kernel.log's facts nor sk_node_detail.log's nodes
+    assert set(by_pid[48213]._parts) == set(evidence_mod.MODEL_PARTS) - {"super_kernel_log", "node_detail"}
     ev.load_models(48213)
     assert set(by_pid[48213]._parts) == set(evidence_mod.MODEL_PARTS)
     assert set(by_pid[48214]._parts) == {"handler", "sk_log_outline"}
     ev.load_models(None)
-    assert set(by_pid[48214]._parts) == set(evidence_mod.MODEL_PARTS)
+    # parsed whole: the nodes give the provenance, no outline is read
+    assert set(by_pid[48214]._parts) == set(evidence_mod.MODEL_PARTS) - {"node_detail_outline"}
 
 
 def test_two_threads_asking_at_once_parse_a_part_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -201,8 +214,9 @@ def test_after_an_analysis_another_rank_holds_its_exception_blocks_only(tmp_path
     ctx = open_context(_two_ranks(tmp_path))
     analyze_context(ctx)
     by_pid = {me.model.pid: me for me in ctx.evidence.model_evidence}
-    # super_kernel.log's facts: no deferred wait in the file, so triage never asks for them
-    assert set(by_pid[48213]._parts) == set(evidence_mod.MODEL_PARTS) - {"super_kernel_log"}
+    # super_kernel.log's facts: no deferred wait in the file, so triage never asks for them; of
+    # sk_node_detail.log triage asks which processes wrote it (its outline), never its nodes
+    assert set(by_pid[48213]._parts) == set(evidence_mod.MODEL_PARTS) - {"super_kernel_log", "node_detail"}
     assert set(by_pid[48214]._parts) == {"handler", "sk_log_outline"}
 
 
@@ -298,7 +312,8 @@ def test_a_reordered_sk_gets_the_analysis_of_a_full_parse_from_one_read(
     lazily = analysis_json_text(analyze_context(ctx))
     assert sorted(reads) == sorted(me.model.path.name for me in ctx.evidence.model_evidence)
     for me in ctx.evidence.model_evidence:
-        assert set(me._parts) == set(evidence_mod.MODEL_PARTS)  # the waits were asked for: facts parsed
+        # the waits were asked for: facts parsed (sk_node_detail.log: its outline, no node)
+        assert set(me._parts) == set(evidence_mod.MODEL_PARTS) - {"node_detail"}
         assert [w.get("waitNodeId") for w in me.deferred_waits()]  # and found
 
     def whole(self: ModelEvidence) -> tuple[object, ...]:
