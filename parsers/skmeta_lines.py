@@ -242,9 +242,14 @@ def raw_meta_line(raw: bytes, no: int, file: str, *, check: bool) -> MetaLine:
 
     A line that is not ASCII is checked whatever its chunk holds: its number may be written in other
     digits (a pattern's digit class takes them), which the byte test does not see; unchecked, a prefix
-    with thousands of them went to ``int`` and stopped the read with a ``ValueError``."""
-    text = rejoin_cont(raw.decode("utf-8", "replace"))
-    if (check or not text.isascii()) and (oversized := oversized_number(text)) is not None:
+    with thousands of them went to ``int`` and stopped the read with a ``ValueError``. So is a line
+    whose ``[CONT:n]`` pieces were rejoined: a number the logger split at a piece border is whole only
+    once they are, and the bytes showed two shorter runs (to_meta_line checks every line)."""
+    decoded = raw.decode("utf-8", "replace")
+    text = rejoin_cont(decoded)
+    if (check or text is not decoded or not text.isascii()) and (
+        oversized := oversized_number(text)
+    ) is not None:
         return MetaLine(Source(file, no), None, text, True, None, oversized)
     prefix, message = split_prefix(text)
     return MetaLine(Source(file, no), prefix, message, True)

@@ -158,6 +158,9 @@ class FastScan:
                 yield chunk
                 continue
             text, check = chunk
+            # a number in other digits than ASCII's is not seen by the chunk's byte test: a chunk
+            # that is not ASCII has each match checked (as the line layer checks such a line)
+            check = check or not text.isascii()
             self._check = check
             # pieces of a long record: the line layer rejoins them
             if has_long_line(text) and "[CONT:" in text:

@@ -35,6 +35,16 @@ NODE = (
     "funcHdl:0xaaaaf3c01110}: type=KERNEL, scopeFlags=1, isFusible=1, stackSize=0"
 )
 
+
+def _cont_split(pid: str) -> str:
+    """A record the logger split at 4,096 bytes with a 21-digit number across the border (§3.2)."""
+    head = _pfx(pid=pid)
+    head += "x" * (4096 - len(head) - 12) + " 99999999999"
+    return head + "[CONT:1] 9999999999 tail"
+
+
+_CONT_SPLIT = _cont_split("7")
+
 #: node lines, lines of other writers and lines the reader takes one by one
 LINES = [
     _pfx() + NODE,
@@ -46,6 +56,9 @@ LINES = [
     _pfx() + "caf\u00e9 " + NODE,  # non-ASCII: read one by one
     _pfx() + NODE.replace("stackSize=0", "stackSize=123456789012345678901"),  # an oversized number
     _pfx(func="PrintScopeDetails") + "BreakInfo: breakReason=NONE",  # another function
+    # a number in Arabic-Indic digits, too long for 64 bits: the line is no writer's, read either way
+    _pfx(pid="9") + NODE.replace("stackSize=0", "stackSize=" + "\u0661" * 25),
+    _CONT_SPLIT,  # a number whole only once the pieces are rejoined: no writer's either
     "2026-06-10 14:01:02 [48213:1] [INFO] [a.cpp:1] [F] a stamp without milliseconds",
     "[FORMAT_ERROR] no prefix",
     "no prefix at all",
@@ -142,3 +155,16 @@ def test_an_unreadable_file_is_one_warning_whatever_reads_it_after(tmp_path: Pat
     assert len(unreadable) == 1 and "sk_node_detail.log" in unreadable[0][1]
     assert unreadable == [(g.kind, g.detail) for g in whole.gaps if g.kind == "unreadable"]
     assert [str(e) for e in lazily.errors["node_detail"]] == [str(e) for e in whole.errors["node_detail"]]
+
+
+def test_nodes_parsed_first_spare_the_outline(tmp_path: Path) -> None:
+    """The nodes parsed before the analysis (a table shown first): the analysis reads no outline and
+    takes the provenance from them; the file is not read a second time."""
+    from skdbg.scene import evidence_for, open_scene
+
+    ev = evidence_for(open_scene(_scene(tmp_path)))
+    (me,) = ev.model_evidence
+    nodes = me.node_detail
+    ev.load_models(None, facts=False)
+    assert "node_detail_outline" not in me._parts
+    assert me.node_detail is nodes and me.provenance("node_detail") is nodes

@@ -302,6 +302,40 @@ def test_node_detail_fast_and_general_agree(tmp_path: Path) -> None:
     assert [u.context.split(":")[-1] for u in res.unrecognized][:1] == ["tail"]
 
 
+#: a node line's ``stackSize`` written in Arabic-Indic digits (``\d`` takes them, ``int`` reads them)
+_INDIC = "\u0661\u0662\u0663\u0664\u0665"
+
+
+@pytest.mark.parametrize("digits", [25, 5000])
+def test_an_oversized_number_in_other_digits_is_a_gap_both_ways(tmp_path: Path, digits: int) -> None:
+    """A number of other digits than ASCII's, too long for 64 bits: the chunk's byte test (17 ASCII hex
+    digits in a row) does not see it, yet the fast branch checks the line, as the line layer does: a
+    number_out_of_range gap, no node (5,000 digits stopped the parse with ``int``'s ValueError)."""
+    node = "Processed node " + KERNEL.format(nid=1, f="A") + ": type=KERNEL, stackSize="
+    lines = [_p(1, "U") + node + "2", _p(2, "U") + node + (_INDIC * digits)[:digits]]
+    res = _same(parse_node_detail, _write(tmp_path / "sk_node_detail.log", lines))
+    assert [d.node.node_id for d in res.nodes] == [1]
+    assert [(g.kind, g.src.line if g.src else None) for g in res.gaps] == [("number_out_of_range", 2)]
+
+
+def test_a_number_rejoined_across_pieces_is_checked(tmp_path: Path) -> None:
+    """The file logger splits a record over 4,096 bytes into pieces marked ``[CONT:n]``; a number split
+    at the border shows the byte test two runs shorter than 17 digits, and is whole once the pieces are
+    rejoined: the line is checked then, a gap as any other line with a number over 64 bits (written by
+    hand after artifacts.md §3.2's continuation rule)."""
+    head = _p(1, "U")
+    head += "x" * (4096 - len(head) - 12) + " 99999999999"  # the first piece: 4,096 bytes, 11 digits last
+    assert len(head.encode()) == 4096
+    lines = [head + "[CONT:1] " + "9999999999 tail", _p(2, "U", pid=7) + "Processed node x"]
+    path = _write(tmp_path / "sk_node_detail.log", lines)
+    res = _same(parse_node_detail, path)
+    assert [(g.kind, g.src.line if g.src else None) for g in res.gaps] == [("number_out_of_range", 1)]
+    # the over-long line is no writer's: pid 7's is the first prefixed line (gates F4/F7)
+    assert res.first_prefix is not None and res.first_prefix[1:] == (7, 2)
+    layer = list(iter_meta_lines(path))
+    assert layer[0].prefix is None and layer[0].oversized is not None
+
+
 def test_scope_split_fast_and_general_agree(tmp_path: Path) -> None:
     s = "PrintScopeDetails"
     lines = [
