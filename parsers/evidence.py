@@ -187,10 +187,12 @@ class ModelEvidence:
         the same read. super_kernel.log is read after the other files, so that the plog scan's child,
         once its scan is done, can read it meanwhile (:mod:`skdbg.parsers.sk_log_ahead`); the parts'
         listings keep their order whatever the order of the reads."""
+        # an analysis reads sk_node_detail.log's outline, unless its nodes are parsed already (which
+        # give the same provenance); a full load parses the nodes, and needs no outline
+        skipped = "node_detail_outline" if facts or "node_detail" in self._parts else "node_detail"
         for name in MODEL_PARTS:
-            if name in SK_LOG_PARTS or name == ("node_detail" if not facts else "node_detail_outline"):
-                continue
-            self._part(name)
+            if name not in SK_LOG_PARTS and name != skipped:
+                self._part(name)
         # super_kernel.log last: the plog scan's child may read it meanwhile (parsers/sk_log_ahead.py)
         if not facts:
             self._part("sk_log_outline")
@@ -204,8 +206,8 @@ class ModelEvidence:
 
     def loaded(self) -> list[Any]:
         """The parts parsed so far (not None), in :data:`MODEL_PARTS` order, but the exception blocks
-        (listed with the scene's merged handler, :attr:`Evidence.handler`) and the outline (no
-        gaps of its own); parses nothing."""
+        (listed with the scene's merged handler, :attr:`Evidence.handler`) and the two outlines (no
+        gaps of their own); parses nothing."""
         parts = self._parts
         return [parts[n] for n in MODEL_PARTS if n not in _NOT_LISTED and parts.get(n) is not None]
 
@@ -268,11 +270,7 @@ SK_LOG_PARTS = ("super_kernel_log", "handler", "sk_log_outline")
 _NOT_LISTED = frozenset({"handler", "sk_log_outline", "node_detail_outline"})
 #: parts that are a cheaper reading of another part's file: their unreadable-file gap is filed under
 #: that file's part (one place in the listing, whichever was read)
-_FILE_PART = {
-    "handler": "super_kernel_log",
-    "sk_log_outline": "super_kernel_log",
-    "node_detail_outline": "node_detail",
-}
+_FILE_PART = {**dict.fromkeys(SK_LOG_PARTS, "super_kernel_log"), "node_detail_outline": "node_detail"}
 
 
 #: the super_kernel.log bytes a plog scan's child may be offered to read for this process (but the
@@ -573,8 +571,11 @@ class Evidence:
 
             path, what = f["node_detail"], MODEL_FILES["node_detail"]  # named as its parser names it
             outline = self._guard("node_detail", lambda: outline_file_log(path, what=what), sink)
-            # an unreadable file is known as such for the full parse too: not read (and reported) again
-            return ({name: outline} if outline is not None else {name: None, "node_detail": None}), gaps
+            if outline is None and "node_detail" not in have:
+                # an unreadable file is known as such for the full parse too: not read (and reported)
+                # again (nodes parsed before are kept: a file that changed since is read as it was)
+                return {name: None, "node_detail": None}, gaps
+            return {name: outline}, gaps
         if name == "images":
             if not m.bin_files:
                 return {name: None}, gaps
@@ -722,8 +723,8 @@ class Evidence:
         """Parse every file of ``pid``'s model directories and of those under no pid (``pid`` None: of
         all of them, no rank being known), as a full parse would have, gaps included. With ``facts``
         False, what an analysis reads (:meth:`ModelEvidence.load_all`): super_kernel.log's facts may
-        be left out, and the gaps of their parse with them (none of the read's gaps, which the
-        analysis reports)."""
+        be left out, and sk_node_detail.log's nodes are, and the gaps and unrecognised lines of their
+        parse with them (none of the read's gaps, which the analysis reports)."""
         for me in self.model_evidence:
             if pid is None or me.model.pid is None or me.model.pid == pid:
                 me.load_all(facts=facts)

@@ -12,7 +12,9 @@ line-by-line reader makes, and so does every line of a run that holds ``[CONT:n]
 edge case keeps exactly its line-by-line treatment.
 
 Provenance (first prefix, first line per pid; gate F4/F7) needs no work for a run: a run only holds
-pids an earlier :class:`MetaLine` of the same file wrote, so they are recorded already.
+pids an earlier :class:`MetaLine` of the same file wrote, so they are recorded already. That is also why
+another sk_meta log whose provenance alone an analysis needs is read this way
+(:mod:`skdbg.parsers.filelog_outline`).
 """
 
 from __future__ import annotations

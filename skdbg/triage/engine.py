@@ -244,7 +244,8 @@ def analyze_staged(
         verdict = replace(verdict, missing=())
     # the faulting rank's files are all read, whatever triage asked of them: their gaps are reported.
     # super_kernel.log's facts are not parsed for it: its read gave the file's gaps; the facts parse
-    # adds none the analysis reports, and no fact but the deferred waits is read.
+    # adds none the analysis reports, and no fact but the deferred waits is read. Nor are
+    # sk_node_detail.log's nodes: its outline's read gives its gaps, and no node is read.
     ctx.evidence.load_models(loc.pid, facts=False)
     warnings = tuple(f"{g.kind}: {g.detail}" for g in ctx.evidence.gaps if g.kind in WARNING_GAP_KINDS)
     analysis = Analysis(
