@@ -110,10 +110,13 @@ def _one_scene(command: F) -> F:
     before to find nothing: on a scene with 120 MB of sk_meta that was 0.24 s of the main thread in
     collections, peak memory the same either way. Commands that go through many scenes in one process
     (``scan``, the loop) keep the collector: each scene they drop is cyclic garbage. (``verify`` loads
-    two scenes: still a bounded few.)"""
+    two scenes: still a bounded few.) Such a command also has the allocator keep the memory it frees
+    (:func:`~skdbg.heap.keep_freed_memory`): the process ends with the scene, so its heap need not shrink
+    on the way."""
 
     @functools.wraps(command)
     def paused(*args: Any, **kwargs: Any) -> Any:
+        keep_freed_memory()
         enabled = gc.isenabled()
         gc.disable()
         try:
@@ -144,12 +147,10 @@ def _resume_collector(enabled: bool) -> None:
 
 
 def _tune_for_batch() -> None:
-    """The interpreter settings of a batch command (see the constants above) and its allocator's
-    (:func:`~skdbg.heap.keep_freed_memory`); the exit hook once per process however many commands
-    run in it (the tests invoke many)."""
+    """The interpreter settings of a batch command (see the constants above); the exit hook once per
+    process however many commands run in it (the tests invoke many)."""
     gc.set_threshold(*BATCH_GC_THRESHOLDS)
     sys.setswitchinterval(BATCH_SWITCH_INTERVAL)
-    keep_freed_memory()
     atexit.unregister(_skip_exit_collection)
     atexit.register(_skip_exit_collection)
 

@@ -51,9 +51,9 @@ def _no_user_analysis_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
 
 @pytest.fixture(autouse=True)
 def _allocator_left_alone(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A batch command also tunes the C allocator of its process (skdbg.heap), which no call puts
-    back: a CLI test run in this process leaves it alone (tests/test_heap.py runs the tuning in
-    processes of its own; tests/test_cli.py checks which commands ask for it)."""
+    """A command that reads one scene also tunes the C allocator of its process (skdbg.heap), which no
+    call puts back: a CLI test run in this process leaves it alone (tests/test_heap.py runs the tuning
+    in processes of its own; tests/test_cli.py checks which commands ask for it)."""
     import skdbg.cli
 
     monkeypatch.setattr(skdbg.cli, "keep_freed_memory", lambda: None)

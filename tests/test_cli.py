@@ -190,28 +190,38 @@ def test_symbolize_json_keeps_integers_next_to_unresolved_pcs(tmp_path: Path) ->
     assert second["symbol"] is None and second["tier"] == "unresolved"
 
 
-def test_batch_commands_tune_the_interpreter_and_the_tui_does_not(monkeypatch: pytest.MonkeyPatch) -> None:
-    """analyze & co. raise the collector's thresholds, shorten the switch interval and have the
-    allocator keep freed memory (skdbg.cli); the conftest fixtures put the defaults back after each
-    test (the allocator's tuning is only counted here: tests/test_heap.py runs it)."""
+def test_batch_commands_tune_the_interpreter_and_the_tui_does_not() -> None:
+    """analyze & co. raise the collector's thresholds and shorten the switch interval (skdbg.cli);
+    the conftest fixture puts the defaults back after each test."""
     import gc
     import sys
 
-    import skdbg.cli
     from skdbg.cli import BATCH_GC_THRESHOLDS, BATCH_SWITCH_INTERVAL
 
-    kept: list[bool] = []
-    monkeypatch.setattr(skdbg.cli, "keep_freed_memory", lambda: kept.append(True))
     before = (gc.get_threshold(), sys.getswitchinterval())
     CliRunner().invoke(main, ["explain", "C3"])
     assert gc.get_threshold() == BATCH_GC_THRESHOLDS
     assert sys.getswitchinterval() == pytest.approx(BATCH_SWITCH_INTERVAL)  # stored in microseconds
-    assert kept == [True]
     gc.set_threshold(*before[0])
     sys.setswitchinterval(before[1])
     CliRunner().invoke(main, ["tui", "--help"])
     assert (gc.get_threshold(), sys.getswitchinterval()) == before
-    assert kept == [True]
+
+
+def test_one_scene_commands_keep_freed_memory_and_others_do_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command that reads one scene and ends has the allocator keep what it frees (skdbg.heap); a
+    command that may run long (the TUI, or one that goes through many scenes) does not. Only counted
+    here: tests/test_heap.py runs the tuning, in processes of its own."""
+    import skdbg.cli
+
+    kept: list[bool] = []
+    monkeypatch.setattr(skdbg.cli, "keep_freed_memory", lambda: kept.append(True))
+    CliRunner().invoke(main, ["explain", "C3"])
+    CliRunner().invoke(main, ["tui", "--help"])
+    assert kept == []
+    scene = Path(__file__).resolve().parents[1] / "examples" / "scenes" / "high-single-stream"
+    result = CliRunner().invoke(main, ["analyze", str(scene), "--format", "json", "--no-cache"])
+    assert result.exit_code == 0 and kept == [True]
 
 
 @pytest.mark.parametrize("command", ["analyze", "inspect"])

@@ -1,8 +1,9 @@
-"""The allocator setting of batch commands and of the plog scan's child (:mod:`skdbg.heap`)."""
+"""The allocator setting of the commands that read one scene and of the plog scan's child
+(:mod:`skdbg.heap`)."""
 
 from __future__ import annotations
 
-import os
+import platform
 import subprocess
 import sys
 import textwrap
@@ -11,7 +12,7 @@ import pytest
 
 
 @pytest.mark.skipif(
-    not sys.platform.startswith("linux") or os.confstr("CS_GNU_LIBC_VERSION") is None,
+    not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc",
     reason="glibc's mallopt parameters",
 )
 def test_freed_memory_is_kept() -> None:
@@ -44,3 +45,18 @@ def test_freed_memory_is_kept() -> None:
     default, kept = faults("default"), faults("keep")
     # (how many come back fresh by default depends on glibc's adaptive thresholds: many thousand here)
     assert default > 4096 and kept < 1000 and kept * 10 < default
+
+
+def test_nothing_is_asked_off_linux(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Elsewhere there is no glibc to tune, and Windows' ctypes cannot even open the process's own
+    symbols (``CDLL(None)`` raises TypeError there): nothing is loaded or called."""
+    import ctypes
+
+    from skdbg.heap import keep_freed_memory
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("no library is opened off Linux")
+
+    monkeypatch.setattr(sys, "platform", "win32")
+    monkeypatch.setattr(ctypes, "CDLL", refuse)
+    keep_freed_memory()
