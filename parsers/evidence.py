@@ -564,16 +564,17 @@ class Evidence:
         if name in SK_LOG_PARTS:
             return self._load_sk_log(m, name, have, sink), gaps
         if name == "node_detail_outline":
-            if "node_detail" not in f:
+            if "node_detail" not in f or "node_detail" in have:
+                # (nodes parsed already give the provenance: the file is not read again for it, and
+                # :meth:`ModelEvidence.provenance` asks them)
                 return {name: None}, gaps
             from skdbg.parsers.discovery import MODEL_FILES
             from skdbg.parsers.filelog_outline import outline_file_log
 
             path, what = f["node_detail"], MODEL_FILES["node_detail"]  # named as its parser names it
             outline = self._guard("node_detail", lambda: outline_file_log(path, what=what), sink)
-            if outline is None and "node_detail" not in have:
-                # an unreadable file is known as such for the full parse too: not read (and reported)
-                # again (nodes parsed before are kept: a file that changed since is read as it was)
+            if outline is None:
+                # an unreadable file is known as such for the full parse too: not read (and reported) again
                 return {name: None, "node_detail": None}, gaps
             return {name: outline}, gaps
         if name == "images":

@@ -27,8 +27,8 @@ def keep_freed_memory() -> None:
     bench scene: the main thread's 30,000 faults down to 25,000, the scan child's scan thread's 8,500
     to 6,000 (issue 18, thirty-second round). The process then keeps its largest heap until it ends.
     Only glibc has these parameters: on Linux ``mallopt`` is looked up, and nothing is done where it
-    is missing (musl has a stub that ignores them) or elsewhere; its answer to each setting is not
-    checked, an unknown parameter or value leaving that one as it was."""
+    is missing (musl has a stub that ignores them) or elsewhere, and the trim threshold is set only
+    once the mmap threshold was taken."""
     if not sys.platform.startswith("linux"):
         return  # no glibc (and no ``CDLL(None)`` on Windows)
     try:
@@ -38,5 +38,8 @@ def keep_freed_memory() -> None:
     except (ImportError, OSError, AttributeError, TypeError):
         return
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
-    for param, value in ((_M_TRIM_THRESHOLD, _TRIM_THRESHOLD), (_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)):
-        mallopt(param, value)
+    mallopt.restype = ctypes.c_int
+    # the mmap threshold first: where it is refused (a 32-bit glibc's maximum is lower), the trim
+    # threshold alone would only turn the adaptive thresholds off
+    if mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD) == 1:
+        mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD)

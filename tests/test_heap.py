@@ -7,6 +7,7 @@ import platform
 import subprocess
 import sys
 import textwrap
+from types import SimpleNamespace
 
 import pytest
 
@@ -57,6 +58,9 @@ def test_nothing_is_asked_off_linux(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("no library is opened off Linux")
 
-    monkeypatch.setattr(sys, "platform", "win32")
+    import skdbg.heap
+
+    # the module's view of the platform only (a thread of another test may read sys.platform)
+    monkeypatch.setattr(skdbg.heap, "sys", SimpleNamespace(platform="win32"))
     monkeypatch.setattr(ctypes, "CDLL", refuse)
     keep_freed_memory()

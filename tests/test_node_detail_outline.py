@@ -168,3 +168,23 @@ def test_nodes_parsed_first_spare_the_outline(tmp_path: Path) -> None:
     ev.load_models(None, facts=False)
     assert "node_detail_outline" not in me._parts
     assert me.node_detail is nodes and me.provenance("node_detail") is nodes
+
+
+def test_the_outline_asked_after_the_nodes_reads_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thread asks for the outline once another has parsed the nodes (a table shown meanwhile): the
+    file is not read again, and an unreadable one is not reported twice."""
+    import skdbg.parsers.filelog_outline as filelog_outline
+    from skdbg.scene import evidence_for, open_scene
+
+    scene = _scene(tmp_path)
+    next(scene.glob("sk_meta/*/*/sk_node_detail.log")).write_bytes(b"\x00" * 64)
+    reads: list[str] = []
+    monkeypatch.setattr(filelog_outline, "outline_file_log", lambda *a, **k: reads.append("read"))
+    ev = evidence_for(open_scene(scene))
+    (me,) = ev.model_evidence
+    assert me.node_detail is None  # unreadable: one gap
+    assert me.node_detail_outline is None and reads == []
+    assert me.provenance("node_detail") is None
+    assert len([g for g in ev.gaps if g.kind == "unreadable"]) == 1 and len(ev.errors["node_detail"]) == 1
