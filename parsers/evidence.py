@@ -1135,10 +1135,9 @@ def _file_record_batches(batches: list[list[PlogLine]], pe: PlogEvidence) -> Non
             _file_records(batch, pe)
         return
     pe.lines.extend(records)
-    if any(filterfalse(_IS_SK, records)):  # (a record is never false: any() asks "one is left")
-        for batch in batches:
-            if not all(map(_IS_SK, batch)):  # (one of SK lines only has no fault to classify)
-                _classify_plain(batch, pe)
+    for batch in batches:
+        if not all(map(_IS_SK, batch)):  # (one of SK lines only has no fault to classify)
+            _classify_plain(batch, pe)
 
 
 _TS = attrgetter("ts")
