@@ -170,6 +170,10 @@ _TINY_BLOCK = 32 << 10
 #: holds milliseconds of SHA-256 to overlap); at or below it, the lane's thread would cost more. Packed
 #: small files go through the scan's lane once this many bytes were packed (before: hashed inline)
 _LANE_FILE = 1 << 20
+#: bytes a read of a thread that hashes in step (:func:`hash_in_step`) asks for, each hashed as soon as
+#: it is read: well inside a core's own cache (2 MiB on the bench machine), where the whole 4 MiB block is
+#: not. 64 KiB and 256 KiB pieces measured the same (bench/README, thirty-third round)
+_STEP = 256 << 10
 
 if TYPE_CHECKING:
     IntArray = npt.NDArray[np.int64]
@@ -512,6 +516,21 @@ def uncontended_lookups() -> None:
     _STATE.uncontended = True
 
 
+def hash_in_step() -> None:
+    """Say that the calling thread hashes the bytes it scans itself, each read of :data:`_STEP` bytes as
+    soon as it is made, instead of behind its search in a lane's thread
+    (:class:`~skdbg.parsers.hashbehind.HashLane`). For the thread's life: a thread-local setting.
+
+    Why: a lane pays where a CPU would otherwise be idle. Where every CPU the analysis may use is busy
+    already (the forked child's scan beside the parent's parsing, on 2 CPUs:
+    :mod:`skdbg.parsers.plog_fork` decides), its thread only takes turns with the others, and it
+    hashes a 4 MiB block that another core read, from memory further away than that core's cache:
+    SHA-256 ran at ~1.2 GB/s so on the bench machine, at ~1.9 GB/s on a piece just read by the same
+    thread. Measured on the 232 MB bench scene (first runs, warm, alternated with the lane 12 times):
+    0.480 s median instead of 0.499 s, and ~17 ms less CPU (bench/README, thirty-third round)."""
+    _STATE.in_step = True
+
+
 def _quad(m: bytes, j: int) -> int:
     """The 32-bit little-endian word of ``m[j:j + 4]`` (an anchor)."""
     return int.from_bytes(m[j : j + _ANCHOR], "little")
@@ -589,6 +608,7 @@ class _ScanState(threading.local):
         self.hits: npt.NDArray[np.bool_] | None = None  # _table_hits' output, made on first use
         self.small_bytes = 0  # bytes searched by _scan_small_block (see _SMALL_BUDGET)
         self.uncontended = False  # lookups seldom wait for the GIL (see uncontended_lookups)
+        self.in_step = False  # each read hashed at once, in this thread (see hash_in_step)
 
 
 _STATE = _ScanState()
@@ -900,8 +920,10 @@ def _marker_line_columns(
         _STATE.buf = bytearray(CHUNK)
     buf = _STATE.buf
     fd, st = open_regular_fd(path, what=WHAT) if opened is None else opened
-    if hasher is None or (lane is None and st.st_size <= _LANE_FILE):  # hashed inline, then searched
-        yield from _columns(path, markers, cuts, hasher, check_text, fd, st, buf, _nothing)
+    if hasher is None or _STATE.in_step or (lane is None and st.st_size <= _LANE_FILE):
+        # hashed in this thread, then searched: in pieces as they are read (hash_in_step), or a block
+        # at a time (a file that one block or two hold)
+        yield from _columns(path, markers, cuts, hasher, check_text, fd, st, buf, _nothing, _STATE.in_step)
         return
     # each block hashed while it is searched (see skdbg.parsers.hashbehind), through the caller's lane
     # (idle now: see scan_plog_files; its owner closes it) or one of the scan's own
@@ -923,9 +945,11 @@ def _columns(
     st: os.stat_result,
     buf: bytearray,
     settle: Callable[[], None],
+    in_step: bool = False,
 ) -> Iterator[MarkerColumns]:
     """:func:`_marker_line_columns` on an open file; ``settle`` returns once ``hasher`` has taken
-    every byte fed to it (called before ``buf`` is written)."""
+    every byte fed to it (called before ``buf`` is written). ``in_step``: each block is read in pieces,
+    each hashed as soon as it is read (:func:`_read_in_step`)."""
     with _RawFile(fd, st.st_size, path) as reader:
         # the disk reads the next blocks while this one is scanned; a file that one read takes whole
         # is asked for by that read (a thousand rotated plogs: one system call a file less)
@@ -942,9 +966,12 @@ def _columns(
             else:
                 settle()
                 with memoryview(buf) as mv:
-                    got = reader.readinto(mv[filled:]) or 0
-                    if hasher is not None and got:
-                        hasher.update(mv[filled : filled + got])  # every byte once, in file order
+                    if in_step and hasher is not None:
+                        got = _read_in_step(reader, mv[filled:], hasher)
+                    else:
+                        got = reader.readinto(mv[filled:]) or 0
+                        if hasher is not None and got:
+                            hasher.update(mv[filled : filled + got])  # every byte once, in file order
             end = filled + got
             ahead.reached(offset + end)
             if long_head is not None:  # skipping the rest of an over-long line
@@ -997,6 +1024,29 @@ def _columns(
             settle()
             buf[:rest] = buf[block_end:end]
             offset, filled = offset + block_end, rest
+
+
+def _read_in_step(reader: _RawFile, mv: memoryview, hasher: Hasher) -> int:
+    """Fill ``mv`` from ``reader`` by reads of :data:`_STEP` bytes, each fed to ``hasher`` as soon as it
+    is read (:func:`hash_in_step`), until it is full or the file ends; the bytes read (0: the end).
+
+    A read that fails after some of the block was read leaves those bytes to be searched, and the
+    reader's next read raises the failure (as a short read, then an error, shows a bad sector:
+    :func:`_read_head` does the same); one that fails first is raised at once."""
+    got = 0
+    while got < len(mv) and not reader.ended:
+        try:
+            n = reader.readinto(mv[got : got + _STEP])
+        except ReadFailure as exc:
+            if not got:
+                raise
+            reader.pending = exc
+            break
+        if not n:
+            break
+        hasher.update(mv[got : got + n])
+        got += n
+    return got
 
 
 def _read_head(reader: _RawFile, buf: bytearray | memoryview, hasher: Hasher | None, path: Path) -> int:
@@ -1337,7 +1387,7 @@ def _scan_files(
         if used + room > CHUNK:  # the block is full: search it first
             yield from _closing_on_exit(fd, _search_pack(pack, used, markers, lane, rows=rows))
             pack, used = [], 0
-        fed = hasher if hasher is None or inline > 0 else lane.to(hasher)
+        fed = hasher if hasher is None or inline > 0 or _STATE.in_step else lane.to(hasher)
         inline -= st.st_size
         with _RawFile(fd, st.st_size, p) as reader:
             packed = _read_whole(reader, used, min(CHUNK - used - 1, max(limit, BINARY_PROBE) + 1), fed, p)

@@ -41,13 +41,27 @@ from dataclasses import fields
 from operator import attrgetter
 from typing import Any, Protocol
 
-from skdbg.forkstream import ChildLost, ForkedStream, SharedClaims, WorkNotSent, can_fork_child
+from skdbg.forkstream import (
+    ChildLost,
+    ForkedStream,
+    SharedClaims,
+    WorkNotSent,
+    available_cpus,
+    can_fork_child,
+)
 from skdbg.heap import keep_freed_memory
 from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import ParseError, ReadFailure
 from skdbg.parsers.fsguard import count_failed_read
 from skdbg.parsers.hashbehind import CountingSha256, Hasher, Sha256Done
-from skdbg.parsers.plog import PlogRows, ScanBatch, ScannedFile, scan_plog_files, uncontended_lookups
+from skdbg.parsers.plog import (
+    PlogRows,
+    ScanBatch,
+    ScannedFile,
+    hash_in_step,
+    scan_plog_files,
+    uncontended_lookups,
+)
 from skdbg.parsers.plog_line import PlogLine, plog_lines_of_rows
 from skdbg.parsers.readahead import FilesAhead
 from skdbg.parsers.scan_child import FORK_MIN_BYTES, Standby, one_blas_thread, take_scan_child
@@ -56,6 +70,11 @@ from skdbg.parsers.scan_child import FORK_MIN_BYTES, Standby, one_blas_thread, t
 _FIELDS = tuple(f.name for f in fields(PlogLine) if f.name != "src")
 _REST = attrgetter(*_FIELDS)
 _BUILD_LINE = frozen_builder(PlogLine)
+
+#: the child's scan hashes through a lane of its own (a second thread) only where this process may run
+#: on this many CPUs: the parent's main thread, the child's scan and the lane each have one. With fewer,
+#: every CPU is busy already, and the scan hashes each read itself (:func:`~skdbg.parsers.plog.hash_in_step`)
+LANE_CPUS = 3
 
 
 #: a file's ParseError on the way: its class, ``args`` and attributes, and its cause packed the same
@@ -316,9 +335,11 @@ def _in_child(
                 held = []
 
         try:
-            # beside this thread, the sending one pickles a value now and then and the hash lane takes
-            # the GIL briefly around each update: this thread's lookups seldom wait for it
+            # beside this thread, the sending one pickles a value now and then and a hash lane (where
+            # there is one) takes the GIL briefly around each update: this thread's lookups seldom wait
             uncontended_lookups()
+            if available_cpus() < LANE_CPUS:
+                hash_in_step()
             for done in scan_files(paths, new_hasher, on_part, rows=True):
                 if held:
                     items.put(("p", held))

@@ -182,6 +182,52 @@ def test_the_childs_scan_thread_looks_up_in_small_calls_and_a_scan_here_does_not
         _same(a, b)
 
 
+@pytest.mark.parametrize(("cpus", "in_step"), [(1, True), (2, True), (3, False), (8, False)])
+def test_the_childs_scan_hashes_in_step_only_where_a_lane_would_not_have_a_cpu_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpus: int, in_step: bool
+) -> None:
+    """The child's work, run here, on a machine of ``cpus`` CPUs: with fewer than three its scan
+    thread hashes each read itself (:func:`~skdbg.parsers.plog.hash_in_step`: no byte goes through a
+    lane), else behind its search in a lane; the digests are the files' either way."""
+    import hashlib
+    import threading
+
+    from skdbg.parsers import plog as plog_mod
+    from skdbg.parsers import plog_fork
+    from skdbg.parsers.hashbehind import HashLane
+
+    monkeypatch.setattr(plog_fork, "one_blas_thread", lambda: None)
+    monkeypatch.setattr(plog_fork, "keep_freed_memory", lambda: None)
+    monkeypatch.setattr(plog_fork, "available_cpus", lambda: cpus)
+    stepping: list[str] = []
+    real_step = plog_mod.hash_in_step
+
+    def hash_in_step() -> None:
+        stepping.append(threading.current_thread().name)
+        real_step()
+
+    monkeypatch.setattr(plog_fork, "hash_in_step", hash_in_step)
+    fed: list[int] = []
+    real_feed = HashLane.feed
+
+    def feed(self: HashLane, hasher: object, data: bytes | memoryview) -> None:
+        fed.append(len(data))
+        real_feed(self, hasher, data)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(HashLane, "feed", feed)
+    paths = _plog_files(tmp_path)  # the last one over 1 MiB: a lane of its own when not in step
+    values = [item for sent in plog_fork._in_child(paths, CountingSha256) for item in sent]
+    assert stepping == (["skdbg-child-scan"] if in_step else [])
+    assert (fed == []) is in_step
+    digests = {
+        p: unpack_scanned(item[1]).hasher.hexdigest()  # type: ignore[union-attr]
+        for p, item in zip(paths, (i for i in values if i[0] == "f"), strict=True)
+        if Path(p).exists() and unpack_scanned(item[1]).error is None
+    }
+    assert digests == {p: hashlib.sha256(Path(p).read_bytes()).hexdigest() for p in digests}
+    assert len(digests) == 3  # the two plogs of text lines and the large one (binary, missing: errors)
+
+
 def test_a_packed_read_failure_keeps_its_class_message_fields_and_cause(tmp_path: Path) -> None:
     failure = ReadFailure("plog-1_2.log", "the whole file", line=17, got="Input/output error")
     failure.__cause__ = OSError(5, "Input/output error")

@@ -90,6 +90,7 @@ def _whole_lines(data: bytes, at: int) -> bytes:
     ("size", "at"),
     [
         (3 << 20, (2 << 20) + 1234),  # scanned alone (over the pack limit), failing in its third MiB
+        (6 << 20, (5 << 20) + 1234),  # alone, failing in its second block (in step: after some pieces)
         (3 << 20, BINARY_PROBE + 10),  # alone, failing right after its head
         (40 << 10, 20_000),  # packed with others (a small plog), failing after its head
         (40 << 10, len(_TEXT) * 50),  # packed, failing just after a newline
@@ -100,9 +101,12 @@ def _whole_lines(data: bytes, at: int) -> bytes:
         (6_000, 3_000),  # a plog smaller than the probe, failing half-way
     ],
 )
+@pytest.mark.parametrize("in_step", [False, True], ids=["lane", "in-step"])
 def test_a_failed_read_keeps_the_lines_before_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int, at: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int, at: int, in_step: bool
 ) -> None:
+    """Also when each block is read in pieces, each hashed as it comes (plog.hash_in_step): a failure
+    after some of a block's pieces leaves them to be searched."""
     data = _TEXT * (size // len(_TEXT))
     path = tmp_path / _NAME
     expected = _records(path, _whole_lines(data, at))
@@ -112,6 +116,9 @@ def test_a_failed_read_keeps_the_lines_before_it(
     other.write_bytes(_TEXT)
     _fail_at(monkeypatch, path, at)
     monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
+    if in_step:
+        monkeypatch.setattr(plog_mod, "_STEP", 100_000)  # the failing read is not a block's first
+        plog_mod.hash_in_step()
 
     hashers: list[Any] = []
 
