@@ -39,6 +39,7 @@ from skdbg.cli_types import WINDOW_SECONDS
 from skdbg.heap import keep_freed_memory
 from skdbg.output import FORMATS, write_frame
 from skdbg.parsers.common import ParseError
+from skdbg.process_end import end_process, end_without_teardown
 from skdbg.show import one_line
 
 if TYPE_CHECKING:
@@ -112,11 +113,13 @@ def _one_scene(command: F) -> F:
     (``scan``, the loop) keep the collector: each scene they drop is cyclic garbage. (``verify`` loads
     two scenes: still a bounded few.) Such a command also has the allocator keep the memory it frees
     (:func:`~skdbg.heap.keep_freed_memory`): the process ends with the scene, so its heap need not shrink
-    on the way."""
+    on the way, nor be freed object by object at the end (:func:`~skdbg.process_end.end_without_teardown`,
+    for the console script)."""
 
     @functools.wraps(command)
     def paused(*args: Any, **kwargs: Any) -> Any:
         keep_freed_memory()
+        end_without_teardown()
         enabled = gc.isenabled()
         gc.disable()
         try:
@@ -1015,5 +1018,16 @@ _LAZY_COMMANDS: dict[str, Callable[[click.Group], None]] = {
 }
 
 
+def run() -> None:
+    """The ``skdbg`` console script: :func:`main`, then the end of the process, without the interpreter's
+    teardown when the command asked for it (:func:`~skdbg.process_end.end_process`). Tests that invoke
+    :func:`main` in their own process never end it."""
+    try:
+        main()
+    except SystemExit as exc:
+        end_process(exc.code)
+        raise
+
+
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    run()
