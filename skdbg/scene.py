@@ -145,6 +145,16 @@ class Artifact:
         st = os.stat(self.path)
         return st.st_size, st.st_mtime
 
+    def listed(self) -> tuple[str, int, float]:
+        """``(SHA-256, size, mtime)``: :attr:`sha256`, then :meth:`size_and_stamp`, in one step (the
+        scene block of an analysis lists thousands of artifacts). Raises as :meth:`digest` does."""
+        size, sha256 = self.digest()
+        mtime = self._hashed_mtime  # set with the digest, under the lock, and never changed after
+        if mtime is not None:
+            return sha256, size, mtime
+        st = os.stat(self.path)
+        return sha256, st.st_size, st.st_mtime
+
     def digest(self) -> tuple[int, str]:
         """``(size as read, SHA-256)``; the file is read for it at most once per scene opening.
 

@@ -77,3 +77,31 @@ def test_a_read_of_another_size_than_fstat_said_goes_to_the_general_path(
     assert Artifact._small_digest(f) is None
     monkeypatch.setattr(scene_mod.os, "read", real_read)
     assert Artifact("bin_file", f, tmp_path).digest() == (len(data), hashlib.sha256(data).hexdigest())
+
+
+@pytest.mark.parametrize("how", ["hashed here", "handed over with its mtime", "handed over without"])
+def test_listed_is_the_digest_then_the_size_and_stamp(tmp_path: Path, how: str) -> None:
+    """``Artifact.listed`` (the scene block's one step per artifact) gives what ``sha256`` and
+    ``size_and_stamp`` give: the hashed size and mtime where the reader knew them, else a stat's."""
+    f = tmp_path / "k.o"
+    f.write_bytes(b"\x7fELF" * 10)
+    os.utime(f, (1_700_000_000.25, 1_700_000_000.25))
+    art = Artifact("bin_file", f, tmp_path)
+    if how == "handed over with its mtime":
+        art.remember_digest(999, "ab" * 32, 1_600_000_000.5)  # what another reader saw (first answer)
+    elif how == "handed over without":
+        art.remember_digest(999, "ab" * 32)
+    want = (art.sha256, *art.size_and_stamp())
+    assert art.listed() == want
+    expected = {
+        "hashed here": (hashlib.sha256(b"\x7fELF" * 10).hexdigest(), 40, 1_700_000_000.25),
+        "handed over with its mtime": ("ab" * 32, 999, 1_600_000_000.5),
+        "handed over without": ("ab" * 32, 40, 1_700_000_000.25),  # the stat's size and mtime
+    }
+    assert want == expected[how]
+
+
+def test_listed_raises_what_the_digest_raises(tmp_path: Path) -> None:
+    art = Artifact("bin_file", tmp_path / "missing.o", tmp_path)
+    with pytest.raises(ParseError, match="file does not exist"):
+        art.listed()

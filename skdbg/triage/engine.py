@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
+from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.evidence import ModelEvidence
 from skdbg.parsers.run_identity import RunIdentity
 from skdbg.scene import iso_seconds
@@ -28,6 +29,9 @@ from skdbg.triage.routing import route
 from skdbg.triage.skview import instances_of
 from skdbg.triage.stages import STAGES, Cancelled, Localization, StageCallback
 
+#: ``ArtifactRef(kind, path, sha256, mtime, size)`` without the frozen ``__init__`` (one per artifact)
+_new_ref = frozen_builder(ArtifactRef)
+
 
 def scene_info(ctx: TriageContext, pid: int | None, device: int | None) -> SceneInfo:
     """The scene block of the analysis JSON: identity plus every artifact with its SHA-256 (G5)."""
@@ -35,17 +39,9 @@ def scene_info(ctx: TriageContext, pid: int | None, device: int | None) -> Scene
     refs = []
     seconds: dict[int, str] = {}
     for a in ctx.scene.artifacts:
-        sha256 = a.sha256  # first, as before: an unreadable artifact raises its ParseError, not stat's
-        size, stamp = a.size_and_stamp()
-        refs.append(
-            ArtifactRef(
-                kind=a.kind,
-                path=a.relpath,
-                sha256=sha256,
-                mtime=iso_seconds(stamp, seconds),
-                size=size,
-            )
-        )
+        # the digest first: an unreadable artifact raises its ParseError, not stat's
+        sha256, size, stamp = a.listed()
+        refs.append(_new_ref(a.kind, a.relpath, sha256, iso_seconds(stamp, seconds), size))
     arts = tuple(refs)
     return SceneInfo(
         root=".",
