@@ -5,7 +5,8 @@
 The prefix is optional: hand-written fixtures and older files carry bare messages, so
 :func:`split_prefix` returns the message either way plus the prefix when present.
 Records longer than 4096 bytes are written in pieces with ``[CONT:<n>] `` markers spliced in
-*without* a newline (at byte offsets 4096, 8192+len(marker), …); :func:`rejoin_cont` removes them.
+*without* a newline (at byte offsets 4096, 8192+len(marker), …); :func:`rejoin_cont_bytes` removes them
+from a line's bytes, before it is decoded (a piece border may fall inside a character's UTF-8 bytes).
 """
 
 from __future__ import annotations
@@ -136,10 +137,11 @@ def split_prefix(line: str) -> tuple[FileLogPrefix | None, str]:
 
 def has_long_line(data: str | bytes) -> bool:
     """True when a line of ``data`` (whole lines, text or ASCII-compatible bytes) has ``PIECE``
-    characters or bytes or more. Only such a line can hold a ``[CONT:n]`` marker that
-    :func:`rejoin_cont` removes (it leaves a shorter line as it is, and a line's characters are at
-    most its bytes), so a chunk without one needs no marker search, which would cost a scan of it:
-    one ``rfind`` per ``PIECE`` instead. The line at ``pos`` is shorter when a newline ends it within
+    characters or bytes or more. Given a line's bytes, only such a line can hold a ``[CONT:n]`` marker
+    that :func:`rejoin_cont_bytes` removes (it leaves a shorter line as it is); given text, the answer
+    holds for ASCII text only (a character may take several bytes), so a reader of text asks it of the
+    bytes, or of text it knows is ASCII. A chunk without such a line needs no marker search, which would
+    cost a scan of it: one ``rfind`` per ``PIECE`` instead. The line at ``pos`` is shorter when a newline ends it within
     ``PIECE`` of ``pos``, and so is every line up to the last newline there."""
     newline = "\n" if isinstance(data, str) else b"\n"
     pos, end = 0, len(data)
@@ -151,19 +153,39 @@ def has_long_line(data: str | bytes) -> bool:
     return False
 
 
-def rejoin_cont(line: str) -> str:
-    """Remove ``[CONT:n] `` markers that the file logger spliced in at 4096-byte piece borders."""
-    if len(line) < PIECE or "[CONT:" not in line:
-        return line
-    raw = line.encode("utf-8", errors="surrogateescape")
-    pos = PIECE
+def rejoin_cont_bytes(raw: bytes) -> bytes:
+    """``raw`` (one line's bytes, without its newline) without the ``[CONT:n] `` markers the file logger
+    spliced in at its piece borders: at byte ``PIECE``, then ``PIECE`` bytes after each marker's end,
+    as long as a marker is there. ``raw`` itself (the same object) when there is none to remove.
+
+    Why bytes: the logger cuts a record every ``PIECE`` bytes, inside a character's UTF-8 bytes too;
+    the line is whole, and decodes to its characters, only once the pieces are joined."""
+    if len(raw) <= PIECE or b"[CONT:" not in raw:
+        return raw
+    kept: list[bytes] = []
+    start, pos = 0, PIECE  # the next piece begins at ``start``; its marker is expected at ``pos``
     while pos < len(raw):
         m = CONT_RE.match(raw, pos)
         if m is None:
             break
-        raw = raw[:pos] + raw[m.end() :]
-        pos += PIECE
-    return raw.decode("utf-8", errors="replace")
+        kept.append(raw[start:pos])
+        start = m.end()
+        pos = start + PIECE
+    if not kept:
+        return raw
+    kept.append(raw[start:])
+    return b"".join(kept)
+
+
+def rejoin_cont(line: str) -> str:
+    """:func:`rejoin_cont_bytes` of a line known only as text (its UTF-8 bytes; the line itself when
+    there is no marker to remove). Exact for text that was decoded without a replacement; a reader that
+    has the line's bytes rejoins those instead (see :func:`rejoin_cont_bytes`)."""
+    if "[CONT:" not in line:
+        return line
+    raw = line.encode("utf-8", errors="surrogateescape")
+    joined = rejoin_cont_bytes(raw)
+    return line if joined is raw else joined.decode("utf-8", errors="replace")
 
 
 def format_filelog_prefix(

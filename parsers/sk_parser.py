@@ -23,7 +23,7 @@ from datetime import datetime
 
 from skdbg.parsers.bulk import build_source
 from skdbg.parsers.common import Source, Unrecognized, oversized_number
-from skdbg.parsers.filelog import FileLogPrefix, rejoin_cont, split_prefix
+from skdbg.parsers.filelog import FileLogPrefix, split_prefix
 from skdbg.parsers.plog_line import PlogLine, parse_plog_line
 from skdbg.parsers.sk_builders import _BB, _Fields, _IncidentB
 from skdbg.parsers.sk_fields import Groups, QueueValues, _hex, _int
@@ -44,6 +44,7 @@ from skdbg.parsers.sk_records import (
 )
 from skdbg.parsers.sk_rows import _BlockLines
 from skdbg.parsers.sklog_runs import RUN_PREFIX_TEXT, HandlerRun, SkLog, run_prefix_text
+from skdbg.parsers.skmeta_lines import line_text
 from skdbg.parsers.textio import iter_lines
 
 # Kinds that only callback A prints (HandleException → ExtractAndPrintSkInfo/ParseAndPrint…, §1.4.1).
@@ -159,7 +160,7 @@ def iter_plog_messages(path: str) -> Iterator[SkMessage]:
 def iter_filelog_messages(path: str) -> Iterator[SkMessage]:
     """Stream a ``super_kernel.log``: CONT pieces rejoined, blank lines (``\\n``-ending formats) skipped."""
     for tl in iter_lines(path):
-        text = rejoin_cont(tl.text)
+        text = line_text(tl)
         if not text.strip() or oversized_number(text) is not None:
             continue  # the sk_meta parse of the same file records the over-long number as a gap
         prefix, message = split_prefix(text)

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from skdbg.parsers.common import Gap, Source, Unrecognized, may_hold_oversized, oversized_number
-from skdbg.parsers.filelog import FORMAT_ERROR, FileLogPrefix, rejoin_cont, split_prefix
+from skdbg.parsers.common import Gap, Source, Unrecognized, oversized_number
+from skdbg.parsers.filelog import FORMAT_ERROR, FileLogPrefix, rejoin_cont, rejoin_cont_bytes, split_prefix
 from skdbg.parsers.frames import empty_frame, rows_frame
 from skdbg.parsers.fsguard import open_regular
 from skdbg.parsers.textio import MAX_LINE, TextLine, iter_line_blocks
@@ -140,10 +140,20 @@ class MetaResultBase:
             )
 
 
+def line_text(tl: TextLine) -> str:
+    """The text of ``tl`` with the file logger's ``[CONT:n]`` pieces rejoined (row 48): on its bytes
+    when it has them (:func:`~skdbg.parsers.filelog.rejoin_cont_bytes`), else on its text."""
+    raw = tl.raw
+    if raw is None:
+        return rejoin_cont(tl.text)
+    joined = rejoin_cont_bytes(raw)
+    return tl.text if joined is raw else joined.decode("utf-8", "replace")
+
+
 def to_meta_line(tl: TextLine, file: str) -> MetaLine:
     """CONT markers first (row 48), then the optional prefix (§3.2); over-long numbers stop the line."""
     cut = tl.cut_gap_detail(file) if tl.cut_at is not None else None
-    text = rejoin_cont(tl.text)
+    text = line_text(tl)
     if (oversized := oversized_number(text)) is not None:
         return MetaLine(Source(file, tl.no), None, text, tl.complete, cut, oversized)
     prefix, message = split_prefix(text)
@@ -168,10 +178,6 @@ def iter_meta_lines(
             yield raw_meta_line(raw, no, file, check=check)
 
 
-class TailUnsure(Exception):
-    """:func:`last_stamp` cannot tell a line's stamp from the line alone: the caller reads forward."""
-
-
 #: bytes of a file's end :func:`last_stamp` reads first (then four times as many, and so on)
 _TAIL_READ = 64 << 10
 
@@ -186,11 +192,9 @@ def last_stamp(path: str | os.PathLike[str], *, what: str = "an sk_meta log") ->
     worth on a job's scene). The file's last bytes are split at their newlines and each whole line,
     from the last, is made what the forward read makes of it: a line over ``MAX_LINE`` cut to its head,
     one trailing ``\\r`` dropped from one that is not, decoded, its ``[CONT:n]`` pieces joined, its
-    prefix split. One case is the forward read's alone: a whole ASCII line whose oversized number has
-    no run of 17 hex digits in its bytes (its digits joined from ``[CONT:n]`` pieces), which the forward
-    read checks or not depending on the other lines of its chunk (:func:`raw_meta_line`); then
-    :class:`TailUnsure` is raised and the caller reads forward. Each larger read takes only the bytes
-    before the lines already looked at. Raises the ``OSError``/``ParseError`` of a failed read."""
+    prefix split, and checked for an oversized number (the forward read checks a line wherever it can
+    hold one: :func:`raw_meta_line`). Each larger read takes only the bytes before the lines already
+    looked at. Raises the ``OSError``/``ParseError`` of a failed read."""
     file = str(path)
     with open_regular(path, what=what) as fh:
         size = os.fstat(fh.fileno()).st_size
@@ -202,7 +206,7 @@ def last_stamp(path: str | os.PathLike[str], *, what: str = "an sk_meta log") ->
             parts = fh.read(stop - start).split(b"\n")
             tail = parts.pop()  # after the read's last newline: b"", or the file's unterminated last line
             if tail and (parts or start == 0):  # (all of it: a newline or the file's start before it)
-                ts = _line_stamp(tail, file, unterminated=True)
+                ts = _line_stamp(tail, file)
                 if ts is not None:
                     return ts
             if start > 0:
@@ -214,26 +218,23 @@ def last_stamp(path: str | os.PathLike[str], *, what: str = "an sk_meta log") ->
             else:
                 stop = 0
             for raw in reversed(parts):
-                ts = _line_stamp(raw, file, unterminated=False)
+                ts = _line_stamp(raw, file)
                 if ts is not None:
                     return ts
             want *= 4
         return None
 
 
-def _line_stamp(raw: bytes, file: str, unterminated: bool) -> datetime | None:
+def _line_stamp(raw: bytes, file: str) -> datetime | None:
     """The stamp :func:`iter_meta_lines` gives the line whose bytes (without the newline) are ``raw``
-    (``unterminated``: the file's last line, without a newline, which the forward read always checks
-    for oversized numbers, as it does a cut line): the line made by :func:`raw_meta_line` with the
-    check on, after the cut and the ``\\r`` the forward read applies."""
+    (the file's unterminated last line too): the line made by :func:`raw_meta_line` after the cut and
+    the ``\\r`` the forward read applies, checked for an oversized number. The forward
+    read checks a line only where its chunk may hold one (a run of 17 hex digits), or the line is not
+    ASCII or had ``[CONT:n]`` pieces rejoined; a number over 64 bits has such a run in its bytes
+    otherwise, so checking every line here finds what it finds."""
     cut = len(raw) > MAX_LINE
     data = raw[:MAX_LINE] if cut else raw.removesuffix(b"\r")
-    ml = raw_meta_line(data, 0, file, check=True)
-    if ml.oversized is None:
-        return ml.ts
-    if cut or unterminated or not ml.message.isascii() or may_hold_oversized(data):
-        return None  # checked by the forward read too: a line with no prefix
-    raise TailUnsure(f"{file}: whether a line's number is read depends on its chunk")
+    return raw_meta_line(data, 0, file, check=True).ts
 
 
 def raw_meta_line(raw: bytes, no: int, file: str, *, check: bool) -> MetaLine:
@@ -244,10 +245,11 @@ def raw_meta_line(raw: bytes, no: int, file: str, *, check: bool) -> MetaLine:
     digits (a pattern's digit class takes them), which the byte test does not see; unchecked, a prefix
     with thousands of them went to ``int`` and stopped the read with a ``ValueError``. So is a line
     whose ``[CONT:n]`` pieces were rejoined: a number the logger split at a piece border is whole only
-    once they are, and the bytes showed two shorter runs (to_meta_line checks every line)."""
-    decoded = raw.decode("utf-8", "replace")
-    text = rejoin_cont(decoded)
-    if (check or text is not decoded or not text.isascii()) and (
+    once they are, and the bytes showed two shorter runs (to_meta_line checks every line). The pieces
+    are rejoined on the bytes, before the line is decoded: a piece border may cut a character."""
+    joined = rejoin_cont_bytes(raw)
+    text = joined.decode("utf-8", "replace")
+    if (check or joined is not raw or not text.isascii()) and (
         oversized := oversized_number(text)
     ) is not None:
         return MetaLine(Source(file, no), None, text, True, None, oversized)

@@ -11,8 +11,8 @@ it, so the parser's general code decides it exactly as before.
 The fast pattern must be a strict narrowing of the general reading: it only takes lines the general
 code would read the same way (ASCII digits, spaces/tabs as blanks, no ``\\n`` in any class) and the
 parser falls back to :meth:`FastScan.meta_line` for anything it cannot finish. Chunks holding a
-``[CONT:`` marker in a line of ``PIECE`` characters or more (the only lines the layer changes) go
-through the line layer whole; so does a chunk that may hold an oversized number
+``[CONT:`` marker in a line of ``PIECE`` bytes or more (the only lines the layer changes) go
+through the line layer whole, line by line from their bytes; so does a chunk that may hold an oversized number
 unless the matched line itself is clean.
 """
 
@@ -53,10 +53,11 @@ def fast_pattern(body: str) -> re.Pattern[str]:
 
 def _chunks(
     path: str | os.PathLike[str], lines_done: Callable[[], int], *, what: str, max_line: int = MAX_LINE
-) -> Iterator[tuple[str, bool] | MetaLine]:
-    """The file as ``(text, check)`` per chunk of whole lines — the very blocks of
-    ``textio.iter_line_blocks`` (same reads, same ``check``), decoded, ``\\r`` before ``\\n`` dropped —
-    without making a bytes object per line. A line that may be over ``max_line`` bytes, and everything
+) -> Iterator[tuple[str, bool, bytes] | MetaLine]:
+    """The file as ``(text, check, body)`` per chunk of whole lines — the very blocks of
+    ``textio.iter_line_blocks`` (same reads, same ``check``), decoded, ``\\r`` before ``\\n`` dropped,
+    and the bytes they were decoded from (without the last newline) — without making a bytes object
+    per line. A line that may be over ``max_line`` bytes, and everything
     after it, comes from the line layer itself (resumed at that line), as does the last line when the
     file does not end with a newline.
 
@@ -86,13 +87,13 @@ def _chunks(
             text = body.decode("utf-8", "replace")
             if "\r" in text:  # CRLF: the line layer drops a CR before LF
                 text = (text + "\n").replace("\r\n", "\n")[:-1]
-            yield text, check
+            yield text, check, body
         else:
             if len(carry) <= max_line:
                 if carry:
                     if carry.endswith(b"\r"):
                         carry = carry[:-1]
-                    line = TextLine(lines_done() + 1, carry.decode("utf-8", "replace"), False)
+                    line = TextLine(lines_done() + 1, carry.decode("utf-8", "replace"), False, None, carry)
                     yield to_meta_line(line, file)
                 return
             # an unterminated last line over the limit: the line layer cuts it (below)
@@ -157,17 +158,21 @@ class FastScan:
             if isinstance(chunk, MetaLine):
                 yield chunk
                 continue
-            text, check = chunk
+            text, check, body = chunk
             # a number in other digits than ASCII's is not seen by the chunk's byte test: a chunk
             # that is not ASCII has each match checked (as the line layer checks such a line)
             check = check or not text.isascii()
             self._check = check
-            # pieces of a long record: the line layer rejoins them
-            if has_long_line(text) and "[CONT:" in text:
-                for line in text.split("\n"):
-                    yield _meta_line(line, no, file, check)
+            # pieces of a long record: the line layer rejoins them, on the line's bytes (a piece border
+            # may cut a character)
+            if has_long_line(body) and b"[CONT:" in body:
+                if b"\r" in body:
+                    body = (body + b"\n").replace(b"\r\n", b"\n")[:-1]
+                for raw in body.split(b"\n"):
+                    yield raw_meta_line(raw, no, file, check=check)
                     no += 1
                 continue
+            body = b""  # not held while the chunk's text is matched
             pos = 0  # ``no`` is the number of the line that starts at ``pos``
             for m in self.pattern.finditer(text):
                 start, end = m.span()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from skdbg.parsers.common import ParseError, may_hold_oversized
@@ -32,6 +32,9 @@ class TextLine:
     #: byte offset in the file where an over-long line was cut (the rest up to its newline was
     #: skipped); None for a whole line
     cut_at: int | None = None
+    #: the bytes ``text`` was decoded from (None: not known); a reader that rejoins the file logger's
+    #: ``[CONT:n]`` pieces does so on them (:func:`~skdbg.parsers.filelog.rejoin_cont_bytes`)
+    raw: bytes | None = field(default=None, repr=False, compare=False)
 
     def cut_gap_detail(self, file: str, max_line: int = MAX_LINE) -> str:
         """The evidence-gap text for a cut line (call only when ``cut_at`` is set)."""
@@ -131,7 +134,7 @@ def iter_line_chunks(
                     offset += len(chunk)
                     continue
                 no += 1
-                yield TextLine(no, decode(carry), True, cut_at)
+                yield TextLine(no, decode(carry), True, cut_at, carry)
                 carry, cut_at, start = b"", None, nl + 1
             last_nl = chunk.rfind(b"\n", start)
             if last_nl < 0:  # no line ends here: grow the current line only
@@ -160,7 +163,7 @@ def iter_line_chunks(
     if carry or cut_at is not None:
         if carry.endswith(b"\r") and cut_at is None:
             carry = carry[:-1]
-        yield TextLine(no + 1, decode(carry), False, cut_at)
+        yield TextLine(no + 1, decode(carry), False, cut_at, carry)
 
 
 def _has_longer(body: bytes, max_line: int) -> bool:
@@ -181,7 +184,8 @@ def _cut_lines(parts: list[bytes], no: int, start: int, max_line: int) -> Iterat
     for raw in parts:
         no += 1
         if len(raw) > max_line:
-            yield TextLine(no, decode(raw[:max_line]), True, start + max_line)
+            head = raw[:max_line]
+            yield TextLine(no, decode(head), True, start + max_line, head)
         else:
             line = raw[:-1] if raw.endswith(b"\r") else raw
             yield LineChunk(no, line + b"\n", 1, may_hold_oversized(line))
@@ -228,7 +232,7 @@ def iter_lines(
         raw = b"".join(pieces) + tail
         if raw.endswith(b"\r") and cut_at is None:
             raw = raw[:-1]
-        return TextLine(no, decode(raw), complete, cut_at)
+        return TextLine(no, decode(raw), complete, cut_at, raw)
 
     with open_regular(p, what=what) as fh:
         while chunk := fh.read(CHUNK):

@@ -368,7 +368,7 @@ def test_device_args_task_with_its_entries(tmp_path: Path) -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.integers(0, 9000), min_size=1, max_size=12), st.booleans())
 def test_chunk_long_line_check_is_the_longest_line(lengths: list[int], last_newline: bool) -> None:
-    # characters, not bytes: the chunk is decoded text, and rejoin_cont measures characters
+    # given text, it measures characters (the readers ask it of a chunk's bytes: rejoin_cont_bytes)
     text = "\n".join("\u00e9" * n for n in lengths) + ("\n" if last_newline else "")
     assert has_long_line(text) == (max(lengths) >= PIECE)
 

@@ -27,7 +27,7 @@ from skdbg.glossary import titled
 from skdbg.jsonindent import dumps_indented
 from skdbg.parsers.common import ParseError
 from skdbg.parsers.fsguard import real_path
-from skdbg.parsers.skmeta_lines import TailUnsure, iter_meta_lines, last_stamp
+from skdbg.parsers.skmeta_lines import iter_meta_lines, last_stamp
 from skdbg.scene import Artifact
 from skdbg.show import show
 from skdbg.triage.context import TriageContext
@@ -309,8 +309,8 @@ def _stamp_span(path: Path) -> tuple[datetime | None, datetime | None, int | Non
     Why not every line read forward: that made a line object of each of the ~30,000 lines of the bench
     model's sk_meta, per rank. The lines are read forward only until the first stamp and a non-zero pid
     are known (the first line, as a rule), and the last stamp is read from the file's end
-    (:func:`~skdbg.parsers.skmeta_lines.last_stamp`); where that cannot tell (see there), or finds none,
-    the forward read goes on to the end, as it always did."""
+    (:func:`~skdbg.parsers.skmeta_lines.last_stamp`); where that read fails, or finds none, the forward
+    read goes on to the end, as it always did."""
     first: datetime | None = None
     last: datetime | None = None
     producer: int | None = None
@@ -325,7 +325,7 @@ def _stamp_span(path: Path) -> tuple[datetime | None, datetime | None, int | Non
                     break
         else:
             return first, last, producer
-        with contextlib.suppress(TailUnsure, ParseError, OSError):
+        with contextlib.suppress(ParseError, OSError):
             tail = last_stamp(path)
             if tail is not None:
                 return first, tail, producer
