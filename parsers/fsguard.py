@@ -157,10 +157,14 @@ def count_failed_read() -> None:
     _failed_reads += 1
 
 
-def read_error(path: str | os.PathLike[str], what: str, exc: OSError, at: int = 0) -> ReadFailure:
+def read_error(
+    path: str | os.PathLike[str], what: str, exc: OSError, at: int = 0, *, count: bool = True
+) -> ReadFailure:
     """The :class:`ReadFailure` of a read of ``path`` that failed; ``at``: the byte offset of a read
-    past the file's start (0: its first read). Counted in :func:`failed_reads`."""
-    count_failed_read()
+    past the file's start (0: its first read). Counted in :func:`failed_reads` (``count=False``: the
+    same failure told again, counted once already)."""
+    if count:
+        count_failed_read()
     where = f" at byte {at}" if at else ""
     return ReadFailure(os.fsdecode(path), f"{what} (readable file: {exc.strerror or exc}{where})")
 

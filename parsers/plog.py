@@ -518,8 +518,10 @@ def uncontended_lookups() -> None:
 
 def hash_in_step() -> None:
     """Say that the calling thread hashes the bytes it scans itself, each read of :data:`_STEP` bytes as
-    soon as it is made, instead of behind its search in a lane's thread
-    (:class:`~skdbg.parsers.hashbehind.HashLane`). For the thread's life: a thread-local setting.
+    soon as it is made (:func:`_read_in_step`), instead of behind its search in a lane's thread
+    (:class:`~skdbg.parsers.hashbehind.HashLane`). For the thread's life: a thread-local setting. (A
+    plog's first block is still read at once, to check its head is text, and hashed after: the pieces
+    start with its second block.)
 
     Why: a lane pays where a CPU would otherwise be idle. Where every CPU the analysis may use is busy
     already (the forked child's scan beside the parent's parsing, on 2 CPUs:
@@ -1027,25 +1029,35 @@ def _columns(
 
 
 def _read_in_step(reader: _RawFile, mv: memoryview, hasher: Hasher) -> int:
-    """Fill ``mv`` from ``reader`` by reads of :data:`_STEP` bytes, each fed to ``hasher`` as soon as it
-    is read (:func:`hash_in_step`), until it is full or the file ends; the bytes read (0: the end).
+    """What one read of ``mv`` from ``reader`` gives (:meth:`_RawFile.readinto`), read :data:`_STEP`
+    bytes at a time, each fed to ``hasher`` as soon as it is read (:func:`hash_in_step`); the bytes
+    read (0: the end).
 
-    A read that fails after some of the block was read leaves those bytes to be searched, and the
-    reader's next read raises the failure (as a short read, then an error, shows a bad sector:
-    :func:`_read_head` does the same); one that fails first is raised at once."""
-    got = 0
-    while got < len(mv) and not reader.ended:
+    As one read, so that the scan finds the same lines and meets the same failures whoever hashes: a
+    piece that comes back short ends it (the file's end, or a short read before an error, which the
+    next read raises); so does a piece that ends at the size the file had when it was opened, with room
+    left in ``mv`` (the one read would have come back short there); and a piece that fails after others
+    fails the whole, naming the offset of its first byte (the pieces read are not searched: the one
+    read's bytes would not have been)."""
+    start, got = reader.pos, 0
+    while got < len(mv):
+        want = min(_STEP, len(mv) - got)
         try:
-            n = reader.readinto(mv[got : got + _STEP])
+            n = reader.readinto(mv[got : got + want])
         except ReadFailure as exc:
-            if not got:
+            cause = exc.__cause__
+            if not got or not isinstance(cause, OSError):
                 raise
-            reader.pending = exc
-            break
-        if not n:
-            break
-        hasher.update(mv[got : got + n])
+            reader.pos = start
+            raise read_error(reader.path, WHAT, cause, start, count=False) from cause
+        if n:
+            hasher.update(mv[got : got + n])
         got += n
+        if n < want:
+            break
+        if reader.pos == reader.size and got < len(mv):
+            reader.ended = True
+            break
     return got
 
 

@@ -9,7 +9,8 @@ are the hand-written plog lines of artifacts.md §1.1 among plain ones.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -168,3 +169,141 @@ def test_the_setting_is_the_calling_threads_own(tmp_path: Path) -> None:
         list(scan_marker_lines(path, FAULT_MARKERS, None, sha))
     assert fed == []  # this thread's did not
     assert digests == [sha.hexdigest()] == [hashlib.sha256(data).hexdigest()]
+
+
+needs_readv = pytest.mark.skipif(
+    plog_mod._READV is None, reason="no readv here: the scan reads through FileIO"
+)
+
+
+def _both_ways(
+    path: Path, prepare: Callable[[], object]
+) -> dict[bool, tuple[list[object], str | None, str | None, int]]:
+    """``scan_plog_files`` of ``path`` through the lane and in step (each in a thread of its own, as the
+    child's scan thread is), each after ``prepare()`` wrote the file and gave the scan's read: lines,
+    error, digest, reads counted failed."""
+    import hashlib as _hashlib
+    import threading
+
+    from skdbg.parsers.fsguard import failed_reads
+
+    out: dict[bool, tuple[list[object], str | None, str | None, int]] = {}
+
+    def scan(in_step: bool) -> None:
+        readv = prepare()
+        before = failed_reads()
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(plog_mod, "_READV", readv)
+            m.setattr(plog_mod, "_STATE", plog_mod._ScanState())
+            if in_step:
+                plog_mod.hash_in_step()
+            (done,) = scan_plog_files([str(path)], new_hasher=_hashlib.sha256)
+        error = None if done.error is None else str(done.error)
+        digest = None if done.error is not None else done.hasher.hexdigest()  # type: ignore[union-attr]
+        out[in_step] = ([x for batch, _ in done.parts for x in batch], error, digest, failed_reads() - before)
+
+    for in_step in (False, True):
+        thread = threading.Thread(target=scan, args=(in_step,))
+        thread.start()
+        thread.join()
+    return out
+
+
+def _plog(path: Path, size: int) -> bytes:
+    lines = (PLAIN + b"\n") * 40 + b"".join(line + b"\n" for line in HAND_LINES)
+    data = (lines * (size // len(lines) + 1))[:size]
+    data = data[: data.rfind(b"\n") + 1]
+    path.write_bytes(data)
+    return data
+
+
+@needs_readv
+def test_a_read_failing_whole_in_a_later_block_is_met_alike(tmp_path: Path) -> None:
+    """A read spanning a bad sector fails without a short read first (a network file system may): in
+    step, the piece that meets it fails the block's read as the one read of the block did, at the
+    block's first byte, counted once; the lines before it are the same."""
+    import errno
+
+    path = tmp_path / "plog-48213_20260610140000001.log"
+    _plog(path, 10 << 20)
+    bad = (6 << 20) + 1234
+    inode = path.stat().st_ino
+    real = plog_mod._READV
+    assert real is not None
+
+    def readv(fd: int, buffers: list[memoryview]) -> int:
+        if os.fstat(fd).st_ino == inode:
+            pos = os.lseek(fd, 0, os.SEEK_CUR)
+            if pos <= bad < pos + len(buffers[0]):
+                raise OSError(errno.EIO, os.strerror(errno.EIO))
+        return int(real(fd, buffers))
+
+    got = _both_ways(path, lambda: readv)
+    assert got[True] == got[False]
+    lines, error, _, failed = got[True]
+    assert error is not None and error.endswith(f"at byte {4 << 20})")  # the second block's first byte
+    assert failed == 1
+    assert lines  # (the first block's)
+
+
+@needs_readv
+def test_a_file_that_grows_at_its_opening_size_is_read_alike(tmp_path: Path) -> None:
+    """A line appended the moment a read reaches the size the file had when opened: in step, the piece
+    that ends there ends the block's read, as the one read came back short there; neither reads it."""
+    path = tmp_path / "plog-48213_20260610140000001.log"
+    size = (4 << 20) + (512 << 10)
+    real = plog_mod._READV
+    assert real is not None
+    datas: list[bytes] = []
+
+    def make() -> object:
+        data = _plog(path, size)
+        data += b"x" * (size - len(data) - 1) + b"\n"  # exactly ``size``: a piece ends there, full
+        path.write_bytes(data)
+        datas.append(data)
+        inode, grown = path.stat().st_ino, []
+        end = len(datas[-1])
+
+        def readv(fd: int, buffers: list[memoryview]) -> int:
+            n = int(real(fd, buffers))
+            if os.fstat(fd).st_ino == inode and not grown and os.lseek(fd, 0, os.SEEK_CUR) == end:
+                with open(path, "ab") as w:
+                    w.write(HAND_LINES[0] + b"\n")
+                grown.append(True)
+            return n
+
+        return readv
+
+    import hashlib as _hashlib
+
+    got = _both_ways(path, make)
+    assert got[True] == got[False]
+    assert got[False][2] == _hashlib.sha256(datas[0]).hexdigest()  # the bytes there when it was opened
+    assert path.read_bytes() == datas[1] + HAND_LINES[0] + b"\n"  # (and the file did grow)
+
+
+@needs_readv
+def test_a_plogs_first_block_is_read_whole_and_the_next_in_pieces(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scan of a plog checks its head is text with one read of the first block (as before); from
+    the second block on, in step, each read asks for a piece and is hashed before the next."""
+    import hashlib as _hashlib
+
+    path = tmp_path / "plog-48213_20260610140000001.log"
+    data = _plog(path, (10 << 20) + 12345)
+    asks: list[int] = []
+    real = plog_mod._READV
+    assert real is not None
+
+    def readv(fd: int, buffers: list[memoryview]) -> int:
+        asks.append(len(buffers[0]))
+        return int(real(fd, buffers))
+
+    monkeypatch.setattr(plog_mod, "_READV", readv)
+    monkeypatch.setattr(plog_mod, "_STATE", plog_mod._ScanState())
+    plog_mod.hash_in_step()
+    (done,) = scan_plog_files([str(path)], new_hasher=_hashlib.sha256)
+    assert done.error is None and done.hasher.hexdigest() == _hashlib.sha256(data).hexdigest()  # type: ignore[union-attr]
+    assert asks[0] == plog_mod.CHUNK  # the head's read: the first block at once
+    assert max(asks[1:]) <= plog_mod._STEP < plog_mod.CHUNK
