@@ -20,9 +20,12 @@ Only the console script ends this way (:func:`skdbg.cli.run`), and only after a 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
+import signal
 import sys
 import threading
+from collections.abc import Iterator
 
 _ASKED = False
 
@@ -64,12 +67,30 @@ def end_process(code: object) -> None:
     if status is None or run_exit_handlers is None or _others_running():
         return
     run_exit_handlers()  # (each runs once: the list is empty after, should the normal exit follow)
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except Exception:  # noqa: BLE001 - the normal exit meets it again and reports it as Python does
+    with _interrupts_held():
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except Exception:  # noqa: BLE001 - the normal exit meets it again and reports it as Python does
+            return
+        os._exit(status)
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """SIGINT held back while the output is flushed and the process ends: a Ctrl-C in that last instant
+    ends nothing more than the command already did, where it raised a KeyboardInterrupt in the middle of
+    the exit (a traceback, status 130). Released, and delivered, should the normal exit follow. A no-op
+    where the system has no signal masks (Windows)."""
+    block = getattr(signal, "pthread_sigmask", None)
+    if block is None:
+        yield
         return
-    os._exit(status)
+    previous = block(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        block(signal.SIG_SETMASK, previous)
 
 
 __all__ = ["asked", "end_process", "end_without_teardown"]

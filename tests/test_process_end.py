@@ -149,12 +149,19 @@ class Canary:
         write(2, b"torn down\\n")
 import json
 json._skdbg_canary = Canary()  # (in a module that lives until the teardown clears it)
-if sys.argv[1] == "thread":
-    import threading, time
-    threading.Thread(target=time.sleep, args=(0.2,), daemon=False).start()
+mode = sys.argv[1]
 sys.argv = ["skdbg", *sys.argv[2:]]
-from skdbg.cli import run
-run()
+import skdbg.cli
+if mode == "thread":  # a thread that is no daemon runs until the end has been decided
+    import threading
+    release = threading.Event()
+    threading.Thread(target=release.wait, daemon=False).start()
+    decide = skdbg.cli.end_process
+    def end_then_release(code):
+        decide(code)
+        release.set()
+    skdbg.cli.end_process = end_then_release
+skdbg.cli.run()
 """
 
 
@@ -194,3 +201,33 @@ def test_the_package_installs_the_script_that_ends_so() -> None:
     text = (ROOT / "pyproject.toml").read_text()
     scripts = text[text.index("[project.scripts]") :].split("\n\n", 1)[0].splitlines()[1:]
     assert scripts == ['skdbg = "skdbg.cli:run"']
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "pthread_sigmask"), reason="no signal masks here")
+def test_an_interrupt_in_the_last_instant_is_held_back(
+    end: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGINT is blocked while the output is flushed and the process ends (a Ctrl-C there ends nothing
+    more than the command did), and released when the normal exit follows instead."""
+    import signal
+
+    seen: list[bool] = []
+
+    class Watching(io.StringIO):
+        def flush(self) -> None:
+            seen.append(signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, set()))
+
+    monkeypatch.setattr(sys, "stdout", Watching())
+    process_end.end_without_teardown()
+    with pytest.raises(Ended):
+        process_end.end_process(0)
+    assert seen == [True]
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, set())
+
+    class Closed(io.StringIO):
+        def flush(self) -> None:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(sys, "stdout", Closed())
+    process_end.end_process(0)  # the normal exit follows: the mask is as it was
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, set())
