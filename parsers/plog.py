@@ -1035,10 +1035,11 @@ def _read_in_step(reader: _RawFile, mv: memoryview, hasher: Hasher) -> int:
 
     As one read, so that the scan finds the same lines and meets the same failures whoever hashes: a
     piece that comes back short ends it (the file's end, or a short read before an error, which the
-    next read raises); so does a piece that ends at the size the file had when it was opened, with room
-    left in ``mv`` (the one read would have come back short there); and a piece that fails after others
-    fails the whole, naming the offset of its first byte (the pieces read are not searched: the one
-    read's bytes would not have been)."""
+    next read raises), and a piece that fails after others fails the whole, naming the offset of its
+    first byte (the pieces read are not searched: the one read's bytes would not have been). A file
+    that grows while it is scanned is read past the size it had when opened, as the one read reads it
+    (a line appended after the block was read is met by the next block's read either way; one appended
+    in the microseconds between two pieces is read here and not by the one read, which had returned)."""
     start, got = reader.pos, 0
     while got < len(mv):
         want = min(_STEP, len(mv) - got)
@@ -1054,9 +1055,6 @@ def _read_in_step(reader: _RawFile, mv: memoryview, hasher: Hasher) -> int:
             hasher.update(mv[got : got + n])
         got += n
         if n < want:
-            break
-        if reader.pos == reader.size and got < len(mv):
-            reader.ended = True
             break
     return got
 

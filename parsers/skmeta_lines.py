@@ -248,10 +248,17 @@ def raw_meta_line(raw: bytes, no: int, file: str, *, check: bool) -> MetaLine:
     once they are, and the bytes showed two shorter runs (to_meta_line checks every line). The pieces
     are rejoined on the bytes, before the line is decoded: a piece border may cut a character."""
     joined = rejoin_cont_bytes(raw)
-    text = joined.decode("utf-8", "replace")
-    if (check or joined is not raw or not text.isascii()) and (
-        oversized := oversized_number(text)
-    ) is not None:
+    return text_meta_line(joined.decode("utf-8", "replace"), no, file, check=check or joined is not raw)
+
+
+def text_meta_line(text: str, no: int, file: str, *, check: bool) -> MetaLine:
+    """:func:`raw_meta_line` of a whole line known as text, which holds no ``[CONT:n]`` piece to rejoin
+    (the caller knows: its bytes held no long line with a marker, see
+    :func:`~skdbg.parsers.filelog.has_long_line`). Why not its UTF-8 bytes through
+    :func:`raw_meta_line`: a line decoded with replacements is longer once encoded again (three bytes
+    for each byte that was not UTF-8), and could then seem to hold a marker at a piece border its own
+    bytes do not reach."""
+    if (check or not text.isascii()) and (oversized := oversized_number(text)) is not None:
         return MetaLine(Source(file, no), None, text, True, None, oversized)
     prefix, message = split_prefix(text)
     return MetaLine(Source(file, no), prefix, message, True)

@@ -27,7 +27,7 @@ from skdbg.parsers import textio
 from skdbg.parsers.common import may_hold_oversized, oversized_number
 from skdbg.parsers.filelog import has_long_line, prefix_ts
 from skdbg.parsers.fsguard import open_regular
-from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, raw_meta_line, to_meta_line
+from skdbg.parsers.skmeta_lines import MetaLine, MetaResultBase, raw_meta_line, text_meta_line, to_meta_line
 from skdbg.parsers.textio import MAX_LINE, TextLine, check_text_file, iter_line_blocks
 
 _TS = r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}"
@@ -112,8 +112,9 @@ def _chunks(
 
 
 def _meta_line(line: str, no: int, file: str, check: bool) -> MetaLine:
-    """``raw_meta_line`` of a whole line already decoded (decoding its UTF-8 again gives the same text)."""
-    return raw_meta_line(line.encode("utf-8"), no, file, check=check)
+    """``raw_meta_line`` of a whole line already decoded, of a chunk whose bytes hold no long line with
+    a ``[CONT:`` marker (those chunks go through the line layer from their bytes): nothing to rejoin."""
+    return text_meta_line(line, no, file, check=check)
 
 
 class FastScan:

@@ -115,7 +115,7 @@ def test_every_reader_gives_the_record(tmp_path: Path) -> None:
     assert outline.pid_first_line == {48213: 1}
 
     texts = [m.text for m in iter_filelog_messages(str(f))]
-    assert message in texts
+    assert texts == ["before", message, "after"]
 
     assert last_stamp(f) == datetime(2026, 6, 10, 14, 1, 4, 445000)
 
@@ -164,3 +164,25 @@ def test_random_records_split_anywhere_read_back_whole(
         fast = [x for x in FastScan(f, NEVER, what="sk_scope_split.log") if isinstance(x, MetaLine)]
         assert fast == layer
         assert _log_messages(f) == want
+
+
+def test_a_short_line_of_bytes_that_are_not_utf8_keeps_its_marker_like_text(tmp_path: Path) -> None:
+    """Under 4096 bytes no piece border is reached, whatever the line's text becomes once decoded with
+    replacements (three bytes each, once encoded again): every reader keeps a ``[CONT:1] `` written
+    there, as the line's own bytes say (helper-112 found the fast path rejoining it)."""
+    from skdbg.parsers.scope_split import parse_scope_split
+
+    head = PREFIX.format(s=2).encode()
+    body = b"\xff" * ((PIECE - len(head)) // 3)
+    line = head + body + b"a" * (PIECE - len(head) - 3 * len(body)) + b"[CONT:1] tail"
+    assert len(line) < PIECE < len(line.decode("utf-8", "replace").encode())
+    f = tmp_path / "sk_scope_split.log"
+    f.write_bytes(line + b"\n")
+    layer = list(iter_meta_lines(f))
+    assert layer[0].message.endswith("[CONT:1] tail")
+    fast = [x for x in FastScan(f, NEVER, what="sk_scope_split.log") if isinstance(x, MetaLine)]
+    assert fast == layer
+    assert _log_messages(f) == [layer[0].message]
+    by_path = parse_scope_split(f).unrecognized
+    by_lines = parse_scope_split(iter_meta_lines(f), file=str(f)).unrecognized
+    assert [u.text for u in by_path] == [u.text for u in by_lines]

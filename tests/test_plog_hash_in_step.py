@@ -247,30 +247,30 @@ def test_a_read_failing_whole_in_a_later_block_is_met_alike(tmp_path: Path) -> N
 
 
 @needs_readv
-def test_a_file_that_grows_at_its_opening_size_is_read_alike(tmp_path: Path) -> None:
-    """A line appended the moment a read reaches the size the file had when opened: in step, the piece
-    that ends there ends the block's read, as the one read came back short there; neither reads it."""
+@pytest.mark.parametrize("extra", [0, 1000], ids=["a whole number of pieces past a block", "not"])
+def test_a_file_that_grows_while_it_is_scanned_is_read_alike(tmp_path: Path, extra: int) -> None:
+    """A line appended once the scan has begun (a live process still writing its log): in step, the
+    block's read goes on past the size the file had when opened, as the one read of the block does;
+    both find the line and hash it, also when that size ends a piece exactly."""
     path = tmp_path / "plog-48213_20260610140000001.log"
-    size = (4 << 20) + (512 << 10)
+    size = (4 << 20) + (512 << 10) + extra
     real = plog_mod._READV
     assert real is not None
     datas: list[bytes] = []
 
     def make() -> object:
         data = _plog(path, size)
-        data += b"x" * (size - len(data) - 1) + b"\n"  # exactly ``size``: a piece ends there, full
+        data += b"x" * (size - len(data) - 1) + b"\n"  # exactly ``size``
         path.write_bytes(data)
         datas.append(data)
         inode, grown = path.stat().st_ino, []
-        end = len(datas[-1])
 
         def readv(fd: int, buffers: list[memoryview]) -> int:
-            n = int(real(fd, buffers))
-            if os.fstat(fd).st_ino == inode and not grown and os.lseek(fd, 0, os.SEEK_CUR) == end:
+            if os.fstat(fd).st_ino == inode and not grown:  # at the scan's first read
                 with open(path, "ab") as w:
                     w.write(HAND_LINES[0] + b"\n")
                 grown.append(True)
-            return n
+            return int(real(fd, buffers))
 
         return readv
 
@@ -278,8 +278,10 @@ def test_a_file_that_grows_at_its_opening_size_is_read_alike(tmp_path: Path) -> 
 
     got = _both_ways(path, make)
     assert got[True] == got[False]
-    assert got[False][2] == _hashlib.sha256(datas[0]).hexdigest()  # the bytes there when it was opened
-    assert path.read_bytes() == datas[1] + HAND_LINES[0] + b"\n"  # (and the file did grow)
+    lines, error, digest, _ = got[False]
+    assert error is None
+    assert digest == _hashlib.sha256(datas[0] + HAND_LINES[0] + b"\n").hexdigest()  # the line read too
+    assert lines[-1].src.line == datas[0].count(b"\n") + 1  # type: ignore[attr-defined]
 
 
 @needs_readv
