@@ -228,10 +228,10 @@ def last_stamp(path: str | os.PathLike[str], *, what: str = "an sk_meta log") ->
 def _line_stamp(raw: bytes, file: str) -> datetime | None:
     """The stamp :func:`iter_meta_lines` gives the line whose bytes (without the newline) are ``raw``
     (the file's unterminated last line too): the line made by :func:`raw_meta_line` after the cut and
-    the ``\\r`` the forward read applies, checked for an oversized number. The forward
-    read checks a line only where its chunk may hold one (a run of 17 hex digits), or the line is not
-    ASCII or had ``[CONT:n]`` pieces rejoined; a number over 64 bits has such a run in its bytes
-    otherwise, so checking every line here finds what it finds."""
+    the ``\\r`` the forward read applies, checked for an oversized number. The forward read checks a
+    line only where its chunk may hold one (a run of 17 hex digits), or the line is not ASCII or had
+    ``[CONT:n]`` pieces rejoined; a number over 64 bits has such a run in its bytes otherwise, so
+    checking every line here finds what it finds."""
     cut = len(raw) > MAX_LINE
     data = raw[:MAX_LINE] if cut else raw.removesuffix(b"\r")
     return raw_meta_line(data, 0, file, check=True).ts

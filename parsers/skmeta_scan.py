@@ -12,8 +12,8 @@ The fast pattern must be a strict narrowing of the general reading: it only take
 code would read the same way (ASCII digits, spaces/tabs as blanks, no ``\\n`` in any class) and the
 parser falls back to :meth:`FastScan.meta_line` for anything it cannot finish. Chunks holding a
 ``[CONT:`` marker in a line of ``PIECE`` bytes or more (the only lines the layer changes) go
-through the line layer whole, line by line from their bytes; so does a chunk that may hold an oversized number
-unless the matched line itself is clean.
+through the line layer whole, line by line from their bytes; so does a chunk that may hold an
+oversized number unless the matched line itself is clean.
 """
 
 from __future__ import annotations
