@@ -140,9 +140,9 @@ def has_long_line(data: str | bytes) -> bool:
     characters or bytes or more. Given a line's bytes, only such a line can hold a ``[CONT:n]`` marker
     that :func:`rejoin_cont_bytes` removes (it leaves a shorter line as it is); given text, the answer
     holds for ASCII text only (a character may take several bytes), so a reader of text asks it of the
-    bytes, or of text it knows is ASCII. A chunk without such a line needs no marker search, which would
-    cost a scan of it: one ``rfind`` per ``PIECE`` instead. The line at ``pos`` is shorter when a newline ends it within
-    ``PIECE`` of ``pos``, and so is every line up to the last newline there."""
+    bytes, or of text it knows is ASCII. A chunk without such a line needs no marker search, which
+    would cost a scan of it: one ``rfind`` per ``PIECE`` instead. The line at ``pos`` is shorter when a
+    newline ends it within ``PIECE`` of ``pos``, and so is every line up to the last newline there."""
     newline = "\n" if isinstance(data, str) else b"\n"
     pos, end = 0, len(data)
     while end - pos >= PIECE:  # shorter rest: every line in it is shorter (a last line may lack its newline)
