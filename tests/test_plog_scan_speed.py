@@ -78,6 +78,7 @@ def _tiny_blocks(
         m.setattr(plog_mod, "_SMALL_BLOCK", small_block)
         m.setattr(plog_mod, "_GATHER", 8, raising=False)  # many lookup slices per block
         m.setattr(plog_mod, "_GATHER_UNCONTENDED", 5, raising=False)  # as many, cut elsewhere
+        m.setattr(plog_mod, "_COUNT_STEP", 7, raising=False)  # newlines counted in many pieces
         if confirm_each_max is not None:
             m.setattr(plog_mod, "_CONFIRM_EACH_MAX", confirm_each_max, raising=False)
         m.setattr(plog_mod, "_STATE", plog_mod._ScanState())
@@ -280,6 +281,18 @@ def test_sliced_anchor_lookup_finds_every_anchor_position(seed: int, uncontended
     assert pos.tolist() == want
     assert quads.tolist() == [int.from_bytes(data[p : p + 4], "little") for p in want]
     assert pos_again.tolist() == [p for p in want if p + 4 <= 1001]
+
+
+@pytest.mark.parametrize("step", [1, 3, 7, 64])
+def test_newlines_counted_in_pieces_are_every_newline(step: int) -> None:
+    """The count in pieces of ``step`` bytes (a piece and the reused buffer cut short at the end; a
+    longer call, then a shorter one through the same buffer) is the newline count of the bytes."""
+    rng = random.Random(step)
+    with _tiny_blocks(1 << 20), pytest.MonkeyPatch.context() as m:
+        m.setattr(plog_mod, "_COUNT_STEP", step)
+        for size in (0, 1, step - 1, step, step + 1, 5 * step + 3, 200, 9):
+            data = bytes(rng.choice(b"\n\nab\r\x00\xff") for _ in range(size))
+            assert plog_mod._newline_count(np.frombuffer(data, dtype=np.uint8)) == data.count(b"\n")
 
 
 def test_lines_carried_after_a_skipped_long_line_stay_lines(tmp_path: Path) -> None:
