@@ -222,9 +222,13 @@ def parse_plog_line(text: str, src: Source, *, complete: bool = True) -> PlogLin
 #   :func:`_second`, ``TAG_RE.findall``, ``rstrip("\r")``) from the same substrings; the stamp's
 #   milli- and microseconds (three ASCII digits each) by a table of ``int`` of every such text.
 
+#: a plog stamp, each digit written out: ``re`` runs a fixed-count repeat (``[0-9]{4}``) slower than its
+#: items one by one (:data:`skdbg.parsers.sklog_runs._TS`)
+_STAMP = r"[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]-[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9][0-9][0-9]\.[0-9][0-9][0-9]"
+
 FAST_LINE_RE = lazy_regex(
     r"(?P<head>\[[A-Z]+\] *[A-Za-z_][A-Za-z0-9_]*\([0-9]+,[^)]*\)):"
-    r"(?P<ts>[0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}\.[0-9]{3}) *"
+    rf"(?P<ts>{_STAMP}) *"
     r"\[(?P<at>[A-Za-z0-9_.+\-/]*:[0-9]+)\]"
     r"(?:\[SK\]\[(?P<sk_func>[^\]\n]*)\] ?"
     r"|(?P<tid>[0-9]+) +(?P<func>[A-Za-z_~][A-Za-z0-9_~<>]*):(?![\w:~<>]|\s*:)"
@@ -409,7 +413,7 @@ def fast_plog_lines(
 
 BLOCK_LINE_RE = re.compile(
     r"^(\[[A-Z]+\] *[A-Za-z_][A-Za-z0-9_]*\([0-9]+,[^)\n]*\)):"
-    r"([0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}\.[0-9]{3}) *"
+    rf"({_STAMP}) *"
     r"\[([A-Za-z0-9_.+\-/]*:[0-9]+)\]"
     r"(?:\[SK\]\[([^\]\n]*)\] ?"
     r"|([0-9]+) +([A-Za-z_~][A-Za-z0-9_~<>]*):(?![\w:~<>]|[^\S\n]*:)"

@@ -78,7 +78,9 @@ OTHER_FILE_PRINTERS = frozenset(
 #: at most this many writer pids get runs; lines of further pids are read one by one (still exact)
 MAX_RUN_PIDS = 32
 
-_TS = rb"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}"
+#: the stamp, each digit written out: ``re`` runs a fixed-count repeat (``[0-9]{4}``) slower than its items
+#: one by one (the run regex over the bench scene's 15 MB super_kernel.log: 32 -> 28 ms)
+_TS = rb"[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9][0-9][0-9]"
 #: end of the func field, then a body that is neither blank nor the format-error text (stripped, the
 #: only body the line layer turns into a format-error record); the blanks before it are all taken by
 #: ``[ \t]*`` (a non-blank must follow), so the lookahead sees the body's first character
