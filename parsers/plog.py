@@ -597,7 +597,8 @@ _REANCHOR_DENSITY = 1 / 4096
 
 
 class _ScanState(threading.local):
-    """Per thread: one read buffer and the prefilter per marker set, reused across files.
+    """Per thread: one read buffer, the prefilter per marker set and the lookups' and newline
+    comparisons' output buffers, reused across files.
 
     Why: a scene can hold a thousand small plogs; allocating a block's buffer and re-deriving the anchor
     tables for each cost milliseconds per file. The TUI scans in worker threads, hence thread-local.
@@ -682,7 +683,7 @@ def _newline_count(a: ByteArray) -> int:
     import numpy as np
 
     out = _STATE.newlines
-    if out is None:
+    if out is None or len(out) < _COUNT_STEP:
         out = _STATE.newlines = np.empty(_COUNT_STEP, dtype=np.bool_)
     count = 0
     for i in range(0, len(a), _COUNT_STEP):

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from skdbg.parsers.common import Source, Unrecognized
 from skdbg.parsers.plog import scan_plog
-from skdbg.parsers.plog_line import PlogLine, fast_plog_line, parse_plog_line
+from skdbg.parsers.plog_line import BLOCK_LINE_RE, PlogLine, fast_plog_line, parse_plog_line
 from tests.support.plog_reference import plog_reference
 
 SRC = Source("plog-48213_20260610140321518.log", 7)
@@ -556,3 +556,33 @@ def test_batches_close_at_their_byte_budget() -> None:
 def _columns(items: list[tuple[int, bytes, bool]]) -> tuple[list[int], list[bytes], list[bool]]:
     nos, raws, completes = zip(*items, strict=True)
     return list(nos), list(raws), list(completes)
+
+
+#: plog stamps not of the form ``2026-06-10-14:03:21.518.402`` (§1.2): a digit short or over in a field,
+#: other scripts' digits (Arabic-Indic, fullwidth: ``re`` takes them for ``\d`` in text, never here)
+_BAD_STAMPS = (
+    "202-06-10-14:03:21.518.402",
+    "20266-06-10-14:03:21.518.402",
+    "2026-6-10-14:03:21.518.402",
+    "2026-06-10-14:3:21.518.402",
+    "2026-06-10-14:03:21.51.402",
+    "2026-06-10-14:03:21.518.4021",
+    "٢٠٢٦-06-10-14:03:21.518.402",
+    "2026-06-10-14:03:21.518.４０２",
+)
+
+
+@pytest.mark.parametrize("stamp", _BAD_STAMPS)
+def test_the_fast_patterns_take_only_the_exact_stamp(stamp: str) -> None:
+    """The spec's SK line (§1.2) is taken by the fast line pattern and the block pattern with its own
+    stamp, and by neither with any other: such a line goes to the grammar."""
+    good = (
+        "[ERROR] ASCENDCKERNEL(48213,python3):2026-06-10-14:03:21.518.402 [sk_dfx_exception_handler.cpp:877]"
+        "[SK][IsSuperKernelException] Exception is from superkernel function 'sk_entry_mix11_op_trace'"
+    )
+    bad = good.replace("2026-06-10-14:03:21.518.402", stamp)
+    assert fast_plog_line(good, SRC, True) is not None
+    assert len(BLOCK_LINE_RE.findall(good)) == 1
+    assert fast_plog_line(bad, SRC, True) is None
+    assert BLOCK_LINE_RE.findall(bad) == []
+    assert BLOCK_LINE_RE.findall("\n".join([good, bad, good])) == BLOCK_LINE_RE.findall(good) * 2

@@ -295,6 +295,42 @@ def test_newlines_counted_in_pieces_are_every_newline(step: int) -> None:
             assert plog_mod._newline_count(np.frombuffer(data, dtype=np.uint8)) == data.count(b"\n")
 
 
+def test_a_block_of_near_misses_counts_the_newline_it_starts_with() -> None:
+    """A block whose candidates are all false (``[SK]`` and ``SK][`` without the whole marker) that
+    starts and ends with a newline: no line is returned and every newline is counted, the first one
+    included (the line numbers of the blocks after it depend on it)."""
+    data = b"\n" + b"a [SK] b SK][ c EZ99 d\n" * 40 + b"\n"
+    found: list[int] = []
+    with _tiny_blocks(1 << 20), pytest.MonkeyPatch.context() as m:
+        m.setattr(plog_mod, "_COUNT_STEP", 16)
+        # anchors chosen on other bytes, as a scan's first block would choose them
+        plog_mod._STATE.prefilters[tuple(FAULT_MARKERS)] = plog_mod._Prefilter(
+            FAULT_MARKERS, np.frombuffer(NOISE * 40, dtype=np.uint8)
+        )
+        real = plog_mod._Prefilter.anchors
+
+        def anchors(self: plog_mod._Prefilter, a: Any) -> Any:
+            pos, quads = real(self, a)
+            found.append(len(pos))
+            return pos, quads
+
+        m.setattr(plog_mod._Prefilter, "anchors", anchors)
+        got = plog_mod._scan_block(bytearray(data), len(data), FAULT_MARKERS, True, 1)
+    assert found and found[0] > 0  # the block had candidates
+    assert got == (data.count(b"\n"), [], [], [], [])
+
+
+@pytest.mark.parametrize("first", [7, 64])
+def test_the_newline_buffer_follows_a_larger_step(first: int) -> None:
+    """A thread's buffer made at one step serves a larger step later (a setting changed mid-run)."""
+    data = np.frombuffer(b"ab\ncd\n" * 100, dtype=np.uint8)
+    with _tiny_blocks(1 << 20), pytest.MonkeyPatch.context() as m:
+        m.setattr(plog_mod, "_COUNT_STEP", first)
+        assert plog_mod._newline_count(data) == 200
+        m.setattr(plog_mod, "_COUNT_STEP", first * 3)
+        assert plog_mod._newline_count(data) == 200
+
+
 def test_lines_carried_after_a_skipped_long_line_stay_lines(tmp_path: Path) -> None:
     """A line longer than the buffer is skipped to its newline; the lines read with that newline are
     carried over. When the next read brings no newline, they must not be taken for the head of one

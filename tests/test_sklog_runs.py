@@ -266,3 +266,31 @@ def test_writers_beyond_the_run_limit_are_read_line_by_line(tmp_path: Path) -> N
     assert list(res.pid_first_line.items())[:2] == [(1, 1), (2, 4)] and len(res.pid_first_line) == 40
     assert (res.handler_lines, res.plain_text_lines, len(res.split_symbols)) == (80, 80, 80)
     _same_as_line_reader(path)
+
+
+#: stamps not of the file logger's form (§3.2, ``2026-06-10 14:01:02.345``): a digit short or over in a
+#: field, other scripts' digits (Arabic-Indic, fullwidth: ``re`` takes them for ``\d`` in text, never here)
+_BAD_STAMPS = (
+    "202-06-10 14:01:02.345",
+    "20266-06-10 14:01:02.345",
+    "2026-6-10 14:01:02.345",
+    "2026-06-10 14:1:02.345",
+    "2026-06-10 14:01:02.34",
+    "2026-06-10 14:01:02.3456",
+    "٢٠٢٦-06-10 14:01:02.345",
+    "２０２６-06-10 14:01:02.345",
+)
+
+
+@pytest.mark.parametrize("stamp", _BAD_STAMPS)
+def test_a_line_without_the_exact_stamp_is_read_on_its_own(tmp_path: Path, stamp: str) -> None:
+    """The run regex takes a line only with the stamp's exact digits: any other stamp between two
+    good lines is a line read one by one (what the line reader makes of it), never part of a run."""
+    good = _pfx("PrintSKNodesDetail") + "  SK Function: sk_3_a, scope id: 3, Node Count: 3"
+    first = _pfx("UpdateNodeScopeBitFlags") + "Processed node " + NODE  # the pid seen, one by one
+    bad = _pfx("PrintSKNodesDetail", ts=stamp) + "  SK Function: sk_3_a, scope id: 3, Node Count: 3"
+    path = tmp_path / "super_kernel.log"
+    path.write_text("\n".join([first, good, bad, good]) + "\n", encoding="utf-8")
+    items = read_super_kernel_log(path).items
+    assert [it.src.line for it in items if isinstance(it, MetaLine)] == [1, 3]
+    assert [(it.first_no, it.count) for it in items if not isinstance(it, MetaLine)] == [(2, 1), (4, 1)]
