@@ -418,3 +418,31 @@ def test_l2_ranges_fall_back_without_the_plog_dfx_table(
     assert {r.origin for r in _ranges(loc.incident, loc.instance, "aiv")} == {origin}
     att = attribute(ctx, loc)
     assert core(att, 30).m == (2,) and att.K == (2,)
+
+
+def test_attribution_runs_no_demangler(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Attribution resolves task entries and the faulting PC through the images (here every task entry,
+    the sizes coming from the ELFs) and compares raw symbols only: it never starts ``c++filt`` (once
+    per new name, that was a process per task entry)."""
+    from skdbg.parsers import demangle
+
+    started: list[object] = []
+
+    def fake_run(args: object, **_: object) -> object:
+        started.append(args)
+        raise AssertionError("c++filt started")
+
+    monkeypatch.setattr(demangle, "demangler_path", lambda: "/usr/bin/c++filt")
+    monkeypatch.setattr(demangle.subprocess, "run", fake_run)
+    monkeypatch.setattr(demangle, "_cache", {})
+    spec = SceneSpec(
+        children=THREE,
+        cores=[FaultCore(core_id=30, core_type="AIV", pc=("child", 2))],
+        files=ALL_FILES - {"device_args"},
+    )
+    built = build_scene(spec, tmp_path / "scene")
+    _drop_dfx_table(built.plog, built.model_dir / "super_kernel.log")
+    ctx = open_context(built.root)
+    att = attribute(ctx, make_loc(ctx))
+    assert core(att, 30).m == (2,) and att.K == (2,)
+    assert started == []
