@@ -208,6 +208,12 @@ class ImageTable:
     _bases: list[int] = field(default_factory=list)
     _infos: dict[str, ImageInfo] = field(default_factory=dict)
     _by_base: list[BinFileName] | None = None
+    _by_base_bases: list[int] = field(default_factory=list)
+    #: each image's parsed ELF and Ascend metadata for this table's life, as its extent is (``_infos``):
+    #: the module caches check the file's real path, size and mtime at every call (a ``stat`` and a
+    #: path resolution), and a lookup per task entry made thousands of such calls
+    _elves: dict[str, ElfImage] = field(default_factory=dict)
+    _metas: dict[str, AscendMetaResult] = field(default_factory=dict)
 
     @property
     def images(self) -> list[ImageInfo]:
@@ -227,7 +233,7 @@ class ImageTable:
         if hit is not None:
             return hit
         try:
-            elf = cached_elf(path)
+            elf = self._elf(path)
         except ParseError as exc:
             self.gaps.append(Gap("bad_elf", str(exc), n.src))
             info = ImageInfo(path, n.kind, n.func_name, n.base, None, None, n.src)
@@ -246,6 +252,20 @@ class ImageTable:
             )
         self._infos[path] = info
         return info
+
+    def _elf(self, path: str) -> ElfImage:
+        """:func:`cached_elf` of an image's file, once per table (a failure is raised each time)."""
+        hit = self._elves.get(path)
+        if hit is None:
+            hit = self._elves[path] = cached_elf(path)
+        return hit
+
+    def _meta(self, path: str, elf: ElfImage) -> AscendMetaResult:
+        """:func:`cached_meta` of an image's ELF, once per table."""
+        hit = self._metas.get(path)
+        if hit is None:
+            hit = self._metas[path] = cached_meta(elf)
+        return hit
 
     def _check_overlaps(self, images: list[ImageInfo]) -> None:
         placed = [i for i in images if i.size is not None]
@@ -276,13 +296,14 @@ class ImageTable:
         if self._images is not None:
             k = bisect_right(self._bases, pc)
             return [i for i in reversed(self._images[:k]) if i.contains(pc)]
-        if self._by_base is None:
-            self._by_base = sorted(self.names, key=lambda n: (n.base, n.src.file))
-        bases = [n.base for n in self._by_base]
-        k = bisect_right(bases, pc)
+        by_base = self._by_base
+        if by_base is None:
+            by_base = self._by_base = sorted(self.names, key=lambda n: (n.base, n.src.file))
+            self._by_base_bases = [n.base for n in by_base]
+        k = bisect_right(self._by_base_bases, pc)
         hits: list[ImageInfo] = []
-        for n in reversed(self._by_base[:k]):
-            info = self._info(n)
+        for i in range(k - 1, -1, -1):
+            info = self._info(by_base[i])
             if not info.contains(pc):
                 break
             hits.append(info)
@@ -300,7 +321,7 @@ class ImageTable:
         img = hits[0]
         others = tuple(Path(i.path).name for i in hits[1:])
         off = pc - img.base
-        elf = cached_elf(img.path)
+        elf = self._elf(img.path)
         match = elf.lookup(off)
         where = f"{Path(img.path).name} (base 0x{img.base:x}) at image offset 0x{off:x}"
         reason = f"{where}: {match.reason}"
@@ -315,7 +336,7 @@ class ImageTable:
             if in_entry:
                 reason += "; in the SK entry binary (SK glue) — name the child from COND/counter state"
             else:
-                meta = cached_meta(elf)
+                meta = self._meta(img.path, elf)
                 ref = meta.variant_of(sym.value)
                 if ref is not None:
                     child, split = ref.global_name, ref.splits[0]

@@ -99,3 +99,66 @@ def test_dfx_ranges_hand_written() -> None:
         _Range(0, 0x2000, 0x2080, "dfx"),
         _Range(1, 0x6000, 0x6040, "dfx"),
     ]
+
+
+def _reference_occurrence(inst: SkInstance, node: SkNode) -> int | None:
+    """``SkInstance.occurrence_of`` as it was: a walk of the kernels per call."""
+    if not node.is_kernel:
+        return None
+    k = 0
+    for n in [n for n in inst.nodes if n.node.is_kernel]:
+        if n.position == node.position:
+            return k
+        if n.func_name == node.func_name:
+            k += 1
+    return None
+
+
+def _any_node(i: int, position: int | None, kind: str, name: str | None) -> FusedNode:
+    src = Source(LOG, 20 + i)
+    return FusedNode(src, position, Node(src, kind, 300 + i, 1, None, None, "current", "t", func_name=name))
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(st.none(), st.integers(0, 6)),  # positions repeat, or come from the order
+            st.sampled_from(("kernel", "kernel", "event")),
+            st.sampled_from(("MatA", "AddB", None)),
+        ),
+        max_size=14,
+    ),
+    st.lists(st.tuples(st.integers(0, 16), st.sampled_from(("MatA", "AddB", "Nope", None))), max_size=8),
+    st.booleans(),
+)
+def test_child_resolution_equals_the_walks_per_task(
+    rows: list[tuple[int | None, str, str | None]], asks: list[tuple[int, str | None]], reordered: bool
+) -> None:
+    """The lookups made once give what walking the nodes per task gave: the occurrence of every node
+    (odd lists included: repeated positions, nameless kernels, events), and the resolution of task
+    indices by position and by origin name, reordered or not (§3.5)."""
+    block = SimpleNamespace(
+        nodes=[_any_node(i, *row) for i, row in enumerate(rows)], name=SimpleNamespace(scope_name="s")
+    )
+    model = cast(Any, SimpleNamespace(model=SimpleNamespace(model_id="m")))
+    waits = (cast(Any, object()),) if reordered else ()
+    inst = SkInstance(model=model, scope_id=3, block=cast(Any, block), deferred_waits=waits)
+    for node in inst.nodes:
+        assert inst.occurrence_of(node) == _reference_occurrence(inst, node)
+    assert inst.kernels == [n for n in inst.nodes if n.node.is_kernel]
+    for k, origin in asks:
+        # the resolution as it was: the first node at position k, the kernels named ``origin`` in order
+        by_pos = next((n for n in inst.nodes if n.position == k), None)
+        named = [n for n in inst.kernels if n.func_name == origin] if origin else []
+        got = inst.child(k, origin)
+        if origin and len(named) == 1:
+            assert (got.identity, got.position) == ("by_name", named[0].position)
+            assert got.occurrence == _reference_occurrence(inst, named[0])
+        elif origin and len(named) > 1:
+            ok = not reordered and by_pos is not None and by_pos in named
+            assert got.identity == ("by_position" if ok else "ambiguous")
+        elif by_pos is not None and not reordered:
+            assert (got.identity, got.position) == ("by_position", by_pos.position)
+            assert (got.node_id, got.occurrence) == (by_pos.node_id, _reference_occurrence(inst, by_pos))
+        else:
+            assert got.identity == "unresolved"
