@@ -142,6 +142,40 @@ def test_row73_gap_inside_an_image(tmp_path: Path) -> None:
     assert loc.image is not None and loc.tier == "unresolved" and "gap between" in loc.reason
 
 
+def test_a_table_reads_each_image_once_and_lazy_lookups_equal_full_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lookups of many PCs (a task entry each, as attribution makes them) open each image's ELF and
+    metadata once for the table's life, and give what the same lookups give once every image was
+    placed (``images`` read: the exact pass)."""
+    from skdbg.parsers import binfiles
+
+    model, _w = _scene(tmp_path)
+    opened: list[str] = []
+    metas: list[str] = []
+    real_elf, real_meta = binfiles.cached_elf, binfiles.cached_meta
+
+    def counting_elf(path: str) -> object:
+        opened.append(str(path))
+        return real_elf(path)
+
+    def counting_meta(image: object) -> object:
+        metas.append(image.name)  # type: ignore[attr-defined]
+        return real_meta(image)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(binfiles, "cached_elf", counting_elf)
+    monkeypatch.setattr(binfiles, "cached_meta", counting_meta)
+    lazy = load_image_table(model)
+    pcs = [0x1000, 0x1240000000 + 0x404, 0x12C0000000, 0x12C0000010, 0x12C0000000 + 0x7FF, 0x1300000000]
+    pcs += [pc + step for pc in pcs for step in (0, 2, 0x40)]
+    got = [lazy.locate(pc) for pc in pcs * 3]
+    assert len(opened) == len(set(opened)) and len(metas) == len(set(metas))
+    exact = load_image_table(model)
+    assert len(exact.images) == 3  # every image placed before any lookup (the entry and two children)
+    assert got == [exact.locate(pc) for pc in pcs * 3]
+    assert [lazy.containing(pc) for pc in pcs] == [exact.containing(pc) for pc in pcs]
+
+
 def test_directory_problems(tmp_path: Path) -> None:
     empty = load_image_table(tmp_path)
     assert [g.kind for g in empty.gaps] == ["missing_bin_files"]
