@@ -20,7 +20,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from skdbg.parsers.ascend_meta import BINDMAP_ENTRY_CONFLICT, AscendMetaResult, parse_ascend_meta
 from skdbg.parsers.bulk import build_source, frozen_builder
@@ -97,6 +97,17 @@ def matches_func_name(file_func: str, func_name: str) -> bool:
 _ELF_CACHE: dict[tuple[str, int, int], ElfImage] = {}
 _META_CACHE: dict[tuple[str, int, int], AscendMetaResult] = {}
 _CACHE_LIMIT = 256
+
+
+_V = TypeVar("_V")
+
+
+def _bounded_put(memo: dict[str, _V], key: str, value: _V) -> _V:
+    """``memo[key] = value``, the oldest entry dropped first when :data:`_CACHE_LIMIT` are held."""
+    if len(memo) >= _CACHE_LIMIT:
+        memo.pop(next(iter(memo)))
+    memo[key] = value
+    return value
 
 
 def _key(path: Path) -> tuple[str, int, int]:
@@ -209,9 +220,11 @@ class ImageTable:
     _infos: dict[str, ImageInfo] = field(default_factory=dict)
     _by_base: list[BinFileName] | None = None
     _by_base_bases: list[int] = field(default_factory=list)
-    #: each image's parsed ELF and Ascend metadata for this table's life, as its extent is (``_infos``):
-    #: the module caches check the file's real path, size and mtime at every call (a ``stat`` and a
-    #: path resolution), and a lookup per task entry made thousands of such calls
+    #: the parsed ELF and Ascend metadata of the images looked up last (up to :data:`_CACHE_LIMIT` each,
+    #: the oldest dropped first, as the module caches bound them: an ELF holds its file's bytes), as an
+    #: image's extent is kept (``_infos``): the module caches check the file's real path, size and
+    #: mtime at every call (a ``stat`` and a path resolution), and a lookup per task entry made
+    #: thousands of such calls
     _elves: dict[str, ElfImage] = field(default_factory=dict)
     _metas: dict[str, AscendMetaResult] = field(default_factory=dict)
 
@@ -254,17 +267,17 @@ class ImageTable:
         return info
 
     def _elf(self, path: str) -> ElfImage:
-        """:func:`cached_elf` of an image's file, once per table (a failure is raised each time)."""
+        """:func:`cached_elf` of an image's file, kept by the table (a failure is raised each time)."""
         hit = self._elves.get(path)
         if hit is None:
-            hit = self._elves[path] = cached_elf(path)
+            hit = _bounded_put(self._elves, path, cached_elf(path))
         return hit
 
     def _meta(self, path: str, elf: ElfImage) -> AscendMetaResult:
-        """:func:`cached_meta` of an image's ELF, once per table."""
+        """:func:`cached_meta` of an image's ELF, kept by the table."""
         hit = self._metas.get(path)
         if hit is None:
-            hit = self._metas[path] = cached_meta(elf)
+            hit = _bounded_put(self._metas, path, cached_meta(elf))
         return hit
 
     def _check_overlaps(self, images: list[ImageInfo]) -> None:

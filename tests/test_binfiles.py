@@ -176,6 +176,26 @@ def test_a_table_reads_each_image_once_and_lazy_lookups_equal_full_ones(
     assert [lazy.containing(pc) for pc in pcs] == [exact.containing(pc) for pc in pcs]
 
 
+def test_a_table_keeps_a_bounded_number_of_elves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The table keeps the ELFs (each holds its file's bytes) of the images looked up last, as many as
+    the module cache does: with a limit of 2, lookups in the three images keep the last two, and a
+    lookup in the dropped one opens its ELF again, with the same answer."""
+    from skdbg.parsers import binfiles
+
+    monkeypatch.setattr(binfiles, "_CACHE_LIMIT", 2)
+    binfiles._ELF_CACHE.clear()
+    binfiles._META_CACHE.clear()
+    model, _w = _scene(tmp_path)
+    table = load_image_table(model)
+    first = table.locate(0x1240000000 + 0x404)  # the entry image
+    for pc in (0x12C0000010, 0x12C0000000 + 0xA10):  # the two child images
+        table.locate(pc)
+    assert len(table._elves) == 2 and len(table._metas) <= 2
+    assert all("sk_entry" not in p for p in table._elves)
+    again = table.locate(0x1240000000 + 0x404)
+    assert again == first and any("sk_entry" in p for p in table._elves) and len(table._elves) == 2
+
+
 def test_directory_problems(tmp_path: Path) -> None:
     empty = load_image_table(tmp_path)
     assert [g.kind for g in empty.gaps] == ["missing_bin_files"]
