@@ -34,6 +34,12 @@ A warm first run of the scene with its plog cut to the lines that hold a fault m
 the scan's markers; ``--no-fixed-cost`` skips it) shows what the analysis costs without the plog's
 noise: start-up, sk_meta, the marker lines and triage. It is printed without a target, and must name
 the same suspect.
+
+A warm first run of the scene without what the SK logger prints at DEBUG level only (no
+``sk_device_args.log``, no DfxInfo table lines in the plog or super_kernel.log;
+``--no-task-queue-alone`` skips it) times the analysis that names the children from the task queue and
+the kernel ELFs alone: attribution then places every task entry in the images. Printed without a
+target; it must name the same suspect.
 """
 
 from __future__ import annotations
@@ -331,6 +337,13 @@ def main() -> int:
         "the analysis without the plog's noise; no target)",
     )
     ap.add_argument(
+        "--no-task-queue-alone",
+        dest="task_queue_alone",
+        action="store_false",
+        help="skip the warm first run of the scene without its DEBUG-level SK output (no "
+        "sk_device_args.log, no DfxInfo lines): children named from the task queue and the ELFs; no target",
+    )
+    ap.add_argument(
         "--importtime-out",
         type=Path,
         default=Path(tempfile.gettempdir()) / "skdbg-bench-analyze-importtime.txt",
@@ -408,6 +421,8 @@ def main() -> int:
             failed |= wrong
         if args.fixed_cost:
             failed |= fixed_cost(skdbg, cat, root, built.plog, args.samples, results, doc)
+        if args.task_queue_alone:
+            failed |= task_queue_alone(skdbg, cat, root, built.plog, args.samples, results, doc)
         if args.parts:
             cpu_parts(root, args.samples)
         suspect = verdict["suspect"]
@@ -515,6 +530,47 @@ def fixed_cost(
     note = f"; plog {kept / 1e6:.1f} MB of marker lines instead of {plog.stat().st_size / 1e6:.0f} MB"
     _print_variant("first run, warm, markers only", ours, cats, one, note)
     return not _same_suspect("with the plog's marker lines only", lean_doc["verdict"], doc["verdict"])
+
+
+#: the handler's DfxInfo table lines (PrintDfxInfo, a DEBUG-level printer of the SK logger)
+DFX_TAG = "PrintDfxInfo]"
+
+
+def task_queue_alone_scene(root: Path, plog: Path) -> Path:
+    """A copy of the scene (hard links) as a run with the SK logger above DEBUG leaves it: no
+    ``sk_device_args.log``, and the plog and super_kernel.log without their DfxInfo table lines (each
+    rewritten as a file of its own: the original stays as it is)."""
+    dst = root.with_name(root.name + "-task-queue-alone")
+    shutil.copytree(
+        root,
+        dst,
+        copy_function=os.link,
+        ignore=lambda d, names: [n for n in names if n == "sk_device_args.log"],
+    )
+    for src in (plog, *root.rglob("super_kernel.log")):
+        target = dst / src.relative_to(root)
+        target.unlink()  # a hard link to the original: write a file of its own instead
+        with target.open("wb") as out:
+            subprocess.run(["grep", "-v", "-F", "-e", DFX_TAG, str(src)], stdout=out, check=True)
+    return dst
+
+
+def task_queue_alone(
+    skdbg: str,
+    cat: str,
+    root: Path,
+    plog: Path,
+    samples: int,
+    results: dict[str, tuple[list[float], list[float]]],
+    doc: dict[str, object],
+) -> bool:
+    """Warm first runs of :func:`task_queue_alone_scene`'s copy, printed beside the full run; True when
+    its verdict names another suspect."""
+    ours, cats, alone_doc = _warm_runs(skdbg, cat, task_queue_alone_scene(root, plog), samples)
+    one = statistics.median(results["first run, warm"][0])
+    note = "; no sk_device_args.log or DfxInfo lines"
+    _print_variant("first run, warm, task queue", ours, cats, one, note)
+    return not _same_suspect("with the task queue alone", alone_doc["verdict"], doc["verdict"])
 
 
 def _task_rows(path: Path) -> list[object]:
