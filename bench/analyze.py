@@ -39,7 +39,7 @@ A warm first run of the scene without what the SK logger prints at DEBUG level o
 ``sk_device_args.log``, no DfxInfo table lines in the plog or super_kernel.log;
 ``--no-task-queue-alone`` skips it) times the analysis that names the children from the task queue and
 the kernel ELFs alone: attribution then places every task entry in the images. Printed without a
-target; it must name the same suspect.
+target; it must name the same suspect (by another identity rule: without device args, by position).
 """
 
 from __future__ import annotations
@@ -570,7 +570,18 @@ def task_queue_alone(
     one = statistics.median(results["first run, warm"][0])
     note = "; no sk_device_args.log or DfxInfo lines"
     _print_variant("first run, warm, task queue", ours, cats, one, note)
-    return not _same_suspect("with the task queue alone", alone_doc["verdict"], doc["verdict"])
+    # the same child, named by another rule: without device args its identity comes from its position
+    got, want = (_without_identity(d["verdict"]) for d in (alone_doc, doc))
+    return not _same_suspect("with the task queue alone", got, want)
+
+
+def _without_identity(verdict: object) -> dict[str, object]:
+    """A verdict with its suspect's identity rule left out (§3.5: direct, by name, by position)."""
+    assert isinstance(verdict, dict)
+    suspect = verdict["suspect"]
+    if isinstance(suspect, dict):
+        suspect = {k: v for k, v in suspect.items() if k != "identity"}
+    return {**verdict, "suspect": suspect}
 
 
 def _task_rows(path: Path) -> list[object]:
