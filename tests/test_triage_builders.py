@@ -116,7 +116,8 @@ def _reference_occurrence(inst: SkInstance, node: SkNode) -> int | None:
 
 def _any_node(i: int, position: int | None, kind: str, name: str | None) -> FusedNode:
     src = Source(LOG, 20 + i)
-    return FusedNode(src, position, Node(src, kind, 300 + i, 1, None, None, "current", "t", func_name=name))
+    node_id = 300 + i % 5  # nodeIds repeat in a long list: the first one counts
+    return FusedNode(src, position, Node(src, kind, node_id, 1, None, None, "current", "t", func_name=name))
 
 
 @given(
@@ -145,6 +146,9 @@ def test_child_resolution_equals_the_walks_per_task(
     inst = SkInstance(model=model, scope_id=3, block=cast(Any, block), deferred_waits=waits)
     for node in inst.nodes:
         assert inst.occurrence_of(node) == _reference_occurrence(inst, node)
+    for node_id in {n.node_id for n in inst.nodes} | {-1}:
+        # the first node with that nodeId, as the walk found it
+        assert inst.node_by_id(node_id) is next((n for n in inst.nodes if n.node_id == node_id), None)
     assert inst.kernels == [n for n in inst.nodes if n.node.is_kernel]
     for k, origin in asks:
         # the resolution as it was: the first node at position k, the kernels named ``origin`` in order
