@@ -15,8 +15,10 @@ first lookup inside that image — and cached per file (path, size, mtime).
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import re
+import stat
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,8 +113,24 @@ def _bounded_put(memo: dict[str, _V], key: str, value: _V) -> _V:
 
 
 def _key(path: Path) -> tuple[str, int, int]:
-    st = path.stat()
-    return (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    """(real path, size, mtime) of an image file. A file that is no link lies in its folder's real path
+    (resolved once per folder: a kernel's ELFs share one), so one ``lstat`` keys it; a link is resolved
+    whole. Why: resolving every path took an ``lstat`` per component (8 system calls an image), for
+    each of thousands of images a scene's task entries are placed in."""
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        st = path.stat()
+        return (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    folder = os.path.dirname(path)
+    if not os.path.isabs(folder):  # as ``resolve`` takes it: from the current folder, ``..`` after links
+        folder = os.path.join(os.getcwd(), folder)
+    return (os.path.join(_real_folder(folder), path.name), st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _real_folder(folder: str) -> str:
+    """An absolute folder resolved through its links (``..`` taken after the link before it)."""
+    return os.path.realpath(folder)
 
 
 def cached_elf(path: str | os.PathLike[str]) -> ElfImage:

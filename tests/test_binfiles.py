@@ -196,6 +196,44 @@ def test_a_table_keeps_a_bounded_number_of_elves(tmp_path: Path, monkeypatch: py
     assert again == first and any("sk_entry" in p for p in table._elves) and len(table._elves) == 2
 
 
+def test_the_cache_key_is_the_resolved_path_size_and_mtime(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ELF caches' key of a file, a file in a linked folder, a link to a file, a path with ``..``
+    after a linked folder and a relative path is what resolving the whole path gives; a missing file
+    and a dangling link raise OSError, as ``stat`` did."""
+    import os
+
+    from skdbg.parsers import binfiles
+
+    real = tmp_path / "real" / "bin_files"
+    real.mkdir(parents=True)
+    (real / "a_0x10.o").write_bytes(b"x" * 10)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "b.o").write_bytes(b"y" * 3)
+    (tmp_path / "linked").symlink_to(real)
+    (real / "link_0x20.o").symlink_to(tmp_path / "elsewhere" / "b.o")
+    (tmp_path / "up").symlink_to(real)  # up/.. is real/.., not tmp_path
+    (real.parent / "c.o").write_bytes(b"z")
+    monkeypatch.chdir(tmp_path)
+    paths = [
+        real / "a_0x10.o",
+        tmp_path / "linked" / "a_0x10.o",
+        real / "link_0x20.o",
+        tmp_path / "up" / ".." / "c.o",
+        Path("linked/a_0x10.o"),
+        Path("up/../c.o"),
+    ]
+    for p in paths:
+        st = p.stat()
+        assert binfiles._key(p) == (str(p.resolve()), st.st_size, st.st_mtime_ns), p
+    (real / "dangling_0x30.o").symlink_to(tmp_path / "gone.o")
+    for p in (real / "missing_0x40.o", real / "dangling_0x30.o"):
+        with pytest.raises(OSError):
+            binfiles._key(p)
+    assert os.path.samefile(binfiles._key(paths[3])[0], real.parent / "c.o")
+
+
 def test_directory_problems(tmp_path: Path) -> None:
     empty = load_image_table(tmp_path)
     assert [g.kind for g in empty.gaps] == ["missing_bin_files"]
