@@ -96,8 +96,10 @@ def matches_func_name(file_func: str, func_name: str) -> bool:
 
 # ------------------------------------------------------------------ ELF cache
 
-_ELF_CACHE: dict[tuple[str, int, int], ElfImage] = {}
-_META_CACHE: dict[tuple[str, int, int], AscendMetaResult] = {}
+#: a file's real path, size, mtime, device and inode (:func:`_key`)
+FileKey = tuple[str, int, int, int, int]
+_ELF_CACHE: dict[FileKey, ElfImage] = {}
+_META_CACHE: dict[FileKey, AscendMetaResult] = {}
 _CACHE_LIMIT = 256
 
 
@@ -112,19 +114,22 @@ def _bounded_put(memo: dict[str, _V], key: str, value: _V) -> _V:
     return value
 
 
-def _key(path: Path) -> tuple[str, int, int]:
-    """(real path, size, mtime) of an image file. A file that is no link lies in its folder's real path
-    (resolved once per folder: a kernel's ELFs share one), so one ``lstat`` keys it; a link is resolved
-    whole. Why: resolving every path took an ``lstat`` per component (8 system calls an image), for
-    each of thousands of images a scene's task entries are placed in."""
+def _key(path: Path) -> FileKey:
+    """(real path, size, mtime, device, inode) of an image file. A file that is no link lies in its
+    folder's real path (resolved once per folder: a kernel's ELFs share one), so one ``lstat`` keys it;
+    a link is resolved whole. Why: resolving every path took an ``lstat`` per component (8 system calls
+    an image), for each of thousands of images a scene's task entries are placed in. The device and
+    inode tell another file apart at the same size and mtime, whatever became of a folder resolved
+    before (a link re-pointed in a long-lived process) or of the file (replaced with its times kept)."""
     st = os.lstat(path)
     if stat.S_ISLNK(st.st_mode):
         st = path.stat()
-        return (str(path.resolve()), st.st_size, st.st_mtime_ns)
+        return (str(path.resolve()), st.st_size, st.st_mtime_ns, st.st_dev, st.st_ino)
     folder = os.path.dirname(path)
     if not os.path.isabs(folder):  # as ``resolve`` takes it: from the current folder, ``..`` after links
         folder = os.path.join(os.getcwd(), folder)
-    return (os.path.join(_real_folder(folder), path.name), st.st_size, st.st_mtime_ns)
+    real = os.path.join(_real_folder(folder), path.name)
+    return (real, st.st_size, st.st_mtime_ns, st.st_dev, st.st_ino)
 
 
 @functools.lru_cache(maxsize=64)

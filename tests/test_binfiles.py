@@ -177,23 +177,23 @@ def test_a_table_reads_each_image_once_and_lazy_lookups_equal_full_ones(
 
 
 def test_a_table_keeps_a_bounded_number_of_elves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The table keeps the ELFs (each holds its file's bytes) of the images looked up last, as many as
-    the module cache does: with a limit of 2, lookups in the three images keep the last two, and a
-    lookup in the dropped one opens its ELF again, with the same answer."""
+    """The table keeps the ELFs (each holds its file's bytes) and metadata of the images looked up last,
+    as many as the module caches do: with a limit of 1, lookups in the three images keep the last one,
+    and lookups in the dropped ones open their ELFs again, with the same answers."""
     from skdbg.parsers import binfiles
 
-    monkeypatch.setattr(binfiles, "_CACHE_LIMIT", 2)
+    monkeypatch.setattr(binfiles, "_CACHE_LIMIT", 1)
     binfiles._ELF_CACHE.clear()
     binfiles._META_CACHE.clear()
     model, _w = _scene(tmp_path)
     table = load_image_table(model)
     first = table.locate(0x1240000000 + 0x404)  # the entry image
-    for pc in (0x12C0000010, 0x12C0000000 + 0xA10):  # the two child images
-        table.locate(pc)
-    assert len(table._elves) == 2 and len(table._metas) <= 2
-    assert all("sk_entry" not in p for p in table._elves)
+    children = [table.locate(pc) for pc in (0x12C0000010, 0x12C0000000 + 0xA10)]  # the two child images
+    assert [len(table._elves), len(table._metas)] == [1, 1]
+    assert all("mul_custom" in p for p in (*table._elves, *table._metas))
     again = table.locate(0x1240000000 + 0x404)
-    assert again == first and any("sk_entry" in p for p in table._elves) and len(table._elves) == 2
+    assert again == first and any("sk_entry" in p for p in table._elves) and len(table._elves) == 1
+    assert [table.locate(pc) for pc in (0x12C0000010, 0x12C0000000 + 0xA10)] == children
 
 
 def test_the_cache_key_is_the_resolved_path_size_and_mtime(
@@ -202,7 +202,6 @@ def test_the_cache_key_is_the_resolved_path_size_and_mtime(
     """The ELF caches' key of a file, a file in a linked folder, a link to a file, a path with ``..``
     after a linked folder and a relative path is what resolving the whole path gives; a missing file
     and a dangling link raise OSError, as ``stat`` did."""
-    import os
 
     from skdbg.parsers import binfiles
 
@@ -224,14 +223,46 @@ def test_the_cache_key_is_the_resolved_path_size_and_mtime(
         Path("linked/a_0x10.o"),
         Path("up/../c.o"),
     ]
-    for p in paths:
+
+    def resolved(p: Path) -> tuple[str, int, int, int, int]:
         st = p.stat()
-        assert binfiles._key(p) == (str(p.resolve()), st.st_size, st.st_mtime_ns), p
+        return (str(p.resolve()), st.st_size, st.st_mtime_ns, st.st_dev, st.st_ino)
+
+    for p in paths:
+        assert binfiles._key(p) == resolved(p), p
     (real / "dangling_0x30.o").symlink_to(tmp_path / "gone.o")
     for p in (real / "missing_0x40.o", real / "dangling_0x30.o"):
         with pytest.raises(OSError):
             binfiles._key(p)
-    assert os.path.samefile(binfiles._key(paths[3])[0], real.parent / "c.o")
+    # the same relative path from another current folder: its own file (the folders are cached absolute)
+    other = tmp_path / "other" / "linked"
+    other.mkdir(parents=True)
+    (other / "a_0x10.o").write_bytes(b"w" * 10)
+    monkeypatch.chdir(tmp_path / "other")
+    assert binfiles._key(Path("linked/a_0x10.o")) == resolved(Path("linked/a_0x10.o"))
+    assert binfiles._key(Path("linked/a_0x10.o")) != binfiles._key(tmp_path / "linked" / "a_0x10.o")
+
+
+def test_a_folder_link_re_pointed_keys_the_new_file_apart(tmp_path: Path) -> None:
+    """A folder link re-pointed after its real path was taken (a long-lived process): a file of the same
+    name, size and mtime in the new target is another key (its inode), so the caches open it."""
+    import os
+
+    from skdbg.parsers import binfiles
+
+    old, new = tmp_path / "old", tmp_path / "new"
+    for folder, body in ((old, b"OLD!"), (new, b"NEW!")):
+        folder.mkdir()
+        (folder / "k_0x10.o").write_bytes(body)
+        os.utime(folder / "k_0x10.o", ns=(1_000_000_000, 1_000_000_000))
+    link = tmp_path / "bin_files"
+    link.symlink_to(old)
+    first = binfiles._key(link / "k_0x10.o")
+    link.unlink()
+    link.symlink_to(new)
+    again = binfiles._key(link / "k_0x10.o")
+    assert first[1:3] == again[1:3]  # same size and mtime
+    assert again != first
 
 
 def test_directory_problems(tmp_path: Path) -> None:

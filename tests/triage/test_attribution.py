@@ -446,3 +446,35 @@ def test_attribution_runs_no_demangler(tmp_path: Path, monkeypatch: pytest.Monke
     att = attribute(ctx, make_loc(ctx))
     assert core(att, 30).m == (2,) and att.K == (2,)
     assert started == []
+
+
+def test_the_child_ranges_are_made_once_a_queue_type(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three AIV exception cores and one AIC core, the ranges taken from the task queue and the ELFs (a
+    pass over every task entry's image each time they are made): made once per queue type, and each
+    core's PC still lands in its task's range."""
+    import skdbg.triage.attribution as attribution_mod
+
+    made: list[str | None] = []
+    real = attribution_mod._ranges
+
+    def counting(inc: object, inst: object, qtype: str | None) -> object:
+        made.append(qtype)
+        return real(inc, inst, qtype)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(attribution_mod, "_ranges", counting)
+    spec = SceneSpec(
+        children=THREE,
+        cores=[
+            FaultCore(core_id=30, core_type="AIV", pc=("child", 2)),
+            FaultCore(core_id=31, core_type="AIV", pc=("child", 1)),
+            FaultCore(core_id=32, core_type="AIV", pc=("child", 2)),
+            FaultCore(core_id=3, core_type="AIC", pc=("child", 0)),
+        ],
+        files=ALL_FILES - {"device_args"},
+    )
+    built = build_scene(spec, tmp_path / "scene")
+    _drop_dfx_table(built.plog, built.model_dir / "super_kernel.log")
+    ctx = open_context(built.root)
+    att = attribute(ctx, make_loc(ctx))
+    assert sorted(made, key=str) == ["aic", "aiv"]
+    assert [core(att, cid).m for cid in (30, 31, 32, 3)] == [(2,), (1,), (2,), (0,)]
