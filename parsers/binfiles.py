@@ -15,10 +15,8 @@ first lookup inside that image — and cached per file (path, size, mtime).
 from __future__ import annotations
 
 import errno
-import functools
 import os
 import re
-import stat
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +28,7 @@ from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.demangle import demangle
 from skdbg.parsers.elf import TIER_NEAREST, TIER_SYMTAB, TIER_UNRESOLVED, ElfImage, open_elf
 from skdbg.parsers.frames import Col, records_frame
+from skdbg.parsers.fsguard import real_path
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -114,28 +113,23 @@ def _bounded_put(memo: dict[str, _V], key: str, value: _V) -> _V:
     return value
 
 
+#: the folders :func:`_key` resolved, by absolute name (:func:`~skdbg.parsers.fsguard.real_path`'s cache)
+_FOLDERS: dict[str, Path] = {}
+
+
 def _key(path: Path) -> FileKey:
-    """(real path, size, mtime, device, inode) of an image file. A file that is no link lies in its
-    folder's real path (resolved once per folder: a kernel's ELFs share one), so one ``lstat`` keys it;
-    a link is resolved whole. Why: resolving every path took an ``lstat`` per component (8 system calls
-    an image), for each of thousands of images a scene's task entries are placed in. The device and
-    inode tell another file apart at the same size and mtime, whatever became of a folder resolved
-    before (a link re-pointed in a long-lived process) or of the file (replaced with its times kept)."""
-    st = os.lstat(path)
-    if stat.S_ISLNK(st.st_mode):
-        st = path.stat()
-        return (str(path.resolve()), st.st_size, st.st_mtime_ns, st.st_dev, st.st_ino)
-    folder = os.path.dirname(path)
-    if not os.path.isabs(folder):  # as ``resolve`` takes it: from the current folder, ``..`` after links
-        folder = os.path.join(os.getcwd(), folder)
-    real = os.path.join(_real_folder(folder), path.name)
-    return (real, st.st_size, st.st_mtime_ns, st.st_dev, st.st_ino)
-
-
-@functools.lru_cache(maxsize=64)
-def _real_folder(folder: str) -> str:
-    """An absolute folder resolved through its links (``..`` taken after the link before it)."""
-    return os.path.realpath(folder)
+    """(real path, size, mtime, device, inode) of an image file. The real path comes from its folder's,
+    resolved once (a kernel's ELFs share one folder): resolving every path took an ``lstat`` per
+    component (8 system calls an image) for each of thousands of images a scene's task entries are
+    placed in. The device and inode tell another file apart at the same size and mtime, whatever became
+    of a folder resolved before (a link re-pointed in a long-lived process) or of the file."""
+    st = path.stat()
+    where = os.fspath(path)
+    if not os.path.isabs(where):  # folders are kept by absolute name: the current folder may change
+        where = os.path.join(os.getcwd(), where)
+    if len(_FOLDERS) >= _CACHE_LIMIT:
+        _FOLDERS.clear()
+    return (str(real_path(where, _FOLDERS)), st.st_size, st.st_mtime_ns, st.st_dev, st.st_ino)
 
 
 def cached_elf(path: str | os.PathLike[str]) -> ElfImage:
