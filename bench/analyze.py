@@ -57,6 +57,7 @@ import tempfile
 import time
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import NamedTuple
 
 from skdbg.scenebuilder import plog as sb
 from skdbg.scenebuilder.scene import Event, FaultCore, Kernel, SceneSpec, build_scene
@@ -416,13 +417,14 @@ def main() -> int:
                 f"{'':27} CPU floor: that CPU spread over the {CPUS} CPUs this process may use takes "
                 f"{floor:.2f} s, {floor / statistics.median(cats):.2f}x cat (the ratio no schedule of this work beats)"
             )
+        base = Measured(skdbg, cat, root, built.plog, args.samples, results, doc)
         if args.split_plogs > 1:
-            wrong = split_plogs(skdbg, cat, root, built.plog, args.split_plogs, args.samples, results, doc)
+            wrong = split_plogs(base, args.split_plogs)
             failed |= wrong
         if args.fixed_cost:
-            failed |= fixed_cost(skdbg, cat, root, built.plog, args.samples, results, doc)
+            failed |= fixed_cost(base)
         if args.task_queue_alone:
-            failed |= task_queue_alone(skdbg, cat, root, built.plog, args.samples, results, doc)
+            failed |= task_queue_alone(base)
         if args.parts:
             cpu_parts(root, args.samples)
         suspect = verdict["suspect"]
@@ -477,23 +479,33 @@ def _same_suspect(label: str, got: object, want: object) -> bool:
     return True
 
 
-def split_plogs(
-    skdbg: str,
-    cat: str,
-    root: Path,
-    plog: Path,
-    parts: int,
-    samples: int,
-    results: dict[str, tuple[list[float], list[float]]],
-    doc: dict[str, object],
-) -> bool:
+class Measured(NamedTuple):
+    """The bench scene as measured: the commands, the scene and its plog, the samples a situation, each
+    situation's times and the one-plog run's analysis (what the variants below are printed beside)."""
+
+    skdbg: str
+    cat: str
+    root: Path
+    plog: Path
+    samples: int
+    results: dict[str, tuple[list[float], list[float]]]
+    doc: dict[str, object]
+
+
+def _variant(base: Measured, scene: Path, label: str, note: str) -> dict[str, object]:
+    """Warm first runs of a variant of the scene, printed beside the one-plog run; its last analysis."""
+    ours, cats, variant_doc = _warm_runs(base.skdbg, base.cat, scene, base.samples)
+    _print_variant(label, ours, cats, statistics.median(base.results["first run, warm"][0]), note)
+    return variant_doc
+
+
+def split_plogs(base: Measured, parts: int) -> bool:
     """Warm first runs of :func:`split_scene`'s copy against ``cat`` of its files, printed beside the
     one-plog warm run; True when its verdict names another suspect than the one-plog scene's (same
     bytes, same fault)."""
-    ours, cats, split_doc = _warm_runs(skdbg, cat, split_scene(root, plog, parts), samples)
-    one = statistics.median(results["first run, warm"][0])
-    _print_variant(f"first run, warm, {parts} plogs", ours, cats, one, "")
-    return not _same_suspect(f"with {parts} plogs", split_doc["verdict"], doc["verdict"])
+    split = split_scene(base.root, base.plog, parts)
+    split_doc = _variant(base, split, f"first run, warm, {parts} plogs", "")
+    return not _same_suspect(f"with {parts} plogs", split_doc["verdict"], base.doc["verdict"])
 
 
 def markers_only_scene(root: Path, plog: Path) -> Path:
@@ -511,25 +523,16 @@ def markers_only_scene(root: Path, plog: Path) -> Path:
     return dst
 
 
-def fixed_cost(
-    skdbg: str,
-    cat: str,
-    root: Path,
-    plog: Path,
-    samples: int,
-    results: dict[str, tuple[list[float], list[float]]],
-    doc: dict[str, object],
-) -> bool:
+def fixed_cost(base: Measured) -> bool:
     """Warm first runs of :func:`markers_only_scene`'s copy: what the analysis costs without the
     plog's noise (start-up, sk_meta, the marker lines, triage), printed beside the full run; True when
     its verdict names another suspect."""
-    lean = markers_only_scene(root, plog)
-    kept = (lean / plog.relative_to(root)).stat().st_size
-    ours, cats, lean_doc = _warm_runs(skdbg, cat, lean, samples)
-    one = statistics.median(results["first run, warm"][0])
+    plog = base.plog
+    lean = markers_only_scene(base.root, plog)
+    kept = (lean / plog.relative_to(base.root)).stat().st_size
     note = f"; plog {kept / 1e6:.1f} MB of marker lines instead of {plog.stat().st_size / 1e6:.0f} MB"
-    _print_variant("first run, warm, markers only", ours, cats, one, note)
-    return not _same_suspect("with the plog's marker lines only", lean_doc["verdict"], doc["verdict"])
+    lean_doc = _variant(base, lean, "first run, warm, markers only", note)
+    return not _same_suspect("with the plog's marker lines only", lean_doc["verdict"], base.doc["verdict"])
 
 
 #: the handler's DfxInfo table lines (PrintDfxInfo, a DEBUG-level printer of the SK logger)
@@ -555,23 +558,14 @@ def task_queue_alone_scene(root: Path, plog: Path) -> Path:
     return dst
 
 
-def task_queue_alone(
-    skdbg: str,
-    cat: str,
-    root: Path,
-    plog: Path,
-    samples: int,
-    results: dict[str, tuple[list[float], list[float]]],
-    doc: dict[str, object],
-) -> bool:
+def task_queue_alone(base: Measured) -> bool:
     """Warm first runs of :func:`task_queue_alone_scene`'s copy, printed beside the full run; True when
     its verdict names another suspect."""
-    ours, cats, alone_doc = _warm_runs(skdbg, cat, task_queue_alone_scene(root, plog), samples)
-    one = statistics.median(results["first run, warm"][0])
+    alone = task_queue_alone_scene(base.root, base.plog)
     note = "; no sk_device_args.log or DfxInfo lines"
-    _print_variant("first run, warm, task queue", ours, cats, one, note)
+    alone_doc = _variant(base, alone, "first run, warm, task queue", note)
     # the same child, named by another rule: without device args its identity comes from its position
-    got, want = (_without_identity(d["verdict"]) for d in (alone_doc, doc))
+    got, want = (_without_identity(d["verdict"]) for d in (alone_doc, base.doc))
     return not _same_suspect("with the task queue alone", got, want)
 
 
