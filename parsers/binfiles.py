@@ -133,7 +133,7 @@ def _key(path: Path) -> FileKey:
 
 
 def cached_elf(path: str | os.PathLike[str]) -> ElfImage:
-    """:func:`open_elf` with a per-file cache keyed by (real path, size, mtime)."""
+    """:func:`open_elf` with a per-file cache keyed by :func:`_key` (real path, size, mtime, inode)."""
     p = Path(path)
     try:
         key = _key(p)
@@ -239,9 +239,8 @@ class ImageTable:
     _by_base_bases: list[int] = field(default_factory=list)
     #: the parsed ELF and Ascend metadata of the images looked up last (up to :data:`_CACHE_LIMIT` each,
     #: the oldest dropped first, as the module caches bound them: an ELF holds its file's bytes), as an
-    #: image's extent is kept (``_infos``): the module caches check the file's real path, size and
-    #: mtime at every call (a ``stat`` and a path resolution), and a lookup per task entry made
-    #: thousands of such calls
+    #: image's extent is kept (``_infos``): the module caches key the file anew at every call (a
+    #: ``stat`` and its real path, :func:`_key`), and a lookup per task entry made thousands of them
     _elves: dict[str, ElfImage] = field(default_factory=dict)
     _metas: dict[str, AscendMetaResult] = field(default_factory=dict)
 

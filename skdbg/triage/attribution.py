@@ -286,7 +286,7 @@ class _Builder:
         )
         #: the child ranges of each queue type, made once: every exception core of that type asks for
         #: them, and where the ELFs give them each is a pass over every task entry's image
-        self._ranges: dict[str | None, list[_Range]] = {}
+        self._ranges_of: dict[str | None, list[_Range]] = {}
 
     # -------------------------------------------------------------- citing
 
@@ -398,9 +398,9 @@ class _Builder:
         if pc == 0:
             self.cite("L2", "plog", pc_src, rule="T9", core=c.core_id)
             return (), "unknown (PC = 0, T9)", None
-        ranges = self._ranges.get(qtype)
+        ranges = self._ranges_of.get(qtype)
         if ranges is None:
-            ranges = self._ranges[qtype] = _ranges(self.inc, self.inst, qtype)
+            ranges = self._ranges_of[qtype] = _ranges(self.inc, self.inst, qtype)
         hits = [r for r in ranges if r.start <= pc < r.end]
         m = tuple(sorted({r.index for r in hits}))
         images = self.inst.model.images if self.inst is not None else None
