@@ -102,10 +102,11 @@ _META_CACHE: dict[FileKey, AscendMetaResult] = {}
 _CACHE_LIMIT = 256
 
 
+_K = TypeVar("_K")
 _V = TypeVar("_V")
 
 
-def _bounded_put(memo: dict[str, _V], key: str, value: _V) -> _V:
+def _bounded_put(memo: dict[_K, _V], key: _K, value: _V) -> _V:
     """``memo[key] = value``, the oldest entry dropped first when :data:`_CACHE_LIMIT` are held."""
     if len(memo) >= _CACHE_LIMIT:
         memo.pop(next(iter(memo)))
@@ -141,9 +142,7 @@ def cached_elf(path: str | os.PathLike[str]) -> ElfImage:
         return open_elf(p)  # raises the precise ParseError
     hit = _ELF_CACHE.get(key)
     if hit is None:
-        if len(_ELF_CACHE) >= _CACHE_LIMIT:
-            _ELF_CACHE.pop(next(iter(_ELF_CACHE)))
-        hit = _ELF_CACHE[key] = open_elf(p)
+        hit = _bounded_put(_ELF_CACHE, key, open_elf(p))
     return hit
 
 
@@ -156,9 +155,7 @@ def cached_meta(image: ElfImage) -> AscendMetaResult:
         return parse_ascend_meta(image)
     hit = _META_CACHE.get(key)
     if hit is None:
-        if len(_META_CACHE) >= _CACHE_LIMIT:
-            _META_CACHE.pop(next(iter(_META_CACHE)))
-        hit = _META_CACHE[key] = parse_ascend_meta(image)
+        hit = _bounded_put(_META_CACHE, key, parse_ascend_meta(image))
     return hit
 
 
