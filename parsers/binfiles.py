@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, TypeVar
 from skdbg.parsers.ascend_meta import BINDMAP_ENTRY_CONFLICT, AscendMetaResult, parse_ascend_meta
 from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
-from skdbg.parsers.demangle import demangle
 from skdbg.parsers.elf import TIER_NEAREST, TIER_SYMTAB, TIER_UNRESOLVED, ElfImage, open_elf
 from skdbg.parsers.frames import Col, records_frame
 from skdbg.parsers.fsguard import real_path
@@ -385,12 +384,19 @@ class ImageTable:
                     child = img.func_name
                     reason += f"; no bind map — child taken from the file name {img.func_name}"
         name = sym.name if sym is not None else None
+        demangled = name
+        if name is not None and demangle_names:
+            # imported here: an analysis locates without demangling, and the demangler's module loads
+            # ``subprocess`` (with ``selectors`` and ``select``), which nothing else of it needs
+            from skdbg.parsers.demangle import demangle
+
+            demangled = demangle(name)
         return PcLocation(
             pc,
             img,
             off,
             name,
-            demangle(name) if (name is not None and demangle_names) else name,
+            demangled,
             None if sym is None else sym.value,
             None if sym is None else sym.size,
             match.offset_in_symbol,
