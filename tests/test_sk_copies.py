@@ -8,6 +8,7 @@ notes). Copies that differ anywhere else must not be derived.
 from __future__ import annotations
 
 from dataclasses import fields, is_dataclass
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ from skdbg.parsers.filelog import split_prefix
 from skdbg.parsers.plog_line import PlogLine, parse_plog_line
 from skdbg.parsers.sk_copies import derive_plog_copy
 from skdbg.parsers.sk_handler import SkHandlerResult, SkMessage, parse_sk_messages
-from skdbg.scenebuilder.lines import sk_plog_line
+from skdbg.scenebuilder.lines import filelog_line, sk_plog_line
 from skdbg.scenebuilder.sk_incident import CallbackBSpec, example_incident, to_filelog_lines, to_plog_lines
 
 PLOG = "log/plog/plog-48213_1.log"
@@ -164,6 +165,48 @@ def test_plog_only_lines_of_other_sk_components_are_counted_not_a_reason_to_pars
     assert derived is not None
     assert same_result(derived, state_machine(records))
     assert derived.foreign_lines == parsed.foreign_lines + 3
+
+
+def test_a_line_counted_by_no_incident_keeps_its_stamp_out_of_the_incident() -> None:
+    """An incident counts its own messages, not every paired one: a foreign line before the anchor
+    (paired, never counted) and an inert A6 (counted, not in the INFO plog) leave it as many counted
+    messages as there are pairs, but other ones. Its stamps are its own lines' (the foreign line is
+    a second earlier and must not become the incident's first stamp)."""
+    spec = example_incident()
+    early = spec.start - timedelta(seconds=1)
+    foreign = "Processed node [nodeId:7]"
+    sk = [
+        filelog_line(early, 48213, spec.tid, "INFO", "UpdateNodeScopeBitFlags", foreign),
+        *to_filelog_lines(spec),
+    ]
+    plog_text = [
+        sk_plog_line("INFO", 48213, "python3", early, "UpdateNodeScopeBitFlags", foreign),
+        *to_plog_lines(spec, level="INFO"),
+    ]
+    records = plog_records(plog_text)
+    parsed = filelog_parse(sk)
+    assert parsed.trace is not None and len(parsed.trace.inert) == 1
+    assert len(parsed.trace.touched[0]) == len(parsed.trace.srcs) - 1  # all but the foreign line
+    derived = derive_plog_copy(records, parsed)
+    assert derived is not None
+    assert same_result(derived, state_machine(records))
+    sk_lines = [r for r in records if r.is_sk]
+    assert derived.incidents[0].first_ts == sk_lines[1].ts > early
+
+
+def test_a_twin_without_a_stamp_is_left_out_of_the_first_and_last_stamps() -> None:
+    """A plog stamp out of range (month 13) parses to no time: the derived incident's first and last
+    stamps come from its other lines, as the state machine's count keeps them."""
+    spec = example_incident()
+    plog_text = to_plog_lines(spec, level="INFO")
+    assert plog_text[3].count(":2026-06-10-") == 1
+    plog_text[3] = plog_text[3].replace(":2026-06-10-", ":2026-13-10-")
+    records = plog_records(plog_text)
+    assert records[3].ts is None and records[3].is_sk
+    derived = derive_plog_copy(records, filelog_parse(to_filelog_lines(spec)))
+    assert derived is not None
+    assert same_result(derived, state_machine(records))
+    assert derived.incidents[0].first_ts == records[0].ts
 
 
 def test_plog_only_line_with_a_handler_tag_is_not_derived() -> None:
