@@ -52,8 +52,9 @@ if TYPE_CHECKING:
     from skdbg.parsers.scope_split import ScopeSplitResult
     from skdbg.parsers.sk_handler import Incident, NonSkFault, SkHandlerResult
     from skdbg.parsers.sk_log_ahead import SkLogsAhead
+    from skdbg.parsers.sk_log_outline import SkLogOutline
     from skdbg.parsers.skmeta_lines import Provenance
-    from skdbg.parsers.super_kernel_log import DeferredWait, SkLogOutline, SuperKernelLogResult
+    from skdbg.parsers.super_kernel_log import DeferredWait, SuperKernelLogResult
     from skdbg.parsers.task_queue import TaskQueueFile
 
 T = TypeVar("T")
@@ -607,11 +608,8 @@ class Evidence:
         if "super_kernel_log" not in m.files:
             return dict.fromkeys(SK_LOG_PARTS)
         from skdbg.parsers.sk_handler import parse_sk_log
-        from skdbg.parsers.super_kernel_log import (
-            outline_super_kernel_log,
-            parse_super_kernel_log,
-            read_super_kernel_log,
-        )
+        from skdbg.parsers.sk_log_outline import outline_super_kernel_log
+        from skdbg.parsers.sklog_runs import read_super_kernel_log
 
         path = m.files["super_kernel_log"]
         ahead = self._sk_ahead
@@ -636,6 +634,8 @@ class Evidence:
             and (name == "sk_log_outline" or (handler is not None and bool(handler.incidents)))
         )
         if "super_kernel_log" not in have and (name == "super_kernel_log" or asked_next):
+            from skdbg.parsers.super_kernel_log import parse_super_kernel_log  # (its records load here)
+
             found["super_kernel_log"] = parse_super_kernel_log(lines, file=str(path))
         return found
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -25,8 +25,8 @@ from skdbg import regexcode
 from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.filelog import MILLIS, prefix_ts, second_of, ts_from_bytes
-from skdbg.parsers.filelog_outline import provenance_of
 from skdbg.parsers.node_format import Node, match_node
+from skdbg.parsers.sk_log_outline import DEFERRED_TEXT, SkLogOutline, outline_super_kernel_log
 from skdbg.parsers.sklog_runs import (
     FACT_LINE,
     HANDLER_FILE,
@@ -133,8 +133,7 @@ _REORDERED = regexcode.compile(r"^reordered task nodes: node count=(?P<n>\d+)$")
 _REORDERED_ROW = regexcode.compile(r"^\[(?P<i>\d+)\]\s+(?=\[nodeId:)")
 _INDEX_NODE = regexcode.compile(r"^index=(?P<i>-?\d+), nodeType=(?P<t>\w+), nodeInfo=(?=\[nodeId:)")
 _DEFERRED = regexcode.compile(r"^task reorder: place deferred wait node, (?P<kv>\w+=\d+(?:, \w+=\d+)*)$")
-#: text every line :data:`_DEFERRED` takes holds (:func:`outline_super_kernel_log` looks for it)
-DEFERRED_TEXT = "place deferred wait node, "
+#: every line :data:`_DEFERRED` takes holds :data:`DEFERRED_TEXT` (what the outline looks for)
 assert DEFERRED_TEXT in _DEFERRED.pattern
 _SUMMARY = regexcode.compile(r"^Fusion fail reasons summary:$")
 _SUM_ITEM = regexcode.compile(r"^(?P<k>Total nodes|Fusible nodes|Unfusible nodes): (?P<n>\d+)$")
@@ -408,44 +407,6 @@ def _value(v: object) -> str:
     if isinstance(v, list):
         return "[" + ", ".join(_value(x) for x in v) + "]"
     return str(v)
-
-
-@dataclass(frozen=True, slots=True)
-class SkLogOutline:
-    """What triage needs of super_kernel.log's facts, known from its read alone, with no fact parsed.
-
-    It holds the file-logger provenance (gate F4/F7), equal to what the full parse records, and says
-    whether a line may be a deferred WAIT placement, the one fact triage reads.
-
-    Why: a 2,000-kernel model's log holds ~25,000 fact records, ~0.1 s of parsing. Only ``skdbg
-    inspect`` and the TUI's tables read them, so an analysis parses them only when that text is in
-    the file (see :meth:`~skdbg.parsers.evidence.ModelEvidence.deferred_waits`)."""
-
-    file: str
-    #: as :attr:`~skdbg.parsers.skmeta_lines.MetaResultBase.first_prefix`: (ts, pid, line) of the
-    #: first prefixed line
-    first_prefix: tuple[datetime | None, int, int | None] | None
-    #: as :attr:`~skdbg.parsers.skmeta_lines.MetaResultBase.pid_first_line` (read-only)
-    pid_first_line: Mapping[int, int | None]
-    #: some line holds :data:`DEFERRED_TEXT`. When False, the full parse has no deferred wait.
-    may_defer_waits: bool
-
-
-def outline_super_kernel_log(log: SkLog) -> SkLogOutline:
-    """:class:`SkLogOutline` of a read log (no fact parsed).
-
-    Exact by construction. The full parse records provenance from the lines it reads one by one
-    (:class:`MetaLine`), in file order; a run's lines are of writers such a line named first. A
-    deferred wait is a message :data:`_DEFERRED` matches, so its line holds :data:`DEFERRED_TEXT`:
-    a run's bytes are searched whole, and a line read one by one is searched in its message (where
-    ``[CONT:n]`` pieces are joined)."""
-    first, pids = provenance_of(log.items)
-    needle = DEFERRED_TEXT.encode("ascii")
-    defer = any(
-        DEFERRED_TEXT in item.message if isinstance(item, MetaLine) else needle in item.data
-        for item in log.items
-    )
-    return SkLogOutline(log.file, first, pids, defer)
 
 
 def is_handler_line(ml: MetaLine) -> bool:

@@ -4,8 +4,9 @@ Why: every module imported on the analyze path costs its class creation (Python 
 dataclass method one by one) on every first run. The result cache (its snapshot classes, pickle,
 platformdirs), the glossary (``skdbg explain``'s JSON package data) and the wait-for graph of a hang
 (six dataclasses) are used only on their own paths, and :mod:`skdbg.atomic` (``tempfile``) only by the
-commands that write a folder: a ``--no-cache`` analysis of a scene without a bystander core must not
-load them. Each probe runs in a fresh interpreter so modules imported by other
+commands that write a folder; super_kernel.log's fact parser only when the log may place a deferred
+WAIT, and the demangler never: a ``--no-cache`` analysis of a scene without a bystander core or a
+deferred WAIT must not load them. Each probe runs in a fresh interpreter so modules imported by other
 tests cannot hide a violation.
 """
 
@@ -29,6 +30,12 @@ WATCHED = (
     "skdbg.triage.waitfor",
     "skdbg.atomic",
     "skdbg.sessions",
+    # super_kernel.log's fact parser: an analysis reads the log's outline and parses the facts only
+    # when a deferred WAIT may be among them (none in these scenes)
+    "skdbg.parsers.super_kernel_log",
+    # the demangler (and its subprocess): the analysis locates PCs without demangling
+    "skdbg.parsers.demangle",
+    "subprocess",
     # the command modules of the other commands (skdbg.cli's lazy group)
     "skdbg.tui.cli",
     "skdbg.cli_codegen",
@@ -88,6 +95,25 @@ def test_analyze_with_the_cache_loads_the_cache(tmp_path: Path) -> None:
     args = ["analyze", str(SCENES / "high-single-stream"), "--format", "json"]
     assert "skdbg.triage.cache" in _loaded(args, tmp_path)
     assert any(tmp_path.iterdir())  # an entry was stored
+
+
+def test_a_log_placing_deferred_waits_loads_the_fact_parser(tmp_path: Path) -> None:
+    """The counterpart of the facts' absence above: a super_kernel.log that places a deferred WAIT (T6)
+    has its facts parsed, so the parser is loaded (and the analysis succeeds)."""
+    from skdbg.scenebuilder.scene import Event, FaultCore, Kernel, SceneSpec, build_scene
+
+    spec = SceneSpec(
+        children=[Kernel("A_1"), Event("EventWait", event_id=2), Kernel("B_2"), Kernel("C_3")],
+        reorder={1: 3},
+        dialect="D5",
+        cores=[FaultCore(30, "AIV", pc=("child", 2), state=("OP_LAUNCHED", 2))],
+    )
+    root = build_scene(spec, tmp_path / "scene").root
+    logs = list(root.glob("sk_meta/*/*/super_kernel.log"))
+    assert logs and all("place deferred wait node, " in p.read_text() for p in logs)
+    args = ["analyze", str(root), "--format", "json", "--no-cache"]
+    loaded = _loaded(args, tmp_path / "cache")
+    assert "skdbg.parsers.super_kernel_log" in loaded and "skdbg.parsers.demangle" not in loaded
 
 
 #: module-level patterns of rare line kinds, bad input or other commands, compiled on first use

@@ -144,7 +144,7 @@ def test_a_part_is_parsed_once_and_super_kernel_log_read_once_for_blocks_and_out
 ) -> None:
     """The exception blocks and the outline come from one read; the facts (no deferred wait in this
     log) from a second read, when asked; nothing is read again after."""
-    import skdbg.parsers.super_kernel_log as sklog
+    import skdbg.parsers.sklog_runs as sklog  # where the evidence reader looks it up
 
     reads: list[str] = []
     real = sklog.read_super_kernel_log
@@ -226,7 +226,7 @@ def test_super_kernel_log_is_read_once_where_it_holds_exception_blocks(
     """Asked for its exception blocks first, the faulting rank's super_kernel.log gives its facts in the
     same read when it holds a deferred wait (triage asks for those next); another rank's gives its facts
     only when asked, from a second read; nothing twice."""
-    import skdbg.parsers.super_kernel_log as sklog
+    import skdbg.parsers.sklog_runs as sklog  # where the evidence reader looks it up
 
     reads: list[str] = []
     real = sklog.read_super_kernel_log
@@ -284,7 +284,7 @@ def test_a_reordered_sk_gets_the_analysis_of_a_full_parse_from_one_read(
     """A scene whose super_kernel.log places deferred waits (T6): the analysis asks for them, gets the
     facts parsed in the read that gave the exception blocks and the outline (each file read once), and
     is the analysis of a full parse."""
-    import skdbg.parsers.super_kernel_log as sklog
+    import skdbg.parsers.sklog_runs as sklog  # where the evidence reader looks it up
     from skdbg.parsers.evidence import ModelEvidence
     from skdbg.scenebuilder.scene import Event, FaultCore, Kernel, SceneSpec, build_scene
     from skdbg.triage.context import open_context

@@ -15,7 +15,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import Source
@@ -25,9 +25,11 @@ from skdbg.parsers.fail_reasons import FusedScope, OriginalScope, UnfusibleNode
 from skdbg.parsers.fused_nodes import SkBlock
 from skdbg.parsers.node_format import Node
 from skdbg.parsers.scope_split import ScopeSnapshot
-from skdbg.parsers.super_kernel_log import DeferredWait
 from skdbg.parsers.task_queue import QueueTask, TaskQueueScope
 from skdbg.triage.model import ChildRef
+
+if TYPE_CHECKING:
+    from skdbg.parsers.super_kernel_log import DeferredWait
 
 #: kernels whose op type is a collective (safety rule "collective", triage.md §4.3)
 COLLECTIVE_MARKERS = (
