@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skdbg.parsers.common import Gap, ParseError, Source
-from skdbg.parsers.fsguard import file_problem, real_path
+from skdbg.parsers.fsguard import file_problem, listed_file_ok, real_path
 
 MODEL_DIR_RE = re.compile(r"^model_(?:(?P<rts>\d{1,19})_(?P<call>\d{1,19})|unknown)$")
 PROF_RE = re.compile(r"^(?:sk_prof_device|sk_event_dev_device)_(?P<dev>\d{1,19})\.json$")
@@ -177,9 +177,18 @@ def _bin_files(bin_dir: Path, layout: SkMetaLayout) -> tuple[Path, ...]:
         return ()  # as glob: an unlistable folder lists nothing
     real_bin = real_path(bin_dir)
     usable: list[Path] = []
+    # a plain readable file inside the scene is checked by its text (fsguard.listed_file_ok): the Path
+    # of each of two thousand ELFs need not make its string form for the ``access`` call
+    prefix = os.path.join(os.fspath(bin_dir), "")
+    quick = not layout.refused  # (a path refused before goes the full way, which says so again)
+    root = layout.resolved_root
     for name in sorted(kinds):
+        regular = kinds[name]
+        if quick and listed_file_ok(prefix + name, real_bin, root, regular=regular):
+            usable.append(bin_dir / name)
+            continue
         p = bin_dir / name
-        if _usable(p, layout, real_bin, regular=kinds[name]):
+        if _usable(p, layout, real_bin, regular=regular):
             usable.append(p)
     return tuple(usable)
 

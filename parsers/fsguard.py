@@ -66,8 +66,7 @@ def file_problem(
     if real_dir is not None:
         if regular is None:
             regular = _lstat_regular(path)
-        # real_dir/<name> lies inside root exactly when real_dir does: asked once per folder
-        if regular and (root is None or _inside(real_dir, root)) and os.access(path, os.R_OK):
+        if listed_file_ok(path, real_dir, root, regular=regular):
             return None
         # anything else (a link, a special file, trouble): the full check below names the problem
     src = Source(str(path))
@@ -92,6 +91,16 @@ def file_problem(
     if not os.access(target, os.R_OK):
         return Gap("unreadable_file", f"{path}: permission denied", src, _COLLECT)
     return None
+
+
+def listed_file_ok(path: str | os.PathLike[str], real_dir: Path, root: Path | None, *, regular: bool) -> bool:
+    """True when :func:`file_problem` finds nothing wrong with ``path`` without resolving it: a plain
+    regular file (``regular``, as its folder's listing or an ``lstat`` said) of a folder resolved to
+    ``real_dir``, inside ``root``, that this process may read. False says only "not that": the full
+    check then names the problem. ``path`` may be the path's text (a caller listing a folder of two
+    thousand kernel ELFs spares a ``Path`` its string form)."""
+    # real_dir/<name> lies inside root exactly when real_dir does: asked once per folder
+    return regular and (root is None or _inside(real_dir, root)) and os.access(path, os.R_OK)
 
 
 def _lstat_regular(path: Path) -> bool:

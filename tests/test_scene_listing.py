@@ -87,6 +87,34 @@ def test_bin_files_are_listed_and_refused_as_glob_and_the_full_check_did(tmp_pat
     assert not any(p.name in ("upper.O", "a.o.bak") for p in bins)
 
 
+def test_a_plain_file_the_process_may_not_read_is_refused_as_the_full_check_did(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The listing's quick check (a plain file, asked for by its text) refuses what ``access`` refuses,
+    and the file is then refused as the full check refuses it. ``access`` is made to deny two names (the
+    tests may run as root, whom it never denies), and is seen to be asked of text paths by the listing."""
+    scene = tmp_path / "scene"
+    bins = _model(scene) / "bin_files"
+    for name in ("a.o", "denied.o", "b.o", "no_read.o"):
+        (bins / name).write_bytes(b"\x7fELF")
+    real_access = os.access
+    asked: list[object] = []
+
+    def access(path: object, mode: int, **kwargs: object) -> bool:
+        asked.append(path)
+        if os.path.basename(os.fspath(path)) in ("denied.o", "no_read.o"):  # type: ignore[arg-type]
+            return False
+        return real_access(path, mode, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "access", access)
+    bins_now, gaps_now = _listed(scene)
+    assert any(type(p) is str for p in asked)  # the quick check was asked by text
+    want_bins, want_gaps = _glob_oracle(scene)
+    assert bins_now == want_bins and [p.name for p in bins_now] == ["a.o", "b.o"]
+    assert gaps_now == want_gaps
+    assert sorted(g.kind for g in gaps_now) == ["unreadable_file", "unreadable_file"]
+
+
 @given(st.lists(st.text(alphabet="ao.O_é-", min_size=1, max_size=5), max_size=12, unique=True))
 def test_any_names_list_in_the_order_glob_sorted(names: list[str]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
