@@ -227,7 +227,9 @@ def timed_cat(cat: str, files: list[str]) -> float:
 
 
 #: (module, function, part name) of the CPU split (``--parts``): the parse entry points of one analysis,
-#: patched in their own modules (``Evidence`` imports each parser where it parses, so the patch is seen)
+#: patched in the modules ``Evidence`` imports them from where it parses (so the patch is seen). A module
+#: the analysis has not loaded yet is patched as it loads, never loaded for the patch: one an analysis
+#: does not need (super_kernel.log's fact parser, when no deferred WAIT is there) stays unloaded
 PARTS = (
     ("skdbg.parsers.evidence", "Evidence._load_plogs", "plog scan (or filing the child's files)"),
     ("skdbg.parsers.fused_nodes", "parse_fused_nodes", "sk_fused_nodes.log"),
@@ -235,9 +237,9 @@ PARTS = (
     ("skdbg.parsers.scope_split", "parse_scope_split", "sk_scope_split.log"),
     ("skdbg.parsers.fail_reasons", "parse_fail_reasons", "sk_fusion_fail_reasons.log"),
     ("skdbg.parsers.device_args", "parse_device_args", "sk_device_args.log"),
-    ("skdbg.parsers.super_kernel_log", "read_super_kernel_log", "super_kernel.log lines"),
+    ("skdbg.parsers.sklog_runs", "read_super_kernel_log", "super_kernel.log lines"),
     ("skdbg.parsers.super_kernel_log", "parse_super_kernel_log", "super_kernel.log facts (when parsed)"),
-    ("skdbg.parsers.super_kernel_log", "outline_super_kernel_log", "super_kernel.log outline"),
+    ("skdbg.parsers.sk_log_outline", "outline_super_kernel_log", "super_kernel.log outline"),
     ("skdbg.parsers.sk_handler", "parse_sk_log", "handler block (super_kernel.log, a run at a time)"),
     ("skdbg.parsers.sk_handler", "parse_sk_messages", "handler blocks (plog lines, when not a copy)"),
     ("skdbg.parsers.sk_copies", "derive_plog_copy", "plog's copy of the handler block"),
@@ -247,13 +249,14 @@ PARTS = (
 )
 
 _PARTS_CHILD = """
-import functools, importlib, json, sys, time
+import functools, importlib.util, json, sys, time
 t0 = time.process_time()
 import skdbg.cli as cli
 t_import = time.process_time() - t0
 acc = {}
-for mod, name, part in json.loads(sys.argv[2]):
-    owner = importlib.import_module(mod)
+
+def wrap(module, name, part):
+    owner = module
     *path, attr = name.split(".")
     for p in path:
         owner = getattr(owner, p)
@@ -265,6 +268,35 @@ for mod, name, part in json.loads(sys.argv[2]):
         finally:
             acc[__part] = acc.get(__part, 0.0) + time.thread_time() - c
     setattr(owner, attr, functools.wraps(f)(timed))
+
+pending = {}
+for mod, name, part in json.loads(sys.argv[2]):
+    if mod in sys.modules:
+        wrap(sys.modules[mod], name, part)
+    else:
+        pending.setdefault(mod, []).append((name, part))
+
+class WrapOnLoad:
+    # patches a module of PARTS the moment the analysis loads it (a module it never loads stays unloaded)
+    def find_spec(self, fullname, path, target=None):
+        if fullname not in pending:
+            return None
+        sys.meta_path.remove(self)
+        try:
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            sys.meta_path.insert(0, self)
+        if spec is None or spec.loader is None:
+            return spec
+        load = spec.loader.exec_module
+        def exec_module(module, _load=load, _name=fullname):
+            _load(module)
+            for name, part in pending.pop(_name, ()):
+                wrap(module, name, part)
+        spec.loader.exec_module = exec_module
+        return spec
+
+sys.meta_path.insert(0, WrapOnLoad())
 sys.argv = ["skdbg", "analyze", sys.argv[1], "--format", "json", "--no-cache"]
 try:
     cli.main(standalone_mode=False)
