@@ -177,18 +177,18 @@ def _bin_files(bin_dir: Path, layout: SkMetaLayout) -> tuple[Path, ...]:
         return ()  # as glob: an unlistable folder lists nothing
     real_bin = real_path(bin_dir)
     usable: list[Path] = []
-    # a plain readable file inside the scene is checked by its text (fsguard.listed_file_ok): the Path
-    # of each of two thousand ELFs need not make its string form for the ``access`` call
+    # a plain readable file inside the scene is checked by its text (fsguard.listed_file_ok, the full
+    # check's quick case): the Path of each of two thousand ELFs need not make its string form for the
+    # ``access`` call. Anything else takes the full check (_usable), which records its gap
     prefix = os.path.join(os.fspath(bin_dir), "")
-    quick = not layout.refused  # (a path refused before goes the full way, which says so again)
-    root = layout.resolved_root
+    root, refused = layout.resolved_root, layout.refused
     for name in sorted(kinds):
         regular = kinds[name]
-        if quick and listed_file_ok(prefix + name, real_bin, root, regular=regular):
-            usable.append(bin_dir / name)
-            continue
         p = bin_dir / name
-        if _usable(p, layout, real_bin, regular=regular):
+        if listed_file_ok(prefix + name, real_bin, root, regular=regular):
+            if not (refused and p in refused):  # as _usable: a path refused before stays refused
+                usable.append(p)
+        elif _usable(p, layout, real_bin, regular=regular):
             usable.append(p)
     return tuple(usable)
 

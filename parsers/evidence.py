@@ -216,7 +216,7 @@ class ModelEvidence:
         """super_kernel.log's deferred WAIT placements (the one fact of that file triage reads).
 
         The facts are parsed only when the outline says a line may be one: otherwise the full
-        parse would find none (:func:`~skdbg.parsers.super_kernel_log.outline_super_kernel_log`)."""
+        parse would find none (:func:`~skdbg.parsers.sk_log_outline.outline_super_kernel_log`)."""
         outline = self.sk_log_outline
         if outline is None or not outline.may_defer_waits:
             return ()

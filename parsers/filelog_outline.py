@@ -6,7 +6,7 @@ Why: an analysis needs nothing of ``sk_node_detail.log`` but which processes wro
 ``super_kernel.log`` is (:func:`~skdbg.parsers.sklog_runs.read_super_kernel_log`: runs of lines of
 writers already seen stay bytes), which is all the provenance needs.
 
-Exact by construction, as :func:`~skdbg.parsers.super_kernel_log.outline_super_kernel_log`'s: a full
+Exact by construction, as :func:`~skdbg.parsers.sk_log_outline.outline_super_kernel_log`'s: a full
 parse records the first prefixed line and each writer's first line from the lines it reads in file
 order; the read makes every line of a writer not seen before a :class:`MetaLine` with the prefix the
 line layer gives it (a run holds only writers an earlier such line named), so the first prefixed

@@ -270,6 +270,7 @@ def read_regular(path: str | os.PathLike[str], *, what: str) -> bytes:
 __all__ = [
     "failed_reads",
     "file_problem",
+    "listed_file_ok",
     "open_regular",
     "open_regular_fd",
     "read_error",

@@ -33,9 +33,9 @@ WATCHED = (
     # super_kernel.log's fact parser: an analysis reads the log's outline and parses the facts only
     # when a deferred WAIT may be among them (none in these scenes)
     "skdbg.parsers.super_kernel_log",
-    # the demangler (and its subprocess): the analysis locates PCs without demangling
+    # the demangler: the analysis locates PCs without demangling (not ``subprocess`` itself, which
+    # click's ``uuid`` loads on Python 3.10)
     "skdbg.parsers.demangle",
-    "subprocess",
     # the command modules of the other commands (skdbg.cli's lazy group)
     "skdbg.tui.cli",
     "skdbg.cli_codegen",

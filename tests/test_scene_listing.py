@@ -108,11 +108,48 @@ def test_a_plain_file_the_process_may_not_read_is_refused_as_the_full_check_did(
 
     monkeypatch.setattr(os, "access", access)
     bins_now, gaps_now = _listed(scene)
-    assert any(type(p) is str for p in asked)  # the quick check was asked by text
+    # the quick check asked for each file by its text (the full check asks again for the two refused)
+    texts = {p for p in asked if type(p) is str}
+    want_texts = {
+        os.path.join(str(scene.resolve() / MODEL / "bin_files"), n)
+        for n in ("a.o", "denied.o", "b.o", "no_read.o")
+    }
+    assert texts == want_texts
     want_bins, want_gaps = _glob_oracle(scene)
     assert bins_now == want_bins and [p.name for p in bins_now] == ["a.o", "b.o"]
     assert gaps_now == want_gaps
     assert sorted(g.kind for g in gaps_now) == ["unreadable_file", "unreadable_file"]
+
+
+def test_a_bin_file_refused_before_stays_refused_without_a_second_gap(tmp_path: Path) -> None:
+    """As the full check's caller does (``_usable``): a path the layout refused already is not taken
+    again, even where the quick check would pass it, and no second gap is recorded."""
+    scene = tmp_path / "scene"
+    bins = _model(scene) / "bin_files"
+    for name in ("a.o", "b.o"):
+        (bins / name).write_bytes(b"\x7fELF")
+    root = scene.resolve()
+    bin_dir = root / MODEL / "bin_files"
+    layout = SkMetaLayout(root=root, resolved_root=root)
+    layout.refused.add(bin_dir / "a.o")
+    assert discovery._bin_files(bin_dir, layout) == (bin_dir / "b.o",)
+    assert layout.gaps == []
+
+
+def test_a_bin_folder_linked_outside_the_scene_gives_no_bin_file(tmp_path: Path) -> None:
+    """``bin_files`` a link to a folder outside the scene: its plain files lie outside the scene too, so
+    the quick check (a folder inside the scene) takes none and each is refused as outside the scene."""
+    scene = tmp_path / "scene"
+    model = _model(scene)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    for name in ("a.o", "b.o"):
+        (outside / name).write_bytes(b"\x7fELF")
+    (model / "bin_files").rmdir()
+    (model / "bin_files").symlink_to(outside, target_is_directory=True)
+    bins, gaps = _listed(scene)
+    assert bins == ()
+    assert [g.kind for g in gaps] == ["outside_scene", "outside_scene"]
 
 
 @given(st.lists(st.text(alphabet="ao.O_é-", min_size=1, max_size=5), max_size=12, unique=True))

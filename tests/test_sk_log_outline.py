@@ -1,4 +1,4 @@
-"""super_kernel.log's outline (parsers/super_kernel_log.outline_super_kernel_log) against its full parse.
+"""super_kernel.log's outline (parsers/sk_log_outline.outline_super_kernel_log) against its full parse.
 
 An analysis reads two things of super_kernel.log's facts: the file-logger provenance (gate F4/F7) and the
 deferred WAIT placements (T6). The outline gives the first from the read alone and says whether the
@@ -16,11 +16,9 @@ import pytest
 from hypothesis import given, settings
 from textlines import pooled_log
 
-from skdbg.parsers.super_kernel_log import (
-    outline_super_kernel_log,
-    parse_super_kernel_log,
-    read_super_kernel_log,
-)
+from skdbg.parsers.sk_log_outline import outline_super_kernel_log
+from skdbg.parsers.sklog_runs import read_super_kernel_log
+from skdbg.parsers.super_kernel_log import parse_super_kernel_log
 from skdbg.triage.engine import WARNING_GAP_KINDS
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "scenes"
