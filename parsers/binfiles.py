@@ -18,6 +18,7 @@ import errno
 import os
 import re
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -105,12 +106,17 @@ _K = TypeVar("_K")
 _V = TypeVar("_V")
 
 
-def _bounded_put(memo: dict[_K, _V], key: _K, value: _V) -> _V:
-    """``memo[key] = value``, the oldest entry dropped first when :data:`_CACHE_LIMIT` are held."""
-    if len(memo) >= _CACHE_LIMIT:
-        memo.pop(next(iter(memo)))
-    memo[key] = value
-    return value
+def _bounded_get(memo: dict[_K, _V], key: _K, make: Callable[[], _V]) -> _V:
+    """``memo[key]``, or ``make()`` kept there (the oldest entry dropped first when :data:`_CACHE_LIMIT`
+    are held): the module caches and an image table's memos, one rule. A ``make`` that raises keeps
+    and drops nothing."""
+    hit = memo.get(key)
+    if hit is None:
+        hit = make()
+        if len(memo) >= _CACHE_LIMIT:
+            memo.pop(next(iter(memo)))
+        memo[key] = hit
+    return hit
 
 
 #: the folders :func:`_key` resolved, by absolute name (:func:`~skdbg.parsers.fsguard.real_path`'s cache)
@@ -139,10 +145,7 @@ def cached_elf(path: str | os.PathLike[str]) -> ElfImage:
         key = _key(p)
     except OSError:
         return open_elf(p)  # raises the precise ParseError
-    hit = _ELF_CACHE.get(key)
-    if hit is None:
-        hit = _bounded_put(_ELF_CACHE, key, open_elf(p))
-    return hit
+    return _bounded_get(_ELF_CACHE, key, lambda: open_elf(p))
 
 
 def cached_meta(image: ElfImage) -> AscendMetaResult:
@@ -152,10 +155,7 @@ def cached_meta(image: ElfImage) -> AscendMetaResult:
         key = _key(p)
     except OSError:
         return parse_ascend_meta(image)
-    hit = _META_CACHE.get(key)
-    if hit is None:
-        hit = _bounded_put(_META_CACHE, key, parse_ascend_meta(image))
-    return hit
+    return _bounded_get(_META_CACHE, key, lambda: parse_ascend_meta(image))
 
 
 # ------------------------------------------------------------------ records
@@ -280,17 +280,11 @@ class ImageTable:
 
     def _elf(self, path: str) -> ElfImage:
         """:func:`cached_elf` of an image's file, kept by the table (a failure is raised each time)."""
-        hit = self._elves.get(path)
-        if hit is None:
-            hit = _bounded_put(self._elves, path, cached_elf(path))
-        return hit
+        return _bounded_get(self._elves, path, lambda: cached_elf(path))
 
     def _meta(self, path: str, elf: ElfImage) -> AscendMetaResult:
         """:func:`cached_meta` of an image's ELF, kept by the table."""
-        hit = self._metas.get(path)
-        if hit is None:
-            hit = _bounded_put(self._metas, path, cached_meta(elf))
-        return hit
+        return _bounded_get(self._metas, path, lambda: cached_meta(elf))
 
     def _check_overlaps(self, images: list[ImageInfo]) -> None:
         placed = [i for i in images if i.size is not None]
