@@ -732,17 +732,19 @@ def _f8_reads_source(cand: Candidate | None) -> bool:
     return cand is not None and bool(cand.scope_names)
 
 
-def read_f8_markers_ahead(ctx: TriageContext) -> None:
+def read_f8_markers_ahead(ctx: TriageContext) -> bool:
     """Make F8's marker scan now, under the name F8 gives it, into the scan cache F8 then reads it from
     (:func:`skdbg.triage.engine.prepare_late_stages`); nothing when F8 will scan no source. Whatever the
-    scan raises is left as it is: F8 scans again (a failed scan is not kept), meets it and reports it."""
+    scan raises is left as it is: F8 scans again (a failed scan is not kept), meets it and reports it.
+    True when F8 reads the model source (whether the scan succeeded or not)."""
     run = ctx.run
     if not _f8_reads_source(run.candidate if run is not None else None):
-        return
+        return False
     marker = ctx.marker_file()
     if marker is not None:
         with contextlib.suppress(Exception):  # F8's to meet again
             read_markers(marker, ctx.relpath(str(marker)))
+    return True
 
 
 def _f8_markers(ctx: TriageContext, marker: Path, names: tuple[str, ...], g: _Gate) -> None:

@@ -12,6 +12,7 @@ marker file and ``source_sites.json`` (or §4.6 inference, flagged) anchor the e
 from __future__ import annotations
 
 import ast
+import contextlib
 import difflib
 import re
 from collections import Counter
@@ -70,6 +71,29 @@ def ge_exclusion_text(child: ChildRef | None = None, statement: str | None = Non
     what = child.label() if child is not None else "the suspect child"
     body = statement.strip() if statement else f"...  # the statement that emits {what}"
     return f"{indent}{ge_scope_text('None')}  # skdbg: exclude {what} (GE mode)\n{indent}    {body}"
+
+
+def read_proposal_inputs_ahead(ctx: TriageContext, *, source: bool) -> None:
+    """Read now what every proposal of this scene reads first, whichever child it is for: the scene's
+    ``source_sites.json`` (:meth:`~skdbg.parsers.evidence.Evidence.read_source_sites_ahead`) and, with
+    ``source`` (the caller knows gate F8 reads the model source too), the model source with its line
+    index, as :meth:`ProposalBuilder.load_source` names it. Nothing is reported here, and the proposal
+    is the same: it takes both from where they were kept, or, should one have raised, reads it again
+    and meets the error in its place.
+
+    Why: called before localisation waits for the plogs (:func:`skdbg.triage.engine.prepare_late_stages`);
+    on the bench scene both were ~5 ms of the first proposal, in the stretch after the plogs. Why the
+    source only where F8 reads it: elsewhere only a proposal reads it, and a verdict may make none."""
+    ctx.evidence.read_source_sites_ahead()
+    if not source:
+        return
+    run = ctx.run
+    rel = run.candidate.marker_file if run is not None and run.candidate is not None else None
+    path = ctx.marker_file()
+    if rel is None or path is None:
+        return
+    with contextlib.suppress(Exception):  # the proposal's to meet again
+        load_model_source(path, rel).innermost(0)  # the source, then its line index (made on first use)
 
 
 def propose(ctx: TriageContext, loc: Localization, verdict: Verdict) -> Proposal:

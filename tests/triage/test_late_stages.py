@@ -206,3 +206,79 @@ def test_the_sks_go_with_their_directory(tmp_path: Path) -> None:
     assert alive() == before + 1
     del ctx, me
     assert alive() == before
+
+
+def test_source_sites_are_parsed_once_before_localisation_and_taken_by_the_proposal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The early step parses source_sites.json and reports nothing of it; the proposal takes that parse
+    (no second one), and only then do the file's gaps count, as they did when it was parsed then."""
+    import skdbg.parsers.run_identity as run_identity
+
+    parsed: list[str] = []
+    real = run_identity.parse_source_sites
+    monkeypatch.setattr(run_identity, "parse_source_sites", lambda p: parsed.append("sites") or real(p))
+    b = build_two_stream(tmp_path, device=0)
+    sites = b.root / "source_sites.json"
+    sites.write_text(sites.read_text().replace("{", '{"not-a-node": 3, ', 1))  # one bad entry: a gap
+    ctx = open_context(b.root)
+    engine.read_sk_meta(ctx)
+    gaps = list(ctx.evidence.gaps)
+    engine.prepare_late_stages(ctx)
+    assert parsed == ["sites"]
+    assert list(ctx.evidence.gaps) == gaps  # nothing reported early
+    assert "source_sites" not in vars(ctx.evidence)
+    analysis = engine.analyze_context(ctx)
+    assert parsed == ["sites"]  # the proposal took the early parse
+    assert analysis.proposal is not None and analysis.proposal.status == "proposed"
+    assert [g for g in ctx.evidence.gaps if "not-a-node" in g.detail]  # counted once taken
+    assert analysis_json_text(analysis) == _without_prepare(b.root, monkeypatch)
+
+
+def test_source_sites_that_fail_early_are_read_again_where_the_proposal_asks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A source_sites.json that is no JSON: the early parse's error is dropped, the proposal parses the
+    file again and meets it, and the analysis is the one made without the early step."""
+    b = build_two_stream(tmp_path, device=0)
+    (b.root / "source_sites.json").write_text('{"120": 41,')
+    ctx = open_context(b.root)
+    engine.read_sk_meta(ctx)
+    engine.prepare_late_stages(ctx)
+    assert "source_sites" not in ctx.evidence.errors
+    early = analysis_json_text(engine.analyze_context(ctx))
+    assert ctx.evidence.errors["source_sites"]  # met by the proposal, once
+    assert len(ctx.evidence.errors["source_sites"]) == 1
+    assert early == _without_prepare(b.root, monkeypatch)
+
+
+def test_the_model_source_and_its_line_index_are_made_before_localisation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where F8 reads the model source, the proposal's model of it (and its line index) is made early and
+    taken by the proposal; where F8 does not, only the proposal reads it."""
+    import skdbg.triage.markers as triage_markers
+
+    made: list[str] = []
+    real = triage_markers.ModelSource.__init__
+
+    def counted(self: triage_markers.ModelSource, *args: object, **kwargs: object) -> None:
+        made.append("source")
+        real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(triage_markers.ModelSource, "__init__", counted)
+    for scopes, early in ((None, ["source"]), ([], [])):
+        made.clear()
+        triage_markers._SOURCES.clear()
+        run = None if scopes is None else {"candidate": {"scope_names": scopes}}
+        b = build_two_stream(tmp_path / str(len(early)), device=0, **({} if run is None else {"run": run}))
+        ctx = open_context(b.root)
+        engine.read_sk_meta(ctx)
+        engine.prepare_late_stages(ctx)
+        assert made == early
+        if early:
+            (src,) = triage_markers._SOURCES.values()
+            assert "_innermost" in vars(src)
+        analysis = engine.analyze_context(ctx)
+        assert made == ["source"]  # made once, early or by the proposal
+        assert analysis.proposal is not None and analysis.proposal.status == "proposed"
