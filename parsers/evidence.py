@@ -102,6 +102,9 @@ class SideFiles:
 
 @dataclass(frozen=True, slots=True)
 class TableSpec:
+    """One table ``skdbg inspect --table`` can print: its name, what it holds, the artifact roles it is built
+    from (a failure of one of them is reported against the table) and its builder."""
+
     name: str
     description: str
     roles: tuple[str, ...]  # artifact roles it is built from (for error attribution)

@@ -129,6 +129,9 @@ class OriginalScope:
 
 @dataclass(frozen=True, slots=True)
 class FusedScope:
+    """One scope of ``PrintFusedScopes``: the nodes fused into it, how many pieces it was split into, its
+    fusion status and, when it broke, why."""
+
     src: Source
     scope_id: int
     scope_bit_flag: str
@@ -202,6 +205,9 @@ FUSED_COLUMNS = [c.name for c in FUSED_COLS]
 
 @dataclass
 class FailReasonsResult(MetaResultBase):
+    """``sk_fusion_fail_reasons.log``: the kernels that could not be fused, the scopes as the user opened them
+    and the scopes as they were fused."""
+
     unfusible: list[UnfusibleNode] = field(default_factory=list)
     original_scopes: list[OriginalScope] = field(default_factory=list)
     fused_scopes: list[FusedScope] = field(default_factory=list)

@@ -253,6 +253,8 @@ class SkBlock:
 
 @dataclass
 class FusedNodesResult(MetaResultBase):
+    """Every block of ``sk_fused_nodes.log`` in file order (a rerun appends newer blocks of the same SK)."""
+
     blocks: list[SkBlock] = field(default_factory=list)
 
     def latest(self) -> list[SkBlock]:

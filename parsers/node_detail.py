@@ -60,6 +60,9 @@ def scope_indices(flags: str) -> tuple[int, ...]:
 
 @dataclass(frozen=True, slots=True)
 class NodeDetail:
+    """One node of ``sk_node_detail.log``: the node, its type (legacy digit codes mapped to names), the scope
+    bits it carries, whether it is fusible and its stack size."""
+
     src: Source
     ts: datetime | None
     pid: int | None
@@ -102,6 +105,8 @@ COLUMNS = [
 
 @dataclass
 class NodeDetailResult(MetaResultBase):
+    """Every node record of ``sk_node_detail.log`` in file order (a rerun appends newer ones)."""
+
     nodes: list[NodeDetail] = field(default_factory=list)
 
     def by_node_id(self) -> dict[int, NodeDetail]:

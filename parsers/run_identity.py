@@ -126,6 +126,8 @@ def format_time(ts: datetime) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ExitInfo:
+    """How the attempt's process ended (run.json ``exit``): its status, the signal that ended it, a timeout."""
+
     src: Source
     status: int | None
     signal: int | str | None  # number or name ("SIGSEGV")
@@ -134,6 +136,9 @@ class ExitInfo:
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
+    """The candidate the attempt ran (run.json ``candidate``): the SK scopes it names, the model source with
+    the scope markers and the options it was built with."""
+
     src: Source
     scope_names: tuple[str, ...]
     marker_file: str | None
@@ -201,6 +206,8 @@ class RunIdentity:
 
 @dataclass(slots=True)
 class RunFile:
+    """A parsed run.json: the attempt's identity, and the entries and gaps it could not take."""
+
     file: str
     identity: RunIdentity
     unrecognized: list[Unrecognized] = field(default_factory=list)
@@ -508,6 +515,9 @@ class OptionProbe:
 
 @dataclass(frozen=True, slots=True)
 class EnvProbe:
+    """The environment probe's answer (``check_environment.json``): whether the runtime is ready and which
+    scope forms and options it accepts."""
+
     src: Source
     ready: bool | None
     runtime_loaded: bool | None
@@ -539,6 +549,8 @@ class EnvProbe:
 
 @dataclass(slots=True)
 class EnvProbeFile:
+    """A parsed environment probe, with the entries and gaps it could not take."""
+
     file: str
     probe: EnvProbe
     unrecognized: list[Unrecognized] = field(default_factory=list)
@@ -630,6 +642,8 @@ def _values(entry: dict[str, Any], key: str, path: str, f: _Fields) -> tuple[Any
 
 @dataclass(frozen=True, slots=True)
 class SourceSite:
+    """One ``source_sites.json`` entry: the marker-file line that emits graph node ``node_id``."""
+
     src: Source
     node_id: int
     line: int  # 1-based line in the marker file
@@ -637,6 +651,8 @@ class SourceSite:
 
 @dataclass(slots=True)
 class SourceSitesFile:
+    """A parsed ``source_sites.json`` in document order; a bad entry is a gap, never a guessed line."""
+
     file: str
     sites: list[SourceSite]
     unrecognized: list[Unrecognized] = field(default_factory=list)

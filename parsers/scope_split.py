@@ -190,6 +190,8 @@ def parse_break_info(text: str, src: Source) -> BreakInfo:
 
 @dataclass(frozen=True, slots=True)
 class StreamInfo:
+    """One ``StreamInfo[j]`` line of a scope: the stream's index, its head and tail nodes and its node count."""
+
     src: Source
     ordinal: int  # the scope's display ordinal
     index: int  # j of StreamInfo[j]
@@ -201,6 +203,8 @@ class StreamInfo:
 
 @dataclass(frozen=True, slots=True)
 class ScopeNode:
+    """One node of a scope in a pass snapshot, at its position in the scope."""
+
     src: Source
     position: int
     node: Node
@@ -295,6 +299,8 @@ NODE_COLUMNS = [c.name for c in NODE_COLS]
 
 @dataclass
 class ScopeSplitResult(MetaResultBase):
+    """Every pass snapshot of ``sk_scope_split.log`` in file order."""
+
     snapshots: list[PassSnapshot] = field(default_factory=list)
 
     def final_snapshot(self) -> PassSnapshot | None:

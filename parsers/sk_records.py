@@ -59,6 +59,8 @@ class SkHeaderInfo:
 
 @dataclass(frozen=True, slots=True)
 class QueueTask:
+    """One task of a printed task queue (A16/A17): its slot, task index, type, block count and args address."""
+
     src: Source
     slot: int
     index: int
@@ -93,6 +95,8 @@ class CounterEntry:
 
 @dataclass(frozen=True, slots=True)
 class CounterTable:
+    """The printed counter table (A18, PrintCounterInfo): its offset in the args and one entry per core."""
+
     src: Source
     offset: int
     entries: tuple[CounterEntry, ...]
@@ -130,6 +134,9 @@ class DfxNode:
 
 @dataclass(frozen=True, slots=True)
 class DfxTable:
+    """The printed DfxInfo table (A19–A22, PrintDfxInfo): its offset in the args, the node count it declares
+    and the nodes printed."""
+
     src: Source
     offset: int
     node_cnt: int
@@ -295,6 +302,8 @@ class AllCoreTrace:
 
 @dataclass(frozen=True, slots=True)
 class DumpTensor:
+    """One tensor of an ``Adx::ExceptionDumpInfo`` record (§1.4.6): its index and each printed field, in order."""
+
     src: Source
     index: int
     fields: tuple[tuple[str, str], ...]  # label → printed value, in print order
@@ -324,6 +333,9 @@ class DumpRecord:
 
 @dataclass(frozen=True, slots=True)
 class SkipDuplicate:
+    """An ``Adx::ExceptionDumpInfo`` the dump callback skipped as a duplicate (its binary handle, core id and
+    core type)."""
+
     src: Source
     bin_handle: int
     core_id: int
@@ -479,6 +491,9 @@ class ParseTrace:
 
 @dataclass(slots=True)
 class SkHandlerResult:
+    """What the exception-handler parser found in one stream of lines: the incidents, the faults of other
+    processes, the lines it could not read and the gaps; ``trace`` lets a copy of the block be derived."""
+
     incidents: list[Incident] = field(default_factory=list)
     non_aot: list[NonSkFault] = field(default_factory=list)
     unrecognized: list[Unrecognized] = field(default_factory=list)

@@ -113,6 +113,8 @@ class TaskQueue:
 
 @dataclass(frozen=True, slots=True)
 class TaskQueueScope:
+    """One scope of ``sk_task_queue.json``: its AIC and AIV queues (None: that queue is absent)."""
+
     src: Source
     scope_id: int | None  # None only in the root-level variant without ``scopeId``
     aic: TaskQueue | None

@@ -123,6 +123,8 @@ class Attribution:
 
 @dataclass(frozen=True, slots=True)
 class _Range:
+    """One child's code range ``[start, end)`` and the artifact it came from (attribution's PC lookup)."""
+
     index: int
     start: int
     end: int

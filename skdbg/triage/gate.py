@@ -289,6 +289,8 @@ def _naive(t: datetime) -> datetime:
 
 @dataclass(frozen=True, slots=True)
 class _Window:
+    """The attempt's time window: run.json's start and end, widened by the skew and the grace (F2)."""
+
     start: datetime | None  # T0 − skew
     end: datetime | None  # T1 + grace
     t0: datetime | None

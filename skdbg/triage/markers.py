@@ -72,6 +72,8 @@ class SpanBlock:
 
 @dataclass(frozen=True, slots=True)
 class InferredSite:
+    """A statement inferred to emit a child (§4.6): its line, or None with why none was found."""
+
     line: int | None
     detail: str
 

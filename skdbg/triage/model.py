@@ -445,6 +445,8 @@ NO_PROPOSAL = Proposal(status="none", reason="no suspect child")
 
 @dataclass(frozen=True, slots=True)
 class ArtifactRef:
+    """One artifact in the analysis's scene block: its kind, path in the scene, SHA-256, mtime and size."""
+
     kind: str
     path: str
     sha256: str
@@ -463,6 +465,8 @@ class ArtifactRef:
 
 @dataclass(frozen=True, slots=True)
 class SceneInfo:
+    """The analysis's scene block: the process, rank and device analysed and every artifact read (G5)."""
+
     root: str
     pid: int | None
     rank: int | None
