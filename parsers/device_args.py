@@ -90,7 +90,8 @@ _DFX_ITEM = regexcode.compile(rf"entryAi(?P<c>[cv])\[(?P<j>[0-3])\]=(?P<v>{_HEX}
 
 @dataclass(frozen=True, slots=True)
 class SkHeader:
-    """The block's ``SkHeader`` line: where each region of the uploaded args starts (byte offsets), the node count and the total size."""
+    """The block's ``SkHeaderInfo:`` line: where each region of the uploaded args starts (byte offsets),
+    the node count and the total size."""
 
     src: Source
     aic_off: int
@@ -154,7 +155,8 @@ class Task:
 
 @dataclass(frozen=True, slots=True)
 class TaskQueue:
-    """One AIC or AIV task queue of a block: its capacity, the task count it declares and the :class:`Task` rows printed."""
+    """One AIC or AIV task queue of a block: its capacity, the task count it declares and the
+    :class:`Task` rows printed."""
 
     src: Source
     name: str
@@ -165,8 +167,8 @@ class TaskQueue:
 
 @dataclass(frozen=True, slots=True)
 class DfxEntry:
-    """One ``SkDfxInfo`` row of a block: the child's binary and original function handles, its code sizes, block
-    and core counts and entry addresses per core type (four each; None where not printed)."""
+    """One ``SkDfxInfo`` row of a block: the child's binary and original function handles, its code
+    sizes, block and core counts and entry addresses per core type (four each; None where not printed)."""
 
     src: Source
     index: int
@@ -282,7 +284,8 @@ DFX_COLUMNS = [c.name for c in DFX_COLS]
 
 @dataclass
 class DeviceArgsResult(MetaResultBase):
-    """Every block of ``sk_device_args.log`` in file order (a rerun appends a newer block of the same scope)."""
+    """Every block of ``sk_device_args.log`` in file order (a rerun appends a newer block of the same
+    scope)."""
 
     blocks: list[DeviceArgsBlock] = field(default_factory=list)
 

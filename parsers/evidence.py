@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar, cast, overloa
 
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized, drop_tracebacks
 from skdbg.parsers.frames import SRC_COLS, Col, concat_frames, empty_frame, records_frame, rows_frame
-from skdbg.parsers.fsguard import real_path
+from skdbg.parsers.fsguard import real_path, uncounted_reads
 from skdbg.parsers.hashbehind import CountingSha256, Sha256Done
 
 # The parsers themselves are imported where an artifact is parsed, not here: opening a scene (the
@@ -340,7 +340,8 @@ class Evidence:
         self._on_digest: DigestSink | None = None
         #: the super_kernel.log files the plog scan's child may read for this process (None: read here)
         self._sk_ahead: SkLogsAhead | None = None
-        #: source_sites.json parsed ahead (:meth:`read_source_sites_ahead`), until :attr:`source_sites` takes it
+        #: source_sites.json parsed ahead (:meth:`read_source_sites_ahead`) until :attr:`source_sites`
+        #: takes it
         self._sites_ahead: SourceSitesFile | None = None
 
     # ------------------------------------------------------------------ loading helpers
@@ -721,13 +722,13 @@ class Evidence:
         return self._guard("source_sites", lambda: parse_source_sites(p))
 
     def read_source_sites_ahead(self) -> None:
-        """Parse ``source_sites.json`` now, for :attr:`source_sites` to take when first asked (the
+        """Parse ``source_sites.json`` now, for :attr:`source_sites` to take when first asked (a
         proposal asks, once the plogs are in): while the plog scan's child still scans, this process
         would only wait. Nothing is reported here: the file's gaps count once the property takes the
         result, as they did when it was parsed then; a parse that raises is dropped, and the property
-        parses the file again and meets the error in its place (a file never asked for is never
-        reported). The one trace a failure leaves is a failed read counted for the result cache
-        (:func:`~skdbg.parsers.fsguard.count_failed_read`): that analysis is then not cached.
+        parses the file again and meets the error in its place. A failed read is not counted either
+        (:func:`~skdbg.parsers.fsguard.uncounted_reads`): a file no stage asks for is never reported,
+        and the result cache keeps the analysis as it would have.
 
         Why: its 2,500 entries took ~2.5 ms of the stretch after the plogs on the bench scene."""
         p = self.side.source_sites
@@ -735,7 +736,7 @@ class Evidence:
             return
         from skdbg.parsers.run_identity import parse_source_sites
 
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception), uncounted_reads():
             self._sites_ahead = parse_source_sites(p)
 
     # ------------------------------------------------------------------ gaps / unrecognized

@@ -129,8 +129,9 @@ class OriginalScope:
 
 @dataclass(frozen=True, slots=True)
 class FusedScope:
-    """One scope of ``PrintFusedScopes``: the nodes fused into it, how many pieces it was split into, its
-    fusion status and, when it broke, why."""
+    """One scope of ``PrintFusedScopes``: the nodes fused into it (``pieces``: how many printed lines its
+    ``fusedNodeIds`` list took, the first and its ``continued:`` lines), its fusion status and, when it
+    broke, why."""
 
     src: Source
     scope_id: int

@@ -26,8 +26,8 @@ FORMAT_ERROR = "[FORMAT_ERROR] Failed to format log message"
 
 @dataclass(frozen=True, slots=True)
 class FileLogPrefix:
-    """The SK file logger's prefix of one line (§3.2): stamp, writer pid and tid, level, source file and line,
-    function; ``ts`` is None when the stamp is out of range (its text is kept)."""
+    """The SK file logger's prefix of one line (§3.2): stamp, writer pid and tid, level, source file and
+    line, function; ``ts`` is None when the stamp is out of range (its text is kept)."""
 
     ts: datetime | None
     ts_text: str

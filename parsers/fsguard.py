@@ -10,11 +10,14 @@ no blocking open of a FIFO).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import io
 import os
 import stat
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -161,9 +164,31 @@ def failed_reads() -> int:
 
 def count_failed_read() -> None:
     """Count one more failed read in :func:`failed_reads`: a :func:`read_error` here, or one that failed
-    in a forked child and reached this process as its error (the child's count is its own)."""
+    in a forked child and reached this process as its error (the child's count is its own). Not while
+    the calling thread reads ahead (:func:`uncounted_reads`)."""
     global _failed_reads
-    _failed_reads += 1
+    if not getattr(_ahead, "on", False):
+        _failed_reads += 1
+
+
+#: per thread: whether its reads are made ahead of the reader that will report them
+_ahead = threading.local()
+
+
+@contextlib.contextmanager
+def uncounted_reads() -> Iterator[None]:
+    """Reads of the calling thread that fail in this block are not counted in :func:`failed_reads`.
+
+    For a read made ahead of the one that reports (a file parsed before the stage that asks for it,
+    which drops what failed and reads the file again itself): that second read counts its failure, so
+    a file no stage asks for leaves the count, and the result cache, as they were. Other threads'
+    reads count as ever (a thread-local setting)."""
+    was = getattr(_ahead, "on", False)
+    _ahead.on = True
+    try:
+        yield
+    finally:
+        _ahead.on = was
 
 
 def read_error(
@@ -276,4 +301,5 @@ __all__ = [
     "read_error",
     "read_regular",
     "real_path",
+    "uncounted_reads",
 ]

@@ -126,7 +126,8 @@ def format_time(ts: datetime) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ExitInfo:
-    """How the attempt's process ended (run.json ``exit``): its status, the signal that ended it, a timeout."""
+    """How the attempt's process ended (run.json ``exit``): its status, the signal that ended it, a
+    timeout."""
 
     src: Source
     status: int | None

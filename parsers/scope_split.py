@@ -190,7 +190,8 @@ def parse_break_info(text: str, src: Source) -> BreakInfo:
 
 @dataclass(frozen=True, slots=True)
 class StreamInfo:
-    """One ``StreamInfo[j]`` line of a scope: the stream's index, its head and tail nodes and its node count."""
+    """One ``StreamInfo[j]`` line of a scope: the stream's index, its head and tail nodes and its node
+    count."""
 
     src: Source
     ordinal: int  # the scope's display ordinal

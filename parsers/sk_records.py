@@ -59,7 +59,8 @@ class SkHeaderInfo:
 
 @dataclass(frozen=True, slots=True)
 class QueueTask:
-    """One task of a printed task queue (A16/A17): its slot, task index, type, block count and args address."""
+    """One task of a printed task queue (A16/A17): its slot, task index, type, block count and ``args``
+    (an address; for a SYNC task, the sync type: ``ALL_SYNC`` is 0)."""
 
     src: Source
     slot: int
@@ -302,7 +303,8 @@ class AllCoreTrace:
 
 @dataclass(frozen=True, slots=True)
 class DumpTensor:
-    """One tensor of an ``Adx::ExceptionDumpInfo`` record (§1.4.6): its index and each printed field, in order."""
+    """One tensor of an ``Adx::ExceptionDumpInfo`` record (§1.4.6): its index and each printed field, in
+    order."""
 
     src: Source
     index: int
@@ -491,8 +493,10 @@ class ParseTrace:
 
 @dataclass(slots=True)
 class SkHandlerResult:
-    """What the exception-handler parser found in one stream of lines: the incidents, the faults of other
-    processes, the lines it could not read and the gaps; ``trace`` lets a copy of the block be derived."""
+    """What the exception-handler parser found: the incidents, the faults the handler declined
+    (``non_aot``: a non-AOT SK entry, a kernel that is no ``sk_entry``, callback B's "Not superkernel
+    exception"), the lines it could not read and the gaps. ``trace`` (one parse of one stream of lines)
+    lets a copy of that block be derived; a result that merges several streams has none."""
 
     incidents: list[Incident] = field(default_factory=list)
     non_aot: list[NonSkFault] = field(default_factory=list)

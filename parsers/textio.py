@@ -26,7 +26,8 @@ MAX_LINE = 1 << 20
 
 @dataclass(frozen=True, slots=True)
 class TextLine:
-    """One line of a text artifact as read: its number, text and whether the file ended it."""
+    """One line of a text artifact as read: its number, its text and whether a newline ended it (False:
+    the last line of a file that does not end with one)."""
 
     no: int  # 1-based
     text: str  # without the line ending

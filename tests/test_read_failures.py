@@ -336,3 +336,33 @@ def test_open_regular_closes_the_descriptor_once_when_the_reader_cannot_be_made(
         os.fstat(reuse)  # still open: nothing closed its number a second time
     finally:
         os.close(reuse)
+
+
+def test_a_read_made_ahead_counts_no_failed_read_in_its_thread_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``uncounted_reads``: a failed read of the calling thread inside the block leaves the count as it
+    was (the reader that reports the file reads it again and counts then); after the block, and in any
+    other thread meanwhile, a failed read counts as ever."""
+    import threading
+
+    target = tmp_path / "f.log"
+    target.write_bytes(b"x" * 100)
+    _fail_from(monkeypatch, target, 10)
+    before = fsguard.failed_reads()
+    with fsguard.uncounted_reads(), pytest.raises(ReadFailure):
+        read_regular(target, what="a log")
+    assert fsguard.failed_reads() == before
+
+    def other() -> None:
+        with pytest.raises(ReadFailure):
+            read_regular(target, what="a log")
+
+    with fsguard.uncounted_reads():
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+    assert fsguard.failed_reads() == before + 1  # the other thread's read counted
+    with pytest.raises(ReadFailure):
+        read_regular(target, what="a log")
+    assert fsguard.failed_reads() == before + 2

@@ -96,6 +96,11 @@ class TriageContext:
     def root(self) -> Path:
         return self.scene.root
 
+    def marker_rel(self) -> str | None:
+        """run.json's ``candidate.marker_file`` as written (the model source's name in messages), or None."""
+        run = self.run
+        return run.candidate.marker_file if run is not None and run.candidate is not None else None
+
     def marker_file(self) -> Path | None:
         """The model source with the scope markers: run.json candidate.marker_file under the source root.
 
@@ -109,8 +114,7 @@ class TriageContext:
     def marker_candidates(self) -> list[Path]:
         """The paths :meth:`marker_file` tries, in order (the result cache records each one's state:
         a model source appearing under ``--source-root`` changes the verdict's input)."""
-        run = self.run
-        rel = run.candidate.marker_file if run is not None and run.candidate is not None else None
+        rel = self.marker_rel()
         if rel is None:
             return []
         return [

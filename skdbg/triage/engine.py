@@ -21,7 +21,7 @@ from skdbg.triage.attribution import attribute
 from skdbg.triage.confidence import grade
 from skdbg.triage.context import TriageContext, TriageOptions, check_run_json, open_context, start_reading
 from skdbg.triage.fragment import barrier_groups_of, fnodes_of
-from skdbg.triage.gate import draft_gate, read_f8_markers_ahead
+from skdbg.triage.gate import draft_gate, f8_reads_source, read_f8_markers_ahead
 from skdbg.triage.localize import localize
 from skdbg.triage.model import Analysis, ArtifactRef, GateResult, NextStep, Proposal, SceneInfo, Verdict
 from skdbg.triage.proposal import propose, read_proposal_inputs_ahead
@@ -119,26 +119,29 @@ def prepare_late_stages(ctx: TriageContext) -> None:
     whatever the scene), and the marker scan of the model source when gate F8 will read it (run.json's
     candidate names scopes). F8 then takes it from the scan cache, and so does the proposal when it names
     the file as F8 does (its path in the scene, as run.json gives it: not with ``--source-root``, for
-    one). What every proposal reads first, whichever child it is for: ``source_sites.json`` and the model
-    source with its line index (:func:`~skdbg.triage.proposal.read_proposal_inputs_ahead`, which reports
-    nothing: the proposal takes them, or meets their errors itself). And, when the scene's sk_meta holds
-    a single SK (the one localisation names when it names one: it may name none, for a fault of another
-    process), that SK with its nodes, its node index, tasks and the fragment inputs the proposal derives
-    from it (kept on the SK: :func:`~skdbg.triage.skview.instances_of`). The verdict is the same: each is
-    what a stage asks for first, made earlier.
+    one). What a proposal for any child reads first: ``source_sites.json`` and, where F8 reads the model
+    source too, the proposal's model of it with its line index
+    (:func:`~skdbg.triage.proposal.read_proposal_inputs_ahead`, which reports nothing: the proposal
+    takes them, or meets their errors itself). And, when the scene's sk_meta holds a single SK (the one
+    localisation names when it names one: it may name none, for a fault of another process), that SK
+    with its nodes, its node index, tasks and the fragment inputs the proposal derives from it (kept on
+    the SK: :func:`~skdbg.triage.skview.instances_of`). The verdict is the same: each is what a stage
+    asks for first, made earlier.
 
     Why: on a scene with a large plog the scan's child finishes last, and this process, its sk_meta
     read, waits for it; every step after the plogs then runs alone. On the bench scene the first two were
     ~9 ms of that last stretch (the model source's tree index alone ~5 ms), the SK's ~10 ms more, the
-    proposal's inputs and the node index ~7 ms more (thirty-sixth round), now taken from the wait. Whatever the scan raises (a source that is not Python, a read that failed) is left
-    as it is: F8 scans again, meets it and reports it, as without this step (a failed scan is not kept).
+    proposal's inputs and the node index ~7 ms more (thirty-sixth round), now taken from the wait.
+    Whatever the scan raises (a source that is not Python, a read that failed) is left as it is: F8
+    scans again, meets it and reports it, as without this step (a failed scan is not kept).
     The SK is made only where :func:`read_sk_meta` parsed the files it reads (a single rank's sk_meta),
     but for super_kernel.log's facts where the file may hold deferred waits and they were not parsed
     yet (its exception blocks read first): the stages after the plogs parse them then anyway, so no
     file is parsed that would not be, and the gaps and errors reported are the same."""
     import skdbg.parsers.sk_copies  # noqa: F401 - Evidence.handler imports it once the plogs are in
 
-    read_proposal_inputs_ahead(ctx, source=read_f8_markers_ahead(ctx))
+    read_f8_markers_ahead(ctx)
+    read_proposal_inputs_ahead(ctx, source=f8_reads_source(ctx))
     models = ctx.evidence.model_evidence
     if _one_rank(models):
         # what raises here is kept nowhere: the stage that asks for it meets it, in its place
@@ -147,7 +150,7 @@ def prepare_late_stages(ctx: TriageContext) -> None:
             if len(sks) == 1:
                 barrier_groups_of(sks[0])
                 fnodes_of(sks[0])
-                sks[0].node_by_id(0)  # its node index: child resolution and the proposal look nodes up in it
+                sks[0].node_by_id(0)  # its node index: child resolution and the proposal look up nodes there
 
 
 #: what the stages after the gate give: the verdict, the proposal, the routes and the next steps

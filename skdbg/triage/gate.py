@@ -734,19 +734,24 @@ def _f8_reads_source(cand: Candidate | None) -> bool:
     return cand is not None and bool(cand.scope_names)
 
 
-def read_f8_markers_ahead(ctx: TriageContext) -> bool:
+def f8_reads_source(ctx: TriageContext) -> bool:
+    """Gate F8 scans the model source of this analysis (:func:`_f8_reads_source` of its run.json's
+    candidate): what the steps made before the plogs are in (:func:`skdbg.triage.engine.prepare_late_stages`)
+    may read of that file early, since F8 reads it anyway."""
+    run = ctx.run
+    return _f8_reads_source(run.candidate if run is not None else None)
+
+
+def read_f8_markers_ahead(ctx: TriageContext) -> None:
     """Make F8's marker scan now, under the name F8 gives it, into the scan cache F8 then reads it from
     (:func:`skdbg.triage.engine.prepare_late_stages`); nothing when F8 will scan no source. Whatever the
-    scan raises is left as it is: F8 scans again (a failed scan is not kept), meets it and reports it.
-    True when F8 reads the model source (whether the scan succeeded or not)."""
-    run = ctx.run
-    if not _f8_reads_source(run.candidate if run is not None else None):
-        return False
+    scan raises is left as it is: F8 scans again (a failed scan is not kept), meets it and reports it."""
+    if not f8_reads_source(ctx):
+        return
     marker = ctx.marker_file()
     if marker is not None:
         with contextlib.suppress(Exception):  # F8's to meet again
             read_markers(marker, ctx.relpath(str(marker)))
-    return True
 
 
 def _f8_markers(ctx: TriageContext, marker: Path, names: tuple[str, ...], g: _Gate) -> None:

@@ -465,7 +465,8 @@ class ArtifactRef:
 
 @dataclass(frozen=True, slots=True)
 class SceneInfo:
-    """The analysis's scene block: the process, rank and device analysed and every artifact read (G5)."""
+    """The analysis's scene block: the process, rank and device analysed and every artifact of the scene
+    with its SHA-256 (G5)."""
 
     root: str
     pid: int | None

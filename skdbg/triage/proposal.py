@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skdbg.parsers.common import Source
-from skdbg.parsers.fsguard import real_path
+from skdbg.parsers.fsguard import real_path, uncounted_reads
 from skdbg.parsers.markers import ge_scope_text
 from skdbg.triage.context import TriageContext
 from skdbg.triage.fragment import (
@@ -74,25 +74,24 @@ def ge_exclusion_text(child: ChildRef | None = None, statement: str | None = Non
 
 
 def read_proposal_inputs_ahead(ctx: TriageContext, *, source: bool) -> None:
-    """Read now what every proposal of this scene reads first, whichever child it is for: the scene's
-    ``source_sites.json`` (:meth:`~skdbg.parsers.evidence.Evidence.read_source_sites_ahead`) and, with
-    ``source`` (the caller knows gate F8 reads the model source too), the model source with its line
-    index, as :meth:`ProposalBuilder.load_source` names it. Nothing is reported here, and the proposal
-    is the same: it takes both from where they were kept, or, should one have raised, reads it again
-    and meets the error in its place.
+    """Read now what a proposal for any child reads first (one :class:`ProposalBuilder` builds): the
+    scene's ``source_sites.json`` (:meth:`~skdbg.parsers.evidence.Evidence.read_source_sites_ahead`)
+    and, with ``source``, the model source with its line index, named as
+    :meth:`ProposalBuilder.load_source` names it. Nothing is reported here and no failed read is
+    counted (:func:`~skdbg.parsers.fsguard.uncounted_reads`): the proposal takes both from where they
+    were kept, or, should one have failed, reads it again and meets the error in its place.
 
     Why: called before localisation waits for the plogs (:func:`skdbg.triage.engine.prepare_late_stages`);
     on the bench scene both were ~5 ms of the first proposal, in the stretch after the plogs. Why the
-    source only where F8 reads it: elsewhere only a proposal reads it, and a verdict may make none."""
+    model source only with ``source`` (the caller passes whether gate F8 scans that file): the steps made
+    before the plogs scan the model source only where F8 scans it anyway, and a verdict may make no
+    proposal; ``source_sites.json``, read by the proposal alone, costs nothing observable when none is
+    made (its parse is dropped unreported)."""
     ctx.evidence.read_source_sites_ahead()
-    if not source:
+    rel, path = ctx.marker_rel(), ctx.marker_file()
+    if not source or rel is None or path is None:
         return
-    run = ctx.run
-    rel = run.candidate.marker_file if run is not None and run.candidate is not None else None
-    path = ctx.marker_file()
-    if rel is None or path is None:
-        return
-    with contextlib.suppress(Exception):  # the proposal's to meet again
+    with contextlib.suppress(Exception), uncounted_reads():  # the proposal's to meet again
         load_model_source(path, rel).innermost(0)  # the source, then its line index (made on first use)
 
 
@@ -216,8 +215,7 @@ class ProposalBuilder:
     # ------------------------------------------------------------------ source
 
     def load_source(self) -> None:
-        run = self.ctx.run
-        self.rel = run.candidate.marker_file if run is not None and run.candidate is not None else None
+        self.rel = self.ctx.marker_rel()
         path = self.ctx.marker_file()
         if path is None:
             if self.rel is None:

@@ -15,6 +15,8 @@ from skdbg.parsers.common import ParseError
 from skdbg.triage.context import TriageContext, open_context
 from skdbg.triage.jsontext import analysis_json_text
 
+SCENES = Path(__file__).resolve().parents[2] / "examples" / "scenes"
+
 
 def _analysis(root: Path) -> str:
     return analysis_json_text(engine.analyze(root))
@@ -208,16 +210,23 @@ def test_the_sks_go_with_their_directory(tmp_path: Path) -> None:
     assert alive() == before
 
 
-def test_source_sites_are_parsed_once_before_localisation_and_taken_by_the_proposal(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The early step parses source_sites.json and reports nothing of it; the proposal takes that parse
-    (no second one), and only then do the file's gaps count, as they did when it was parsed then."""
+def _count_sites_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """One ``"sites"`` per parse of a source_sites.json from now on."""
     import skdbg.parsers.run_identity as run_identity
 
     parsed: list[str] = []
     real = run_identity.parse_source_sites
     monkeypatch.setattr(run_identity, "parse_source_sites", lambda p: parsed.append("sites") or real(p))
+    return parsed
+
+
+def test_source_sites_are_parsed_once_before_localisation_and_taken_by_the_proposal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The early step parses source_sites.json and reports nothing of it; the proposal takes that parse
+    (no second one: the analysis's own early step finds it parsed already), and only then do the file's
+    gaps count, as they did when it was parsed then."""
+    parsed = _count_sites_parses(monkeypatch)
     b = build_two_stream(tmp_path, device=0)
     sites = b.root / "source_sites.json"
     sites.write_text(sites.read_text().replace("{", '{"not-a-node": 3, ', 1))  # one bad entry: a gap
@@ -239,17 +248,57 @@ def test_source_sites_that_fail_early_are_read_again_where_the_proposal_asks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A source_sites.json that is no JSON: the early parse's error is dropped, the proposal parses the
-    file again and meets it, and the analysis is the one made without the early step."""
+    file again and meets it, once, and the analysis is the one made without the early step."""
+    parsed = _count_sites_parses(monkeypatch)
     b = build_two_stream(tmp_path, device=0)
     (b.root / "source_sites.json").write_text('{"120": 41,')
     ctx = open_context(b.root)
-    engine.read_sk_meta(ctx)
-    engine.prepare_late_stages(ctx)
-    assert "source_sites" not in ctx.evidence.errors
+    at_localisation: list[object] = []
+    real_localize = engine.localize
+
+    def localize(c: TriageContext) -> object:
+        at_localisation.extend([list(parsed), "source_sites" in c.evidence.errors])
+        return real_localize(c)
+
+    monkeypatch.setattr(engine, "localize", localize)
     early = analysis_json_text(engine.analyze_context(ctx))
-    assert ctx.evidence.errors["source_sites"]  # met by the proposal, once
+    assert at_localisation == [["sites"], False]  # parsed early, nothing reported
+    assert parsed == ["sites", "sites"]  # the failed parse was not kept: the proposal parsed again
     assert len(ctx.evidence.errors["source_sites"]) == 1
+    monkeypatch.setattr(engine, "localize", real_localize)
     assert early == _without_prepare(b.root, monkeypatch)
+
+
+def test_source_sites_no_proposal_reads_leave_the_analysis_and_the_cache_as_they_were(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A verdict that makes no proposal (the bundled entry-only-low scene: confidence low) never asks
+    for source_sites.json: parsed early, its error is reported nowhere, and a read of it that fails
+    early is not counted as a failed read (the result cache would keep no analysis built after one)."""
+    import shutil
+
+    import skdbg.parsers.run_identity as run_identity
+    from skdbg.parsers.fsguard import read_error
+
+    root = tmp_path / "scene"
+    shutil.copytree(SCENES / "entry-only-low", root)
+    assert '"source_sites": "source_sites.json"' in (root / "run.json").read_text()
+    (root / "source_sites.json").write_text('{"120": 41,')
+    parsed = _count_sites_parses(monkeypatch)
+    ctx = open_context(root)
+    early = analysis_json_text(engine.analyze_context(ctx))
+    assert parsed == ["sites"]  # the early parse only: no proposal asked
+    assert "source_sites" not in ctx.evidence.errors and not ctx.read_failed
+    assert early == _without_prepare(root, monkeypatch)
+    assert '"status": "none"' in early
+
+    def unreadable(path: object) -> object:
+        raise read_error(str(path), "source_sites.json", OSError(5, "Input/output error"))
+
+    monkeypatch.setattr(run_identity, "parse_source_sites", unreadable)
+    ctx = open_context(root)
+    engine.analyze_context(ctx)
+    assert not ctx.read_failed
 
 
 def test_the_model_source_and_its_line_index_are_made_before_localisation(
@@ -267,11 +316,11 @@ def test_the_model_source_and_its_line_index_are_made_before_localisation(
         real(self, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(triage_markers.ModelSource, "__init__", counted)
-    for scopes, early in ((None, ["source"]), ([], [])):
+    for case, scopes, early in (("f8-reads", None, ["source"]), ("automatic", [], [])):
         made.clear()
-        triage_markers._SOURCES.clear()
-        run = None if scopes is None else {"candidate": {"scope_names": scopes}}
-        b = build_two_stream(tmp_path / str(len(early)), device=0, **({} if run is None else {"run": run}))
+        monkeypatch.setattr(triage_markers, "_SOURCES", {})
+        run = {} if scopes is None else {"run": {"candidate": {"scope_names": scopes}}}
+        b = build_two_stream(tmp_path / case, device=0, **run)
         ctx = open_context(b.root)
         engine.read_sk_meta(ctx)
         engine.prepare_late_stages(ctx)
