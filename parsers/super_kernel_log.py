@@ -26,7 +26,7 @@ from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.filelog import MILLIS, prefix_ts, second_of, ts_from_bytes
 from skdbg.parsers.node_format import Node, match_node
-from skdbg.parsers.sk_log_outline import DEFERRED_TEXT, SkLogOutline, outline_super_kernel_log
+from skdbg.parsers.sk_log_outline import DEFERRED_TEXT
 from skdbg.parsers.sklog_runs import (
     FACT_LINE,
     HANDLER_FILE,
@@ -48,10 +48,8 @@ __all__ = [
     "OTHER_FILE_PRINTERS",
     "SkLog",
     "SkLogItem",
-    "SkLogOutline",
     "SuperKernelLogResult",
     "is_handler_line",
-    "outline_super_kernel_log",
     "parse_super_kernel_log",
     "read_super_kernel_log",
 ]
