@@ -24,7 +24,10 @@ names the planted child, and exits non-zero on a wrong verdict or a ratio above 
 each situation's CPU line, its *CPU floor*: skdbg's CPU time divided by the CPUs it may use, the
 wall time of a perfect schedule of that work (every CPU busy from start to end), as a ratio to
 ``cat``. A ratio above its target with a floor below it is a question of overlap; a floor above it is
-a question of work.
+a question of work. Each situation also prints skdbg's minor page faults (its scan child's included)
+against ``cat``'s, and, once, what a fresh page costs on this machine (:func:`page_fault_cost`): an
+analysis touches tens of thousands of pages, and their price differs between hosts more than the rest
+of its work does, so it says how much of a ratio is the machine's.
 
 ``--split-plogs N`` (default 1,000; 0 skips it) also times a warm first run of the same scene with its
 plog cut into N rotated files (a thousand-rank job's worth of plog files: per-file costs), against
@@ -46,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import resource
@@ -198,8 +202,44 @@ def _children_cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
+def _children_faults() -> int:
+    """Minor page faults of every waited-for child so far (skdbg's own include its scan child's, which
+    it reaps before it ends)."""
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt
+
+
+def page_fault_cost(mib: int = 64, tries: int = 3) -> float:
+    """Microseconds this machine takes to give a process a page it touches first (the fault, the
+    zeroing, the page-table update): 4 KiB pages of a fresh anonymous mapping written once, less the
+    same writes again (the loop's own cost), best of ``tries``.
+
+    Why in the bench: an analysis keeps what it parses, so its run touches ~35,000 fresh pages (parent
+    and scan child), and what a page costs varies between hosts by more than the rest of the run's work
+    does (~1.5 us on the 2-core machine of earlier rounds, ~2.1 us on the microVM of the thirty-seventh):
+    the same code's ratio to ``cat``, which touches few, moves with it."""
+    import mmap
+
+    size = mib << 20
+    best = math.inf
+    for _ in range(tries):
+        # private, as a heap's pages are (a shared mapping is shared memory: slower to fault here)
+        with mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS) as m:
+            t0 = time.perf_counter()
+            for i in range(0, size, 4096):
+                m[i] = 1
+            first = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            for i in range(0, size, 4096):
+                m[i] = 2
+            again = time.perf_counter() - t0
+        best = min(best, (first - again) / (size // 4096))
+    return best * 1e6
+
+
 #: CPU seconds of each timed run, by command ("skdbg" / "cat"), appended by the timers below
 CPU: dict[str, list[float]] = {"skdbg": [], "cat": []}
+#: minor page faults of each timed run, by command, appended with :data:`CPU`
+FAULTS: dict[str, list[int]] = {"skdbg": [], "cat": []}
 #: the CPUs this process (and so skdbg, its child) may run on: the work's CPU seconds over them is the
 #: shortest wall time any schedule of it could take, whatever it overlaps
 CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -207,10 +247,11 @@ CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.
 
 def timed_analyze(skdbg: str, root: Path, *, cache: bool) -> tuple[float, dict[str, object]]:
     args = [skdbg, "analyze", str(root), "--format", "json"] + ([] if cache else ["--no-cache"])
-    c0, t0 = _children_cpu(), time.perf_counter()
+    f0, c0, t0 = _children_faults(), _children_cpu(), time.perf_counter()
     proc = subprocess.run(args, capture_output=True, check=False, env=user_env())
     elapsed = time.perf_counter() - t0
     CPU["skdbg"].append(_children_cpu() - c0)
+    FAULTS["skdbg"].append(_children_faults() - f0)
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr.decode(errors="replace"))
     doc: dict[str, object] = json.loads(proc.stdout)
@@ -218,11 +259,12 @@ def timed_analyze(skdbg: str, root: Path, *, cache: bool) -> tuple[float, dict[s
 
 
 def timed_cat(cat: str, files: list[str]) -> float:
-    c0, t0 = _children_cpu(), time.perf_counter()
+    f0, c0, t0 = _children_faults(), _children_cpu(), time.perf_counter()
     with open(os.devnull, "wb") as null:
         subprocess.run([cat, *files], stdout=null, check=True)
     elapsed = time.perf_counter() - t0
     CPU["cat"].append(_children_cpu() - c0)
+    FAULTS["cat"].append(_children_faults() - f0)
     return elapsed
 
 
@@ -408,11 +450,13 @@ def main() -> int:
         results: dict[str, tuple[list[float], list[float]]] = {}
         doc: dict[str, object] = {}
         cpu_runs: dict[str, tuple[list[float], list[float]]] = {}
+        fault_runs: dict[str, tuple[list[int], list[int]]] = {}
         for situation in TARGETS:
             ours: list[float] = []
             cats: list[float] = []
-            CPU["skdbg"].clear()
-            CPU["cat"].clear()
+            for kept in (CPU, FAULTS):
+                kept["skdbg"].clear()
+                kept["cat"].clear()
             cold = "cold" in situation
             cached = "cache" in situation
             if cached:
@@ -427,9 +471,12 @@ def main() -> int:
                 cats.append(timed_cat(cat, files))
             results[situation] = (ours, cats)
             cpu_runs[situation] = (CPU["skdbg"][-args.samples :], CPU["cat"][-args.samples :])
+            fault_runs[situation] = (FAULTS["skdbg"][-args.samples :], FAULTS["cat"][-args.samples :])
         verdict = doc["verdict"]
         assert isinstance(verdict, dict)
         print(f"verdict: {verdict['confidence']} ({verdict['rule']}); load average {os.getloadavg()[0]:.2f}")
+        fault_us = page_fault_cost()
+        print(f"this machine gives a process a fresh page in {fault_us:.2f} us (first write to a 4 KiB page)")
         failed = False
         for situation, (ours, cats) in results.items():
             ratio = statistics.median(ours) / statistics.median(cats)
@@ -443,6 +490,12 @@ def main() -> int:
             print(
                 f"{'':27} CPU: skdbg median {statistics.median(ocpu):6.2f} s | "
                 f"cat median {statistics.median(ccpu):6.2f} s"
+            )
+            ofl, cfl = fault_runs[situation]
+            print(
+                f"{'':27} page faults: skdbg median {statistics.median(ofl):,.0f} "
+                f"(~{statistics.median(ofl) * fault_us / 1000:.0f} ms of its CPU at {fault_us:.2f} us each) | "
+                f"cat median {statistics.median(cfl):,.0f}"
             )
             floor = statistics.median(ocpu) / CPUS
             print(
