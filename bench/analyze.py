@@ -26,8 +26,8 @@ wall time of a perfect schedule of that work (every CPU busy from start to end),
 ``cat``. A ratio above its target with a floor below it is a question of overlap; a floor above it is
 a question of work. Each situation also prints skdbg's minor page faults (its scan child's included)
 against ``cat``'s, and, once, what a fresh page costs on this machine (:func:`page_fault_cost`): an
-analysis touches tens of thousands of pages, and their price differs between hosts more than the rest
-of its work does, so it says how much of a ratio is the machine's.
+analysis takes tens of thousands of them, mostly first touches of its heap, and what one costs differs
+between hosts, so a ratio can be read against the host.
 
 ``--split-plogs N`` (default 1,000; 0 skips it) also times a warm first run of the same scene with its
 plog cut into N rotated files (a thousand-rank job's worth of plog files: per-file costs), against
@@ -50,6 +50,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import mmap
 import os
 import random
 import resource
@@ -210,29 +211,33 @@ def _children_faults() -> int:
 
 def page_fault_cost(mib: int = 64, tries: int = 3) -> float:
     """Microseconds this machine takes to give a process a page it touches first (the fault, the
-    zeroing, the page-table update): 4 KiB pages of a fresh anonymous mapping written once, less the
-    same writes again (the loop's own cost), best of ``tries``.
+    zeroing, the page-table update): each page (``mmap.PAGESIZE``) of a fresh private anonymous mapping
+    written once, less the same writes again (the loop's own cost), best of ``tries``.
 
-    Why in the bench: an analysis keeps what it parses, so its run touches ~35,000 fresh pages (parent
-    and scan child), and what a page costs varies between hosts by more than the rest of the run's work
-    does (~1.5 us on the 2-core machine of earlier rounds, ~2.1 us on the microVM of the thirty-seventh):
-    the same code's ratio to ``cat``, which touches few, moves with it."""
-    import mmap
-
+    Why in the bench: an analysis keeps what it parses, so a warm first run of the bench scene takes
+    ~36,000 minor page faults (parent and scan child, most of them first touches of the parent's heap),
+    and what a fresh page costs differs between hosts (~1.5 us on the 2-core machine of earlier rounds,
+    1.9-2.8 us on the microVM of the thirty-seventh), while ``cat`` takes few. Why small pages only (huge
+    pages refused for the probe's mapping): Python's heap grows in 1 MiB arenas, which do not get huge
+    pages, so a probe given them (a host with transparent huge pages on ``always``) would report a
+    fraction of what the analysis pays. Why private: a heap's pages are (a shared mapping is shared
+    memory, slower to fault on some hosts)."""
+    page = mmap.PAGESIZE
     size = mib << 20
     best = math.inf
     for _ in range(tries):
-        # private, as a heap's pages are (a shared mapping is shared memory: slower to fault here)
-        with mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS) as m:
+        with mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE) as m:
+            if hasattr(mmap, "MADV_NOHUGEPAGE"):
+                m.madvise(mmap.MADV_NOHUGEPAGE)
             t0 = time.perf_counter()
-            for i in range(0, size, 4096):
+            for i in range(0, size, page):
                 m[i] = 1
             first = time.perf_counter() - t0
             t0 = time.perf_counter()
-            for i in range(0, size, 4096):
+            for i in range(0, size, page):
                 m[i] = 2
             again = time.perf_counter() - t0
-        best = min(best, (first - again) / (size // 4096))
+        best = min(best, (first - again) / (size // page))
     return best * 1e6
 
 
@@ -476,7 +481,10 @@ def main() -> int:
         assert isinstance(verdict, dict)
         print(f"verdict: {verdict['confidence']} ({verdict['rule']}); load average {os.getloadavg()[0]:.2f}")
         fault_us = page_fault_cost()
-        print(f"this machine gives a process a fresh page in {fault_us:.2f} us (first write to a 4 KiB page)")
+        print(
+            f"this machine gives a process a fresh page in {fault_us:.2f} us "
+            f"(first write to a {mmap.PAGESIZE // 1024} KiB page)"
+        )
         failed = False
         for situation, (ours, cats) in results.items():
             ratio = statistics.median(ours) / statistics.median(cats)
@@ -493,8 +501,8 @@ def main() -> int:
             )
             ofl, cfl = fault_runs[situation]
             print(
-                f"{'':27} page faults: skdbg median {statistics.median(ofl):,.0f} "
-                f"(~{statistics.median(ofl) * fault_us / 1000:.0f} ms of its CPU at {fault_us:.2f} us each) | "
+                f"{'':27} minor page faults: skdbg median {statistics.median(ofl):,.0f} "
+                f"(~{statistics.median(ofl) * fault_us / 1000:.0f} ms of its CPU if each cost a fresh page) | "
                 f"cat median {statistics.median(cfl):,.0f}"
             )
             floor = statistics.median(ocpu) / CPUS
@@ -534,6 +542,7 @@ def _warm_runs(
     ours: list[float] = []
     cats: list[float] = []
     CPU["skdbg"].clear()
+    FAULTS["skdbg"].clear()
     doc: dict[str, object] = {}
     for _ in range(samples):
         warm(files)
