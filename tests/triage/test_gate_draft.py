@@ -4,6 +4,7 @@ one those stages give on the real gate, whether every artifact can be read or on
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -51,12 +52,15 @@ def test_the_analysis_is_the_strict_order_one(
     artifacts all read and on copies where one vanished after the inventory; with a model source that
     is no Python too, which the proposal reads on a passing gate only: with an artifact gone, the
     strict order's failed gate never reads it, and its error is not the analysis's."""
-    ours = _analysis(build_two_stream(tmp_path / "draft", device=0).root, lose=lose, bad_source=bad_source)
+    # both orders analyse a copy of one scene: the JSON lists each file's mtime to the second, which two
+    # scenes built one after the other need not share (a second may turn between them)
+    built = build_two_stream(tmp_path / "built", device=0).root
+    draft_root = shutil.copytree(built, tmp_path / "draft", symlinks=True)
+    strict_root = shutil.copytree(built, tmp_path / "strict", symlinks=True)
+    ours = _analysis(draft_root, lose=lose, bad_source=bad_source)
     with monkeypatch.context() as m:
         _strict(m)
-        strict = _analysis(
-            build_two_stream(tmp_path / "strict", device=0).root, lose=lose, bad_source=bad_source
-        )
+        strict = _analysis(strict_root, lose=lose, bad_source=bad_source)
     assert ours == strict
     assert ours.startswith("{") == (lose is None and not bad_source)
     if lose == "source_sites.json":  # the vanished file's error, not the source's
