@@ -196,17 +196,20 @@ def evict(files: list[str]) -> None:
             os.close(fd)
 
 
-def _children_cpu() -> float:
-    """User + system CPU seconds of every waited-for child so far (the machine may be shared: CPU time
-    is what a run costs whatever else runs; wall time is what the user waits)."""
+def _children_usage() -> tuple[float, int]:
+    """User + system CPU seconds and minor page faults of every waited-for child so far (the machine may
+    be shared: CPU time is what a run costs whatever else runs; wall time is what the user waits).
+    skdbg's own include its scan child's, which it reaps before it ends."""
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return ru.ru_utime + ru.ru_stime
+    return ru.ru_utime + ru.ru_stime, ru.ru_minflt
 
 
-def _children_faults() -> int:
-    """Minor page faults of every waited-for child so far (skdbg's own include its scan child's, which
-    it reaps before it ends)."""
-    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt
+def _note_usage(command: str, before: tuple[float, int]) -> None:
+    """Append to :data:`CPU` and :data:`FAULTS` what ``command``'s run took since ``before``
+    (:func:`_children_usage` taken before it started)."""
+    cpu, faults = _children_usage()
+    CPU[command].append(cpu - before[0])
+    FAULTS[command].append(faults - before[1])
 
 
 def page_fault_cost(mib: int = 64, tries: int = 3) -> float:
@@ -252,11 +255,10 @@ CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.
 
 def timed_analyze(skdbg: str, root: Path, *, cache: bool) -> tuple[float, dict[str, object]]:
     args = [skdbg, "analyze", str(root), "--format", "json"] + ([] if cache else ["--no-cache"])
-    f0, c0, t0 = _children_faults(), _children_cpu(), time.perf_counter()
+    before, t0 = _children_usage(), time.perf_counter()
     proc = subprocess.run(args, capture_output=True, check=False, env=user_env())
     elapsed = time.perf_counter() - t0
-    CPU["skdbg"].append(_children_cpu() - c0)
-    FAULTS["skdbg"].append(_children_faults() - f0)
+    _note_usage("skdbg", before)
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr.decode(errors="replace"))
     doc: dict[str, object] = json.loads(proc.stdout)
@@ -264,12 +266,11 @@ def timed_analyze(skdbg: str, root: Path, *, cache: bool) -> tuple[float, dict[s
 
 
 def timed_cat(cat: str, files: list[str]) -> float:
-    f0, c0, t0 = _children_faults(), _children_cpu(), time.perf_counter()
+    before, t0 = _children_usage(), time.perf_counter()
     with open(os.devnull, "wb") as null:
         subprocess.run([cat, *files], stdout=null, check=True)
     elapsed = time.perf_counter() - t0
-    CPU["cat"].append(_children_cpu() - c0)
-    FAULTS["cat"].append(_children_faults() - f0)
+    _note_usage("cat", before)
     return elapsed
 
 
