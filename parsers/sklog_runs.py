@@ -102,26 +102,40 @@ def _pattern(pids: list[bytes]) -> re.Pattern[bytes]:
     (``x``). Runs are possessive (``++``) where ``re`` knows the form (Python 3.11+): nothing follows
     them, so no backtracking state is kept per line; 3.10 gets the same matches with a plain ``+``. A
     line of the handler's source file is never in a plain or other run (it is the handler parser's
-    whatever its function) and a format-error line in none: such a line is an ``x`` line."""
+    whatever its function) and a format-error line in none: such a line is an ``x`` line.
+
+    Within a run, a line whose text from the stamp's end to its function's end is the very text of
+    the line before it (``(?P=…_tail)``: the same pid, thread, level, source and function, as a
+    burst's lines are) is checked by that comparison instead of the prefix grammar; any other line is
+    checked by the grammar. The same lines make the same runs: a line that passes the comparison has
+    the text of a prefix the grammar took, followed by the ``]`` that closes its function (so a
+    longer function name sharing the start is no match), and ``_BODY`` checks its body either way.
+    Why: the grammar (pid, thread, level, the ``file:line`` field and its lookbehind, the function
+    names) was most of the regex's time; on the bench scene's 15 MB super_kernel.log the matching
+    took ~20 ms instead of ~40 ms (minimum of 5, Python 3.11; issue 18, thirty-eighth round)."""
     if not pids:  # nothing is known yet: every line is read one by one
         return re.compile(rb"(?P<x>[^\n]*\n)")
-    head = _TS + rb" \[(?:" + b"|".join(pids) + rb"):\d+\] \[[A-Z]+\] \[[^\]\n]*:%s\d+\] \["
+    after_ts = rb" \[(?:" + b"|".join(pids) + rb"):\d+\] \[[A-Z]+\] \[[^\]\n]*:%s\d+\] \["
     plain = rb"(?:" + _alt(OTHER_FILE_PRINTERS) + rb")"
     handler = rb"(?:" + _alt(HANDLER_FUNCS) + rb")"
     other = rb"(?!(?:" + _alt(HANDLER_FUNCS | OTHER_FILE_PRINTERS) + rb")\])[^\]\n]*"
-    runs = [
-        rb"(?P<%s>(?:%s%s%s)%s)" % (name, head % src, func, _BODY, _RUN_REPEAT)
-        for name, src, func in (
-            (b"p", _NOT_HANDLER_FILE, plain),
-            (b"h", b"", handler),
-            (b"o", _NOT_HANDLER_FILE, other),
-        )
-    ]
+    runs = []
+    for name, src, func in (
+        (b"p", _NOT_HANDLER_FILE, plain),
+        (b"h", b"", handler),
+        (b"o", _NOT_HANDLER_FILE, other),
+    ):
+        tail = name + b"_tail"
+        first = rb"%s(?P<%s>%s%s)%s" % (_TS, tail, after_ts % src, func, _BODY)
+        same = rb"(?:%s(?P=%s)%s)%s" % (_TS, tail, _BODY, _SAME_REPEAT)
+        runs.append(rb"(?P<%s>(?:%s%s)%s)" % (name, first, same, _RUN_REPEAT))
     return re.compile(b"|".join([*runs, rb"(?P<x>[^\n]*\n)"]))
 
 
 #: one or more lines of a run: possessive from Python 3.11 (``re`` refuses ``++`` before that)
 _RUN_REPEAT = b"++" if sys.version_info >= (3, 11) else b"+"
+#: the lines after one checked by the grammar that repeat its prefix: possessive from 3.11 as well
+_SAME_REPEAT = b"*+" if sys.version_info >= (3, 11) else b"*"
 
 #: bytes → ``x`` for a hex digit, a space for other printable ASCII, tab and newline, NUL for the rest
 _CLASSES = bytes(

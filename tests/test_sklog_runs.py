@@ -24,9 +24,14 @@ from skdbg.parsers.textio import LineChunk, iter_line_chunks
 
 
 def _pfx(
-    func: str, pid: str = "48213", src: str = "sk_node.cpp:33", ts: str = "2026-06-10 14:01:02.345"
+    func: str,
+    pid: str = "48213",
+    src: str = "sk_node.cpp:33",
+    ts: str = "2026-06-10 14:01:02.345",
+    tid: str = "140425347876672",
+    level: str = "INFO",
 ) -> str:
-    return f"{ts} [{pid}:140425347876672] [INFO] [{src}] [{func}] "
+    return f"{ts} [{pid}:{tid}] [{level}] [{src}] [{func}] "
 
 
 NODE = (
@@ -80,6 +85,16 @@ LINES = [
     "no prefix at all",
     "# a comment",
     "",
+    # prefixes that differ from a neighbour's in one field only (a run compares a line's prefix with
+    # the line before it): another thread, level, source line, a function whose name extends a
+    # handler's or a repeat printer's, a pid that is the start of a known one
+    _pfx("DumpTaskQueDetail", tid="140425347876673") + "[1] type=FUNC, idx=2, nodeId=102",
+    _pfx("DumpTaskQueDetail", level="DEBUG") + "[2] type=FUNC, idx=3, nodeId=103",
+    _pfx("DumpTaskQueDetail", src="sk_node.cpp:34") + "[3] type=FUNC, idx=4, nodeId=104",
+    _pfx("PrintDfxInfoExtra") + "a function whose name starts with a handler function's",
+    _pfx("PrintSKNodesDetailX") + "a function whose name starts with a repeat printer's",
+    _pfx("PrintDfxInfo", src="sk_dfx_exception_handler.cpp:33") + "  [node 1] binHdl=0x1, numBlocks=8",
+    _pfx("PrintDfxInfo", pid="4821") + "a pid that is the start of a known one",
     # facts with spacing and look-alike text the bytes branches must read as the text regexes do
     _pfx("GetSplitSymbol") + "\tsplit[2] AIC symbol=a, size=0x1, b, size=0x20, bind=GLOBAL  ",
     _pfx("GetSplitSymbol") + "split[2] AIC symbol=s, size=0x20, bind=GLO BAL",  # not a symbol line
@@ -147,6 +162,39 @@ def test_runs_hold_only_ordinary_lines_of_known_pids(tmp_path: Path) -> None:
         ("line", 11, 1),  # blank
         ("PlainRun", 12, 1),
     ]
+
+
+def test_a_run_takes_lines_whose_prefix_differs_from_the_line_before(tmp_path: Path) -> None:
+    """Lines of one kind stay one run whatever field of their prefix changes from line to line, and a
+    function whose name only starts with a handler function's is another kind (§3.2: the prefix is
+    stamp, pid:tid, level, file:line, function)."""
+    first = _pfx("UpdateNodeScopeBitFlags") + "Processed node " + NODE  # the pid seen, one by one
+    queue = "[0] type=FUNC, idx=1, nodeId=101"
+    rows = [
+        first,
+        _pfx("DumpTaskQueDetail") + queue,
+        _pfx("DumpTaskQueDetail", tid="140425347876673") + queue,
+        _pfx("DumpTaskQueDetail") + queue,
+        _pfx("DumpTaskQueDetail", level="DEBUG") + queue,
+        _pfx("DumpTaskQueDetail", src="sk_node.cpp:34") + queue,
+        _pfx("PrintSKNodesDetail", ts="2026-06-10 14:01:03.000") + "Total nodes: 4",
+        _pfx("PrintDfxInfo") + "  [node 0] binHdl=0xaaaaf3c00a50, numBlocks=48",
+        _pfx("PrintDfxInfoExtra") + "  [node 0] binHdl=0xaaaaf3c00a50, numBlocks=48",
+        _pfx("PrintDfxInfo") + "  [node 1] binHdl=0xaaaaf3c00a50, numBlocks=48",
+        _pfx("PrintDfxInfo", src="sk_dfx_exception_handler.cpp:33") + "  [node 2] binHdl=0x1, numBlocks=8",
+        _pfx("GetSplitSymbol", src="sk_dfx_exception_handler.cpp:33") + "split[0] rtGetBinBuffer failed",
+    ]
+    path = tmp_path / "super_kernel.log"
+    path.write_text("\n".join(rows) + "\n")
+    assert _kinds(path) == [
+        ("line", 1, 1),
+        ("PlainRun", 2, 6),
+        ("HandlerRun", 8, 1),
+        ("OtherRun", 9, 1),
+        ("HandlerRun", 10, 2),
+        ("line", 12, 1),  # the handler's file under another function: the handler parser's, one by one
+    ]
+    _same_as_line_reader(path)
 
 
 def test_a_run_with_an_edge_case_is_read_line_by_line(tmp_path: Path) -> None:
