@@ -109,10 +109,14 @@ def _pattern(pids: list[bytes]) -> re.Pattern[bytes]:
     burst's lines are) is checked by that comparison instead of the prefix grammar; any other line is
     checked by the grammar. The same lines make the same runs: a line that passes the comparison has
     the text of a prefix the grammar took, followed by the ``]`` that closes its function (so a
-    longer function name sharing the start is no match), and ``_BODY`` checks its body either way.
+    longer function name sharing the start is no match), and the grammar's verdict depends on that
+    text alone (the handler-file lookbehind reads only the source field, the ``o`` lookahead only the
+    function and its ``]``); ``_BODY`` checks the body either way. A line the comparison refuses is
+    tried against the grammar, so no line the grammar takes ends a run.
     Why: the grammar (pid, thread, level, the ``file:line`` field and its lookbehind, the function
     names) was most of the regex's time; on the bench scene's 15 MB super_kernel.log the matching
-    took ~20 ms instead of ~40 ms (minimum of 5, Python 3.11; issue 18, thirty-eighth round)."""
+    took ~20 ms instead of ~40 ms (minimum of 5 runs, Python 3.11; the whole read 68 → 50 ms, minimum
+    of 7; issue 18, thirty-eighth round)."""
     if not pids:  # nothing is known yet: every line is read one by one
         return re.compile(rb"(?P<x>[^\n]*\n)")
     after_ts = rb" \[(?:" + b"|".join(pids) + rb"):\d+\] \[[A-Z]+\] \[[^\]\n]*:%s\d+\] \["

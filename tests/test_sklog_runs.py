@@ -165,9 +165,10 @@ def test_runs_hold_only_ordinary_lines_of_known_pids(tmp_path: Path) -> None:
 
 
 def test_a_run_takes_lines_whose_prefix_differs_from_the_line_before(tmp_path: Path) -> None:
-    """Lines of one kind stay one run whatever field of their prefix changes from line to line, and a
-    function whose name only starts with a handler function's is another kind (§3.2: the prefix is
-    stamp, pid:tid, level, file:line, function)."""
+    """Lines of one kind stay one run whatever field of their prefix changes from line to line, as long
+    as each line passes the prefix grammar on its own, and a function whose name only starts with a
+    handler function's is another kind (§3.2: the prefix is stamp, pid:tid, level, file:line,
+    function)."""
     first = _pfx("UpdateNodeScopeBitFlags") + "Processed node " + NODE  # the pid seen, one by one
     queue = "[0] type=FUNC, idx=1, nodeId=101"
     rows = [
@@ -193,6 +194,39 @@ def test_a_run_takes_lines_whose_prefix_differs_from_the_line_before(tmp_path: P
         ("OtherRun", 9, 1),
         ("HandlerRun", 10, 2),
         ("line", 12, 1),  # the handler's file under another function: the handler parser's, one by one
+    ]
+    _same_as_line_reader(path)
+
+
+def test_a_line_that_repeats_a_prefix_is_still_held_to_its_body_and_fields(tmp_path: Path) -> None:
+    """A line with the same prefix as the line before it is still read on its own when its body is the
+    format-error text or blank, and a line whose prefix differs only in its source (the handler's own
+    file) or in a pid not seen yet ends the run (§3.2/§3.3: such lines are the line reader's)."""
+    first = _pfx("UpdateNodeScopeBitFlags") + "Processed node " + NODE  # the pid seen, one by one
+    queue = "[0] type=FUNC, idx=1, nodeId=101"
+    rows = [
+        first,
+        _pfx("DumpTaskQueDetail") + queue,
+        _pfx("DumpTaskQueDetail") + FORMAT_ERROR,  # the same prefix, a format-error body
+        _pfx("DumpTaskQueDetail") + queue,
+        _pfx("DumpTaskQueDetail") + "  ",  # the same prefix, a blank body
+        _pfx("DumpTaskQueDetail") + queue,
+        _pfx("DumpTaskQueDetail", src="sk_dfx_exception_handler.cpp:33") + queue,  # the handler's file
+        _pfx("DumpTaskQueDetail") + queue,
+        _pfx("DumpTaskQueDetail", pid="4821") + queue,  # a pid not seen yet (the start of a known one)
+    ]
+    path = tmp_path / "super_kernel.log"
+    path.write_text("\n".join(rows) + "\n")
+    assert _kinds(path) == [
+        ("line", 1, 1),
+        ("PlainRun", 2, 1),
+        ("line", 3, 1),
+        ("PlainRun", 4, 1),
+        ("line", 5, 1),
+        ("PlainRun", 6, 1),
+        ("line", 7, 1),
+        ("PlainRun", 8, 1),
+        ("line", 9, 1),
     ]
     _same_as_line_reader(path)
 
