@@ -104,6 +104,11 @@ LINES = [
 ]
 
 
+#: the first line of pid 48213: read on its own, it makes the pid known, so the lines after it may form runs
+_FIRST = _pfx("UpdateNodeScopeBitFlags") + "Processed node " + NODE
+_QUEUE = "[0] type=FUNC, idx=1, nodeId=101"
+
+
 def _reference_handler(path: Path) -> list[tuple[FileLogPrefix | None, str, Source]]:
     """What the handler parser reads, selected line by line: handler lines and unprefixed lines."""
     return [
@@ -146,6 +151,15 @@ def _kinds(path: Path) -> list[tuple[str, int, int]]:
     return out
 
 
+def _runs_after_first(tmp_path: Path, rows: list[str]) -> list[tuple[str, int, int]]:
+    """The runs and single lines the reader makes of :data:`_FIRST` then ``rows``, once the result is
+    held to the line reader's."""
+    path = tmp_path / "super_kernel.log"
+    path.write_text("\n".join([_FIRST, *rows]) + "\n")
+    _same_as_line_reader(path)
+    return _kinds(path)
+
+
 def test_runs_hold_only_ordinary_lines_of_known_pids(tmp_path: Path) -> None:
     repeat, dfx, split = LINES[0], LINES[8], LINES[14]
     path = tmp_path / "super_kernel.log"
@@ -169,15 +183,12 @@ def test_a_run_takes_lines_whose_prefix_differs_from_the_line_before(tmp_path: P
     as each line passes the prefix grammar on its own, and a function whose name only starts with a
     handler function's is another kind (§3.2: the prefix is stamp, pid:tid, level, file:line,
     function)."""
-    first = _pfx("UpdateNodeScopeBitFlags") + "Processed node " + NODE  # the pid seen, one by one
-    queue = "[0] type=FUNC, idx=1, nodeId=101"
     rows = [
-        first,
-        _pfx("DumpTaskQueDetail") + queue,
-        _pfx("DumpTaskQueDetail", tid="140425347876673") + queue,
-        _pfx("DumpTaskQueDetail") + queue,
-        _pfx("DumpTaskQueDetail", level="DEBUG") + queue,
-        _pfx("DumpTaskQueDetail", src="sk_node.cpp:34") + queue,
+        _pfx("DumpTaskQueDetail") + _QUEUE,
+        _pfx("DumpTaskQueDetail", tid="140425347876673") + _QUEUE,
+        _pfx("DumpTaskQueDetail") + _QUEUE,
+        _pfx("DumpTaskQueDetail", level="DEBUG") + _QUEUE,
+        _pfx("DumpTaskQueDetail", src="sk_node.cpp:34") + _QUEUE,
         _pfx("PrintSKNodesDetail", ts="2026-06-10 14:01:03.000") + "Total nodes: 4",
         _pfx("PrintDfxInfo") + "  [node 0] binHdl=0xaaaaf3c00a50, numBlocks=48",
         _pfx("PrintDfxInfoExtra") + "  [node 0] binHdl=0xaaaaf3c00a50, numBlocks=48",
@@ -185,9 +196,7 @@ def test_a_run_takes_lines_whose_prefix_differs_from_the_line_before(tmp_path: P
         _pfx("PrintDfxInfo", src="sk_dfx_exception_handler.cpp:33") + "  [node 2] binHdl=0x1, numBlocks=8",
         _pfx("GetSplitSymbol", src="sk_dfx_exception_handler.cpp:33") + "split[0] rtGetBinBuffer failed",
     ]
-    path = tmp_path / "super_kernel.log"
-    path.write_text("\n".join(rows) + "\n")
-    assert _kinds(path) == [
+    assert _runs_after_first(tmp_path, rows) == [
         ("line", 1, 1),
         ("PlainRun", 2, 6),
         ("HandlerRun", 8, 1),
@@ -195,29 +204,23 @@ def test_a_run_takes_lines_whose_prefix_differs_from_the_line_before(tmp_path: P
         ("HandlerRun", 10, 2),
         ("line", 12, 1),  # the handler's file under another function: the handler parser's, one by one
     ]
-    _same_as_line_reader(path)
 
 
 def test_a_line_that_repeats_a_prefix_is_still_held_to_its_body_and_fields(tmp_path: Path) -> None:
     """A line with the same prefix as the line before it is still read on its own when its body is the
     format-error text or blank, and a line whose prefix differs only in its source (the handler's own
     file) or in a pid not seen yet ends the run (§3.2/§3.3: such lines are the line reader's)."""
-    first = _pfx("UpdateNodeScopeBitFlags") + "Processed node " + NODE  # the pid seen, one by one
-    queue = "[0] type=FUNC, idx=1, nodeId=101"
     rows = [
-        first,
-        _pfx("DumpTaskQueDetail") + queue,
+        _pfx("DumpTaskQueDetail") + _QUEUE,
         _pfx("DumpTaskQueDetail") + FORMAT_ERROR,  # the same prefix, a format-error body
-        _pfx("DumpTaskQueDetail") + queue,
+        _pfx("DumpTaskQueDetail") + _QUEUE,
         _pfx("DumpTaskQueDetail") + "  ",  # the same prefix, a blank body
-        _pfx("DumpTaskQueDetail") + queue,
-        _pfx("DumpTaskQueDetail", src="sk_dfx_exception_handler.cpp:33") + queue,  # the handler's file
-        _pfx("DumpTaskQueDetail") + queue,
-        _pfx("DumpTaskQueDetail", pid="4821") + queue,  # a pid not seen yet (the start of a known one)
+        _pfx("DumpTaskQueDetail") + _QUEUE,
+        _pfx("DumpTaskQueDetail", src="sk_dfx_exception_handler.cpp:33") + _QUEUE,  # the handler's file
+        _pfx("DumpTaskQueDetail") + _QUEUE,
+        _pfx("DumpTaskQueDetail", pid="4821") + _QUEUE,  # a pid not seen yet (the start of a known one)
     ]
-    path = tmp_path / "super_kernel.log"
-    path.write_text("\n".join(rows) + "\n")
-    assert _kinds(path) == [
+    assert _runs_after_first(tmp_path, rows) == [
         ("line", 1, 1),
         ("PlainRun", 2, 1),
         ("line", 3, 1),
@@ -228,7 +231,6 @@ def test_a_line_that_repeats_a_prefix_is_still_held_to_its_body_and_fields(tmp_p
         ("PlainRun", 8, 1),
         ("line", 9, 1),
     ]
-    _same_as_line_reader(path)
 
 
 def test_a_run_with_an_edge_case_is_read_line_by_line(tmp_path: Path) -> None:
@@ -369,7 +371,7 @@ def test_a_line_without_the_exact_stamp_is_read_on_its_own(tmp_path: Path, stamp
     """The run regex takes a line only with the stamp's exact digits: any other stamp between two
     good lines is a line read one by one (what the line reader makes of it), never part of a run."""
     good = _pfx("PrintSKNodesDetail") + "  SK Function: sk_3_a, scope id: 3, Node Count: 3"
-    first = _pfx("UpdateNodeScopeBitFlags") + "Processed node " + NODE  # the pid seen, one by one
+    first = _FIRST
     bad = _pfx("PrintSKNodesDetail", ts=stamp) + "  SK Function: sk_3_a, scope id: 3, Node Count: 3"
     path = tmp_path / "super_kernel.log"
     path.write_text("\n".join([first, good, bad, good]) + "\n", encoding="utf-8")
