@@ -53,7 +53,6 @@ import math
 import mmap
 import os
 import random
-import resource
 import shutil
 import statistics
 import subprocess
@@ -68,7 +67,7 @@ from skdbg.scenebuilder import plog as sb
 from skdbg.scenebuilder.scene import Event, FaultCore, Kernel, SceneSpec, build_scene
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchenv import NOTE, prime, user_env  # noqa: E402  (a sibling module)
+from benchenv import NOTE, children_usage, prime, user_env  # noqa: E402  (a sibling module)
 
 #: (situation, target ratio skdbg/cat on medians)
 TARGETS = {"first run, warm": 10.0, "first run, cold": 3.0, "repeat (cache hit), warm": 3.0}
@@ -196,18 +195,10 @@ def evict(files: list[str]) -> None:
             os.close(fd)
 
 
-def _children_usage() -> tuple[float, int]:
-    """User + system CPU seconds and minor page faults of every waited-for child so far (the machine may
-    be shared: CPU time is what a run costs whatever else runs; wall time is what the user waits).
-    skdbg's own include its scan child's, which it reaps before it ends."""
-    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return ru.ru_utime + ru.ru_stime, ru.ru_minflt
-
-
 def _note_usage(command: str, before: tuple[float, int]) -> None:
     """Append to :data:`CPU` and :data:`FAULTS` what ``command``'s run took since ``before``
-    (:func:`_children_usage` taken before it started)."""
-    cpu, faults = _children_usage()
+    (:func:`~benchenv.children_usage` taken before it started)."""
+    cpu, faults = children_usage()
     CPU[command].append(cpu - before[0])
     FAULTS[command].append(faults - before[1])
 
@@ -255,7 +246,7 @@ CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.
 
 def timed_analyze(skdbg: str, root: Path, *, cache: bool) -> tuple[float, dict[str, object]]:
     args = [skdbg, "analyze", str(root), "--format", "json"] + ([] if cache else ["--no-cache"])
-    before, t0 = _children_usage(), time.perf_counter()
+    before, t0 = children_usage(), time.perf_counter()
     proc = subprocess.run(args, capture_output=True, check=False, env=user_env())
     elapsed = time.perf_counter() - t0
     _note_usage("skdbg", before)
@@ -266,7 +257,7 @@ def timed_analyze(skdbg: str, root: Path, *, cache: bool) -> tuple[float, dict[s
 
 
 def timed_cat(cat: str, files: list[str]) -> float:
-    before, t0 = _children_usage(), time.perf_counter()
+    before, t0 = children_usage(), time.perf_counter()
     with open(os.devnull, "wb") as null:
         subprocess.run([cat, *files], stdout=null, check=True)
     elapsed = time.perf_counter() - t0

@@ -11,6 +11,7 @@ the benchmark prints that it did.
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 from collections.abc import Sequence
 
@@ -29,4 +30,13 @@ def prime(argv: Sequence[str]) -> None:
     subprocess.run(list(argv), env=user_env(), capture_output=True, check=False)
 
 
-__all__ = ["NOTE", "prime", "user_env"]
+def children_usage() -> tuple[float, int]:
+    """User + system CPU seconds and minor page faults of every waited-for child so far (the machine may
+    be shared: CPU time is what a run costs whatever else runs; wall time is what the user waits). A
+    child's own reaped children count in it: skdbg's include its forked workers (the plog scan's child,
+    the diff's worker), which it reaps before it ends."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime, ru.ru_minflt
+
+
+__all__ = ["NOTE", "children_usage", "prime", "user_env"]

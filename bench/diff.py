@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -32,17 +31,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from analyze import all_files, pad_plog, scene_spec, warm  # noqa: E402  (sibling modules)
-from benchenv import NOTE, prime, user_env  # noqa: E402
+from benchenv import NOTE, children_usage, prime, user_env  # noqa: E402
 
 from skdbg.scenebuilder.scene import build_scene  # noqa: E402
 
 TARGET = 2.0
-
-
-def _children_cpu() -> float:
-    """User + system CPU seconds of every waited-for descendant (the diff's forked worker included)."""
-    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return ru.ru_utime + ru.ru_stime
 
 
 #: CPU seconds of each timed run: what it costs whatever else the (shared) machine runs
@@ -50,10 +43,10 @@ CPU: dict[str, list[float]] = {"analyze": [], "diff": []}
 
 
 def timed(argv: list[str], kind: str) -> tuple[float, dict[str, object]]:
-    c0, t0 = _children_cpu(), time.perf_counter()
+    c0, t0 = children_usage()[0], time.perf_counter()
     proc = subprocess.run(argv, capture_output=True, check=False, env=user_env())
     elapsed = time.perf_counter() - t0
-    CPU[kind].append(_children_cpu() - c0)
+    CPU[kind].append(children_usage()[0] - c0)
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr.decode(errors="replace"))
     doc: dict[str, object] = json.loads(proc.stdout)
