@@ -88,8 +88,10 @@ def read_proposal_inputs_ahead(ctx: TriageContext, *, source: bool) -> None:
     proposal; ``source_sites.json``, read by the proposal alone, costs nothing observable when none is
     made (its parse is dropped unreported)."""
     ctx.evidence.read_source_sites_ahead()
-    rel, path = ctx.marker_rel(), ctx.marker_file()
-    if not source or rel is None or path is None:
+    if not source:
+        return
+    rel, path = ctx.marker_rel(), ctx.marker_file()  # (marker_file stats its candidates: only when used)
+    if rel is None or path is None:
         return
     with contextlib.suppress(Exception), uncounted_reads():  # the proposal's to meet again
         load_model_source(path, rel).innermost(0)  # the source, then its line index (made on first use)
