@@ -40,8 +40,8 @@ from benchenv import NOTE, prime, user_env  # noqa: E402
 
 from skdbg.scenebuilder.scene import build_scene  # noqa: E402
 
-#: (module, function, stamp name, side): the wrapped calls, each stamped when it returns (a generator
-#: when it is exhausted); the child's stamps come from a child forked with the wrappers in place
+#: (module, function or ``Class.method``, stamp name, side): the wrapped calls, each stamped when it returns
+#: (a generator when it is exhausted); the child's stamps come from a child forked with the wrappers in place
 STAMPS = (
     ("skdbg.parsers.scan_child", "_get_ready", "numpy loaded (standby ready)", "child"),
     ("skdbg.parsers.plog_fork", "scan_files", "plog scan done", "child"),
@@ -70,6 +70,9 @@ def stamp(name):
         os.write(2, f"STAMP {json.dumps(name)} {ms:.1f}\\n".encode())
 
 def wrap(module, attr, name):
+    *path, attr = attr.split(".")  # a method: "Class.method"
+    for p in path:
+        module = getattr(module, p)
     f = getattr(module, attr)
     if inspect.isgeneratorfunction(f):
         def stamped(*a, __f=f, __name=name, **k):
