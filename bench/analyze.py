@@ -67,7 +67,7 @@ from skdbg.scenebuilder import plog as sb
 from skdbg.scenebuilder.scene import Event, FaultCore, Kernel, SceneSpec, build_scene
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchenv import NOTE, children_usage, prime, user_env  # noqa: E402  (a sibling module)
+from benchenv import NOTE, WRAP_ON_LOAD, children_usage, prime, user_env  # noqa: E402  (a sibling module)
 
 #: (situation, target ratio skdbg/cat on medians)
 TARGETS = {"first run, warm": 10.0, "first run, cold": 3.0, "repeat (cache hit), warm": 3.0}
@@ -287,7 +287,8 @@ PARTS = (
     ("skdbg.triage.proposal", "load_model_source", "model source (proposal)"),
 )
 
-_PARTS_CHILD = """
+_PARTS_CHILD = (
+    """
 import functools, importlib.util, json, sys, time
 t0 = time.process_time()
 import skdbg.cli as cli
@@ -315,28 +316,9 @@ for mod, name, part in json.loads(sys.argv[2]):
     else:
         pending.setdefault(mod, []).append((name, part))
 
-class WrapOnLoad:
-    # patches a module of PARTS the moment the analysis loads it (a module it never loads stays unloaded)
-    def find_spec(self, fullname, path, target=None):
-        if fullname not in pending:
-            return None
-        sys.meta_path.remove(self)
-        try:
-            spec = importlib.util.find_spec(fullname)
-        finally:
-            sys.meta_path.insert(0, self)
-        if spec is None or spec.loader is None:
-            return spec
-        load = spec.loader.exec_module
-        def exec_module(module, _load=load, _name=fullname):
-            _load(module)
-            for name, part in pending.pop(_name, ()):
-                wrap(module, name, part)
-        spec.loader.exec_module = exec_module
-        return spec
-
-sys.meta_path.insert(0, WrapOnLoad())
-sys.argv = ["skdbg", "analyze", sys.argv[1], "--format", "json", "--no-cache"]
+"""
+    + WRAP_ON_LOAD
+    + """sys.argv = ["skdbg", "analyze", sys.argv[1], "--format", "json", "--no-cache"]
 try:
     cli.main(standalone_mode=False)
 finally:
@@ -350,6 +332,7 @@ finally:
     acc["total (process and child)"] = total + ru.ru_utime + ru.ru_stime
     sys.stderr.write("PARTS " + json.dumps(acc) + "\\n")
 """
+)
 
 
 def cpu_parts(root: Path, samples: int) -> None:

@@ -39,4 +39,34 @@ def children_usage() -> tuple[float, int]:
     return ru.ru_utime + ru.ru_stime, ru.ru_minflt
 
 
-__all__ = ["NOTE", "children_usage", "prime", "user_env"]
+#: the part of a wrapped ``skdbg analyze`` child script (``python -c``: bench/analyze.py's ``--parts``,
+#: bench/critical_path.py) that wraps functions as their modules load: a meta-path finder that, the moment
+#: the analysis loads a module named in the script's ``pending`` (module name -> ``(attribute, label)``
+#: pairs), calls the script's ``wrap(module, attribute, label)`` for each pair. A module the analysis never
+#: loads stays unloaded (the wrapping must not change what runs). The script defines ``wrap`` and ``pending``
+#: before it, and has imported ``importlib.util`` and ``sys``.
+WRAP_ON_LOAD = """
+class WrapOnLoad:
+    def find_spec(self, fullname, path, target=None):
+        if fullname not in pending:
+            return None
+        sys.meta_path.remove(self)
+        try:
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            sys.meta_path.insert(0, self)
+        if spec is None or spec.loader is None:
+            return spec
+        load = spec.loader.exec_module
+        def exec_module(module, _load=load, _name=fullname):
+            _load(module)
+            for attr, label in pending.pop(_name, ()):
+                wrap(module, attr, label)
+        spec.loader.exec_module = exec_module
+        return spec
+
+sys.meta_path.insert(0, WrapOnLoad())
+"""
+
+
+__all__ = ["NOTE", "WRAP_ON_LOAD", "children_usage", "prime", "user_env"]

@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from analyze import all_files, pad_plog, scene_spec, warm  # noqa: E402  (sibling modules)
-from benchenv import NOTE, prime, user_env  # noqa: E402
+from benchenv import NOTE, WRAP_ON_LOAD, prime, user_env  # noqa: E402
 
 from skdbg.scenebuilder.scene import build_scene  # noqa: E402
 
@@ -56,7 +56,8 @@ STAMPS = (
 #: the wrapped run: ``python -c _CHILD SCENE STAMPS``; the parent's stamps come as one ``STAMPS {json}``
 #: line on stderr at its end, each child stamp as a ``STAMP name ms`` line as it happens (the child ends
 #: without flushing Python's buffers: written with ``os.write``)
-_CHILD = """
+_CHILD = (
+    """
 import functools, importlib.util, inspect, json, os, sys, time
 t0 = time.perf_counter()
 main_pid = os.getpid()
@@ -90,28 +91,9 @@ pending = {}
 for mod, attr, name, _side in json.loads(sys.argv[2]):
     pending.setdefault(mod, []).append((attr, name))
 
-class WrapOnLoad:
-    # wraps a module's functions the moment the analysis loads it (a module never loaded stays so)
-    def find_spec(self, fullname, path, target=None):
-        if fullname not in pending:
-            return None
-        sys.meta_path.remove(self)
-        try:
-            spec = importlib.util.find_spec(fullname)
-        finally:
-            sys.meta_path.insert(0, self)
-        if spec is None or spec.loader is None:
-            return spec
-        load = spec.loader.exec_module
-        def exec_module(module, _load=load, _name=fullname):
-            _load(module)
-            for attr, name in pending.pop(_name, ()):
-                wrap(module, attr, name)
-        spec.loader.exec_module = exec_module
-        return spec
-
-sys.meta_path.insert(0, WrapOnLoad())
-sys.argv = ["skdbg", "analyze", sys.argv[1], "--format", "json", "--no-cache"]
+"""
+    + WRAP_ON_LOAD
+    + """sys.argv = ["skdbg", "analyze", sys.argv[1], "--format", "json", "--no-cache"]
 import skdbg.cli as cli
 try:
     cli.main(standalone_mode=False)
@@ -119,6 +101,7 @@ finally:
     stamp("output written")
     sys.stderr.write("STAMPS " + json.dumps(stamps) + "\\n")
 """
+)
 
 #: the parent's stamp that says it came to the plogs, and the child's that says they were scanned
 _READY, _SCANNED = "ready for the plogs", "plog scan done"
