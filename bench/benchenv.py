@@ -44,17 +44,24 @@ def children_usage() -> tuple[float, int]:
 #: the analysis loads a module named in the script's ``pending`` (module name -> ``(attribute, label)``
 #: pairs), calls the script's ``wrap(module, attribute, label)`` for each pair. A module the analysis never
 #: loads stays unloaded (the wrapping must not change what runs). The script defines ``wrap`` and ``pending``
-#: before it, and has imported ``importlib.util`` and ``sys``.
+#: before it, and has imported ``importlib.util`` and ``sys``. (The finder asks the others for the module's
+#: spec with a flag of its own thread set, not by taking itself off ``sys.meta_path``: two threads may import
+#: at once.)
 WRAP_ON_LOAD = """
+import threading as _threading
+
 class WrapOnLoad:
+    def __init__(self):
+        self._asking = _threading.local()
+
     def find_spec(self, fullname, path, target=None):
-        if fullname not in pending:
+        if fullname not in pending or getattr(self._asking, "on", False):
             return None
-        sys.meta_path.remove(self)
+        self._asking.on = True
         try:
             spec = importlib.util.find_spec(fullname)
         finally:
-            sys.meta_path.insert(0, self)
+            self._asking.on = False
         if spec is None or spec.loader is None:
             return spec
         load = spec.loader.exec_module
