@@ -12,12 +12,13 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import BindingType
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from skdbg.diffing import DiffResult
 from skdbg.diffing.render import show_value
 from skdbg.tui.appbase import SkdbgBaseApp
 from skdbg.tui.keymap import APP_BINDINGS
+from skdbg.tui.widgets.footer import Footer
 
 #: the app keys that make sense on one table (no screens to switch, no analysis to cancel)
 _DIFF_APP_IDS = {"app.help", "app.copy", "app.screenshot", "app.theme", "app.quit"}

@@ -14,12 +14,13 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import BindingType
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from skdbg.tui.appbase import SkdbgBaseApp
 from skdbg.tui.bookmark_commands import BookmarkCommands
 from skdbg.tui.keymap import APP_BINDINGS
 from skdbg.tui.logview import LogView
+from skdbg.tui.widgets.footer import Footer
 
 #: the app keys that make sense without a scene (no screens to switch, no analysis to cancel)
 _LOG_APP_IDS = {"app.help", "app.copy", "app.screenshot", "app.theme", "app.quit"}

@@ -12,7 +12,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Input, Label
+from textual.widgets import Input, Label
+
+from skdbg.tui.widgets.footer import Footer
 
 #: Esc cancels any prompt (the id predates the log prompts; kept so user keymaps keep working)
 EXPORT_BINDINGS: list[Binding] = [

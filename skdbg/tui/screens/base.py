@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, cast
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import DataTable, Footer, Header, Static, Tree
+from textual.widgets import DataTable, Header, Static, Tree
 
 from skdbg.glossary import codes_in
 from skdbg.tui.state import TriageState
+from skdbg.tui.widgets.footer import Footer
 
 if TYPE_CHECKING:
     from skdbg.tui.app import SkdbgApp

@@ -19,7 +19,7 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Label, Static
+from textual.widgets import Button, Label, Static
 
 from skdbg.atomic import OutputNotEmptyError, ensure_fresh_dir
 from skdbg.parsers.common import ParseError
@@ -27,6 +27,7 @@ from skdbg.tui.keymap import CANDIDATE_BINDINGS, CANDIDATE_REPLACE_BINDINGS
 from skdbg.tui.prompt import PromptScreen
 from skdbg.tui.screens.base import TriageScreen
 from skdbg.tui.state import TriageState
+from skdbg.tui.widgets.footer import Footer
 from skdbg.tui.widgets.text import escape
 
 if TYPE_CHECKING:

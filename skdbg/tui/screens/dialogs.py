@@ -14,10 +14,11 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.screen import ModalScreen
-from textual.widgets import Footer, MarkdownViewer
+from textual.widgets import MarkdownViewer
 
 from skdbg.glossary import closest, lookup
 from skdbg.tui.keymap import EXPLAIN_BINDINGS, HELP_BINDINGS
+from skdbg.tui.widgets.footer import Footer
 
 
 def help_markdown() -> str:

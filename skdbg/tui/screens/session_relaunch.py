@@ -22,7 +22,7 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Label, RichLog, Static
+from textual.widgets import Label, RichLog, Static
 
 from skdbg.loop.relaunch import RelaunchError, RelaunchRequest, relaunch, verdict_lines
 from skdbg.loop.runner import RunnerError
@@ -31,6 +31,7 @@ from skdbg.sessions.errors import LedgerError
 from skdbg.spans import MAX_WAIT_SECONDS, span_expected, span_ok
 from skdbg.tui.keymap import RELAUNCH_BINDINGS
 from skdbg.tui.screens.session_ref import SessionRef
+from skdbg.tui.widgets.footer import Footer
 from skdbg.tui.widgets.text import escape
 
 JOB_HELP = (

@@ -13,11 +13,12 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static, TextArea
+from textual.widgets import Static, TextArea
 
 from skdbg.triage.model import EvidenceItem
 from skdbg.tui.jsonpath import json_path_line
 from skdbg.tui.keymap import SOURCE_BINDINGS
+from skdbg.tui.widgets.footer import Footer
 from skdbg.tui.widgets.text import escape
 
 _MAX_BYTES = 8 << 20
