@@ -7,8 +7,9 @@ mount, the focus moving to its first widget, the mode switch: four on the Log sc
 SCENE --screen log``). Each rebuild makes and styles a widget per key, ~22 ms on the 2-core test
 machine, and they ran one after another before the log's first line could be painted: that line came
 ~70 ms later (0.50–0.51 against 0.43 s by the minimum, 0.57–0.63 against 0.50–0.51 s by the median, two
-batches of 14 and 16 alternated launches on a 1 GiB plog, issue 18's ``bench/tui_open.py``). Here a signal asks for the widget's own coalesced rebuild instead
-(``refresh(recompose=True)``: one pending rebuild at a time, run on the footer's next turn). A rebuild
+batches of 14 and 16 alternated launches on a 1 GiB plog, issue 18's ``bench/tui_open.py``). Here a
+signal asks for the widget's own coalesced rebuild instead (``refresh(recompose=True)``: one pending
+rebuild at a time, run on the footer's next turn). A rebuild
 reads the screen's bindings as they are when it runs, so the keys shown are those Textual's footer ends
 up showing; and the request belongs to the footer itself, so no other screen can drop it (a callback
 queued after the refresh waits on whichever screen is on top, and a modal closed before its first
