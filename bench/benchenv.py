@@ -25,9 +25,10 @@ def user_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def prime(argv: Sequence[str]) -> None:
-    """Run ``argv`` once, untimed, so the interpreter writes the bytecode caches it will read later."""
-    subprocess.run(list(argv), env=user_env(), capture_output=True, check=False)
+def prime(argv: Sequence[str], cwd: str | os.PathLike[str] | None = None) -> None:
+    """Run ``argv`` once, untimed (in ``cwd``: the folder the timed runs start in), so the interpreter
+    writes the bytecode caches it will read later."""
+    subprocess.run(list(argv), env=user_env(), capture_output=True, check=False, cwd=cwd)
 
 
 def children_usage() -> tuple[float, int]:

@@ -41,7 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from analyze import all_files, pad_plog, scene_spec, warm  # noqa: E402  (sibling modules)
-from benchenv import NOTE, WRAP_ON_LOAD, user_env  # noqa: E402
+from benchenv import NOTE, WRAP_ON_LOAD, prime, user_env  # noqa: E402
 
 from skdbg.scenebuilder.scene import build_scene  # noqa: E402
 
@@ -204,8 +204,9 @@ def main() -> int:
         files = all_files(root)
         warm(files)
         # the bytecode caches written once, from the same folder as the timed runs (see one_run)
-        argv = [sys.executable, "-m", "skdbg.cli", "analyze", str(root), "--format", "json", "--no-cache"]
-        subprocess.run(argv, env=user_env(), capture_output=True, check=False, cwd=tmp)
+        prime(
+            [sys.executable, "-m", "skdbg.cli", "analyze", str(root), "--format", "json", "--no-cache"], tmp
+        )
         runs: list[dict[str, float]] = []
         never: set[str] = set()
         for _ in range(args.samples):
