@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from skdbg.parsers.node_detail import NodeDetailResult
     from skdbg.parsers.plog import PlogFile, ScannedFile
     from skdbg.parsers.plog_fork import ChildWork, ForkedPlogScan
-    from skdbg.parsers.plog_line import PlogLine
+    from skdbg.parsers.plog_line import PlogLine, PlogRow
     from skdbg.parsers.run_identity import EnvProbeFile, RunFile, SourceSitesFile
     from skdbg.parsers.runtime_faults import ErrorManagerLine, RuntimeRecord
     from skdbg.parsers.scope_split import ScopeSplitResult
@@ -113,16 +113,37 @@ class TableSpec:
 
 @dataclass(slots=True)
 class PlogEvidence:
-    """Fault-relevant content of the plogs of one process (pid)."""
+    """Fault-relevant content of the plogs of one process (pid).
+
+    Its marker lines are :attr:`lines`. They are filed as records (:attr:`records`), but for the SK
+    handler lines a forked scan sent as rows, which are kept as rows (:attr:`sk_rows`,
+    :mod:`skdbg.parsers.plog_rows`): the analysis reads those as columns, and :attr:`lines` makes them
+    records when it is first read."""
 
     pid: int
     kind: str  # "plog" | "device"
     files: list[str]
-    lines: list[PlogLine] = field(default_factory=list)
+    records: list[PlogLine] = field(default_factory=list)  # in time order (``ts_key``), stably
     faults: list[RuntimeRecord] = field(default_factory=list)
     error_manager: list[ErrorManagerLine] = field(default_factory=list)
     unrecognized: list[Unrecognized] = field(default_factory=list)
     foreign: list[PlogLine] = field(default_factory=list)  # marker lines whose header names another pid (F1)
+    sk_rows: list[PlogRow] = field(default_factory=list)  # in file and line order
+    _merged: list[PlogLine] | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def lines(self) -> list[PlogLine]:
+        """Every marker line of the process's own, in time order (``ts_key``; stably, from the files in
+        their order and each file's lines by number): :attr:`records` itself when no line was kept as
+        a row, else the records and the rows made records, merged once."""
+        if not self.sk_rows:
+            return self.records
+        merged = self._merged
+        if merged is None:
+            from skdbg.parsers.plog_rows import merged_lines
+
+            merged = self._merged = merged_lines(self)
+        return merged
 
 
 class _Part(Generic[T]):
@@ -510,24 +531,31 @@ class Evidence:
 
             scanning = scan_files(paths, CountingSha256 if self._on_digest is not None else None)
         else:
-            scanning = forked.files()
+            scanning = forked.files(keep_sk_rows=True)  # SK handler lines may stay rows (plog_rows)
         with closing(scanning) as scanned:
             for (kind, pid), files in groups.items():
                 pe = PlogEvidence(pid=pid, kind=kind, files=[f.path for f in files])
                 for f in files:
                     done = next(scanned)
                     self._guard("plog", partial(self._file_scan, f, pe, done, sink[0]), sink)
-                _sort_by_time(pe.lines)
+                _sort_by_time(pe.records)
                 out.append(pe)
         return out
 
     def _file_scan(self, f: PlogFile, pe: PlogEvidence, done: ScannedFile, gaps: list[Gap]) -> None:
         """File one plog's scan (:func:`~skdbg.parsers.plog.scan_plog_parts`' batches, its gaps and its
         digest) into ``pe``; its :class:`ParseError` is raised here, after what was read before it."""
+        from skdbg.parsers.plog_line import plog_lines_of_rows
+        from skdbg.parsers.plog_rows import SkRows, file_sk_rows
+
         # records only: no scan here asks for rows, and a forked scan's files come with its rows made
-        # records (ForkedPlogScan.files)
+        # records (ForkedPlogScan.files), but for batches of SK-logger lines, which may stay rows
         run: list[list[PlogLine]] = []  # consecutive batches of records only, filed together
         for items, records_only in done.parts:
+            if isinstance(items, SkRows):
+                if not file_sk_rows(items, pe):  # another pid's line, or a stamp out of range: records
+                    run.append(plog_lines_of_rows(items))
+                continue
             if records_only:
                 run.append(cast("list[PlogLine]", items))
                 continue
@@ -650,6 +678,7 @@ class Evidence:
     @cached_property
     def handler(self) -> SkHandlerResult:
         """SK incidents from every plog and every super_kernel.log, copies merged (row 47)."""
+        from skdbg.parsers.plog_rows import sk_columns
         from skdbg.parsers.sk_copies import derive_plog_copy
         from skdbg.parsers.sk_handler import SkHandlerResult, SkMessage, dedupe_incidents, parse_sk_messages
 
@@ -657,7 +686,10 @@ class Evidence:
         filelog = [me.handler for me in self.model_evidence if me.handler is not None]
         for pe in self.plogs:
             # the plog block is usually a copy of one super_kernel.log block already parsed (row 47)
-            part = next((d for f in filelog if (d := derive_plog_copy(pe.lines, f)) is not None), None)
+            sk = sk_columns(pe) if filelog else None
+            part = next(
+                (d for f in filelog if sk is not None and (d := derive_plog_copy(sk, f)) is not None), None
+            )
             if part is None:
                 msgs = (m for m in (SkMessage.from_plog(line) for line in pe.lines) if m is not None)
                 part = parse_sk_messages(msgs)
@@ -1101,7 +1133,7 @@ def _file_items(items: Sequence[PlogLine | Unrecognized], pe: PlogEvidence) -> N
             if item.pid != pe.pid:
                 pe.foreign.append(item)
                 continue
-            pe.lines.append(item)
+            pe.records.append(item)
             rec = classify_runtime(item)
             if rec is not None:
                 pe.faults.append(rec)
@@ -1128,7 +1160,7 @@ def _file_records(records: list[PlogLine], pe: PlogEvidence) -> None:
     else:
         own = [r for r, p in zip(records, pids, strict=True) if p == pe.pid]
         pe.foreign.extend(r for r, p in zip(records, pids, strict=True) if p != pe.pid)
-    pe.lines.extend(own)
+    pe.records.extend(own)
     _classify_plain(own, pe)
 
 
@@ -1163,7 +1195,7 @@ def _file_record_batches(batches: list[list[PlogLine]], pe: PlogEvidence) -> Non
         for batch in batches:
             _file_records(batch, pe)
         return
-    pe.lines.extend(records)
+    pe.records.extend(records)
     for batch in batches:
         if not all(map(_IS_SK, batch)):  # (one of SK lines only has no fault to classify)
             _classify_plain(batch, pe)

@@ -63,6 +63,7 @@ from skdbg.parsers.plog import (
     uncontended_lookups,
 )
 from skdbg.parsers.plog_line import PlogLine, plog_lines_of_rows
+from skdbg.parsers.plog_rows import SkRows, sk_only
 from skdbg.parsers.readahead import FilesAhead
 from skdbg.parsers.scan_child import FORK_MIN_BYTES, Standby, one_blas_thread, take_scan_child
 
@@ -130,10 +131,14 @@ def _pack_items(items: Sequence[object]) -> Sequence[object]:
     return [(x.src.file, x.src.line, x.src.json_path, *_REST(x)) if type(x) is PlogLine else x for x in items]
 
 
-def _unpack_items(items: Sequence[Any]) -> list[Any]:
+def _unpack_items(items: Sequence[Any], keep_sk_rows: bool = False) -> list[Any]:
     """What :func:`_pack_items` was given, a batch of rows made the records a scan here makes of its
-    lines (the files handed on from here hold records only, as a scan here gives them)."""
+    lines (the files handed on from here hold records only, as a scan here gives them); with
+    ``keep_sk_rows``, a batch of rows that are all SK-logger lines is left rows, as
+    :class:`~skdbg.parsers.plog_rows.SkRows` (its filing decides: :mod:`skdbg.parsers.plog_rows`)."""
     if type(items) is PlogRows:
+        if keep_sk_rows and sk_only(items):
+            return SkRows(items)
         return plog_lines_of_rows(items)
     build, src = _BUILD_LINE, build_source
     return [build(src(x[0], x[1], x[2]), *x[3:]) if type(x) is tuple else x for x in items]
@@ -155,12 +160,13 @@ def pack_scanned(done: ScannedFile) -> PackedFile:
     return (parts, done.gaps, digest, pack_error(done.error), done.stat)
 
 
-def unpack_scanned(packed: PackedFile) -> ScannedFile:
+def unpack_scanned(packed: PackedFile, keep_sk_rows: bool = False) -> ScannedFile:
     """The :class:`ScannedFile` :func:`pack_scanned` was given, equal to it field by field (the hasher
-    as its :class:`Sha256Done`, a batch of rows as its records)."""
+    as its :class:`Sha256Done`, a batch of rows as its records, or, with ``keep_sk_rows``, as it is
+    when they are all SK-logger lines: :func:`_unpack_items`)."""
     parts, gaps, digest, error, stat = packed
     return ScannedFile(
-        [(_unpack_items(items), records_only) for items, records_only in parts],
+        [(_unpack_items(items, keep_sk_rows), records_only) for items, records_only in parts],
         gaps,
         digest,
         unpack_error(error),
@@ -448,19 +454,25 @@ class ForkedPlogScan:
         also.do_here(chunk)
         return True
 
-    def files(self) -> Generator[ScannedFile, None, None]:
+    def files(self, keep_sk_rows: bool = False) -> Generator[ScannedFile, None, None]:
         """Every path's :class:`ScannedFile`, in order: from the child (a file scanned alone in batches
         unpacked as they come), then, should it be lost, from a scan here of the paths it did not
-        send. :meth:`finish` then takes what follows them."""
+        send. :meth:`finish` then takes what follows them. ``keep_sk_rows``: the child's batches of
+        SK-logger lines come as :class:`~skdbg.parsers.plog_rows.SkRows` (see :func:`_unpack_items`)."""
         last = len(self._paths)
         parts: list[ScanBatch] = []  # the batches of the file the child is scanning alone
         try:
             for sent in self._waited_for(self._stream):
                 for item in sent:
                     if item[0] == "p":
-                        parts.extend((_unpack_items(batch), records_only) for batch, records_only in item[1])
+                        parts.extend(
+                            (_unpack_items(batch, keep_sk_rows), records_only)
+                            for batch, records_only in item[1]
+                        )
                         continue
-                    done = unpack_scanned(item[1])  # an "f" item: ``("a", ...)`` comes alone, after the files
+                    done = unpack_scanned(
+                        item[1], keep_sk_rows
+                    )  # an "f" item (``("a", ...)`` come after the files)
                     if parts:
                         done.parts[:0] = parts
                         parts = []

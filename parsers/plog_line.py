@@ -129,6 +129,16 @@ def _stamp(ts_text: str) -> datetime | None:
     return datetime(*fields, fraction)
 
 
+#: the ``ts`` of a stamp a tokenizer here matched (None: not a valid date, e.g. month 13)
+stamp_of_text = _stamp
+
+
+def valid_stamp_text(ts_text: str) -> bool:
+    """``ts_text`` is a stamp in the fixed-width ASCII format (:data:`_STAMP`'s length) whose date is
+    valid: such texts order as their times do (a string comparison is a time comparison)."""
+    return len(ts_text) == 27 and ts_text.isascii() and _second(ts_text[:19]) is not None
+
+
 def parse_plog_line(text: str, src: Source, *, complete: bool = True) -> PlogLine | None:
     """Tokenize one physical line; ``None`` when it is not a CANN plog record.
 

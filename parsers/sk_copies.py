@@ -22,9 +22,11 @@ messages as before.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import fields, is_dataclass, replace
-from typing import TYPE_CHECKING, Any, NamedTuple
+from functools import partial
+from operator import is_not
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from skdbg.classcode import generated_code
 from skdbg.parsers import sk_records
@@ -57,7 +59,7 @@ from skdbg.parsers.sk_records import (
 )
 
 if TYPE_CHECKING:
-    from skdbg.parsers.plog_line import PlogLine
+    from skdbg.parsers.plog_rows import SkColumns
 
 _RECORDS: tuple[type, ...] = (
     AbortInfo,
@@ -174,99 +176,104 @@ class _NotACopy(Exception):
 
 class _Alignment(NamedTuple):
     kept: list[Source]  # sources of the parsed messages that have a plog twin, in order
-    twins: list[PlogLine]  # their twins, in the same order
+    twins: list[int]  # the positions of their twins among the plog's SK lines, in the same order
     dropped: set[int]  # ids of the sources of the parsed messages without a twin (inert A6 lines)
     foreign: int  # plog-only lines of other SK components (each counted as a foreign line)
 
 
-def _foreign(p: PlogLine) -> bool:
+def _foreign(func: str | None, text: str) -> bool:
     """A plog SK line of another component that the parser would only count: not a catalogue line
     and not tagged with a handler function (e.g. the graph-build lines a plog at INFO holds)."""
-    return p.func is not None and p.func not in HANDLER_FUNCS and classify(p.text) is None
+    return func is not None and func not in HANDLER_FUNCS and classify(text) is None
 
 
-def _align(plog: Sequence[PlogLine], trace: ParseTrace) -> _Alignment:
-    """Pair the parsed messages one to one with plog lines (same function tag and text, in order).
-    Unpaired parsed messages must be inert A6 lines; unpaired plog lines must be foreign lines."""
-    texts = [p.text for p in plog]
-    funcs = [p.func for p in plog]
+def _align(texts: list[str], funcs: list[str | None], trace: ParseTrace) -> _Alignment:
+    """Pair the parsed messages one to one with the plog's SK lines (``texts``, ``funcs``: same function
+    tag and text, in order). Unpaired parsed messages must be inert A6 lines; unpaired plog lines must
+    be foreign lines."""
     # the two usual cases, compared list to list: the plog holds every line, or every line but the A6s
     for drop in (frozenset(), trace.inert):
-        if len(trace.srcs) - len(drop) != len(plog):
+        if len(trace.srcs) - len(drop) != len(texts):
             continue
         kt, kf, ks = list(trace.texts), list(trace.funcs), list(trace.srcs)
         for i in sorted(drop, reverse=True):
             del kt[i], kf[i], ks[i]
         if kt == texts and kf == funcs:
-            return _Alignment(ks, list(plog), {id(trace.srcs[i]) for i in drop}, 0)
+            return _Alignment(ks, list(range(len(texts))), {id(trace.srcs[i]) for i in drop}, 0)
     # otherwise pair greedily (either choice at a line that is both inert and foreign is the same)
     out = _Alignment([], [], set(), 0)
     foreign = 0
-    j, n = 0, len(plog)
+    j, n = 0, len(texts)
     for i, (text, func, src) in enumerate(zip(trace.texts, trace.funcs, trace.srcs, strict=True)):
         while True:
             if j < n and texts[j] == text and funcs[j] == func:
                 out.kept.append(src)
-                out.twins.append(plog[j])
+                out.twins.append(j)
                 j += 1
             elif i in trace.inert:
                 out.dropped.add(id(src))
-            elif j < n and _foreign(plog[j]):
+            elif j < n and _foreign(funcs[j], texts[j]):
                 foreign += bool(texts[j].strip())  # the parser skips blank texts without counting
                 j += 1
                 continue
             else:
                 raise _NotACopy
             break
-    for p in plog[j:]:
-        if not _foreign(p):
+    for k in range(j, n):
+        if not _foreign(funcs[k], texts[k]):
             raise _NotACopy
-        foreign += bool(p.text.strip())
+        foreign += bool(texts[k].strip())
     return out._replace(foreign=foreign)
 
 
-def _bookkeeping(touched: Sequence[PlogLine]) -> dict[str, Any]:
+_NOT_NONE = partial(is_not, None)
+
+
+def _bookkeeping(plog: SkColumns, mine: list[int]) -> dict[str, Any]:
     """What :meth:`~skdbg.parsers.sk_builders._IncidentB.touch` accumulates (in touch order), over the
-    plog twins of the messages an incident counted: the first pid, the earliest and latest stamp,
-    origins and files in first-seen order, the count."""
-    stamps = [p.ts for p in touched if p.ts is not None]
+    plog twins (their positions, ``mine``) of the messages an incident counted: the first pid, the
+    earliest and latest stamp, origins and files in first-seen order, the count."""
+    stamps = list(filter(_NOT_NONE, map(plog.stamps.__getitem__, mine)))
     return {
-        "pid": next((p.pid for p in touched if p.pid is not None), None),
-        "first_ts": min(stamps, default=None),
-        "last_ts": max(stamps, default=None),
-        "origins": ("plog",) if touched else (),
-        "files": tuple(dict.fromkeys([p.src.file for p in touched])),
-        "line_count": len(touched),
+        "pid": plog.pids[mine[0]] if mine else None,
+        "first_ts": plog.to_time(min(stamps)) if stamps else None,
+        "last_ts": plog.to_time(max(stamps)) if stamps else None,
+        "origins": ("plog",) if mine else (),
+        "files": tuple(dict.fromkeys(map(plog.files.__getitem__, mine))),
+        "line_count": len(mine),
     }
 
 
-def derive_plog_copy(lines: Sequence[PlogLine], parsed: SkHandlerResult) -> SkHandlerResult | None:
-    """The result :func:`parse_sk_messages` would give for the SK lines among ``lines`` (one pid's
-    plog), derived from ``parsed`` (one ``super_kernel.log``); None when they are not a copy of it."""
+def derive_plog_copy(plog: SkColumns, parsed: SkHandlerResult) -> SkHandlerResult | None:
+    """The result :func:`parse_sk_messages` would give for one pid's plog SK lines (``plog``, in time
+    order: :func:`~skdbg.parsers.plog_rows.sk_columns`), derived from ``parsed`` (one
+    ``super_kernel.log``); None when they are not a copy of it."""
     trace = parsed.trace
     if trace is None or not trace.single_stream or not trace.srcs:
         return None
-    plog = [p for p in lines if p.is_sk]
-    if len(plog) < len(trace.srcs) - len(trace.inert) or len({p.pid for p in plog}) != 1:
+    if len(plog.texts) < len(trace.srcs) - len(trace.inert) or len(set(plog.pids)) != 1:
         return None  # too few lines to hold every message but the A6s, or several processes
     try:
-        al = _align(plog, trace)
-        twin: dict[int, PlogLine] = dict(zip(map(id, al.kept), al.twins, strict=True))
+        al = _align(plog.texts, plog.funcs, trace)
+        ids = list(map(id, al.kept))
+        twin: dict[int, int] = dict(zip(ids, al.twins, strict=True))
         if len(twin) != len(al.kept):
             return None  # two messages share one source object: the mapping would be ambiguous
-        smap: dict[int, Source] = {k: p.src for k, p in twin.items()}
+        smap: dict[int, Source] = dict(zip(ids, map(plog.srcs.__getitem__, al.twins), strict=True))
         out = SkHandlerResult(foreign_lines=parsed.foreign_lines + al.foreign)
         for inc, touched in zip(parsed.incidents, trace.touched, strict=True):
-            mine = [p for s in touched if (p := twin.get(id(s))) is not None]
+            mine = cast("list[int]", list(filter(_NOT_NONE, map(twin.get, map(id, touched)))))
             notes = tuple(n for n in inc.notes if id(n[1]) not in al.dropped)
             new = resource(replace(inc, notes=notes), smap)
-            out.incidents.append(replace(new, **_bookkeeping(mine)))
+            out.incidents.append(replace(new, **_bookkeeping(plog, mine)))
         keys = [(i.src.file, i.src.line or 0) for i in out.incidents]
         if keys != sorted(keys):
             return None  # the parser would order (and so freeze) them differently
         for rec in parsed.non_aot:
-            p = twin[id(rec.src)]
-            out.non_aot.append(replace(resource(rec, smap), pid=p.pid, ts=p.ts))
+            k = twin[id(rec.src)]
+            out.non_aot.append(
+                replace(resource(rec, smap), pid=plog.pids[k], ts=plog.to_time(plog.stamps[k]))
+            )
         out.unrecognized = [resource(u, smap) for u in parsed.unrecognized]
         out.gaps = [g if g.src is None else resource(g, smap) for g in parsed.gaps]
     except (_NotACopy, KeyError):

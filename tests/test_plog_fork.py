@@ -440,7 +440,7 @@ assert scan is not None, "the scan was not forked"
 # this process's side, recorded from now on (the child has forked)
 inside, scanned_here = [], []
 real_unpack, real_scan = pf.unpack_scanned, pf.scan_files
-pf.unpack_scanned = lambda packed: inside.append(len(packed[0])) or real_unpack(packed)
+pf.unpack_scanned = lambda packed, *rest: inside.append(len(packed[0])) or real_unpack(packed, *rest)
 pf.scan_files = lambda paths, new_hasher: scanned_here.append(list(paths)) or real_scan(paths, new_hasher)
 forked = [pf.pack_scanned(d) for d in scan.files()]
 quiet = scan.quiet_for()  # 0 once the files are filed; without end once the child sent no more
@@ -757,6 +757,7 @@ def children_left_once_filed():
 
 print(json.dumps({
     "forked": forked,
+    "sk_rows": sum(len(pe.sk_rows) for pe in ctx.evidence.plogs),
     "standby_used": bool(standby_used),
     "standby_left": len(scan_child._STANDBY),
     "children": children_left_once_filed(),
@@ -828,6 +829,8 @@ def test_an_analysis_with_the_scan_forked_is_the_analysis_without(big_scene: Pat
     forked = _analyse(big_scene, "plain")
     here = _analyse(big_scene, "plain", env={"SKDBG_NO_FORK": "1"})
     assert (forked["forked"], here["forked"]) == (True, False)
+    # the child's SK handler lines were kept as rows (plog_rows), the scan here made them records
+    assert (cast(int, forked["sk_rows"]) > 100, here["sk_rows"]) == (True, 0)
     assert forked["analysis"] == here["analysis"]  # the artifacts' SHA-256, sizes and times too
     assert forked["gaps"] == here["gaps"]
     assert forked["errors"] == here["errors"]

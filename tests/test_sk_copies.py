@@ -16,6 +16,7 @@ import pytest
 from skdbg.parsers.common import Source
 from skdbg.parsers.filelog import split_prefix
 from skdbg.parsers.plog_line import PlogLine, parse_plog_line
+from skdbg.parsers.plog_rows import columns_of_lines
 from skdbg.parsers.sk_copies import derive_plog_copy
 from skdbg.parsers.sk_handler import SkHandlerResult, SkMessage, parse_sk_messages
 from skdbg.scenebuilder.lines import filelog_line, sk_plog_line
@@ -33,6 +34,11 @@ def plog_records(lines: list[str]) -> list[PlogLine]:
         if pl is not None:
             out.append(pl)
     return out
+
+
+def derive(records: list[PlogLine], parsed: SkHandlerResult) -> SkHandlerResult | None:
+    """:func:`derive_plog_copy` of the SK lines among ``records`` (in time order)."""
+    return derive_plog_copy(columns_of_lines(records), parsed)
 
 
 def filelog_parse(lines: list[str]) -> SkHandlerResult:
@@ -76,7 +82,7 @@ def test_info_plog_copy_without_the_debug_a6_line_is_derived() -> None:
     parsed = filelog_parse(to_filelog_lines(spec))
     assert any(n[0] == A6 for n in parsed.incidents[0].notes)  # … that super_kernel.log keeps
     records = plog_records(plog_text)
-    derived = derive_plog_copy(records, parsed)
+    derived = derive(records, parsed)
     assert derived is not None
     assert same_result(derived, state_machine(records))
     inc = derived.incidents[0]
@@ -92,7 +98,7 @@ def test_info_plog_copy_without_the_debug_a6_line_is_derived() -> None:
 def test_debug_plog_copy_with_every_line_is_derived() -> None:
     spec = example_incident()
     records = plog_records(to_plog_lines(spec, level="DEBUG"))
-    derived = derive_plog_copy(records, filelog_parse(to_filelog_lines(spec)))
+    derived = derive(records, filelog_parse(to_filelog_lines(spec)))
     assert derived is not None
     assert same_result(derived, state_machine(records))
     assert any(n[0] == A6 and n[1].file == PLOG for n in derived.incidents[0].notes)
@@ -104,27 +110,27 @@ def test_copy_differing_in_one_message_is_parsed_not_copied() -> None:
     i = next(n for n, t in enumerate(plog_text) if "index=" in t and "args=0x" in t)
     plog_text[i] = plog_text[i].replace("args=0x", "args=0x1f")  # one task queue line differs
     records = plog_records(plog_text)
-    assert derive_plog_copy(records, filelog_parse(to_filelog_lines(spec))) is None
+    assert derive(records, filelog_parse(to_filelog_lines(spec))) is None
 
 
 def test_copy_missing_a_line_other_than_a6_is_not_derived() -> None:
     spec = example_incident()
     plog_text = [t for t in to_plog_lines(spec, level="INFO") if "taskCnt:" not in t]
-    assert derive_plog_copy(plog_records(plog_text), filelog_parse(to_filelog_lines(spec))) is None
+    assert derive(plog_records(plog_text), filelog_parse(to_filelog_lines(spec))) is None
 
 
 def test_error_level_plog_is_not_a_copy() -> None:
     """Row 25: the default plog level drops the INFO tables; that is a different block, parsed."""
     spec = example_incident()
     records = plog_records(to_plog_lines(spec, level="ERROR"))
-    assert derive_plog_copy(records, filelog_parse(to_filelog_lines(spec))) is None
+    assert derive(records, filelog_parse(to_filelog_lines(spec))) is None
 
 
 def test_plog_with_an_extra_sk_line_is_not_derived() -> None:
     spec = example_incident()
     plog_text = to_plog_lines(spec, level="INFO")
     plog_text.append(plog_text[-1])  # the last SK line printed twice in plog only
-    assert derive_plog_copy(plog_records(plog_text), filelog_parse(to_filelog_lines(spec))) is None
+    assert derive(plog_records(plog_text), filelog_parse(to_filelog_lines(spec))) is None
 
 
 def test_super_kernel_log_with_two_streams_is_not_a_template() -> None:
@@ -135,7 +141,7 @@ def test_super_kernel_log_with_two_streams_is_not_a_template() -> None:
     sk[j] = sk[j].replace("[48213:", "[0:", 1)
     parsed = filelog_parse(sk)
     assert parsed.trace is not None and parsed.trace.single_stream is False
-    assert derive_plog_copy(plog_records(to_plog_lines(spec, level="INFO")), parsed) is None
+    assert derive(plog_records(to_plog_lines(spec, level="INFO")), parsed) is None
 
 
 def test_two_incidents_in_one_block_are_derived_in_order() -> None:
@@ -145,7 +151,7 @@ def test_two_incidents_in_one_block_are_derived_in_order() -> None:
     plog_text = to_plog_lines(first, level="INFO") + to_plog_lines(second, level="INFO")
     records = plog_records(plog_text)
     parsed = filelog_parse(sk)
-    derived = derive_plog_copy(records, parsed)
+    derived = derive(records, parsed)
     assert derived is not None and len(derived.incidents) == 2
     assert same_result(derived, state_machine(records))
     assert [i.entry for i in derived.incidents] == ["sk_entry_mix11_op_trace", "sk_entry_mix2_op_trace"]
@@ -161,7 +167,7 @@ def test_plog_only_lines_of_other_sk_components_are_counted_not_a_reason_to_pars
     plog_text = [build, *plog_text[:3], build, *plog_text[3:], build]
     records = plog_records(plog_text)
     parsed = filelog_parse(to_filelog_lines(spec))
-    derived = derive_plog_copy(records, parsed)
+    derived = derive(records, parsed)
     assert derived is not None
     assert same_result(derived, state_machine(records))
     assert derived.foreign_lines == parsed.foreign_lines + 3
@@ -187,7 +193,7 @@ def test_a_line_counted_by_no_incident_keeps_its_stamp_out_of_the_incident() -> 
     parsed = filelog_parse(sk)
     assert parsed.trace is not None and len(parsed.trace.inert) == 1
     assert len(parsed.trace.touched[0]) == len(parsed.trace.srcs) - 1  # all but the foreign line
-    derived = derive_plog_copy(records, parsed)
+    derived = derive(records, parsed)
     assert derived is not None
     assert same_result(derived, state_machine(records))
     sk_lines = [r for r in records if r.is_sk]
@@ -203,7 +209,7 @@ def test_a_twin_without_a_stamp_is_left_out_of_the_first_and_last_stamps() -> No
     plog_text[3] = plog_text[3].replace(":2026-06-10-", ":2026-13-10-")
     records = plog_records(plog_text)
     assert records[3].ts is None and records[3].is_sk
-    derived = derive_plog_copy(records, filelog_parse(to_filelog_lines(spec)))
+    derived = derive(records, filelog_parse(to_filelog_lines(spec)))
     assert derived is not None
     assert same_result(derived, state_machine(records))
     assert derived.incidents[0].first_ts == records[0].ts
@@ -215,7 +221,7 @@ def test_plog_only_line_with_a_handler_tag_is_not_derived() -> None:
     plog_text = to_plog_lines(spec, level="INFO")
     odd = sk_plog_line("INFO", 48213, "python3", spec.start, "PrintTaskQueue", "something new")
     plog_text.insert(5, odd)
-    assert derive_plog_copy(plog_records(plog_text), filelog_parse(to_filelog_lines(spec))) is None
+    assert derive(plog_records(plog_text), filelog_parse(to_filelog_lines(spec))) is None
 
 
 def test_a6_after_a_second_anchor_of_the_same_entry_is_not_inert() -> None:
@@ -226,9 +232,9 @@ def test_a6_after_a_second_anchor_of_the_same_entry_is_not_inert() -> None:
     assert len(parsed.incidents) == 2
     assert parsed.trace is not None and len(parsed.trace.inert) == 1  # only the first incident's A6
     records = plog_records(to_plog_lines(spec, level="INFO") + to_plog_lines(spec, level="INFO"))
-    assert derive_plog_copy(records, parsed) is None
+    assert derive(records, parsed) is None
     debug = plog_records(to_plog_lines(spec, level="DEBUG") + to_plog_lines(spec, level="DEBUG"))
-    derived = derive_plog_copy(debug, parsed)  # with every A6 printed it is a copy again
+    derived = derive(debug, parsed)  # with every A6 printed it is a copy again
     assert derived is not None and same_result(derived, state_machine(debug))
 
 

@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cached_property
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,7 +26,7 @@ from skdbg.triage.model import EvidenceItem
 
 if TYPE_CHECKING:
     from skdbg.parsers.plog_fork import ChildWork
-    from skdbg.parsers.plog_line import PlogLine
+    from skdbg.parsers.plog_line import PlogLine, PlogRow
 
 #: files above this size are never read whole to quote one line (plogs can be GBs)
 _WHOLE_FILE_LIMIT = 32 << 20
@@ -135,6 +136,10 @@ class TriageContext:
         key = str(real_path(src.file)) if src.file else src.file
         by_number = self._plog_index.get(key)
         line = by_number.get(src.line) if by_number is not None else None
+        if isinstance(line, tuple):  # an SK line kept as a row: its record, made for the quote
+            from skdbg.parsers.plog_rows import line_of_row
+
+            line = line_of_row(line)
         if line is not None:
             # quote the line as it is: only an SK-logger line carries the [SK][<Function>] tag
             return f"[SK][{line.func}] {line.text}" if line.is_sk else line.text
@@ -171,22 +176,31 @@ class TriageContext:
         )
 
     @cached_property
-    def _plog_index(self) -> dict[str, dict[int, PlogLine]]:
+    def _plog_index(self) -> dict[str, dict[int, PlogLine | PlogRow]]:
         """Every scanned plog line by resolved file, then line number; a citation formats the few it
         quotes. Why nested: a (file, line) key per line was 18,000 tuples on the bench scene (and a
-        garbage collection they set off), for about twenty lookups."""
-        out: dict[str, dict[int, PlogLine]] = {}
-        per_file: dict[str, dict[int, PlogLine]] = {}  # by the file name as scanned
+        garbage collection they set off), for about twenty lookups. An SK line a forked scan kept as a
+        row (:mod:`skdbg.parsers.plog_rows`) is indexed as that row, its record made when it is quoted."""
+        from skdbg.parsers.plog_rows import row_index
+
+        out: dict[str, dict[int, PlogLine | PlogRow]] = {}
+        per_file: dict[str, dict[int, PlogLine | PlogRow]] = {}  # by the file name as scanned
+
+        def numbers_of(file: str) -> dict[int, PlogLine | PlogRow]:
+            by_number = per_file.get(file)
+            if by_number is None:
+                # two spellings of one file share its resolved entry, as one key did before
+                by_number = per_file[file] = out.setdefault(str(real_path(file)), {})
+            return by_number
+
         for pe in self.evidence.plogs:
-            for line in pe.lines:
+            for line in pe.records:
                 src = line.src
-                if src.line is None:
-                    continue
-                by_number = per_file.get(src.file)
-                if by_number is None:
-                    # two spellings of one file share its resolved entry, as one key did before
-                    by_number = per_file[src.file] = out.setdefault(str(real_path(src.file)), {})
-                by_number[src.line] = line
+                if src.line is not None:
+                    numbers_of(src.file)[src.line] = line
+            rows = pe.sk_rows
+            for file, (nos, first) in row_index(pe).items():
+                numbers_of(file).update(zip(nos, islice(rows, first, first + len(nos)), strict=True))
         return out
 
     def _file_line(self, path: str, line: int) -> str | None:

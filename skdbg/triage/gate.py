@@ -53,6 +53,7 @@ from skdbg.parsers.discovery import MODEL_FILES
 from skdbg.parsers.markers import read_markers
 from skdbg.parsers.plog import PLOG_NAME_RE
 from skdbg.parsers.plog_line import PlogLine
+from skdbg.parsers.plog_rows import first_outside
 from skdbg.parsers.run_identity import Candidate, RunIdentity
 from skdbg.show import show
 from skdbg.triage.context import TriageContext
@@ -472,22 +473,21 @@ def _f2(ctx: TriageContext, loc: Localization, w: _Window, g: _Gate) -> None:
         return
     opts = ctx.options
     for pe in plogs:
-        for line in pe.lines:
-            if line.ts is None:
-                continue
-            if not (w.start <= line.ts <= w.end):
-                rel = ctx.relpath(line.src.file)
-                g.fail(
-                    "F2",
-                    f"{rel}:{line.src.line} time {line.ts_text} lies outside the attempt "
-                    f"[start−{opts.skew.total_seconds():g}s, end+{opts.grace.total_seconds():g}s] "
-                    "(pid reuse or a log from another run)",
-                    "copy the plog of this attempt only (match the run.json start/end); fix run.json times "
-                    "if they are wrong",
-                    rel,
-                    line.src.line,
-                )
-                return
+        line = first_outside(pe, w.start, w.end)  # the first in time order (pe.lines), its rows as they are
+        if line is None:
+            continue
+        rel = ctx.relpath(line.src.file)
+        g.fail(
+            "F2",
+            f"{rel}:{line.src.line} time {line.ts_text} lies outside the attempt "
+            f"[start−{opts.skew.total_seconds():g}s, end+{opts.grace.total_seconds():g}s] "
+            "(pid reuse or a log from another run)",
+            "copy the plog of this attempt only (match the run.json start/end); fix run.json times "
+            "if they are wrong",
+            rel,
+            line.src.line,
+        )
+        return
     g.ok("F2")
 
 

@@ -28,6 +28,8 @@ from datetime import datetime
 
 from skdbg.parsers.common import Source
 from skdbg.parsers.evidence import ModelEvidence, PlogEvidence
+from skdbg.parsers.plog_line import stamp_of_text
+from skdbg.parsers.plog_rows import ROW_TS, row_at, row_index
 from skdbg.parsers.runtime_faults import DumpException, ErrorTracking, KernelFaultLine, fault_kind
 from skdbg.parsers.sk_handler import DIALECTS, Incident
 from skdbg.triage.context import TriageContext
@@ -115,10 +117,17 @@ def _times_of_lines(plogs: list[PlogEvidence], wanted: Iterable[Source]) -> dict
     numbers = {n for _, n in keys}
     out: dict[tuple[str, int], datetime] = {}
     for pe in plogs:
-        for line in pe.lines:
+        for line in pe.records:
             src = line.src
             if src.line in numbers and line.ts is not None and (src.file, src.line) in keys:
                 out[(src.file, src.line)] = line.ts
+        if pe.sk_rows:  # a line kept as a row is looked up by its number (no record shares it)
+            index = row_index(pe)
+            for file, no in keys:
+                row = row_at(pe, index, file, no)
+                ts = None if row is None else stamp_of_text(ROW_TS(row))
+                if ts is not None:
+                    out[(file, no)] = ts
     return out
 
 

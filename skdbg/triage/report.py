@@ -27,6 +27,7 @@ from skdbg.glossary import titled
 from skdbg.jsonindent import dumps_indented
 from skdbg.parsers.common import ParseError
 from skdbg.parsers.fsguard import real_path
+from skdbg.parsers.plog_rows import time_spans
 from skdbg.parsers.skmeta_lines import iter_meta_lines, last_stamp
 from skdbg.scene import Artifact
 from skdbg.show import show
@@ -216,12 +217,16 @@ def evidence_index(ctx: TriageContext) -> list[dict[str, Any]]:
     resolved = _ResolvedNames()
     plog_ts: dict[str, tuple[datetime | None, datetime | None]] = {}
     for pe in ctx.evidence.plogs:
-        for line in pe.lines:
-            if line.ts is None:
-                continue
-            key = resolved(line.src.file)
-            first, last = plog_ts.get(key, (None, None))
-            plog_ts[key] = (first or line.ts, line.ts)
+        # per file: its first and last time in the process's lines (time order); a file already seen
+        # (another process's, or another name of it) keeps its first time and takes this last one
+        spans: dict[str, tuple[datetime, datetime]] = {}
+        for file, (lo, hi) in time_spans(pe).items():
+            key = resolved(file)
+            held = spans.get(key)
+            spans[key] = (lo, hi) if held is None else (min(held[0], lo), max(held[1], hi))
+        for key, (lo, hi) in spans.items():
+            first, _ = plog_ts.get(key, (None, None))
+            plog_ts[key] = (first or lo, hi)
     seen: set[str] = set()
     arts = list(ctx.scene.artifacts)
     marker = ctx.marker_file()

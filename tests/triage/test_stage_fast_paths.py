@@ -70,7 +70,14 @@ class _Line:
 
 @dataclass(frozen=True)
 class _Plog:
+    """A process's plog evidence as the readers see it: every line a record, none kept as a row."""
+
     lines: list[_Line]
+    sk_rows: tuple[()] = ()
+
+    @property
+    def records(self) -> list[_Line]:
+        return self.lines
 
 
 def _every_line_time(plogs: list[_Plog]) -> dict[tuple[str, int], datetime]:

@@ -1,0 +1,230 @@
+"""SK handler lines kept as rows (parsers/plog_rows.py, issue 18): every reader gives what a pass over the
+lines the old filing made gives.
+
+The oracle is the filing as it was: each batch of a forked scan's rows made records
+(``plog_lines_of_rows``), filed, then sorted by time. The same batches are filed again the way a forked
+scan's are now (a batch of SK-logger lines left rows: ``SkRows``), and each reader is compared with the
+old answer, on hand-written lines and on generated ones (ties, stamps out of order, a stamp that is no
+date, another pid's lines, two files, SK records around and inside a block of rows).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from types import SimpleNamespace
+from typing import Any, cast
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skdbg.parsers.common import Source
+from skdbg.parsers.evidence import Evidence, PlogEvidence, _sort_by_time
+from skdbg.parsers.plog import PlogRows, ScannedFile
+from skdbg.parsers.plog_line import PlogLine, PlogRow, plog_lines_of_rows
+from skdbg.parsers.plog_rows import (
+    SkRows,
+    columns_of_lines,
+    first_outside,
+    line_of_row,
+    row_at,
+    row_index,
+    sk_columns,
+    sk_only,
+    time_spans,
+)
+
+PID, OTHER = 48213, 777
+FILES = ("log/plog/plog-48213_1.log", "log/plog/plog-48213_2.log")
+
+
+def sk_row(
+    file: str, no: int, ts: str, text: str, *, pid: int = PID, func: str = "PrintTaskQueue"
+) -> PlogRow:
+    """``[INFO] ASCENDCKERNEL(pid,python3):<ts> [sk_dfx_exception_handler.cpp:100][SK][<func>] <text>``."""
+    return (
+        file, no, "INFO", "ASCENDCKERNEL", pid, "python3", ts, "sk_dfx_exception_handler.cpp", 100,
+        None, func, (), text, True, True,
+    )  # fmt: skip
+
+
+def runtime_row(file: str, no: int, ts: str, *, pid: int = PID) -> PlogRow:
+    """``[ERROR] RUNTIME(pid,python3):<ts> [api_c.cc:782]48301 rtStreamSynchronize:[INIT]ErrCode=507035``."""
+    return (
+        file, no, "ERROR", "RUNTIME", pid, "python3", ts, "api_c.cc", 782,
+        48301, "rtStreamSynchronize", ("INIT",), "ErrCode=507035, desc=[vector core exception]", False, True,
+    )  # fmt: skip
+
+
+def file_batches(batches: list[tuple[str, list[PlogRow]]], *, keep_rows: bool) -> PlogEvidence:
+    """``batches`` (a file's rows each, files in order, lines in order) filed as a forked scan's are:
+    with ``keep_rows`` as now (a batch of SK-logger lines comes as ``SkRows``), else as before (every
+    batch made records); then sorted, as ``Evidence._load_plogs`` does."""
+    pe = PlogEvidence(pid=PID, kind="plog", files=list(dict.fromkeys(f for f, _ in batches)))
+    filer = cast(Any, SimpleNamespace(_on_digest=None))
+    for file, rows in batches:
+        items: list[Any] = SkRows(rows) if keep_rows and sk_only(rows) else plog_lines_of_rows(PlogRows(rows))
+        done = ScannedFile([(items, True)], [], None)
+        Evidence._file_scan(filer, cast(Any, SimpleNamespace(path=file)), pe, done, [])
+    _sort_by_time(pe.records)
+    return pe
+
+
+def old_first_outside(lines: list[PlogLine], start: datetime, end: datetime) -> PlogLine | None:
+    """F2's pass as it was: the first line in time order whose time lies outside the attempt."""
+    return next((p for p in lines if p.ts is not None and not (start <= p.ts <= end)), None)
+
+
+def old_spans(lines: list[PlogLine]) -> dict[str, tuple[datetime, datetime]]:
+    """The evidence index's pass as it was: per file, its first and last time in time order."""
+    out: dict[str, tuple[datetime, datetime]] = {}
+    for p in lines:
+        if p.ts is not None:
+            first = out.get(p.src.file, (p.ts, p.ts))[0]
+            out[p.src.file] = (first, p.ts)
+    return out
+
+
+def same_readers(new: PlogEvidence, old: PlogEvidence, windows: list[tuple[datetime, datetime]]) -> None:
+    """Every reader of ``new`` (rows kept) gives what ``old`` (records only) gives."""
+    assert not old.sk_rows
+    assert new.lines == old.lines
+    assert (new.faults, new.foreign) == (old.faults, old.foreign)
+    for start, end in windows:
+        assert first_outside(new, start, end) == old_first_outside(old.lines, start, end)
+    assert time_spans(new) == old_spans(old.lines)
+    cols, want = sk_columns(new), columns_of_lines(old.lines)
+    assert (cols.texts, cols.funcs, cols.pids, cols.files, cols.srcs) == (
+        want.texts, want.funcs, want.pids, want.files, want.srcs,
+    )  # fmt: skip
+    times = [p.ts for p in old.lines if p.is_sk]
+    assert [cols.to_time(k) for k in cols.stamps] == times
+    # the stand-ins order as the times: the earliest and latest of any span are the times'
+    for lo in range(len(times)):
+        keys = [k for k in cols.stamps[lo:] if k is not None]
+        stamped = [t for t in times[lo:] if t is not None]
+        assert (cols.to_time(min(keys)) if keys else None) == (min(stamped) if stamped else None)
+        assert (cols.to_time(max(keys)) if keys else None) == (max(stamped) if stamped else None)
+    index = row_index(new)
+    by_src = {(p.src.file, p.src.line): p for p in old.lines}
+    for row in new.sk_rows:
+        found = row_at(new, index, row[0], row[1])
+        assert found is row
+        assert line_of_row(row) == by_src[(row[0], row[1])]
+    assert row_at(new, index, FILES[0], 10**6) is None
+    assert row_at(new, index, "log/plog/elsewhere.log", 1) is None
+
+
+T = [f"2026-06-10-14:03:21.{ms:03d}.000" for ms in range(0, 1000, 100)]
+
+
+def test_a_block_of_rows_with_records_at_its_edges() -> None:
+    """The usual exception block: a runtime line, an SK line in the same batch, a block of SK lines
+    (kept as rows), then an SK line and the runtime error in a shared batch."""
+    f = FILES[0]
+    batches = [
+        (f, [runtime_row(f, 1, T[0]), sk_row(f, 2, T[1], "first", func="HandleException")]),
+        (f, [sk_row(f, 3, T[2], "a"), sk_row(f, 4, T[2], "b"), sk_row(f, 5, T[3], "c")]),
+        (f, [sk_row(f, 6, T[4], "d")]),
+        (f, [sk_row(f, 7, T[5], "last"), runtime_row(f, 8, T[6])]),
+    ]
+    new, old = file_batches(batches, keep_rows=True), file_batches(batches, keep_rows=False)
+    assert [r[1] for r in new.sk_rows] == [3, 4, 5, 6]  # the two batches of SK lines only
+    assert [p.src.line for p in new.records] == [1, 2, 7, 8]
+    inside = datetime(2026, 6, 10, 14, 3, 21, 200_000)
+    windows = [(inside, inside + timedelta(milliseconds=200)), (inside - timedelta(hours=1), inside)]
+    same_readers(new, old, windows)
+    assert sk_columns(new).texts == ["first", "a", "b", "c", "d", "last"]
+    # F2 on a window holding the first three stamps only: the first line after it is a row (line 5)
+    line = first_outside(new, datetime(2026, 6, 10, 14, 3, 21), inside)
+    assert line is not None and (line.src.line, line.ts_text) == (5, T[3])
+    assert time_spans(new) == {
+        f: (datetime(2026, 6, 10, 14, 3, 21), datetime(2026, 6, 10, 14, 3, 21, 600_000))
+    }
+
+
+def test_rows_out_of_time_order_another_pid_and_a_stamp_that_is_no_date() -> None:
+    """A block whose stamps go back (the columns then come from the merged lines), a batch holding
+    another process's SK line and one whose stamp is month 13 (both filed as records, as before)."""
+    f, g = FILES
+    bad = "2026-13-10-14:03:21.000.000"
+    batches = [
+        (f, [sk_row(f, 1, T[5], "late"), sk_row(f, 2, T[1], "early")]),
+        (f, [sk_row(f, 3, T[2], "x", pid=OTHER), sk_row(f, 4, T[2], "y")]),
+        (g, [sk_row(g, 1, bad, "no date"), sk_row(g, 2, T[0], "z")]),
+        (g, [sk_row(g, 3, T[9], "a"), sk_row(g, 4, T[0], "b")]),
+    ]
+    new, old = file_batches(batches, keep_rows=True), file_batches(batches, keep_rows=False)
+    assert [(r[0], r[1]) for r in new.sk_rows] == [(f, 1), (f, 2), (g, 3), (g, 4)]
+    assert [p.src.line for p in new.foreign] == [3]
+    same_readers(
+        new, old, [(datetime(2026, 6, 10, 14, 3, 21, 100_000), datetime(2026, 6, 10, 14, 3, 21, 500_000))]
+    )
+
+
+def test_an_sk_record_inside_the_block_of_rows() -> None:
+    """An SK line filed as a record whose time falls among the rows': the merged lines decide."""
+    f = FILES[0]
+    batches = [
+        (f, [sk_row(f, 1, T[1], "a"), sk_row(f, 2, T[3], "b")]),
+        (f, [sk_row(f, 3, T[2], "between"), runtime_row(f, 4, T[2])]),
+        (f, [sk_row(f, 5, T[4], "c")]),
+    ]
+    new, old = file_batches(batches, keep_rows=True), file_batches(batches, keep_rows=False)
+    same_readers(new, old, [])
+    assert sk_columns(new).texts == ["a", "between", "b", "c"]
+
+
+def test_a_window_the_stamp_text_cannot_stand_for() -> None:
+    """A bound in year 999 (no four-digit year): rows are compared by their times instead."""
+    f = FILES[0]
+    batches = [(f, [sk_row(f, 1, T[1], "a"), sk_row(f, 2, T[2], "b")])]
+    new, old = file_batches(batches, keep_rows=True), file_batches(batches, keep_rows=False)
+    windows = [
+        (datetime(999, 1, 1), datetime(2026, 6, 10, 14, 3, 21, 150_000)),
+        (datetime(999, 1, 1), datetime(9999, 1, 1)),
+    ]
+    same_readers(new, old, windows)
+
+
+_STAMPS = st.sampled_from([*T[:4], "2026-13-10-14:03:21.000.000"])
+
+
+@st.composite
+def _batches(draw: st.DrawFn) -> list[tuple[str, list[PlogRow]]]:
+    out: list[tuple[str, list[PlogRow]]] = []
+    for file in FILES[: draw(st.integers(1, 2))]:
+        no = 0
+        for _ in range(draw(st.integers(0, 4))):
+            rows: list[PlogRow] = []
+            for _ in range(draw(st.integers(1, 4))):
+                no += draw(st.integers(1, 3))
+                ts, pid = draw(_STAMPS), draw(st.sampled_from([PID, PID, PID, OTHER]))
+                if draw(st.integers(0, 3)):
+                    rows.append(sk_row(file, no, ts, draw(st.sampled_from(["a", "b", "c"])), pid=pid))
+                else:
+                    rows.append(runtime_row(file, no, ts, pid=pid))
+            out.append((file, rows))
+    return out
+
+
+_MOMENTS = st.sampled_from(
+    [datetime(2026, 6, 10, 14, 3, 21, us) for us in (0, 50_000, 100_000, 250_000, 300_000)]
+    + [datetime(999, 1, 1), datetime(9999, 1, 1)]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_batches(), st.lists(st.tuples(_MOMENTS, _MOMENTS), max_size=3))
+def test_every_reader_matches_the_old_filing(
+    batches: list[tuple[str, list[PlogRow]]], windows: list[tuple[datetime, datetime]]
+) -> None:
+    new, old = file_batches(batches, keep_rows=True), file_batches(batches, keep_rows=False)
+    same_readers(new, old, windows)
+
+
+def test_lines_of_evidence_without_rows_are_its_records() -> None:
+    """No row kept: ``lines`` is the records list itself (no copy, no merge)."""
+    pe = PlogEvidence(pid=PID, kind="plog", files=[FILES[0]])
+    pe.records.append(plog_lines_of_rows([sk_row(FILES[0], 1, T[0], "a")])[0])
+    assert pe.lines is pe.records
+    assert pe.lines[0].src == Source(FILES[0], 1)
