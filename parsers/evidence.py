@@ -129,21 +129,25 @@ class PlogEvidence:
     unrecognized: list[Unrecognized] = field(default_factory=list)
     foreign: list[PlogLine] = field(default_factory=list)  # marker lines whose header names another pid (F1)
     sk_rows: list[PlogRow] = field(default_factory=list)  # in file and line order
-    _merged: list[PlogLine] | None = field(default=None, init=False, repr=False, compare=False)
+    #: :attr:`lines` as last merged, with the lengths of :attr:`records` and :attr:`sk_rows` it was made of
+    _merged: tuple[int, int, list[PlogLine]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @property
     def lines(self) -> list[PlogLine]:
         """Every marker line of the process's own, in time order (``ts_key``; stably, from the files in
         their order and each file's lines by number): :attr:`records` itself when no line was kept as
-        a row, else the records and the rows made records, merged once."""
+        a row, else the records and the rows made records, merged when first read (again should either
+        grow). Read it only: the filing writes :attr:`records` and :attr:`sk_rows`."""
         if not self.sk_rows:
             return self.records
         merged = self._merged
-        if merged is None:
+        if merged is None or merged[:2] != (len(self.records), len(self.sk_rows)):
             from skdbg.parsers.plog_rows import merged_lines
 
-            merged = self._merged = merged_lines(self)
-        return merged
+            merged = self._merged = (len(self.records), len(self.sk_rows), merged_lines(self))
+        return merged[2]
 
 
 class _Part(Generic[T]):
@@ -531,7 +535,9 @@ class Evidence:
 
             scanning = scan_files(paths, CountingSha256 if self._on_digest is not None else None)
         else:
-            scanning = forked.files(keep_sk_rows=True)  # SK handler lines may stay rows (plog_rows)
+            # SK handler lines may stay rows (plog_rows), the files being each listed once (as a scene's
+            # are: the rows' place in lines is told by a file's index)
+            scanning = forked.files(keep_sk_rows=len(set(paths)) == len(paths))
         with closing(scanning) as scanned:
             for (kind, pid), files in groups.items():
                 pe = PlogEvidence(pid=pid, kind=kind, files=[f.path for f in files])

@@ -1178,7 +1178,9 @@ class PlogRows(list[PlogRow]):
 
 
 #: a batch as a scan of files holds it (:attr:`ScannedFile.parts`): a :data:`PlogBatch`, or, in a scan
-#: asked for rows, the :class:`PlogRows` of a batch the bulk tokenizer took whole (flagged True)
+#: asked for rows, the :class:`PlogRows` of a batch the bulk tokenizer took whole (flagged True); a
+#: forked scan's files unpacked with ``keep_sk_rows`` hold a batch of SK-logger rows as its
+#: :class:`~skdbg.parsers.plog_rows.SkRows` (a :class:`PlogRows`), every other batch as records
 ScanBatch = tuple[list[PlogLine | Unrecognized] | PlogRows, bool]
 
 

@@ -12,14 +12,15 @@ two forms. A batch the bulk tokenizer took whole (nearly all of them) is its row
 (:class:`~skdbg.parsers.plog.PlogRows`: each line's fields as strings and numbers, the stamp as its
 text), and :func:`~skdbg.parsers.plog_line.plog_lines_of_rows` makes them here the records a scan here
 makes: the child makes no record, no datetime and no pickle of one (~0.035 s of the child's CPU on the
-bench scene). Any other batch comes as its records flattened to tuples of their fields (a pickled
+bench scene). The analysis asks for a batch of SK-logger lines to be left rows instead
+(``keep_sk_rows``): it files them as rows and reads them as columns (:mod:`skdbg.parsers.plog_rows`). Any other batch comes as its records flattened to tuples of their fields (a pickled
 record costs several times its tuple, and building it again here costs about a microsecond). With
 them, the SHA-256 as its hex digest, and a file's :class:`~skdbg.parsers.common.ParseError` by its
 class, arguments and attributes (its ``__init__`` takes other arguments than the ones it keeps). A file
 scanned alone (a large one) sends its batches ahead, a few at a time as they are made, and its
 :class:`ScannedFile` last; files searched together come whole. The parent files them exactly as the
-ones a scan in this process yields, records only, so everything downstream is unchanged; tests hold
-the two to each other.
+ones a scan in this process yields (but for the SK rows it keeps, whose readers give what the records
+would), so everything downstream is unchanged; tests hold the two to each other.
 
 A child that dies (killed, out of memory) or fails part-way loses nothing: the files it did not send
 whole (the batches of one it was sending are dropped) are scanned here, from the first one missing,
@@ -470,9 +471,8 @@ class ForkedPlogScan:
                             for batch, records_only in item[1]
                         )
                         continue
-                    done = unpack_scanned(
-                        item[1], keep_sk_rows
-                    )  # an "f" item (``("a", ...)`` come after the files)
+                    # an "f" item (the ``("a", ...)`` items come after the files)
+                    done = unpack_scanned(item[1], keep_sk_rows)
                     if parts:
                         done.parts[:0] = parts
                         parts = []

@@ -10,13 +10,17 @@ date, another pid's lines, two files, SK records around and inside a block of ro
 
 from __future__ import annotations
 
+import pickle
+from dataclasses import replace
 from datetime import datetime, timedelta
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from skdbg.parsers import plog_fork
 from skdbg.parsers.common import Source
 from skdbg.parsers.evidence import Evidence, PlogEvidence, _sort_by_time
 from skdbg.parsers.plog import PlogRows, ScannedFile
@@ -32,6 +36,13 @@ from skdbg.parsers.plog_rows import (
     sk_only,
     time_spans,
 )
+from skdbg.parsers.sk_copies import derive_plog_copy
+from skdbg.scenebuilder.sk_incident import CallbackBSpec, example_incident, to_filelog_lines, to_plog_lines
+from skdbg.triage.context import open_context
+from skdbg.triage.localize import _times_of_lines
+from tests.test_sk_copies import PLOG, filelog_parse, plog_records, same_result
+
+SCENES = Path(__file__).resolve().parents[1] / "examples" / "scenes"
 
 PID, OTHER = 48213, 777
 FILES = ("log/plog/plog-48213_1.log", "log/plog/plog-48213_2.log")
@@ -106,12 +117,17 @@ def same_readers(new: PlogEvidence, old: PlogEvidence, windows: list[tuple[datet
         assert (cols.to_time(max(keys)) if keys else None) == (max(stamped) if stamped else None)
     index = row_index(new)
     by_src = {(p.src.file, p.src.line): p for p in old.lines}
-    for row in new.sk_rows:
-        found = row_at(new, index, row[0], row[1])
-        assert found is row
-        assert line_of_row(row) == by_src[(row[0], row[1])]
-    assert row_at(new, index, FILES[0], 10**6) is None
+    kept = {(r[0], r[1]) for r in new.sk_rows}
+    for file in FILES:
+        for no in range(max((n for f, n in by_src if f == file), default=0) + 2):  # between rows too
+            found = row_at(new, index, file, no)
+            assert (found is not None) == ((file, no) in kept)
+            if found is not None:
+                assert (found[0], found[1]) == (file, no)
+                assert line_of_row(found) == by_src[(file, no)]
     assert row_at(new, index, "log/plog/elsewhere.log", 1) is None
+    wanted = [Source(f, n) for f in FILES for n in range(12)]
+    assert _times_of_lines([new], wanted) == _times_of_lines([old], wanted)
 
 
 T = [f"2026-06-10-14:03:21.{ms:03d}.000" for ms in range(0, 1000, 100)]
@@ -228,3 +244,121 @@ def test_lines_of_evidence_without_rows_are_its_records() -> None:
     pe.records.append(plog_lines_of_rows([sk_row(FILES[0], 1, T[0], "a")])[0])
     assert pe.lines is pe.records
     assert pe.lines[0].src == Source(FILES[0], 1)
+
+
+# ------------------------------------------------------------------ the plog copy derived from rows
+
+
+def _row_of(p: PlogLine) -> PlogRow:
+    """The row a forked scan sends for the line ``p`` was made of."""
+    return (
+        p.src.file, cast(int, p.src.line), p.level, p.module, p.pid, p.proc, p.ts_text, p.src_file, p.src_line,
+        p.tid, p.func, p.tags, p.text, p.is_sk, p.complete,
+    )  # fmt: skip
+
+
+def _split(records: list[PlogLine], a: int, b: int) -> tuple[PlogEvidence, PlogEvidence]:
+    """The same lines filed with ``records[a:b]`` kept as rows, and all as records."""
+    new = PlogEvidence(pid=PID, kind="plog", files=[PLOG])
+    new.records.extend([*records[:a], *records[b:]])
+    new.sk_rows.extend(map(_row_of, records[a:b]))
+    _sort_by_time(new.records)
+    old = PlogEvidence(pid=PID, kind="plog", files=[PLOG])
+    old.records.extend(records)
+    _sort_by_time(old.records)
+    return new, old
+
+
+_SPECS = [
+    (example_incident(), "INFO"),
+    (example_incident(), "DEBUG"),
+    (example_incident(callback_b=CallbackBSpec()), "INFO"),
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(range(len(_SPECS))), st.integers(0, 400), st.integers(0, 400), st.booleans())
+def test_the_copy_derived_from_rows_is_the_copy_derived_from_records(
+    k: int, a: int, b: int, wide: bool
+) -> None:
+    """Any run of the block kept as rows, the rest records (with ``wide``, the first record's stamp in
+    full-width digits, as the general tokenizer's ``\\d`` takes them): the same derivation."""
+    spec, level = _SPECS[k]
+    records = plog_records(to_plog_lines(spec, level=level))
+    parsed = filelog_parse(to_filelog_lines(spec))
+    a, b = sorted((min(a, len(records)), min(b, len(records))))
+    if wide and a > 0:
+        first = records[0]
+        records[0] = replace(first, ts_text=first.ts_text.translate(_FULL_WIDTH))
+    new, old = _split(records, a, b)
+    assert len(new.sk_rows) == b - a
+    got, want = (
+        derive_plog_copy(sk_columns(new), parsed),
+        derive_plog_copy(columns_of_lines(old.lines), parsed),
+    )
+    assert want is not None  # the block is a copy: the case that matters
+    assert got is not None and same_result(got, want)
+
+
+_FULL_WIDTH = str.maketrans("0123456789", "０１２３４５６７８９")
+
+
+def test_a_record_stamped_in_other_digits_is_ordered_by_its_time() -> None:
+    """An SK record whose stamp text has full-width digits (a valid time all the same) before a block of
+    rows: the columns come from the merged lines, so the incident's first time is that record's."""
+    spec = example_incident()
+    records = plog_records(to_plog_lines(spec, level="INFO"))
+    first = records[0]
+    records[0] = replace(first, ts_text=first.ts_text.translate(_FULL_WIDTH))
+    new, old = _split(records, 1, len(records))
+    cols = sk_columns(new)
+    assert [cols.to_time(k) for k in cols.stamps] == [p.ts for p in old.lines if p.is_sk]
+    got = derive_plog_copy(cols, filelog_parse(to_filelog_lines(spec)))
+    assert got is not None and got.incidents[0].first_ts == first.ts
+
+
+# ------------------------------------------------------------------ the forked scan's plumbing
+
+
+def test_a_batch_of_sk_lines_is_left_rows_only_when_asked() -> None:
+    """``keep_sk_rows``: a batch of SK-logger rows comes as ``SkRows`` (the same rows); a batch with any
+    other line, or the call without it, makes records; a packed file unpacks the same way."""
+    f = FILES[0]
+    sk = PlogRows([sk_row(f, 1, T[0], "a"), sk_row(f, 2, T[1], "b")])
+    mixed = PlogRows([sk_row(f, 3, T[2], "c"), runtime_row(f, 4, T[3])])
+    kept = plog_fork._unpack_items(sk, keep_sk_rows=True)
+    assert type(kept) is SkRows and list(kept) == list(sk)
+    assert plog_fork._unpack_items(mixed, keep_sk_rows=True) == plog_lines_of_rows(mixed)
+    assert plog_fork._unpack_items(sk) == plog_lines_of_rows(sk)
+    packed = plog_fork.pack_scanned(ScannedFile([(sk, True), (mixed, True)], [], None))
+    parts = plog_fork.unpack_scanned(pickle.loads(pickle.dumps(packed)), keep_sk_rows=True).parts
+    assert [type(items).__name__ for items, _ in parts] == ["SkRows", "list"]
+    assert [type(items).__name__ for items, _ in plog_fork.unpack_scanned(packed).parts] == ["list", "list"]
+
+
+# ------------------------------------------------------------------ citations of a row
+
+
+def test_a_citation_quotes_a_row_as_the_record_it_stands_for(monkeypatch: Any) -> None:
+    """The citation index holds a row where the line was kept as one: every line is quoted as its
+    record is, and the index is the old one once its rows are made records."""
+    f, g = FILES
+    batches = [
+        (f, [runtime_row(f, 1, T[0]), sk_row(f, 2, T[1], "edge", func="HandleException")]),
+        (f, [sk_row(f, 3, T[2], "a"), sk_row(f, 5, T[3], "b")]),
+        (g, [sk_row(g, 1, T[4], "c")]),
+    ]
+    new, old = file_batches(batches, keep_rows=True), file_batches(batches, keep_rows=False)
+    assert len(new.sk_rows) == 3
+    quoted = {}
+    for pe in (new, old):
+        ctx = open_context(SCENES / "non-sk-fault")
+        monkeypatch.setattr(type(ctx.evidence), "plogs", property(lambda self, pe=pe: [pe]))
+        index = {
+            (file, no): line if isinstance(line, PlogLine) else line_of_row(line)
+            for file, by_number in ctx._plog_index.items()
+            for no, line in by_number.items()
+        }
+        quoted[pe is new] = (index, [ctx.line_text(p.src) for p in old.lines])
+    assert quoted[True] == quoted[False]
+    assert quoted[True][1][1:3] == ["[SK][HandleException] edge", "[SK][PrintTaskQueue] a"]

@@ -217,8 +217,9 @@ def evidence_index(ctx: TriageContext) -> list[dict[str, Any]]:
     resolved = _ResolvedNames()
     plog_ts: dict[str, tuple[datetime | None, datetime | None]] = {}
     for pe in ctx.evidence.plogs:
-        # per file: its first and last time in the process's lines (time order); a file already seen
-        # (another process's, or another name of it) keeps its first time and takes this last one
+        # per file: its first and last time in the process's lines (time order; two names of one file
+        # in one process: the earliest and latest of both); a file an earlier process's lines held too
+        # keeps the first time it had there and takes this process's last one
         spans: dict[str, tuple[datetime, datetime]] = {}
         for file, (lo, hi) in time_spans(pe).items():
             key = resolved(file)
