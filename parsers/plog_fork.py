@@ -13,8 +13,9 @@ two forms. A batch the bulk tokenizer took whole (nearly all of them) is its row
 text), and :func:`~skdbg.parsers.plog_line.plog_lines_of_rows` makes them here the records a scan here
 makes: the child makes no record, no datetime and no pickle of one (~0.035 s of the child's CPU on the
 bench scene). The analysis asks for a batch of SK-logger lines to be left rows instead
-(``keep_sk_rows``): it files them as rows and reads them as columns (:mod:`skdbg.parsers.plog_rows`). Any other batch comes as its records flattened to tuples of their fields (a pickled
-record costs several times its tuple, and building it again here costs about a microsecond). With
+(``keep_sk_rows``): it files them as rows and reads them as columns (:mod:`skdbg.parsers.plog_rows`).
+Any other batch comes as its records flattened to tuples of their fields (a pickled record costs
+several times its tuple, and building it again here costs about a microsecond). With
 them, the SHA-256 as its hex digest, and a file's :class:`~skdbg.parsers.common.ParseError` by its
 class, arguments and attributes (its ``__init__`` takes other arguments than the ones it keeps). A file
 scanned alone (a large one) sends its batches ahead, a few at a time as they are made, and its
