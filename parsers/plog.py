@@ -1170,7 +1170,8 @@ class PlogRows(list[PlogRow]):
     True. :func:`~skdbg.parsers.plog_line.plog_lines_of_rows` makes them the records.
 
     Why: only a scan in a child process asks for them (:mod:`skdbg.parsers.plog_fork`); its parent
-    makes the records (see :func:`~skdbg.parsers.plog_line.fast_plog_rows`). The class says which
+    makes the records (see :func:`~skdbg.parsers.plog_line.fast_plog_rows`), but for batches of SK-logger
+    lines the analysis keeps as rows (:mod:`skdbg.parsers.plog_rows`). The class says which
     form a batch is in, also once pickled, without a look at its items (a copy made by slicing or
     ``+`` is a plain list: rows are handed on as they are made)."""
 

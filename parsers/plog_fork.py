@@ -4,7 +4,8 @@ Why: the scan is numpy passes, SHA-256 of every byte and the marker lines (~18,0
 the exception handler's table rows, copied into the plog). In a thread, it shared one interpreter with
 the main thread's sk_meta parsing: each record built waited for the GIL, and the parsing waited for the
 scan's turns. With the scan in a child (:mod:`skdbg.forkstream`), the parent only decodes what the
-child sends and makes its records: the bench scene's analysis spent ~0.6 s less CPU in its own process
+child sends and makes its records (or keeps its SK handler lines as rows): the bench scene's analysis
+spent ~0.6 s less CPU in its own process
 and finished ~0.15 s sooner, its output byte-identical.
 
 What crosses the pipe is each file's :class:`~skdbg.parsers.plog.ScannedFile`, its batches in one of
@@ -128,7 +129,7 @@ def unpack_error(packed: PackedError | None) -> ParseError | None:
 def _pack_items(items: Sequence[object]) -> Sequence[object]:
     """A batch's records as ``(file, line, json_path, *other fields)`` tuples; other items as they are;
     a batch of rows (:class:`~skdbg.parsers.plog.PlogRows`) as it is."""
-    if type(items) is PlogRows:
+    if isinstance(items, PlogRows):  # (an SkRows too, should a file kept unpacked be packed again)
         return items
     return [(x.src.file, x.src.line, x.src.json_path, *_REST(x)) if type(x) is PlogLine else x for x in items]
 

@@ -137,15 +137,18 @@ _SECOND_OF = itemgetter(slice(0, 19))
 
 
 def dated_stamps(stamps: Sequence[str]) -> bool:
-    """Each of ``stamps`` is ASCII, of a stamp's length, and names a valid date; for stamps a tokenizer
-    here took (digits where :data:`_STAMP` has them: a row's, :func:`fast_plog_rows`). Such texts order
-    as their times do, a string comparison being a time comparison. One date check per distinct second
-    (a block of lines shares a few): ~2 ms for the bench plog's 18,000 SK lines, where a call per stamp
-    cost ~6."""
-    joined = "\n".join(stamps)
-    if len(joined) != 28 * len(stamps) - 1 or not joined.isascii():
-        return not stamps
-    return all(_second(second) is not None for second in set(map(_SECOND_OF, stamps)))
+    """Each of ``stamps`` is ASCII text of a stamp's 27 characters whose date and time to the second are
+    valid (month 1–12, …): the checks a stamp a tokenizer here took needs, its form being
+    :data:`_STAMP`'s already (digits and separators where they belong: a row's, :func:`fast_plog_rows`),
+    for it to order as its time does, a string comparison being a time comparison. One date check per
+    distinct second (a block of lines shares a few): ~2 ms for the bench plog's 18,000 SK lines, where a
+    call per stamp cost ~6. True for no stamps."""
+    if set(map(len, stamps)) - {27} or not "".join(stamps).isascii():
+        return False
+    try:
+        return all(_second(second) is not None for second in set(map(_SECOND_OF, stamps)))
+    except ValueError:  # not digits where _STAMP has them (no tokenizer's stamp)
+        return False
 
 
 def parse_plog_line(text: str, src: Source, *, complete: bool = True) -> PlogLine | None:
@@ -470,7 +473,8 @@ def fast_plog_rows(
     them the same records.
 
     Why a form of its own: a plog scan in a child process (:mod:`skdbg.parsers.plog_fork`) sends its
-    lines to the parent, which makes the records. Made in the child and sent as records, each line
+    lines to the parent, which makes the records (or keeps a batch of SK-logger lines as rows:
+    :mod:`skdbg.parsers.plog_rows`). Made in the child and sent as records, each line
     cost the child its record, the datetime of its stamp and that datetime's pickle (about half the
     child's work on the SK handler block's 18,000 lines); a row is one tuple of strings and numbers,
     and the stamp travels as its text only."""

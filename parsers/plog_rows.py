@@ -7,8 +7,9 @@ evidence, and checks their times against the attempt (gate F2). Making a :class:
 with its ``Source`` and its ``datetime``, and passing over all of them four more times, was ~40 ms of CPU
 of the bench scene's first run, part of it on the analysis's last single-threaded stretch.
 
-What: a batch of the child's rows that are all SK-logger lines of the process, each with a stamp that is
-a valid date, is filed as rows (:func:`file_sk_rows`): :attr:`PlogEvidence.sk_rows
+What: a batch of the child's rows that are all SK-logger lines of the process, each with an ASCII stamp
+that is a valid date, is filed as rows (:func:`file_sk_rows`; only when the scan's files are each listed
+once): :attr:`PlogEvidence.sk_rows
 <skdbg.parsers.evidence.PlogEvidence.sk_rows>`, in file and line order, beside the records. Every other
 batch, and every scan in this process, gives records as before. :attr:`PlogEvidence.lines
 <skdbg.parsers.evidence.PlogEvidence.lines>` is still every marker line in time order, the rows made
@@ -279,7 +280,8 @@ def file_runs(rows: Sequence[PlogRow]) -> list[tuple[str, int, int]]:
 
 def row_index(pe: PlogEvidence) -> dict[str, tuple[list[int], int]]:
     """Per file of ``pe``'s rows: the line numbers of its rows (ascending) and the position of its first
-    row, for :func:`row_at`."""
+    row, for :func:`row_at` (a file's rows are one run, in line order: the filing keeps rows only for
+    files listed once, filed whole one after the other)."""
     rows = pe.sk_rows
     return {
         file: (list(map(ROW_NO, islice(rows, start, stop))), start) for file, start, stop in file_runs(rows)
