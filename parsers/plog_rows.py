@@ -234,7 +234,7 @@ def first_outside(pe: PlogEvidence, start: datetime, end: datetime) -> PlogLine 
     if not outside:
         return found
     first = min(outside, key=lambda i: (stamps[i], i))  # rows are in file and line order
-    row_line = plog_lines_of_rows([rows[first]])[0]
+    row_line = line_of_row(rows[first])
     if found is None:
         return row_line
     order = _file_order(pe)
