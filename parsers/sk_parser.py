@@ -248,7 +248,8 @@ class _Parser(_BlockLines):
 
         The lines are split by the run regex of :func:`skdbg.parsers.sk_lines.run_line_regex`, which
         also names the kind of the most frequent table rows (:data:`~skdbg.parsers.sk_lines.RUN_KINDS`):
-        those take their :class:`Classified` from the match, every other line from :func:`classify`
+        those take their kind and groups from the match (:func:`_run_kinds`; the :class:`Classified`
+        is made only for one that goes the general way), every other line from :func:`classify`
         (tests/test_sk_run_kinds.py holds the two to each other)."""
         add_text, add_func, add_src = self.texts.append, self.funcs.append, self.srcs.append
         fast_of = _FAST_TABLE.get
@@ -260,7 +261,7 @@ class _Parser(_BlockLines):
         counted: _IncidentB | None = None  # the incident counted in full last, with the prefix ``at``
         at: FileLogPrefix | None = None
         run_lines = _run_lines()
-        kind_of = run_lines.groups.get
+        kind_of = _run_kinds().get
         last_head = ""  # the prefix text of the last line (a burst's lines share it: parsed once)
         for no, m in enumerate(run_lines.regex.finditer(run.data.decode("ascii")), run.first_no):
             kind = m.lastgroup
@@ -283,32 +284,37 @@ class _Parser(_BlockLines):
             add_func(pfx.func)
             add_src(src)
             # classify leaves a body over 4000 characters unknown when a group is an oversized number
-            c: Classified | None
+            c: Classified | None = None  # made only for a line that goes the general way
             spec = kind_of(kind)
             if spec is not None and len(text) <= 4000:  # what classify makes of it (see RunLineRegex)
-                idx, many, d = spec
-                c = _classified(Classified, (kind, None, m.group(*idx) if many else (m[idx[0]],), d))
+                idx, many, d, fast = spec
+                groups: Groups = m.group(*idx) if many else (m[idx[0]],)
             else:
                 c = classify(text)
-            if c is not None:
+                if c is None:
+                    self._route(SkMessage(src, pfx.ts, pfx.level, pid, pfx.func, text, "filelog"), None)
+                    known = False
+                    continue
+                kind, groups, d = c.kind, c.groups, c.dialects
+                fast = fast_of(kind)
+            if fast is not None:
                 if not known:
                     cur = self.open.get(key)
                     if cur is not None and (cur.tentative is not None or cur.section == "b"):
                         cur = None
                     known = True
-                if cur is not None:
-                    fast = fast_of(c[0])
-                    if fast is not None and fast(self, cur, c[0], c[2], src, text):
-                        if cur is counted and pfx is at:
-                            cur.line_count += 1
-                            cur.touched.append(src)
-                        else:
-                            cur.touch_at(src, "filelog", pfx.ts, pid)
-                            counted, at = cur, pfx
-                        d = c[3]
-                        if d is not None:
-                            cur.sigs.append((d[0], d[1], c[0]))
-                        continue
+                if cur is not None and fast(self, cur, kind, groups, src, text):
+                    if cur is counted and pfx is at:
+                        cur.line_count += 1
+                        cur.touched.append(src)
+                    else:
+                        cur.touch_at(src, "filelog", pfx.ts, pid)
+                        counted, at = cur, pfx
+                    if d is not None:
+                        cur.sigs.append((d[0], d[1], kind))
+                    continue
+            if c is None:
+                c = _classified(Classified, (kind, None, groups, d))
             self._route(SkMessage(src, pfx.ts, pfx.level, pid, pfx.func, text, "filelog"), c)
             known = False
 
@@ -624,6 +630,27 @@ def _run_lines() -> RunLineRegex:
     """The handler runs' line regex (:func:`run_line_regex`), compiled on first use: a process that
     reads no super_kernel.log does not pay for it."""
     return run_line_regex(RUN_PREFIX_TEXT)
+
+
+#: what :meth:`_Parser._feed_run` needs of a line the run regex names a kind: that kind's groups and
+#: dialect range (:class:`RunLineRegex`) and its table function (None: the kind goes the general way)
+_RunKind = tuple[
+    tuple[int, ...],
+    bool,
+    tuple[int, int] | None,
+    Callable[[_Parser, _IncidentB, str, Groups, Source, str], bool] | None,
+]
+
+
+@functools.cache
+def _run_kinds() -> dict[str, _RunKind]:
+    """Per kind of :func:`_run_lines`, its groups, dialect range and table function, looked up once a
+    line. Why: most lines of a run are table rows taken by their table function, which reads the kind
+    and the groups, never the :class:`Classified` ``classify`` would make; that tuple and the second
+    lookup of the function cost ~4 ms of the bench scene's ~60 ms handler block."""
+    return {
+        kind: (idx, many, d, _FAST_TABLE.get(kind)) for kind, (idx, many, d) in _run_lines().groups.items()
+    }
 
 
 def parse_sk_log(log: SkLog) -> SkHandlerResult:
