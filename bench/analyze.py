@@ -27,7 +27,9 @@ wall time of a perfect schedule of that work (every CPU busy from start to end),
 a question of work. Each situation also prints skdbg's minor page faults (its scan child's included)
 against ``cat``'s, and, once, what a fresh page costs on this machine (:func:`page_fault_cost`): an
 analysis takes tens of thousands of them, mostly first touches of its heap, and what one costs differs
-between hosts, so a ratio can be read against the host.
+between hosts, so a ratio can be read against the host. So does the time of a fixed Python loop before
+and after the timed runs (:func:`python_loop_ms`): the host's speed at the time, which a shared host
+changes from one sitting to the next.
 
 ``--split-plogs N`` (default 1,000; 0 skips it) also times a warm first run of the same scene with its
 plog cut into N rotated files (a thousand-rank job's worth of plog files: per-file costs), against
@@ -201,6 +203,30 @@ def _note_usage(command: str, before: tuple[float, int]) -> None:
     cpu, faults = children_usage()
     CPU[command].append(cpu - before[0])
     FAULTS[command].append(faults - before[1])
+
+
+#: additions of :func:`python_loop_ms`'s loop
+LOOP_ADDS = 2_000_000
+
+
+def python_loop_ms(tries: int = 3) -> float:
+    """Milliseconds this process takes for a fixed pure-Python loop (:data:`LOOP_ADDS` additions), best
+    of ``tries``: how fast the host runs interpreted code at this moment.
+
+    Why in the bench: the ratio to ``cat`` compares skdbg's CPU-bound work (its interpreter on two
+    CPUs) with ``cat``'s copy out of the page cache, and a host busy with other guests slows the first
+    far more than the second. On the microVM of issue 18's fortieth and forty-first rounds the same
+    analysis took 0.96 s of CPU in one sitting and 1.28 s in another, minutes apart, with the load
+    average inside the guest under 1.3 in both. Timed before and after the runs, the loop says which
+    kind of sitting a ratio comes from."""
+    best = math.inf
+    for _ in range(tries):
+        t0 = time.perf_counter()
+        total = 0
+        for i in range(LOOP_ADDS):
+            total += i
+        best = min(best, time.perf_counter() - t0)
+    return best * 1000
 
 
 def page_fault_cost(mib: int = 64, tries: int = 3) -> float:
@@ -427,6 +453,7 @@ def main() -> int:
             f"scene: {total / 1e6:.0f} MB in {len(files)} files, {args.kernels} kernels, "
             f"{len(spec.children)} fused nodes, {tasks} queued tasks (built in {time.perf_counter() - t0:.1f} s)"
         )
+        loop_before = python_loop_ms()
         results: dict[str, tuple[list[float], list[float]]] = {}
         doc: dict[str, object] = {}
         cpu_runs: dict[str, tuple[list[float], list[float]]] = {}
@@ -458,7 +485,9 @@ def main() -> int:
         fault_us = page_fault_cost()
         print(
             f"this machine gives a process a fresh page in {fault_us:.2f} us "
-            f"(first write to a {mmap.PAGESIZE // 1024} KiB page)"
+            f"(first write to a {mmap.PAGESIZE // 1024} KiB page), and ran a fixed Python loop "
+            f"({LOOP_ADDS:,} additions) in {loop_before:.0f} ms before the timed runs and "
+            f"{python_loop_ms():.0f} ms after (best of 3: a slower host slows skdbg far more than cat)"
         )
         failed = False
         for situation, (ours, cats) in results.items():

@@ -249,13 +249,14 @@ class _Parser(_BlockLines):
         The lines are split by the run regex of :func:`skdbg.parsers.sk_lines.run_line_regex`, which
         also names the kind of the most frequent table rows (:data:`~skdbg.parsers.sk_lines.RUN_KINDS`):
         those take their kind and groups from the match (:func:`_run_kinds`; the :class:`Classified`
-        is made only for one that goes the general way), every other line from :func:`classify`
-        (tests/test_sk_run_kinds.py holds the two to each other)."""
+        is made only for one that goes the general way), every other line (and a named one over 4000
+        characters) from :func:`classify` (tests/test_sk_run_kinds.py holds the two to each other)."""
         add_text, add_func, add_src = self.texts.append, self.funcs.append, self.srcs.append
         fast_of = _FAST_TABLE.get
         key = self.key
         pfx: FileLogPrefix | None = None
         pid: int | None = None
+        func: str | None = None  # the function of ``pfx``
         cur: _IncidentB | None = None
         known = False  # ``cur`` is the open incident of ``key`` (None: none open, or it takes no table)
         counted: _IncidentB | None = None  # the incident counted in full last, with the prefix ``at``
@@ -274,6 +275,7 @@ class _Parser(_BlockLines):
                 got = run_prefix_text(head)
             if got is not pfx:
                 pfx = got
+                func = pfx.func
                 pid = pfx.pid if pfx.pid != 0 else None  # as from_filelog: pid 0 = not cached yet
                 new_key = (pid, "filelog", file)
                 if new_key != key:  # (the stream of every message fed so far is noted already)
@@ -281,22 +283,25 @@ class _Parser(_BlockLines):
                     self._enter_stream(key)
                     known = False
             add_text(text)
-            add_func(pfx.func)
+            add_func(func)
             add_src(src)
             # classify leaves a body over 4000 characters unknown when a group is an oversized number
             c: Classified | None = None  # made only for a line that goes the general way
             spec = kind_of(kind)
-            if spec is not None and len(text) <= 4000:  # what classify makes of it (see RunLineRegex)
-                idx, many, d, fast = spec
+            if (
+                spec is not None and len(text) <= 4000
+            ):  # kind and groups as classify gives them (RunLineRegex)
+                idx, many, d, fast, sig = spec
                 groups: Groups = m.group(*idx) if many else (m[idx[0]],)
             else:
                 c = classify(text)
                 if c is None:
-                    self._route(SkMessage(src, pfx.ts, pfx.level, pid, pfx.func, text, "filelog"), None)
+                    self._route(SkMessage(src, pfx.ts, pfx.level, pid, func, text, "filelog"), None)
                     known = False
                     continue
                 kind, groups, d = c.kind, c.groups, c.dialects
                 fast = fast_of(kind)
+                sig = None if d is None else (d[0], d[1], kind)
             if fast is not None:
                 if not known:
                     cur = self.open.get(key)
@@ -310,12 +315,12 @@ class _Parser(_BlockLines):
                     else:
                         cur.touch_at(src, "filelog", pfx.ts, pid)
                         counted, at = cur, pfx
-                    if d is not None:
-                        cur.sigs.append((d[0], d[1], kind))
+                    if sig is not None:
+                        cur.sigs.append(sig)
                     continue
             if c is None:
                 c = _classified(Classified, (kind, None, groups, d))
-            self._route(SkMessage(src, pfx.ts, pfx.level, pid, pfx.func, text, "filelog"), c)
+            self._route(SkMessage(src, pfx.ts, pfx.level, pid, func, text, "filelog"), c)
             known = False
 
     def finish(self) -> SkHandlerResult:
@@ -632,24 +637,25 @@ def _run_lines() -> RunLineRegex:
     return run_line_regex(RUN_PREFIX_TEXT)
 
 
-#: what :meth:`_Parser._feed_run` needs of a line the run regex names a kind: that kind's groups and
-#: dialect range (:class:`RunLineRegex`) and its table function (None: the kind goes the general way)
-_RunKind = tuple[
-    tuple[int, ...],
-    bool,
-    tuple[int, int] | None,
-    Callable[[_Parser, _IncidentB, str, Groups, Source, str], bool] | None,
-]
+#: a table function: takes a table line of its kinds into the open incident (True) or leaves it (False)
+_TableFn = Callable[[_Parser, _IncidentB, str, Groups, Source, str], bool]
+#: what :meth:`_Parser._feed_run` needs of a line the run regex names a kind: the indices of the kind's
+#: catalogue groups, whether there are several, its dialect range (:class:`RunLineRegex`), its table
+#: function (None: the kind goes the general way) and the signature a counted row adds to ``sigs``
+#: (None without a dialect range)
+_RunKind = tuple[tuple[int, ...], bool, tuple[int, int] | None, _TableFn | None, tuple[int, int, str] | None]
 
 
 @functools.cache
 def _run_kinds() -> dict[str, _RunKind]:
-    """Per kind of :func:`_run_lines`, its groups, dialect range and table function, looked up once a
-    line. Why: most lines of a run are table rows taken by their table function, which reads the kind
-    and the groups, never the :class:`Classified` ``classify`` would make; that tuple and the second
-    lookup of the function cost ~4 ms of the bench scene's ~60 ms handler block."""
+    """Per kind of :func:`_run_lines`, what :data:`_RunKind` says: one dict lookup a line, where there
+    were two. Why: most lines of a run are table rows taken by their table function, which reads the
+    kind and the groups, never the :class:`Classified` ``classify`` would make; that tuple and the
+    second lookup of the function cost ~4 ms of the bench scene's ~60 ms handler block. (A signature is
+    a tuple: one made per kind is shared by every row of it.)"""
     return {
-        kind: (idx, many, d, _FAST_TABLE.get(kind)) for kind, (idx, many, d) in _run_lines().groups.items()
+        kind: (idx, many, d, _FAST_TABLE.get(kind), None if d is None else (d[0], d[1], kind))
+        for kind, (idx, many, d) in _run_lines().groups.items()
     }
 
 
@@ -663,7 +669,7 @@ def parse_sk_log(log: SkLog) -> SkHandlerResult:
 
 
 #: the table function of each kind :meth:`_Parser._dispatch_into` tries first
-_TABLE: dict[str, Callable[[_Parser, _IncidentB, str, Groups, Source, str], bool]] = {
+_TABLE: dict[str, _TableFn] = {
     "queue_task": _Parser._queue_task,
     "counter": _Parser._counter,
     "counter_legacy": _Parser._counter,
