@@ -288,9 +288,8 @@ class _Parser(_BlockLines):
             # classify leaves a body over 4000 characters unknown when a group is an oversized number
             c: Classified | None = None  # made only for a line that goes the general way
             spec = kind_of(kind)
-            if (
-                spec is not None and len(text) <= 4000
-            ):  # kind and groups as classify gives them (RunLineRegex)
+            # a named line: its kind and groups as classify gives them (see RunLineRegex)
+            if spec is not None and len(text) <= 4000:
                 idx, many, d, fast, sig = spec
                 groups: Groups = m.group(*idx) if many else (m[idx[0]],)
             else:
