@@ -9,9 +9,10 @@ command line's business: it raises the collector's thresholds for batch commands
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import fields, is_dataclass
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar, overload
 
 from skdbg.classcode import generated_code
 from skdbg.parsers.common import Source
@@ -61,3 +62,80 @@ def frozen_builder(cls: type[T]) -> Callable[..., T]:
 #: ``Source(file, line, json_path)`` without the frozen ``__init__``: the one builder every parser uses
 #: for the citation of each record it makes
 build_source = frozen_builder(Source)
+
+
+#: a row :class:`LazyRecords` keeps until its records are read (what its ``make`` takes)
+R = TypeVar("R")
+
+
+class LazyRecords(Sequence[T], Generic[T, R]):
+    """The records of a table, made from its rows when one is first read: an immutable sequence that
+    compares, hashes and pickles as the tuple of those records.
+
+    Why: some sk_meta tables are parsed whole (every row is checked, its gaps and counts reported) but
+    their records are read by nothing an analysis runs: ``sk_scope_split.log``'s 5,000 node rows on the
+    bench scene (a record and a node of ~30 fields each, ~12 ms of the parse, and as many objects the
+    process keeps, faults in and tears down). A parser that has checked a row keeps only what its
+    record is made of; ``make`` turns a kept row into the record the parser would have made, the same
+    whenever it runs (a row holds values, never state that changes). ``len`` needs no record.
+
+    The records are made once, by the first reader, under a lock (a second thread waits for them); the
+    rows are dropped then. Equal to a tuple (or another :class:`LazyRecords`) of equal records in order,
+    as the tuple of its records is, and to nothing else (a list is not equal to a tuple); a pickle holds
+    that tuple itself."""
+
+    __slots__ = ("_lock", "_make", "_made", "_rows")
+
+    def __init__(self, make: Callable[[R], T], rows: Sequence[R]) -> None:
+        self._make: Callable[[R], T] | None = make
+        self._rows: Sequence[R] = rows
+        self._made: tuple[T, ...] | None = None
+        self._lock = threading.Lock()
+
+    def records(self) -> tuple[T, ...]:
+        """Every record, made now if none was read yet."""
+        made = self._made
+        if made is None:
+            with self._lock:
+                made = self._made
+                if made is None:
+                    make = self._make
+                    assert make is not None
+                    made = self._made = tuple(map(make, self._rows))
+                    self._rows, self._make = (), None
+        return made
+
+    @property
+    def made(self) -> bool:
+        """Whether the records were made (a reader read one)."""
+        return self._made is not None
+
+    def __len__(self) -> int:
+        made = self._made
+        return len(made) if made is not None else len(self._rows)
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[T, ...]: ...
+    def __getitem__(self, index: int | slice) -> T | tuple[T, ...]:
+        return self.records()[index]
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self.records())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LazyRecords):
+            other = other.records()
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return self.records() == other
+
+    def __hash__(self) -> int:
+        return hash(self.records())
+
+    def __repr__(self) -> str:
+        return repr(self.records())
+
+    def __reduce__(self) -> tuple[type[tuple[T, ...]], tuple[tuple[T, ...]]]:
+        return tuple, (self.records(),)

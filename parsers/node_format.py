@@ -430,16 +430,39 @@ def match_node(text: str, pos: int, src: Source, end: int | None = None) -> tupl
     # forms read any text beginning with that node the same way (see _TEXT_CACHE)
     if end is not None and (hit := _TEXT_CACHE.get(text[pos:end])) is not None:
         return _build_node(src, *hit[0]), pos + hit[1]
+    got = node_fields(text, pos)
+    if got is None:
+        return _match_node_general(text, pos, src, text[pos:])
+    # the same node text, printed by another file or printer: only src differs
+    return _build_node(src, *got[0]), got[1]
+
+
+#: what :func:`node_fields` gives: every field of a :class:`Node` but ``src``, in order
+NodeFields = tuple[object, ...]
+
+
+def node_fields(text: str, pos: int) -> tuple[NodeFields, int] | None:
+    """The node :func:`match_node` reads at ``text[pos]`` when one of the one-match forms reads it (a
+    node text met before, a current-form kernel or event node): its fields but ``src`` and its end; None
+    when only the general grammar can say (``match_node`` then reads it, or raises). The fields are
+    shared by every reading of the same text (never changed): :func:`node_from_fields` makes the node.
+
+    Why apart from ``match_node``: a parser that checks a row now and makes its record only when a
+    reader asks (:class:`~skdbg.parsers.bulk.LazyRecords`) keeps these fields instead of the node."""
     key = text[pos:]
     hit = _TEXT_CACHE.get(key) or _NODE_CACHE.get(key)
     if hit is None:
         hit = _fast_kernel(text, pos, key) or _fast_event(text, pos, key)
         if hit is None:
-            return _match_node_general(text, pos, src, key)
+            return None
         if hit[1] != len(key):  # a node filling the rest is in the text cache
             _bounded_put(_NODE_CACHE, key, hit)
-    # the same node text, printed by another file or printer: only src differs
-    return _build_node(src, *hit[0]), pos + hit[1]
+    return hit[0], pos + hit[1]
+
+
+def node_from_fields(src: Source, fields: NodeFields) -> Node:
+    """The :class:`Node` of ``fields`` (:func:`node_fields`) cited at ``src``: what ``match_node`` makes."""
+    return _build_node(src, *fields)
 
 
 def _bounded_put(cache: _NodeCache[V], key: str, value: V) -> None:

@@ -16,16 +16,17 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING, cast
 
 from skdbg import regexcode
-from skdbg.parsers.bulk import build_source, frozen_builder
+from skdbg.parsers.bulk import LazyRecords, build_source, frozen_builder
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
-from skdbg.parsers.node_format import Node, match_node
+from skdbg.parsers.node_format import Node, NodeFields, match_node, node_fields, node_from_fields
 from skdbg.parsers.sk_reasons import (
     break_reason_known,
     classify_break_reason,
@@ -224,7 +225,9 @@ class ScopeSnapshot:
     scope_names: str | None  # raw ``_``-joined names; None for ``none``/absent
     break_info: BreakInfo | None
     declared_nodes: int | None  # from ``Scope <i> nodes: <n>``
-    nodes: tuple[ScopeNode, ...]
+    #: the records of the scope's node rows; made when first read (:class:`~skdbg.parsers.bulk.LazyRecords`:
+    #: the analysis reads none of them, the table output and ``verify`` do), else a tuple
+    nodes: Sequence[ScopeNode]
     streams: tuple[StreamInfo, ...]
 
     @property
@@ -346,6 +349,19 @@ class ScopeSplitResult(MetaResultBase):
 
 _build_scope_node = frozen_builder(ScopeNode)
 
+#: a node row checked by the fast branch, its record not made yet: its line, its position (digits) and its
+#: node's fields (:func:`~skdbg.parsers.node_format.node_fields`)
+_NodeRow = tuple[int, str, NodeFields]
+
+
+def _scope_node(file: str, row: ScopeNode | _NodeRow) -> ScopeNode:
+    """The record of a node row of ``file``: the one the parser would have made when it read the row."""
+    if isinstance(row, ScopeNode):
+        return row
+    no, position, fields = row
+    src = build_source(file, no, None)
+    return _build_scope_node(src, int(position), node_from_fields(src, fields))
+
 
 class _ScopeB:
     def __init__(self, ml: MetaLine, m: re.Match[str]) -> None:
@@ -359,10 +375,18 @@ class _ScopeB:
         self.names = None if names is None or names == "none" else names
         self.brk: BreakInfo | None = None
         self.declared: int | None = None
-        self.nodes: list[ScopeNode] = []
+        #: records (a node the general branch read) and rows (one the fast branch checked), in order
+        self.nodes: list[ScopeNode | _NodeRow] = []
+        self.rows = False  # some of them are rows
         self.streams: list[StreamInfo] = []
 
-    def freeze(self) -> ScopeSnapshot:
+    def freeze(self, file: str) -> ScopeSnapshot:
+        """The snapshot entry; ``file`` names the lines of its rows."""
+        nodes: Sequence[ScopeNode]
+        if self.rows:
+            nodes = LazyRecords(partial(_scope_node, file), self.nodes)
+        else:
+            nodes = cast("tuple[ScopeNode, ...]", tuple(self.nodes))  # records only: no row was added
         return ScopeSnapshot(
             self.ml.src,
             self.ordinal,
@@ -373,7 +397,7 @@ class _ScopeB:
             self.names,
             self.brk,
             self.declared,
-            tuple(self.nodes),
+            nodes,
             tuple(self.streams),
         )
 
@@ -385,7 +409,7 @@ class _SnapB:
         self.ml, self.iteration, self.pass_name, self.total, self.old = ml, iteration, pass_name, total, old
         self.scopes: list[_ScopeB] = []
 
-    def freeze(self, complete: bool) -> PassSnapshot:
+    def freeze(self, complete: bool, file: str) -> PassSnapshot:
         return PassSnapshot(
             self.ml.src,
             self.ml.ts,
@@ -393,7 +417,7 @@ class _SnapB:
             self.iteration,
             self.pass_name,
             self.total,
-            tuple(s.freeze() for s in self.scopes),
+            tuple(s.freeze(file) for s in self.scopes),
             self.old,
             complete,
         )
@@ -407,6 +431,7 @@ def parse_scope_split(
         file if file is not None else (str(source) if isinstance(source, (str, os.PathLike)) else "<lines>")
     )
     res = ScopeSplitResult(fname)
+    row_file = fname  # the file the fast branch's rows cite (its scan's, when one reads a path)
     iteration: int | None = None
     running: str | None = None
     snap: _SnapB | None = None
@@ -419,7 +444,7 @@ def parse_scope_split(
             res.gaps.append(
                 Gap("incomplete_snapshot", f"pass {snap.pass_name}: no 'results end' line", src=snap.ml.src)
             )
-        frozen = snap.freeze(complete)
+        frozen = snap.freeze(complete, row_file)
         if len(frozen.scopes) != frozen.total_scopes:
             res.gaps.append(
                 Gap(
@@ -519,6 +544,7 @@ def parse_scope_split(
         return res
     scan = FastScan(source, _FAST, what="sk_scope_split.log")
     note, file = scan.note, scan.file
+    row_file = file
     for item in scan:
         if isinstance(item, MetaLine):
             general(item)
@@ -533,17 +559,31 @@ def parse_scope_split(
             and _MARK_RESULTS not in text
             and _MARK_OLD not in text
         ):
-            src = build_source(file, no, None)
-            try:
-                got = match_node(text, 0, src)
-            except ParseError:
-                got = None  # the general branch words the error
-            if got is not None and (got[1] == len(text) or not text[got[1] :].strip()):
+            # the row is checked now; its record is made when a reader asks (LazyRecords), from the node's
+            # fields, when a one-match form reads it (nearly every node: the fused-node listing, read
+            # first, holds the same texts); else the general grammar reads it now, as before
+            row: ScopeNode | _NodeRow | None
+            end: int
+            hit = node_fields(text, 0)
+            if hit is not None:
+                row, end = (no, position, hit[0]), hit[1]
+            else:
+                src = build_source(file, no, None)
+                try:
+                    got = match_node(text, 0, src)
+                except ParseError:
+                    got = None  # the general branch words the error
+                row, end = (
+                    (None, 0) if got is None else (_build_scope_node(src, int(position), got[0]), got[1])
+                )
+            if row is not None and (end == len(text) or not text[end:].strip()):
                 if pid_text == scan.pid_text:  # all ``note`` does for a further line of that pid
                     res.lines_read += 1
                 else:
                     note(res, m, no)
-                snap.scopes[-1].nodes.append(_build_scope_node(src, int(position), got[0]))
+                scope = snap.scopes[-1]
+                scope.nodes.append(row)
+                scope.rows = scope.rows or isinstance(row, tuple)
                 continue
         general(scan.meta_line(no))
     close(snap is not None and snap.old)

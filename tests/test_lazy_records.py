@@ -1,0 +1,189 @@
+"""Records made when first read (parsers/bulk.py ``LazyRecords``), the node fields they are made from
+(parsers/node_format.py ``node_fields``) and the scope split's node rows kept that way.
+
+Expectations are written by hand (the rows, the records they must give) or taken from the parse that
+makes every record as it reads (the general branch, fed the line layer's lines): never from the code
+under test."""
+
+from __future__ import annotations
+
+import contextlib
+import pickle
+import threading
+from pathlib import Path
+
+import pytest
+
+from skdbg.parsers.bulk import LazyRecords
+from skdbg.parsers.common import ParseError, Source
+from skdbg.parsers.node_format import match_node, node_fields, node_from_fields
+from skdbg.parsers.scope_split import ScopeNode, parse_scope_split
+from skdbg.parsers.skmeta_lines import iter_meta_lines
+
+SRC = Source("f.log", 3)
+
+
+class _Counting:
+    """A ``make`` that records each row it was given."""
+
+    def __init__(self) -> None:
+        self.seen: list[int] = []
+
+    def __call__(self, row: int) -> str:
+        self.seen.append(row)
+        return f"record {row}"
+
+
+def test_len_needs_no_record_and_the_first_read_makes_each_once() -> None:
+    make = _Counting()
+    lazy: LazyRecords[str, int] = LazyRecords(make, [3, 1, 2])
+    assert len(lazy) == 3 and bool(lazy) and not lazy.made and make.seen == []
+    assert lazy[1] == "record 1"
+    assert lazy.made and make.seen == [3, 1, 2]
+    assert list(lazy) == ["record 3", "record 1", "record 2"] and lazy[-1] == "record 2"
+    assert lazy[1:] == ("record 1", "record 2")
+    assert "record 2" in lazy and lazy.index("record 1") == 1 and len(lazy) == 3
+    assert make.seen == [3, 1, 2]  # nothing made twice
+
+
+def test_empty_rows() -> None:
+    lazy: LazyRecords[str, int] = LazyRecords(_Counting(), [])
+    assert len(lazy) == 0 and not lazy and lazy == () and list(lazy) == []
+
+
+def test_compares_hashes_and_pickles_as_its_tuple() -> None:
+    lazy: LazyRecords[str, int] = LazyRecords(_Counting(), [1, 2])
+    want = ("record 1", "record 2")
+    assert lazy == want and want == lazy and (lazy != want) is False
+    assert lazy == LazyRecords(_Counting(), [1, 2])
+    assert lazy != ("record 1",) and lazy != ("record 2", "record 1")
+    assert lazy != ["record 1", "record 2"]  # as a tuple: a list is never equal to it
+    assert hash(lazy) == hash(want)
+    back = pickle.loads(pickle.dumps(lazy))
+    assert type(back) is tuple and back == want
+    assert repr(lazy) == repr(want)
+
+
+def test_threads_reading_at_once_get_one_set_of_records() -> None:
+    gate = threading.Event()
+
+    def make(row: int) -> object:
+        gate.wait(1)
+        return object()
+
+    lazy: LazyRecords[object, int] = LazyRecords(make, list(range(50)))
+    got: list[tuple[object, ...]] = []
+    readers = [threading.Thread(target=lambda: got.append(tuple(lazy))) for _ in range(4)]
+    for t in readers:
+        t.start()
+    gate.set()
+    for t in readers:
+        t.join()
+    assert len(got) == 4 and all(all(a is b for a, b in zip(g, got[0], strict=True)) for g in got)
+
+
+KERNEL = (
+    "[nodeId:{nid}, streamId:0, streamIdxInGraph:0, nodeIdxInStream:{nid}] - KernelInfos{{funcName:{f}, "
+    "kernelType:AIV_ONLY, taskRatio:[0,1], cap:0, numBlocks:48, cubeNum:0, vecNum:48, isScheModeOn:0, "
+    "needMixKernelSplit:0, resolvedNum:1, binHdl:0xaaaaf3c00a50, funcHdl:0xaaaaf3c01110}}"
+)
+
+
+#: nodes the one-match forms read (a current kernel, with and without text after it; an event node)
+FAST_FORMS = [
+    KERNEL.format(nid=7, f="Add_x"),
+    KERNEL.format(nid=8, f="Mul_y") + " tail",
+    "[nodeId:5, streamId:1, streamIdxInGraph:1, nodeIdxInStream:2, EventWait(eventId:0x3, eventFlag:0x0, "
+    "eventTaskFlag:0x1)]",
+]
+#: nodes only the general grammar reads (older printers' forms)
+GENERAL_FORMS = [
+    "[nodeId:0, streamIdxInGraph:2, nodeIdxInStream:0] - Event:Notify(eventId:0xfffd60cd0de0)",
+    "[nodeId:10, streamId:-1, streamIdxInGraph:3, nodeIdxInStream:4, type: Default]",
+    "[nodeId:123, streamIdxInGraph:0, nodeIdxInStream:5] - Kernel:static_kernel_Add_x",
+]
+
+
+@pytest.mark.parametrize("text", FAST_FORMS)
+def test_node_fields_are_the_fields_of_the_node_match_node_makes(text: str) -> None:
+    got = node_fields("  " + text, 2)
+    assert got is not None
+    fields, end = got
+    node, want_end = match_node("  " + text, 2, SRC) or (None, 0)
+    assert node is not None and end == want_end
+    assert node_from_fields(SRC, fields) == node and node_from_fields(SRC, fields).src is SRC
+
+
+@pytest.mark.parametrize("text", GENERAL_FORMS)
+def test_node_fields_leave_older_forms_to_the_general_grammar(text: str) -> None:
+    fresh = text + " (a tail no other test writes)"
+    assert node_fields(fresh, 0) is None  # a text no reading has met before
+    node, end = match_node(fresh, 0, SRC) or (None, 0)
+    assert node is not None
+    again = node_fields(fresh, 0)  # once read, a cached reading may serve it: the same node
+    assert again is None or (node_from_fields(SRC, again[0]) == node and again[1] == end)
+
+
+def test_node_fields_of_a_current_kernel_are_given_without_the_general_grammar() -> None:
+    text = KERNEL.format(nid=41, f="Sub_z")
+    fields = node_fields(text, 0)
+    assert fields is not None and fields[1] == len(text)
+    node = node_from_fields(SRC, fields[0])
+    assert (node.node_id, node.func_name, node.src) == (41, "Sub_z", SRC)
+
+
+@pytest.mark.parametrize("text", ["[nodeId:1, streamId:2]", "[nodeId:1, streamId:2, Bogus(x:1)]"])
+def test_node_fields_leave_damaged_or_rare_forms_to_match_node(text: str) -> None:
+    assert node_fields(text, 0) is None
+    with contextlib.suppress(ParseError):  # the general grammar reads it, or words what is wrong
+        match_node(text, 0, SRC)
+
+
+def _p(ms: int, pid: int = 48213) -> str:
+    return f"2026-06-10 14:01:02.{ms:03d} [{pid}:140425347876672] [INFO] [sk_scope_split.cpp:33] [PrintScopeDetails] "
+
+
+def _scope_split_lines(nodes: int) -> list[str]:
+    lines = [
+        _p(1) + "==========[ScopeSplitPipeline] iteration 0==========",
+        _p(2) + "========== Scope split results begin: pass=InitialScopeSplitPass, totalScopes=1 ==========",
+        _p(3) + f"Scope 0 (scopeId=7): {nodes} nodes, 1 streams, scopeBitFlags=1, scopeNames=[n]",
+        _p(4) + "  BreakInfo: breakReason=NONE",
+        _p(5) + f"  Scope 0 nodes: {nodes}",
+    ]
+    lines += [_p(6) + f"    [{j}] " + KERNEL.format(nid=100 + j, f=f"Op{j}") for j in range(nodes)]
+    # a node only the general grammar reads (the event form without a stream id), among the rows
+    lines.insert(
+        7, _p(6) + "    [9] [nodeId:0, streamIdxInGraph:2, nodeIdxInStream:0] - Event:Notify(eventId:0x1)"
+    )
+    lines.append(_p(7) + "========== Scope split results end: pass=InitialScopeSplitPass ==========")
+    return lines
+
+
+def test_scope_split_node_rows_are_records_only_when_read(tmp_path: Path) -> None:
+    path = tmp_path / "sk_scope_split.log"
+    path.write_text("\n".join(_scope_split_lines(4)) + "\n")
+    fast = parse_scope_split(path, file="named-elsewhere")
+    (snap,) = fast.snapshots
+    nodes = snap.scopes[0].nodes
+    assert isinstance(nodes, LazyRecords) and not nodes.made
+    assert len(nodes) == 5 and not nodes.made  # the count needs no record (count_mismatch, the gaps)
+    general = parse_scope_split(iter_meta_lines(path), file=str(path))
+    assert general.snapshots[0].scopes[0].nodes == tuple(nodes)
+    assert [(n.position, n.node.node_id, n.src.line) for n in nodes] == [
+        (0, 100, 6),
+        (1, 101, 7),
+        (9, 0, 8),
+        (2, 102, 9),
+        (3, 103, 10),
+    ]
+    assert all(isinstance(n, ScopeNode) and n.src.file == str(path) and n.node.src is n.src for n in nodes)
+    assert fast.snapshots == general.snapshots and fast.file == "named-elsewhere"
+    assert pickle.loads(pickle.dumps(fast.snapshots)) == general.snapshots
+
+
+def test_scope_split_lines_fed_one_by_one_keep_tuples(tmp_path: Path) -> None:
+    path = tmp_path / "sk_scope_split.log"
+    path.write_text("\n".join(_scope_split_lines(2)) + "\n")
+    res = parse_scope_split(iter_meta_lines(path))
+    assert type(res.snapshots[0].scopes[0].nodes) is tuple and len(res.snapshots[0].scopes[0].nodes) == 3
