@@ -18,10 +18,11 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING, cast
 
 from skdbg import regexcode
-from skdbg.parsers.bulk import build_source, frozen_builder
+from skdbg.parsers.bulk import LazyRecords, build_source, frozen_builder
 from skdbg.parsers.common import Gap, Source, Unrecognized
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.fused_nodes import SkFuncName, split_sk_func_name, too_long_gap
@@ -194,7 +195,10 @@ class DeviceArgsBlock:
     name: SkFuncName
     header: SkHeader | None
     queues: tuple[TaskQueue, ...]
-    dfx: tuple[DfxEntry, ...]
+    #: the SkDfxInfo rows; those the fast branch read are made records when first read
+    #: (:class:`~skdbg.parsers.bulk.LazyRecords`: an analysis reads them only when the exception block
+    #: prints no DfxInfo table of its own), else a tuple
+    dfx: Sequence[DfxEntry]
     occurrence: int
 
     @property
@@ -393,6 +397,41 @@ def _dfx(src: Source, values: Sequence[str | None]) -> DfxEntry:
     )
 
 
+#: a SkDfxInfo row the fast branch read (with the entryAic / entryAiv lines its match took), its record not
+#: made yet: its line and its 16 groups of :data:`_FAST` (index, bin, ori, aicSize, aivSize, numBlocks,
+#: cubeNum, vecNum, then the four AIC and the four AIV entry values)
+_DfxRow = tuple[int, tuple[str | None, ...]]
+
+
+def _dfx_entry(file: str, row: DfxEntry | _DfxRow) -> DfxEntry:
+    """The record of a dfx row of ``file``: the one the fast branch made when it read the row (the regex
+    took only digits, so no conversion fails here that would not have failed then)."""
+    if isinstance(row, DfxEntry):
+        return row
+    no, (i, bin_, ori, aic_size, aiv_size, nb, cube, vec, c0, c1, c2, c3, v0, v1, v2, v3) = row
+    assert i is not None and bin_ is not None and ori is not None
+    assert aic_size is not None and aiv_size is not None
+    return _build_dfx(
+        build_source(file, no, None),
+        int(i),
+        int(bin_, 16),
+        int(ori, 16),
+        int(aic_size, 16),
+        int(aiv_size, 16),
+        None if nb is None else int(nb),
+        None if cube is None else int(cube),
+        None if vec is None else int(vec),
+        _NO_ENTRIES if c0 is None else _four_hex(c0, c1, c2, c3),
+        _NO_ENTRIES if v0 is None else _four_hex(v0, v1, v2, v3),
+    )
+
+
+def _four_hex(a: str | None, b: str | None, c: str | None, d: str | None) -> tuple[int, int, int, int]:
+    """The four entry values of a four-per-line entry line (the fast pattern takes all four or none)."""
+    assert a is not None and b is not None and c is not None and d is not None
+    return (int(a, 16), int(b, 16), int(c, 16), int(d, 16))
+
+
 class _QueueB:
     def __init__(self, ml: MetaLine, m: re.Match[str]) -> None:
         self.ml, self.name = ml, m.group("q")
@@ -405,7 +444,9 @@ class _BlockB:
         self.ml, self.name = ml, name
         self.header: SkHeader | None = None
         self.queues: list[_QueueB] = []
-        self.dfx: list[DfxEntry] = []
+        #: records (a row the general branch read, or one an entry line completed) and rows (one the
+        #: fast branch read whole), in order
+        self.dfx: list[DfxEntry | _DfxRow] = []
 
     def open_tasks(self) -> tuple[list[Task] | None, str]:
         """The task list (and queue name) a task or entry line goes to; None once dfx rows began or
@@ -489,6 +530,7 @@ def parse_device_args(
     res = DeviceArgsResult(fname)
     seen: dict[str, int] = {}
     blk: _BlockB | None = None
+    row_file = fname  # the file the fast branch's dfx rows cite (its scan's, when one reads a path)
 
     def close() -> None:
         nonlocal blk
@@ -515,7 +557,11 @@ def parse_device_args(
                         )
                     )
             queues.append(TaskQueue(q.ml.src, q.name, q.cap, q.n, tasks))
-        dfx = tuple(blk.dfx)
+        dfx: Sequence[DfxEntry]
+        if any(type(row) is tuple for row in blk.dfx):
+            dfx = LazyRecords(partial(_dfx_entry, row_file), blk.dfx)
+        else:
+            dfx = cast("tuple[DfxEntry, ...]", tuple(blk.dfx))  # records only: no row was kept
         if blk.header is not None and len(dfx) != blk.header.node_cnt:
             res.gaps.append(
                 Gap(
@@ -604,7 +650,7 @@ def parse_device_args(
             if not blk.dfx:
                 unrec(ml, "dfx_entry_outside_dfx")
                 return blk
-            _dfx_items(blk.dfx, msg)
+            _dfx_items(blk.dfx, msg, row_file)
         else:
             unrec(ml, "line")
         return blk
@@ -615,12 +661,14 @@ def parse_device_args(
         close()
         return res
 
-    _fast_lines(FastScan(source, _FAST, what="sk_device_args.log", multiline=True), res, general)
+    scan = FastScan(source, _FAST, what="sk_device_args.log", multiline=True)
+    row_file = scan.file
+    _fast_lines(scan, res, general)
     close()
     return res
 
 
-def _fast_state(blk: _BlockB | None) -> tuple[list[Task] | None, str, list[DfxEntry] | None]:
+def _fast_state(blk: _BlockB | None) -> tuple[list[Task] | None, str, list[DfxEntry | _DfxRow] | None]:
     """What the fast branch of :func:`_fast_lines` needs of the block open after a general line: the
     open queue's task list and name (:meth:`_BlockB.open_tasks`) and the block's dfx rows."""
     if blk is None:
@@ -640,7 +688,7 @@ def _fast_lines(scan: FastScan, res: DeviceArgsResult, general: Callable[[MetaLi
     note, file = scan.note, scan.file
     tasks: list[Task] | None = None  # the open queue's tasks while task and entry lines may go there
     queue = ""
-    dfx: list[DfxEntry] | None = None  # the open block's dfx rows
+    dfx: list[DfxEntry | _DfxRow] | None = None  # the open block's dfx rows
     counted = 0
     for item in scan:
         if isinstance(item, MetaLine):
@@ -680,28 +728,12 @@ def _fast_lines(scan: FastScan, res: DeviceArgsResult, general: Callable[[MetaLi
         elif kind == _IS_ENTRY and tasks and int(g[_G_ENTRY]) == len(tasks[-1].entries):
             tasks[-1] = _with_entry(tasks[-1], int(g[_G_ENTRY + 1], 16))
         elif kind == _IS_DFX and dfx is not None:
-            # _dfx inline, with its entryAic / entryAiv lines (four values each) when the match took them
-            i, bin_, ori, aic_size, aiv_size, nb, cube, vec, c0, c1, c2, c3, v0, v1, v2, v3 = g[
-                _G_DFX : _G_DFX + 16
-            ]
-            dfx.append(
-                _build_dfx(
-                    build_source(file, no, None),
-                    int(i),
-                    int(bin_, 16),
-                    int(ori, 16),
-                    int(aic_size, 16),
-                    int(aiv_size, 16),
-                    None if nb is None else int(nb),
-                    None if cube is None else int(cube),
-                    None if vec is None else int(vec),
-                    _NO_ENTRIES if c0 is None else (int(c0, 16), int(c1, 16), int(c2, 16), int(c3, 16)),
-                    _NO_ENTRIES if v0 is None else (int(v0, 16), int(v1, 16), int(v2, 16), int(v3, 16)),
-                )
-            )
+            # the row with its entryAic / entryAiv lines (four values each) when the match took them: its
+            # record is made when first read (_dfx_entry, the block's LazyRecords)
+            dfx.append((no, g[_G_DFX : _G_DFX + 16]))
             tasks = None  # task and entry lines after a dfx row are the general branch's
         elif kind == _IS_DFXE and dfx:
-            _dfx_items(dfx, g[_G_DFXE])
+            _dfx_items(dfx, g[_G_DFXE], file)
         else:
             for line in range(no, no + span):  # a state the fast branch does not handle
                 tasks, queue, dfx = _fast_state(general(scan.meta_line(line)))
@@ -712,9 +744,10 @@ def _fast_lines(scan: FastScan, res: DeviceArgsResult, general: Callable[[MetaLi
     res.lines_read += counted
 
 
-def _dfx_items(rows: list[DfxEntry], text: str) -> None:
-    """Put the ``entryAic[j]=…``/``entryAiv[j]=…`` values of a dfx entry line into the last dfx row."""
-    d = rows[-1]
+def _dfx_items(rows: list[DfxEntry | _DfxRow], text: str, file: str) -> None:
+    """Put the ``entryAic[j]=…``/``entryAiv[j]=…`` values of a dfx entry line into the last dfx row
+    (made its record first when the fast branch kept it as a row of ``file``)."""
+    d = _dfx_entry(file, rows[-1])
     aic, aiv = list(d.entry_aic), list(d.entry_aiv)
     for c, j, v in _DFX_ITEM.findall(text):
         (aic if c == "c" else aiv)[int(j)] = int(v, 16)

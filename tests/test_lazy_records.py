@@ -1,5 +1,6 @@
 """Records made when first read (parsers/bulk.py ``LazyRecords``), the node fields they are made from
-(parsers/node_format.py ``node_fields``) and the scope split's node rows kept that way.
+(parsers/node_format.py ``node_fields``), and the tables kept that way: the scope split's node rows and
+sk_device_args.log's SkDfxInfo rows.
 
 Expectations are written by hand (the rows, the records they must give) or taken from the parse that
 makes every record as it reads (the general branch, fed the line layer's lines): never from the code
@@ -16,6 +17,7 @@ import pytest
 
 from skdbg.parsers.bulk import LazyRecords
 from skdbg.parsers.common import ParseError, Source
+from skdbg.parsers.device_args import parse_device_args
 from skdbg.parsers.node_format import match_node, node_fields, node_from_fields
 from skdbg.parsers.scope_split import ScopeNode, parse_scope_split
 from skdbg.parsers.skmeta_lines import iter_meta_lines
@@ -187,3 +189,36 @@ def test_scope_split_lines_fed_one_by_one_keep_tuples(tmp_path: Path) -> None:
     path.write_text("\n".join(_scope_split_lines(2)) + "\n")
     res = parse_scope_split(iter_meta_lines(path))
     assert type(res.snapshots[0].scopes[0].nodes) is tuple and len(res.snapshots[0].scopes[0].nodes) == 3
+
+
+def _da(ms: int) -> str:
+    return f"2026-06-10 14:01:02.{ms:03d} [48213:140425347876672] [DEBUG] [sk_task_builder.cpp:33] [Dump] "
+
+
+def test_device_args_dfx_rows_are_records_only_when_read(tmp_path: Path) -> None:
+    path = tmp_path / "sk_device_args.log"
+    lines = [
+        _da(1) + "Dumping device args for function: sk_3_s_start_A_end_B",
+        _da(2) + "SkHeaderInfo: aicOff=48, aivOff=944, counterOff=2176, dfxOff=6976, eventConfigOff=9, "
+        "nodeCnt=3, totalSize=9",
+        _da(3)
+        + "dfx[0]: bin=0x5000, ori=0x6000, aicSize=0x30, aivSize=0x0, numBlocks=24, cubeNum=24, vecNum=0",
+        _da(4) + "  entryAic[0]=0x1, entryAic[1]=0x2, entryAic[2]=0x3, entryAic[3]=0x4",
+        _da(5) + "dfx[1]: bin=0x1, ori=0x2, aicSize=0x3, aivSize=0x4",
+        _da(6) + "  entryAiv[0]=0x7, entryAiv[1]=0x8, entryAiv[2]=0x9, entryAiv[3]=0xa",
+        _da(7) + "dfx[2]: bin=0x10, ori=0x20, aicSize=0x30, aivSize=0x40",
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    fast = parse_device_args(path, file="named-elsewhere")
+    (b,) = fast.blocks
+    assert isinstance(b.dfx, LazyRecords) and not b.dfx.made
+    assert len(b.dfx) == 3 and not b.dfx.made and not [g for g in fast.gaps if g.kind == "dfx_count_mismatch"]
+    general = parse_device_args(iter_meta_lines(path), file=str(path))
+    assert general.blocks[0].dfx == tuple(b.dfx) and fast.blocks == general.blocks
+    none4 = (None, None, None, None)
+    assert [(d.index, d.bin, d.num_blocks, d.entry_aic, d.entry_aiv, d.src.line) for d in b.dfx] == [
+        (0, 0x5000, 24, (1, 2, 3, 4), none4, 3),
+        (1, 0x1, None, none4, (7, 8, 9, 10), 5),
+        (2, 0x10, None, none4, none4, 7),
+    ]
+    assert {d.src.file for d in b.dfx} == {str(path)}
