@@ -76,21 +76,26 @@ class LazyRecords(Sequence[T], Generic[T, R]):
     their records are read by nothing an analysis runs: ``sk_scope_split.log``'s 5,000 node rows on the
     bench scene (a record and a node of ~30 fields each, ~8 ms of the parse, and as many objects the
     process keeps, faults in and tears down), ``sk_device_args.log``'s 2,500 SkDfxInfo rows (~5 ms: an
-    analysis reads them only when an exception block prints no DfxInfo table). A parser that has
+    analysis reads them only when an exception block prints no DfxInfo table, or to place a deferred
+    wait's kernel). A parser that has
     checked a row keeps only what its record is made of; ``make`` turns a kept row into the record the
     parser would have made, the same whenever it runs (a row holds values, never state that changes).
     ``len`` needs no record.
 
     The records are made once, by the first reader, under a lock (a second thread waits for them); the
     rows are dropped then. Equal to a tuple (or another :class:`LazyRecords`) of equal records in order,
-    as the tuple of its records is, and to nothing else (a list is not equal to a tuple); a pickle holds
-    that tuple itself."""
+    as the tuple of its records is, and to nothing else (a list is not equal to a tuple); a pickle (and a
+    deep copy) holds that tuple itself. It is a sequence, not a tuple: ``+``, ``<`` and ``json`` refuse
+    it, and ``dataclasses.asdict`` leaves its records as they are; the tables' readers only iterate,
+    index and count. (Made in a forked child, whose copy of the lock a thread of the parent may hold,
+    it could wait for ever: a child reads none of these tables.)"""
 
-    __slots__ = ("_lock", "_make", "_made", "_rows")
+    __slots__ = ("_len", "_lock", "_make", "_made", "_rows")
 
     def __init__(self, make: Callable[[R], T], rows: Sequence[R]) -> None:
         self._make: Callable[[R], T] | None = make
         self._rows: Sequence[R] = rows
+        self._len = len(rows)  # (not read from the rows later: a reader may be dropping them)
         self._made: tuple[T, ...] | None = None
         self._lock = threading.Lock()
 
@@ -113,8 +118,7 @@ class LazyRecords(Sequence[T], Generic[T, R]):
         return self._made is not None
 
     def __len__(self) -> int:
-        made = self._made
-        return len(made) if made is not None else len(self._rows)
+        return self._len
 
     @overload
     def __getitem__(self, index: int) -> T: ...

@@ -197,7 +197,7 @@ class DeviceArgsBlock:
     queues: tuple[TaskQueue, ...]
     #: the SkDfxInfo rows; those the fast branch read are made records when first read
     #: (:class:`~skdbg.parsers.bulk.LazyRecords`: an analysis reads them only when the exception block
-    #: prints no DfxInfo table of its own), else a tuple
+    #: prints no DfxInfo table of its own, or to place a deferred wait's kernel), else a tuple
     dfx: Sequence[DfxEntry]
     occurrence: int
 
@@ -377,8 +377,9 @@ def _with_entry(t: Task, value: int) -> Task:
 
 def _dfx(src: Source, values: Sequence[str | None]) -> DfxEntry:
     """The dfx row of a dfx line's groups (index, bin, ori, aicSize, aivSize, numBlocks, cubeNum, vecNum),
-    its entry values not read yet (its entry lines rebuild it, :func:`_dfx_items`); the fast branch
-    builds the same inline, with the entry values its match took."""
+    its entry values not read yet (its entry lines rebuild it, :func:`_dfx_items`): the general branch's.
+    The fast branch keeps the row, with the entry values its match took, and :func:`_dfx_entry` makes
+    the same record from it when the block's rows are first read."""
     i, bin_, ori, aic_size, aiv_size, nb, cube, vec = values
     assert i is not None and bin_ is not None and ori is not None
     assert aic_size is not None and aiv_size is not None
@@ -530,7 +531,7 @@ def parse_device_args(
     res = DeviceArgsResult(fname)
     seen: dict[str, int] = {}
     blk: _BlockB | None = None
-    row_file = fname  # the file the fast branch's dfx rows cite (its scan's, when one reads a path)
+    row_file = fname  # the file the fast branch's dfx rows cite: its scan's (set below; no rows otherwise)
 
     def close() -> None:
         nonlocal blk

@@ -460,6 +460,12 @@ def node_fields(text: str, pos: int) -> tuple[NodeFields, int] | None:
     return hit[0], pos + hit[1]
 
 
+def match_node_general(text: str, pos: int, src: Source) -> tuple[Node, int] | None:
+    """:func:`match_node` of a node :func:`node_fields` found no one-match reading for: the general grammar
+    alone (a caller that tried ``node_fields`` first does not try the one-match forms twice)."""
+    return _match_node_general(text, pos, src, text[pos:])
+
+
 def node_from_fields(src: Source, fields: NodeFields) -> Node:
     """The :class:`Node` of ``fields`` (:func:`node_fields`) cited at ``src``: what ``match_node`` makes."""
     return _build_node(src, *fields)

@@ -26,7 +26,14 @@ from skdbg import regexcode
 from skdbg.parsers.bulk import LazyRecords, build_source, frozen_builder
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
-from skdbg.parsers.node_format import Node, NodeFields, match_node, node_fields, node_from_fields
+from skdbg.parsers.node_format import (
+    Node,
+    NodeFields,
+    match_node,
+    match_node_general,
+    node_fields,
+    node_from_fields,
+)
 from skdbg.parsers.sk_reasons import (
     break_reason_known,
     classify_break_reason,
@@ -431,7 +438,7 @@ def parse_scope_split(
         file if file is not None else (str(source) if isinstance(source, (str, os.PathLike)) else "<lines>")
     )
     res = ScopeSplitResult(fname)
-    row_file = fname  # the file the fast branch's rows cite (its scan's, when one reads a path)
+    row_file = fname  # the file the fast branch's rows cite: its scan's (set below; no rows otherwise)
     iteration: int | None = None
     running: str | None = None
     snap: _SnapB | None = None
@@ -570,7 +577,7 @@ def parse_scope_split(
             else:
                 src = build_source(file, no, None)
                 try:
-                    got = match_node(text, 0, src)
+                    got = match_node_general(text, 0, src)
                 except ParseError:
                     got = None  # the general branch words the error
                 row, end = (
