@@ -163,7 +163,13 @@ class TaskQueue:
     name: str
     cap: int
     tasks_declared: int
-    tasks: tuple[Task, ...]
+    #: the rows; those the fast branch read are made records when first read
+    #: (:class:`~skdbg.parsers.bulk.LazyRecords`: an analysis reads them only to cite a deferred wait's
+    #: task, or where no task queue JSON names the tasks), else a tuple
+    tasks: Sequence[Task]
+    #: each row's ``(idx, node_id_raw)``, in order: what the index map and its conflicts read, without
+    #: a record of each task
+    index_nodes: tuple[tuple[int, int | None], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,10 +227,9 @@ class DeviceArgsBlock:
         # per queue, the raw value compared here: no task tuple and no property call per task (5,000
         # tasks on the bench scene, read once per analysis)
         for q in self.queues:
-            for t in q.tasks:
-                raw = t.node_id_raw
-                if raw is not None and t.idx not in out:
-                    out[t.idx] = None if raw == NODE_ID_OUT_OF_RANGE else raw
+            for idx, raw in q.index_nodes:
+                if raw is not None and idx not in out:
+                    out[idx] = None if raw == NODE_ID_OUT_OF_RANGE else raw
         return out
 
     def index_conflicts(self) -> dict[int, set[int | None]]:
@@ -232,12 +237,10 @@ class DeviceArgsBlock:
         first: dict[int, int | None] = {}  # idx -> the nodeId its first task names
         conflicts: dict[int, set[int | None]] = {}
         for q in self.queues:
-            for t in q.tasks:
-                raw = t.node_id_raw
+            for idx, raw in q.index_nodes:
                 if raw is None:
                     continue
                 nid = None if raw == NODE_ID_OUT_OF_RANGE else raw
-                idx = t.idx
                 if idx not in first:
                     first[idx] = nid
                 elif first[idx] != nid:
@@ -375,6 +378,42 @@ def _with_entry(t: Task, value: int) -> Task:
     )
 
 
+#: a task row the fast branch read, its record not made yet: its line, its queue's name, its 14 groups of
+#: :data:`_FAST` (position, type, idx, nodeId, relatedType, blk, entries, args, debugOptions, extraInfo,
+#: then the values of the entry lines its match took) and how many entry lines it took (0 to 4)
+_TaskRow = tuple[int, str, tuple[str | None, ...], int]
+
+
+def _entry_count(task: Task | _TaskRow) -> int:
+    """How many entry values a task (its record, or its row) holds so far."""
+    return task[3] if type(task) is tuple else len(cast("Task", task).entries)
+
+
+def _task_of(file: str, row: Task | _TaskRow) -> Task:
+    """The record of a task row of ``file``: the one the fast branch made when it read the row (the regex
+    took only digits, so no conversion fails here that would not have failed then)."""
+    if isinstance(row, Task):
+        return row
+    no, queue, (i, typ, idx, nid, rt, blocks, ent, args, dbg, extra, e0, e1, e2, e3), listed = row
+    assert i is not None and typ is not None and idx is not None and blocks is not None
+    assert ent is not None and args is not None and dbg is not None
+    return _build_task(
+        build_source(file, no, None),
+        queue,
+        int(i),
+        typ,
+        int(idx),
+        None if nid is None else int(nid),
+        rt,
+        int(blocks),
+        int(ent),
+        int(args, 16),
+        int(dbg, 16),
+        None if extra is None else int(extra, 16),
+        tuple([int(v, 16) for v in cast("tuple[str, ...]", (e0, e1, e2, e3)[:listed])]),
+    )
+
+
 def _dfx(src: Source, values: Sequence[str | None]) -> DfxEntry:
     """The dfx row of a dfx line's groups (index, bin, ori, aicSize, aivSize, numBlocks, cubeNum, vecNum),
     its entry values not read yet (its entry lines rebuild it, :func:`_dfx_items`): the general branch's.
@@ -437,7 +476,9 @@ class _QueueB:
     def __init__(self, ml: MetaLine, m: re.Match[str]) -> None:
         self.ml, self.name = ml, m.group("q")
         self.cap, self.n = int(m.group("cap")), int(m.group("n"))
-        self.tasks: list[Task] = []
+        #: records (a task the general branch read, or one an entry line completed) and rows (one the
+        #: fast branch read, with the entry lines its match took), in order
+        self.tasks: list[Task | _TaskRow] = []
 
 
 class _BlockB:
@@ -449,7 +490,7 @@ class _BlockB:
         #: fast branch read whole), in order
         self.dfx: list[DfxEntry | _DfxRow] = []
 
-    def open_tasks(self) -> tuple[list[Task] | None, str]:
+    def open_tasks(self) -> tuple[list[Task | _TaskRow] | None, str]:
         """The task list (and queue name) a task or entry line goes to; None once dfx rows began or
         before any queue line (then such a line is the general branch's to report)."""
         if self.queues and not self.dfx:
@@ -539,16 +580,35 @@ def parse_device_args(
             return
         queues: list[TaskQueue] = []
         for q in blk.queues:
-            tasks = tuple(q.tasks)
-            if len(tasks) != q.n:
+            items = q.tasks
+            if len(items) != q.n:
                 res.gaps.append(
                     Gap(
                         "task_count_mismatch",
-                        f"{blk.name} {q.name}: tasks={q.n}, {len(tasks)} listed",
+                        f"{blk.name} {q.name}: tasks={q.n}, {len(items)} listed",
                         src=q.ml.src,
                     )
                 )
-            for t in tasks:
+            index_nodes: list[tuple[int, int | None]] = []
+            rows = False
+            for t in items:
+                if type(t) is tuple:  # a row: the values its record would hold, read from its groups
+                    rows = True
+                    no, _, g, listed = t
+                    position, index, nid, declared = g[0], g[2], g[3], g[6]
+                    assert position is not None and index is not None and declared is not None
+                    index_nodes.append((int(index), None if nid is None else int(nid)))
+                    if listed != int(declared):
+                        res.gaps.append(
+                            Gap(
+                                "entries_incomplete",
+                                f"task [{int(position)}]: entries={int(declared)}, {listed} listed",
+                                src=build_source(row_file, no, None),
+                            )
+                        )
+                    continue
+                assert isinstance(t, Task)
+                index_nodes.append((t.idx, t.node_id_raw))
                 if len(t.entries) != t.entries_declared:  # not t.entries_complete (no call per task)
                     res.gaps.append(
                         Gap(
@@ -557,7 +617,12 @@ def parse_device_args(
                             src=t.src,
                         )
                     )
-            queues.append(TaskQueue(q.ml.src, q.name, q.cap, q.n, tasks))
+            tasks: Sequence[Task]
+            if rows:
+                tasks = LazyRecords(partial(_task_of, row_file), items)
+            else:
+                tasks = cast("tuple[Task, ...]", tuple(items))  # records only: no row was kept
+            queues.append(TaskQueue(q.ml.src, q.name, q.cap, q.n, tasks, tuple(index_nodes)))
         dfx: Sequence[DfxEntry]
         if any(type(row) is tuple for row in blk.dfx):
             dfx = LazyRecords(partial(_dfx_entry, row_file), blk.dfx)
@@ -641,10 +706,10 @@ def parse_device_args(
                 unrec(ml, "entry_outside_task")
                 return blk
             tasks = blk.queues[-1].tasks
-            if int(m.group("j")) != len(tasks[-1].entries):
+            if int(m.group("j")) != _entry_count(tasks[-1]):
                 unrec(ml, "entry_out_of_order")
                 return blk
-            tasks[-1] = _with_entry(tasks[-1], int(m.group("v"), 16))
+            tasks[-1] = _with_entry(_task_of(row_file, tasks[-1]), int(m.group("v"), 16))
         elif (m := _DFX.match(msg)) is not None:
             blk.dfx.append(_dfx(ml.src, m.group(*_DFX_GROUPS)))
         elif _DFX_ENTRIES.match(msg) is not None:
@@ -669,7 +734,9 @@ def parse_device_args(
     return res
 
 
-def _fast_state(blk: _BlockB | None) -> tuple[list[Task] | None, str, list[DfxEntry | _DfxRow] | None]:
+def _fast_state(
+    blk: _BlockB | None,
+) -> tuple[list[Task | _TaskRow] | None, str, list[DfxEntry | _DfxRow] | None]:
     """What the fast branch of :func:`_fast_lines` needs of the block open after a general line: the
     open queue's task list and name (:meth:`_BlockB.open_tasks`) and the block's dfx rows."""
     if blk is None:
@@ -687,7 +754,9 @@ def _fast_lines(scan: FastScan, res: DeviceArgsResult, general: Callable[[MetaLi
     lines are counted here and added to ``lines_read`` once; ``scan.note`` runs only when the pid text
     changes, which is when it records anything (it keeps the last pid it saw)."""
     note, file = scan.note, scan.file
-    tasks: list[Task] | None = None  # the open queue's tasks while task and entry lines may go there
+    tasks: list[Task | _TaskRow] | None = (
+        None  # the open queue's tasks while task and entry lines may go there
+    )
     queue = ""
     dfx: list[DfxEntry | _DfxRow] | None = None  # the open block's dfx rows
     counted = 0
@@ -700,34 +769,12 @@ def _fast_lines(scan: FastScan, res: DeviceArgsResult, general: Callable[[MetaLi
         span = scan.span
         g = m.groups()
         if kind == _IS_TASK and tasks is not None:
-            # _task inline (a call per task costs more than its checks): the line's values, then its
-            # entry[0]… lines in order (span - 1 of them), which the general branch appends one by one
-            i, typ, idx, nid, rt, blocks, ent, args, dbg, extra, e0, e1, e2, e3 = g[_G_TASK : _G_TASK + 14]
-            if span == 5:
-                entries: tuple[int, ...] = (int(e0, 16), int(e1, 16), int(e2, 16), int(e3, 16))
-            elif span == 1:
-                entries = ()
-            else:
-                entries = tuple([int(v, 16) for v in (e0, e1, e2)[: span - 1]])
-            tasks.append(
-                _build_task(
-                    build_source(file, no, None),
-                    queue,
-                    int(i),
-                    typ,
-                    int(idx),
-                    None if nid is None else int(nid),
-                    rt,
-                    int(blocks),
-                    int(ent),
-                    int(args, 16),
-                    int(dbg, 16),
-                    None if extra is None else int(extra, 16),
-                    entries,
-                )
-            )
-        elif kind == _IS_ENTRY and tasks and int(g[_G_ENTRY]) == len(tasks[-1].entries):
-            tasks[-1] = _with_entry(tasks[-1], int(g[_G_ENTRY + 1], 16))
+            # the line's values, then its entry[0]… lines in order (span - 1 of them, which the general
+            # branch appends one by one): its record is made when first read (_task_of, the queue's
+            # LazyRecords)
+            tasks.append((no, queue, g[_G_TASK : _G_TASK + 14], span - 1))
+        elif kind == _IS_ENTRY and tasks and int(g[_G_ENTRY]) == _entry_count(tasks[-1]):
+            tasks[-1] = _with_entry(_task_of(file, tasks[-1]), int(g[_G_ENTRY + 1], 16))
         elif kind == _IS_DFX and dfx is not None:
             # the row with its entryAic / entryAiv lines (four values each) when the match took them: its
             # record is made when first read (_dfx_entry, the block's LazyRecords)

@@ -283,3 +283,40 @@ def test_scopes_of_rows_and_scopes_of_records_in_one_snapshot(tmp_path: Path) ->
     assert isinstance(second.nodes, LazyRecords) and not second.nodes.made
     assert [(n.position, n.node.func_name, n.src.line) for n in second.nodes] == [(0, "A", 6), (1, "B", 7)]
     assert [snap] == parse_scope_split(iter_meta_lines(path), file=str(path)).snapshots
+
+
+def test_device_args_task_rows_are_records_only_when_read(tmp_path: Path) -> None:
+    path = tmp_path / "sk_device_args.log"
+    task = "[{i}] type=FUNC, idx={idx}, nodeId={nid}, blk=4, entries={n}, args=0x10, debugOptions=0x0"
+    lines = [
+        _da(1) + "Dumping device args for function: sk_3_s_start_A_end_B",
+        _da(2) + "AIC TaskQue: cap=4, tasks=4",
+        _da(3) + task.format(i=0, idx=1, nid=101, n=5),
+        *(_da(4 + j) + f"   entry[{j}]=0x{j + 10:x}" for j in range(5)),  # the fifth comes in a match alone
+        _da(9) + task.format(i=1, idx=2, nid=102, n=2),
+        _da(10) + "   entry[0]=0xb0",  # one of two: the count gap
+        _da(11) + task.format(i=2, idx=2, nid=103, n=1),  # idx 2 names another node: the conflict
+        _da(12) + "   entry[1]=0xc1",  # out of order: the general branch reports it
+        _da(13) + "[3] type=SYNC, idx=3, blk=0, entries=0, args=0x0, debugOptions=0x0",
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    fast = parse_device_args(path, file="named-elsewhere")
+    (b,) = fast.blocks
+    (q,) = b.queues
+    assert isinstance(q.tasks, LazyRecords) and len(q.tasks) == 4
+    assert b.task_index_to_node_id() == {1: 101, 2: 102} and b.index_conflicts() == {2: {102, 103}}
+    assert [(g.kind, g.detail, g.src.line if g.src else None) for g in fast.gaps] == [
+        ("entries_incomplete", "task [1]: entries=2, 1 listed", 9),
+        ("entries_incomplete", "task [2]: entries=1, 0 listed", 11),
+        ("index_conflict", "sk_3_s_start_A_end_B: idx 2 maps to nodeIds ['102', '103']", 1),
+    ]
+    assert not q.tasks.made  # the map, the conflicts and the gaps needed no record
+    general = parse_device_args(iter_meta_lines(path), file=str(path))
+    assert fast.blocks == general.blocks and fast.gaps == general.gaps
+    assert fast.unrecognized == general.unrecognized and [u.src.line for u in fast.unrecognized] == [12]
+    assert [(t.position, t.node_id, t.entries, t.src.line, t.src.file) for t in q.tasks] == [
+        (0, 101, (10, 11, 12, 13, 14), 3, str(path)),
+        (1, 102, (0xB0,), 9, str(path)),
+        (2, 103, (), 11, str(path)),
+        (3, None, (), 13, str(path)),
+    ]
