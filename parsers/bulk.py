@@ -78,8 +78,8 @@ class LazyRecords(Sequence[T], Generic[T, R]):
     process keeps, faults in and tears down), ``sk_device_args.log``'s 2,500 SkDfxInfo rows (~5 ms: an
     analysis reads them only when an exception block prints no DfxInfo table, or to place a deferred
     wait's kernel) and its 5,000 task rows (~5 ms: the index map, its conflicts and the entry counts are
-    kept beside them; the records are read to cite a deferred wait's task, or where no task queue JSON
-    names the tasks). A parser that has
+    kept beside them; the records are read by the wait-for analysis, or where no task queue JSON names
+    the tasks). A parser that has
     checked a row keeps only what its record is made of; ``make`` turns a kept row into the record the
     parser would have made, the same whenever it runs (a row holds values, never state that changes).
     ``len`` needs no record.

@@ -164,11 +164,13 @@ class TaskQueue:
     cap: int
     tasks_declared: int
     #: the rows; those the fast branch read are made records when first read
-    #: (:class:`~skdbg.parsers.bulk.LazyRecords`: an analysis reads them only to cite a deferred wait's
-    #: task, or where no task queue JSON names the tasks), else a tuple
+    #: (:class:`~skdbg.parsers.bulk.LazyRecords`: an analysis reads them only in its wait-for analysis,
+    #: to cite a task or read its blk, or where no task queue JSON names the tasks; the table export
+    #: reads them all), else a tuple
     tasks: Sequence[Task]
     #: each row's ``(idx, node_id_raw)``, in order: what the index map and its conflicts read, without
-    #: a record of each task
+    #: a record of each task. Derived from ``tasks`` by the parser: a queue made with other tasks must
+    #: be given their pairs
     index_nodes: tuple[tuple[int, int | None], ...]
 
 
@@ -224,7 +226,7 @@ class DeviceArgsBlock:
     def task_index_to_node_id(self) -> dict[int, int | None]:
         """Node index → graph nodeId (None = out of range sentinel); tasks without nodeId skipped."""
         out: dict[int, int | None] = {}
-        # per queue, the raw value compared here: no task tuple and no property call per task (5,000
+        # per queue, its rows' (idx, nodeId) kept at the parse: no record of a task is made (5,000
         # tasks on the bench scene, read once per analysis)
         for q in self.queues:
             for idx, raw in q.index_nodes:
@@ -335,10 +337,9 @@ _NO_ENTRIES: tuple[int | None, int | None, int | None, int | None] = (None, None
 
 def _task(src: Source, queue: str, values: Sequence[str | None], entries: tuple[int, ...]) -> Task:
     """The task of a task line's groups (position, type, idx, nodeId, relatedType, blk, entries, args,
-    debugOptions, extraInfo) and the entries read so far (the fast branch builds the same inline). Built
-    when the line is read, not at the end of its block: the fast branch has a task's entry lines in its
-    match, so nearly every task is final when read (a later entry line rebuilds it, :func:`_with_entry`),
-    and no builder object is made and dropped."""
+    debugOptions, extraInfo) and the entries read so far: the general branch's, built when the line is
+    read (a later entry line rebuilds it, :func:`_with_entry`). The fast branch keeps the row, with the
+    entry lines its match took, and :func:`_task_of` makes the same record from it when first read."""
     i, typ, idx, nid, rt, blk, ent, args, dbg, extra = values
     assert i is not None and typ is not None and idx is not None and blk is not None
     assert ent is not None and args is not None and dbg is not None
@@ -390,8 +391,10 @@ def _entry_count(task: Task | _TaskRow) -> int:
 
 
 def _task_of(file: str, row: Task | _TaskRow) -> Task:
-    """The record of a task row of ``file``: the one the fast branch made when it read the row (the regex
-    took only digits, so no conversion fails here that would not have failed then)."""
+    """The record of a task row of ``file``: the one the branches made when they read the line, before
+    rows were kept. No conversion fails: the pattern took ASCII digits only, and a line with a number
+    too wide for the record never reaches the fast branch (an oversized number goes the line layer's
+    way, :mod:`~skdbg.parsers.skmeta_scan`)."""
     if isinstance(row, Task):
         return row
     no, queue, (i, typ, idx, nid, rt, blocks, ent, args, dbg, extra, e0, e1, e2, e3), listed = row
@@ -444,7 +447,8 @@ _DfxRow = tuple[int, tuple[str | None, ...]]
 
 
 def _dfx_entry(file: str, row: DfxEntry | _DfxRow) -> DfxEntry:
-    """The record of a dfx row of ``file``: the one the fast branch made when it read the row (the regex
+    """The record of a dfx row of ``file``: the one the fast branch made when it read the line, before rows
+    were kept (the regex
     took only digits, so no conversion fails here that would not have failed then)."""
     if isinstance(row, DfxEntry):
         return row
@@ -572,7 +576,8 @@ def parse_device_args(
     res = DeviceArgsResult(fname)
     seen: dict[str, int] = {}
     blk: _BlockB | None = None
-    row_file = fname  # the file the fast branch's dfx rows cite: its scan's (set below; no rows otherwise)
+    # the file the fast branch's task and dfx rows cite: its scan's (set below; no rows otherwise)
+    row_file = fname
 
     def close() -> None:
         nonlocal blk
@@ -754,9 +759,8 @@ def _fast_lines(scan: FastScan, res: DeviceArgsResult, general: Callable[[MetaLi
     lines are counted here and added to ``lines_read`` once; ``scan.note`` runs only when the pid text
     changes, which is when it records anything (it keeps the last pid it saw)."""
     note, file = scan.note, scan.file
-    tasks: list[Task | _TaskRow] | None = (
-        None  # the open queue's tasks while task and entry lines may go there
-    )
+    # the open queue's tasks while task and entry lines may go there
+    tasks: list[Task | _TaskRow] | None = None
     queue = ""
     dfx: list[DfxEntry | _DfxRow] | None = None  # the open block's dfx rows
     counted = 0

@@ -320,3 +320,34 @@ def test_device_args_task_rows_are_records_only_when_read(tmp_path: Path) -> Non
         (2, 103, (), 11, str(path)),
         (3, None, (), 13, str(path)),
     ]
+
+
+def test_device_args_task_rows_in_two_queues_and_a_general_entry_line(tmp_path: Path) -> None:
+    path = tmp_path / "sk_device_args.log"
+    task = "[{i}] type=FUNC, idx={idx}, nodeId={nid}, blk=4, entries={n}, args=0x10, debugOptions=0x0"
+    lines = [
+        _da(1) + "Dumping device args for function: sk_3_s_start_A_end_B",
+        _da(2) + "AIC TaskQue: cap=2, tasks=2",
+        _da(3) + task.format(i=0, idx=1, nid=101, n=2),
+        _da(4) + "   entry[0]=0xa0",
+        _da(5) + "   entry[1]=0xa1\x0c",  # a form feed at the end: only the general branch takes the line
+        _da(6) + task.format(i=1, idx=2, nid=102, n=0),
+        _da(7) + "AIV TaskQue: cap=2, tasks=2",
+        _da(8) + task.format(i=0, idx=2, nid=202, n=0),  # idx 2 again, another node: a conflict across queues
+        _da(9) + task.format(i=1, idx=3, nid=18446744073709551615, n=0),  # out of range
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    fast = parse_device_args(path)
+    (b,) = fast.blocks
+    aic, aiv = b.queues
+    assert isinstance(aic.tasks, LazyRecords) and isinstance(aiv.tasks, LazyRecords)
+    assert b.task_index_to_node_id() == {1: 101, 2: 102, 3: None}
+    assert b.index_conflicts() == {2: {102, 202}}
+    assert not aic.tasks.made and not aiv.tasks.made
+    general = parse_device_args(iter_meta_lines(path), file=str(path))
+    assert fast.blocks == general.blocks and fast.gaps == general.gaps and fast.unrecognized == []
+    assert [(t.position, t.entries, t.src.line) for t in aic.tasks] == [(0, (0xA0, 0xA1), 3), (1, (), 6)]
+    assert [(t.idx, t.node_id, t.node_id_out_of_range) for t in aiv.tasks] == [
+        (2, 202, False),
+        (3, None, True),
+    ]
