@@ -21,8 +21,16 @@ from skdbg.parsers.device_args import parse_device_args
 from skdbg.parsers.node_format import match_node, match_node_general, node_fields, node_from_fields
 from skdbg.parsers.scope_split import ScopeNode, parse_scope_split
 from skdbg.parsers.skmeta_lines import iter_meta_lines
+from tests.support.filelog_lines import filelog_prefix
 
 SRC = Source("f.log", 3)
+
+
+def _file(folder: Path, name: str, lines: list[str]) -> Path:
+    """``lines`` written to ``folder/name``, each ended by a newline."""
+    path = folder / name
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
 
 class _Counting:
@@ -156,8 +164,8 @@ def test_the_general_grammar_alone_reads_as_match_node(text: str) -> None:
     assert match_node_general(text, 0, SRC) == match_node(text, 0, SRC)
 
 
-def _p(ms: int, pid: int = 48213) -> str:
-    return f"2026-06-10 14:01:02.{ms:03d} [{pid}:140425347876672] [INFO] [sk_scope_split.cpp:33] [PrintScopeDetails] "
+def _p(ms: int) -> str:
+    return filelog_prefix(ms, "PrintScopeDetails", level="INFO", source="sk_scope_split.cpp:33")
 
 
 def _scope_split_lines(nodes: int) -> list[str]:
@@ -178,8 +186,7 @@ def _scope_split_lines(nodes: int) -> list[str]:
 
 
 def test_scope_split_node_rows_are_records_only_when_read(tmp_path: Path) -> None:
-    path = tmp_path / "sk_scope_split.log"
-    path.write_text("\n".join(_scope_split_lines(4)) + "\n")
+    path = _file(tmp_path, "sk_scope_split.log", _scope_split_lines(4))
     fast = parse_scope_split(path, file="named-elsewhere")
     (snap,) = fast.snapshots
     nodes = snap.scopes[0].nodes
@@ -200,20 +207,21 @@ def test_scope_split_node_rows_are_records_only_when_read(tmp_path: Path) -> Non
 
 
 def test_scope_split_lines_fed_one_by_one_keep_tuples(tmp_path: Path) -> None:
-    path = tmp_path / "sk_scope_split.log"
-    path.write_text("\n".join(_scope_split_lines(2)) + "\n")
+    path = _file(tmp_path, "sk_scope_split.log", _scope_split_lines(2))
     res = parse_scope_split(iter_meta_lines(path))
     assert type(res.snapshots[0].scopes[0].nodes) is tuple and len(res.snapshots[0].scopes[0].nodes) == 3
 
 
-def _da(ms: int) -> str:
-    return f"2026-06-10 14:01:02.{ms:03d} [48213:140425347876672] [DEBUG] [sk_task_builder.cpp:33] [Dump] "
+_da = filelog_prefix  # sk_device_args.log's lines
+#: a FUNC task row of sk_device_args.log, with its position, index, nodeId and entry count
+TASK_ROW = "[{i}] type=FUNC, idx={idx}, nodeId={nid}, blk=4, entries={n}, args=0x10, debugOptions=0x0"
+#: the line that opens a device-args block
+BLOCK_HEAD = "Dumping device args for function: sk_3_s_start_A_end_B"
 
 
 def test_device_args_dfx_rows_are_records_only_when_read(tmp_path: Path) -> None:
-    path = tmp_path / "sk_device_args.log"
     lines = [
-        _da(1) + "Dumping device args for function: sk_3_s_start_A_end_B",
+        _da(1) + BLOCK_HEAD,
         _da(2) + "SkHeaderInfo: aicOff=48, aivOff=944, counterOff=2176, dfxOff=6976, eventConfigOff=9, "
         "nodeCnt=3, totalSize=9",
         _da(3)
@@ -223,7 +231,7 @@ def test_device_args_dfx_rows_are_records_only_when_read(tmp_path: Path) -> None
         _da(6) + "  entryAiv[0]=0x7, entryAiv[1]=0x8, entryAiv[2]=0x9, entryAiv[3]=0xa",
         _da(7) + "dfx[2]: bin=0x10, ori=0x20, aicSize=0x30, aivSize=0x40",
     ]
-    path.write_text("\n".join(lines) + "\n")
+    path = _file(tmp_path, "sk_device_args.log", lines)
     fast = parse_device_args(path, file="named-elsewhere")
     (b,) = fast.blocks
     assert isinstance(b.dfx, LazyRecords) and not b.dfx.made
@@ -240,9 +248,8 @@ def test_device_args_dfx_rows_are_records_only_when_read(tmp_path: Path) -> None
 
 
 def test_a_kept_dfx_row_completed_by_an_entry_line_only_the_general_branch_reads(tmp_path: Path) -> None:
-    path = tmp_path / "sk_device_args.log"
     lines = [
-        _da(1) + "Dumping device args for function: sk_3_s_start_A_end_B",
+        _da(1) + BLOCK_HEAD,
         _da(2)
         + "dfx[0]: bin=0x5000, ori=0x6000, aicSize=0x30, aivSize=0x0, numBlocks=24, cubeNum=24, vecNum=0",
         _da(3) + "  entryAic[0]=0x1, entryAic[1]=0x2, entryAic[2]=0x3, entryAic[3]=0x4",
@@ -250,7 +257,7 @@ def test_a_kept_dfx_row_completed_by_an_entry_line_only_the_general_branch_reads
         + "  entryAiv[1]=0x9\x0c",  # a form feed at the end: \\s*$ (general) takes it, [ \\t]* (fast) not
         _da(5) + "dfx[1]: bin=0x1, ori=0x2, aicSize=0x3, aivSize=0x4",
     ]
-    path.write_text("\n".join(lines) + "\n")
+    path = _file(tmp_path, "sk_device_args.log", lines)
     fast = parse_device_args(path)
     general = parse_device_args(iter_meta_lines(path), file=str(path))
     assert fast.blocks == general.blocks and fast.unrecognized == general.unrecognized == []
@@ -263,7 +270,6 @@ def test_a_kept_dfx_row_completed_by_an_entry_line_only_the_general_branch_reads
 
 
 def test_scopes_of_rows_and_scopes_of_records_in_one_snapshot(tmp_path: Path) -> None:
-    path = tmp_path / "sk_scope_split.log"
     # an older form no other test writes (a reading cached by an earlier parse would serve it as a row)
     event = "[nodeId:0, streamIdxInGraph:2, nodeIdxInStream:0] - Event:Notify(eventId:0x7a7a7)"
     lines = [
@@ -276,7 +282,7 @@ def test_scopes_of_rows_and_scopes_of_records_in_one_snapshot(tmp_path: Path) ->
         _p(7) + "    [1] " + KERNEL.format(nid=201, f="B"),
         _p(8) + "========== Scope split results end: pass=InitialScopeSplitPass ==========",
     ]
-    path.write_text("\n".join(lines) + "\n")
+    path = _file(tmp_path, "sk_scope_split.log", lines)
     (snap,) = parse_scope_split(path).snapshots
     first, second = snap.scopes
     assert type(first.nodes) is tuple and [n.node.node_id for n in first.nodes] == [0]
@@ -286,20 +292,18 @@ def test_scopes_of_rows_and_scopes_of_records_in_one_snapshot(tmp_path: Path) ->
 
 
 def test_device_args_task_rows_are_records_only_when_read(tmp_path: Path) -> None:
-    path = tmp_path / "sk_device_args.log"
-    task = "[{i}] type=FUNC, idx={idx}, nodeId={nid}, blk=4, entries={n}, args=0x10, debugOptions=0x0"
     lines = [
-        _da(1) + "Dumping device args for function: sk_3_s_start_A_end_B",
+        _da(1) + BLOCK_HEAD,
         _da(2) + "AIC TaskQue: cap=4, tasks=4",
-        _da(3) + task.format(i=0, idx=1, nid=101, n=5),
+        _da(3) + TASK_ROW.format(i=0, idx=1, nid=101, n=5),
         *(_da(4 + j) + f"   entry[{j}]=0x{j + 10:x}" for j in range(5)),  # the fifth comes in a match alone
-        _da(9) + task.format(i=1, idx=2, nid=102, n=2),
+        _da(9) + TASK_ROW.format(i=1, idx=2, nid=102, n=2),
         _da(10) + "   entry[0]=0xb0",  # one of two: the count gap
-        _da(11) + task.format(i=2, idx=2, nid=103, n=1),  # idx 2 names another node: the conflict
+        _da(11) + TASK_ROW.format(i=2, idx=2, nid=103, n=1),  # idx 2 names another node: the conflict
         _da(12) + "   entry[1]=0xc1",  # out of order: the general branch reports it
         _da(13) + "[3] type=SYNC, idx=3, blk=0, entries=0, args=0x0, debugOptions=0x0",
     ]
-    path.write_text("\n".join(lines) + "\n")
+    path = _file(tmp_path, "sk_device_args.log", lines)
     fast = parse_device_args(path, file="named-elsewhere")
     (b,) = fast.blocks
     (q,) = b.queues
@@ -323,20 +327,19 @@ def test_device_args_task_rows_are_records_only_when_read(tmp_path: Path) -> Non
 
 
 def test_device_args_task_rows_in_two_queues_and_a_general_entry_line(tmp_path: Path) -> None:
-    path = tmp_path / "sk_device_args.log"
-    task = "[{i}] type=FUNC, idx={idx}, nodeId={nid}, blk=4, entries={n}, args=0x10, debugOptions=0x0"
     lines = [
-        _da(1) + "Dumping device args for function: sk_3_s_start_A_end_B",
+        _da(1) + BLOCK_HEAD,
         _da(2) + "AIC TaskQue: cap=2, tasks=2",
-        _da(3) + task.format(i=0, idx=1, nid=101, n=2),
+        _da(3) + TASK_ROW.format(i=0, idx=1, nid=101, n=2),
         _da(4) + "   entry[0]=0xa0",
         _da(5) + "   entry[1]=0xa1\x0c",  # a form feed at the end: only the general branch takes the line
-        _da(6) + task.format(i=1, idx=2, nid=102, n=0),
+        _da(6) + TASK_ROW.format(i=1, idx=2, nid=102, n=0),
         _da(7) + "AIV TaskQue: cap=2, tasks=2",
-        _da(8) + task.format(i=0, idx=2, nid=202, n=0),  # idx 2 again, another node: a conflict across queues
-        _da(9) + task.format(i=1, idx=3, nid=18446744073709551615, n=0),  # out of range
+        _da(8)
+        + TASK_ROW.format(i=0, idx=2, nid=202, n=0),  # idx 2 again, another node: a conflict across queues
+        _da(9) + TASK_ROW.format(i=1, idx=3, nid=18446744073709551615, n=0),  # out of range
     ]
-    path.write_text("\n".join(lines) + "\n")
+    path = _file(tmp_path, "sk_device_args.log", lines)
     fast = parse_device_args(path)
     (b,) = fast.blocks
     aic, aiv = b.queues
