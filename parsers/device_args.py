@@ -448,8 +448,7 @@ _DfxRow = tuple[int, tuple[str | None, ...]]
 
 def _dfx_entry(file: str, row: DfxEntry | _DfxRow) -> DfxEntry:
     """The record of a dfx row of ``file``: the one the fast branch made when it read the line, before rows
-    were kept (the regex
-    took only digits, so no conversion fails here that would not have failed then)."""
+    were kept (the regex took only digits, so no conversion fails here that would not have failed then)."""
     if isinstance(row, DfxEntry):
         return row
     no, (i, bin_, ori, aic_size, aiv_size, nb, cube, vec, c0, c1, c2, c3, v0, v1, v2, v3) = row
