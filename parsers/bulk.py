@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import fields, is_dataclass
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Generic, TypeVar, cast, overload
 
 from skdbg.classcode import generated_code
 from skdbg.parsers.common import Source
@@ -147,3 +147,12 @@ class LazyRecords(Sequence[T], Generic[T, R]):
 
     def __reduce__(self) -> tuple[type[tuple[T, ...]], tuple[tuple[T, ...]]]:
         return tuple, (self.records(),)
+
+
+def kept_records(make: Callable[[R], T], items: list[R], rows: bool) -> Sequence[T]:
+    """A parsed table whose items are records and, where ``rows`` is true, rows kept to be made records on
+    first read: a :class:`LazyRecords` then (``make`` gives a record back as it is and makes a row its
+    record; ``R`` covers both), else the tuple of the records, as the table was before rows were kept."""
+    if rows:
+        return LazyRecords(make, items)
+    return cast("tuple[T, ...]", tuple(items))

@@ -22,7 +22,7 @@ from functools import partial
 from typing import TYPE_CHECKING, cast
 
 from skdbg import regexcode
-from skdbg.parsers.bulk import LazyRecords, build_source, frozen_builder
+from skdbg.parsers.bulk import build_source, frozen_builder, kept_records
 from skdbg.parsers.common import Gap, Source, Unrecognized
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.fused_nodes import SkFuncName, split_sk_func_name, too_long_gap
@@ -621,17 +621,9 @@ def parse_device_args(
                             src=t.src,
                         )
                     )
-            tasks: Sequence[Task]
-            if rows:
-                tasks = LazyRecords(partial(_task_of, row_file), items)
-            else:
-                tasks = cast("tuple[Task, ...]", tuple(items))  # records only: no row was kept
+            tasks = kept_records(partial(_task_of, row_file), items, rows)
             queues.append(TaskQueue(q.ml.src, q.name, q.cap, q.n, tasks, tuple(index_nodes)))
-        dfx: Sequence[DfxEntry]
-        if any(type(row) is tuple for row in blk.dfx):
-            dfx = LazyRecords(partial(_dfx_entry, row_file), blk.dfx)
-        else:
-            dfx = cast("tuple[DfxEntry, ...]", tuple(blk.dfx))  # records only: no row was kept
+        dfx = kept_records(partial(_dfx_entry, row_file), blk.dfx, any(type(row) is tuple for row in blk.dfx))
         if blk.header is not None and len(dfx) != blk.header.node_cnt:
             res.gaps.append(
                 Gap(

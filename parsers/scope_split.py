@@ -20,10 +20,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from skdbg import regexcode
-from skdbg.parsers.bulk import LazyRecords, build_source, frozen_builder
+from skdbg.parsers.bulk import build_source, frozen_builder, kept_records
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
 from skdbg.parsers.node_format import (
@@ -389,11 +389,7 @@ class _ScopeB:
 
     def freeze(self, file: str) -> ScopeSnapshot:
         """The snapshot entry; ``file`` names the lines of its rows."""
-        nodes: Sequence[ScopeNode]
-        if self.rows:
-            nodes = LazyRecords(partial(_scope_node, file), self.nodes)
-        else:
-            nodes = cast("tuple[ScopeNode, ...]", tuple(self.nodes))  # records only: no row was added
+        nodes = kept_records(partial(_scope_node, file), self.nodes, self.rows)
         return ScopeSnapshot(
             self.ml.src,
             self.ordinal,
