@@ -49,10 +49,9 @@ def _trusted(st: os.stat_result) -> bool:
     return not hasattr(os, "geteuid") or st.st_uid in (os.geteuid(), 0)
 
 
-def read_payload(path: Path, kind: str) -> Any:
-    """The object stored at ``path`` as ``kind``; None when the file is absent, unreadable, damaged, of
-    another kind or Python, or not trusted (:func:`_trusted`). Never raises: a bad file must not stop
-    the program. The caller checks the object's shape."""
+def _read_trusted(path: Path) -> bytes | None:
+    """The bytes of the table file at ``path``; None when it is absent, unreadable or not trusted
+    (:func:`_trusted`)."""
     try:
         # O_NONBLOCK: a FIFO put there must not block the start (it is then refused as not regular)
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
@@ -62,19 +61,56 @@ def read_payload(path: Path, kind: str) -> Any:
         with os.fdopen(fd, "rb") as fh:
             if not _trusted(os.fstat(fh.fileno())):
                 return None
-            data = fh.read()
+            return fh.read()
     except OSError:
         return None
+
+
+def _checked_body(head: Any, kind: str) -> bytes | None:
+    """The body of a stored ``(kind, magic, crc, body)`` head when it is ``kind``'s, of this Python,
+    and its CRC holds; else None."""
+    if type(head) is not tuple or len(head) != 4:
+        return None
+    stored_kind, stored_magic, crc, body = head
+    if stored_kind != kind or stored_magic != magic() or type(body) is not bytes or zlib.crc32(body) != crc:
+        return None
+    return body
+
+
+def read_payload(path: Path, kind: str) -> Any:
+    """The object stored at ``path`` as ``kind``; None when the file is absent, unreadable, damaged, of
+    another kind or Python, or not trusted (:func:`_trusted`). Never raises: a bad file must not stop
+    the program. The caller checks the object's shape."""
+    data = _read_trusted(path)
+    if data is None:
+        return None
     try:  # marshal raises ValueError, EOFError, TypeError and SystemError on damaged input
-        stored_kind, stored_magic, crc, payload = marshal.loads(data)
-        if (
-            stored_kind != kind
-            or stored_magic != magic()
-            or type(payload) is not bytes
-            or zlib.crc32(payload) != crc
-        ):
+        body = _checked_body(marshal.loads(data), kind)
+        return None if body is None else marshal.loads(body)
+    except Exception:
+        return None
+
+
+#: bytes of the little-endian length of an indexed table's head (:func:`write_indexed`)
+_HEAD_LEN = 8
+
+
+def read_indexed(path: Path, kind: str) -> tuple[Any, memoryview] | None:
+    """The index and the blob stored at ``path`` as ``kind`` by :func:`write_indexed`; None as for
+    :func:`read_payload`. The index is checked here (kind, Python, CRC); the blob is the file's own
+    bytes, not copied and not checked: the caller checks each part it reads (a CRC of each in its
+    index), before it unmarshals any."""
+    data = _read_trusted(path)
+    if data is None or len(data) < _HEAD_LEN:
+        return None
+    size = int.from_bytes(data[:_HEAD_LEN], "little")
+    if size > len(data) - _HEAD_LEN:
+        return None
+    try:  # as in read_payload: damaged input raises several kinds of error
+        body = _checked_body(marshal.loads(data[_HEAD_LEN : _HEAD_LEN + size]), kind)
+        if body is None:
             return None
-        return marshal.loads(payload)
+        return marshal.loads(body), memoryview(data)[_HEAD_LEN + size :]
     except Exception:
         return None
 
@@ -90,12 +126,30 @@ def _source_mode() -> int:
     return (mode & 0o644) | 0o200
 
 
+def _head(kind: str, payload: Any) -> bytes:
+    body = marshal.dumps(payload)
+    return marshal.dumps((kind, magic(), zlib.crc32(body), body))
+
+
 def write_payload(path: Path, kind: str, payload: Any) -> bool:
     """Write ``payload`` (any marshallable object) to ``path`` as ``kind``, atomically (a temporary
     file of this process beside it, then a rename); False, and nothing changed, when the folder cannot
     be written."""
-    body = marshal.dumps(payload)
-    data = marshal.dumps((kind, magic(), zlib.crc32(body), body))
+    return _write_atomic(path, _head(kind, payload))
+
+
+def write_indexed(path: Path, kind: str, index: Any, blob: bytes) -> bool:
+    """Write ``index`` (any marshallable object, checked as :func:`write_payload`'s payload is) and
+    ``blob`` (raw bytes, kept as they are) to ``path`` as ``kind``, as :func:`write_payload` writes.
+
+    Why a second layout: a table most of whose entries a run never reads (the record classes' code,
+    :mod:`skdbg.classcode`) is read whole but unmarshalled only in part; with everything in one
+    marshalled payload, its bytes were copied twice and every entry made an object at every start."""
+    head = _head(kind, index)
+    return _write_atomic(path, len(head).to_bytes(_HEAD_LEN, "little") + head + blob)
+
+
+def _write_atomic(path: Path, data: bytes) -> bool:
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")  # one name a process: a killed write's is reused
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     try:
@@ -116,4 +170,4 @@ def write_payload(path: Path, kind: str, payload: Any) -> bool:
     return True
 
 
-__all__ = ["magic", "read_payload", "store_path", "write_payload"]
+__all__ = ["magic", "read_indexed", "read_payload", "store_path", "write_indexed", "write_payload"]

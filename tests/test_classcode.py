@@ -138,27 +138,65 @@ def test_no_table_is_written_when_bytecode_writing_is_off(tmp_path: Path) -> Non
 
 
 def _stored(kind: object, magic: object, payload: object, crc: int | None = None) -> bytes:
+    """A file in the single-payload layout (:func:`pycache_store.write_payload`): the previous table's."""
     data = marshal.dumps(payload)
     return marshal.dumps((kind, magic, zlib.crc32(data) if crc is None else crc, data))
 
 
+def _indexed(index: object, blob: bytes = b"", *, kind: object = classcode.FILE_KIND, magic: object = None,
+             crc: int | None = None) -> bytes:  # fmt: skip
+    """A file in the indexed layout (:func:`pycache_store.write_indexed`), written here by hand: an
+    8-byte little-endian length, the marshalled ``(kind, magic, crc, marshalled index)``, the blob."""
+    body = marshal.dumps(index)
+    head = marshal.dumps(
+        (kind, _MAGIC if magic is None else magic, zlib.crc32(body) if crc is None else crc, body)
+    )
+    return len(head).to_bytes(8, "little") + head + blob
+
+
+def _u32(*values: int) -> bytes:
+    return b"".join(v.to_bytes(4, "little") for v in values)
+
+
 _CODE = {"x = 1": compile("x = 1", "<string>", "exec", dont_inherit=True)}
-_ENTRIES = {"x = 1": marshal.dumps(_CODE["x = 1"])}  # as the file holds them
+_ENTRIES = {"x = 1": marshal.dumps(_CODE["x = 1"])}  # as load() gives them
 _MAGIC = importlib.util.MAGIC_NUMBER
+_ENTRY = marshal.dumps(("x = 1", _ENTRIES["x = 1"]))  # one entry of the blob
+_KEY = zlib.crc32(b"x = 1")
+_GOOD = (_u32(_KEY), _u32(len(_ENTRY)), _u32(zlib.crc32(_ENTRY)))  # its index
+
+
+def test_a_table_written_by_hand_reads_back(tmp_path: Path) -> None:
+    """The layout the cases below damage, written from the format's description, reads as its entry."""
+    path = tmp_path / "t.marshal"
+    path.write_bytes(_indexed(_GOOD, _ENTRY))
+    path.chmod(0o600)
+    index = classcode.read_index(path)
+    assert index is not None and len(index) == 1 and index.marshalled("x = 1") == _ENTRIES["x = 1"]
+    assert classcode.load(path) == _ENTRIES
 
 
 @pytest.mark.parametrize(
     "content",
     [
         b"not a marshal stream",
-        _stored(classcode.FILE_KIND, _MAGIC, _ENTRIES)[:-10],  # cut
-        _stored(classcode.FILE_KIND, b"\0\0\r\n", _ENTRIES),  # another Python's
-        _stored("skdbg-dataclass-code-2", _MAGIC, _CODE),  # the previous layout (code objects, not entries)
-        _stored(classcode.FILE_KIND, _MAGIC, _ENTRIES, crc=1),  # contents that do not match their CRC
-        _stored(classcode.FILE_KIND, _MAGIC, {"x = 1": "not marshalled"}),
-        _stored(classcode.FILE_KIND, _MAGIC, _CODE),  # code objects where marshalled entries belong
-        _stored(classcode.FILE_KIND, _MAGIC, [("x = 1", _ENTRIES["x = 1"])]),
-        _stored(classcode.FILE_KIND, _MAGIC, {1: _ENTRIES["x = 1"]}),
+        _indexed(_GOOD, _ENTRY)[:30],  # cut in its head
+        _indexed(_GOOD, _ENTRY, magic=b"\0\0\r\n"),  # another Python's
+        _indexed(_GOOD, _ENTRY, kind="skdbg-dataclass-code-3"),  # another layout's kind
+        _stored("skdbg-dataclass-code-3", _MAGIC, _ENTRIES),  # the previous layout, as it was written
+        _stored(classcode.FILE_KIND, _MAGIC, _ENTRIES),  # the previous layout under this kind
+        _indexed(_GOOD, _ENTRY, crc=1),  # an index that does not match its CRC
+        _indexed(_ENTRIES, _ENTRY),  # an index that is not three arrays
+        _indexed(_GOOD[:2], _ENTRY),
+        _indexed((_u32(_KEY), "not bytes", _GOOD[2]), _ENTRY),
+        _indexed((_u32(_KEY), _u32(len(_ENTRY))[:3], _GOOD[2]), _ENTRY),  # not whole numbers
+        _indexed((_u32(_KEY), _u32(len(_ENTRY), len(_ENTRY)), _GOOD[2]), _ENTRY),  # arrays of two lengths
+        _indexed((_u32(_KEY, 1), _u32(len(_ENTRY), len(_ENTRY)), _u32(0, 0)), _ENTRY),  # keys out of order
+        _indexed((_u32(1, 2), _u32(len(_ENTRY), 1), _u32(0, 0)), _ENTRY),  # an entry ending before the last
+        _indexed(_GOOD, _ENTRY[:-1]),  # its only entry cut
+        _indexed(_GOOD, _ENTRY[:-1] + b"!"),  # its only entry damaged (its CRC differs)
+        _indexed((_u32(_KEY), _GOOD[1], _u32(zlib.crc32(marshal.dumps(1)))), marshal.dumps(1)),  # no entry
+        _indexed((_u32(_KEY + 1), _GOOD[1], _GOOD[2]), _ENTRY),  # an entry under another text's key
         marshal.dumps([1, 2, 3]),
     ],
     ids=[
@@ -166,23 +204,35 @@ _MAGIC = importlib.util.MAGIC_NUMBER
         "cut",
         "other-python",
         "other-kind",
+        "previous-layout",
+        "previous-layout-this-kind",
         "crc",
-        "not-bytes",
-        "not-marshalled",
-        "not-a-dict",
-        "not-text",
+        "index-not-arrays",
+        "index-two-arrays",
+        "index-not-bytes",
+        "index-not-whole-numbers",
+        "index-lengths-differ",
+        "keys-out-of-order",
+        "ends-out-of-order",
+        "entry-cut",
+        "entry-damaged",
+        "entry-not-a-pair",
+        "entry-under-another-key",
         "list",
     ],  # fmt: skip
 )
 def test_an_unusable_table_is_replaced_not_used(tmp_path: Path, content: bytes) -> None:
-    path = Path(str(_run(tmp_path, write=False)["path"]))
+    """A file no entry can be taken from reads as no table (:func:`classcode.load`: the whole table or
+    nothing); the next run compiles every text and rewrites it whole."""
+    bare = _run(tmp_path, write=False)  # no table: every text compiled
+    path = Path(str(bare["path"]))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(content)
     path.chmod(0o600)
     assert classcode.load(path) == {}
-    stats = _run(tmp_path)["stats"]
-    assert isinstance(stats, dict)
-    assert stats["loaded"] == 0 and stats["compiled"] > 300
+    stats, none = _run(tmp_path)["stats"], bare["stats"]
+    assert isinstance(stats, dict) and isinstance(none, dict)
+    assert stats["compiled"] == none["compiled"] > 300 and stats["hits"] == none["hits"]
     assert len(classcode.load(path)) == stats["compiled"]  # rewritten whole, and valid
 
 
@@ -664,3 +714,43 @@ def test_every_other_call_is_the_builtins_own(table: classcode._Table, name: str
     error raised before anything runs or is stored (only ``dataclasses``' own call uses the table)."""
     assert _outcome(_SHAPES[name], classcode._exec) == _outcome(_SHAPES[name], builtins.exec)
     assert table.stored is None and table.compiled == 0
+
+
+def test_a_damaged_entry_is_compiled_and_the_table_rewritten(
+    table: classcode._Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An entry whose bytes no longer match their CRC is never unmarshalled: its text is compiled, the
+    other entries are still served, and the table is written again whole."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    good = {f"v = {i}": compile(f"v = {i}", "<string>", "exec", dont_inherit=True) for i in range(3)}
+    assert table.path is not None and classcode.save(table.path, good)
+    data = bytearray(table.path.read_bytes())
+    entry = marshal.dumps(("v = 1", marshal.dumps(good["v = 1"])))
+    at = data.index(entry)
+    data[at + len(entry) - 1] ^= 0xFF
+    table.path.write_bytes(bytes(data))
+    assert classcode.load(table.path) == {}  # the whole table or nothing
+    ns: dict[str, object] = {}
+    _as_dataclasses("v = 0", {"__name__": "skdbg.x"}, ns)
+    _as_dataclasses("v = 1", {"__name__": "skdbg.x"}, ns)
+    assert ns["v"] == 1 and (table.hits, table.compiled) == (1, 1) and table.loaded == 3
+    classcode._store()
+    assert sorted(classcode.load(table.path)) == ["v = 0", "v = 1", "v = 2"]
+
+
+def test_texts_that_share_a_key_are_each_served(
+    table: classcode._Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two texts of one CRC-32 (forced here: every key the same) are both stored and each served its
+    own code, never the other's."""
+    monkeypatch.setattr(classcode, "_key", lambda text: 7)
+    codes = {f"v = {i}": compile(f"v = {i}", "<string>", "exec", dont_inherit=True) for i in range(3)}
+    assert table.path is not None and classcode.save(table.path, codes)
+    index = classcode.read_index(table.path)
+    assert index is not None and list(index.keys) == [7, 7, 7]
+    for i in (2, 0, 1):
+        ns: dict[str, object] = {}
+        _as_dataclasses(f"v = {i}", {"__name__": "skdbg.x"}, ns)
+        assert ns["v"] == i
+    assert (table.hits, table.compiled) == (3, 0)
+    assert classcode.load(table.path) == {t: marshal.dumps(c) for t, c in codes.items()}
