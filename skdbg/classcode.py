@@ -7,8 +7,8 @@ on every start of the program. skdbg defines about 180 record classes; compiling
 functions took ~60 ms of the ~145 ms ``analyze`` spends importing (Python 3.11), a third of a small
 scene's whole run. A given text always compiles to the same code object, so, as Python does for
 modules in ``__pycache__``, the code is compiled once, stored, and read back on later starts: the file
-is read whole, but only its index is unmarshalled then (~1.5 ms for ~1,600 texts); each text's entry is
-checked and decoded only when a class asks for it (:class:`_Index`).
+is opened and its index read (~0.2 ms for ~1,800 texts); each text's entry is read, checked and decoded
+only when a class asks for it (:class:`_Index`).
 
 How: :func:`install` gives the ``dataclasses`` module an ``exec`` of its own. This relies on one detail
 of CPython's ``dataclasses``, true from 3.10 to 3.13: it runs the generated text by calling the name
@@ -21,8 +21,8 @@ changes. Should a later Python stop calling ``exec`` by name, the classes are si
 The table is read on the first class made: a command that makes none (``--help``) never reads it.
 
 Where: ``dataclass_code.<cache tag>[.opt-N].marshal`` in the package's ``__pycache__`` folder, found,
-trusted and checked as :mod:`skdbg.pycache_store` says; a file that reads as absent has its classes
-compiled and is rewritten. New entries are written when the program exits, unless bytecode writing is
+trusted and checked as :mod:`skdbg.pycache_store` says (an indexed table: a damaged entry is one text
+absent); a text absent from the file is compiled, and the file rewritten with it. New entries are written when the program exits, unless bytecode writing is
 off (``PYTHONDONTWRITEBYTECODE``, ``python -B``) or the folder cannot be written.
 """
 
@@ -38,21 +38,21 @@ import threading
 import zlib
 from array import array
 from bisect import bisect_left
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from operator import gt
 from pathlib import Path
 from types import CodeType
 from typing import Any
 
-from skdbg.pycache_store import read_indexed, store_path, write_indexed
+from skdbg.pycache_store import Blob, read_indexed, store_path, write_indexed
 
 #: the top-level package name of the modules whose dataclasses are served from the table
 _OURS = "skdbg"
 #: a table above this many texts is written back with this run's texts only. skdbg's classes make
-#: ~1,900 texts (~2.4 MB) when every module is imported; more means a development checkout's edited
-#: classes left old texts behind (each 1,000 texts cost ~2 ms to read at every start)
+#: ~1,800 texts (~2.5 MB) when every module is imported; more means a development checkout's edited
+#: classes left old texts behind (the index of each 1,000 costs ~0.1 ms to read at every start)
 MAX_ENTRIES = 4096
-#: first item of the stored tuple: what the file is, in which layout
+#: first item of the file's head: what the file is, in which layout
 FILE_KIND = "skdbg-dataclass-code-4"
 #: the ``from __future__`` flags the builtin ``exec`` of a text takes from its caller's code (CPython's
 #: ``PyCF_MASK``: every feature but the two whose flags are obsolete, nested_scopes and generators)
@@ -69,20 +69,22 @@ _builtin_exec = builtins.exec
 class _Index:
     """A stored table as read: its entries' keys (sorted), where each entry ends in the blob and each
     entry's CRC, three arrays of unsigned 32-bit numbers; and the blob of entries, each
-    ``marshal.dumps((text, marshalled code))``. An entry is checked and unmarshalled only when a run
-    asks for its text.
+    ``marshal.dumps((text, marshalled code))``, read from the file (:class:`~skdbg.pycache_store.Blob`)
+    only when a run asks for the entry's text, then checked (its CRC) and unmarshalled.
 
     Why: ``analyze`` makes ~170 classes from ~500 of the ~1,800 texts of a table that holds every
-    module's classes; unmarshalling every entry at the start (the table as one marshalled dict) cost
-    ~7.5 ms and ~1,600 page faults before the plog scan's child could be forked; this read, ~2 ms."""
+    module's classes. Read and unmarshalled whole at the start (the table as one marshalled dict), it
+    cost ~5.5 ms and ~1,850 page faults before the plog scan's child could be forked; its index alone
+    costs ~0.2 ms, and each entry a ``pread``."""
 
-    __slots__ = ("blob", "crcs", "ends", "keys")
+    __slots__ = ("_whole", "blob", "crcs", "ends", "keys")
 
-    def __init__(self, keys: array[int], ends: array[int], crcs: array[int], blob: memoryview) -> None:
+    def __init__(self, keys: array[int], ends: array[int], crcs: array[int], blob: Blob | None) -> None:
         self.keys = keys
         self.ends = ends
         self.crcs = crcs
         self.blob = blob
+        self._whole: bytes | None = None  # the blob read at once, for a walk over every entry
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -101,21 +103,34 @@ class _Index:
 
     def entries(self) -> dict[str, bytes]:
         """Every entry that reads as one, under its own text's key: text -> marshalled code."""
-        return dict(filter(None, map(self._filed, range(len(self.keys)))))
+        return {text: code for text, code, _ in self._walk()}
+
+    def raw_entries(self) -> dict[str, bytes]:
+        """:meth:`entries`, each as its stored bytes (what a rewrite copies)."""
+        return {text: raw for text, _, raw in self._walk()}
 
     def intact(self) -> bool:
         """Every entry reads as one, under its own text's key (what :func:`load` asks before it gives
         the table)."""
-        return all(map(self._filed, range(len(self.keys))))
+        return sum(1 for _ in self._walk()) == len(self.keys)
 
-    def _filed(self, at: int) -> tuple[str, bytes] | None:
-        entry = self._entry(at)
-        return entry if entry is not None and _key(entry[0]) == self.keys[at] else None
+    def _walk(self) -> Iterator[tuple[str, bytes, bytes]]:
+        """(text, marshalled code, stored bytes) of every entry that reads as one, under its own key."""
+        if self._whole is None and self.blob is not None and len(self.ends):
+            self._whole = self.blob.read(0, self.ends[-1])
+        for at in range(len(self.keys)):
+            entry = self._entry(at)
+            if entry is not None and _key(entry[0]) == self.keys[at]:
+                yield entry
 
-    def _entry(self, at: int) -> tuple[str, bytes] | None:
-        start = self.ends[at - 1] if at else 0
-        raw = self.blob[start : self.ends[at]]
-        if len(raw) != self.ends[at] - start or zlib.crc32(raw) != self.crcs[at]:
+    def _entry(self, at: int) -> tuple[str, bytes, bytes] | None:
+        """Entry ``at``: (text, marshalled code, its stored bytes); None when it does not read as one."""
+        start, stop = self.ends[at - 1] if at else 0, self.ends[at]
+        if self._whole is not None:
+            raw = self._whole[start:stop]
+        else:
+            raw = self.blob.read(start, stop) if self.blob is not None else b""
+        if len(raw) != stop - start or zlib.crc32(raw) != self.crcs[at]:
             return None
         try:  # the CRC held: only a file written wrong gets past it, and then marshal may raise
             entry = marshal.loads(raw)
@@ -128,7 +143,7 @@ class _Index:
             or type(entry[1]) is not bytes
         ):
             return None
-        return entry
+        return entry[0], entry[1], raw
 
 
 def _key(text: str) -> int:
@@ -157,7 +172,7 @@ def _stored_numbers(values: array[int]) -> bytes:
     return values.tobytes()
 
 
-_NO_INDEX = _Index(array("I"), array("I"), array("I"), memoryview(b""))
+_NO_INDEX = _Index(array("I"), array("I"), array("I"), None)
 
 
 class _Table:
@@ -231,18 +246,22 @@ def read_index(path: Path) -> _Index | None:
         return None
     index, blob = got
     if type(index) is not tuple or len(index) != 3:
+        blob.close()
         return None
     keys, ends, crcs = map(_numbers, index)
     if keys is None or ends is None or crcs is None or not len(keys) == len(ends) == len(crcs):
+        blob.close()
         return None
-    if any(map(gt, keys, keys[1:])) or any(map(gt, ends, ends[1:])):
-        return None  # keys out of order, or entries that end before the one before them
+    if any(map(gt, keys, keys[1:])):
+        blob.close()
+        return None  # keys out of order: the lookup's search would miss some
     return _Index(keys, ends, crcs, blob)
 
 
 def load(path: Path) -> dict[str, bytes]:
-    """The table stored at ``path``, text -> marshalled code (the whole table: what a rewrite keeps,
-    and what the tests read); empty when :func:`read_index` gives nothing or any entry is damaged."""
+    """The whole table stored at ``path``, text -> marshalled code (what the tests read); empty when
+    :func:`read_index` gives nothing or any entry is damaged. (A run reads entries one by one, and a
+    damaged entry is then one text compiled: :class:`_Index`.)"""
     index = read_index(path)
     if index is None or not index.intact():
         return {}
@@ -250,21 +269,27 @@ def load(path: Path) -> dict[str, bytes]:
 
 
 def save(path: Path, codes: Mapping[str, CodeType | bytes]) -> bool:
-    """Write ``codes`` (code objects, or entries as :func:`load` gave them) to ``path`` atomically;
-    False, and nothing changed, when the folder cannot be written."""
-    entries = sorted(
-        (_key(text), marshal.dumps((text, code if type(code) is bytes else marshal.dumps(code))))
-        for text, code in codes.items()
-    )
+    """Write ``codes`` (code objects, or marshalled code as :func:`load` gives it) to ``path``
+    atomically; False, and nothing changed, when the folder cannot be written."""
+    return _write(path, {text: _entry_bytes(text, code) for text, code in codes.items()})
+
+
+def _entry_bytes(text: str, code: CodeType | bytes) -> bytes:
+    return marshal.dumps((text, code if type(code) is bytes else marshal.dumps(code)))
+
+
+def _write(path: Path, entries: Mapping[str, bytes]) -> bool:
+    """Write the table of ``entries`` (text -> stored bytes of its entry), sorted by key."""
+    ordered = sorted((_key(text), raw) for text, raw in entries.items())
     keys, ends, crcs = array("I"), array("I"), array("I")
     at = 0
-    for key, entry in entries:
-        at += len(entry)
+    for key, raw in ordered:
+        at += len(raw)
         keys.append(key)
         ends.append(at)
-        crcs.append(zlib.crc32(entry))
+        crcs.append(zlib.crc32(raw))
     index = tuple(map(_stored_numbers, (keys, ends, crcs)))
-    return write_indexed(path, FILE_KIND, index, b"".join(entry for _, entry in entries))
+    return write_indexed(path, FILE_KIND, index, b"".join(raw for _, raw in ordered))
 
 
 #: per set of ``__future__`` flags: a function that calls the builtin ``exec`` from code compiled with
@@ -353,10 +378,12 @@ def _store() -> None:
         return
     if sys.dont_write_bytecode:
         return
-    entries: dict[str, CodeType | bytes] = {**table.stored.entries(), **table.fresh}
+    # the stored entries copied as they are (each checked), this run's compiled ones added
+    entries = table.stored.raw_entries()
+    entries.update((text, _entry_bytes(text, code)) for text, code in table.fresh.items())
     if len(entries) > MAX_ENTRIES:
         entries = {k: v for k, v in entries.items() if k in table.codes}
-    save(table.path, entries)
+    _write(table.path, entries)
 
 
 def install(path: Path | None = None) -> None:
@@ -383,7 +410,8 @@ def generated_code(text: str) -> CodeType:
 
 
 def stats() -> dict[str, int]:
-    """This run's counts: texts read from the file, served from it, compiled (what the tests check)."""
+    """This run's counts (what the tests check): entries in the file's index (damaged ones too),
+    texts served from the file or from this run's codes, texts compiled."""
     table = _table
     if table is None:
         return {"loaded": 0, "hits": 0, "compiled": 0}

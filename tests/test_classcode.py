@@ -2,8 +2,9 @@
 
 Why these tests: the table replaces ``dataclasses``' compile step on every start, so a wrong entry
 would change every record class. They check that a second start compiles nothing and gives the same
-analysis, that every stored code object equals a fresh compile of its text, that a damaged, foreign or
-untrusted file is never used, and that other modules' classes and ``exec`` calls are left alone. The
+analysis, that every stored code object equals a fresh compile of its text, that a foreign or untrusted
+file, or a damaged one, is never used (a damaged entry: that text compiled, the others served), and that
+other modules' classes and ``exec`` calls are left alone. The
 whole-process probes run in fresh interpreters with ``PYTHONPYCACHEPREFIX`` set, so they start without
 a table and never touch the checkout's ``__pycache__``.
 """
@@ -163,7 +164,11 @@ _ENTRIES = {"x = 1": marshal.dumps(_CODE["x = 1"])}  # as load() gives them
 _MAGIC = importlib.util.MAGIC_NUMBER
 _ENTRY = marshal.dumps(("x = 1", _ENTRIES["x = 1"]))  # one entry of the blob
 _KEY = zlib.crc32(b"x = 1")
-_GOOD = (_u32(_KEY), _u32(len(_ENTRY)), _u32(zlib.crc32(_ENTRY)))  # its index
+_CRC = zlib.crc32(_ENTRY)
+_GOOD = (_u32(_KEY), _u32(len(_ENTRY)), _u32(_CRC))  # its index
+_ENTRY_Y = marshal.dumps(("y = 2", marshal.dumps(compile("y = 2", "<string>", "exec", dont_inherit=True))))
+_KEY_Y, _CRC_Y = zlib.crc32(b"y = 2"), zlib.crc32(_ENTRY_Y)
+_ONE = marshal.dumps(1)
 
 
 def test_a_table_written_by_hand_reads_back(tmp_path: Path) -> None:
@@ -191,11 +196,22 @@ def test_a_table_written_by_hand_reads_back(tmp_path: Path) -> None:
         _indexed((_u32(_KEY), "not bytes", _GOOD[2]), _ENTRY),
         _indexed((_u32(_KEY), _u32(len(_ENTRY))[:3], _GOOD[2]), _ENTRY),  # not whole numbers
         _indexed((_u32(_KEY), _u32(len(_ENTRY), len(_ENTRY)), _GOOD[2]), _ENTRY),  # arrays of two lengths
-        _indexed((_u32(_KEY, 1), _u32(len(_ENTRY), len(_ENTRY)), _u32(0, 0)), _ENTRY),  # keys out of order
-        _indexed((_u32(1, 2), _u32(len(_ENTRY), 1), _u32(0, 0)), _ENTRY),  # an entry ending before the last
+        _indexed(  # two intact entries, their keys out of order (a lookup's search would miss one)
+            (_u32(_KEY_Y, _KEY), _u32(len(_ENTRY_Y), len(_ENTRY_Y) + len(_ENTRY)), _u32(_CRC_Y, _CRC)),
+            _ENTRY_Y + _ENTRY,
+        )
+        if _KEY_Y > _KEY
+        else _indexed(
+            (_u32(_KEY, _KEY_Y), _u32(len(_ENTRY), len(_ENTRY) + len(_ENTRY_Y)), _u32(_CRC, _CRC_Y)),
+            _ENTRY + _ENTRY_Y,
+        ),
+        _indexed(  # an entry ending before the one before it: the second reads none of its bytes
+            (_u32(*sorted((_KEY, _KEY_Y))), _u32(len(_ENTRY) + len(_ENTRY_Y), len(_ENTRY)), _u32(0, 0)),
+            _ENTRY + _ENTRY_Y,
+        ),
         _indexed(_GOOD, _ENTRY[:-1]),  # its only entry cut
         _indexed(_GOOD, _ENTRY[:-1] + b"!"),  # its only entry damaged (its CRC differs)
-        _indexed((_u32(_KEY), _GOOD[1], _u32(zlib.crc32(marshal.dumps(1)))), marshal.dumps(1)),  # no entry
+        _indexed((_u32(_KEY), _u32(len(_ONE)), _u32(zlib.crc32(_ONE))), _ONE),  # intact bytes, not an entry
         _indexed((_u32(_KEY + 1), _GOOD[1], _GOOD[2]), _ENTRY),  # an entry under another text's key
         marshal.dumps([1, 2, 3]),
     ],
@@ -238,13 +254,15 @@ def test_an_unusable_table_is_replaced_not_used(tmp_path: Path, content: bytes) 
 
 def test_a_damaged_table_never_raises(tmp_path: Path) -> None:
     """Random damage to a real table: the load gives the whole table or nothing, never an error and
-    never a part of it. The CRC is what catches damage inside the payload: marshal itself is not safe
-    against any bytes (on some Pythons a damaged code object crashes it), which is why only a file of
-    this user or root is read, as for ``.pyc`` files."""
+    never a part of it; a run's lookups (the index, then one entry a text) give each text its stored
+    code or nothing, never an error or another text's code. The CRCs are what catch damage (the head's,
+    each entry's): marshal itself is not safe against any bytes (on some Pythons a damaged code object
+    crashes it), which is why only a file of this user or root is read, as for ``.pyc`` files."""
     path = Path(str(_run(tmp_path)["path"]))
     good = path.read_bytes()
     whole = classcode.load(path)
     assert len(whole) > 300
+    texts = sorted(whole)
     rng = random.Random(18)
     damaged = tmp_path / "damaged.marshal"
     for _ in range(300):
@@ -254,6 +272,9 @@ def test_a_damaged_table_never_raises(tmp_path: Path) -> None:
         damaged.write_bytes(bytes(data))
         damaged.chmod(0o600)
         assert classcode.load(damaged) in ({}, whole)
+        index = classcode.read_index(damaged)
+        for text in rng.sample(texts, 40) if index is not None else ():
+            assert index.marshalled(text) in (None, whole[text])
 
 
 def _table_file(tmp_path: Path) -> Path:
@@ -724,10 +745,12 @@ def test_a_damaged_entry_is_compiled_and_the_table_rewritten(
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
     good = {f"v = {i}": compile(f"v = {i}", "<string>", "exec", dont_inherit=True) for i in range(3)}
     assert table.path is not None and classcode.save(table.path, good)
+    index = classcode.read_index(table.path)
+    assert index is not None
+    at = list(index.keys).index(zlib.crc32(b"v = 1"))
+    size = len(table.path.read_bytes()) - index.ends[-1]  # the blob's offset in the file: head and length
     data = bytearray(table.path.read_bytes())
-    entry = marshal.dumps(("v = 1", marshal.dumps(good["v = 1"])))
-    at = data.index(entry)
-    data[at + len(entry) - 1] ^= 0xFF
+    data[size + index.ends[at] - 1] ^= 0xFF  # the last byte of v = 1's entry
     table.path.write_bytes(bytes(data))
     assert classcode.load(table.path) == {}  # the whole table or nothing
     ns: dict[str, object] = {}
@@ -754,3 +777,36 @@ def test_texts_that_share_a_key_are_each_served(
         assert ns["v"] == i
     assert (table.hits, table.compiled) == (3, 0)
     assert classcode.load(table.path) == {t: marshal.dumps(c) for t, c in codes.items()}
+
+
+def test_a_run_reads_the_entries_it_asks_for_from_the_file_it_opened(table: classcode._Table) -> None:
+    """The table's entries are read when asked for (not the whole file), from the file opened first:
+    replaced afterwards (a rewrite renames a new file into place), they still come from the opened one."""
+    codes = {f"v = {i}": compile(f"v = {i}", "<string>", "exec", dont_inherit=True) for i in range(4)}
+    assert table.path is not None and classcode.save(table.path, codes)
+    ns: dict[str, object] = {}
+    _as_dataclasses("v = 0", {"__name__": "skdbg.x"}, ns)
+    stored = table.stored
+    assert stored is not None and stored._whole is None  # one entry read, not the whole blob
+    other = table.path.with_name("other.marshal")
+    assert classcode.save(other, {"v = 1": compile("v = 100", "<string>", "exec", dont_inherit=True)})
+    os.replace(other, table.path)
+    _as_dataclasses("v = 1", {"__name__": "skdbg.x"}, ns)
+    assert ns["v"] == 1 and (table.hits, table.compiled) == (2, 0)
+
+
+def test_the_entries_a_cut_file_lost_read_as_absent(tmp_path: Path) -> None:
+    """A file cut after it was opened: the entry that lost bytes reads as absent (its text is then
+    compiled), never as a part of itself; the others are served."""
+    path = tmp_path / "t.marshal"
+    codes = {f"v = {i}": compile(f"v = {i}", "<string>", "exec", dont_inherit=True) for i in range(4)}
+    assert classcode.save(path, codes)
+    index = classcode.read_index(path)
+    assert index is not None
+    os.truncate(path, path.stat().st_size - 1)
+    last = max(codes, key=lambda t: zlib.crc32(t.encode()))  # entries lie in key order
+    got = {t: index.marshalled(t) for t in codes}
+    assert got.pop(last) is None
+    assert {t: marshal.loads(raw) for t, raw in got.items() if raw is not None} == {
+        t: c for t, c in codes.items() if t != last
+    }
