@@ -127,6 +127,9 @@ class Blob:
         self._fd = fd
         self._base = base
         self._closer = weakref.finalize(self, _close_quietly, fd)
+        # not closed by ``weakref``'s own exit hook: it runs before the hooks registered earlier (a
+        # table's rewrite at exit still reads its entries); the process's end closes the file
+        self._closer.atexit = False
 
     def read(self, start: int, stop: int) -> bytes:
         """The blob's bytes ``start:stop`` (fewer at the file's end; none once closed or unreadable)."""

@@ -810,3 +810,27 @@ def test_the_entries_a_cut_file_lost_read_as_absent(tmp_path: Path) -> None:
     assert {t: marshal.loads(raw) for t, raw in got.items() if raw is not None} == {
         t: c for t, c in codes.items() if t != last
     }
+
+
+_IMPORTS = """
+import importlib, json, sys
+from skdbg import classcode
+for name in sys.argv[1:]:
+    importlib.import_module(name)
+print(json.dumps({"stats": classcode.stats(), "path": str(classcode.cache_path())}))
+"""
+
+
+def test_a_run_that_compiles_more_keeps_every_stored_entry(tmp_path: Path) -> None:
+    """Whole processes, each ending as the interpreter ends: a second run that makes classes the table
+    lacks rewrites it at exit with the first run's entries and its own (the stored entries are still
+    read then: the file the run opened is not closed before the table's exit hook)."""
+    first = run_probe(_IMPORTS, ["skdbg.parsers.common"], tmp_path)
+    path = Path(str(first["path"]))
+    before = classcode.load(path)
+    assert len(before) > 5
+    second = run_probe(_IMPORTS, ["skdbg.parsers.common", "skdbg.triage.model"], tmp_path)
+    stats = second["stats"]
+    assert isinstance(stats, dict) and stats["loaded"] == len(before) and stats["compiled"] > 10
+    after = classcode.load(path)
+    assert len(after) == len(before) + stats["compiled"] and before.items() <= after.items()
