@@ -22,10 +22,10 @@ messages as before.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import fields, is_dataclass, replace
 from functools import partial
-from operator import is_not
+from operator import is_, is_not
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from skdbg.classcode import generated_code
@@ -176,7 +176,9 @@ class _NotACopy(Exception):
 
 class _Alignment(NamedTuple):
     kept: list[Source]  # sources of the parsed messages that have a plog twin, in order
-    twins: list[int]  # the positions of their twins among the plog's SK lines, in the same order
+    # the positions of their twins among the plog's SK lines, in the same order: ``range`` when the
+    # plog holds exactly the kept messages, the k-th kept message's twin its k-th SK line
+    twins: Sequence[int]
     dropped: set[int]  # ids of the sources of the parsed messages without a twin (inert A6 lines)
     foreign: int  # plog-only lines of other SK components (each counted as a foreign line)
 
@@ -199,7 +201,7 @@ def _align(texts: list[str], funcs: list[str | None], trace: ParseTrace) -> _Ali
         for i in sorted(drop, reverse=True):
             del kt[i], kf[i], ks[i]
         if kt == texts and kf == funcs:
-            return _Alignment(ks, list(range(len(texts))), {id(trace.srcs[i]) for i in drop}, 0)
+            return _Alignment(ks, range(len(texts)), {id(trace.srcs[i]) for i in drop}, 0)
     # otherwise pair greedily (either choice at a line that is both inert and foreign is the same)
     out = _Alignment([], [], set(), 0)
     foreign = 0
@@ -229,17 +231,22 @@ def _align(texts: list[str], funcs: list[str | None], trace: ParseTrace) -> _Ali
 _NOT_NONE = partial(is_not, None)
 
 
-def _bookkeeping(plog: SkColumns, mine: list[int]) -> dict[str, Any]:
+def _bookkeeping(plog: SkColumns, mine: Sequence[int]) -> dict[str, Any]:
     """What :meth:`~skdbg.parsers.sk_builders._IncidentB.touch` accumulates (in touch order), over the
     plog twins (their positions, ``mine``) of the messages an incident counted: the first pid, the
     earliest and latest stamp, origins and files in first-seen order, the count."""
-    stamps = list(filter(_NOT_NONE, map(plog.stamps.__getitem__, mine)))
+    if type(mine) is range and mine == range(len(plog.stamps)):  # every line, in order (the usual copy)
+        stamps = list(filter(_NOT_NONE, plog.stamps))
+        files = tuple(dict.fromkeys(plog.files))
+    else:
+        stamps = list(filter(_NOT_NONE, map(plog.stamps.__getitem__, mine)))
+        files = tuple(dict.fromkeys(map(plog.files.__getitem__, mine)))
     return {
         "pid": plog.pids[mine[0]] if mine else None,
         "first_ts": plog.to_time(min(stamps)) if stamps else None,
         "last_ts": plog.to_time(max(stamps)) if stamps else None,
         "origins": ("plog",) if mine else (),
-        "files": tuple(dict.fromkeys(map(plog.files.__getitem__, mine))),
+        "files": files,
         "line_count": len(mine),
     }
 
@@ -256,13 +263,27 @@ def derive_plog_copy(plog: SkColumns, parsed: SkHandlerResult) -> SkHandlerResul
     try:
         al = _align(plog.texts, plog.funcs, trace)
         ids = list(map(id, al.kept))
-        twin: dict[int, int] = dict(zip(ids, al.twins, strict=True))
-        if len(twin) != len(al.kept):
+        # the usual copy (every plog SK line the twin of the kept message of its rank): the lines' own
+        # sources in order, and no map from message to twin unless an incident counted only some
+        whole = type(al.twins) is range
+        twins = plog.srcs if whole else map(plog.srcs.__getitem__, al.twins)
+        smap: dict[int, Source] = dict(zip(ids, twins, strict=True))
+        if len(smap) != len(al.kept):
             return None  # two messages share one source object: the mapping would be ambiguous
-        smap: dict[int, Source] = dict(zip(ids, map(plog.srcs.__getitem__, al.twins), strict=True))
+        twin: dict[int, int] = {}  # message source id -> its twin's position, made when first needed
+
+        def twin_map() -> dict[int, int]:
+            if not twin:
+                twin.update(zip(ids, al.twins, strict=True))
+            return twin
+
         out = SkHandlerResult(foreign_lines=parsed.foreign_lines + al.foreign)
         for inc, touched in zip(parsed.incidents, trace.touched, strict=True):
-            mine = cast("list[int]", list(filter(_NOT_NONE, map(twin.get, map(id, touched)))))
+            mine: Sequence[int]
+            if whole and len(touched) == len(trace.srcs) and all(map(is_, touched, trace.srcs)):
+                mine = range(len(ids))  # every message counted, in order: every twin, in order
+            else:
+                mine = cast("list[int]", list(filter(_NOT_NONE, map(twin_map().get, map(id, touched)))))
             notes = tuple(n for n in inc.notes if id(n[1]) not in al.dropped)
             new = resource(replace(inc, notes=notes), smap)
             out.incidents.append(replace(new, **_bookkeeping(plog, mine)))
@@ -270,7 +291,7 @@ def derive_plog_copy(plog: SkColumns, parsed: SkHandlerResult) -> SkHandlerResul
         if keys != sorted(keys):
             return None  # the parser would order (and so freeze) them differently
         for rec in parsed.non_aot:
-            k = twin[id(rec.src)]
+            k = twin_map()[id(rec.src)]
             out.non_aot.append(
                 replace(resource(rec, smap), pid=plog.pids[k], ts=plog.to_time(plog.stamps[k]))
             )
