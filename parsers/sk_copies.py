@@ -203,14 +203,15 @@ def _align(texts: list[str], funcs: list[str | None], trace: ParseTrace) -> _Ali
         if kt == texts and kf == funcs:
             return _Alignment(ks, range(len(texts)), {id(trace.srcs[i]) for i in drop}, 0)
     # otherwise pair greedily (either choice at a line that is both inert and foreign is the same)
-    out = _Alignment([], [], set(), 0)
+    twins: list[int] = []
+    out = _Alignment([], twins, set(), 0)
     foreign = 0
     j, n = 0, len(texts)
     for i, (text, func, src) in enumerate(zip(trace.texts, trace.funcs, trace.srcs, strict=True)):
         while True:
             if j < n and texts[j] == text and funcs[j] == func:
                 out.kept.append(src)
-                out.twins.append(j)
+                twins.append(j)
                 j += 1
             elif i in trace.inert:
                 out.dropped.add(id(src))
