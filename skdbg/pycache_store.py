@@ -24,6 +24,7 @@ import contextlib
 import marshal
 import os
 import stat
+import threading
 import weakref
 import zlib
 from pathlib import Path
@@ -115,17 +116,28 @@ def read_payload(path: Path, kind: str) -> Any:
 _HEAD_LEN = 8
 
 
+def _read_at(fd: int, size: int, offset: int) -> bytes:
+    """``size`` bytes of ``fd`` at ``offset`` (fewer at the end): ``os.pread`` where there is one (Unix),
+    else a seek and a read (the caller keeps them together)."""
+    pread = getattr(os, "pread", None)
+    if pread is not None:
+        return bytes(pread(fd, size, offset))
+    os.lseek(fd, offset, os.SEEK_SET)
+    return os.read(fd, size)
+
+
 class Blob:
     """The entries of an indexed table, read from its file when asked for (``os.pread``: the file
-    stays open until this object is dropped or :meth:`close` d). The file read is the one opened and
-    checked: replaced meanwhile (tables are written by renaming), it is still the old file; cut
-    meanwhile, a read gives fewer bytes, which the caller's check of each entry refuses."""
+    stays open until this object is dropped or closed). The file read is the one opened and checked:
+    replaced meanwhile (tables are written by renaming), it is still the old file; cut meanwhile, a
+    read gives fewer bytes, which the caller's check of each entry refuses."""
 
-    __slots__ = ("__weakref__", "_base", "_closer", "_fd")
+    __slots__ = ("__weakref__", "_base", "_closer", "_fd", "_lock")
 
     def __init__(self, fd: int, base: int) -> None:
         self._fd = fd
         self._base = base
+        self._lock = threading.Lock()  # a seek and its read together, where there is no pread
         self._closer = weakref.finalize(self, _close_quietly, fd)
         # not closed by ``weakref``'s own exit hook: it runs before the hooks registered earlier (a
         # table's rewrite at exit still reads its entries); the process's end closes the file
@@ -136,7 +148,8 @@ class Blob:
         if stop <= start or not self._closer.alive:
             return b""
         try:
-            return os.pread(self._fd, stop - start, self._base + start)
+            with self._lock:
+                return _read_at(self._fd, stop - start, self._base + start)
         except OSError:
             return b""
 
@@ -159,22 +172,18 @@ def read_indexed(path: Path, kind: str) -> tuple[Any, Blob] | None:
     opened = _open_trusted(path)
     if opened is None:
         return None
-    fd: int | None = opened[0]
+    fd, file_size = opened
     try:
-        size = int.from_bytes(os.pread(opened[0], _HEAD_LEN, 0), "little")
+        size = int.from_bytes(_read_at(fd, _HEAD_LEN, 0), "little")
         # a head no longer than the file: a damaged length must not make a read of that size
-        data = os.pread(opened[0], size, _HEAD_LEN) if size <= opened[1] - _HEAD_LEN else b""
+        data = _read_at(fd, size, _HEAD_LEN) if size <= file_size - _HEAD_LEN else b""
         if data and len(data) == size:
             body = _checked_body(marshal.loads(data), kind)
             if body is not None:
-                got = marshal.loads(body), Blob(opened[0], _HEAD_LEN + size)
-                fd = None  # the blob's now
-                return got
+                return marshal.loads(body), Blob(fd, _HEAD_LEN + size)  # the file is the blob's now
     except Exception:  # as in read_payload: damaged input raises several kinds of error
         pass
-    finally:
-        if fd is not None:
-            _close_quietly(fd)
+    _close_quietly(fd)
     return None
 
 
@@ -206,8 +215,9 @@ def write_indexed(path: Path, kind: str, index: Any, blob: bytes) -> bool:
     ``blob`` (raw bytes, kept as they are) to ``path`` as ``kind``, as :func:`write_payload` writes.
 
     Why a second layout: a table most of whose entries a run never reads (the record classes' code,
-    :mod:`skdbg.classcode`) is read whole but unmarshalled only in part; with everything in one
-    marshalled payload, its bytes were copied twice and every entry made an object at every start."""
+    :mod:`skdbg.classcode`) is read and unmarshalled only in part; with everything in one marshalled
+    payload, the whole file was read, its bytes copied twice and every entry made an object at every
+    start."""
     head = _head(kind, index)
     return _write_atomic(path, len(head).to_bytes(_HEAD_LEN, "little") + head + blob)
 

@@ -834,3 +834,18 @@ def test_a_run_that_compiles_more_keeps_every_stored_entry(tmp_path: Path) -> No
     assert isinstance(stats, dict) and stats["loaded"] == len(before) and stats["compiled"] > 10
     after = classcode.load(path)
     assert len(after) == len(before) + stats["compiled"] and before.items() <= after.items()
+
+
+def test_entries_are_read_where_the_system_has_no_pread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without ``os.pread`` (not every system has it) the head and each entry are read by a seek and a
+    read: the same entries come back."""
+    path = tmp_path / "t.marshal"
+    codes = {f"v = {i}": compile(f"v = {i}", "<string>", "exec", dont_inherit=True) for i in range(3)}
+    assert classcode.save(path, codes)
+    monkeypatch.delattr(os, "pread")
+    index = classcode.read_index(path)
+    assert index is not None
+    got = {t: index.marshalled(t) for t in reversed(codes)}
+    assert {t: marshal.loads(raw) for t, raw in got.items() if raw is not None} == codes
