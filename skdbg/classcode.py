@@ -22,8 +22,9 @@ The table is read on the first class made: a command that makes none (``--help``
 
 Where: ``dataclass_code.<cache tag>[.opt-N].marshal`` in the package's ``__pycache__`` folder, found,
 trusted and checked as :mod:`skdbg.pycache_store` says (an indexed table: a damaged entry is one text
-absent); a text absent from the file is compiled, and the file rewritten with it. New entries are written when the program exits, unless bytecode writing is
-off (``PYTHONDONTWRITEBYTECODE``, ``python -B``) or the folder cannot be written.
+absent); a text absent from the file is compiled, and the file rewritten with it. New entries are
+written when the program exits, unless bytecode writing is off (``PYTHONDONTWRITEBYTECODE``,
+``python -B``) or the folder cannot be written.
 """
 
 from __future__ import annotations
