@@ -177,7 +177,8 @@ class _NotACopy(Exception):
 class _Alignment(NamedTuple):
     kept: list[Source]  # sources of the parsed messages that have a plog twin, in order
     # the positions of their twins among the plog's SK lines, in the same order: ``range`` when the
-    # plog holds exactly the kept messages, the k-th kept message's twin its k-th SK line
+    # list comparison matched (nothing dropped, or every inert A6): the k-th kept message's twin is the
+    # k-th SK line (else a list, which the greedy pairing may also find to be 0..n-1)
     twins: Sequence[int]
     dropped: set[int]  # ids of the sources of the parsed messages without a twin (inert A6 lines)
     foreign: int  # plog-only lines of other SK components (each counted as a foreign line)
@@ -265,12 +266,15 @@ def derive_plog_copy(plog: SkColumns, parsed: SkHandlerResult) -> SkHandlerResul
         al = _align(plog.texts, plog.funcs, trace)
         ids = list(map(id, al.kept))
         # the usual copy (every plog SK line the twin of the kept message of its rank): the lines' own
-        # sources in order, and no map from message to twin unless an incident counted only some
+        # sources in order, and no map from message to twin position unless an incident counted only
+        # some messages or a declined fault (``non_aot``) needs its twin's pid and stamp
         whole = type(al.twins) is range
-        twins = plog.srcs if whole else map(plog.srcs.__getitem__, al.twins)
-        smap: dict[int, Source] = dict(zip(ids, twins, strict=True))
-        if len(smap) != len(al.kept):
-            return None  # two messages share one source object: the mapping would be ambiguous
+        twin_srcs = plog.srcs if whole else map(plog.srcs.__getitem__, al.twins)
+        smap: dict[int, Source] = dict(zip(ids, twin_srcs, strict=False))  # (the columns are as long)
+        if len(smap) != len(al.kept) or any(map(smap.__contains__, al.dropped)):
+            # two messages share one source object (kept ones, or a kept one and a dropped A6): the
+            # mapping would be ambiguous
+            return None
         twin: dict[int, int] = {}  # message source id -> its twin's position, made when first needed
 
         def twin_map() -> dict[int, int]:

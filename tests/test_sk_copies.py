@@ -7,7 +7,7 @@ notes). Copies that differ anywhere else must not be derived.
 
 from __future__ import annotations
 
-from dataclasses import fields, is_dataclass
+from dataclasses import fields, is_dataclass, replace
 from datetime import timedelta
 from typing import Any
 
@@ -258,3 +258,68 @@ def test_a_nested_record_holding_a_source_needs_a_rule(monkeypatch: pytest.Monke
     with pytest.raises(TypeError, match="no rule to re-source field decoded"):
         sk_copies._field_expr("decoded", "Outer | None")
     assert sk_copies._field_expr("decoded", "CondDecode | None") == "o.decoded"  # no Source inside
+
+
+@pytest.mark.parametrize("foreign", [False, True], ids=["usual-copy", "with-a-foreign-line"])
+def test_a_declined_fault_beside_an_incident_is_derived_with_its_plog_line(foreign: bool) -> None:
+    """A fault the handler declines (not an ``sk_entry`` kernel: a ``non_aot`` record) next to an
+    incident: derived, it cites its plog line and takes that line's pid and stamp, as the state
+    machine on the plog lines does, whether the plog holds exactly the parsed lines or also a line of
+    another SK component (paired the long way)."""
+    spec = example_incident()
+    later = spec.start + timedelta(seconds=2)
+    declined = "fault kernel_name 'add_custom' does not start with 'sk_entry', skipping"
+    sk = [
+        *to_filelog_lines(spec),
+        filelog_line(later, 48213, spec.tid, "INFO", "IsSuperKernelException", declined),
+    ]
+    plog_text = [
+        *to_plog_lines(spec, level="DEBUG"),
+        sk_plog_line("INFO", 48213, "python3", later, "IsSuperKernelException", declined),
+    ]
+    if foreign:
+        build = sk_plog_line(
+            "INFO", 48213, "python3", spec.start, "UpdateNodeScopeBitFlags", "Processed node [nodeId:7]"
+        )
+        plog_text.insert(2, build)
+    records = plog_records(plog_text)
+    parsed = filelog_parse(sk)
+    assert len(parsed.non_aot) == 1 and parsed.non_aot[0].src.file == SKLOG
+    derived = derive(records, parsed)
+    assert derived is not None
+    assert same_result(derived, state_machine(records))
+    (rec,) = derived.non_aot
+    line = next(r for r in records if declined in r.text)
+    assert rec.src == line.src and rec.src.file == PLOG
+    assert (rec.pid, rec.ts) == (48213, line.ts) and line.ts is not None
+
+
+def test_a_source_shared_by_a_dropped_a6_and_a_kept_message_is_not_derived() -> None:
+    """The twins are found by the source objects of the parsed messages: one object standing for two
+    messages (here the inert A6's and the line before it, which the parser never makes, one source a
+    line) is ambiguous, so the plog is parsed instead."""
+    spec = example_incident()
+    parsed = filelog_parse(to_filelog_lines(spec))
+    trace = parsed.trace
+    assert trace is not None and len(trace.inert) == 1
+    (i,) = trace.inert
+    a6, before = trace.srcs[i], trace.srcs[i - 1]
+
+    def alias(s: Source) -> Source:
+        return before if s is a6 else s
+
+    shared = SkHandlerResult(
+        incidents=[replace(x, notes=tuple((n, alias(s)) for n, s in x.notes)) for x in parsed.incidents],
+        non_aot=parsed.non_aot,
+        unrecognized=parsed.unrecognized,
+        gaps=parsed.gaps,
+        foreign_lines=parsed.foreign_lines,
+        trace=replace(
+            trace,
+            srcs=tuple(map(alias, trace.srcs)),
+            touched=tuple(tuple(map(alias, t)) for t in trace.touched),
+        ),
+    )
+    records = plog_records(to_plog_lines(spec, level="INFO"))  # no A6: it is dropped
+    assert derive(records, parsed) is not None  # the same block with one source a line is derived
+    assert derive(records, shared) is None
