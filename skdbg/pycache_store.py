@@ -116,12 +116,15 @@ def read_payload(path: Path, kind: str) -> Any:
 _HEAD_LEN = 8
 
 
+#: ``os.pread`` where the system has it (Unix)
+_PREAD = getattr(os, "pread", None)
+
+
 def _read_at(fd: int, size: int, offset: int) -> bytes:
-    """``size`` bytes of ``fd`` at ``offset`` (fewer at the end): ``os.pread`` where there is one (Unix),
-    else a seek and a read (the caller keeps them together)."""
-    pread = getattr(os, "pread", None)
-    if pread is not None:
-        return bytes(pread(fd, size, offset))
+    """``size`` bytes of ``fd`` at ``offset`` (fewer at the end): ``os.pread`` where there is one, else a
+    seek and a read (the caller keeps the two together)."""
+    if _PREAD is not None:
+        return bytes(_PREAD(fd, size, offset))
     os.lseek(fd, offset, os.SEEK_SET)
     return os.read(fd, size)
 
@@ -137,7 +140,9 @@ class Blob:
     def __init__(self, fd: int, base: int) -> None:
         self._fd = fd
         self._base = base
-        self._lock = threading.Lock()  # a seek and its read together, where there is no pread
+        # a seek and its read kept together where there is no pread (and no fork: a lock held by
+        # another thread at a fork would stay held in the child, so none is used with pread)
+        self._lock = threading.Lock() if _PREAD is None else None
         self._closer = weakref.finalize(self, _close_quietly, fd)
         # not closed by ``weakref``'s own exit hook: it runs before the hooks registered earlier (a
         # table's rewrite at exit still reads its entries); the process's end closes the file
@@ -148,6 +153,8 @@ class Blob:
         if stop <= start or not self._closer.alive:
             return b""
         try:
+            if self._lock is None:
+                return _read_at(self._fd, stop - start, self._base + start)
             with self._lock:
                 return _read_at(self._fd, stop - start, self._base + start)
         except OSError:
