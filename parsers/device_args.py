@@ -392,36 +392,27 @@ def _entry_count(task: Task | _TaskRow) -> int:
 
 def _task_of(file: str, row: Task | _TaskRow) -> Task:
     """The record of a task row of ``file``: the one the branches made when they read the line, before
-    rows were kept. No conversion fails: the pattern took ASCII digits only, and a line with a number
-    too wide for the record never reaches the fast branch (an oversized number goes the line layer's
-    way, :mod:`~skdbg.parsers.skmeta_scan`)."""
+    rows were kept (:func:`_task` of its groups and of the entry lines its match took). No conversion
+    fails: the pattern took ASCII digits only, and a line with a number too wide for the record never
+    reaches the fast branch (an oversized number goes the line layer's way,
+    :mod:`~skdbg.parsers.skmeta_scan`)."""
     if isinstance(row, Task):
         return row
-    no, queue, (i, typ, idx, nid, rt, blocks, ent, args, dbg, extra, e0, e1, e2, e3), listed = row
-    assert i is not None and typ is not None and idx is not None and blocks is not None
-    assert ent is not None and args is not None and dbg is not None
-    return _build_task(
-        build_source(file, no, None),
-        queue,
-        int(i),
-        typ,
-        int(idx),
-        None if nid is None else int(nid),
-        rt,
-        int(blocks),
-        int(ent),
-        int(args, 16),
-        int(dbg, 16),
-        None if extra is None else int(extra, 16),
-        tuple([int(v, 16) for v in cast("tuple[str, ...]", (e0, e1, e2, e3)[:listed])]),
-    )
+    no, queue, groups, listed = row
+    entries = tuple([int(v, 16) for v in cast("tuple[str, ...]", groups[10 : 10 + listed])])
+    return _task(build_source(file, no, None), queue, groups[:10], entries)
 
 
-def _dfx(src: Source, values: Sequence[str | None]) -> DfxEntry:
-    """The dfx row of a dfx line's groups (index, bin, ori, aicSize, aivSize, numBlocks, cubeNum, vecNum),
-    its entry values not read yet (its entry lines rebuild it, :func:`_dfx_items`): the general branch's.
-    The fast branch keeps the row, with the entry values its match took, and :func:`_dfx_entry` makes
-    the same record from it when the block's rows are first read."""
+def _dfx(
+    src: Source,
+    values: Sequence[str | None],
+    entry_aic: tuple[int | None, int | None, int | None, int | None] = _NO_ENTRIES,
+    entry_aiv: tuple[int | None, int | None, int | None, int | None] = _NO_ENTRIES,
+) -> DfxEntry:
+    """The dfx row of a dfx line's groups (index, bin, ori, aicSize, aivSize, numBlocks, cubeNum, vecNum)
+    and the entry values read with it: none in the general branch (its entry lines rebuild the row,
+    :func:`_dfx_items`). The fast branch keeps the row, with the entry values its match took, and
+    :func:`_dfx_entry` makes the same record from it when the block's rows are first read."""
     i, bin_, ori, aic_size, aiv_size, nb, cube, vec = values
     assert i is not None and bin_ is not None and ori is not None
     assert aic_size is not None and aiv_size is not None
@@ -435,8 +426,8 @@ def _dfx(src: Source, values: Sequence[str | None]) -> DfxEntry:
         int(nb) if nb is not None else None,
         int(cube) if cube is not None else None,
         int(vec) if vec is not None else None,
-        _NO_ENTRIES,
-        _NO_ENTRIES,
+        entry_aic,
+        entry_aiv,
     )
 
 
@@ -451,19 +442,11 @@ def _dfx_entry(file: str, row: DfxEntry | _DfxRow) -> DfxEntry:
     were kept (the regex took only digits, so no conversion fails here that would not have failed then)."""
     if isinstance(row, DfxEntry):
         return row
-    no, (i, bin_, ori, aic_size, aiv_size, nb, cube, vec, c0, c1, c2, c3, v0, v1, v2, v3) = row
-    assert i is not None and bin_ is not None and ori is not None
-    assert aic_size is not None and aiv_size is not None
-    return _build_dfx(
+    no, groups = row
+    c0, c1, c2, c3, v0, v1, v2, v3 = groups[8:16]
+    return _dfx(
         build_source(file, no, None),
-        int(i),
-        int(bin_, 16),
-        int(ori, 16),
-        int(aic_size, 16),
-        int(aiv_size, 16),
-        None if nb is None else int(nb),
-        None if cube is None else int(cube),
-        None if vec is None else int(vec),
+        groups[:8],
         _NO_ENTRIES if c0 is None else _four_hex(c0, c1, c2, c3),
         _NO_ENTRIES if v0 is None else _four_hex(v0, v1, v2, v3),
     )
