@@ -575,7 +575,7 @@ class Evidence:
         on_digest, hasher, st = self._on_digest, done.hasher, done.stat
         if isinstance(hasher, (CountingSha256, Sha256Done)) and on_digest is not None:
             # the mtime of the bytes hashed: known when the file's fstat gave the size read (as
-            # Artifact._small_digest judges a read whole); else the scene stats the file as before
+            # skdbg.scene._small_digest judges a read whole); else the scene stats the file as before
             mtime = st.st_mtime if st is not None and st.st_size == hasher.size else None
             on_digest(f.path, hasher.size, hasher.hexdigest(), mtime)
 

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import io
 import os
-import re
 import threading
 from bisect import bisect_left
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
@@ -50,6 +49,7 @@ from itertools import accumulate, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, cast
 
+from skdbg import regexcode
 from skdbg.parsers.bulk import build_source
 from skdbg.parsers.common import (
     Gap,
@@ -96,7 +96,7 @@ PathLike = str | os.PathLike[str]
 WHAT = "a CANN plog"
 
 # §1.1: plog-<pid>_<YYYYMMDDhhmmssmmm>.log (host) and device-<pid>_<stamp>.log (device side).
-PLOG_NAME_RE = re.compile(r"^(?P<kind>plog|device)-(?P<pid>\d{1,19})_(?P<stamp>\d{1,30})\.log$")
+PLOG_NAME_RE = regexcode.compile(r"^(?P<kind>plog|device)-(?P<pid>\d{1,19})_(?P<stamp>\d{1,30})\.log$")
 
 # Lines the fast scan must return (triage.md §3.1.1 list plus every §1.5 runtime wording and the
 # error-manager text of §1.5 item 9). `ynchronize failed` covers `Stream Synchronize failed` and the
@@ -886,7 +886,7 @@ class _RawFile:
     scene of a thousand rotated plogs spent most of its scan waiting so.
 
     The end of the file is where a read came back short of the buffer at the size ``fstat`` gave
-    (as :meth:`skdbg.scene.Artifact._small_digest` judges a file read whole); otherwise (a file that
+    (as :func:`skdbg.scene._small_digest` judges a file read whole); otherwise (a file that
     grew, a short read before its end) the end is the read that returns nothing, as before. Closes
     the descriptor on exit.
 

@@ -181,52 +181,13 @@ class Artifact:
         with self._lock:  # the worker and a reader never hash the same file twice
             if self._digest is None and self._error is None:
                 try:
-                    small = self._small_digest(self.path)
-                    if small is not None:
-                        self._digest, self._hashed_mtime = small
-                    else:  # a large file, or not a plain readable one
-                        h = hashlib.sha256()
-                        with open_regular(self.path, what=f"the {self.kind} artifact") as fh:
-                            st = os.fstat(fh.fileno())
-                            # hashlib and read() release the GIL: the worker runs alongside
-                            while chunk := fh.read(_HASH_CHUNK):
-                                h.update(chunk)
-                        self._digest, self._hashed_mtime = (st.st_size, h.hexdigest()), st.st_mtime
+                    self._digest, self._hashed_mtime = file_digest(self.path, self.kind)
                 except (ParseError, OSError) as exc:
                     self._error = exc
             if self._error is not None:
                 raise self._error
             assert self._digest is not None
             return self._digest
-
-    @staticmethod
-    def _small_digest(path: Path) -> tuple[tuple[int, str], float] | None:
-        """:meth:`digest`'s ``(size, SHA-256)`` of a regular file under :data:`_HASH_CHUNK` bytes and the
-        mtime its ``fstat`` gave, in a handful of C calls; None for anything else (a larger file, a
-        non-regular one, any error, a read that did not return exactly the file's size): the general
-        path then reads it, or raises the error it always raised.
-
-        Why: a scene is mostly two thousand kernel ELFs of a few KB, hashed in a worker thread beside
-        the main thread's parsing; the general path's file objects cost ~25 Python-level calls a file
-        with the GIL held. Same bytes: the size is ``fstat``'s, and one read of size + 1 bytes must
-        return exactly that many; a file that grew meanwhile (more bytes) or a short read (a file cut
-        meanwhile, a network file system) is left to the general path, which reads until the end."""
-        try:
-            fd = os.open(path, READ_FLAGS)  # as open_regular opens (a FIFO must not block)
-        except OSError:
-            return None
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or st.st_size >= _HASH_CHUNK:
-                return None
-            data = os.read(fd, st.st_size + 1)
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
-        if len(data) != st.st_size:
-            return None
-        return (st.st_size, hashlib.sha256(data).hexdigest()), st.st_mtime
 
     @property
     def _sha256(self) -> str | None:
@@ -245,6 +206,52 @@ class Artifact:
     @property
     def sha256(self) -> str:
         return self.digest()[1]
+
+
+def _small_digest(path: str | os.PathLike[str]) -> tuple[tuple[int, str], float] | None:
+    """:meth:`Artifact.digest`'s ``(size, SHA-256)`` of a regular file under :data:`_HASH_CHUNK` bytes and the
+    mtime its ``fstat`` gave, in a handful of C calls; None for anything else (a larger file, a
+    non-regular one, any error, a read that did not return exactly the file's size): the general
+    path then reads it, or raises the error it always raised.
+
+    Why: a scene is mostly two thousand kernel ELFs of a few KB, hashed in a worker thread beside
+    the main thread's parsing; the general path's file objects cost ~25 Python-level calls a file
+    with the GIL held. Same bytes: the size is ``fstat``'s, and one read of size + 1 bytes must
+    return exactly that many; a file that grew meanwhile (more bytes) or a short read (a file cut
+    meanwhile, a network file system) is left to the general path, which reads until the end."""
+    try:
+        fd = os.open(path, READ_FLAGS)  # as open_regular opens (a FIFO must not block)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size >= _HASH_CHUNK:
+            return None
+        data = os.read(fd, st.st_size + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) != st.st_size:
+        return None
+    return (st.st_size, hashlib.sha256(data).hexdigest()), st.st_mtime
+
+
+def file_digest(path: str | os.PathLike[str], kind: str) -> tuple[tuple[int, str], float]:
+    """``((size as read, SHA-256), mtime of the bytes read)`` of the ``kind`` artifact at ``path``: a
+    small regular file in a handful of C calls (:func:`_small_digest`), anything else read through
+    :func:`~skdbg.parsers.fsguard.open_regular` until its end. Raises the :class:`ParseError` or
+    ``OSError`` of an unreadable file (``kind`` names it in the message)."""
+    small = _small_digest(path)
+    if small is not None:
+        return small
+    h = hashlib.sha256()
+    with open_regular(path, what=f"the {kind} artifact") as fh:
+        st = os.fstat(fh.fileno())
+        # hashlib and read() release the GIL: the worker runs alongside
+        while chunk := fh.read(_HASH_CHUNK):
+            h.update(chunk)
+    return (st.st_size, h.hexdigest()), st.st_mtime
 
 
 def iso_seconds(stamp: float, memo: dict[int, str]) -> str:
@@ -357,15 +364,40 @@ class ArtifactDigests:
     at a time by the child (``compute``, after its scan) and by this process (``do_here``) while it waits for
     the scan or for the child's digests. ``compute`` yields one list, ``(index, size, sha256, mtime)`` of each
     artifact it could hash (the values :meth:`Artifact.digest` keeps), ``adopt`` takes it here, then ``settle``
-    (always, whether digests came or not)."""
+    (always, whether digests came or not).
 
-    todo: list[Artifact]
+    A copy made by unpickling (what a standby child gets: :meth:`__reduce__`) holds the artifacts as texts
+    (``_texts``: their kinds, paths and roots) and makes them :class:`Artifact` objects only when asked for
+    (:attr:`todo`): its ``compute`` hashes by the paths' text. Why: the child hashes two thousand kernel
+    ELFs after its scan, and G5 waits for its digests at the analysis's end; a path object and an artifact
+    (with its lock) made for each cost the child ~7 ms of the bench scene before it hashed a file."""
+
+    _artifacts: list[Artifact] | None
+    _texts: tuple[list[str], list[str], list[str]] | None = None
     arrived: threading.Event = field(default_factory=threading.Event)
     #: claims a chunk of this work and does it here; False when none is left (:meth:`expect`)
     helper: Callable[[], bool] | None = None
     #: this process's read-ahead over the artifacts (its threads take turns with it: ``_ahead_lock``)
     _ahead: FilesAhead | None = None
     _ahead_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def todo(self) -> list[Artifact]:
+        """The artifacts, by number (a copy's made from its texts on the first call)."""
+        if self._artifacts is None:
+            kinds, paths, roots = self._texts or ([], [], [])
+            root_paths = {r: Path(r) for r in set(roots)}  # a scene's artifacts share one or two roots
+            self._artifacts = [
+                Artifact(k, Path(p), root_paths[r]) for k, p, r in zip(kinds, paths, roots, strict=True)
+            ]
+        return self._artifacts
+
+    def _kinds_and_paths(self) -> tuple[list[str], list[str]]:
+        """Each artifact's kind and path as text, by number (a copy's as it came: no object made)."""
+        if self._artifacts is None and self._texts is not None:
+            return self._texts[0], self._texts[1]
+        todo = self.todo
+        return [a.kind for a in todo], [str(a.path) for a in todo]
 
     def expect(self, helper: Callable[[], bool] | None = None) -> None:
         """The child is forked and will hash: readers of these artifacts' digests wait for it, after
@@ -388,22 +420,28 @@ class ArtifactDigests:
 
     def units(self) -> int:
         """How many artifacts there are to hash (the numbers claimed)."""
-        return len(self.todo)
+        return len(self._texts[1]) if self._artifacts is None and self._texts is not None else len(self.todo)
 
     def alone(self) -> int:
         """No artifact is claimed alone: each chunk holds several (:meth:`SharedClaims.offer`)."""
         return 0
 
     def compute(self, claimed: Iterable[int]) -> Iterator[list[tuple[int, int, str, float | None]]]:
-        """In the child: hash the artifacts numbered ``claimed`` (an unreadable one is left to its
-        reader here, which meets the error itself); their digests come as one result, once all are
-        hashed (each result crosses the pipe on its own: one a file would cost more than it saves)."""
-        todo = self.todo
-        ahead = FilesAhead([a.path for a in todo])  # (the files the other process hashes share the cache)
-        yield [
-            (i, size, sha256, todo[i]._hashed_mtime)
-            for i, (size, sha256) in _hash_each(todo, claimed, ahead.reached, Artifact.hash_now)
-        ]
+        """In the child: hash the artifacts numbered ``claimed`` by their paths (:func:`file_digest`: the
+        values :meth:`Artifact.hash_now` keeps); an unreadable one is left to its reader here, which meets
+        the error itself. Their digests come as one result, once all are hashed (each result crosses the
+        pipe on its own: one a file would cost more than it saves)."""
+        kinds, paths = self._kinds_and_paths()
+        reached = FilesAhead(paths).reached  # (the files the other process hashes share the cache)
+        digests: list[tuple[int, int, str, float | None]] = []
+        for i in claimed:
+            reached(i)
+            try:
+                (size, sha256), mtime = file_digest(paths[i], kinds[i])
+            except (ParseError, OSError):
+                continue
+            digests.append((i, size, sha256, mtime))
+        yield digests
 
     def do_here(self, chunk: Iterable[int]) -> None:
         """Here: hash the artifacts numbered ``chunk`` (claimed by this process while it waited)."""
@@ -418,8 +456,9 @@ class ArtifactDigests:
             self._ahead.reached(i)
 
     def adopt(self, result: object) -> None:
+        todo = self.todo
         for i, size, sha256, mtime in cast("list[tuple[int, int, str, float | None]]", result):
-            self.todo[i].remember_digest(size, sha256, mtime)
+            todo[i].remember_digest(size, sha256, mtime)
 
     def settle(self) -> None:
         """No more digests will come: readers stop waiting (and hash what has none)."""
@@ -428,10 +467,11 @@ class ArtifactDigests:
 
     def __reduce__(self) -> tuple[Callable[..., ArtifactDigests], tuple[object, ...]]:
         """Pickled for a child forked before the scene was opened (``skdbg analyze``'s standby child,
-        ``parsers/scan_child.py``): each artifact's kind, path and root (a path keeps its text once
-        made, so the shared root is one string, written once), none of their state (digests known
-        here are not sent). The copy hashes them there and its digests come back by index, as from a
-        child forked with the artifacts in place."""
+        ``parsers/scan_child.py``): each artifact's kind, path and root as text (none of their state:
+        digests known here are not sent). The copy hashes them there by path and its digests come back
+        by index, as from a child forked with the artifacts in place."""
+        if self._artifacts is None and self._texts is not None:
+            return _detached_digests, self._texts
         todo = self.todo
         return _detached_digests, (
             [a.kind for a in todo],
@@ -441,12 +481,11 @@ class ArtifactDigests:
 
 
 def _detached_digests(kinds: list[str], paths: list[str], roots: list[str]) -> ArtifactDigests:
-    """An :class:`ArtifactDigests` rebuilt from its pickle (:meth:`ArtifactDigests.__reduce__`); the
-    scene's artifacts share one or two roots, so each is made into a path once."""
-    root_paths = {r: Path(r) for r in set(roots)}
-    return ArtifactDigests(
-        [Artifact(k, Path(p), root_paths[r]) for k, p, r in zip(kinds, paths, roots, strict=True)]
-    )
+    """An :class:`ArtifactDigests` rebuilt from its pickle (:meth:`ArtifactDigests.__reduce__`): the
+    texts only, made artifacts when first asked for (:attr:`ArtifactDigests.todo`)."""
+    if not len(kinds) == len(paths) == len(roots):
+        raise ValueError("an artifact list's kinds, paths and roots differ in number")
+    return ArtifactDigests(None, (kinds, paths, roots))
 
 
 class NotASceneError(ParseError):

@@ -1,6 +1,6 @@
 """The hashing worker's one-read digest of a small artifact against the general path it shortcuts.
 
-``Artifact._small_digest`` reads a file under ``_HASH_CHUNK`` bytes whole and hashes it in one call;
+``skdbg.scene._small_digest`` reads a file under ``_HASH_CHUNK`` bytes whole and hashes it in one call;
 the oracle is ``hashlib`` over the file's bytes (sizes around hashlib's GIL threshold and the chunk
 size), and for everything it declines (missing file, directory, FIFO, link to a directory) the
 general path must still raise the very error it always raised.
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from skdbg.parsers.common import ParseError
-from skdbg.scene import _HASH_CHUNK, Artifact
+from skdbg.scene import _HASH_CHUNK, Artifact, _small_digest
 
 
 @pytest.mark.parametrize("size", [0, 1, 2047, 2048, 3568, _HASH_CHUNK - 1, _HASH_CHUNK, _HASH_CHUNK + 1])
@@ -23,7 +23,7 @@ def test_small_digest_is_the_files_sha256(tmp_path: Path, size: int) -> None:
     f = tmp_path / "k.o"
     data = bytes(range(256)) * (size // 256) + bytes(size % 256)
     f.write_bytes(data)
-    small = Artifact._small_digest(f)
+    small = _small_digest(f)
     want = (size, hashlib.sha256(data).hexdigest())
     mtime = f.stat().st_mtime
     assert small == ((want, mtime) if size < _HASH_CHUNK else None)
@@ -42,7 +42,7 @@ def test_small_digest_declines_what_the_general_path_refuses(tmp_path: Path) -> 
     cases = {"missing.o": "file does not exist", "dir.o": "got a directory", "fifo.o": "got a FIFO"}
     for name, message in {**cases, "link.o": "got a directory"}.items():
         path = tmp_path / name
-        assert Artifact._small_digest(path) is None
+        assert _small_digest(path) is None
         with pytest.raises(ParseError, match=message):
             Artifact("bin_file", path, tmp_path).digest()
 
@@ -50,7 +50,7 @@ def test_small_digest_declines_what_the_general_path_refuses(tmp_path: Path) -> 
 def test_small_digest_follows_a_link_to_a_file_like_the_general_path(tmp_path: Path) -> None:
     (tmp_path / "real.o").write_bytes(b"\x7fELF" * 100)
     (tmp_path / "link.o").symlink_to(tmp_path / "real.o")
-    got = Artifact._small_digest(tmp_path / "link.o")
+    got = _small_digest(tmp_path / "link.o")
     want = (400, hashlib.sha256(b"\x7fELF" * 100).hexdigest())
     assert got == (want, (tmp_path / "real.o").stat().st_mtime)
 
@@ -74,7 +74,7 @@ def test_a_read_of_another_size_than_fstat_said_goes_to_the_general_path(
         return out[:-7] if got == "short" else out + b"more"
 
     monkeypatch.setattr(scene_mod.os, "read", odd_read)
-    assert Artifact._small_digest(f) is None
+    assert _small_digest(f) is None
     monkeypatch.setattr(scene_mod.os, "read", real_read)
     assert Artifact("bin_file", f, tmp_path).digest() == (len(data), hashlib.sha256(data).hexdigest())
 

@@ -9,6 +9,7 @@ written by hand in the plog shapes of artifacts.md §1.1 and on the scene builde
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pickle
@@ -18,7 +19,7 @@ import sys
 import textwrap
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import pytest
 
@@ -720,8 +721,8 @@ if "parent-reads-ahead" in flags:  # and this process asks for the first file on
 
     sk_log_ahead.SkLogsAhead.take = take_once_the_child_claimed
 hashed_here = []
-real = scene_module.Artifact._small_digest
-scene_module.Artifact._small_digest = staticmethod(lambda path: hashed_here.append(path) or real(path))
+real = scene_module._small_digest
+scene_module._small_digest = lambda path: hashed_here.append(path) or real(path)
 claimed_here = []  # the artifacts this process hashed while it waited for the scan (claimed chunks)
 real_do_here = scene_module.ArtifactDigests.do_here
 
@@ -1508,6 +1509,43 @@ def test_the_digests_a_standby_child_gets_are_those_of_the_same_artifacts(tmp_pa
     assert len(results) == 1  # one result: every digest at once
     assert len(results[0]) == len(original.todo)
     assert list(copy.compute(everything)) == results
+
+
+def test_a_standby_childs_digests_make_no_artifact_and_skip_what_cannot_be_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The copy a standby child gets hashes by the paths' text: it makes no :class:`Artifact` (nor a
+    path object) for the two thousand ELFs it hashes, gives each readable file's size, SHA-256 and mtime
+    by index, and leaves out a file it cannot read (its reader here meets the error). Asked for its
+    artifacts, it still gives the same ones as the original."""
+    import skdbg.scene as scene_mod
+    from skdbg.scene import open_scene
+
+    root = tmp_path / "scene"
+    shutil.copytree(ROOT / "examples" / "scenes" / "high-single-stream", root)
+    original = open_scene(root).digests_in_child()
+    sent = pickle.dumps(original)
+    gone = original.todo[2].path
+    gone.unlink()
+    made: list[str] = []
+    real_artifact = scene_mod.Artifact
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        made.append(str(args[1]))
+        return real_artifact(*args, **kwargs)
+
+    monkeypatch.setattr(scene_mod, "Artifact", counting)
+    copy = pickle.loads(sent)
+    assert copy.units() == original.units()
+    [digests] = list(copy.compute(range(copy.units())))
+    assert made == []
+    assert [i for i, *_ in digests] == [i for i in range(original.units()) if i != 2]
+    for i, size, sha256, mtime in digests:
+        path = original.todo[i].path
+        data = path.read_bytes()
+        assert (size, sha256, mtime) == (len(data), hashlib.sha256(data).hexdigest(), path.stat().st_mtime)
+    monkeypatch.setattr(scene_mod, "Artifact", real_artifact)
+    assert [(a.kind, a.path, a.root) for a in copy.todo] == [(a.kind, a.path, a.root) for a in original.todo]
 
 
 @forks

@@ -34,7 +34,7 @@ def test_each_artifact_is_read_for_its_hash_once(monkeypatch: pytest.MonkeyPatch
         opened[str(path)] += 1
         return real(path, what=what)
 
-    real_small = scene_mod.Artifact._small_digest
+    real_small = scene_mod._small_digest
 
     def counting_small(path: Any) -> Any:  # a small file is read whole without open_regular
         got = real_small(path)
@@ -50,7 +50,7 @@ def test_each_artifact_is_read_for_its_hash_once(monkeypatch: pytest.MonkeyPatch
         return real_fd(path, what=what)
 
     monkeypatch.setattr(plog_mod, "open_regular_fd", counting_fd)
-    monkeypatch.setattr(scene_mod.Artifact, "_small_digest", staticmethod(counting_small))
+    monkeypatch.setattr(scene_mod, "_small_digest", counting_small)
     ctx = open_context(SCENE)
     analysis = analyze_context(ctx)
     index = evidence_index(ctx)
