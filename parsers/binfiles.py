@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from skdbg import regexcode
 from skdbg.parsers.ascend_meta import BINDMAP_ENTRY_CONFLICT, AscendMetaResult, parse_ascend_meta
 from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 ENTRY_PREFIX = "sk_entry"
 SANITIZED_CHARS = '/\\:*?"<>|'  # sk_common.h SanitizePathComponent
-_HEX = re.compile(r"[0-9A-Fa-f]{1,16}")  # a 64-bit address at most
+_HEX = regexcode.compile(r"[0-9A-Fa-f]{1,16}")  # a 64-bit address at most
 
 
 @dataclass(frozen=True, slots=True)

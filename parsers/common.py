@@ -12,6 +12,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from skdbg import regexcode
+
 
 @dataclass(frozen=True, slots=True)
 class Source:
@@ -102,7 +104,7 @@ MAX_DECIMAL_RUN = 20
 #: the widest value the runtime prints (addresses, registers, counters): 64 bits
 MAX_U64 = (1 << 64) - 1
 #: a number as the runtime prints one: not glued to a name (``op_123…`` is an identifier, not a value)
-_OVERSIZED = re.compile(
+_OVERSIZED = regexcode.compile(
     rf"(?<![\w.])(?:\d{{{MAX_DECIMAL_RUN},}}|0[xX]0*[1-9a-fA-F][0-9a-fA-F]{{16,}})(?![\w.])"
 )
 #: digit runs longer than this are refused without converting them (int() would raise beyond 4,300)

@@ -8,15 +8,15 @@ missing file recorded as a capability downgrade (a :class:`Gap`), never a failur
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from skdbg import regexcode
 from skdbg.parsers.common import Gap, ParseError, Source
 from skdbg.parsers.fsguard import file_problem, listed_file_ok, real_path
 
-MODEL_DIR_RE = re.compile(r"^model_(?:(?P<rts>\d{1,19})_(?P<call>\d{1,19})|unknown)$")
-PROF_RE = re.compile(r"^(?:sk_prof_device|sk_event_dev_device)_(?P<dev>\d{1,19})\.json$")
+MODEL_DIR_RE = regexcode.compile(r"^model_(?:(?P<rts>\d{1,19})_(?P<call>\d{1,19})|unknown)$")
+PROF_RE = regexcode.compile(r"^(?:sk_prof_device|sk_event_dev_device)_(?P<dev>\d{1,19})\.json$")
 
 #: role -> file name inside ``model_<m>/`` (artifacts.md §3.1)
 MODEL_FILES: dict[str, str] = {

@@ -11,15 +11,16 @@ from a line's bytes, before it is decoded (a piece border may fall inside a char
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-PREFIX_RE = re.compile(
+from skdbg import regexcode
+
+PREFIX_RE = regexcode.compile(
     r"^(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}) \[(?P<pid>\d+):(?P<tid>\d+)\] "
     r"\[(?P<level>[A-Z]+)\] \[(?P<src>[^\]]*?):(?P<line>\d+)\] \[(?P<func>[^\]]*)\] ?"
 )
-CONT_RE = re.compile(rb"\[CONT:\d+\] ")
+CONT_RE = regexcode.compile(rb"\[CONT:\d+\] ")
 PIECE = 4096
 FORMAT_ERROR = "[FORMAT_ERROR] Failed to format log message"
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from skdbg import regexcode
 from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import Gap, ParseError, Source, Unrecognized
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
@@ -30,11 +31,13 @@ from skdbg.parsers.skmeta_scan import FastScan, fast_pattern
 if TYPE_CHECKING:
     import pandas as pd
 
-_HEADER = re.compile(r"^\s*SK Function: (?P<name>.*), scope id: (?P<sid>\d+), Node Count: (?P<n>\d+)\s*$")
-_POS = re.compile(r"^\s*(?:\[(?P<i>\d+)\]\s+)?(?=\[nodeId:)")
+_HEADER = regexcode.compile(
+    r"^\s*SK Function: (?P<name>.*), scope id: (?P<sid>\d+), Node Count: (?P<n>\d+)\s*$"
+)
+_POS = regexcode.compile(r"^\s*(?:\[(?P<i>\d+)\]\s+)?(?=\[nodeId:)")
 #: a ``[i] <node>`` line (all but the header lines), as ``_POS`` reads it (skmeta_scan)
 _FAST = fast_pattern(r"[ \t]*\[(?P<i>[0-9]+)\][ \t]+(?P<node>\[nodeId:[^\n]*)")
-_SK = re.compile(r"^sk_(?P<id>\d{1,19})_(?P<rest>.*)$", re.DOTALL)  # ids fit 64 bits
+_SK = regexcode.compile(r"^sk_(?P<id>\d{1,19})_(?P<rest>.*)$", re.DOTALL)  # ids fit 64 bits
 _NO_KERNEL = "no_kernel_scope_"
 _START = "_start_"
 _END = "_end_"

@@ -22,6 +22,7 @@ from datetime import datetime
 from operator import itemgetter
 from typing import Literal, overload
 
+from skdbg import regexcode
 from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import Source, lazy_regex, oversized_number
 
@@ -35,7 +36,7 @@ TID_FUNC_RE = lazy_regex(
     r"^\s*(?P<tid>\d+)\s+(?P<func>[A-Za-z_~][\w:~<>]*)\s*:(?P<tags>(?:\[[A-Z_]+\])*)\s?(?P<text>.*)$"
 )
 TS_RE = lazy_regex(r"^(\d{4})-(\d{2})-(\d{2})-(\d{2}):(\d{2}):(\d{2})\.(\d{3})\.(\d{3})$")
-TAG_RE = re.compile(r"\[([A-Z_]+)\]")
+TAG_RE = regexcode.compile(r"\[([A-Z_]+)\]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,7 +259,7 @@ FAST_LINE_RE = lazy_regex(
     r"|\[tid:(?P<idedd_tid>[0-9]+)\][^\S\n]?)"
 )
 #: the head of :data:`FAST_LINE_RE`, split into its fields
-_HEAD_RE = re.compile(r"\[([A-Z]+)\] *([A-Za-z_][A-Za-z0-9_]*)\(([0-9]+),([^)]*)\)")
+_HEAD_RE = regexcode.compile(r"\[([A-Z]+)\] *([A-Za-z_][A-Za-z0-9_]*)\(([0-9]+),([^)]*)\)")
 
 #: ``PlogLine(*values)`` without the frozen ``__init__`` (same object, ~5x cheaper)
 build_plog_line = frozen_builder(PlogLine)
@@ -433,7 +434,7 @@ def fast_plog_lines(
 # part: the RUNTIME/GE and IDEDD alternatives are told by their tids (``[0-9]+``, never empty when
 # taken), and the SK alternative is the one where both are empty.
 
-BLOCK_LINE_RE = re.compile(
+BLOCK_LINE_RE = regexcode.compile(
     r"^(\[[A-Z]+\] *[A-Za-z_][A-Za-z0-9_]*\([0-9]+,[^)\n]*\)):"
     rf"({_STAMP}) *"
     r"\[([A-Za-z0-9_.+\-/]*:[0-9]+)\]"

@@ -22,6 +22,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skdbg import regexcode
 from skdbg.parsers.common import MAX_DECIMAL_RUN, MAX_U64, Gap, Source, Unrecognized
 from skdbg.parsers.frames import Col, records_frame, rows_frame
 from skdbg.parsers.jsonload import as_object, is_int, join, load_json, loads_json, read_json_text, show
@@ -84,7 +85,7 @@ _CANDIDATE_KEYS = {
     "config_fingerprint",
 }
 
-_TIME_RE = re.compile(
+_TIME_RE = regexcode.compile(
     r"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?"
     r"\s*(Z|[+-]\d{2}(?::?\d{2})?)?$"
 )

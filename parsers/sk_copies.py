@@ -21,13 +21,13 @@ messages as before.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import fields, is_dataclass, replace
 from functools import partial
 from operator import is_, is_not
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
+from skdbg import regexcode
 from skdbg.classcode import generated_code
 from skdbg.parsers import sk_records
 from skdbg.parsers.bulk import frozen_builder
@@ -86,7 +86,7 @@ _RECORDS: tuple[type, ...] = (
     Unrecognized,
 )
 _NAMES = {cls.__name__: cls for cls in _RECORDS}
-_TYPE_NAME = re.compile(r"[A-Za-z_]\w*")
+_TYPE_NAME = regexcode.compile(r"[A-Za-z_]\w*")
 
 #: ``M`` maps id(source of the parsed copy) → the twin source; ``R`` re-sources a nested record
 Resourcer = Callable[[Any, dict[int, Source], Callable[[Any], Any]], Any]

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from skdbg import regexcode
+
 FUSION_FAIL_REASONS = frozenset(
     {
         "CAN_FUSE",
@@ -122,8 +124,8 @@ SCOPE_STATUSES = frozenset(
     {"INIT", "SUCCESS", "RESOURCE_INSUFFICIENT", "NO_TARGET_NODE", "UNRECOVERABLE_FAIL"}
 )
 
-_ENUM = re.compile(r"[A-Z][A-Z0-9_]*")
-_WITH_SUB = re.compile(r"^(?P<text>.*?)(?: \[(?P<sub>[A-Z][A-Z0-9_]*)\])?$", re.DOTALL)
+_ENUM = regexcode.compile(r"[A-Z][A-Z0-9_]*")
+_WITH_SUB = regexcode.compile(r"^(?P<text>.*?)(?: \[(?P<sub>[A-Z][A-Z0-9_]*)\])?$", re.DOTALL)
 
 
 def classify_fusion_fail(raw: str) -> tuple[str | None, str | None]:

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from skdbg import regexcode
 from skdbg.parsers import common
 from skdbg.parsers.bulk import build_source
 from skdbg.parsers.common import Source
@@ -200,8 +201,8 @@ SkLogItem = MetaLine | PlainRun | HandlerRun | OtherRun
 #: a run line (the run regex checked its prefix already, so a field is just up to its ``]``):
 #: ``(ts, pid, body)`` and ``(prefix, body)``
 _FIELD = rb" \[[^\]]*\]"
-FACT_LINE = re.compile(rb"(.{23}) \[(\d+):[^\]]*\]" + _FIELD * 3 + rb" ?([^\n]*)\n")
-PREFIXED_LINE = re.compile(rb"(.{23}" + _FIELD * 4 + rb" ?)([^\n]*)\n")
+FACT_LINE = regexcode.compile(rb"(.{23}) \[(\d+):[^\]]*\]" + _FIELD * 3 + rb" ?([^\n]*)\n")
+PREFIXED_LINE = regexcode.compile(rb"(.{23}" + _FIELD * 4 + rb" ?)([^\n]*)\n")
 T = TypeVar("T")
 K = TypeVar("K")
 _PREFIX_CACHE: dict[bytes, FileLogPrefix] = {}
@@ -209,7 +210,7 @@ _TEXT_PREFIX_CACHE: dict[str, FileLogPrefix] = {}
 _CACHE_MAX = 4096
 #: :data:`PREFIXED_LINE` over a run decoded as text (runs are ASCII): a reader that decodes a whole run
 #: at once (the handler parser's run path) matches its lines with this
-RUN_LINE_TEXT = re.compile(PREFIXED_LINE.pattern.decode("ascii"))
+RUN_LINE_TEXT = regexcode.compile(PREFIXED_LINE.pattern.decode("ascii"))
 #: the prefix group of :data:`RUN_LINE_TEXT` (a reader's own run regex starts with it)
 RUN_PREFIX_TEXT = PREFIXED_LINE.pattern.decode("ascii").removesuffix(r"([^\n]*)\n")
 assert RUN_LINE_TEXT.pattern == RUN_PREFIX_TEXT + r"([^\n]*)\n"

@@ -18,13 +18,13 @@ queue was never created). ``args`` and ``entries`` are ``"0x…"`` strings; ``de
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, repeat
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
+from skdbg import regexcode
 from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import Gap, Source, Unrecognized
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
@@ -419,7 +419,7 @@ def _task_plain(
 #: a task entry's members in :data:`_TASK_FIELDS` order (one C call reads them all)
 _TASK_MEMBERS = itemgetter(*_TASK_FIELDS)
 #: a run of ``"0x…"`` strings joined by commas: each is then a plain hex string (``int(s, 16)`` reads it)
-_HEX_RUN = re.compile(r"0x[0-9a-fA-F]+(?:,0x[0-9a-fA-F]+)*")
+_HEX_RUN = regexcode.compile(r"0x[0-9a-fA-F]+(?:,0x[0-9a-fA-F]+)*")
 _BASE16 = repeat(16)
 
 

@@ -16,11 +16,11 @@ ordinary named scope (trap T8) and is reported as such.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from skdbg import regexcode
 from skdbg.parsers.markers import (
     MarkerCall,
     MarkerEdit,
@@ -255,9 +255,9 @@ EVENT_METHODS: dict[str, frozenset[str]] = {
 
 # ------------------------------------------------------------------------------ op-type matching
 
-_HASHLIKE = re.compile(r"^(?:\d+|(?=[0-9a-f]*\d)[0-9a-f]{4,})$")
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|$)|[A-Z]?[a-z]+|[A-Z]+|\d+")
-_VERSION = re.compile(r"^v\d+$")
+_HASHLIKE = regexcode.compile(r"^(?:\d+|(?=[0-9a-f]*\d)[0-9a-f]{4,})$")
+_CAMEL = regexcode.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|$)|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_VERSION = regexcode.compile(r"^v\d+$")
 _STRIP_PREFIXES = ("static_kernel_", "te_", "aclnn_")
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from skdbg import regexcode
 from skdbg.parsers.bulk import frozen_builder
 from skdbg.parsers.common import Source
 from skdbg.parsers.device_args import DeviceArgsBlock, DfxEntry
@@ -48,7 +49,7 @@ COLLECTIVE_MARKERS = (
     "matmulreducescatter",
 )
 #: any of the markers inside a name (one regex search instead of a substring test per marker)
-_COLLECTIVE_RE = re.compile("|".join(re.escape(m) for m in COLLECTIVE_MARKERS))
+_COLLECTIVE_RE = regexcode.compile("|".join(re.escape(m) for m in COLLECTIVE_MARKERS))
 
 
 @dataclass(frozen=True, slots=True)
