@@ -156,7 +156,8 @@ class Artifact:
         return sha256, st.st_size, st.st_mtime
 
     def digest(self) -> tuple[int, str]:
-        """``(size as read, SHA-256)``; the file is read for it at most once per scene opening.
+        """``(size, SHA-256)`` (the size ``fstat`` gave when the file was opened for it, the hash of the
+        bytes read: :func:`file_digest`); the file is read for it at most once per scene opening.
 
         Raises the :class:`ParseError`/``OSError`` of an unreadable artifact (every time, from the
         one failed attempt)."""
@@ -238,8 +239,10 @@ def _small_digest(path: str | os.PathLike[str]) -> tuple[tuple[int, str], float]
 
 
 def file_digest(path: str | os.PathLike[str], kind: str) -> tuple[tuple[int, str], float]:
-    """``((size as read, SHA-256), mtime of the bytes read)`` of the ``kind`` artifact at ``path``: a
-    small regular file in a handful of C calls (:func:`_small_digest`), anything else read through
+    """``((size, SHA-256), mtime)`` of the ``kind`` artifact at ``path``: the size and mtime its ``fstat``
+    gave once it was opened, the SHA-256 of the bytes read (a small regular file's are exactly that
+    size: :func:`_small_digest`; a file growing while the general path reads it until its end is hashed
+    with its new bytes). A small regular file is hashed in a handful of C calls, anything else read through
     :func:`~skdbg.parsers.fsguard.open_regular` until its end. Raises the :class:`ParseError` or
     ``OSError`` of an unreadable file (``kind`` names it in the message)."""
     small = _small_digest(path)
@@ -383,7 +386,9 @@ class ArtifactDigests:
 
     @property
     def todo(self) -> list[Artifact]:
-        """The artifacts, by number (a copy's made from its texts on the first call)."""
+        """The artifacts, by number: an original's as it was made; a copy's made from its texts on the
+        first call (not for two threads at once: in the child a copy lives in, only its scan thread
+        comes to the work, and its ``compute`` asks for no artifact)."""
         if self._artifacts is None:
             kinds, paths, roots = self._texts or ([], [], [])
             root_paths = {r: Path(r) for r in set(roots)}  # a scene's artifacts share one or two roots
@@ -391,13 +396,6 @@ class ArtifactDigests:
                 Artifact(k, Path(p), root_paths[r]) for k, p, r in zip(kinds, paths, roots, strict=True)
             ]
         return self._artifacts
-
-    def _kinds_and_paths(self) -> tuple[list[str], list[str]]:
-        """Each artifact's kind and path as text, by number (a copy's as it came: no object made)."""
-        if self._artifacts is None and self._texts is not None:
-            return self._texts[0], self._texts[1]
-        todo = self.todo
-        return [a.kind for a in todo], [str(a.path) for a in todo]
 
     def expect(self, helper: Callable[[], bool] | None = None) -> None:
         """The child is forked and will hash: readers of these artifacts' digests wait for it, after
@@ -427,21 +425,31 @@ class ArtifactDigests:
         return 0
 
     def compute(self, claimed: Iterable[int]) -> Iterator[list[tuple[int, int, str, float | None]]]:
-        """In the child: hash the artifacts numbered ``claimed`` by their paths (:func:`file_digest`: the
-        values :meth:`Artifact.hash_now` keeps); an unreadable one is left to its reader here, which meets
-        the error itself. Their digests come as one result, once all are hashed (each result crosses the
-        pipe on its own: one a file would cost more than it saves)."""
-        kinds, paths = self._kinds_and_paths()
-        reached = FilesAhead(paths).reached  # (the files the other process hashes share the cache)
-        digests: list[tuple[int, int, str, float | None]] = []
-        for i in claimed:
-            reached(i)
-            try:
-                (size, sha256), mtime = file_digest(paths[i], kinds[i])
-            except (ParseError, OSError):
-                continue
-            digests.append((i, size, sha256, mtime))
-        yield digests
+        """In the child: hash the artifacts numbered ``claimed``; an unreadable one is left to its reader
+        here, which meets the error itself. A copy (:meth:`__reduce__`) hashes by the paths' text
+        (:func:`file_digest`, the values :meth:`Artifact.hash_now` keeps for a file hashed afresh); an
+        original (a child forked with the artifacts in place) through its artifacts, so a digest or an
+        error one already had stands. Their digests come as one result, once all are hashed (each result
+        crosses the pipe on its own: one a file would cost more than it saves)."""
+        if self._artifacts is None and self._texts is not None:
+            kinds, paths = self._texts[0], self._texts[1]
+            reached = FilesAhead(paths).reached  # (the files the other process hashes share the cache)
+            digests: list[tuple[int, int, str, float | None]] = []
+            for i in claimed:
+                reached(i)
+                try:
+                    (size, sha256), mtime = file_digest(paths[i], kinds[i])
+                except (ParseError, OSError):
+                    continue
+                digests.append((i, size, sha256, mtime))
+            yield digests
+            return
+        todo = self.todo
+        ahead = FilesAhead([a.path for a in todo])
+        yield [
+            (i, size, sha256, todo[i]._hashed_mtime)
+            for i, (size, sha256) in _hash_each(todo, claimed, ahead.reached, Artifact.hash_now)
+        ]
 
     def do_here(self, chunk: Iterable[int]) -> None:
         """Here: hash the artifacts numbered ``chunk`` (claimed by this process while it waited)."""
