@@ -475,9 +475,10 @@ class ArtifactDigests:
 
     def __reduce__(self) -> tuple[Callable[..., ArtifactDigests], tuple[object, ...]]:
         """Pickled for a child forked before the scene was opened (``skdbg analyze``'s standby child,
-        ``parsers/scan_child.py``): each artifact's kind, path and root as text (none of their state:
-        digests known here are not sent). The copy hashes them there by path and its digests come back
-        by index, as from a child forked with the artifacts in place."""
+        ``parsers/scan_child.py``): each artifact's kind, path and root as text (a path keeps its text
+        once made, so the shared root is one string, written once), none of their state (digests known
+        here are not sent). The copy hashes them there by path and its digests come back by index, as
+        from a child forked with the artifacts in place."""
         if self._artifacts is None and self._texts is not None:
             return _detached_digests, self._texts
         todo = self.todo
