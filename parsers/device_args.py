@@ -458,6 +458,12 @@ def _four_hex(a: str | None, b: str | None, c: str | None, d: str | None) -> tup
     return (int(a, 16), int(b, 16), int(c, 16), int(d, 16))
 
 
+def _entries_gap(position: int, declared: int, listed: int, src: Source) -> Gap:
+    """The gap of a task (its record, or a row the fast branch kept) that lists another number of entry
+    lines than its ``entries=`` declares."""
+    return Gap("entries_incomplete", f"task [{position}]: entries={declared}, {listed} listed", src=src)
+
+
 class _QueueB:
     def __init__(self, ml: MetaLine, m: re.Match[str]) -> None:
         self.ml, self.name = ml, m.group("q")
@@ -587,23 +593,15 @@ def parse_device_args(
                     index_nodes.append((int(index), None if nid is None else int(nid)))
                     if listed != int(declared):
                         res.gaps.append(
-                            Gap(
-                                "entries_incomplete",
-                                f"task [{int(position)}]: entries={int(declared)}, {listed} listed",
-                                src=build_source(row_file, no, None),
+                            _entries_gap(
+                                int(position), int(declared), listed, build_source(row_file, no, None)
                             )
                         )
                     continue
                 assert isinstance(t, Task)
                 index_nodes.append((t.idx, t.node_id_raw))
                 if len(t.entries) != t.entries_declared:  # not t.entries_complete (no call per task)
-                    res.gaps.append(
-                        Gap(
-                            "entries_incomplete",
-                            f"task [{t.position}]: entries={t.entries_declared}, {len(t.entries)} listed",
-                            src=t.src,
-                        )
-                    )
+                    res.gaps.append(_entries_gap(t.position, t.entries_declared, len(t.entries), t.src))
             tasks = kept_records(partial(_task_of, row_file), items, rows)
             queues.append(TaskQueue(q.ml.src, q.name, q.cap, q.n, tasks, tuple(index_nodes)))
         dfx = kept_records(partial(_dfx_entry, row_file), blk.dfx, any(type(row) is tuple for row in blk.dfx))

@@ -13,11 +13,11 @@ import hashlib
 import os
 import stat
 import threading
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from skdbg.parsers.common import Gap, ParseError, Source
 from skdbg.parsers.discovery import MODEL_FILES, SkMetaLayout, discover_sk_meta
@@ -337,12 +337,17 @@ class Scene:
         return found[0] if found else None
 
 
+#: what :func:`_hash_each` hashes by (an artifact, or an index into texts) and what a hash gives
+_Item = TypeVar("_Item")
+_Digest = TypeVar("_Digest")
+
+
 def _hash_each(
-    todo: list[Artifact],
+    todo: Sequence[_Item],
     numbers: Iterable[int],
     reached: Callable[[int], None],
-    hash_one: Callable[[Artifact], tuple[int, str]],
-) -> Iterator[tuple[int, tuple[int, str]]]:
+    hash_one: Callable[[_Item], _Digest],
+) -> Iterator[tuple[int, _Digest]]:
     """``(i, hash_one(todo[i]))`` for each of ``numbers`` that could be hashed, ``reached(i)`` called
     first (the read-ahead: cold, the disk fetches the files ahead while one is hashed, not one round
     trip a file); an unreadable one keeps its error for its reader."""
@@ -433,16 +438,13 @@ class ArtifactDigests:
         crosses the pipe on its own: one a file would cost more than it saves)."""
         if self._artifacts is None and self._texts is not None:
             kinds, paths = self._texts[0], self._texts[1]
-            reached = FilesAhead(paths).reached  # (the files the other process hashes share the cache)
-            digests: list[tuple[int, int, str, float | None]] = []
-            for i in claimed:
-                reached(i)
-                try:
-                    (size, sha256), mtime = file_digest(paths[i], kinds[i])
-                except (ParseError, OSError):
-                    continue
-                digests.append((i, size, sha256, mtime))
-            yield digests
+            ahead = FilesAhead(paths)  # (the files the other process hashes share the cache)
+            yield [
+                (i, size, sha256, mtime)
+                for i, ((size, sha256), mtime) in _hash_each(
+                    range(len(paths)), claimed, ahead.reached, lambda k: file_digest(paths[k], kinds[k])
+                )
+            ]
             return
         todo = self.todo
         ahead = FilesAhead([a.path for a in todo])
