@@ -11,7 +11,6 @@ import atexit
 import functools
 import gc
 import json
-import operator
 import os
 import sys
 from collections.abc import Callable, Iterable
@@ -265,43 +264,58 @@ def inspect(scene: Path, table: str | None, fmt: str, pid: int | None) -> None:
     write_frame(frame, fmt, sys.stdout, title=table, meta=meta)
 
 
+#: a PC or an image base is a device address: 64 bits, unsigned
+_ADDRESS_LIMIT = 1 << 64
+#: what the usage error says a PC is (:func:`_parse_pc`)
+_PC_HELP = "expected a hexadecimal PC such as 0x124080c07e58 (64 bits, no sign)"
+
+
 def _parse_pc(text: str) -> int:
-    """PCs are hexadecimal, ``0x`` optional (as addr2line reads them and as IDEDD prints them)."""
+    """A PC (or image base) as addr2line reads it and IDEDD prints it: hexadecimal, ``0x`` optional, blanks
+    around it; ValueError for anything else. Why stricter than ``int(text, 16)``: that also takes a sign,
+    ``_`` between digits and non-ASCII digits, and any size; a device address is none of those, and a
+    negative or 80-bit value would be looked up as if it were one."""
     t = text.strip().lower()
     if t.startswith("0x"):
         t = t[2:]
-    if not t:
-        raise ValueError("empty")
-    return int(t, 16)
+    if not (t.isascii() and t.isalnum()):  # empty, a sign, "_", an inner blank or a non-ASCII digit
+        raise ValueError(text)
+    value = int(t, 16)  # (a letter past f raises)
+    if value >= _ADDRESS_LIMIT:
+        raise ValueError(text)
+    return value
 
 
 def _read_pcs(args: Iterable[str], stdin_lines: Iterable[str]) -> list[int]:
-    """Every PC of the arguments, then of stdin, in order; a bad one is a usage error naming it.
+    """Every PC of the arguments, then of stdin, in order (blank lines skipped); a bad one is a usage
+    error naming it (:func:`_parse_pc` says what a PC may be).
 
-    The common case (all well-formed) is one comprehension; only on a failure is the list walked again
-    to name the argument or stdin line."""
+    The common case (all well-formed) is one ``int`` per PC in C: the text holds nothing ``int`` takes
+    that :func:`_parse_pc` refuses (checked once over the joined text), and the values fit in 64 bits.
+    Anything else walks the list again, to name the argument or stdin line."""
     arg_list, line_list = list(args), list(stdin_lines)
     every = [*arg_list, *line_list]
-    if not any(map(operator.contains, every, repeat("_"))):  # int() takes 0x_10, _parse_pc does not
+    joined = "\n".join(every)
+    if joined.isascii() and not any(c in joined for c in "_+-"):
         try:  # int() takes the 0x prefix, either case and surrounding blanks, like _parse_pc
-            return list(map(int, every, repeat(16)))
+            values = list(map(int, every, repeat(16)))
         except ValueError:
             pass  # a blank line or a bad PC: the careful walk below
+        else:
+            if not values or max(values) < _ADDRESS_LIMIT:  # (no sign in the text: none is negative)
+                return values
     try:
         return [_parse_pc(raw) for raw in every if raw.strip()]
     except ValueError:
         pass
-    for where, values in (("argument", arg_list), ("stdin line", line_list)):
-        for n, raw in enumerate(values, 1):
+    for where, values_of in (("argument", arg_list), ("stdin line", line_list)):
+        for n, raw in enumerate(values_of, 1):
             if not raw.strip():
                 continue
             try:
                 _parse_pc(raw)
             except ValueError:
-                _fail(
-                    f"{where} {n}: expected a hexadecimal PC such as 0x124080c07e58, got {raw.strip()!r}",
-                    EXIT_USAGE,
-                )
+                _fail(f"{where} {n}: {_PC_HELP}, got {raw.strip()!r}", EXIT_USAGE)
     raise AssertionError("unreachable: a PC failed to parse once but not again")
 
 
@@ -335,7 +349,10 @@ def symbolize(elf: Path, pcs: tuple[str, ...], base: str | None, fmt: str, no_de
         try:
             base_value = _parse_pc(base)
         except ValueError:
-            _fail(f"--base: expected a hexadecimal address, got {base!r}", EXIT_USAGE)
+            _fail(
+                f"--base: expected a hexadecimal address such as 0x124080b00000 (64 bits, no sign), got {base!r}",
+                EXIT_USAGE,
+            )
     result = run_symbolize(elf, values, base=base_value, demangle=not no_demangle)
     for gap in result.gaps:
         click.echo(f"skdbg: gap: {one_line(gap.detail)}", err=True)

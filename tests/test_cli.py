@@ -160,6 +160,25 @@ def test_symbolize_bad_pc_and_bad_elf(tmp_path: Path) -> None:
     assert code == 3 and "directory" in err
 
 
+def test_symbolize_refuses_what_is_no_64_bit_address(tmp_path: Path) -> None:
+    """A sign, a digit separator, a non-ASCII digit or a value past 64 bits is no PC: a usage error naming
+    the argument or stdin line, nothing written (int(text, 16) takes all of them)."""
+    elf = _elf(tmp_path)
+    for bad in ("-0x10", "+0x1110", "0x11_10", "0x1١", "0x10000000000000000"):
+        code, out, err = _run("symbolize", str(elf), "0x1110", "--", bad)
+        assert (code, out) == (2, ""), bad
+        assert "argument 2: expected a hexadecimal PC" in err and repr(bad) in err, err
+    code, out, err = _run("symbolize", str(elf), stdin="0x1110\n\n-1\n")
+    assert (code, out) == (2, "") and "stdin line 3:" in err and "'-1'" in err
+    code, out, err = _run("symbolize", str(elf), "0x1110", "--base=-0x1000")
+    assert (code, out) == (2, "") and "--base: expected a hexadecimal address" in err
+    # the largest address is one, and blanks around a PC (a pasted column) are not refused
+    code, out, _ = _run("symbolize", str(elf), "0xffffffffffffffff", " 0x1110\t", "--format", "json")
+    assert code == 0
+    rows = json.loads(out)["rows"]
+    assert [r["pc"] for r in rows] == [0xFFFFFFFFFFFFFFFF, 0x1110] and rows[1]["symbol"] == "add_custom"
+
+
 def test_human_table_shows_addresses_in_hex(tmp_path: Path) -> None:
     elf = _elf(tmp_path)
     code, out, _ = _run("symbolize", str(elf), "0x1110")
