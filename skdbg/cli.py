@@ -266,57 +266,67 @@ def inspect(scene: Path, table: str | None, fmt: str, pid: int | None) -> None:
 
 #: a PC or an image base is a device address: 64 bits, unsigned
 _ADDRESS_LIMIT = 1 << 64
-#: what the usage error says a PC is (:func:`_parse_pc`)
-_PC_HELP = "expected a hexadecimal PC such as 0x124080c07e58 (64 bits, no sign)"
+_HEX_DIGITS = "0123456789abcdef"
 
 
 def _parse_pc(text: str) -> int:
-    """A PC (or image base) as addr2line reads it and IDEDD prints it: hexadecimal, ``0x`` optional, blanks
-    around it; ValueError for anything else. Why stricter than ``int(text, 16)``: that also takes a sign,
-    ``_`` between digits and non-ASCII digits, and any size; a device address is none of those, and a
-    negative or 80-bit value would be looked up as if it were one."""
+    """A PC (or image base) as addr2line reads it and the runtime prints it: hexadecimal digits, ``0x``
+    optional, blanks around them. Anything else raises ValueError saying what is wrong with it.
+
+    Why stricter than ``int(text, 16)``: that also takes a sign, ``_`` between digits, non-ASCII digits
+    and any size; a device address is none of those, and a negative value or one over 64 bits would be
+    looked up as if it were an address. (The digits are checked before ``int`` reads them: after the
+    prefix is cut, ``int`` would take a second ``0x``.)"""
     t = text.strip().lower()
     if t.startswith("0x"):
         t = t[2:]
-    if not (t.isascii() and t.isalnum()):  # empty, a sign, "_", an inner blank or a non-ASCII digit
-        raise ValueError(text)
-    value = int(t, 16)  # (a letter past f raises)
+    if not t:
+        raise ValueError("is empty")
+    if "-" in t or "+" in t:
+        raise ValueError("has a sign")
+    if not t.isascii():
+        raise ValueError("has a character that is not ASCII")
+    if t.strip(_HEX_DIGITS):
+        raise ValueError("has a character that is not a hex digit")
+    value = int(t, 16)
     if value >= _ADDRESS_LIMIT:
-        raise ValueError(text)
+        raise ValueError("is more than 64 bits")
     return value
 
 
 def _read_pcs(args: Iterable[str], stdin_lines: Iterable[str]) -> list[int]:
-    """Every PC of the arguments, then of stdin, in order (blank lines skipped); a bad one is a usage
-    error naming it (:func:`_parse_pc` says what a PC may be).
+    """Every PC of the arguments, then of stdin, in order (blank stdin lines skipped); a bad one is a
+    usage error naming the argument or stdin line and what is wrong with it (:func:`_parse_pc`).
 
     The common case (all well-formed) is one ``int`` per PC in C: the text holds nothing ``int`` takes
-    that :func:`_parse_pc` refuses (checked once over the joined text), and the values fit in 64 bits.
-    Anything else walks the list again, to name the argument or stdin line."""
+    that :func:`_parse_pc` refuses (a non-ASCII character, a sign, ``_``: checked once over the joined
+    text; ``int`` itself refuses a second ``0x``), and the values fit in 64 bits. Anything else walks
+    the list again."""
     arg_list, line_list = list(args), list(stdin_lines)
     every = [*arg_list, *line_list]
     joined = "\n".join(every)
     if joined.isascii() and not any(c in joined for c in "_+-"):
-        try:  # int() takes the 0x prefix, either case and surrounding blanks, like _parse_pc
+        try:  # int() takes the 0x prefix, either case and ASCII blanks around it, like _parse_pc
             values = list(map(int, every, repeat(16)))
         except ValueError:
             pass  # a blank line or a bad PC: the careful walk below
         else:
             if not values or max(values) < _ADDRESS_LIMIT:  # (no sign in the text: none is negative)
                 return values
-    try:
-        return [_parse_pc(raw) for raw in every if raw.strip()]
-    except ValueError:
-        pass
+    out: list[int] = []
     for where, values_of in (("argument", arg_list), ("stdin line", line_list)):
         for n, raw in enumerate(values_of, 1):
-            if not raw.strip():
+            if where == "stdin line" and not raw.strip():
                 continue
             try:
-                _parse_pc(raw)
-            except ValueError:
-                _fail(f"{where} {n}: {_PC_HELP}, got {raw.strip()!r}", EXIT_USAGE)
-    raise AssertionError("unreachable: a PC failed to parse once but not again")
+                out.append(_parse_pc(raw))
+            except ValueError as exc:
+                _fail(
+                    f"{where} {n}: {raw.strip()!r} {exc}: expected a hexadecimal PC such as 0x124080c07e58 "
+                    "(64 bits at most, no sign)",
+                    EXIT_USAGE,
+                )
+    return out
 
 
 @main.command(epilog=EXIT_CODES_HELP)
@@ -338,19 +348,24 @@ def symbolize(elf: Path, pcs: tuple[str, ...], base: str | None, fmt: str, no_de
     from skdbg.parsers.symbolize import COLUMNS
     from skdbg.parsers.symbolize import symbolize as run_symbolize
 
-    stdin_lines: Iterable[str] = ()
+    stdin_lines: list[str] = []
     if not pcs:
         if sys.stdin.isatty():
             _fail("no PC given: pass PCs as arguments or one per line on stdin", EXIT_USAGE)
-        stdin_lines = sys.stdin.read().splitlines()  # one read, one batch
+        # one read, one batch; lines as ``sed -n Np`` counts them (splitlines would also cut at form feeds
+        # and other separators, and a bad line's number would be off)
+        stdin_lines = sys.stdin.read().split("\n")
+        if stdin_lines and not stdin_lines[-1]:
+            stdin_lines.pop()  # the last line's newline ends it, it does not start one
     values = _read_pcs(pcs, stdin_lines)
     base_value: int | None = None
     if base is not None:
         try:
             base_value = _parse_pc(base)
-        except ValueError:
+        except ValueError as exc:
             _fail(
-                f"--base: expected a hexadecimal address such as 0x124080b00000 (64 bits, no sign), got {base!r}",
+                f"--base: {base!r} {exc}: expected a hexadecimal address such as 0x124080b00000 (64 bits at "
+                "most, no sign)",
                 EXIT_USAGE,
             )
     result = run_symbolize(elf, values, base=base_value, demangle=not no_demangle)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import subprocess
 import sys
@@ -161,22 +163,38 @@ def test_symbolize_bad_pc_and_bad_elf(tmp_path: Path) -> None:
 
 
 def test_symbolize_refuses_what_is_no_64_bit_address(tmp_path: Path) -> None:
-    """A sign, a digit separator, a non-ASCII digit or a value past 64 bits is no PC: a usage error naming
-    the argument or stdin line, nothing written (int(text, 16) takes all of them)."""
+    """A sign, a digit separator, a non-ASCII digit, a second 0x, a blank argument or a value past 64
+    bits is no PC (int(text, 16) takes the first three and the last): a usage error naming the argument
+    or stdin line and saying what is wrong, nothing written."""
     elf = _elf(tmp_path)
-    for bad in ("-0x10", "+0x1110", "0x11_10", "0x1١", "0x10000000000000000"):
+    for bad, why in (
+        ("-0x10", "has a sign"),
+        ("+0x1110", "has a sign"),
+        ("0x11_10", "not a hex digit"),
+        ("0x0x1110", "not a hex digit"),
+        ("0x1\u0661", "not ASCII"),
+        ("0x10000000000000000", "more than 64 bits"),
+        ("", "is empty"),
+    ):
         code, out, err = _run("symbolize", str(elf), "0x1110", "--", bad)
         assert (code, out) == (2, ""), bad
-        assert "argument 2: expected a hexadecimal PC" in err and repr(bad) in err, err
-    code, out, err = _run("symbolize", str(elf), stdin="0x1110\n\n-1\n")
-    assert (code, out) == (2, "") and "stdin line 3:" in err and "'-1'" in err
+        assert f"argument 2: {bad!r} " in err and f"{why}: expected a hexadecimal PC" in err, err
+    # stdin lines are counted as sed counts them (a form feed is no line break); blank lines are skipped
+    code, out, err = _run("symbolize", str(elf), stdin="0x1110\n\n0x1110\f0x1210\n-1\n")
+    assert (code, out) == (2, "") and "stdin line 3: '0x1110\\x0c0x1210' has a character" in err, err
     code, out, err = _run("symbolize", str(elf), "0x1110", "--base=-0x1000")
-    assert (code, out) == (2, "") and "--base: expected a hexadecimal address" in err
-    # the largest address is one, and blanks around a PC (a pasted column) are not refused
-    code, out, _ = _run("symbolize", str(elf), "0xffffffffffffffff", " 0x1110\t", "--format", "json")
+    assert (code, out) == (2, "") and "--base: '-0x1000' has a sign: expected a hexadecimal address" in err
+    # the largest address is one, and blanks around a PC (a pasted column, a CRLF file) are not refused
+    code, out, _ = _run("symbolize", str(elf), "0xffffffffffffffff", " 0X1110\t", "--format", "json")
     assert code == 0
     rows = json.loads(out)["rows"]
     assert [r["pc"] for r in rows] == [0xFFFFFFFFFFFFFFFF, 0x1110] and rows[1]["symbol"] == "add_custom"
+    code, out, _ = _run("symbolize", str(elf), "--format", "csv", stdin="0x1110\r\n\r\n 0x1210 \r\n")
+    assert code == 0
+    assert [(r["pc"], r["symbol"]) for r in csv.DictReader(io.StringIO(out))] == [
+        (str(0x1110), "add_custom"),
+        (str(0x1210), "helper"),
+    ]
 
 
 def test_human_table_shows_addresses_in_hex(tmp_path: Path) -> None:
