@@ -404,6 +404,29 @@ class ImageTable:
             img.src,
         )
 
+    def function_size_at(self, pc: int) -> int | None:
+        """The size of the function that starts exactly at ``pc`` (the ``sym_size`` :meth:`locate` gives
+        when its ``offset_in_symbol`` is 0), None when :meth:`locate` would give no such thing: ``pc``
+        outside every image, in the SK entry binary, not at a function's first byte, or the symbol
+        unsized. Raises what :meth:`locate` raises on the way (a broken image).
+
+        Why not :meth:`locate`: attribution asks this of every task entry of an SK whose sizes come from
+        the ELFs alone (no DfxInfo table, no ``sk_device_args.log``), thousands of them, and needs only
+        the size. :meth:`locate` also reads each image's Ascend metadata (the bind map, for the child's
+        name) and writes the reason's text: on the bench model's task-queue scene, two thirds of a
+        ~0.26 s stage, after the plogs, with nothing else running."""
+        hits = self.containing(pc)
+        if not hits:
+            return None
+        img = hits[0]
+        if img.kind == "entry":
+            return None
+        match = self._elf(img.path).lookup(pc - img.base)
+        sym = match.symbol
+        if sym is None or match.offset_in_symbol != 0:
+            return None
+        return sym.size
+
     def _outside_reason(self, pc: int) -> str:
         placed = [i for i in self.images if i.size is not None]
         if not placed:

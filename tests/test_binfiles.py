@@ -176,6 +176,38 @@ def test_a_table_reads_each_image_once_and_lazy_lookups_equal_full_ones(
     assert [lazy.containing(pc) for pc in pcs] == [exact.containing(pc) for pc in pcs]
 
 
+def test_function_size_at_is_the_size_locate_gives_at_a_functions_first_byte(tmp_path: Path) -> None:
+    """``function_size_at`` (attribution's lookup for each task entry) is ``locate``'s ``sym_size`` where
+    ``locate`` places the PC at offset 0 of a symbol outside the SK entry binary, else None: at every
+    symbol start, inside, in gaps, in the entry binary, outside every image, at adjacent images'
+    borders, and in a broken image (never placed); the same images are opened, in the same order."""
+    from skdbg.parsers import binfiles
+
+    model, written = _scene(tmp_path)
+    (model / "bin_files" / bin_file_name("broken", 0x1400000000)).write_bytes(b"\x7fELF not really")
+    pcs = [0x1000, 0x1300000000, 0x1400000000, 0x1400000004]
+    for base in (0x1240000000, 0x12C0000000):
+        pcs += [base + off for off in range(0, 0x1000, 4)]
+    for layout_name in ("add_custom", "mul/custom"):
+        layout = written[layout_name][1]
+        for _n, off, size in layout.variants:  # type: ignore[attr-defined]
+            pcs += [0x12C0000000 + off + d for d in (0, 1, size - 1, size, size + 4)]
+
+    def expected(table: binfiles.ImageTable, pc: int) -> int | None:
+        loc = table.locate(pc, demangle_names=False)
+        if loc.in_entry or loc.sym_size is None or loc.offset_in_symbol != 0:
+            return None
+        return loc.sym_size
+
+    lean, full = load_image_table(model), load_image_table(model)
+    got = [lean.function_size_at(pc) for pc in pcs]
+    assert got == [expected(full, pc) for pc in pcs]
+    assert sum(size is not None for size in got) >= 4 and 0 not in got  # the check saw real functions
+    assert None in got  # and PCs that are no function's start
+    assert [g.kind for g in lean.gaps] == [g.kind for g in full.gaps] == ["bad_elf"]
+    assert lean._infos.keys() == full._infos.keys()  # the same images opened
+
+
 def test_a_table_keeps_a_bounded_number_of_elves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The table keeps the ELFs (each holds its file's bytes) and metadata of the images looked up last,
     as many as the module caches do: with a limit of 1, lookups in the three images keep the last one,

@@ -187,20 +187,29 @@ def _ranges(inc: Incident | None, inst: SkInstance | None, qtype: str | None) ->
             for e in task.entries:
                 if not e:
                     continue
-                loc = _safe_locate(images, e)
-                if loc is None or loc.in_entry or loc.sym_size is None or loc.offset_in_symbol != 0:
-                    continue
-                out.append(_Range(task.index, e, e + loc.sym_size, "task_queue+elf"))
+                function_size = _safe_function_size(images, e)
+                if function_size is not None:
+                    out.append(_Range(task.index, e, e + function_size, "task_queue+elf"))
     return out
+
+
+def _safe_function_size(images: ImageTable, entry: int) -> int | None:
+    """The size of the function starting at ``entry`` in the images
+    (:meth:`~skdbg.parsers.binfiles.ImageTable.function_size_at`); None also when an image is broken
+    (an evidence gap, not a crash: as :func:`_safe_locate`)."""
+    try:
+        return images.function_size_at(entry)
+    except Exception:  # noqa: BLE001 — bad input never crashes (common rules)
+        return None
 
 
 def _safe_locate(images: ImageTable, pc: int) -> PcLocation | None:
     """ELF lookup that never raises (a broken image is an evidence gap, not a crash).
 
     The symbol stays as the ELF names it (``demangled`` is that name too): attribution cites and
-    compares the raw symbol only, and demangling runs ``c++filt`` once per new name: a process per
-    task entry resolved through the images (thousands on a scene whose sizes come from the ELFs),
-    and ~4 ms at the end of every analysis whose faulting PC lies in a C++ kernel."""
+    compares the raw symbol only, and demangling runs ``c++filt`` once per new name: ~4 ms at the end
+    of every analysis whose faulting PC lies in a C++ kernel. (The task entries of an SK whose sizes
+    come from the ELFs are not located this way: :func:`_safe_function_size`.)"""
     try:
         return images.locate(pc, demangle_names=False)
     except Exception:  # noqa: BLE001 — bad input never crashes (common rules)
