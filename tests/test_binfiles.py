@@ -180,18 +180,20 @@ def test_function_size_at_is_the_size_locate_gives_at_a_functions_first_byte(tmp
     """``function_size_at`` (attribution's lookup for each task entry) is ``locate``'s ``sym_size`` where
     ``locate`` places the PC at offset 0 of a symbol outside the SK entry binary, else None: at every
     symbol start, inside, in gaps, in the entry binary, outside every image, at adjacent images'
-    borders, and in a broken image (never placed); the same images are opened, in the same order."""
+    borders, and in a broken image (never placed). And it leaves the table as ``locate`` does: the same
+    images opened in the same order, the same gaps."""
     from skdbg.parsers import binfiles
 
     model, written = _scene(tmp_path)
     (model / "bin_files" / bin_file_name("broken", 0x1400000000)).write_bytes(b"\x7fELF not really")
-    pcs = [0x1000, 0x1300000000, 0x1400000000, 0x1400000004]
+    pcs = [0x1400000000, 0x1400000004]
     for base in (0x1240000000, 0x12C0000000):
         pcs += [base + off for off in range(0, 0x1000, 4)]
     for layout_name in ("add_custom", "mul/custom"):
         layout = written[layout_name][1]
         for _n, off, size in layout.variants:  # type: ignore[attr-defined]
             pcs += [0x12C0000000 + off + d for d in (0, 1, size - 1, size, size + 4)]
+    pcs += [0x1000, 0x1300000000]
 
     def expected(table: binfiles.ImageTable, pc: int) -> int | None:
         loc = table.locate(pc, demangle_names=False)
@@ -204,8 +206,41 @@ def test_function_size_at_is_the_size_locate_gives_at_a_functions_first_byte(tmp
     assert got == [expected(full, pc) for pc in pcs]
     assert sum(size is not None for size in got) >= 4 and 0 not in got  # the check saw real functions
     assert None in got  # and PCs that are no function's start
-    assert [g.kind for g in lean.gaps] == [g.kind for g in full.gaps] == ["bad_elf"]
-    assert lean._infos.keys() == full._infos.keys()  # the same images opened
+    assert [(g.kind, g.detail) for g in lean.gaps] == [(g.kind, g.detail) for g in full.gaps]
+    assert [g.kind for g in lean.gaps] == ["bad_elf"]
+    assert list(lean._infos) == list(full._infos)  # the same images opened, in the same order
+
+
+def test_function_size_at_places_every_image_for_a_pc_outside_them_as_locate_does(tmp_path: Path) -> None:
+    """A PC outside every image makes ``locate`` place every image (its reason names the neighbours),
+    and from then on a PC in overlapping images is looked up exactly (the lower image that holds it too
+    is found). ``function_size_at`` must leave the table so, or an entry after such a PC would get
+    another answer than ``locate`` gave (review of issue 18's forty-fourth round)."""
+    x = 0x12C0000000
+    model = tmp_path / "m"
+    write_bin_files(model, [ChildKernel("aaa", x, n_variants=3)], entry_base=0x1240000000)
+    write_bin_files(model, [ChildKernel("ccc", x + 0x10, n_variants=1, func_size=0x20, variant_size=0x20)])
+    (model / "bin_files" / bin_file_name("zzz_broken", 0x9000000000)).write_bytes(b"\x7fELF junk")
+    full = load_image_table(model)
+    in_aaa = next(
+        pc
+        for pc in range(x + 0x300, x + 0x800, 4)
+        if (loc := full.locate(pc, demangle_names=False)).offset_in_symbol == 0 and loc.image is not None
+    )
+    answers = []
+    for order in ([0x1000, in_aaa], [in_aaa, 0x1000]):
+        old, new = load_image_table(model), load_image_table(model)
+        want: list[int | None] = []
+        for pc in order:
+            loc = old.locate(pc, demangle_names=False)
+            keep = not loc.in_entry and loc.sym_size is not None and loc.offset_in_symbol == 0
+            want.append(loc.sym_size if keep else None)
+        assert [new.function_size_at(pc) for pc in order] == want
+        assert [(g.kind, g.detail) for g in new.gaps] == [(g.kind, g.detail) for g in old.gaps]
+        assert list(new._infos) == list(old._infos)
+        answers.append(want)
+    # after the PC outside every image the lower image is found; before it, the lazy lookup stops at ccc
+    assert answers[0][1] is not None and answers[1][0] is None
 
 
 def test_a_table_keeps_a_bounded_number_of_elves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
