@@ -40,6 +40,7 @@ from itertools import repeat
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol, cast
 
+from skdbg.parsers.bulk import build_source, frozen_builder
 from skdbg.parsers.common import Gap, ParseError, Source
 from skdbg.parsers.frames import columns_frame
 from skdbg.parsers.fsguard import read_regular
@@ -124,6 +125,10 @@ class ElfSection:
     @property
     def has_file_data(self) -> bool:
         return self.sh_type not in (SHT_NULL, SHT_NOBITS)
+
+
+#: ``ElfSection(*fields)`` without the frozen ``__init__`` (the same object, see parsers/bulk.py)
+_new_section = frozen_builder(ElfSection)
 
 
 @dataclass(frozen=True, slots=True)
@@ -884,7 +889,8 @@ class ElfImage:
                     f"{nsec} section headers at e_shoff 0x{shoff:x} inside the file",
                     got=f"file of {len(data)} bytes (truncated)",
                 )
-            raw_headers = [_section_header(data, shoff + 64 * i, self.little) for i in range(nsec)]
+            unpack = _SECTION_HEADER[self.little].unpack_from
+            raw_headers = [unpack(data, shoff + 64 * i) for i in range(nsec)]
         except ParseError:
             raise
         except Exception as exc:  # pyelftools/construct raise many types on corrupt input
@@ -894,34 +900,35 @@ class ElfImage:
         names = b""
         if 0 < shstrndx < len(raw_headers):
             sh = raw_headers[shstrndx]
-            o, s = int(sh["sh_offset"]), int(sh["sh_size"])
+            o, s = sh[_SH_OFFSET], sh[_SH_SIZE]
             if o + s <= len(data):
                 names = data[o : o + s]
             else:
                 self.gaps.append(
                     Gap("section_out_of_range", "section name table lies outside the file", Source(self.name))
                 )
+        # each section made without the frozen __init__ (an image table places thousands of ELFs)
+        file, new, source = self.name, _new_section, build_source
         self.sections: list[ElfSection] = []
-        for i, h in enumerate(raw_headers):
-            n = int(h["sh_name"])
+        for i, (n, sh_type, flags, addr, offset, size, link, info, _align, entsize) in enumerate(raw_headers):
             if n < len(names):
                 end = names.find(b"\0", n)
                 sname = (names[n:] if end < 0 else names[n:end]).decode("utf-8", errors="replace")
             else:
                 sname = ""
             self.sections.append(
-                ElfSection(
-                    index=i,
-                    name=sname,
-                    sh_type=int(h["sh_type"]),
-                    flags=int(h["sh_flags"]),
-                    addr=int(h["sh_addr"]),
-                    offset=int(h["sh_offset"]),
-                    size=int(h["sh_size"]),
-                    link=int(h["sh_link"]),
-                    info=int(h["sh_info"]),
-                    entsize=int(h["sh_entsize"]),
-                    src=Source(self.name, json_path=f"section[{i}]"),
+                new(
+                    i,
+                    sname,
+                    sh_type,
+                    flags,
+                    addr,
+                    offset,
+                    size,
+                    link,
+                    info,
+                    entsize,
+                    source(file, None, f"section[{i}]"),
                 )
             )
         self.extent = self._compute_extent()
@@ -1177,22 +1184,11 @@ class ElfImage:
         return table.match_many(offsets)
 
 
-def _section_header(data: bytes | mmap.mmap, at: int, little: bool) -> dict[str, int]:
-    """One Elf64_Shdr as plain integers (pyelftools would map known values to enum names)."""
-    fields = struct.unpack_from(("<" if little else ">") + "IIQQQQIIQQ", data, at)
-    keys = (
-        "sh_name",
-        "sh_type",
-        "sh_flags",
-        "sh_addr",
-        "sh_offset",
-        "sh_size",
-        "sh_link",
-        "sh_info",
-        "sh_addralign",
-        "sh_entsize",
-    )
-    return dict(zip(keys, fields, strict=True))
+#: one Elf64_Shdr as plain integers (pyelftools would map known values to enum names), by byte order
+#: (little-endian: True): sh_name, sh_type, sh_flags, sh_addr, sh_offset, sh_size, sh_link, sh_info,
+#: sh_addralign, sh_entsize
+_SECTION_HEADER = {True: struct.Struct("<IIQQQQIIQQ"), False: struct.Struct(">IIQQQQIIQQ")}
+_SH_OFFSET, _SH_SIZE = 4, 5
 
 
 def open_elf(path: str | os.PathLike[str]) -> ElfImage:

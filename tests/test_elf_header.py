@@ -62,3 +62,49 @@ def test_name_table_index_in_section_zero(tmp_path: Path) -> None:
     q.write_bytes(bytes(data))
     assert [s[1] for s in _sections(q)] == [s[1] for s in want]
     assert ".text" in [s[1] for s in want]
+
+
+def test_every_section_header_as_pyelftools_reads_it(tmp_path: Path) -> None:
+    """The section table read with ``struct`` (each section made without the frozen ``__init__``) holds
+    what pyelftools reads from the same file, field by field, and its records are ordinary
+    ``ElfSection`` records: equal to (and hashed as) the ones the class's own ``__init__`` makes."""
+    from elftools.elf.elffile import ELFFile
+
+    from skdbg.parsers.common import Source
+    from skdbg.parsers.elf import ElfSection
+
+    p = write_elf(
+        tmp_path / "k.o",
+        sections=[text_section(0x80)],
+        symbols=[SymSpec("kfn", 0x10, 0x20), SymSpec("other", 0x40, 0x8)],
+    )
+    ours = open_elf(p).sections
+    with p.open("rb") as fh:
+        theirs = [
+            (
+                i,
+                s.name,
+                s["sh_type"],
+                s["sh_flags"],
+                s["sh_addr"],
+                s["sh_offset"],
+                s["sh_size"],
+                s["sh_link"],
+                s["sh_info"],
+                s["sh_entsize"],
+            )
+            for i, s in enumerate(ELFFile(fh).iter_sections())
+        ]
+    symbolic = {"SHT_NULL": 0, "SHT_PROGBITS": 1, "SHT_SYMTAB": 2, "SHT_STRTAB": 3, "SHT_NOBITS": 8}
+    theirs = [(*t[:2], symbolic.get(t[2], t[2]), *t[3:]) for t in theirs]
+    assert len(ours) == len(theirs) >= 4
+    assert [
+        (s.index, s.name, s.sh_type, s.flags, s.addr, s.offset, s.size, s.link, s.info, s.entsize)
+        for s in ours
+    ] == theirs
+    made = [
+        ElfSection(*t, src=Source(str(p), json_path=f"section[{t[0]}]"))  # type: ignore[arg-type]
+        for t in theirs
+    ]
+    assert ours == made and [hash(s) for s in ours] == [hash(s) for s in made]
+    assert all(type(s) is ElfSection for s in ours)
