@@ -127,7 +127,7 @@ class ElfSection:
         return self.sh_type not in (SHT_NULL, SHT_NOBITS)
 
 
-#: ``ElfSection(*fields)`` without the frozen ``__init__`` (the same object, see parsers/bulk.py)
+#: ``ElfSection(*fields)`` without the frozen ``__init__``: an equal record of the same class (parsers/bulk.py)
 _new_section = frozen_builder(ElfSection)
 
 
@@ -907,7 +907,7 @@ class ElfImage:
                 self.gaps.append(
                     Gap("section_out_of_range", "section name table lies outside the file", Source(self.name))
                 )
-        # each section made without the frozen __init__ (an image table places thousands of ELFs)
+        # each section made without the frozen __init__ (a scene's image table opens thousands of ELFs)
         file, new, source = self.name, _new_section, build_source
         self.sections: list[ElfSection] = []
         for i, (n, sh_type, flags, addr, offset, size, link, info, _align, entsize) in enumerate(raw_headers):

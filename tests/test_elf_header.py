@@ -11,6 +11,8 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
+import pytest
+
 from skdbg.parsers.elf import open_elf
 from skdbg.scenebuilder.elf import SymSpec, text_section, write_elf
 
@@ -64,10 +66,20 @@ def test_name_table_index_in_section_zero(tmp_path: Path) -> None:
     assert ".text" in [s[1] for s in want]
 
 
-def test_every_section_header_as_pyelftools_reads_it(tmp_path: Path) -> None:
+#: pyelftools names the standard section types; the numbers the gABI gives them
+_SECTION_TYPE_NUMBERS = {"SHT_NULL": 0, "SHT_PROGBITS": 1, "SHT_SYMTAB": 2, "SHT_STRTAB": 3, "SHT_NOBITS": 8}
+
+
+def _type_number(sh_type: str | int) -> int:
+    return _SECTION_TYPE_NUMBERS[sh_type] if isinstance(sh_type, str) else sh_type
+
+
+@pytest.mark.parametrize("little", [True, False])
+def test_every_section_header_as_pyelftools_reads_it(tmp_path: Path, little: bool) -> None:
     """The section table read with ``struct`` (each section made without the frozen ``__init__``) holds
-    what pyelftools reads from the same file, field by field, and its records are ordinary
-    ``ElfSection`` records: equal to (and hashed as) the ones the class's own ``__init__`` makes."""
+    what pyelftools reads from the same file, field by field (all ``ElfSection`` keeps: not
+    ``sh_addralign``), in either byte order; and its records are ordinary ``ElfSection`` records: equal
+    to (and hashed as) the ones the class's own ``__init__`` makes."""
     from elftools.elf.elffile import ELFFile
 
     from skdbg.parsers.common import Source
@@ -77,14 +89,15 @@ def test_every_section_header_as_pyelftools_reads_it(tmp_path: Path) -> None:
         tmp_path / "k.o",
         sections=[text_section(0x80)],
         symbols=[SymSpec("kfn", 0x10, 0x20), SymSpec("other", 0x40, 0x8)],
+        little=little,
     )
     ours = open_elf(p).sections
     with p.open("rb") as fh:
-        theirs = [
+        theirs: list[tuple[int, str, int, int, int, int, int, int, int, int]] = [
             (
                 i,
                 s.name,
-                s["sh_type"],
+                _type_number(s["sh_type"]),
                 s["sh_flags"],
                 s["sh_addr"],
                 s["sh_offset"],
@@ -95,16 +108,11 @@ def test_every_section_header_as_pyelftools_reads_it(tmp_path: Path) -> None:
             )
             for i, s in enumerate(ELFFile(fh).iter_sections())
         ]
-    symbolic = {"SHT_NULL": 0, "SHT_PROGBITS": 1, "SHT_SYMTAB": 2, "SHT_STRTAB": 3, "SHT_NOBITS": 8}
-    theirs = [(*t[:2], symbolic.get(t[2], t[2]), *t[3:]) for t in theirs]
     assert len(ours) == len(theirs) >= 4
     assert [
         (s.index, s.name, s.sh_type, s.flags, s.addr, s.offset, s.size, s.link, s.info, s.entsize)
         for s in ours
     ] == theirs
-    made = [
-        ElfSection(*t, src=Source(str(p), json_path=f"section[{t[0]}]"))  # type: ignore[arg-type]
-        for t in theirs
-    ]
+    made = [ElfSection(*t, src=Source(str(p), json_path=f"section[{t[0]}]")) for t in theirs]
     assert ours == made and [hash(s) for s in ours] == [hash(s) for s in made]
     assert all(type(s) is ElfSection for s in ours)
