@@ -33,6 +33,8 @@ from skdbg.parsers.fsguard import real_path
 if TYPE_CHECKING:
     import pandas as pd
 
+    from skdbg.parsers.elf import SymbolMatch
+
 ENTRY_PREFIX = "sk_entry"
 SANITIZED_CHARS = '/\\:*?"<>|'  # sk_common.h SanitizePathComponent
 _HEX = regexcode.compile(r"[0-9A-Fa-f]{1,16}")  # a 64-bit address at most
@@ -328,20 +330,32 @@ class ImageTable:
             hits.append(info)
         return hits
 
+    def _match_at(self, pc: int) -> tuple[list[ImageInfo], ElfImage, SymbolMatch] | None:
+        """Where :meth:`locate` and :meth:`function_size_at` start: the images holding ``pc`` (the
+        highest-based first), that one's ELF and the range rule's match at ``pc``'s offset in it. None
+        when no image holds ``pc``; every image is placed then, as the reason for such a pc needs (it
+        names the neighbours), so both leave the table alike: the images opened, their gaps, and the
+        exact lookup of overlapping images from then on."""
+        hits = self.containing(pc)
+        if not hits:
+            _ = self.images
+            return None
+        elf = self._elf(hits[0].path)
+        return hits, elf, elf.lookup(pc - hits[0].base)
+
     def locate(self, pc: int, *, demangle_names: bool = True) -> PcLocation:
         """PC → image → function → child (row 73): §4.7 steps 2–4."""
         src = Source(self.directory)
-        hits = self.containing(pc)
-        if not hits:
+        found = self._match_at(pc)
+        if found is None:
             return PcLocation(
                 pc, None, None, None, None, None, None, None, TIER_UNRESOLVED, "none",
                 self._outside_reason(pc), False, None, None, (), src,
             )  # fmt: skip
+        hits, elf, match = found
         img = hits[0]
         others = tuple(Path(i.path).name for i in hits[1:])
         off = pc - img.base
-        elf = self._elf(img.path)
-        match = elf.lookup(off)
         where = f"{Path(img.path).name} (base 0x{img.base:x}) at image offset 0x{off:x}"
         reason = f"{where}: {match.reason}"
         if others:
@@ -409,23 +423,19 @@ class ImageTable:
         when its ``offset_in_symbol`` is 0 (0, an empty range, for an unsized symbol); None where
         :meth:`locate` gives no such thing: ``pc`` outside every image, in the SK entry binary, or not
         at a symbol's first byte. Raises what :meth:`locate` raises (a broken image), and leaves the
-        table as :meth:`locate` would: a ``pc`` outside every image places every image, as the reason
-        :meth:`locate` writes for it does (the images opened, their gaps, and the exact lookup of
-        overlapping images from then on).
+        table as :meth:`locate` would (:meth:`_match_at`, where both start).
 
         Why not :meth:`locate`: attribution asks this of every task entry of an SK whose code ranges
         come from the ELFs alone (no DfxInfo table, no ``sk_device_args.log``), thousands of them, and
         needs only the size. :meth:`locate` also reads each image's Ascend metadata (the bind map, for
         the child's name) and writes a reason: on the bench's task-queue scene the analysis took
         0.73 s with it, 0.63 s without (medians)."""
-        hits = self.containing(pc)
-        if not hits:
-            _ = self.images  # what locate's reason for a pc outside every image reads (see above)
+        found = self._match_at(pc)
+        if found is None:
             return None
-        img = hits[0]
-        if img.kind == "entry":
+        hits, _elf, match = found
+        if hits[0].kind == "entry":
             return None
-        match = self._elf(img.path).lookup(pc - img.base)
         sym = match.symbol
         if sym is None or match.offset_in_symbol != 0:
             return None

@@ -37,7 +37,7 @@ from skdbg.cli_errors import EXIT_PIPE as EXIT_PIPE
 from skdbg.cli_types import WINDOW_SECONDS
 from skdbg.heap import keep_freed_memory
 from skdbg.output import FORMATS, write_frame
-from skdbg.parsers.common import ParseError
+from skdbg.parsers.common import MAX_U64, ParseError
 from skdbg.process_end import end_process, end_without_teardown
 from skdbg.show import one_line
 
@@ -264,8 +264,6 @@ def inspect(scene: Path, table: str | None, fmt: str, pid: int | None) -> None:
     write_frame(frame, fmt, sys.stdout, title=table, meta=meta)
 
 
-#: a PC or an image base is a device address: 64 bits, unsigned
-_ADDRESS_LIMIT = 1 << 64
 _HEX_DIGITS = "0123456789abcdef"
 
 
@@ -289,7 +287,7 @@ def _parse_pc(text: str) -> int:
     if t.strip(_HEX_DIGITS):
         raise ValueError("has a character that is not a hex digit")
     value = int(t, 16)
-    if value >= _ADDRESS_LIMIT:
+    if value > MAX_U64:  # a PC or an image base is a device address: 64 bits
         raise ValueError("is more than 64 bits")
     return value
 
@@ -311,7 +309,7 @@ def _read_pcs(args: Iterable[str], stdin_lines: Iterable[str]) -> list[int]:
         except ValueError:
             pass  # a blank line or a bad PC: the careful walk below
         else:
-            if not values or max(values) < _ADDRESS_LIMIT:  # (no sign in the text: none is negative)
+            if not values or max(values) <= MAX_U64:  # (no sign in the text: none is negative)
                 return values
     out: list[int] = []
     for where, values_of in (("argument", arg_list), ("stdin line", line_list)):
