@@ -841,7 +841,13 @@ class Evidence:
     @cached_property
     def _tables(self) -> dict[str, TableSpec]:
         from skdbg.parsers.runtime_faults import runtime_frame
-        from skdbg.parsers.sk_handler import cores_frame, counters_frame, dfx_frame, incidents_frame
+        from skdbg.parsers.sk_handler import (
+            cores_frame,
+            counters_frame,
+            dfx_frame,
+            incidents_frame,
+            traces_frame,
+        )
         from skdbg.parsers.sk_prof import child_summary
 
         specs = [
@@ -868,6 +874,12 @@ class Evidence:
                 "exception cores: PCs, matched node/entry, symbol, counter trace, COND decode",
                 ("plog", "super_kernel_log"),
                 lambda: cores_frame(self.incidents),
+            ),
+            TableSpec(
+                "core-traces",
+                "counter trace per core (§1.4.4): state, op running / finished / next, symbols",
+                ("plog", "super_kernel_log"),
+                lambda: traces_frame(self.incidents),
             ),
             TableSpec(
                 "dfx",

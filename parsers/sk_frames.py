@@ -1,5 +1,5 @@
 """Tables of SK incidents for ``inspect``/``--format csv`` (the output edge): incidents, exception cores,
-the DfxInfo table and the counter table. Each is a column spec read by
+their counter traces and the all-cores trace, the DfxInfo table and the counter table. Each is a column spec read by
 :func:`skdbg.parsers.frames.records_frame` (which imports pandas only when a table is built); addresses
 and PCs stay exact integers.
 """
@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from skdbg.parsers.frames import SRC_COLS, Col, records_frame
-from skdbg.parsers.sk_records import CondInfo, DfxNode, ExceptionCore, Incident
+from skdbg.parsers.sk_records import CondInfo, CoreTrace, DfxNode, ExceptionCore, Incident
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -100,6 +100,31 @@ DFX_COLS = (
     *SRC_COLS,
 )
 
+TRACE_COLS = (
+    Col("incident"),
+    Col("block"),
+    Col("core_id"),
+    Col("core_type"),
+    Col("core_type_guessed"),
+    Col("op_state"),
+    Col("state_name"),
+    Col("op_id"),
+    Col("legacy_exit"),
+    Col("not_executed"),
+    Col("started"),
+    Col("running"),
+    Col("finished_op"),
+    Col("last_finished"),
+    Col("next_op"),
+    Col("next_is_first"),
+    Col("no_next_op", lambda t: t.no_next[0] if t.no_next is not None else None),
+    Col("no_next_count", lambda t: t.no_next[1] if t.no_next is not None else None),
+    Col("completed"),
+    Col("unknown_state"),
+    Col("symbols", lambda t: ",".join(f"{s.role}:{s.function_name or '?'}" for s in t.symbols)),
+    *SRC_COLS,
+)
+
 COUNTER_COLS = (
     Col("incident"),
     Col("core"),
@@ -140,6 +165,25 @@ def _dfx(incidents: Iterable[Incident]) -> Iterator[tuple[dict[str, int], DfxNod
 def dfx_frame(incidents: Iterable[Incident]) -> pd.DataFrame:
     """One row per node of the SkDfxInfo table."""
     return records_frame(_dfx(incidents), DFX_COLS)
+
+
+def _traces(incidents: Iterable[Incident]) -> Iterator[tuple[dict[str, Any], CoreTrace]]:
+    for i, inc in enumerate(incidents):
+        for c in (*inc.cores, *(inc.callback_b.cores if inc.callback_b is not None else ())):
+            if c.trace is not None:
+                yield {"incident": i, "block": f"exception core ({c.callback})"}, c.trace
+        if inc.all_cores is not None:
+            for t in inc.all_cores.traces:
+                yield {"incident": i, "block": "all cores"}, t
+
+
+def traces_frame(incidents: Iterable[Incident]) -> pd.DataFrame:
+    """One row per core's counter trace (§1.4.4): each exception core's, then the all-cores trace's.
+
+    Why a table of its own: the trace says what each core was doing at the fault (the op it runs, the
+    op it reports finished, the next one), and the cores table holds only the exception cores'
+    state and op id."""
+    return records_frame(_traces(incidents), TRACE_COLS)
 
 
 def counters_frame(incidents: Iterable[Incident]) -> pd.DataFrame:

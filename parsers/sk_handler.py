@@ -19,6 +19,7 @@ from skdbg.parsers.sk_frames import (
     counters_frame,
     dfx_frame,
     incidents_frame,
+    traces_frame,
 )
 from skdbg.parsers.sk_parser import (
     A_ONLY,
@@ -105,4 +106,5 @@ __all__ = [
     "parse_sk_log",
     "parse_sk_messages",
     "parse_super_kernel_log",
+    "traces_frame",
 ]
