@@ -147,8 +147,19 @@ def empty_frame(columns: Sequence[str] | None = None) -> pd.DataFrame:
 
 
 def concat_frames(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
-    """Stack frames of one table (several files or processes)."""
+    """Stack frames of one table (several files or processes), integer columns still exact.
+
+    Why not ``pd.concat`` alone: one part's column may be ``Int64`` and another's ``UInt64`` (a model
+    whose addresses pass 2**63), or absent; pandas then makes the column float and an address loses its
+    low bits (0xffff800000a03000 printed as 1.844660333623275e+19, 512 less). The parts' integer columns
+    are stacked as Python ints and typed again over every part's values (:func:`tidy_ints`)."""
     import pandas as pd
 
-    out: pd.DataFrame = pd.concat(list(frames), ignore_index=True)
-    return out
+    parts = [
+        f.astype({c: object for c, t in f.dtypes.items() if str(t) in ("Int64", "UInt64")}) for f in frames
+    ]
+    out: pd.DataFrame = pd.concat(parts, ignore_index=True)
+    for col in out.columns:
+        if out[col].dtype == object:  # a part's missing value or absent column is None, not NaN or NA
+            out[col] = out[col].astype(object).where(out[col].notna(), None)
+    return tidy_ints(out)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from skdbg.parsers.common import Source
-from skdbg.parsers.frames import columns_frame, rows_frame
+from skdbg.parsers.frames import columns_frame, concat_frames, rows_frame
 from skdbg.parsers.plog_line import parse_plog_line
 from skdbg.parsers.sk_handler import Incident, SkMessage, cores_frame, parse_sk_messages
 from skdbg.scenebuilder.sk_incident import example_incident, to_plog_lines
@@ -57,6 +57,27 @@ def test_rows_frame_chooses_exact_integer_types() -> None:
         f"70,{0xFFFF800000001235},{1 << 70},1.5,a",
         ",,,,",
     ]
+
+
+def test_stacked_parts_keep_their_integers_exact() -> None:
+    """Two models' parts of one table: one part's address column is Int64, the other's UInt64 (past
+    2**63), a third part lacks the column; pandas alone would make it float and the high address 512 off."""
+    low = rows_frame([{"entry": 0x124080A03000, "n": 1}, {"entry": None, "n": 2}], ["entry", "n"])
+    high = rows_frame([{"entry": 0xFFFF800000A03000, "n": 3}], ["entry", "n"])
+    neither = rows_frame([{"n": -4}], ["n"])
+    assert (str(low["entry"].dtype), str(high["entry"].dtype)) == ("Int64", "UInt64")
+    frame = concat_frames([low, high, neither])
+    assert str(frame["entry"].dtype) == "UInt64" and str(frame["n"].dtype) == "Int64"
+    assert frame.to_csv(index=False, lineterminator="\n").splitlines() == [
+        "entry,n",
+        f"{0x124080A03000},1",
+        ",2",
+        f"{0xFFFF800000A03000},3",
+        ",-4",
+    ]
+    negative = rows_frame([{"entry": -1}], ["entry"])  # neither type holds -1 and 2**64 - 1 together
+    both = concat_frames([high, negative])
+    assert both["entry"].tolist() == [0xFFFF800000A03000, -1]
 
 
 def test_columns_frame_keeps_a_negative_and_a_missing_value_exact() -> None:
