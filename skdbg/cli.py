@@ -461,14 +461,17 @@ def analyze(
     exit code 0 whatever the verdict."""
     if not no_cache and session_id is None:
         hit = _cache_hit(scene, run_json, source_root, pid, skew, grace)
-        if hit is not None:  # the scene is unchanged: answered without loading the parsers
+        # the scene is unchanged: answered without loading the parsers (text and md need the stored
+        # analysis itself; one the running code cannot read back is a miss)
+        cached = None if hit is None or fmt == "json" else hit.load()
+        if hit is not None and (fmt == "json" or cached is not None):
             _note_no_sk(hit.fault_kind, scene.resolve(), hit.sk_meta)
-            if fmt == "json":
+            if cached is None:
                 for warning in hit.warnings:
                     click.echo(f"skdbg: warning: {warning}", err=True)
                 click.echo(hit.json_text)
             else:
-                _print_analysis(hit.analysis, fmt)
+                _print_analysis(cached, fmt)
             return
     from skdbg.parsers.scan_child import dismiss_scan_child, prepare_scan_child
 

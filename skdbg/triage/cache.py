@@ -31,9 +31,15 @@ What guards a hit, precisely:
 
 The G5 hashes a hit reports are the ones computed when the entry was stored, from the same inodes.
 
+The key's tool version is :data:`skdbg.__version__` and the code it runs: the size and ``mtime_ns`` of
+every source and data file of the installed package (:func:`code_stamp`), so a checkout edited without a
+new version number does not answer with the verdicts of the code before the edit.
+
 Entries are pickles of the :class:`~skdbg.triage.model.Analysis`, written atomically with owner-only
 permissions under :func:`cache_dir` (``$SKDBG_CACHE_DIR``, else the platform user cache dir), one per
-options key (a new analysis of an edited scene replaces the old entry). A cache that cannot be read or
+options key (a new analysis of an edited scene replaces the old entry). Each file starts with
+:data:`_MAGIC` and the SHA-256 of the rest: a byte changed on disk (a bad block, a stray write, a
+truncated copy) is a miss, never a verdict printed from damaged bytes. A cache that cannot be read or
 written (read-only disk, a foreign entry, another Python) is skipped silently: the analysis is then simply
 computed. This module imports no parser: ``analyze`` answers a hit without loading the parser stack.
 """
@@ -41,6 +47,7 @@ computed. This module imports no parser: ``analyze`` answers a hit without loadi
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -61,8 +68,18 @@ if TYPE_CHECKING:
     from skdbg.triage.model import Analysis
 
 ENV_CACHE = "SKDBG_CACHE_DIR"
-#: 3: stat-guarded entries holding the printed output, and Analysis gained wait_for
-_FORMAT = 3
+#: 3: stat-guarded entries holding the printed output, and Analysis gained wait_for; 4: the file's
+#: SHA-256 in front of it, the code stamp in the key
+_FORMAT = 4
+#: what an entry file starts with, then the SHA-256 (32 bytes) of the pickle that follows
+_MAGIC = b"skdbg-analysis-cache\n"
+_DIGEST_SIZE = 32
+#: the packages whose directories :func:`code_stamp` reads: ``skdbg`` and the subpackages mapped to
+#: folders of their own (pyproject ``[tool.setuptools.package-dir]``; tests/triage/test_cache.py holds
+#: the two lists equal); every other subpackage lies inside one of their folders
+_CODE_PACKAGES = ("skdbg", "skdbg.parsers", "skdbg.codegen", "skdbg.sessions")
+#: the files of those folders that are code or data the analysis reads
+_CODE_SUFFIXES = (".py", ".json", ".j2", ".tcss", ".md")
 _HASH_CHUNK = 1 << 20
 #: a file whose ctime is this close to the snapshot is verified by content (timestamp granularity)
 RACY_NS = 3_000_000_000
@@ -80,6 +97,49 @@ def cache_dir(env: dict[str, str] | None = None) -> Path:
     import platformdirs  # only when no $SKDBG_CACHE_DIR: `analyze --no-cache` never asks (3 ms of imports)
 
     return platformdirs.user_cache_path("skdbg") / "analysis"
+
+
+@functools.cache
+def code_stamp() -> str:
+    """:func:`stamp_of` the installed package's folders (:data:`_CODE_PACKAGES`): part of every cache key.
+
+    Why not the version alone: an editable install or a patched copy runs new code under the same
+    version number, and a verdict the old code computed would be answered for it. Computed once per
+    process (~300 files listed and stat-ed in ~1.5 ms)."""
+    import importlib.util
+
+    roots: set[str] = set()
+    for name in _CODE_PACKAGES:
+        with contextlib.suppress(ImportError, ValueError):
+            spec = importlib.util.find_spec(name)
+            if spec is not None and spec.submodule_search_locations is not None:
+                roots.update(spec.submodule_search_locations)
+    return stamp_of(sorted(roots))
+
+
+def stamp_of(roots: list[str]) -> str:
+    """SHA-256 of each root and of the relative path, size and ``mtime_ns`` of every code and data file
+    under it (:data:`_CODE_SUFFIXES`; ``__pycache__`` left out, no link followed). Stats, not contents:
+    an edit changes the size or the mtime (and one that puts both back is no change of the tool a
+    user makes by accident)."""
+    rows: list[tuple[int, str, int, int]] = []
+    for index, root in enumerate(roots):
+        pending = [("", root)]
+        while pending:
+            rel, folder = pending.pop()
+            try:
+                with os.scandir(folder) as it:
+                    for e in it:
+                        if e.is_dir(follow_symlinks=False):
+                            if e.name != "__pycache__":
+                                pending.append((f"{rel}{e.name}/", e.path))
+                        elif e.name.endswith(_CODE_SUFFIXES):
+                            st = e.stat()
+                            rows.append((index, rel + e.name, st.st_size, st.st_mtime_ns))
+            except OSError:
+                continue
+    rows.sort()
+    return hashlib.sha256(json.dumps([roots, rows]).encode()).hexdigest()
 
 
 def _row(st: os.stat_result) -> StatRow:
@@ -176,6 +236,7 @@ class CacheKey:
         doc: dict[str, Any] = {
             "format": _FORMAT,
             "version": __version__,
+            "code": code_stamp(),
             "root": str(self.root),
             "run_json": None if self.run_json is None else str(self.run_json),
             "source_root": None if self.source_root is None else str(self.source_root),
@@ -220,6 +281,14 @@ class CachedAnalysis:
         if not isinstance(analysis, Analysis):
             raise TypeError("the cache entry does not hold an analysis")
         return analysis
+
+    def load(self) -> Analysis | None:
+        """:attr:`analysis`, or None when the stored one does not load (a miss for the caller: the
+        file's digest held, so this is an entry the running code cannot read back)."""
+        try:
+            return self.analysis
+        except Exception:
+            return None
 
 
 def _extras(ctx: TriageContext) -> list[Path]:
@@ -278,8 +347,9 @@ class AnalysisCache:
         before = take_snapshot(key.root, extras)
         entry = self._load(digest)
         if entry is not None and self._valid(entry, ctx, before):
-            with contextlib.suppress(Exception):  # an entry that does not unpickle is a miss
-                return CachedAnalysis("", (), "", False, entry["analysis"]).analysis
+            cached = CachedAnalysis("", (), "", False, entry["analysis"]).load()
+            if cached is not None:  # an entry that does not unpickle is a miss
+                return cached
         analysis = compute(ctx)
         after = take_snapshot(key.root, extras)
         if not after.same_as(before):
@@ -335,8 +405,11 @@ class AnalysisCache:
 
     def _load(self, key: str) -> dict[str, Any] | None:
         try:
-            with self._path(key).open("rb") as fh:
-                entry = pickle.load(fh)
+            data = self._path(key).read_bytes()
+            head, body = len(_MAGIC), len(_MAGIC) + _DIGEST_SIZE
+            if data[:head] != _MAGIC or hashlib.sha256(data[body:]).digest() != data[head:body]:
+                return None  # not an entry of this format, or its bytes changed since it was written
+            entry = pickle.loads(data[body:])
         except Exception:
             return None  # absent, unreadable, truncated or from another Python: a miss
         if not isinstance(entry, dict) or entry.get("format") != _FORMAT:
@@ -354,8 +427,9 @@ class AnalysisCache:
         try:
             self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
             fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-", suffix=".pickle")
+            body = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
             with os.fdopen(fd, "wb") as fh:
-                pickle.dump(entry, fh, protocol=pickle.HIGHEST_PROTOCOL)
+                fh.write(_MAGIC + hashlib.sha256(body).digest() + body)
             os.replace(tmp, self._path(key))
             tmp = None
         except Exception:
@@ -375,6 +449,8 @@ __all__ = [
     "Snapshot",
     "analysis_json_text",
     "cache_dir",
+    "code_stamp",
+    "stamp_of",
     "take_snapshot",
     "tree_snapshot",
 ]

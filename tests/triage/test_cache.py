@@ -242,3 +242,96 @@ def test_scene_with_a_link_is_guarded_by_content(scene: Path, tmp_path: Path) ->
     _same_size_edit_keeping_mtime(scene / "sk_meta/48213/model_48_1/sk_fused_nodes.log")
     cache.analyze(open_context(scene), run)
     assert run.calls == 2
+
+
+def _flip_in_entry(entry: Path, needle: bytes) -> None:
+    """Change one byte of ``needle``'s first occurrence in the stored entry, in place (same size)."""
+    data = bytearray(entry.read_bytes())
+    i = data.find(needle)
+    assert i >= 0, needle
+    data[i + 1] ^= 0x01
+    entry.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("fmt", ["json", "text", "md"])
+@pytest.mark.parametrize("needle", [b'"confidence": "high"', b"skdbg.triage.model"])
+def test_cli_a_byte_changed_in_a_stored_entry_is_a_miss(
+    scene: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str, needle: bytes
+) -> None:
+    """A damaged entry still unpickles (a byte of its printed JSON), or its stored analysis no longer
+    does (a byte of the module name its pickle names): the digest in front of it makes either a miss,
+    never a damaged verdict or a traceback."""
+    where = tmp_path / "cli-cache"
+    monkeypatch.setenv("SKDBG_CACHE_DIR", str(where))
+    runner = CliRunner()
+    fresh = runner.invoke(main, ["analyze", str(scene), "--format", fmt, "--no-cache"])
+    runner.invoke(main, ["analyze", str(scene), "--format", "json"])  # fills the cache
+    (entry,) = where.glob("*.pickle")
+    _flip_in_entry(entry, needle)
+    calls = Counting()
+    monkeypatch.setattr(engine, "analyze_context", calls)
+    again = runner.invoke(main, ["analyze", str(scene), "--format", fmt])
+    assert again.exit_code == fresh.exit_code == 0, again.output
+    assert again.stdout == fresh.stdout
+    assert calls.calls == 1  # computed afresh (and stored again)
+
+
+def test_cli_an_entry_the_code_cannot_read_back_is_a_miss(
+    scene: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An intact entry whose stored analysis does not load (written by other code under the same key):
+    text output computes afresh instead of failing."""
+    from skdbg.triage import cache as cache_mod
+
+    where = tmp_path / "cli-cache"
+    monkeypatch.setenv("SKDBG_CACHE_DIR", str(where))
+    runner = CliRunner()
+    fresh = runner.invoke(main, ["analyze", str(scene), "--no-cache"])
+    runner.invoke(main, ["analyze", str(scene), "--format", "json"])
+    (entry,) = where.glob("*.pickle")
+    loaded = AnalysisCache(where)._load(entry.stem)
+    assert loaded is not None
+    loaded["analysis"] = b"not a pickle of an analysis"
+    AnalysisCache(where)._store(entry.stem, loaded)
+    assert cache_mod.CachedAnalysis("", (), "", False, loaded["analysis"]).load() is None
+    again = runner.invoke(main, ["analyze", str(scene)])
+    assert again.exit_code == 0, again.output
+    assert again.stdout == fresh.stdout
+
+
+def test_the_code_stamp_follows_the_package_files(tmp_path: Path) -> None:
+    from skdbg.triage.cache import stamp_of
+
+    pkg = tmp_path / "pkg"
+    (pkg / "sub" / "__pycache__").mkdir(parents=True)
+    (pkg / "a.py").write_text("x = 1\n")
+    (pkg / "sub" / "b.json").write_text("{}")
+    (pkg / "notes.txt").write_text("not code")
+    (pkg / "sub" / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"\0")
+    base = stamp_of([str(pkg)])
+    assert stamp_of([str(pkg)]) == base
+    (pkg / "notes.txt").write_text("still not code, another size")
+    (pkg / "sub" / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"\0\0")
+    assert stamp_of([str(pkg)]) == base  # neither is code the analysis runs
+    st = (pkg / "a.py").stat()
+    (pkg / "a.py").write_text("x = 2\n")  # same size
+    os.utime(pkg / "a.py", ns=(st.st_atime_ns, st.st_mtime_ns + 1))
+    edited = stamp_of([str(pkg)])
+    assert edited != base
+    (pkg / "sub" / "c.py").write_text("")
+    assert stamp_of([str(pkg)]) != edited
+    assert stamp_of([str(pkg), str(tmp_path / "other")]) != stamp_of([str(pkg)])
+
+
+def test_the_code_stamp_reads_every_mapped_package_folder() -> None:
+    import sys
+
+    from skdbg.triage import cache as cache_mod
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    with (REPO / "pyproject.toml").open("rb") as fh:
+        mapping = tomllib.load(fh)["tool"]["setuptools"]["package-dir"]
+    assert set(cache_mod._CODE_PACKAGES) == set(mapping)
