@@ -844,14 +844,15 @@ def _hashed_by_the_child_or_while_waiting(run: dict[str, object]) -> None:
     """The other artifacts were hashed by the child or by this process in chunks it claimed while it
     waited for the scan, each once, never by a thread here nor on demand (a reader waits for the
     child's digests); but the binary plog: the scan stopped at its first bytes and handed no digest
-    over, so G5 hashes it here (as without the fork)."""
+    over, so G5 hashes it here (as without the fork); and the model source, an artifact only once
+    run.json named it (after the child was given the scene's files), hashed here when G5 asks."""
     hashed = cast("list[str]", run["hashed_here"])
     claimed = cast("list[str]", run["claimed_here"])
     assert run["thread_hashed"] is False
     binary = "log/plog/plog-48213_20260610140058999.log"
     assert [p for p in hashed if p.endswith("999.log")] == [binary]
     assert len(hashed) == len(set(hashed))  # no file hashed twice here
-    assert set(hashed) - set(claimed) == {binary}
+    assert set(hashed) - set(claimed) == {binary, "src/model.py"}
     assert len(claimed) == len(set(claimed))  # no chunk claimed twice
 
 

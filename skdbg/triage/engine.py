@@ -38,7 +38,7 @@ def scene_info(ctx: TriageContext, pid: int | None, device: int | None) -> Scene
     run = ctx.run
     refs = []
     seconds: dict[int, str] = {}
-    for a in ctx.scene.artifacts:
+    for a in ctx.input_artifacts:
         # the digest first: an unreadable artifact raises its ParseError, not stat's
         sha256, size, stamp = a.listed()
         refs.append(_new_ref(a.kind, a.relpath, sha256, iso_seconds(stamp, seconds), size))

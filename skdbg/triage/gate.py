@@ -1102,7 +1102,7 @@ def _g4(ctx: TriageContext, loc: Localization, run: RunIdentity | None, g: _Gate
 
 
 def _g5(ctx: TriageContext, g: _Gate) -> None:
-    for art in ctx.scene.artifacts:
+    for art in ctx.input_artifacts:
         try:
             _ = art.sha256
         except (OSError, ParseError) as exc:

@@ -29,7 +29,6 @@ from skdbg.parsers.common import ParseError
 from skdbg.parsers.fsguard import real_path
 from skdbg.parsers.plog_rows import time_spans
 from skdbg.parsers.skmeta_lines import iter_meta_lines, last_stamp
-from skdbg.scene import Artifact
 from skdbg.show import show
 from skdbg.triage.context import TriageContext
 from skdbg.triage.engine import run_summary
@@ -228,26 +227,10 @@ def evidence_index(ctx: TriageContext) -> list[dict[str, Any]]:
         for key, (lo, hi) in spans.items():
             first, _ = plog_ts.get(key, (None, None))
             plog_ts[key] = (first or lo, hi)
-    seen: set[str] = set()
-    arts = list(ctx.scene.artifacts)
-    marker = ctx.marker_file()
-    for a in arts:
-        seen.add(resolved(a.path))
+    arts = ctx.input_artifacts  # the scene's files and the model source, as the analysis lists them
     present_roles = {a.kind for a in arts}
     for a in arts:
-        rows.append(_row(a.kind, a.path, ctx, plog_ts, a.digest, resolved))  # the scene's one hash per file
-    if marker is not None and resolved(marker) not in seen:
-        rows.append(
-            _row(
-                "marker_file",
-                marker,
-                ctx,
-                plog_ts,
-                Artifact("marker_file", marker, ctx.root).digest,
-                resolved,
-            )
-        )
-        present_roles.add("marker_file")
+        rows.append(_row(a.kind, a.path, ctx, plog_ts, a.digest, resolved))  # one hash per file
     for role, reason in EXPECTED_ROLES.items():
         if role not in present_roles:
             rows.append(

@@ -45,8 +45,10 @@ def _freeze_artifacts(ledger: Ledger, ctx: TriageContext, storage: str) -> list[
     ]
     marker = ctx.marker_file()
     if marker is not None and marker.is_file():
-        # the model source the candidate was launched with (V1 re-reads it from the frozen copy)
-        items.append(("marker_file", marker, ctx.relpath(marker), None, None))
+        # the model source the candidate was launched with (V1 re-reads it from the frozen copy); the
+        # analysis listed it for G5 (hashed there: reused, not read again)
+        hashed = next((a for a in ctx.input_artifacts if a.kind == "marker_file"), None)
+        items.append(("marker_file", marker, ctx.relpath(marker), None, hashed))
     # each artifact once, by its relative path: its stat (a missing one is recorded as missing), then
     # all of them stored together (one flush of their copies: sessions/blobs.py)
     stats: list[tuple[str, Path, str, str | None, Any, os.stat_result | FileNotFoundError]] = []

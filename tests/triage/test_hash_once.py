@@ -54,11 +54,12 @@ def test_each_artifact_is_read_for_its_hash_once(monkeypatch: pytest.MonkeyPatch
     ctx = open_context(SCENE)
     analysis = analyze_context(ctx)
     index = evidence_index(ctx)
-    arts = ctx.scene.artifacts
+    arts = ctx.input_artifacts
     assert arts and all(n == 1 for n in opened.values()), opened.most_common(3)
-    marker = ctx.marker_file()  # the model source: not a scene artifact, hashed once for the index
-    assert marker is not None
-    assert set(opened) == {str(a.path) for a in arts} | {str(marker)}
+    marker = ctx.marker_file()  # the model source: not found by the scene's walk, listed after it
+    assert marker is not None and arts[-1].kind == "marker_file" and arts[-1].path == marker
+    assert arts[:-1] == ctx.scene.artifacts
+    assert set(opened) == {str(a.path) for a in arts}
     want = {a.relpath: hashlib.sha256(a.path.read_bytes()).hexdigest() for a in arts}
     assert {r["path"]: r["sha256"] for r in analysis.to_json()["scene"]["artifacts"]} == want
     assert {r["relpath"]: r["sha256"] for r in index if r["relpath"] in want} == want
@@ -110,3 +111,46 @@ def test_the_evidence_index_resolves_each_file_name_once(monkeypatch: pytest.Mon
     first, last = lines[0].ts, lines[-1].ts
     assert first is not None and last is not None
     assert (plog["first_ts"], plog["last_ts"]) == (first.isoformat(), last.isoformat())
+
+
+def test_the_model_source_is_an_artifact_wherever_it_lies(tmp_path: Path) -> None:
+    """run.json's model source is read by the proposal, so G5 lists it with its SHA-256: by its path in
+    the scene, or by its absolute path when ``--source-root`` holds it outside the scene."""
+    from shutil import copytree, move
+
+    scene = copytree(SCENE, tmp_path / "s")
+    inside = hashlib.sha256((scene / "src" / "model.py").read_bytes()).hexdigest()
+    arts = analyze_context(open_context(scene)).to_json()["scene"]["artifacts"]
+    assert [(a["kind"], a["path"], a["sha256"]) for a in arts if a["path"].endswith(".py")] == [
+        ("marker_file", "src/model.py", inside)
+    ]
+    outside = tmp_path / "checkout"
+    (outside / "src").mkdir(parents=True)
+    move(scene / "src" / "model.py", outside / "src" / "model.py")
+    (outside / "src" / "model.py").write_text(
+        (outside / "src" / "model.py").read_text(encoding="utf-8") + "# edited\n", encoding="utf-8"
+    )
+    edited = hashlib.sha256((outside / "src" / "model.py").read_bytes()).hexdigest()
+    ctx = open_context(scene, source_root=outside)
+    arts = analyze_context(ctx).to_json()["scene"]["artifacts"]
+    assert [(a["kind"], a["path"], a["sha256"]) for a in arts if a["path"].endswith(".py")] == [
+        ("marker_file", (outside / "src" / "model.py").resolve().as_posix(), edited)
+    ]
+    assert [r["sha256"] for r in evidence_index(ctx) if r["role"] == "marker_file"] == [edited]
+
+
+def test_a_model_source_that_is_a_scene_artifact_is_listed_once(tmp_path: Path) -> None:
+    """run.json naming a file the scene's walk found already (here the source-sites map, whose JSON
+    object is also a Python expression) adds no second entry."""
+    import json
+    from shutil import copytree
+
+    scene = copytree(SCENE, tmp_path / "s")
+    run = json.loads((scene / "run.json").read_text(encoding="utf-8"))
+    run["candidate"]["marker_file"] = "source_sites.json"
+    (scene / "run.json").write_text(json.dumps(run), encoding="utf-8")
+    ctx = open_context(scene)
+    assert ctx.marker_file() == scene / "source_sites.json"
+    assert ctx.input_artifacts == ctx.scene.artifacts
+    paths = [a["path"] for a in analyze_context(ctx).to_json()["scene"]["artifacts"]]
+    assert paths.count("source_sites.json") == 1
