@@ -151,15 +151,47 @@ def concat_frames(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
 
     Why not ``pd.concat`` alone: one part's column may be ``Int64`` and another's ``UInt64`` (a model
     whose addresses pass 2**63), or absent; pandas then makes the column float and an address loses its
-    low bits (0xffff800000a03000 printed as 1.844660333623275e+19, 512 less). The parts' integer columns
-    are stacked as Python ints and typed again over every part's values (:func:`tidy_ints`)."""
+    low bits (0xffff800000a03000 printed as 1.844660333623275e+19, 512 less). Such a column is stacked
+    as Python ints and typed again over every part's values (:func:`_retyped`); a column every part
+    holds with one type is stacked by pandas as it is."""
     import pandas as pd
 
-    parts = [
-        f.astype({c: object for c, t in f.dtypes.items() if str(t) in ("Int64", "UInt64")}) for f in frames
+    parts = list(frames)
+    names = dict.fromkeys(c for f in parts for c in f.columns)
+    mixed = [
+        c
+        for c in names
+        if any(str(f[c].dtype) in _NULLABLE_INTS for f in parts if c in f.columns)
+        and (
+            any(c not in f.columns for f in parts)
+            or len({str(f[c].dtype) for f in parts if c in f.columns}) > 1
+        )
     ]
+    if mixed:
+        parts = [f.astype({c: object for c in mixed if c in f.columns}) for f in parts]
     out: pd.DataFrame = pd.concat(parts, ignore_index=True)
-    for col in out.columns:
-        if out[col].dtype == object:  # a part's missing value or absent column is None, not NaN or NA
-            out[col] = out[col].astype(object).where(out[col].notna(), None)
-    return tidy_ints(out)
+    for c in mixed:
+        out[c] = _retyped(out[c].astype(object).where(out[c].notna(), None).tolist())
+    return out
+
+
+#: the nullable integer types :func:`tidy_ints` gives a column
+_NULLABLE_INTS = ("Int64", "UInt64")
+#: the largest integer a float holds exactly
+_FLOAT_EXACT = 1 << 53
+
+
+def _retyped(values: list[Any]) -> Any:
+    """A stacked column's values (missing ones None) as the type one part's column would have had:
+    ``Int64``/``UInt64`` when every value fits one of them; ``Float64`` for ints and floats together
+    (what pandas gives) when every int is a float exactly; else Python objects, exact."""
+    import pandas as pd
+
+    dtype = _int_dtype(values)
+    if dtype is not None:
+        return pd.array(values, dtype=pd.Int64Dtype() if dtype == "Int64" else pd.UInt64Dtype())
+    present = [v for v in values if v is not None]
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present)
+    if numbers and all(isinstance(v, float) or -_FLOAT_EXACT <= v <= _FLOAT_EXACT for v in present):
+        return pd.array(values, dtype="Float64")
+    return pd.array(values, dtype=object)

@@ -144,9 +144,14 @@ def incidents_frame(incidents: Iterable[Incident]) -> pd.DataFrame:
     return records_frame((({"incident": i}, inc) for i, inc in enumerate(incidents)), INCIDENT_COLS)
 
 
+def _exception_cores(inc: Incident) -> tuple[ExceptionCore, ...]:
+    """The incident's exception cores: callback A's, then callback B's."""
+    return (*inc.cores, *(inc.callback_b.cores if inc.callback_b is not None else ()))
+
+
 def _cores(incidents: Iterable[Incident]) -> Iterator[tuple[dict[str, int], ExceptionCore]]:
     for i, inc in enumerate(incidents):
-        for c in (*inc.cores, *(inc.callback_b.cores if inc.callback_b is not None else ())):
+        for c in _exception_cores(inc):
             yield {"incident": i}, c
 
 
@@ -169,7 +174,7 @@ def dfx_frame(incidents: Iterable[Incident]) -> pd.DataFrame:
 
 def _traces(incidents: Iterable[Incident]) -> Iterator[tuple[dict[str, Any], CoreTrace]]:
     for i, inc in enumerate(incidents):
-        for c in (*inc.cores, *(inc.callback_b.cores if inc.callback_b is not None else ())):
+        for c in _exception_cores(inc):
             if c.trace is not None:
                 yield {"incident": i, "block": f"exception core ({c.callback})"}, c.trace
         if inc.all_cores is not None:

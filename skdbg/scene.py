@@ -585,7 +585,45 @@ def open_scene(path: str | os.PathLike[str]) -> Scene:
     return Scene(root=root, artifacts=artifacts, layout=layout, plogs=plogs, gaps=gaps)
 
 
-def _artifacts_frame(scene: Scene) -> pd.DataFrame:
+def with_model_source(artifacts: list[Artifact], marker: Path | None, root: Path) -> list[Artifact]:
+    """``artifacts``, then the model source with the scope markers (``marker``: run.json's
+    ``candidate.marker_file`` where it was found) as kind ``marker_file``, unless there is none or it is
+    one of them: the same file (device and inode, whatever its name or links), so it is listed once.
+
+    Its path is made absolute (``..`` folded): inside ``root`` it is listed relative to it, outside
+    (``--source-root``, or a path leaving the scene) by that absolute path. Artifacts whose hashed size
+    differs from the model source's are not even looked at (after G5 that is nearly all of them)."""
+    if marker is None:
+        return artifacts
+    try:
+        st = os.stat(marker)
+    except OSError:
+        return artifacts
+    for a in artifacts:
+        known = a.known_digest()
+        if known is not None and known[0] != st.st_size:
+            continue
+        try:
+            other = os.stat(a.path)
+        except OSError:
+            continue
+        if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+            return artifacts
+    return [*artifacts, Artifact("marker_file", Path(os.path.abspath(marker)), root)]
+
+
+def _model_source(evidence: Evidence) -> Path | None:
+    """The scene's run.json ``candidate.marker_file`` under the scene root, when it is a file."""
+    run = evidence.run
+    cand = run.identity.candidate if run is not None else None
+    if cand is None or not cand.marker_file:
+        return None
+    path = Path(cand.marker_file)
+    path = path if path.is_absolute() else evidence.root / path
+    return path if path.is_file() else None
+
+
+def _artifacts_frame(artifacts: list[Artifact]) -> pd.DataFrame:
     rows = [
         {
             "kind": a.kind,
@@ -596,7 +634,7 @@ def _artifacts_frame(scene: Scene) -> pd.DataFrame:
             "mtime": a.mtime.isoformat(timespec="seconds"),
             "sha256": a.sha256,
         }
-        for a in scene.artifacts
+        for a in artifacts
     ]
     return rows_frame(rows, ["kind", "file", "pid", "model", "size", "mtime", "sha256"])
 
@@ -618,13 +656,14 @@ def evidence_for(scene: Scene, *, pid: int | None = None) -> Evidence:
     )
     artifacts = TableSpec(
         "artifacts",
-        "every file of the scene with size, mtime and SHA-256 (G5)",
+        "every file of the scene with size, mtime and SHA-256 (G5), the model source last",
         (),
-        lambda: _artifacts_frame(scene),
+        lambda: _artifacts_frame(with_model_source(scene.artifacts, _model_source(evidence), scene.root)),
     )
-    return Evidence(
+    evidence = Evidence(
         scene.root, scene.plogs, scene.layout, side, pid=pid, extra_tables=[artifacts], gaps=scene.gaps
     )
+    return evidence
 
 
 def _artifact_path(scene: Scene, kind: str) -> Path | None:
@@ -642,4 +681,5 @@ __all__ = [
     "iso_seconds",
     "load_evidence",
     "open_scene",
+    "with_model_source",
 ]

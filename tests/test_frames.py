@@ -78,6 +78,12 @@ def test_stacked_parts_keep_their_integers_exact() -> None:
     negative = rows_frame([{"entry": -1}], ["entry"])  # neither type holds -1 and 2**64 - 1 together
     both = concat_frames([high, negative])
     assert both["entry"].tolist() == [0xFFFF800000A03000, -1]
+    floats = rows_frame([{"entry": 2.5}], ["entry"])  # ints and floats: Float64, as pandas stacks them
+    mixed = concat_frames([low, floats])
+    assert str(mixed["entry"].dtype) == "Float64" and mixed["entry"].tolist()[::2] == [0x124080A03000, 2.5]
+    assert concat_frames([high, floats])["entry"].tolist() == [0xFFFF800000A03000, 2.5]  # not a float: exact
+    alone = concat_frames([low, low])  # one type in every part: stacked as it is
+    assert str(alone["entry"].dtype) == "Int64" and alone["n"].tolist() == [1, 2, 1, 2]
 
 
 def test_columns_frame_keeps_a_negative_and_a_missing_value_exact() -> None:

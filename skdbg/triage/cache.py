@@ -117,11 +117,19 @@ def code_stamp() -> str:
     return stamp_of(sorted(roots))
 
 
+def tool_digest() -> str:
+    """What identifies the running skdbg in an entry's name: the entry format, the version and
+    :func:`code_stamp` (32 hex digits)."""
+    doc = json.dumps([_FORMAT, __version__, code_stamp()])
+    return hashlib.sha256(doc.encode()).hexdigest()[:32]
+
+
 def stamp_of(roots: list[str]) -> str:
     """SHA-256 of each root and of the relative path, size and ``mtime_ns`` of every code and data file
-    under it (:data:`_CODE_SUFFIXES`; ``__pycache__`` left out, no link followed). Stats, not contents:
-    an edit changes the size or the mtime (and one that puts both back is no change of the tool a
-    user makes by accident)."""
+    under it (:data:`_CODE_SUFFIXES`; ``__pycache__`` left out). A link to a file counts by its target's
+    stat, a broken one (an editor's lock file such as ``.#engine.py``) as unreadable, and the listing
+    goes on; a link to a folder is not followed. Stats, not contents: an edit changes the size or the
+    mtime (and one that puts both back is no change of the tool a user makes by accident)."""
     rows: list[tuple[int, str, int, int]] = []
     for index, root in enumerate(roots):
         pending = [("", root)]
@@ -129,15 +137,21 @@ def stamp_of(roots: list[str]) -> str:
             rel, folder = pending.pop()
             try:
                 with os.scandir(folder) as it:
-                    for e in it:
-                        if e.is_dir(follow_symlinks=False):
-                            if e.name != "__pycache__":
-                                pending.append((f"{rel}{e.name}/", e.path))
-                        elif e.name.endswith(_CODE_SUFFIXES):
-                            st = e.stat()
-                            rows.append((index, rel + e.name, st.st_size, st.st_mtime_ns))
+                    entries = list(it)
             except OSError:
-                continue
+                continue  # an unreadable folder counts for nothing
+            for e in entries:
+                try:
+                    if e.is_dir(follow_symlinks=False):
+                        if e.name != "__pycache__":
+                            pending.append((f"{rel}{e.name}/", e.path))
+                        continue
+                    if not e.name.endswith(_CODE_SUFFIXES):
+                        continue
+                    st = e.stat()
+                    rows.append((index, rel + e.name, st.st_size, st.st_mtime_ns))
+                except OSError:
+                    rows.append((index, rel + e.name, -1, -1))  # seen, unreadable: the rest still counts
     rows.sort()
     return hashlib.sha256(json.dumps([roots, rows]).encode()).hexdigest()
 
@@ -233,10 +247,13 @@ class CacheKey:
     grace: float
 
     def digest(self) -> str:
+        """The entry's name: the digest of the options (:meth:`options_digest`), then the tool's
+        (:func:`tool_digest`). A new entry for the same options replaces those of other builds."""
+        return f"{self.options_digest()}-{tool_digest()}"
+
+    def options_digest(self) -> str:
         doc: dict[str, Any] = {
             "format": _FORMAT,
-            "version": __version__,
-            "code": code_stamp(),
             "root": str(self.root),
             "run_json": None if self.run_json is None else str(self.run_json),
             "source_root": None if self.source_root is None else str(self.source_root),
@@ -307,9 +324,18 @@ def _input_hashes(ctx: TriageContext) -> dict[str, str | None]:
             out[f"{a.kind}:{a.relpath}"] = a.sha256
         except (ParseError, OSError):
             out[f"{a.kind}:{a.relpath}"] = None  # unreadable now: never trust (nor store) a verdict for it
+    # the model source is an input artifact too (G5 hashed it): its hash is not read a second time
+    listed = {str(a.path): a for a in ctx.input_artifacts if a.kind == "marker_file"}
     for p in _extras(ctx):
         if p.is_file():
-            out[f"extra:{p}"] = _file_sha256(p)
+            art = listed.get(str(p))
+            if art is None:
+                out[f"extra:{p}"] = _file_sha256(p)
+                continue
+            try:
+                out[f"extra:{p}"] = art.sha256
+            except (ParseError, OSError):
+                out[f"extra:{p}"] = None
     return out
 
 
@@ -422,6 +448,15 @@ class AnalysisCache:
             return None
         return entry
 
+    def _drop_other_builds(self, key: str) -> None:
+        """Remove the entries other builds of skdbg stored for the same options (one entry per options
+        key, whatever the code: editing a checkout would otherwise leave one per edit)."""
+        options, _, _ = key.partition("-")
+        for other in self.root.glob(f"{options}-*.pickle"):
+            if other.name != f"{key}.pickle":
+                with contextlib.suppress(OSError):
+                    other.unlink()
+
     def _store(self, key: str, entry: dict[str, Any]) -> None:
         tmp: str | None = None
         try:
@@ -432,6 +467,7 @@ class AnalysisCache:
                 fh.write(_MAGIC + hashlib.sha256(body).digest() + body)
             os.replace(tmp, self._path(key))
             tmp = None
+            self._drop_other_builds(key)
         except Exception:
             return  # a cache that cannot be written is skipped: the analysis stands on its own
         finally:
@@ -452,5 +488,6 @@ __all__ = [
     "code_stamp",
     "stamp_of",
     "take_snapshot",
+    "tool_digest",
     "tree_snapshot",
 ]

@@ -20,7 +20,7 @@ from skdbg.parsers.common import ParseError, Source
 from skdbg.parsers.evidence import Evidence
 from skdbg.parsers.fsguard import failed_reads, real_path
 from skdbg.parsers.run_identity import EnvProbe, RunFile, RunIdentity, parse_run_json
-from skdbg.scene import Artifact, Scene, evidence_for, open_scene
+from skdbg.scene import Artifact, Scene, evidence_for, open_scene, with_model_source
 from skdbg.triage.markers import check_model_source
 from skdbg.triage.model import EvidenceItem
 
@@ -115,19 +115,12 @@ class TriageContext:
     @cached_property
     def input_artifacts(self) -> list[Artifact]:
         """Every file the verdict reads, for G5 and the analysis JSON's ``scene.artifacts``: the scene's
-        artifacts, then the model source with the scope markers (kind ``marker_file``, from
-        :meth:`marker_file`) when there is one and it is none of them.
+        artifacts, then the model source with the scope markers (:meth:`marker_file`) unless it is one
+        of them (:func:`skdbg.scene.with_model_source`).
 
         Why here and not in the scene's walk: which file is the model source is said by run.json (or
-        ``--run``) and may lie outside the scene (``--source-root``); its listed path is then absolute."""
-        arts = self.scene.artifacts
-        marker = self.marker_file()
-        if marker is None:
-            return arts
-        key = real_path(marker)
-        if any(a.path.name == marker.name and real_path(a.path) == key for a in arts):
-            return arts
-        return [*arts, Artifact("marker_file", marker, self.root)]
+        ``--run``) and may lie outside the scene (``--source-root``)."""
+        return with_model_source(self.scene.artifacts, self.marker_file(), self.root)
 
     def marker_candidates(self) -> list[Path]:
         """The paths :meth:`marker_file` tries, in order (the result cache records each one's state:

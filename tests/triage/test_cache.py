@@ -335,3 +335,46 @@ def test_the_code_stamp_reads_every_mapped_package_folder() -> None:
     with (REPO / "pyproject.toml").open("rb") as fh:
         mapping = tomllib.load(fh)["tool"]["setuptools"]["package-dir"]
     assert set(cache_mod._CODE_PACKAGES) == set(mapping)
+
+
+def test_another_build_misses_and_replaces_the_entry(
+    scene: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The code stamp is in the key: code edited under the same version misses, and its entry replaces
+    the other build's (one entry per options key)."""
+    from skdbg.triage import cache as cache_mod
+
+    where = tmp_path / "cache"
+    cache, run = AnalysisCache(where), Counting()
+    cache.analyze(open_context(scene), run)
+    (first,) = where.glob("*.pickle")
+    monkeypatch.setattr(cache_mod, "code_stamp", lambda: "another build")
+    cache.analyze(open_context(scene), run)
+    assert run.calls == 2
+    (second,) = where.glob("*.pickle")
+    assert second.name != first.name and second.name.split("-")[0] == first.name.split("-")[0]
+    cache.analyze(open_context(scene), run)
+    assert run.calls == 2  # this build's entry answers
+    monkeypatch.undo()
+    cache.analyze(open_context(scene), run)
+    assert run.calls == 3 and [p.name for p in where.glob("*.pickle")] == [first.name]
+
+
+def test_the_code_stamp_sees_past_a_broken_link(tmp_path: Path) -> None:
+    """An editor's lock file (a link to nothing, named like code) is recorded, and the files listed
+    after it still count."""
+    from skdbg.triage.cache import stamp_of
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    for name in "abcdefgh":
+        (pkg / f"{name}.py").write_text("x = 1\n")
+    (pkg / ".#c.py").symlink_to("root@host.4242:1733560000")
+    base = stamp_of([str(pkg)])
+    for name in "abcdefgh":
+        path = pkg / f"{name}.py"
+        st = path.stat()
+        path.write_text("x = 2\n")
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1))
+        assert stamp_of([str(pkg)]) != base, name
+        base = stamp_of([str(pkg)])

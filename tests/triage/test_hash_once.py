@@ -154,3 +154,42 @@ def test_a_model_source_that_is_a_scene_artifact_is_listed_once(tmp_path: Path) 
     assert ctx.input_artifacts == ctx.scene.artifacts
     paths = [a["path"] for a in analyze_context(ctx).to_json()["scene"]["artifacts"]]
     assert paths.count("source_sites.json") == 1
+
+
+@pytest.mark.parametrize(
+    ("named", "alias"),
+    [("src/../src/model.py", None), ("src/alias.py", "model.py"), ("src/sites.py", "../source_sites.json")],
+)
+def test_the_model_source_is_listed_once_by_its_own_path(
+    tmp_path: Path, named: str, alias: str | None
+) -> None:
+    """However run.json names it (``..`` in the path, a link under another name), the model source is
+    listed once: by its folded path, or not at all when it is the same file as a scene artifact."""
+    import json
+    from shutil import copytree
+
+    from click.testing import CliRunner
+
+    from skdbg.cli import main
+
+    scene = copytree(SCENE, tmp_path / "s")
+    if alias is not None:
+        (scene / named).symlink_to(alias)
+    run = json.loads((scene / "run.json").read_text(encoding="utf-8"))
+    run["candidate"]["marker_file"] = named
+    (scene / "run.json").write_text(json.dumps(run), encoding="utf-8")
+    ctx = open_context(scene)
+    listed = [(a["kind"], a["path"]) for a in analyze_context(ctx).to_json()["scene"]["artifacts"]]
+    index = [(r["role"], r["relpath"]) for r in evidence_index(ctx) if r["relpath"] is not None]
+    if named.endswith("sites.py"):  # the source-sites map itself: one entry, of its own kind
+        assert [k for k, _ in listed if k in ("marker_file", "source_sites")] == ["source_sites"]
+        assert [k for k, _ in index if k in ("marker_file", "source_sites")] == ["source_sites"]
+        return
+    want = "src/model.py" if alias is None else "src/alias.py"
+    assert [p for k, p in listed if k == "marker_file"] == [want]
+    assert [p for k, p in index if k == "marker_file"] == ["src/model.py"]  # the index resolves links
+    table = CliRunner().invoke(main, ["inspect", str(scene), "--table", "artifacts", "--format", "json"])
+    assert table.exit_code == 0, table.output
+    rows = json.loads(table.stdout)
+    rows = rows["rows"] if isinstance(rows, dict) else rows
+    assert [(r["kind"], r["file"]) for r in rows if r["kind"] == "marker_file"] == [("marker_file", want)]
