@@ -31,7 +31,7 @@ def _int_dtype(values: Sequence[Any]) -> str | None:
 
     lo = hi = None
     for v in values:
-        if v is None or v is pd.NA:
+        if v is None or v is pd.NA or (type(v) is float and v != v):  # missing: a row without the key is NaN
             continue
         if isinstance(v, bool) or not isinstance(v, int):
             return None

@@ -590,9 +590,10 @@ def with_model_source(artifacts: list[Artifact], marker: Path | None, root: Path
     ``candidate.marker_file`` where it was found) as kind ``marker_file``, unless there is none or it is
     one of them: the same file (device and inode, whatever its name or links), so it is listed once.
 
-    Its path is made absolute (``..`` folded): inside ``root`` it is listed relative to it, outside
-    (``--source-root``, or a path leaving the scene) by that absolute path. Artifacts whose hashed size
-    differs from the model source's are not even looked at (after G5 that is nearly all of them)."""
+    It is listed by its real path (links resolved, then ``..`` folded, as the system opens it): inside
+    ``root`` relative to it, outside (``--source-root``, or a path leaving the scene) absolute.
+    Artifacts whose hashed size differs from the model source's are not even looked at (after G5
+    that is nearly all of them)."""
     if marker is None:
         return artifacts
     try:
@@ -609,7 +610,7 @@ def with_model_source(artifacts: list[Artifact], marker: Path | None, root: Path
             continue
         if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
             return artifacts
-    return [*artifacts, Artifact("marker_file", Path(os.path.abspath(marker)), root)]
+    return [*artifacts, Artifact("marker_file", Path(os.path.realpath(marker)), root)]
 
 
 def _model_source(evidence: Evidence) -> Path | None:

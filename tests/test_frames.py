@@ -59,6 +59,13 @@ def test_rows_frame_chooses_exact_integer_types() -> None:
     ]
 
 
+def test_a_row_without_a_key_is_a_missing_integer() -> None:
+    """Rows as mappings: a key some rows lack is NaN in pandas' frame, a missing value here."""
+    frame = rows_frame([{"pc": HIGH_PC, "n": 1}, {"n": 2}])
+    assert str(frame["pc"].dtype) == "UInt64" and frame["pc"].isna().tolist() == [False, True]
+    assert int(frame.loc[0, "pc"]) == 0xFFFF800000001235
+
+
 def test_stacked_parts_keep_their_integers_exact() -> None:
     """Two models' parts of one table: one part's address column is Int64, the other's UInt64 (past
     2**63), a third part lacks the column; pandas alone would make it float and the high address 512 off."""

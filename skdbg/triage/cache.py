@@ -60,7 +60,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skdbg import __version__
+from skdbg import __version__, regexcode
 from skdbg.triage.jsontext import analysis_json_text  # re-exported: the entry stores the printed text
 
 if TYPE_CHECKING:
@@ -74,6 +74,8 @@ _FORMAT = 4
 #: what an entry file starts with, then the SHA-256 (32 bytes) of the pickle that follows
 _MAGIC = b"skdbg-analysis-cache\n"
 _DIGEST_SIZE = 32
+#: an entry's file name (:meth:`CacheKey.digest`): what :meth:`AnalysisCache._drop_other_builds` may remove
+_ENTRY_NAME = regexcode.compile(r"[0-9a-f]{64}-[0-9a-f]{32}\.pickle")
 #: the packages whose directories :func:`code_stamp` reads: ``skdbg`` and the subpackages mapped to
 #: folders of their own (pyproject ``[tool.setuptools.package-dir]``; tests/triage/test_cache.py holds
 #: the two lists equal); every other subpackage lies inside one of their folders
@@ -309,9 +311,11 @@ class CachedAnalysis:
 
 
 def _extras(ctx: TriageContext) -> list[Path]:
+    """The inputs outside the tree, by their real paths (a ``..`` after a linked folder leads where the
+    system opens it, not where the text folds it)."""
     run = ctx.run_override
-    out = [] if run is None else [Path(os.path.abspath(run.file))]
-    return out + [Path(os.path.abspath(p)) for p in ctx.marker_candidates()]
+    out = [] if run is None else [Path(os.path.realpath(run.file))]
+    return out + [Path(os.path.realpath(p)) for p in ctx.marker_candidates()]
 
 
 def _input_hashes(ctx: TriageContext) -> dict[str, str | None]:
@@ -453,7 +457,7 @@ class AnalysisCache:
         key, whatever the code: editing a checkout would otherwise leave one per edit)."""
         options, _, _ = key.partition("-")
         for other in self.root.glob(f"{options}-*.pickle"):
-            if other.name != f"{key}.pickle":
+            if other.name != f"{key}.pickle" and _ENTRY_NAME.fullmatch(other.name):
                 with contextlib.suppress(OSError):
                     other.unlink()
 

@@ -378,3 +378,20 @@ def test_the_code_stamp_sees_past_a_broken_link(tmp_path: Path) -> None:
         os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1))
         assert stamp_of([str(pkg)]) != base, name
         base = stamp_of([str(pkg)])
+
+
+def test_a_store_removes_only_other_builds_entries(scene: Path, tmp_path: Path) -> None:
+    from skdbg.triage.cache import CacheKey
+
+    where = tmp_path / "cache"
+    cache = AnalysisCache(where)
+    ctx = open_context(scene)
+    key = CacheKey.of(ctx).digest()
+    options = key.partition("-")[0]
+    where.mkdir()
+    others = [f"{options}-{'0' * 32}.pickle", f"{options}-{'f' * 32}.pickle"]
+    kept = [f"{options}-README.pickle", f"{options}.pickle", "notes.txt", f"{'a' * 64}-{'0' * 32}.pickle"]
+    for name in others + kept:
+        (where / name).write_bytes(b"x")
+    cache.analyze(ctx, Counting())
+    assert sorted(p.name for p in where.iterdir()) == sorted([f"{key}.pickle", *kept])

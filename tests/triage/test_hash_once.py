@@ -164,7 +164,7 @@ def test_the_model_source_is_listed_once_by_its_own_path(
     tmp_path: Path, named: str, alias: str | None
 ) -> None:
     """However run.json names it (``..`` in the path, a link under another name), the model source is
-    listed once: by its folded path, or not at all when it is the same file as a scene artifact."""
+    listed once: by its real path, or not at all when it is the same file as a scene artifact."""
     import json
     from shutil import copytree
 
@@ -185,11 +185,37 @@ def test_the_model_source_is_listed_once_by_its_own_path(
         assert [k for k, _ in listed if k in ("marker_file", "source_sites")] == ["source_sites"]
         assert [k for k, _ in index if k in ("marker_file", "source_sites")] == ["source_sites"]
         return
-    want = "src/model.py" if alias is None else "src/alias.py"
+    want = "src/model.py"  # the file opened: a link's target, a path's ``..`` folded
     assert [p for k, p in listed if k == "marker_file"] == [want]
-    assert [p for k, p in index if k == "marker_file"] == ["src/model.py"]  # the index resolves links
+    assert [p for k, p in index if k == "marker_file"] == [want]
     table = CliRunner().invoke(main, ["inspect", str(scene), "--table", "artifacts", "--format", "json"])
     assert table.exit_code == 0, table.output
     rows = json.loads(table.stdout)
     rows = rows["rows"] if isinstance(rows, dict) else rows
     assert [(r["kind"], r["file"]) for r in rows if r["kind"] == "marker_file"] == [("marker_file", want)]
+
+
+def test_a_model_source_path_through_a_linked_folder_is_the_file_read(tmp_path: Path) -> None:
+    """``lnk/../x/model.py`` with ``lnk`` a link to another folder opens the ``x`` beside the link's
+    target, not the scene's own ``x``: the listed file and hash are those of the file the analysis
+    reads."""
+    import json
+    from shutil import copytree
+
+    scene = copytree(SCENE, tmp_path / "s")
+    target = tmp_path / "elsewhere"
+    (target / "sub").mkdir(parents=True)
+    (target / "x").mkdir()
+    (target / "x" / "model.py").write_bytes((scene / "src" / "model.py").read_bytes())
+    (scene / "lnk").symlink_to(target / "sub")
+    (scene / "x").mkdir()
+    (scene / "x" / "model.py").write_bytes((scene / "src" / "model.py").read_bytes() + b"# not read\n")
+    run = json.loads((scene / "run.json").read_text(encoding="utf-8"))
+    run["candidate"]["marker_file"] = "lnk/../x/model.py"
+    (scene / "run.json").write_text(json.dumps(run), encoding="utf-8")
+    ctx = open_context(scene)
+    read = ctx.marker_file()
+    assert read is not None and read.read_bytes() == (target / "x" / "model.py").read_bytes()
+    listed = [a for a in analyze_context(ctx).to_json()["scene"]["artifacts"] if a["kind"] == "marker_file"]
+    want = hashlib.sha256((target / "x" / "model.py").read_bytes()).hexdigest()
+    assert [(a["path"], a["sha256"]) for a in listed] == [((target / "x" / "model.py").as_posix(), want)]
