@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 from click.testing import CliRunner
+from sk_core_block import CORE_30_MATCHED
 
 from skdbg.cli import main
 from skdbg.parsers.sk_handler import parse_plog_file, traces_frame
@@ -22,13 +23,7 @@ MESSAGES = [
         "IsSuperKernelException",
         "Exception is from superkernel function 'sk_entry_mix11_op_trace', op_trace=true, proceeding with handling",
     ),
-    ("GetExceptionRegInfo", "Get error register information. coreNum=1"),
-    ("ParseAndPrintSubKernelSymbols", "=== Sub-kernel running info on exception cores ==="),
-    ("PrintMatchedNodeBasicInfo", "[Core 30] ModelIdIdx=0, ModelId=48_1, SkScopeId=3"),
-    ("PrintMatchedNodeBasicInfo", "[Core 30] CoreType: AIV"),
-    ("PrintMatchedNodeBasicInfo", "[Core 30] StartPC: 0x124080c01200"),
-    ("PrintMatchedNodeBasicInfo", "[Core 30] CurrentPC: 0x124080c01258"),
-    ("PrintMatchedNodeBasicInfo", "[Core 30] Found in node[1], entry[0]"),
+    *CORE_30_MATCHED,
     ("PrintCoreSymbols", "[Core 30] Type=AIV, opState=3, opId=2"),  # line 9
     ("PrintCoreSymbols", "[Core 30] opId=2 finished, checking current and next operators"),
     ("PrintCoreSymbols", "[Core 30] > Last finished opId=2:"),

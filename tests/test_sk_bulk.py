@@ -15,6 +15,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sk_core_block import CORE_30_MATCHED
 
 from skdbg.parsers import sk_parser
 from skdbg.parsers.common import Source
@@ -88,13 +89,7 @@ DFX = [
     ("PrintDfxInfo", "    Node[2] is not a FUNC type"),
 ]  # fmt: skip
 TAIL = [
-    ("GetExceptionRegInfo", "Get error register information. coreNum=1"),
-    ("ParseAndPrintSubKernelSymbols", "=== Sub-kernel running info on exception cores ==="),
-    ("PrintMatchedNodeBasicInfo", "[Core 30] ModelIdIdx=0, ModelId=48_1, SkScopeId=3"),
-    ("PrintMatchedNodeBasicInfo", "[Core 30] CoreType: AIV"),
-    ("PrintMatchedNodeBasicInfo", "[Core 30] StartPC: 0x124080c01200"),
-    ("PrintMatchedNodeBasicInfo", "[Core 30] CurrentPC: 0x124080c01258"),
-    ("PrintMatchedNodeBasicInfo", "[Core 30] Found in node[1], entry[0]"),
+    *CORE_30_MATCHED,
     ("PrintCoreSymbols", "[Core 30] Type=AIV, opState=2, opId=1"),
     ("PrintCoreSymbols", "[Core 30] Currently running opId=1"),
     ("GetCondRegValue", "GetCondRegValue: arch=DAV_2201, condRegLowIdx=20, condRegHighIdx=21"),
