@@ -437,9 +437,10 @@ class AnalysisCache:
         try:
             data = self._path(key).read_bytes()
             head, body = len(_MAGIC), len(_MAGIC) + _DIGEST_SIZE
-            if data[:head] != _MAGIC or hashlib.sha256(data[body:]).digest() != data[head:body]:
+            rest = memoryview(data)[body:]  # the pickle, hashed and loaded in place (no copy of it)
+            if data[:head] != _MAGIC or hashlib.sha256(rest).digest() != data[head:body]:
                 return None  # not an entry of this format, or its bytes changed since it was written
-            entry = pickle.loads(data[body:])
+            entry = pickle.loads(rest)
         except Exception:
             return None  # absent, unreadable, truncated or from another Python: a miss
         if not isinstance(entry, dict) or entry.get("format") != _FORMAT:
