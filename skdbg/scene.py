@@ -613,15 +613,25 @@ def with_model_source(artifacts: list[Artifact], marker: Path | None, root: Path
     return [*artifacts, Artifact("marker_file", Path(os.path.realpath(marker)), root)]
 
 
+def model_source_paths(rel: str | None, bases: Iterable[Path | None]) -> list[Path]:
+    """Where run.json's ``candidate.marker_file`` (``rel``, as written) may lie, in the order they are
+    tried: ``rel`` itself when absolute, else under each base that is given (``--source-root`` first,
+    then the scene root: scene-layout.md keeps ``src/model.py`` in the scene); none without ``rel``."""
+    if rel is None:
+        return []
+    return [Path(rel) if os.path.isabs(rel) else base / rel for base in bases if base is not None]
+
+
+def first_file(paths: Iterable[Path]) -> Path | None:
+    """The first of ``paths`` that is a regular file (or a link to one), or None."""
+    return next((p for p in paths if p.is_file()), None)
+
+
 def _model_source(evidence: Evidence) -> Path | None:
-    """The scene's run.json ``candidate.marker_file`` under the scene root, when it is a file."""
+    """The scene's model source (run.json's ``candidate.marker_file`` under the scene root), or None."""
     run = evidence.run
     cand = run.identity.candidate if run is not None else None
-    if cand is None or not cand.marker_file:
-        return None
-    path = Path(cand.marker_file)
-    path = path if path.is_absolute() else evidence.root / path
-    return path if path.is_file() else None
+    return first_file(model_source_paths(None if cand is None else cand.marker_file, (evidence.root,)))
 
 
 def _artifacts_frame(artifacts: list[Artifact]) -> pd.DataFrame:
@@ -679,8 +689,10 @@ __all__ = [
     "NotASceneError",
     "Scene",
     "evidence_for",
+    "first_file",
     "iso_seconds",
     "load_evidence",
+    "model_source_paths",
     "open_scene",
     "with_model_source",
 ]

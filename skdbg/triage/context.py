@@ -20,7 +20,15 @@ from skdbg.parsers.common import ParseError, Source
 from skdbg.parsers.evidence import Evidence
 from skdbg.parsers.fsguard import failed_reads, real_path
 from skdbg.parsers.run_identity import EnvProbe, RunFile, RunIdentity, parse_run_json
-from skdbg.scene import Artifact, Scene, evidence_for, open_scene, with_model_source
+from skdbg.scene import (
+    Artifact,
+    Scene,
+    evidence_for,
+    first_file,
+    model_source_paths,
+    open_scene,
+    with_model_source,
+)
 from skdbg.triage.markers import check_model_source
 from skdbg.triage.model import EvidenceItem
 
@@ -107,10 +115,7 @@ class TriageContext:
 
         ``--source-root`` wins; else the scene root (scene-layout.md keeps ``src/model.py`` in the scene).
         """
-        for p in self.marker_candidates():
-            if p.is_file():
-                return p
-        return None
+        return first_file(self.marker_candidates())
 
     @cached_property
     def input_artifacts(self) -> list[Artifact]:
@@ -125,14 +130,7 @@ class TriageContext:
     def marker_candidates(self) -> list[Path]:
         """The paths :meth:`marker_file` tries, in order (the result cache records each one's state:
         a model source appearing under ``--source-root`` changes the verdict's input)."""
-        rel = self.marker_rel()
-        if rel is None:
-            return []
-        return [
-            Path(rel) if os.path.isabs(rel) else base / rel
-            for base in (self.source_root, self.root)
-            if base is not None
-        ]
+        return model_source_paths(self.marker_rel(), (self.source_root, self.root))
 
     # ------------------------------------------------------------------ citations
 
